@@ -1,0 +1,187 @@
+package bench
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"slices"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Config selects what a run measures.
+type Config struct {
+	// Scenarios to run, by name; empty runs all.
+	Scenarios []string
+	// Clients lists the concurrency levels.
+	Clients []int
+	// Duration of each measurement.
+	Duration time.Duration
+	// Progress receives one line per finished measurement (may be nil).
+	Progress io.Writer
+}
+
+// Result is one measurement: a scenario on a backend at a concurrency.
+type Result struct {
+	Scenario  string  `json:"scenario"`
+	Backend   string  `json:"backend,omitempty"`
+	Clients   int     `json:"clients"`
+	Ops       int64   `json:"ops"`
+	Errors    int64   `json:"errors"`
+	Conflicts int64   `json:"conflicts"`
+	Seconds   float64 `json:"seconds"`
+	OpsPerSec float64 `json:"ops_per_sec"`
+	P50Ms     float64 `json:"p50_ms"`
+	P95Ms     float64 `json:"p95_ms"`
+	P99Ms     float64 `json:"p99_ms"`
+	// Ceiling names the raw measurement this result is compared with, and
+	// Ratio is OpsPerSec divided by the ceiling's.
+	Ceiling string  `json:"ceiling,omitempty"`
+	Ratio   float64 `json:"ratio,omitempty"`
+	Note    string  `json:"note,omitempty"`
+}
+
+// Report is the JSON document of one run.
+type Report struct {
+	StartedAt time.Time `json:"started_at"`
+	GoVersion string    `json:"go_version"`
+	GOOS      string    `json:"goos"`
+	GOARCH    string    `json:"goarch"`
+	NumCPU    int       `json:"num_cpu"`
+	Hostname  string    `json:"hostname"`
+	Config    struct {
+		Clients  []int  `json:"clients"`
+		Duration string `json:"duration"`
+	} `json:"config"`
+	Results []Result `json:"results"`
+}
+
+// Scenario is a named measurement.
+type Scenario struct {
+	Name        string
+	Description string
+	Run         func(ctx context.Context, cfg Config, rep *Report) error
+}
+
+// Scenarios lists every scenario in the order a full run executes them.
+func Scenarios() []Scenario {
+	return []Scenario{objstoreScenario()}
+}
+
+// Run executes the configured scenarios and returns the report.
+func Run(ctx context.Context, cfg Config) (*Report, error) {
+	if len(cfg.Clients) == 0 {
+		cfg.Clients = []int{1, 8, 32}
+	}
+	if cfg.Duration <= 0 {
+		cfg.Duration = 3 * time.Second
+	}
+	rep := &Report{StartedAt: time.Now().UTC(), GoVersion: runtime.Version(), GOOS: runtime.GOOS,
+		GOARCH: runtime.GOARCH, NumCPU: runtime.NumCPU()}
+	rep.Hostname, _ = os.Hostname()
+	rep.Config.Clients = cfg.Clients
+	rep.Config.Duration = cfg.Duration.String()
+	known := map[string]bool{}
+	for _, s := range Scenarios() {
+		known[s.Name] = true
+	}
+	for _, name := range cfg.Scenarios {
+		if !known[name] {
+			return nil, fmt.Errorf("bench: unknown scenario %q", name)
+		}
+	}
+	for _, s := range Scenarios() {
+		if len(cfg.Scenarios) > 0 && !slices.Contains(cfg.Scenarios, s.Name) {
+			continue
+		}
+		if err := s.Run(ctx, cfg, rep); err != nil {
+			return rep, fmt.Errorf("bench: %s: %w", s.Name, err)
+		}
+	}
+	return rep, nil
+}
+
+// WriteJSON writes the report, indented.
+func (r *Report) WriteJSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(r)
+}
+
+// Outcome classifies one operation.
+type Outcome int
+
+// The outcomes.
+const (
+	OK Outcome = iota
+	Conflict
+	Failed
+)
+
+// Op runs one operation of client c; its outcome is counted and its
+// latency recorded.
+type Op func(ctx context.Context, client int) Outcome
+
+// Measure runs op in a closed loop from clients goroutines for d and
+// summarizes throughput and latency.
+func Measure(ctx context.Context, clients int, d time.Duration, op Op) Result {
+	ctx, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
+	var ops, errs, conflicts atomic.Int64
+	lat := make([][]time.Duration, clients)
+	var wg sync.WaitGroup
+	start := time.Now()
+	for c := range clients {
+		wg.Go(func() {
+			for ctx.Err() == nil {
+				t0 := time.Now()
+				out := op(ctx, c)
+				if ctx.Err() != nil && out == Failed {
+					return // cut by the end of the measurement
+				}
+				lat[c] = append(lat[c], time.Since(t0))
+				switch out {
+				case OK:
+					ops.Add(1)
+				case Conflict:
+					conflicts.Add(1)
+				case Failed:
+					errs.Add(1)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	elapsed := time.Since(start).Seconds()
+	var all []time.Duration
+	for _, l := range lat {
+		all = append(all, l...)
+	}
+	sort.Slice(all, func(i, j int) bool { return all[i] < all[j] })
+	return Result{
+		Clients: clients, Ops: ops.Load(), Errors: errs.Load(), Conflicts: conflicts.Load(),
+		Seconds: elapsed, OpsPerSec: float64(ops.Load()) / elapsed,
+		P50Ms: pct(all, 0.50), P95Ms: pct(all, 0.95), P99Ms: pct(all, 0.99),
+	}
+}
+
+func pct(sorted []time.Duration, q float64) float64 {
+	if len(sorted) == 0 {
+		return 0
+	}
+	i := int(q * float64(len(sorted)-1))
+	return float64(sorted[i].Microseconds()) / 1000
+}
+
+func (cfg Config) progress(r Result) {
+	if cfg.Progress == nil {
+		return
+	}
+	_, _ = fmt.Fprintf(cfg.Progress, "%-24s %-6s clients=%-4d %10.0f ops/s  p50=%.2fms p99=%.2fms errors=%d conflicts=%d\n",
+		r.Scenario, r.Backend, r.Clients, r.OpsPerSec, r.P50Ms, r.P99Ms, r.Errors, r.Conflicts)
+}

@@ -1,0 +1,53 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"runtime"
+	"syscall"
+)
+
+// version is set at build time with -ldflags "-X main.version=…".
+var version = "dev"
+
+const usage = `flightns — a catalog and commit coordinator for Lance tables
+
+Usage:
+  flightns serve [flags]    run the server (see "flightns serve --help")
+  flightns bench [flags]    measure throughput and latency, write a JSON report
+  flightns version          print the version
+  flightns help             print this text
+`
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// run executes one command line and returns the process exit code.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		_, _ = fmt.Fprint(stderr, usage)
+		return 2
+	}
+	switch args[0] {
+	case "serve":
+		return serve(ctx, args[1:], stdout, stderr)
+	case "bench":
+		return benchCmd(ctx, args[1:], stdout, stderr)
+	case "version", "--version", "-version":
+		_, _ = fmt.Fprintf(stdout, "flightns %s (%s %s/%s)\n", version, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+		return 0
+	case "help", "--help", "-help", "-h":
+		_, _ = fmt.Fprint(stdout, usage)
+		return 0
+	default:
+		_, _ = fmt.Fprintf(stderr, "flightns: unknown command %q\n\n%s", args[0], usage)
+		return 2
+	}
+}

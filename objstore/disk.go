@@ -1,0 +1,503 @@
+package objstore
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"slices"
+	"strings"
+	"syscall"
+
+	"gocloud.dev/blob"
+	"gocloud.dev/blob/driver"
+	"gocloud.dev/gcerrors"
+)
+
+// diskBucket is a gocloud.dev/blob driver for a local directory whose
+// create-only writes are safe across processes.
+//
+// A write goes to a hidden temp file beside its target (tempPrefix), which is
+// fsynced and then either link(2)ed to the target (create-only: the kernel
+// refuses with EEXIST when the name is taken, whichever process holds it) or
+// renamed over it (plain Put). The directory is fsynced before Close
+// returns, so a reported write survives a crash, and a reader only ever sees
+// a complete file. Every path goes through os.Root: no "..", absolute path or
+// symbolic link can leave the root directory.
+type diskBucket struct {
+	root *os.Root
+	dir  string
+}
+
+var errDiskExists = errors.New("object already exists")
+
+func openDisk(dir string) (*blob.Bucket, *diskBucket, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, nil, fmt.Errorf("creating root directory %s: %w", dir, err)
+	}
+	r, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, nil, fmt.Errorf("opening root directory %s: %w", dir, err)
+	}
+	d := &diskBucket{root: r, dir: dir}
+	return blob.NewBucket(d), d, nil
+}
+
+func (b *diskBucket) ErrorCode(err error) gcerrors.ErrorCode {
+	var pe *fs.PathError
+	switch {
+	case errors.Is(err, fs.ErrNotExist), errors.Is(err, syscall.ENOTDIR):
+		return gcerrors.NotFound
+	case errors.Is(err, errDiskExists), errors.Is(err, fs.ErrExist):
+		return gcerrors.FailedPrecondition
+	case errors.Is(err, errBadDiskKey):
+		return gcerrors.InvalidArgument
+	case errors.As(err, &pe) && strings.Contains(pe.Err.Error(), "escapes"):
+		// os.Root refused a path that leaves the root (through a symlink).
+		return gcerrors.PermissionDenied
+	}
+	return gcerrors.Unknown
+}
+
+var errBadDiskKey = errors.New("invalid key")
+
+// checkKey guards the driver against keys that did not come through the
+// Store's validation (the blob API is public).
+func checkKey(key string) error {
+	if err := ValidateKey(key); err != nil {
+		return fmt.Errorf("%w: %w", errBadDiskKey, err)
+	}
+	return nil
+}
+
+func (b *diskBucket) As(any) bool             { return false }
+func (b *diskBucket) ErrorAs(error, any) bool { return false }
+func (b *diskBucket) Close() error            { return b.root.Close() }
+func (b *diskBucket) SignedURL(context.Context, string, *driver.SignedURLOptions) (string, error) {
+	return "", errors.New("signed URLs are not supported on file://")
+}
+
+// etagOf spells an ETag the way Rust's object_store (and so Lance) does for
+// local files: inode, modification time in microseconds, size, in hex.
+func etagOf(fi fs.FileInfo) string {
+	var ino uint64
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		ino = st.Ino
+	}
+	return fmt.Sprintf("%x-%x-%x", ino, fi.ModTime().UnixMicro(), fi.Size())
+}
+
+func (b *diskBucket) Attributes(_ context.Context, key string) (*driver.Attributes, error) {
+	if err := checkKey(key); err != nil {
+		return nil, err
+	}
+	fi, err := b.root.Stat(key)
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, &fs.PathError{Op: "stat", Path: key, Err: fs.ErrNotExist}
+	}
+	return &driver.Attributes{
+		ContentType: "application/octet-stream",
+		ModTime:     fi.ModTime(),
+		Size:        fi.Size(),
+		ETag:        etagOf(fi),
+	}, nil
+}
+
+type diskReader struct {
+	f     *os.File
+	r     io.Reader
+	attrs driver.ReaderAttributes
+}
+
+func (r *diskReader) Read(p []byte) (int, error)           { return r.r.Read(p) }
+func (r *diskReader) Close() error                         { return r.f.Close() }
+func (r *diskReader) Attributes() *driver.ReaderAttributes { return &r.attrs }
+func (r *diskReader) As(any) bool                          { return false }
+
+func (b *diskBucket) NewRangeReader(_ context.Context, key string, offset, length int64, _ *driver.ReaderOptions) (driver.Reader, error) {
+	if err := checkKey(key); err != nil {
+		return nil, err
+	}
+	f, err := b.root.Open(key)
+	if err != nil {
+		return nil, err
+	}
+	fi, err := f.Stat()
+	if err == nil && !fi.Mode().IsRegular() {
+		err = &fs.PathError{Op: "open", Path: key, Err: fs.ErrNotExist}
+	}
+	if err == nil && offset > 0 {
+		_, err = f.Seek(offset, io.SeekStart)
+	}
+	if err != nil {
+		_ = f.Close()
+		return nil, err
+	}
+	var r io.Reader = f
+	if length >= 0 {
+		r = io.LimitReader(f, length)
+	}
+	return &diskReader{f: f, r: r, attrs: driver.ReaderAttributes{
+		ContentType: "application/octet-stream",
+		ModTime:     fi.ModTime(),
+		Size:        fi.Size(),
+	}}, nil
+}
+
+// diskWriter writes to a temp file and publishes it on Close.
+type diskWriter struct {
+	ctx        context.Context
+	b          *diskBucket
+	f          *os.File
+	tmp, key   string
+	ifNotExist bool
+}
+
+func (b *diskBucket) NewTypedWriter(ctx context.Context, key, _ string, opts *driver.WriterOptions) (driver.Writer, error) {
+	if err := checkKey(key); err != nil {
+		return nil, err
+	}
+	dir := path.Dir(key)
+	if err := b.mkdirAllSync(dir); err != nil {
+		return nil, err
+	}
+	var rnd [12]byte
+	_, _ = rand.Read(rnd[:])
+	tmp := path.Join(dir, tempPrefix+hex.EncodeToString(rnd[:]))
+	f, err := b.root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	w := &diskWriter{ctx: ctx, b: b, f: f, tmp: tmp, key: key, ifNotExist: opts.IfNotExist}
+	if opts.BeforeWrite != nil {
+		if err := opts.BeforeWrite(func(any) bool { return false }); err != nil {
+			w.abort()
+			return nil, err
+		}
+	}
+	return w, nil
+}
+
+func (w *diskWriter) Write(p []byte) (int, error) { return w.f.Write(p) }
+
+func (w *diskWriter) abort() {
+	_ = w.f.Close()
+	_ = w.b.root.Remove(w.tmp)
+}
+
+// Close makes the object durable and visible under its key: fsync the temp
+// file, link (create-only) or rename it into place, fsync the directory.
+func (w *diskWriter) Close() error {
+	if err := w.ctx.Err(); err != nil {
+		w.abort()
+		return err
+	}
+	if err := w.f.Sync(); err != nil {
+		w.abort()
+		return err
+	}
+	if err := w.f.Close(); err != nil {
+		_ = w.b.root.Remove(w.tmp)
+		return err
+	}
+	if w.ifNotExist {
+		err := w.b.root.Link(w.tmp, w.key)
+		_ = w.b.root.Remove(w.tmp)
+		if errors.Is(err, fs.ErrExist) {
+			return fmt.Errorf("%s: %w", w.key, errDiskExists)
+		}
+		if err != nil {
+			return err
+		}
+	} else if err := w.b.root.Rename(w.tmp, w.key); err != nil {
+		_ = w.b.root.Remove(w.tmp)
+		return err
+	}
+	return w.b.syncDir(path.Dir(w.key))
+}
+
+// linkIfAbsent publishes the existing object src under dst as well,
+// create-only, without copying bytes: src is fsynced, hard-linked to dst,
+// and dst's directory fsynced. It is the file:// fast path of CopyIfAbsent.
+func (b *diskBucket) linkIfAbsent(src, dst string) error {
+	if err := checkKey(src); err != nil {
+		return err
+	}
+	if err := checkKey(dst); err != nil {
+		return err
+	}
+	f, err := b.root.Open(src)
+	if err != nil {
+		return err
+	}
+	fi, err := f.Stat()
+	if err == nil && !fi.Mode().IsRegular() {
+		err = &fs.PathError{Op: "link", Path: src, Err: fs.ErrNotExist}
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	_ = f.Close()
+	if err != nil {
+		return err
+	}
+	if err := b.mkdirAllSync(path.Dir(dst)); err != nil {
+		return err
+	}
+	if err := b.root.Link(src, dst); err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			return fmt.Errorf("%s: %w", dst, errDiskExists)
+		}
+		return err
+	}
+	return b.syncDir(path.Dir(dst))
+}
+
+func (b *diskBucket) syncDir(dir string) error {
+	d, err := b.root.Open(dir)
+	if err != nil {
+		return err
+	}
+	err = d.Sync()
+	if cerr := d.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// mkdirAllSync creates dir and its missing parents, fsyncing each parent
+// that gained an entry, so a new object's directory survives a crash too.
+func (b *diskBucket) mkdirAllSync(dir string) error {
+	if dir == "." || dir == "" {
+		return nil
+	}
+	if fi, err := b.root.Stat(dir); err == nil {
+		if !fi.IsDir() {
+			return &fs.PathError{Op: "mkdir", Path: dir, Err: syscall.ENOTDIR}
+		}
+		return nil
+	}
+	parent := path.Dir(dir)
+	if err := b.mkdirAllSync(parent); err != nil {
+		return err
+	}
+	if err := b.root.Mkdir(dir, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+		return err
+	}
+	return b.syncDir(parent)
+}
+
+func (b *diskBucket) Copy(ctx context.Context, dstKey, srcKey string, _ *driver.CopyOptions) error {
+	if err := checkKey(srcKey); err != nil {
+		return err
+	}
+	data, err := b.root.ReadFile(srcKey)
+	if err != nil {
+		return err
+	}
+	w, err := b.NewTypedWriter(ctx, dstKey, "", &driver.WriterOptions{})
+	if err != nil {
+		return err
+	}
+	if _, err := w.Write(data); err != nil {
+		w.(*diskWriter).abort()
+		return err
+	}
+	return w.Close()
+}
+
+func (b *diskBucket) Delete(_ context.Context, key string, _ *driver.DeleteOptions) error {
+	if err := checkKey(key); err != nil {
+		return err
+	}
+	fi, err := b.root.Lstat(key)
+	if err != nil {
+		return err
+	}
+	if fi.IsDir() {
+		return &fs.PathError{Op: "delete", Path: key, Err: fs.ErrNotExist}
+	}
+	return b.root.Remove(key)
+}
+
+// ListPaged lists keys in lexicographic order. It walks directories depth
+// first, ordering the entries of each directory as their keys order (a
+// directory "a" sorts as "a/"), so the walk itself yields sorted keys and a
+// page costs only the directories it touches: subtrees wholly before the
+// page token or outside the prefix are never opened.
+func (b *diskBucket) ListPaged(ctx context.Context, opts *driver.ListOptions) (*driver.ListPage, error) {
+	if opts.Delimiter != "" && opts.Delimiter != "/" {
+		return nil, fmt.Errorf("%w: file:// lists only with delimiter \"/\", not %q", errBadDiskKey, opts.Delimiter)
+	}
+	if err := ValidatePrefix(opts.Prefix); err != nil {
+		return nil, fmt.Errorf("%w: %w", errBadDiskKey, err)
+	}
+	pageSize := opts.PageSize
+	if pageSize <= 0 {
+		pageSize = 1000
+	}
+	l := &diskLister{ctx: ctx, b: b, prefix: opts.Prefix, delim: opts.Delimiter != "", after: string(opts.PageToken), size: pageSize}
+	start := ""
+	if i := strings.LastIndex(opts.Prefix, "/"); i >= 0 {
+		start = opts.Prefix[:i+1]
+	}
+	err := l.walk(start)
+	if errors.Is(err, errPageFull) {
+		err = nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &l.page, nil
+}
+
+var errPageFull = errors.New("page full")
+
+type diskLister struct {
+	ctx    context.Context
+	b      *diskBucket
+	prefix string
+	delim  bool
+	after  string
+	size   int
+	page   driver.ListPage
+}
+
+type dirEntry struct {
+	key   string // full key; directories end with "/"
+	isDir bool
+	info  func() (fs.FileInfo, error)
+}
+
+func (l *diskLister) readDir(dirKey string) ([]dirEntry, error) {
+	name := strings.TrimSuffix(dirKey, "/")
+	if name == "" {
+		name = "."
+	}
+	d, err := l.b.root.Open(name)
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	ents, err := d.ReadDir(-1)
+	_ = d.Close()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]dirEntry, 0, len(ents))
+	for _, e := range ents {
+		if strings.HasPrefix(e.Name(), tempPrefix) {
+			continue
+		}
+		de := dirEntry{key: dirKey + e.Name(), isDir: e.IsDir(), info: e.Info}
+		if e.Type()&fs.ModeSymlink != 0 {
+			// Follow links the way os.Root does; an escaping or dangling link
+			// is not listed.
+			fi, err := l.b.root.Stat(de.key)
+			if err != nil {
+				continue
+			}
+			de.isDir = fi.IsDir()
+			de.info = func() (fs.FileInfo, error) { return fi, nil }
+		}
+		if de.isDir {
+			de.key += "/"
+		}
+		out = append(out, de)
+	}
+	slices.SortFunc(out, func(a, b dirEntry) int { return strings.Compare(a.key, b.key) })
+	return out, nil
+}
+
+func (l *diskLister) walk(dirKey string) error {
+	if err := l.ctx.Err(); err != nil {
+		return err
+	}
+	ents, err := l.readDir(dirKey)
+	if err != nil {
+		return err
+	}
+	for _, e := range ents {
+		inPrefix := strings.HasPrefix(e.key, l.prefix)
+		if !e.isDir {
+			if inPrefix && e.key > l.after {
+				if err := l.add(e); err != nil {
+					return err
+				}
+			}
+			continue
+		}
+		if !inPrefix && !strings.HasPrefix(l.prefix, e.key) {
+			continue
+		}
+		// Every key below e starts with e.key: skip the subtree when the page
+		// token lies past all of them.
+		if l.after > e.key && !strings.HasPrefix(l.after, e.key) {
+			continue
+		}
+		if l.delim && inPrefix {
+			nonEmpty, err := l.hasObject(e.key)
+			if err != nil {
+				return err
+			}
+			if nonEmpty && e.key > l.after {
+				if err := l.add(dirEntry{key: e.key, isDir: true}); err != nil {
+					return err
+				}
+			}
+			continue
+		}
+		if err := l.walk(e.key); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (l *diskLister) add(e dirEntry) error {
+	if len(l.page.Objects) == l.size {
+		l.page.NextPageToken = []byte(l.page.Objects[l.size-1].Key)
+		return errPageFull
+	}
+	obj := &driver.ListObject{Key: e.key, IsDir: e.isDir}
+	if !e.isDir {
+		fi, err := e.info()
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil // deleted while listing
+		}
+		if err != nil {
+			return err
+		}
+		obj.Size, obj.ModTime = fi.Size(), fi.ModTime()
+	}
+	l.page.Objects = append(l.page.Objects, obj)
+	return nil
+}
+
+// hasObject reports whether the directory dirKey holds an object anywhere
+// below it (S3 has no empty directories, so neither do our listings).
+func (l *diskLister) hasObject(dirKey string) (bool, error) {
+	ents, err := l.readDir(dirKey)
+	if err != nil {
+		return false, err
+	}
+	for _, e := range ents {
+		if !e.isDir {
+			return true, nil
+		}
+		if ok, err := l.hasObject(e.key); ok || err != nil {
+			return ok, err
+		}
+	}
+	return false, nil
+}

@@ -1,0 +1,31 @@
+// Package objstore is flightns's view of object storage: the system of
+// record for every acknowledged byte (DESIGN §1).
+//
+// A Store is opened from a root URI and addresses objects by keys relative
+// to that root:
+//
+//   - file:///abs/dir  a local directory, through a gocloud.dev/blob driver
+//     of our own (disk.go) whose create-only writes hold across processes:
+//     the bytes go to a hidden temp file that is fsynced and then link(2)ed to
+//     its final name, so exactly one of several racing processes wins and no
+//     reader ever sees a partial object; the directory is fsynced before the
+//     write is reported. Every path is resolved through os.Root, so neither
+//     ".." nor a symbolic link can reach outside the root.
+//   - s3://bucket/prefix?endpoint=…&region=…  S3 or any S3 protocol server,
+//     through gocloud.dev/blob/s3blob; create-only is If-None-Match: *.
+//   - mem://  a process-local store for tests (gocloud.dev/blob/memblob).
+//
+// Operations: Put, PutIfAbsent (create-only), Get, Head (size, ETag), List
+// (by prefix, sorted by key), CopyIfAbsent (materialize a staging object at
+// a final key, create-only), Delete. Errors match ErrNotFound,
+// ErrAlreadyExists or ErrInvalidInput with errors.Is; anything else is an
+// I/O error of the store.
+//
+// Invariants: a key is validated (no "..", no empty or "." segments, no
+// leading slash, no control characters) before any I/O, so a bad key never
+// touches storage; a create-only write either creates the whole object or
+// fails with ErrAlreadyExists and leaves the existing bytes as they were.
+//
+// Faults can be injected at every operation, before or after it runs, with
+// WithFaults; tests use this to cut the protocols at named seams.
+package objstore

@@ -1,0 +1,482 @@
+package objstore
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"iter"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/aws/smithy-go"
+	"gocloud.dev/blob"
+	"gocloud.dev/blob/memblob"
+	"gocloud.dev/blob/s3blob"
+	"gocloud.dev/gcerrors"
+
+	"github.com/flightns/flightns/nserror"
+)
+
+// Errors to match with errors.Is. Invalid keys and URIs are
+// nserror.ErrInvalidInput errors.
+var (
+	ErrNotFound      = errors.New("object not found")
+	ErrAlreadyExists = errors.New("object already exists")
+)
+
+// Kind names a storage backend.
+type Kind string
+
+// The backends.
+const (
+	KindFile Kind = "file"
+	KindS3   Kind = "s3"
+	KindMem  Kind = "mem"
+)
+
+// Op names a Store operation, for fault injection and errors.
+type Op string
+
+// The operations.
+const (
+	OpPut          Op = "put"
+	OpPutIfAbsent  Op = "put-if-absent"
+	OpGet          Op = "get"
+	OpHead         Op = "head"
+	OpList         Op = "list"
+	OpCopyIfAbsent Op = "copy-if-absent"
+	OpDelete       Op = "delete"
+)
+
+// Phase says whether a fault hook runs before an operation touches storage
+// or after it succeeded (an error then models a reply lost in transit: the
+// effect happened, the caller does not know).
+type Phase int
+
+// The phases.
+const (
+	Before Phase = iota
+	After
+)
+
+func (p Phase) String() string {
+	if p == Before {
+		return "before"
+	}
+	return "after"
+}
+
+// FaultFunc is called at every operation, before and after it runs; a
+// non-nil error fails the operation with that error. Tests use it to cut
+// protocols at named seams.
+type FaultFunc func(ctx context.Context, op Op, key string, phase Phase) error
+
+// Option configures a Store.
+type Option func(*Store)
+
+// WithFaults installs a fault hook.
+func WithFaults(f FaultFunc) Option { return func(s *Store) { s.fault = f } }
+
+// Attrs describes an object.
+type Attrs struct {
+	Key     string
+	Size    int64
+	ETag    string // empty when the store has none
+	ModTime time.Time
+}
+
+// CopyResult says what CopyIfAbsent found.
+type CopyResult int
+
+// The results of CopyIfAbsent.
+const (
+	// Copied: the destination did not exist and now holds the source.
+	Copied CopyResult = iota + 1
+	// AlreadyIdentical: the destination already held the same bytes.
+	AlreadyIdentical
+)
+
+// Store is an object store rooted at a URI. It is safe for concurrent use.
+type Store struct {
+	uri    string
+	kind   Kind
+	bucket *blob.Bucket
+	disk   *diskBucket // set for file://
+	fault  FaultFunc
+}
+
+// Open opens the store at uri: file:///absolute/dir (created when missing),
+// s3://bucket[/prefix][?endpoint=…&region=…&use_path_style=true&disable_https=true]
+// (credentials from the standard AWS environment), or mem:// (a new, empty,
+// process-local store). A bad URI, an unknown scheme or a missing bucket is
+// an error that names the problem; nothing is written.
+func Open(ctx context.Context, uri string, opts ...Option) (*Store, error) {
+	u, err := url.Parse(uri)
+	if err != nil {
+		return nil, nserror.New(nserror.InvalidInput, "storage URI %q: %v", uri, err)
+	}
+	s := &Store{uri: uri}
+	switch u.Scheme {
+	case "file":
+		s.kind = KindFile
+		s.bucket, s.disk, err = openFileURI(u)
+	case "s3":
+		s.kind = KindS3
+		s.bucket, err = openS3URI(ctx, u)
+	case "mem":
+		s.kind = KindMem
+		if u.Host != "" || (u.Path != "" && u.Path != "/") || u.RawQuery != "" {
+			return nil, nserror.New(nserror.InvalidInput, "storage URI %q: mem:// takes no name, path or parameters", uri)
+		}
+		s.bucket = memblob.OpenBucket(nil)
+	case "":
+		return nil, nserror.New(nserror.InvalidInput, "storage URI %q has no scheme (want file://, s3:// or mem://)", uri)
+	default:
+		return nil, nserror.New(nserror.InvalidInput, "storage URI %q: unsupported scheme %q (want file, s3 or mem)", uri, u.Scheme)
+	}
+	if err != nil {
+		return nil, err
+	}
+	for _, o := range opts {
+		o(s)
+	}
+	return s, nil
+}
+
+func openFileURI(u *url.URL) (*blob.Bucket, *diskBucket, error) {
+	if u.Host != "" && u.Host != "localhost" {
+		return nil, nil, nserror.New(nserror.InvalidInput, "file URI %q names host %q; want file:///absolute/path", u.String(), u.Host)
+	}
+	if u.RawQuery != "" {
+		return nil, nil, nserror.New(nserror.InvalidInput, "file URI %q takes no parameters", u.String())
+	}
+	if !filepath.IsAbs(u.Path) {
+		return nil, nil, nserror.New(nserror.InvalidInput, "file URI %q: path %q is not absolute", u.String(), u.Path)
+	}
+	if filepath.Clean(u.Path) != strings.TrimSuffix(u.Path, "/") && u.Path != "/" {
+		return nil, nil, nserror.New(nserror.InvalidInput, "file URI %q: path is not clean (no \"..\", \".\" or \"//\")", u.String())
+	}
+	return openDisk(u.Path)
+}
+
+func openS3URI(ctx context.Context, u *url.URL) (*blob.Bucket, error) {
+	if u.Host == "" {
+		return nil, nserror.New(nserror.InvalidInput, "s3 URI %q names no bucket", u.String())
+	}
+	prefix := strings.Trim(u.Path, "/")
+	if err := ValidatePrefix(prefix); err != nil {
+		return nil, nserror.New(nserror.InvalidInput, "s3 URI %q: bad prefix: %w", u.String(), err)
+	}
+	bu := *u
+	bu.Path = ""
+	b, err := (&s3blob.URLOpener{}).OpenBucketURL(ctx, &bu)
+	if err != nil {
+		return nil, nserror.New(nserror.InvalidInput, "s3 URI %q: %v", u.String(), err)
+	}
+	ok, err := b.IsAccessible(ctx)
+	if err != nil || !ok {
+		_ = b.Close()
+		if err == nil {
+			err = errors.New("it does not exist or is not accessible")
+		}
+		return nil, fmt.Errorf("s3 bucket %q: %w", u.Host, err)
+	}
+	if prefix != "" {
+		b = blob.PrefixedBucket(b, prefix+"/")
+	}
+	return b, nil
+}
+
+// URI returns the URI the store was opened with.
+func (s *Store) URI() string { return s.uri }
+
+// Kind returns the backend.
+func (s *Store) Kind() Kind { return s.kind }
+
+// Close releases the store.
+func (s *Store) Close() error { return s.bucket.Close() }
+
+func (s *Store) hook(ctx context.Context, op Op, key string, phase Phase) error {
+	if s.fault == nil {
+		return nil
+	}
+	if err := s.fault(ctx, op, key, phase); err != nil {
+		return &opError{op: op, key: key, err: err}
+	}
+	return nil
+}
+
+var writeOpts = blob.WriterOptions{ContentType: "application/octet-stream", DisableContentTypeDetection: true}
+
+// Put writes data at key, replacing any object there.
+func (s *Store) Put(ctx context.Context, key string, data []byte) error {
+	return s.do(ctx, OpPut, key, func() error {
+		return s.bucket.WriteAll(ctx, key, data, &writeOpts)
+	})
+}
+
+// PutIfAbsent writes data at key only if no object exists there; otherwise
+// it fails with ErrAlreadyExists and the existing bytes stay. Exactly one of
+// several concurrent callers (in any process) succeeds.
+func (s *Store) PutIfAbsent(ctx context.Context, key string, data []byte) error {
+	return s.do(ctx, OpPutIfAbsent, key, func() error { return s.putIfAbsent(ctx, key, data) })
+}
+
+func (s *Store) putIfAbsent(ctx context.Context, key string, data []byte) error {
+	opts := writeOpts
+	opts.IfNotExist = true
+	var err error
+	for attempt := 0; attempt < 5; attempt++ {
+		err = s.bucket.WriteAll(ctx, key, data, &opts)
+		// S3 answers 409 ConditionalRequestConflict while another
+		// conditional write to the key is in flight: retry, and the
+		// condition then decides.
+		var ae smithy.APIError
+		if !errors.As(err, &ae) || ae.ErrorCode() != "ConditionalRequestConflict" {
+			break
+		}
+		time.Sleep(time.Duration(attempt+1) * 10 * time.Millisecond)
+	}
+	return err
+}
+
+// Get reads the whole object at key.
+func (s *Store) Get(ctx context.Context, key string) ([]byte, error) {
+	var data []byte
+	err := s.do(ctx, OpGet, key, func() (err error) {
+		data, err = s.bucket.ReadAll(ctx, key)
+		return err
+	})
+	return data, err
+}
+
+// Head returns the object's attributes.
+func (s *Store) Head(ctx context.Context, key string) (Attrs, error) {
+	var a Attrs
+	err := s.do(ctx, OpHead, key, func() error {
+		ba, err := s.bucket.Attributes(ctx, key)
+		if err != nil {
+			return err
+		}
+		a = Attrs{Key: key, Size: ba.Size, ETag: ba.ETag, ModTime: ba.ModTime}
+		return nil
+	})
+	return a, err
+}
+
+// Delete removes the object at key; ErrNotFound when there is none.
+func (s *Store) Delete(ctx context.Context, key string) error {
+	return s.do(ctx, OpDelete, key, func() error { return s.bucket.Delete(ctx, key) })
+}
+
+// List yields every object whose key starts with prefix, in ascending key
+// order. An empty prefix lists the whole store; "a/b/" lists below a/b.
+func (s *Store) List(ctx context.Context, prefix string) iter.Seq2[Attrs, error] {
+	return func(yield func(Attrs, error) bool) {
+		if err := ValidatePrefix(prefix); err != nil {
+			yield(Attrs{}, err)
+			return
+		}
+		if err := s.hook(ctx, OpList, prefix, Before); err != nil {
+			yield(Attrs{}, err)
+			return
+		}
+		token := blob.FirstPageToken
+		last := ""
+		first := true
+		for {
+			objs, next, err := s.bucket.ListPage(ctx, token, 1000, &blob.ListOptions{Prefix: prefix})
+			if err != nil {
+				yield(Attrs{}, s.wrap(OpList, prefix, err))
+				return
+			}
+			for _, o := range objs {
+				if strings.HasPrefix(o.Key[strings.LastIndex(o.Key, "/")+1:], tempPrefix) {
+					continue
+				}
+				if !first && o.Key <= last {
+					yield(Attrs{}, fmt.Errorf("objstore: list %q: store returned %q after %q: listing is not sorted", prefix, o.Key, last))
+					return
+				}
+				first, last = false, o.Key
+				etag := ""
+				if len(o.MD5) > 0 {
+					etag = fmt.Sprintf("%q", fmt.Sprintf("%x", o.MD5))
+				}
+				if !yield(Attrs{Key: o.Key, Size: o.Size, ETag: etag, ModTime: o.ModTime}, nil) {
+					return
+				}
+			}
+			if len(next) == 0 {
+				break
+			}
+			token = next
+		}
+		if err := s.hook(ctx, OpList, prefix, After); err != nil {
+			yield(Attrs{}, err)
+		}
+	}
+}
+
+// ListAll collects List into a slice.
+func (s *Store) ListAll(ctx context.Context, prefix string) ([]Attrs, error) {
+	var out []Attrs
+	for a, err := range s.List(ctx, prefix) {
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, a)
+	}
+	return out, nil
+}
+
+// CopyIfAbsent materializes the object at src under dst, create-only. If dst
+// does not exist it gets src's bytes (Copied); if it already holds the same
+// bytes the call succeeds (AlreadyIdentical), so a retried or helping copy is
+// idempotent; if it holds other bytes the result is ErrAlreadyExists and dst
+// is left alone. A missing src is ErrNotFound.
+//
+// On file:// the copy is a hard link of the fsynced source. Elsewhere the
+// bytes are read and written with a conditional PUT (If-None-Match: *) rather
+// than a server-side copy: S3 protocol servers such as gofakes3 ignore
+// conditions on CopyObject, and a copy that is not create-only could
+// overwrite a committed manifest.
+func (s *Store) CopyIfAbsent(ctx context.Context, src, dst string) (CopyResult, error) {
+	if err := ValidateKey(src); err != nil {
+		return 0, err
+	}
+	var res CopyResult
+	err := s.do(ctx, OpCopyIfAbsent, dst, func() error {
+		var srcData []byte
+		var err error
+		if s.disk != nil {
+			err = s.disk.linkIfAbsent(src, dst)
+		} else {
+			srcData, err = s.bucket.ReadAll(ctx, src)
+			if err != nil {
+				return s.wrap(OpGet, src, err)
+			}
+			err = s.putIfAbsent(ctx, dst, srcData)
+		}
+		if err == nil {
+			res = Copied
+			return nil
+		}
+		if gcerrors.Code(err) == gcerrors.NotFound {
+			return s.wrap(OpGet, src, err)
+		}
+		if gcerrors.Code(err) != gcerrors.FailedPrecondition && !errors.Is(err, errDiskExists) {
+			return err
+		}
+		same, err := s.sameContent(ctx, src, dst, srcData)
+		if err != nil {
+			return err
+		}
+		if !same {
+			return &opError{op: OpCopyIfAbsent, key: dst, kind: ErrAlreadyExists,
+				err: fmt.Errorf("%s already exists with content different from %s", dst, src)}
+		}
+		res = AlreadyIdentical
+		return nil
+	})
+	return res, err
+}
+
+// sameContent compares dst with src (whose bytes are srcData when already
+// read).
+func (s *Store) sameContent(ctx context.Context, src, dst string, srcData []byte) (bool, error) {
+	if s.disk != nil {
+		si, err1 := s.disk.root.Stat(src)
+		di, err2 := s.disk.root.Stat(dst)
+		if err1 == nil && err2 == nil && os.SameFile(si, di) {
+			return true, nil
+		}
+	}
+	var err error
+	if srcData == nil {
+		if srcData, err = s.bucket.ReadAll(ctx, src); err != nil {
+			return false, s.wrap(OpGet, src, err)
+		}
+	}
+	dstData, err := s.bucket.ReadAll(ctx, dst)
+	if err != nil {
+		return false, s.wrap(OpGet, dst, err)
+	}
+	return bytes.Equal(srcData, dstData), nil
+}
+
+// do validates key, runs the fault hooks around fn and maps its error.
+func (s *Store) do(ctx context.Context, op Op, key string, fn func() error) error {
+	if err := ValidateKey(key); err != nil {
+		return err
+	}
+	if err := s.hook(ctx, op, key, Before); err != nil {
+		return err
+	}
+	if err := fn(); err != nil {
+		return s.wrap(op, key, err)
+	}
+	return s.hook(ctx, op, key, After)
+}
+
+// opError is an error of one operation on one key. kind is ErrNotFound,
+// ErrAlreadyExists, an nserror sentinel, or nil.
+type opError struct {
+	op   Op
+	key  string
+	kind error
+	err  error
+}
+
+func (e *opError) Error() string {
+	msg := ""
+	switch {
+	case e.kind != nil && e.err != nil:
+		msg = e.kind.Error() + ": " + e.err.Error()
+	case e.kind != nil:
+		msg = e.kind.Error()
+	case e.err != nil:
+		msg = e.err.Error()
+	}
+	return fmt.Sprintf("objstore: %s %s: %s", e.op, e.key, msg)
+}
+
+func (e *opError) Unwrap() []error {
+	var out []error
+	if e.kind != nil {
+		out = append(out, e.kind)
+	}
+	if e.err != nil {
+		out = append(out, e.err)
+	}
+	return out
+}
+
+// wrap classifies an error of the blob layer.
+func (s *Store) wrap(op Op, key string, err error) error {
+	var oe *opError
+	if errors.As(err, &oe) {
+		return err
+	}
+	var ne *nserror.Error
+	if errors.As(err, &ne) {
+		return err
+	}
+	e := &opError{op: op, key: key, err: err}
+	switch {
+	case gcerrors.Code(err) == gcerrors.NotFound, errors.Is(err, fs.ErrNotExist):
+		e.kind = ErrNotFound
+	case gcerrors.Code(err) == gcerrors.FailedPrecondition, errors.Is(err, errDiskExists):
+		e.kind = ErrAlreadyExists
+	case gcerrors.Code(err) == gcerrors.InvalidArgument, errors.Is(err, errBadDiskKey):
+		return nserror.New(nserror.InvalidInput, "objstore: %s %s: %w", op, key, err)
+	case gcerrors.Code(err) == gcerrors.PermissionDenied:
+		return nserror.New(nserror.PermissionDenied, "objstore: %s %s: %w", op, key, err)
+	}
+	return e
+}

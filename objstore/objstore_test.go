@@ -1,0 +1,414 @@
+package objstore_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/flightns/flightns/internal/testutil/s3test"
+	"github.com/flightns/flightns/nserror"
+	"github.com/flightns/flightns/objstore"
+)
+
+// backends opens one store of each kind, each empty.
+func backends(t *testing.T) map[string]*objstore.Store {
+	t.Helper()
+	ctx := context.Background()
+	s3 := s3test.Start(t, "bkt")
+	uris := map[string]string{
+		"file": "file://" + t.TempDir(),
+		"mem":  "mem://",
+		"s3":   s3.URI("bkt", "root/dir"),
+	}
+	out := map[string]*objstore.Store{}
+	for name, uri := range uris {
+		s, err := objstore.Open(ctx, uri)
+		if err != nil {
+			t.Fatalf("open %s: %v", uri, err)
+		}
+		t.Cleanup(func() { _ = s.Close() })
+		out[name] = s
+	}
+	return out
+}
+
+func TestBasicOperationsOnEveryBackend(t *testing.T) {
+	ctx := context.Background()
+	for name, s := range backends(t) {
+		t.Run(name, func(t *testing.T) {
+			if _, err := s.Get(ctx, "t/x"); !errors.Is(err, objstore.ErrNotFound) {
+				t.Fatalf("Get of a missing key: %v, want ErrNotFound", err)
+			}
+			if err := s.Put(ctx, "t/x", []byte("one")); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.Put(ctx, "t/x", []byte("two!")); err != nil {
+				t.Fatalf("Put over an existing object: %v", err)
+			}
+			got, err := s.Get(ctx, "t/x")
+			if err != nil || string(got) != "two!" {
+				t.Fatalf("Get = %q, %v", got, err)
+			}
+			a, err := s.Head(ctx, "t/x")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if a.Size != 4 || a.ETag == "" || a.Key != "t/x" {
+				t.Fatalf("Head = %+v, want size 4 and an ETag", a)
+			}
+			if _, err := s.Head(ctx, "t"); !errors.Is(err, objstore.ErrNotFound) {
+				t.Fatalf("Head of a directory-like prefix: %v, want ErrNotFound", err)
+			}
+			if err := s.Delete(ctx, "t/x"); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.Delete(ctx, "t/x"); !errors.Is(err, objstore.ErrNotFound) {
+				t.Fatalf("second Delete: %v, want ErrNotFound", err)
+			}
+		})
+	}
+}
+
+func TestPutIfAbsentKeepsTheFirstWritersBytes(t *testing.T) {
+	ctx := context.Background()
+	for name, s := range backends(t) {
+		t.Run(name, func(t *testing.T) {
+			if err := s.PutIfAbsent(ctx, "v/1.manifest", []byte("first")); err != nil {
+				t.Fatal(err)
+			}
+			err := s.PutIfAbsent(ctx, "v/1.manifest", []byte("second"))
+			if !errors.Is(err, objstore.ErrAlreadyExists) {
+				t.Fatalf("second PutIfAbsent: %v, want ErrAlreadyExists", err)
+			}
+			if got, _ := s.Get(ctx, "v/1.manifest"); string(got) != "first" {
+				t.Fatalf("content = %q, want the first writer's", got)
+			}
+		})
+	}
+}
+
+func TestListIsSortedByKeyAcrossDirectoriesAndPages(t *testing.T) {
+	ctx := context.Background()
+	// "a.b" < "a/x" < "a0" as strings, though a directory walk in name order
+	// visits "a" before "a.b".
+	keys := []string{"a.b", "a/x", "a/y/z", "a0", "b/c", "ab"}
+	for i := range 2100 {
+		keys = append(keys, fmt.Sprintf("many/%05d", i))
+	}
+	for name, s := range backends(t) {
+		t.Run(name, func(t *testing.T) {
+			for _, k := range keys {
+				if err := s.Put(ctx, k, []byte(k)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want := append([]string(nil), keys...)
+			sort.Strings(want)
+			got := keysOf(t, s, "")
+			if !equal(got, want) {
+				t.Fatalf("List(\"\") gave %d keys, first %v; want %d sorted", len(got), head(got), len(want))
+			}
+			if got := keysOf(t, s, "a"); !equal(got, []string{"a.b", "a/x", "a/y/z", "a0", "ab"}) {
+				t.Fatalf("List(\"a\") = %v", got)
+			}
+			if got := keysOf(t, s, "a/"); !equal(got, []string{"a/x", "a/y/z"}) {
+				t.Fatalf("List(\"a/\") = %v", got)
+			}
+			if got := keysOf(t, s, "many/0209"); len(got) != 10 || got[0] != "many/02090" {
+				t.Fatalf("List(\"many/0209\") = %v", got)
+			}
+			if got := keysOf(t, s, "nothing/"); len(got) != 0 {
+				t.Fatalf("List of an absent prefix = %v", got)
+			}
+		})
+	}
+}
+
+func keysOf(t *testing.T, s *objstore.Store, prefix string) []string {
+	t.Helper()
+	all, err := s.ListAll(context.Background(), prefix)
+	if err != nil {
+		t.Fatalf("List(%q): %v", prefix, err)
+	}
+	out := make([]string, len(all))
+	for i, a := range all {
+		out[i] = a.Key
+		if a.Size != int64(len(a.Key)) {
+			t.Fatalf("List(%q): %s has size %d, want %d", prefix, a.Key, a.Size, len(a.Key))
+		}
+	}
+	return out
+}
+
+func equal(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func head(s []string) []string {
+	if len(s) > 5 {
+		return s[:5]
+	}
+	return s
+}
+
+func TestCopyIfAbsentOnEveryBackend(t *testing.T) {
+	ctx := context.Background()
+	for name, s := range backends(t) {
+		t.Run(name, func(t *testing.T) {
+			staged := "tbl/_versions/1.manifest-aaaa"
+			final := "tbl/_versions/1.manifest"
+			if err := s.Put(ctx, staged, []byte("winner")); err != nil {
+				t.Fatal(err)
+			}
+			// Fresh: the final object appears with the staged bytes.
+			res, err := s.CopyIfAbsent(ctx, staged, final)
+			if err != nil || res != objstore.Copied {
+				t.Fatalf("fresh copy = %v, %v; want Copied", res, err)
+			}
+			if got, _ := s.Get(ctx, final); string(got) != "winner" {
+				t.Fatalf("final = %q", got)
+			}
+			// Repeated (a retry, or a reader helping): idempotent.
+			if res, err := s.CopyIfAbsent(ctx, staged, final); err != nil || res != objstore.AlreadyIdentical {
+				t.Fatalf("repeated copy = %v, %v; want AlreadyIdentical", res, err)
+			}
+			// Already there with the same bytes from another object.
+			twin := "tbl/_versions/1.manifest-bbbb"
+			if err := s.Put(ctx, twin, []byte("winner")); err != nil {
+				t.Fatal(err)
+			}
+			if res, err := s.CopyIfAbsent(ctx, twin, final); err != nil || res != objstore.AlreadyIdentical {
+				t.Fatalf("copy of identical bytes = %v, %v; want AlreadyIdentical", res, err)
+			}
+			// Already there with different bytes: refused, final untouched.
+			loser := "tbl/_versions/1.manifest-cccc"
+			if err := s.Put(ctx, loser, []byte("loser!")); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.CopyIfAbsent(ctx, loser, final); !errors.Is(err, objstore.ErrAlreadyExists) {
+				t.Fatalf("copy over different bytes: %v, want ErrAlreadyExists", err)
+			}
+			if got, _ := s.Get(ctx, final); string(got) != "winner" {
+				t.Fatalf("final after a refused copy = %q, want winner", got)
+			}
+			// Deleting the staging object leaves the final one.
+			if err := s.Delete(ctx, staged); err != nil {
+				t.Fatal(err)
+			}
+			if got, err := s.Get(ctx, final); err != nil || string(got) != "winner" {
+				t.Fatalf("final after deleting staging = %q, %v", got, err)
+			}
+			// A missing source is NotFound and writes nothing.
+			if _, err := s.CopyIfAbsent(ctx, "tbl/_versions/2.manifest-x", "tbl/_versions/2.manifest"); !errors.Is(err, objstore.ErrNotFound) {
+				t.Fatalf("copy of a missing source: %v, want ErrNotFound", err)
+			}
+			if _, err := s.Head(ctx, "tbl/_versions/2.manifest"); !errors.Is(err, objstore.ErrNotFound) {
+				t.Fatalf("a failed copy left an object: %v", err)
+			}
+		})
+	}
+}
+
+func TestCreateOnlyRaceAmongGoroutines(t *testing.T) {
+	ctx := context.Background()
+	for name, s := range backends(t) {
+		if name == "mem" {
+			continue // process-local by nature; covered by the others' logic
+		}
+		t.Run(name, func(t *testing.T) {
+			const writers, rounds = 32, 20
+			for round := range rounds {
+				key := fmt.Sprintf("race/%03d.manifest", round)
+				var wg sync.WaitGroup
+				start := make(chan struct{})
+				errs := make([]error, writers)
+				for w := range writers {
+					wg.Go(func() {
+						<-start
+						errs[w] = s.PutIfAbsent(ctx, key, []byte(fmt.Sprintf("writer-%02d", w)))
+					})
+				}
+				close(start)
+				wg.Wait()
+				winner := -1
+				for w, err := range errs {
+					switch {
+					case err == nil && winner >= 0:
+						t.Fatalf("round %d: writers %d and %d both won", round, winner, w)
+					case err == nil:
+						winner = w
+					case !errors.Is(err, objstore.ErrAlreadyExists):
+						t.Fatalf("round %d: writer %d: %v, want ErrAlreadyExists", round, w, err)
+					}
+				}
+				if winner < 0 {
+					t.Fatalf("round %d: nobody won", round)
+				}
+				got, err := s.Get(ctx, key)
+				if err != nil || string(got) != fmt.Sprintf("writer-%02d", winner) {
+					t.Fatalf("round %d: content %q, %v; want the winner's (%d)", round, got, err, winner)
+				}
+			}
+		})
+	}
+}
+
+func TestBadKeysAreInvalidInputBeforeAnyIO(t *testing.T) {
+	ctx := context.Background()
+	bad := []string{"", "/abs", "a//b", "a/./b", "../x", "a/../../x", "a/", "tab\there", "back\\slash",
+		"a/.flightns-tmp-1", strings.Repeat("k", objstore.MaxKeyLen+1), "bad\xffutf8"}
+	for name, s := range backends(t) {
+		t.Run(name, func(t *testing.T) {
+			for _, k := range bad {
+				for op, err := range map[string]error{
+					"put":    s.Put(ctx, k, []byte("x")),
+					"putia":  s.PutIfAbsent(ctx, k, []byte("x")),
+					"delete": s.Delete(ctx, k),
+				} {
+					if !errors.Is(err, nserror.ErrInvalidInput) {
+						t.Errorf("%s(%q) = %v, want InvalidInput", op, k, err)
+					}
+				}
+				if _, err := s.Get(ctx, k); !errors.Is(err, nserror.ErrInvalidInput) {
+					t.Errorf("get(%q) = %v, want InvalidInput", k, err)
+				}
+				if _, err := s.CopyIfAbsent(ctx, "ok", k); !errors.Is(err, nserror.ErrInvalidInput) {
+					t.Errorf("copy(ok, %q) = %v, want InvalidInput", k, err)
+				}
+			}
+			if _, err := s.ListAll(ctx, "../"); !errors.Is(err, nserror.ErrInvalidInput) {
+				t.Errorf("List(../) = %v, want InvalidInput", err)
+			}
+			if all, _ := s.ListAll(ctx, ""); len(all) != 0 {
+				t.Errorf("bad keys wrote %d objects", len(all))
+			}
+		})
+	}
+}
+
+func TestOpenRejectsBadURIs(t *testing.T) {
+	ctx := context.Background()
+	s3 := s3test.Start(t, "exists")
+	cases := []struct{ uri, want string }{
+		{"", "no scheme"},
+		{"relative/dir", "no scheme"},
+		{"gs://bucket", "unsupported scheme \"gs\""},
+		{"file://host/dir", "names host"},
+		{"file://relative", "names host"},
+		{"file:///a/../b", "not clean"},
+		{"file:///tmp/x?y=1", "takes no parameters"},
+		{"mem://name", "mem:// takes no name"},
+		{"s3:///prefix", "names no bucket"},
+		{"s3://exists/a/../b?endpoint=" + s3.URL, "bad prefix"},
+		{"s3://missing?endpoint=" + s3.URL + "&region=us-east-1&use_path_style=true&disable_https=true", "s3 bucket \"missing\""},
+		{"s3://exists?bogus=1", "bogus"},
+		{"::", "missing protocol scheme"},
+	}
+	for _, c := range cases {
+		s, err := objstore.Open(ctx, c.uri)
+		if err == nil {
+			_ = s.Close()
+			t.Errorf("Open(%q) succeeded", c.uri)
+			continue
+		}
+		if !strings.Contains(err.Error(), c.want) {
+			t.Errorf("Open(%q) = %v; want it to say %q", c.uri, err, c.want)
+		}
+	}
+}
+
+func TestFaultHooksCutBeforeAndAfter(t *testing.T) {
+	ctx := context.Background()
+	boom := errors.New("injected")
+	var phase objstore.Phase
+	var armed bool
+	s, err := objstore.Open(ctx, "file://"+t.TempDir(), objstore.WithFaults(
+		func(_ context.Context, op objstore.Op, key string, p objstore.Phase) error {
+			if armed && op == objstore.OpPutIfAbsent && p == phase {
+				return boom
+			}
+			return nil
+		}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	armed, phase = true, objstore.Before
+	if err := s.PutIfAbsent(ctx, "k", []byte("x")); !errors.Is(err, boom) {
+		t.Fatalf("before-fault: %v", err)
+	}
+	if _, err := s.Head(ctx, "k"); !errors.Is(err, objstore.ErrNotFound) {
+		t.Fatalf("a write failed before it ran left an object: %v", err)
+	}
+	phase = objstore.After
+	if err := s.PutIfAbsent(ctx, "k", []byte("x")); !errors.Is(err, boom) {
+		t.Fatalf("after-fault: %v", err)
+	}
+	if got, err := s.Get(ctx, "k"); err != nil || string(got) != "x" {
+		t.Fatalf("a write whose reply was lost is not there: %q, %v", got, err)
+	}
+}
+
+func TestFileStoreNeverShowsPartialWritesOrEscapes(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	s, err := objstore.Open(ctx, "file://"+dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A writer that crashed mid-write leaves only a temp file: invisible.
+	if err := os.MkdirAll(filepath.Join(dir, "t"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "t", ".flightns-tmp-deadbeef"), []byte("half"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if all, _ := s.ListAll(ctx, ""); len(all) != 0 {
+		t.Fatalf("a temp file is listed: %v", all)
+	}
+	// A symbolic link out of the root cannot be read, written or listed.
+	outside := t.TempDir()
+	if err := os.WriteFile(filepath.Join(outside, "secret"), []byte("s"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, filepath.Join(dir, "escape")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Get(ctx, "escape/secret"); err == nil {
+		t.Fatal("read through a symlink out of the root")
+	}
+	if err := s.Put(ctx, "escape/new", []byte("x")); err == nil {
+		t.Fatal("wrote through a symlink out of the root")
+	}
+	if _, err := os.Stat(filepath.Join(outside, "new")); err == nil {
+		t.Fatal("a file appeared outside the root")
+	}
+	if all, _ := s.ListAll(ctx, ""); len(all) != 0 {
+		t.Fatalf("listing followed a symlink out of the root: %v", all)
+	}
+	// The written bytes are on disk under their key, no sidecar files.
+	if err := s.Put(ctx, "t/v/1.manifest", []byte("m")); err != nil {
+		t.Fatal(err)
+	}
+	ents, _ := os.ReadDir(filepath.Join(dir, "t", "v"))
+	if len(ents) != 1 || ents[0].Name() != "1.manifest" {
+		t.Fatalf("directory holds %v, want just 1.manifest", ents)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "t", "v", "1.manifest")); !bytes.Equal(b, []byte("m")) {
+		t.Fatalf("file holds %q", b)
+	}
+}
