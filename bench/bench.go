@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"runtime"
 	"slices"
@@ -12,6 +13,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/flightns/flightns/internal/redisproc"
 )
 
 // Config selects what a run measures.
@@ -24,7 +27,30 @@ type Config struct {
 	Duration time.Duration
 	// Progress receives one line per finished measurement (may be nil).
 	Progress io.Writer
+	// Backends limits the object-store backends measured ("mem", "file",
+	// "s3"); empty means all that a scenario supports.
+	Backends []string
+	// RedisPersistence of the Redis servers the benchmarks start: "none"
+	// (default), "everysec" or "always".
+	RedisPersistence string
 }
+
+func (cfg Config) persistence() redisproc.Persistence {
+	switch cfg.RedisPersistence {
+	case "everysec":
+		return redisproc.AOFEverySec
+	case "always":
+		return redisproc.AOFAlways
+	}
+	return redisproc.None
+}
+
+// wants reports whether backend b is to be measured.
+func (cfg Config) wants(b string) bool {
+	return len(cfg.Backends) == 0 || slices.Contains(cfg.Backends, b)
+}
+
+func quietLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
 
 // Result is one measurement: a scenario on a backend at a concurrency.
 type Result struct {
@@ -70,13 +96,18 @@ type Scenario struct {
 
 // Scenarios lists every scenario in the order a full run executes them.
 func Scenarios() []Scenario {
-	return []Scenario{objstoreScenario()}
+	return append([]Scenario{objstoreScenario()}, commitScenarios()...)
 }
 
 // Run executes the configured scenarios and returns the report.
 func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if len(cfg.Clients) == 0 {
-		cfg.Clients = []int{1, 8, 32}
+		cfg.Clients = []int{1, 8, 16, 32}
+	}
+	switch cfg.RedisPersistence {
+	case "", "none", "everysec", "always":
+	default:
+		return nil, fmt.Errorf("bench: Redis persistence %q is not none, everysec or always", cfg.RedisPersistence)
 	}
 	if cfg.Duration <= 0 {
 		cfg.Duration = 3 * time.Second

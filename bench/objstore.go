@@ -28,6 +28,9 @@ func objstoreScenario() Scenario {
 			defer cleanup()
 			payload := make([]byte, 1024)
 			for _, b := range backends {
+				if !cfg.wants(b.name) {
+					continue
+				}
 				for _, clients := range cfg.Clients {
 					var seq atomic.Int64
 					run := fmt.Sprintf("bench/c%d", clients)

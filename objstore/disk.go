@@ -14,6 +14,8 @@ import (
 	"strings"
 	"syscall"
 
+	"golang.org/x/sys/unix"
+
 	"gocloud.dev/blob"
 	"gocloud.dev/blob/driver"
 	"gocloud.dev/gcerrors"
@@ -32,6 +34,7 @@ import (
 type diskBucket struct {
 	root *os.Root
 	dir  string
+	gs   *groupSync
 }
 
 var errDiskExists = errors.New("object already exists")
@@ -44,7 +47,12 @@ func openDisk(dir string) (*blob.Bucket, *diskBucket, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("opening root directory %s: %w", dir, err)
 	}
-	d := &diskBucket{root: r, dir: dir}
+	gs, err := newGroupSync(r)
+	if err != nil {
+		_ = r.Close()
+		return nil, nil, err
+	}
+	d := &diskBucket{root: r, dir: dir, gs: gs}
 	return blob.NewBucket(d), d, nil
 }
 
@@ -77,7 +85,10 @@ func checkKey(key string) error {
 
 func (b *diskBucket) As(any) bool             { return false }
 func (b *diskBucket) ErrorAs(error, any) bool { return false }
-func (b *diskBucket) Close() error            { return b.root.Close() }
+func (b *diskBucket) Close() error {
+	_ = b.gs.close()
+	return b.root.Close()
+}
 func (b *diskBucket) SignedURL(context.Context, string, *driver.SignedURLOptions) (string, error) {
 	return "", errors.New("signed URLs are not supported on file://")
 }
@@ -161,18 +172,24 @@ type diskWriter struct {
 	ifNotExist bool
 }
 
-func (b *diskBucket) NewTypedWriter(ctx context.Context, key, _ string, opts *driver.WriterOptions) (driver.Writer, error) {
+// createTemp creates the hidden temp file that will become key.
+func (b *diskBucket) createTemp(key string) (*os.File, string, error) {
 	if err := checkKey(key); err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	dir := path.Dir(key)
 	if err := b.mkdirAllSync(dir); err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	var rnd [12]byte
 	_, _ = rand.Read(rnd[:])
 	tmp := path.Join(dir, tempPrefix+hex.EncodeToString(rnd[:]))
 	f, err := b.root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	return f, tmp, err
+}
+
+func (b *diskBucket) NewTypedWriter(ctx context.Context, key, _ string, opts *driver.WriterOptions) (driver.Writer, error) {
+	f, tmp, err := b.createTemp(key)
 	if err != nil {
 		return nil, err
 	}
@@ -193,14 +210,8 @@ func (w *diskWriter) abort() {
 	_ = w.b.root.Remove(w.tmp)
 }
 
-// Close makes the object durable and visible under its key: fsync the temp
-// file, link (create-only) or rename it into place, fsync the directory.
 func (w *diskWriter) Close() error {
 	if err := w.ctx.Err(); err != nil {
-		w.abort()
-		return err
-	}
-	if err := w.f.Sync(); err != nil {
 		w.abort()
 		return err
 	}
@@ -208,20 +219,87 @@ func (w *diskWriter) Close() error {
 		_ = w.b.root.Remove(w.tmp)
 		return err
 	}
-	if w.ifNotExist {
-		err := w.b.root.Link(w.tmp, w.key)
-		_ = w.b.root.Remove(w.tmp)
-		if errors.Is(err, fs.ErrExist) {
-			return fmt.Errorf("%s: %w", w.key, errDiskExists)
-		}
-		if err != nil {
-			return err
-		}
-	} else if err := w.b.root.Rename(w.tmp, w.key); err != nil {
-		_ = w.b.root.Remove(w.tmp)
+	return w.b.publish(w.tmp, w.key, w.ifNotExist, false)
+}
+
+// writeFile writes data as the object key in one go (the Store's path; the
+// blob API streams through diskWriter).
+func (b *diskBucket) writeFile(key string, data []byte, ifNotExist, noSync bool) error {
+	f, tmp, err := b.createTemp(key)
+	if err != nil {
 		return err
 	}
-	return w.b.syncDir(path.Dir(w.key))
+	_, err = f.Write(data)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		_ = b.root.Remove(tmp)
+		return err
+	}
+	return b.publish(tmp, key, ifNotExist, noSync)
+}
+
+// publish makes a complete temp file durable and visible under key: fsync
+// it, move it into place — create-only with renameat2(RENAME_NOREPLACE),
+// which the kernel refuses when the name is taken, whichever process holds
+// it — and fsync the directory. With noSync it only moves it.
+func (b *diskBucket) publish(tmp, key string, ifNotExist, noSync bool) error {
+	if !noSync {
+		if err := b.gs.sync(tmp); err != nil {
+			_ = b.root.Remove(tmp)
+			return err
+		}
+	}
+	var err error
+	if ifNotExist {
+		err = b.renameNoReplace(tmp, key)
+	} else {
+		err = b.root.Rename(tmp, key)
+	}
+	if err != nil {
+		_ = b.root.Remove(tmp)
+		return err
+	}
+	if noSync {
+		return nil
+	}
+	return b.gs.sync(path.Dir(key))
+}
+
+// renameNoReplace renames src to dst unless dst exists (errDiskExists). The
+// parent directories are opened through the root; the names renamed are
+// single path components.
+func (b *diskBucket) renameNoReplace(src, dst string) error {
+	sd, err := b.root.Open(path.Dir(src))
+	if err != nil {
+		return err
+	}
+	defer func() { _ = sd.Close() }()
+	dd := sd
+	if path.Dir(dst) != path.Dir(src) {
+		if dd, err = b.root.Open(path.Dir(dst)); err != nil {
+			return err
+		}
+		defer func() { _ = dd.Close() }()
+	}
+	err = unix.Renameat2(int(sd.Fd()), path.Base(src), int(dd.Fd()), path.Base(dst), unix.RENAME_NOREPLACE)
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, unix.EEXIST):
+		return fmt.Errorf("%s: %w", dst, errDiskExists)
+	case errors.Is(err, unix.EINVAL), errors.Is(err, unix.ENOSYS):
+		// A filesystem without RENAME_NOREPLACE: link(2) is create-only too.
+		if err := b.root.Link(src, dst); err != nil {
+			if errors.Is(err, fs.ErrExist) {
+				return fmt.Errorf("%s: %w", dst, errDiskExists)
+			}
+			return err
+		}
+		return b.root.Remove(src)
+	}
+	return &fs.PathError{Op: "rename", Path: src, Err: err}
 }
 
 // linkIfAbsent publishes the existing object src under dst as well,
@@ -234,19 +312,8 @@ func (b *diskBucket) linkIfAbsent(src, dst string) error {
 	if err := checkKey(dst); err != nil {
 		return err
 	}
-	f, err := b.root.Open(src)
-	if err != nil {
-		return err
-	}
-	fi, err := f.Stat()
-	if err == nil && !fi.Mode().IsRegular() {
-		err = &fs.PathError{Op: "link", Path: src, Err: fs.ErrNotExist}
-	}
-	if err == nil {
-		err = f.Sync()
-	}
-	_ = f.Close()
-	if err != nil {
+	// The bytes must be durable before the final name can be.
+	if err := b.gs.sync(src); err != nil {
 		return err
 	}
 	if err := b.mkdirAllSync(path.Dir(dst)); err != nil {
@@ -258,19 +325,53 @@ func (b *diskBucket) linkIfAbsent(src, dst string) error {
 		}
 		return err
 	}
-	return b.syncDir(path.Dir(dst))
+	return b.gs.sync(path.Dir(dst))
 }
 
-func (b *diskBucket) syncDir(dir string) error {
-	d, err := b.root.Open(dir)
-	if err != nil {
+// promoteIfAbsent moves the object src to dst, create-only: src is fsynced,
+// renamed (RENAME_NOREPLACE) and dst's directory fsynced. It is the file://
+// path of PromoteIfAbsent: one directory operation instead of link+unlink.
+func (b *diskBucket) promoteIfAbsent(src, dst string) error {
+	if err := checkKey(src); err != nil {
 		return err
 	}
-	err = d.Sync()
-	if cerr := d.Close(); err == nil {
-		err = cerr
+	if err := checkKey(dst); err != nil {
+		return err
 	}
-	return err
+	if err := b.gs.sync(src); err != nil {
+		return err
+	}
+	if path.Dir(dst) != path.Dir(src) {
+		if err := b.mkdirAllSync(path.Dir(dst)); err != nil {
+			return err
+		}
+	}
+	if err := b.renameNoReplace(src, dst); err != nil {
+		return err
+	}
+	return b.gs.sync(path.Dir(dst))
+}
+
+// readFile reads a whole regular file.
+func (b *diskBucket) readFile(key string) ([]byte, error) {
+	if err := checkKey(key); err != nil {
+		return nil, err
+	}
+	f, err := b.root.Open(key)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = f.Close() }()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, &fs.PathError{Op: "read", Path: key, Err: fs.ErrNotExist}
+	}
+	data := make([]byte, fi.Size())
+	_, err = io.ReadFull(f, data)
+	return data, err
 }
 
 // mkdirAllSync creates dir and its missing parents, fsyncing each parent
@@ -292,7 +393,7 @@ func (b *diskBucket) mkdirAllSync(dir string) error {
 	if err := b.root.Mkdir(dir, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
 		return err
 	}
-	return b.syncDir(parent)
+	return b.gs.sync(parent)
 }
 
 func (b *diskBucket) Copy(ctx context.Context, dstKey, srcKey string, _ *driver.CopyOptions) error {
@@ -303,15 +404,10 @@ func (b *diskBucket) Copy(ctx context.Context, dstKey, srcKey string, _ *driver.
 	if err != nil {
 		return err
 	}
-	w, err := b.NewTypedWriter(ctx, dstKey, "", &driver.WriterOptions{})
-	if err != nil {
+	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if _, err := w.Write(data); err != nil {
-		w.(*diskWriter).abort()
-		return err
-	}
-	return w.Close()
+	return b.writeFile(dstKey, data, false, false)
 }
 
 func (b *diskBucket) Delete(_ context.Context, key string, _ *driver.DeleteOptions) error {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/aws/smithy-go"
 	"gocloud.dev/blob"
+	"gocloud.dev/blob/driver"
 	"gocloud.dev/blob/memblob"
 	"gocloud.dev/blob/s3blob"
 	"gocloud.dev/gcerrors"
@@ -213,9 +214,28 @@ func (s *Store) hook(ctx context.Context, op Op, key string, phase Phase) error 
 
 var writeOpts = blob.WriterOptions{ContentType: "application/octet-stream", DisableContentTypeDetection: true}
 
+// PutOption adjusts a Put.
+type PutOption func(*putOptions)
+
+type putOptions struct{ noSync bool }
+
+// NoSync skips the fsyncs of a file:// write: the object is complete and
+// visible when Put returns, but may not survive a crash. For staging
+// objects, which CopyIfAbsent and PromoteIfAbsent fsync before they publish
+// them (Lance's own writers do not fsync theirs either). Other backends
+// ignore it.
+func NoSync() PutOption { return func(o *putOptions) { o.noSync = true } }
+
 // Put writes data at key, replacing any object there.
-func (s *Store) Put(ctx context.Context, key string, data []byte) error {
+func (s *Store) Put(ctx context.Context, key string, data []byte, opts ...PutOption) error {
+	var po putOptions
+	for _, o := range opts {
+		o(&po)
+	}
 	return s.do(ctx, OpPut, key, func() error {
+		if s.disk != nil {
+			return s.disk.writeFile(key, data, false, po.noSync)
+		}
 		return s.bucket.WriteAll(ctx, key, data, &writeOpts)
 	})
 }
@@ -228,6 +248,9 @@ func (s *Store) PutIfAbsent(ctx context.Context, key string, data []byte) error 
 }
 
 func (s *Store) putIfAbsent(ctx context.Context, key string, data []byte) error {
+	if s.disk != nil {
+		return s.disk.writeFile(key, data, true, false)
+	}
 	opts := writeOpts
 	opts.IfNotExist = true
 	var err error
@@ -249,7 +272,7 @@ func (s *Store) putIfAbsent(ctx context.Context, key string, data []byte) error 
 func (s *Store) Get(ctx context.Context, key string) ([]byte, error) {
 	var data []byte
 	err := s.do(ctx, OpGet, key, func() (err error) {
-		data, err = s.bucket.ReadAll(ctx, key)
+		data, err = s.read(ctx, key)
 		return err
 	})
 	return data, err
@@ -259,7 +282,16 @@ func (s *Store) Get(ctx context.Context, key string) ([]byte, error) {
 func (s *Store) Head(ctx context.Context, key string) (Attrs, error) {
 	var a Attrs
 	err := s.do(ctx, OpHead, key, func() error {
-		ba, err := s.bucket.Attributes(ctx, key)
+		var ba *blob.Attributes
+		var err error
+		if s.disk != nil {
+			var da *driver.Attributes
+			if da, err = s.disk.Attributes(ctx, key); err == nil {
+				ba = &blob.Attributes{Size: da.Size, ETag: da.ETag, ModTime: da.ModTime}
+			}
+		} else {
+			ba, err = s.bucket.Attributes(ctx, key)
+		}
 		if err != nil {
 			return err
 		}
@@ -271,7 +303,12 @@ func (s *Store) Head(ctx context.Context, key string) (Attrs, error) {
 
 // Delete removes the object at key; ErrNotFound when there is none.
 func (s *Store) Delete(ctx context.Context, key string) error {
-	return s.do(ctx, OpDelete, key, func() error { return s.bucket.Delete(ctx, key) })
+	return s.do(ctx, OpDelete, key, func() error {
+		if s.disk != nil {
+			return s.disk.Delete(ctx, key, nil)
+		}
+		return s.bucket.Delete(ctx, key)
+	})
 }
 
 // List yields every object whose key starts with prefix, in ascending key
@@ -347,6 +384,19 @@ func (s *Store) ListAll(ctx context.Context, prefix string) ([]Attrs, error) {
 // conditions on CopyObject, and a copy that is not create-only could
 // overwrite a committed manifest.
 func (s *Store) CopyIfAbsent(ctx context.Context, src, dst string) (CopyResult, error) {
+	return s.materialize(ctx, src, dst, false)
+}
+
+// PromoteIfAbsent is CopyIfAbsent for a source that is no longer needed
+// afterwards (a staging manifest): on file:// the source is renamed to dst
+// with renameat2(RENAME_NOREPLACE) — one directory operation, create-only —
+// so it is gone when Copied is returned; elsewhere it is copied as by
+// CopyIfAbsent and the caller deletes it.
+func (s *Store) PromoteIfAbsent(ctx context.Context, src, dst string) (CopyResult, error) {
+	return s.materialize(ctx, src, dst, true)
+}
+
+func (s *Store) materialize(ctx context.Context, src, dst string, consume bool) (CopyResult, error) {
 	if err := ValidateKey(src); err != nil {
 		return 0, err
 	}
@@ -354,9 +404,12 @@ func (s *Store) CopyIfAbsent(ctx context.Context, src, dst string) (CopyResult, 
 	err := s.do(ctx, OpCopyIfAbsent, dst, func() error {
 		var srcData []byte
 		var err error
-		if s.disk != nil {
+		switch {
+		case s.disk != nil && consume:
+			err = s.disk.promoteIfAbsent(src, dst)
+		case s.disk != nil:
 			err = s.disk.linkIfAbsent(src, dst)
-		} else {
+		default:
 			srcData, err = s.bucket.ReadAll(ctx, src)
 			if err != nil {
 				return s.wrap(OpGet, src, err)
@@ -367,7 +420,7 @@ func (s *Store) CopyIfAbsent(ctx context.Context, src, dst string) (CopyResult, 
 			res = Copied
 			return nil
 		}
-		if gcerrors.Code(err) == gcerrors.NotFound {
+		if gcerrors.Code(err) == gcerrors.NotFound || errors.Is(err, fs.ErrNotExist) {
 			return s.wrap(OpGet, src, err)
 		}
 		if gcerrors.Code(err) != gcerrors.FailedPrecondition && !errors.Is(err, errDiskExists) {
@@ -387,6 +440,14 @@ func (s *Store) CopyIfAbsent(ctx context.Context, src, dst string) (CopyResult, 
 	return res, err
 }
 
+// read reads a whole object.
+func (s *Store) read(ctx context.Context, key string) ([]byte, error) {
+	if s.disk != nil {
+		return s.disk.readFile(key)
+	}
+	return s.bucket.ReadAll(ctx, key)
+}
+
 // sameContent compares dst with src (whose bytes are srcData when already
 // read).
 func (s *Store) sameContent(ctx context.Context, src, dst string, srcData []byte) (bool, error) {
@@ -399,11 +460,11 @@ func (s *Store) sameContent(ctx context.Context, src, dst string, srcData []byte
 	}
 	var err error
 	if srcData == nil {
-		if srcData, err = s.bucket.ReadAll(ctx, src); err != nil {
+		if srcData, err = s.read(ctx, src); err != nil {
 			return false, s.wrap(OpGet, src, err)
 		}
 	}
-	dstData, err := s.bucket.ReadAll(ctx, dst)
+	dstData, err := s.read(ctx, dst)
 	if err != nil {
 		return false, s.wrap(OpGet, dst, err)
 	}

@@ -66,6 +66,12 @@ func TestBasicOperationsOnEveryBackend(t *testing.T) {
 			if _, err := s.Head(ctx, "t"); !errors.Is(err, objstore.ErrNotFound) {
 				t.Fatalf("Head of a directory-like prefix: %v, want ErrNotFound", err)
 			}
+			if err := s.Put(ctx, "t/nosync", []byte("staged"), objstore.NoSync()); err != nil {
+				t.Fatal(err)
+			}
+			if got, err := s.Get(ctx, "t/nosync"); err != nil || string(got) != "staged" {
+				t.Fatalf("Get after a NoSync Put = %q, %v", got, err)
+			}
 			if err := s.Delete(ctx, "t/x"); err != nil {
 				t.Fatal(err)
 			}
@@ -166,61 +172,67 @@ func head(s []string) []string {
 	return s
 }
 
-func TestCopyIfAbsentOnEveryBackend(t *testing.T) {
+func TestCopyAndPromoteIfAbsentOnEveryBackend(t *testing.T) {
 	ctx := context.Background()
-	for name, s := range backends(t) {
-		t.Run(name, func(t *testing.T) {
-			staged := "tbl/_versions/1.manifest-aaaa"
-			final := "tbl/_versions/1.manifest"
-			if err := s.Put(ctx, staged, []byte("winner")); err != nil {
-				t.Fatal(err)
-			}
-			// Fresh: the final object appears with the staged bytes.
-			res, err := s.CopyIfAbsent(ctx, staged, final)
-			if err != nil || res != objstore.Copied {
-				t.Fatalf("fresh copy = %v, %v; want Copied", res, err)
-			}
-			if got, _ := s.Get(ctx, final); string(got) != "winner" {
-				t.Fatalf("final = %q", got)
-			}
-			// Repeated (a retry, or a reader helping): idempotent.
-			if res, err := s.CopyIfAbsent(ctx, staged, final); err != nil || res != objstore.AlreadyIdentical {
-				t.Fatalf("repeated copy = %v, %v; want AlreadyIdentical", res, err)
-			}
-			// Already there with the same bytes from another object.
-			twin := "tbl/_versions/1.manifest-bbbb"
-			if err := s.Put(ctx, twin, []byte("winner")); err != nil {
-				t.Fatal(err)
-			}
-			if res, err := s.CopyIfAbsent(ctx, twin, final); err != nil || res != objstore.AlreadyIdentical {
-				t.Fatalf("copy of identical bytes = %v, %v; want AlreadyIdentical", res, err)
-			}
-			// Already there with different bytes: refused, final untouched.
-			loser := "tbl/_versions/1.manifest-cccc"
-			if err := s.Put(ctx, loser, []byte("loser!")); err != nil {
-				t.Fatal(err)
-			}
-			if _, err := s.CopyIfAbsent(ctx, loser, final); !errors.Is(err, objstore.ErrAlreadyExists) {
-				t.Fatalf("copy over different bytes: %v, want ErrAlreadyExists", err)
-			}
-			if got, _ := s.Get(ctx, final); string(got) != "winner" {
-				t.Fatalf("final after a refused copy = %q, want winner", got)
-			}
-			// Deleting the staging object leaves the final one.
-			if err := s.Delete(ctx, staged); err != nil {
-				t.Fatal(err)
-			}
-			if got, err := s.Get(ctx, final); err != nil || string(got) != "winner" {
-				t.Fatalf("final after deleting staging = %q, %v", got, err)
-			}
-			// A missing source is NotFound and writes nothing.
-			if _, err := s.CopyIfAbsent(ctx, "tbl/_versions/2.manifest-x", "tbl/_versions/2.manifest"); !errors.Is(err, objstore.ErrNotFound) {
-				t.Fatalf("copy of a missing source: %v, want ErrNotFound", err)
-			}
-			if _, err := s.Head(ctx, "tbl/_versions/2.manifest"); !errors.Is(err, objstore.ErrNotFound) {
-				t.Fatalf("a failed copy left an object: %v", err)
-			}
-		})
+	type materializer func(s *objstore.Store, ctx context.Context, src, dst string) (objstore.CopyResult, error)
+	ops := map[string]materializer{"copy": (*objstore.Store).CopyIfAbsent, "promote": (*objstore.Store).PromoteIfAbsent}
+	for opName, op := range ops {
+		for name, s := range backends(t) {
+			t.Run(opName+"/"+name, func(t *testing.T) {
+				staged := "tbl/_versions/1.manifest-aaaa"
+				final := "tbl/_versions/1.manifest"
+				if err := s.Put(ctx, staged, []byte("winner")); err != nil {
+					t.Fatal(err)
+				}
+				// Fresh: the final object appears with the staged bytes.
+				res, err := op(s, ctx, staged, final)
+				if err != nil || res != objstore.Copied {
+					t.Fatalf("fresh copy = %v, %v; want Copied", res, err)
+				}
+				if got, _ := s.Get(ctx, final); string(got) != "winner" {
+					t.Fatalf("final = %q", got)
+				}
+				// Repeated (a retry, or a reader helping): idempotent. A promoted
+				// source may be gone; then the source is missing, not different.
+				if res, err := op(s, ctx, staged, final); err == nil && res != objstore.AlreadyIdentical ||
+					err != nil && (opName != "promote" || !errors.Is(err, objstore.ErrNotFound)) {
+					t.Fatalf("repeated %s = %v, %v", opName, res, err)
+				}
+				// Already there with the same bytes from another object.
+				twin := "tbl/_versions/1.manifest-bbbb"
+				if err := s.Put(ctx, twin, []byte("winner")); err != nil {
+					t.Fatal(err)
+				}
+				if res, err := op(s, ctx, twin, final); err != nil || res != objstore.AlreadyIdentical {
+					t.Fatalf("copy of identical bytes = %v, %v; want AlreadyIdentical", res, err)
+				}
+				// Already there with different bytes: refused, final untouched.
+				loser := "tbl/_versions/1.manifest-cccc"
+				if err := s.Put(ctx, loser, []byte("loser!")); err != nil {
+					t.Fatal(err)
+				}
+				if _, err := op(s, ctx, loser, final); !errors.Is(err, objstore.ErrAlreadyExists) {
+					t.Fatalf("copy over different bytes: %v, want ErrAlreadyExists", err)
+				}
+				if got, _ := s.Get(ctx, final); string(got) != "winner" {
+					t.Fatalf("final after a refused copy = %q, want winner", got)
+				}
+				// Deleting the staging object leaves the final one.
+				if err := s.Delete(ctx, staged); err != nil && !errors.Is(err, objstore.ErrNotFound) {
+					t.Fatal(err)
+				}
+				if got, err := s.Get(ctx, final); err != nil || string(got) != "winner" {
+					t.Fatalf("final after deleting staging = %q, %v", got, err)
+				}
+				// A missing source is NotFound and writes nothing.
+				if _, err := op(s, ctx, "tbl/_versions/2.manifest-x", "tbl/_versions/2.manifest"); !errors.Is(err, objstore.ErrNotFound) {
+					t.Fatalf("copy of a missing source: %v, want ErrNotFound", err)
+				}
+				if _, err := s.Head(ctx, "tbl/_versions/2.manifest"); !errors.Is(err, objstore.ErrNotFound) {
+					t.Fatalf("a failed copy left an object: %v", err)
+				}
+			})
+		}
 	}
 }
 
@@ -410,5 +422,55 @@ func TestFileStoreNeverShowsPartialWritesOrEscapes(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(filepath.Join(dir, "t", "v", "1.manifest")); !bytes.Equal(b, []byte("m")) {
 		t.Fatalf("file holds %q", b)
+	}
+}
+
+func TestPromoteRaceHasOneWinnerAndRenamesOnFile(t *testing.T) {
+	ctx := context.Background()
+	for name, s := range backends(t) {
+		t.Run(name, func(t *testing.T) {
+			const writers = 16
+			srcs := make([]string, writers)
+			for w := range writers {
+				srcs[w] = fmt.Sprintf("p/_versions/1.manifest-%02d", w)
+				if err := s.Put(ctx, srcs[w], []byte(fmt.Sprintf("w%02d", w))); err != nil {
+					t.Fatal(err)
+				}
+			}
+			results := make([]objstore.CopyResult, writers)
+			errs := make([]error, writers)
+			var wg sync.WaitGroup
+			start := make(chan struct{})
+			for w := range writers {
+				wg.Go(func() {
+					<-start
+					results[w], errs[w] = s.PromoteIfAbsent(ctx, srcs[w], "p/_versions/1.manifest")
+				})
+			}
+			close(start)
+			wg.Wait()
+			winner := -1
+			for w := range writers {
+				switch {
+				case errs[w] == nil && results[w] == objstore.Copied:
+					if winner >= 0 {
+						t.Fatalf("writers %d and %d both promoted", winner, w)
+					}
+					winner = w
+				case !errors.Is(errs[w], objstore.ErrAlreadyExists):
+					t.Fatalf("writer %d: %v, %v", w, results[w], errs[w])
+				}
+			}
+			if winner < 0 {
+				t.Fatal("nobody promoted")
+			}
+			if got, _ := s.Get(ctx, "p/_versions/1.manifest"); string(got) != fmt.Sprintf("w%02d", winner) {
+				t.Fatalf("final = %q, want the winner's", got)
+			}
+			_, err := s.Head(ctx, srcs[winner])
+			if name == "file" && !errors.Is(err, objstore.ErrNotFound) {
+				t.Fatalf("on file:// the promoted source should be renamed away: %v", err)
+			}
+		})
 	}
 }

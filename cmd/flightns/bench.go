@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"time"
@@ -19,10 +20,13 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	scenarios := fs.String("scenario", "", "comma-separated scenarios to run (default: all); --list shows them")
-	clients := fs.String("clients", "1,8,32", "comma-separated client counts")
+	clients := fs.String("clients", "1,8,16,32", "comma-separated client counts")
 	duration := fs.Duration("duration", 3*time.Second, "length of each measurement")
 	out := fs.String("out", "", "write the JSON report here (default: bench-results/<time>.json; - for stdout)")
 	list := fs.Bool("list", false, "list the scenarios and exit")
+	backends := fs.String("backends", "", "comma-separated object-store backends to measure: mem, file, s3 (default: all)")
+	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of the run to this file")
+	persistence := fs.String("redis-persistence", "none", "persistence of the benchmark's Redis: none, everysec or always")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
@@ -35,7 +39,10 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		}
 		return 0
 	}
-	cfg := bench.Config{Duration: *duration, Progress: stderr}
+	cfg := bench.Config{Duration: *duration, Progress: stderr, RedisPersistence: *persistence}
+	if *backends != "" {
+		cfg.Backends = strings.Split(*backends, ",")
+	}
 	if *scenarios != "" {
 		cfg.Scenarios = strings.Split(*scenarios, ",")
 	}
@@ -46,6 +53,19 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 			return 2
 		}
 		cfg.Clients = append(cfg.Clients, n)
+	}
+	if *cpuprofile != "" {
+		f, err := os.Create(*cpuprofile)
+		if err != nil {
+			_, _ = fmt.Fprintf(stderr, "flightns bench: %v\n", err)
+			return 1
+		}
+		defer func() { _ = f.Close() }()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			_, _ = fmt.Fprintf(stderr, "flightns bench: %v\n", err)
+			return 1
+		}
+		defer pprof.StopCPUProfile()
 	}
 	rep, err := bench.Run(ctx, cfg)
 	if err != nil {

@@ -1,0 +1,155 @@
+package redisclaim
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync/atomic"
+	"testing"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/flightns/flightns/internal/testutil/redistest"
+	"github.com/flightns/flightns/internal/testutil/s3test"
+	"github.com/flightns/flightns/nserror"
+	"github.com/flightns/flightns/objstore"
+)
+
+// env is one test's catalog: a real Redis, an object store, a Store.
+type env struct {
+	t     testing.TB
+	redis *redistest.Server
+	rdb   redis.UniversalClient
+	objs  *objstore.Store
+	s     *Store
+	step  atomic.Pointer[StepFunc]
+}
+
+var catalogSeq atomic.Int64
+
+// quiet discards the store's logs; tests assert outcomes instead.
+var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
+
+// newEnv starts a Redis server and opens the object store at uri
+// ("mem://", "file", or "s3").
+func newEnv(t testing.TB, backend string) *env {
+	t.Helper()
+	r := redistest.Start(t)
+	return newEnvOn(t, r, r.Client(), backend)
+}
+
+func newEnvOn(t testing.TB, r *redistest.Server, rdb redis.UniversalClient, backend string) *env {
+	t.Helper()
+	ctx := context.Background()
+	uri := ""
+	switch backend {
+	case "mem":
+		uri = "mem://"
+	case "file":
+		uri = "file://" + t.TempDir()
+	case "s3":
+		uri = s3test.Start(t, "cat").URI("cat", "root")
+	default:
+		t.Fatalf("unknown backend %q", backend)
+	}
+	objs, err := objstore.Open(ctx, uri)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = objs.Close() })
+	e := &env{t: t, redis: r, rdb: rdb, objs: objs}
+	e.s = e.open(fmt.Sprintf("cat%d", catalogSeq.Add(1)))
+	return e
+}
+
+// open opens another Store on the same Redis and storage (another process,
+// as far as the protocol can tell).
+func (e *env) open(catalog string) *Store {
+	e.t.Helper()
+	s, err := New(context.Background(), Config{Redis: e.rdb, Objects: e.objs, Catalog: catalog, Logger: quiet,
+		Step: func(ctx context.Context, st Step, table string, v uint64) error {
+			if f := e.step.Load(); f != nil {
+				return (*f)(ctx, st, table, v)
+			}
+			return nil
+		}})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	e.t.Cleanup(func() { _ = s.Close() })
+	return s
+}
+
+// failAt makes the protocol fail at step for (table, version) once.
+func (e *env) failAt(step Step, table string, version uint64, err error) {
+	var fired atomic.Bool
+	f := StepFunc(func(_ context.Context, st Step, t string, v uint64) error {
+		if st == step && t == table && v == version && fired.CompareAndSwap(false, true) {
+			return err
+		}
+		return nil
+	})
+	e.step.Store(&f)
+}
+
+func (e *env) noFaults() { e.step.Store(nil) }
+
+// stage writes a staging manifest for (table, version) holding content.
+func (e *env) stage(table string, version uint64, content string) string {
+	e.t.Helper()
+	p := StagingPath(ManifestPath(table, V2, version))
+	if err := e.objs.Put(context.Background(), p, []byte(content)); err != nil {
+		e.t.Fatal(err)
+	}
+	return p
+}
+
+// put stages content and commits it as (table, version).
+func (e *env) put(table string, version uint64, content string) (Location, error) {
+	p := e.stage(table, version, content)
+	return e.s.Put(context.Background(), table, version, p, int64(len(content)), "")
+}
+
+// final reads the final manifest of (table, version); "" when absent.
+func (e *env) final(table string, version uint64) string {
+	e.t.Helper()
+	b, err := e.objs.Get(context.Background(), ManifestPath(table, V2, version))
+	if errors.Is(err, objstore.ErrNotFound) {
+		return ""
+	}
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return string(b)
+}
+
+// stagingLeft lists the staging objects left in a table.
+func (e *env) stagingLeft(table string) []string {
+	e.t.Helper()
+	var out []string
+	all, err := e.objs.ListAll(context.Background(), VersionsPrefix(table))
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	for _, a := range all {
+		if m, err := ParseManifestName(a.Key[len(VersionsPrefix(table)):]); err == nil && m.Staging {
+			out = append(out, a.Key)
+		}
+	}
+	return out
+}
+
+func isCode(err error, code nserror.Code) bool { return err != nil && nserror.CodeOf(err) == code }
+
+// cluster wraps a test cluster for newEnvOn.
+type cluster struct {
+	*redistest.Cluster
+	*redis.ClusterClient
+}
+
+func redistestCluster(t testing.TB) *cluster {
+	c := redistest.StartCluster(t, 3, 0)
+	return &cluster{Cluster: c, ClusterClient: c.Client()}
+}

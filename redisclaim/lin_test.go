@@ -1,0 +1,215 @@
+package redisclaim
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/anishathalye/porcupine"
+
+	"github.com/flightns/flightns/nserror"
+)
+
+// The sequential specification of one table: its versions' contents in
+// order. A Put of head+1 appends; a Put of a taken version conflicts;
+// GetLatest returns the head and its content; Get returns a version's
+// content. Put outcomes that are unknown (the writer crashed at a seam)
+// take effect exactly when their version is the next one at the point the
+// checker places them.
+
+type linInput struct {
+	op      string // put, latest, get
+	table   string
+	version uint64
+	content string
+}
+
+type linOutput struct {
+	ok, conflict, unknown, notFound bool
+	version                         uint64
+	content                         string
+}
+
+type writerKey struct{}
+
+var tableModel = porcupine.Model{
+	Partition: func(h []porcupine.Operation) [][]porcupine.Operation {
+		by := map[string][]porcupine.Operation{}
+		for _, op := range h {
+			t := op.Input.(linInput).table
+			by[t] = append(by[t], op)
+		}
+		var out [][]porcupine.Operation
+		for _, ops := range by {
+			out = append(out, ops)
+		}
+		return out
+	},
+	Init: func() any { return "" },
+	Step: func(state, input, output any) (bool, any) {
+		st := state.(string)
+		var versions []string
+		if st != "" {
+			versions = strings.Split(st, "\x00")
+		}
+		head := uint64(len(versions))
+		in, out := input.(linInput), output.(linOutput)
+		appendTo := func() string {
+			if st == "" {
+				return in.content
+			}
+			return st + "\x00" + in.content
+		}
+		switch in.op {
+		case "put":
+			switch {
+			case out.unknown:
+				if in.version == head+1 {
+					return true, appendTo()
+				}
+				return true, st
+			case out.ok:
+				return in.version == head+1, appendTo()
+			case out.conflict:
+				return in.version <= head, st
+			}
+		case "latest":
+			if out.notFound {
+				return head == 0, st
+			}
+			return out.version == head && versions[head-1] == out.content, st
+		case "get":
+			if out.notFound {
+				return in.version > head, st
+			}
+			return in.version <= head && versions[in.version-1] == out.content, st
+		}
+		return false, st
+	},
+	DescribeOperation: func(input, output any) string {
+		return fmt.Sprintf("%+v -> %+v", input, output)
+	},
+}
+
+func TestHistoriesAreLinearizable(t *testing.T) {
+	for _, faults := range []bool{false, true} {
+		t.Run(fmt.Sprintf("faults=%v", faults), func(t *testing.T) {
+			ctx := context.Background()
+			e := newEnv(t, "mem")
+			if faults {
+				var mu sync.Mutex
+				rng := rand.New(rand.NewPCG(1, 2))
+				f := StepFunc(func(ctx context.Context, st Step, _ string, _ uint64) error {
+					if ctx.Value(writerKey{}) == nil {
+						return nil // readers that help are not cut
+					}
+					mu.Lock()
+					defer mu.Unlock()
+					if st != StepTxnRecorded && rng.IntN(10) == 0 {
+						return errors.New("crash at " + string(st))
+					}
+					return nil
+				})
+				e.step.Store(&f)
+			}
+			tables := []string{"a", "b", "c"}
+			const clients, opsEach = 8, 60
+			var mu sync.Mutex
+			var history []porcupine.Operation
+			var wg sync.WaitGroup
+			base := time.Now()
+			for c := range clients {
+				wg.Go(func() {
+					rng := rand.New(rand.NewPCG(uint64(c), 99))
+					for n := range opsEach {
+						tbl := tables[rng.IntN(len(tables))]
+						var in linInput
+						var out linOutput
+						call := time.Since(base).Nanoseconds()
+						switch r := rng.IntN(10); {
+						case r < 4:
+							in = linInput{op: "latest", table: tbl}
+							loc, ok, err := e.s.GetLatestManifestLocation(ctx, tbl)
+							if err != nil {
+								t.Errorf("latest: %v", err)
+								return
+							}
+							out = linOutput{notFound: !ok, version: loc.Version}
+							if ok {
+								out.content = e.final(tbl, loc.Version)
+							}
+						case r < 6:
+							v := uint64(1 + rng.IntN(8))
+							in = linInput{op: "get", table: tbl, version: v}
+							p, err := e.s.Get(ctx, tbl, v)
+							switch {
+							case errors.Is(err, nserror.ErrTableVersionNotFound):
+								out.notFound = true
+							case err != nil:
+								t.Errorf("get: %v", err)
+								return
+							default:
+								b, gerr := e.objs.Get(ctx, p)
+								if gerr != nil {
+									t.Errorf("get %s: %v", p, gerr)
+									return
+								}
+								out.content = string(b)
+							}
+						default:
+							// Read the head, then try to commit the next version.
+							v, _, _, err := e.s.GetLatestVersion(ctx, tbl)
+							if err != nil {
+								t.Errorf("latest before put: %v", err)
+								return
+							}
+							content := fmt.Sprintf("c%d-n%d", c, n)
+							p := e.stage(tbl, v+1, content)
+							in = linInput{op: "put", table: tbl, version: v + 1, content: content}
+							call = time.Since(base).Nanoseconds()
+							_, err = e.s.Put(context.WithValue(ctx, writerKey{}, true), tbl, v+1, p, 0, "")
+							switch {
+							case err == nil:
+								out.ok = true
+							case isCode(err, nserror.ConcurrentModification):
+								out.conflict = true
+							case strings.Contains(err.Error(), "crash at"):
+								out.unknown = true
+							default:
+								t.Errorf("put: %v", err)
+								return
+							}
+						}
+						ret := time.Since(base).Nanoseconds()
+						if out.unknown {
+							ret = math.MaxInt64
+						}
+						mu.Lock()
+						history = append(history, porcupine.Operation{ClientId: c, Input: in, Call: call, Output: out, Return: ret})
+						mu.Unlock()
+					}
+				})
+			}
+			wg.Wait()
+			res := porcupine.CheckOperationsTimeout(tableModel, history, 60*time.Second)
+			if res != porcupine.Ok {
+				t.Fatalf("history of %d operations is not linearizable (%v)", len(history), res)
+			}
+			puts := 0
+			for _, op := range history {
+				if op.Input.(linInput).op == "put" && op.Output.(linOutput).ok {
+					puts++
+				}
+			}
+			if puts < 20 {
+				t.Fatalf("only %d successful puts: the history tests too little", puts)
+			}
+		})
+	}
+}

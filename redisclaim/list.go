@@ -1,0 +1,174 @@
+package redisclaim
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+
+	"github.com/flightns/flightns/nserror"
+)
+
+// ListOptions pages a version listing.
+type ListOptions struct {
+	// Descending lists the newest first.
+	Descending bool
+	// After is an exclusive start version (0: from the first or newest).
+	After uint64
+	// Limit is the page size (0: 1000).
+	Limit int
+}
+
+// ListVersions returns one page of a table's versions in version order,
+// finishing any half-done commit it meets, and the start of the next page
+// (0 when this is the last).
+func (s *Store) ListVersions(ctx context.Context, table string, opts ListOptions) ([]Location, uint64, error) {
+	if err := checkTable(table); err != nil {
+		return nil, 0, err
+	}
+	limit := opts.Limit
+	if limit <= 0 || limit > 10000 {
+		limit = 1000
+	}
+	dir := "asc"
+	if opts.Descending {
+		dir = "desc"
+	}
+	after := ""
+	if opts.After != 0 {
+		after = strconv.FormatUint(opts.After, 10)
+	}
+	for attempt := 0; attempt < 10; attempt++ {
+		r, err := run(ctx, s.pipe, s.sc.list, []string{s.k.Epoch(), s.k.Heads(), s.k.Versions(table), s.k.Index(table)},
+			table, dir, after, limit+1)
+		if err != nil {
+			return nil, 0, fmt.Errorf("redisclaim: list: %w", err)
+		}
+		switch r.status() {
+		case "NOEPOCH":
+			if err := s.Recover(ctx); err != nil {
+				return nil, 0, err
+			}
+			continue
+		case "NOHEAD":
+			head, err := s.seedFromStorage(ctx, table, false)
+			if err != nil {
+				return nil, 0, err
+			}
+			if head == 0 {
+				return nil, 0, nil
+			}
+			continue
+		}
+		var out []Location
+		for i := 3; i+1 < len(r); i += 2 {
+			v, _ := strconv.ParseUint(r.str(i), 10, 64)
+			rec, err := parseRecord(r.str(i + 1))
+			if err != nil {
+				return nil, 0, err
+			}
+			loc := rec.location(table, v)
+			if rec.staged() {
+				if loc, err = s.resolveVersion(ctx, table, v); err != nil {
+					return nil, 0, err
+				}
+			}
+			out = append(out, loc)
+		}
+		var next uint64
+		if len(out) > limit {
+			out = out[:limit]
+			next = out[limit-1].Version
+		}
+		return out, next, nil
+	}
+	return nil, 0, nserror.New(nserror.ServiceUnavailable, "redisclaim: listing versions of %s did not settle", table)
+}
+
+// Range is a range of versions: Start inclusive, End exclusive (0: no end).
+type Range struct {
+	Start, End uint64
+}
+
+// DeleteVersions forgets the records of the versions in ranges (staged
+// versions, commits in flight, are kept; the head never moves) and returns
+// how many it removed. Object storage is not touched: Lance deletes its own
+// files.
+func (s *Store) DeleteVersions(ctx context.Context, table string, ranges []Range) (int, error) {
+	if err := checkTable(table); err != nil {
+		return 0, err
+	}
+	if len(ranges) == 0 || len(ranges) > 1000 {
+		return 0, nserror.New(nserror.InvalidInput, "delete 1 to 1000 version ranges, not %d", len(ranges))
+	}
+	args := []any{table, s.logMaxLen}
+	for _, rg := range ranges {
+		if rg.End != 0 && rg.End <= rg.Start {
+			return 0, nserror.New(nserror.InvalidInput, "version range [%d, %d) is empty or reversed", rg.Start, rg.End)
+		}
+		end := "+inf"
+		if rg.End != 0 {
+			end = strconv.FormatUint(rg.End, 10)
+		}
+		args = append(args, strconv.FormatUint(rg.Start, 10), end)
+	}
+	var n int
+	err := s.withEpoch(ctx, func() (reply, error) {
+		r, err := run(ctx, s.pipe, s.sc.deleteVersions,
+			[]string{s.k.Epoch(), s.k.Seq(), s.k.Log(), s.k.Versions(table), s.k.Index(table)}, args...)
+		if err == nil && r.status() == "OK" {
+			n = atoiOr(r.str(1), 0)
+		}
+		return r, err
+	})
+	return n, err
+}
+
+// LatestVersions returns the heads of several tables (0 for a table
+// without versions) as of one catalog sequence, which it also returns: a
+// multi-table commit is either wholly in the answer or not at all.
+func (s *Store) LatestVersions(ctx context.Context, tables []string) ([]uint64, uint64, error) {
+	args := make([]any, len(tables))
+	for i, t := range tables {
+		if err := checkTable(t); err != nil {
+			return nil, 0, err
+		}
+		args[i] = t
+	}
+	seeded := false
+	for attempt := 0; attempt < 10; attempt++ {
+		r, err := run(ctx, s.pipe, s.sc.latest, []string{s.k.Epoch(), s.k.Heads(), s.k.Seq()}, args...)
+		if err != nil {
+			return nil, 0, fmt.Errorf("redisclaim: latest: %w", err)
+		}
+		if r.status() == "NOEPOCH" {
+			if err := s.Recover(ctx); err != nil {
+				return nil, 0, err
+			}
+			continue
+		}
+		seq, _ := strconv.ParseUint(r.str(1), 10, 64)
+		heads := make([]uint64, len(tables))
+		missing := false
+		for i := range tables {
+			h := r.str(2 + i)
+			if h == "" {
+				missing = true
+				continue
+			}
+			heads[i], _ = strconv.ParseUint(h, 10, 64)
+		}
+		if !missing || seeded {
+			return heads, seq, nil
+		}
+		// Seed unknown tables from storage, then read all again at once.
+		for i, t := range tables {
+			if r.str(2+i) == "" {
+				if _, err := s.seedFromStorage(ctx, t, false); err != nil {
+					return nil, 0, err
+				}
+			}
+		}
+		seeded = true
+	}
+	return nil, 0, nserror.New(nserror.ServiceUnavailable, "redisclaim: reading heads did not settle")
+}

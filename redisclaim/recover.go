@@ -1,0 +1,358 @@
+package redisclaim
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path"
+	"strconv"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/flightns/flightns/nserror"
+	"github.com/flightns/flightns/objstore"
+)
+
+// foundVersion is a final manifest found in storage.
+type foundVersion struct {
+	version     uint64
+	path        string
+	size        int64
+	staging, tx string // set when a recovery rolled a transaction forward
+}
+
+// scanVersions lists a table's final manifests in storage. Detached
+// versions and staging objects are skipped.
+func (s *Store) scanVersions(ctx context.Context, table string) ([]foundVersion, error) {
+	var out []foundVersion
+	for a, err := range s.objs.List(ctx, VersionsPrefix(table)) {
+		if err != nil {
+			return nil, err
+		}
+		m, err := ParseManifestName(path.Base(a.Key))
+		if err != nil || m.Staging || m.Detached || m.Version == 0 || m.Version > maxScriptVersion {
+			continue
+		}
+		out = append(out, foundVersion{version: m.Version, path: a.Key, size: a.Size})
+	}
+	return out, nil
+}
+
+// seedFromStorage records the table's final manifests from storage and
+// raises its head to the highest (heads only move up). With create, a
+// table without versions gets head 0, so that version 1 can be claimed.
+// It returns the head.
+func (s *Store) seedFromStorage(ctx context.Context, table string, create bool) (uint64, error) {
+	found, err := s.scanVersions(ctx, table)
+	if err != nil {
+		return 0, err
+	}
+	var head uint64
+	for _, f := range found {
+		head = max(head, f.version)
+	}
+	if head == 0 && !create {
+		return 0, nil
+	}
+	return head, s.seedVersions(ctx, table, head, "", found)
+}
+
+// seedVersions runs the seed script in chunks. token is the recovery lock
+// token when called by a recovery (the epoch is absent then).
+func (s *Store) seedVersions(ctx context.Context, table string, head uint64, token string, found []foundVersion) error {
+	const chunk = 200
+	for start := 0; ; start += chunk {
+		end := min(start+chunk, len(found))
+		args := []any{table, strconv.FormatUint(head, 10), token}
+		for _, f := range found[start:end] {
+			args = append(args, strconv.FormatUint(f.version, 10), f.path, strconv.FormatInt(f.size, 10), f.staging, f.tx)
+		}
+		err := s.withEpoch(ctx, func() (reply, error) {
+			return run(ctx, s.pipe, s.sc.seed,
+				[]string{s.k.Epoch(), s.k.Recovering(), s.k.Heads(), s.k.Versions(table), s.k.Index(table)}, args...)
+		})
+		if err != nil {
+			return err
+		}
+		if end >= len(found) {
+			return nil
+		}
+	}
+}
+
+// RecoveryStats says what a recovery did.
+type RecoveryStats struct {
+	Transactions   int // commit records found
+	RolledForward  int // of which committed now (or found committed)
+	Voided         int // of which could never commit, and were removed
+	Stuck          int // of which are partly final and cannot be completed (logged, kept)
+	TablesReseeded int
+	Duration       time.Duration
+}
+
+// Recover rebuilds the catalog's Redis state from object storage when the
+// epoch key is missing (Redis lost state): every transaction with a commit
+// record is rolled forward (or removed if it can never commit), the heads
+// Redis still has are raised to what storage holds, the catalog sequence is
+// raised to its floor, and a new epoch opens claims again. Heads of other
+// tables are seeded from storage on first use. Only one process recovers at
+// a time (a lock in Redis); the others wait for the epoch. Recover returns
+// at once when the epoch is present.
+func (s *Store) Recover(ctx context.Context) error {
+	_, err := s.RecoverWithStats(ctx)
+	return err
+}
+
+// RecoverWithStats is Recover, reporting what it did (zero stats when
+// nothing was needed or another process recovered).
+func (s *Store) RecoverWithStats(ctx context.Context) (RecoveryStats, error) {
+	s.recoverMu.Lock()
+	defer s.recoverMu.Unlock()
+	var st RecoveryStats
+	for {
+		n, err := s.rdb.Exists(ctx, s.k.Epoch()).Result()
+		if err != nil {
+			return st, fmt.Errorf("redisclaim: recover: %w", err)
+		}
+		if n == 1 {
+			return st, nil
+		}
+		token := uuid.NewString()
+		ok, err := s.rdb.SetNX(ctx, s.k.Recovering(), token, time.Minute).Result()
+		if err != nil {
+			return st, fmt.Errorf("redisclaim: recover: %w", err)
+		}
+		if ok {
+			// The previous holder may have opened the epoch just before we
+			// took the lock.
+			if n, err := s.rdb.Exists(ctx, s.k.Epoch()).Result(); err != nil || n == 1 {
+				s.releaseLock(ctx, token)
+				return st, err
+			}
+			return s.recoverLocked(ctx, token)
+		}
+		// Another process recovers: wait for its epoch (or its lock to lapse).
+		select {
+		case <-ctx.Done():
+			return st, ctx.Err()
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+func (s *Store) recoverLocked(ctx context.Context, token string) (RecoveryStats, error) {
+	start := time.Now()
+	st := RecoveryStats{}
+	stop := make(chan struct{})
+	defer close(stop)
+	defer s.releaseLock(context.WithoutCancel(ctx), token) // on failure; success already released it
+	go s.holdLock(ctx, token, stop)
+	s.log.Info("redisclaim: Redis has no epoch for this catalog; recovering from object storage", "catalog", s.catalog)
+
+	// 1. Transactions with a commit record: roll forward or void.
+	for a, err := range s.objs.List(ctx, txnPrefix) {
+		if err != nil {
+			return st, err
+		}
+		raw, err := s.objs.Get(ctx, a.Key)
+		if errors.Is(err, objstore.ErrNotFound) {
+			continue // settled meanwhile
+		}
+		if err != nil {
+			return st, err
+		}
+		rec, err := parseTxnRecord(raw)
+		if err != nil {
+			s.log.Error("redisclaim: recovery skips an unreadable transaction record", "key", a.Key, "err", err)
+			continue
+		}
+		st.Transactions++
+		outcome, err := s.rollForward(ctx, rec, token)
+		if err != nil {
+			return st, err
+		}
+		switch outcome {
+		case txnCommitted:
+			st.RolledForward++
+		case txnVoided:
+			st.Voided++
+		case txnStuck:
+			st.Stuck++
+		}
+		if st.Transactions%100 == 0 {
+			s.log.Info("redisclaim: recovery progress", "transactions", st.Transactions)
+		}
+	}
+
+	// 2. Heads Redis still has (a partial loss) rise to storage's.
+	tables, err := s.rdb.HKeys(ctx, s.k.Heads()).Result()
+	if err != nil && !errors.Is(err, redis.Nil) {
+		return st, err
+	}
+	for _, t := range tables {
+		found, err := s.scanVersions(ctx, t)
+		if err != nil {
+			return st, err
+		}
+		var head uint64
+		for _, f := range found {
+			head = max(head, f.version)
+		}
+		if err := s.seedVersions(ctx, t, head, token, found); err != nil {
+			return st, err
+		}
+		st.TablesReseeded++
+	}
+
+	// 3. Sequence floor, new epoch.
+	var floor uint64
+	if s.seqFloor != nil {
+		if floor, err = s.seqFloor(ctx); err != nil {
+			return st, err
+		}
+	}
+	epoch := uuid.NewString()
+	r, err := run(ctx, s.pipe, s.sc.openEpoch, []string{s.k.Epoch(), s.k.Seq(), s.k.Log(), s.k.Recovering()},
+		epoch, strconv.FormatUint(floor, 10), token)
+	if err != nil {
+		return st, err
+	}
+	if r.status() != "OK" {
+		return st, nserror.New(nserror.ServiceUnavailable, "redisclaim: recovery lost its lock before it finished")
+	}
+	st.Duration = time.Since(start)
+	s.log.Info("redisclaim: recovery done", "catalog", s.catalog, "transactions", st.Transactions,
+		"rolled_forward", st.RolledForward, "voided", st.Voided, "stuck", st.Stuck, "tables_reseeded", st.TablesReseeded, "duration", st.Duration)
+	return st, nil
+}
+
+// releaseLock deletes the recovery lock if token still holds it.
+func (s *Store) releaseLock(ctx context.Context, token string) {
+	if v, err := s.rdb.Get(ctx, s.k.Recovering()).Result(); err == nil && v == token {
+		s.rdb.Del(ctx, s.k.Recovering())
+	}
+}
+
+// holdLock keeps the recovery lock alive while the recovery runs.
+func (s *Store) holdLock(ctx context.Context, token string, stop <-chan struct{}) {
+	t := time.NewTicker(15 * time.Second)
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if v, err := s.rdb.Get(ctx, s.k.Recovering()).Result(); err == nil && v == token {
+				s.rdb.PExpire(ctx, s.k.Recovering(), time.Minute)
+			}
+		}
+	}
+}
+
+// memberState is what storage says of one transaction member.
+type memberState int
+
+const (
+	memberFree    memberState = iota // final absent, staging present: can be finalized
+	memberFinal                      // the final manifest holds the member's bytes
+	memberBlocked                    // the final manifest holds other bytes
+	memberGone                       // neither final nor staging manifest exists
+)
+
+func (m memberState) String() string {
+	return [...]string{"free", "final", "blocked", "gone"}[m]
+}
+
+// rollForward decides a transaction from storage alone, while Redis is
+// closed (no epoch). A record exists only for a transaction whose claims
+// all succeeded, so it commits whenever every member can still be
+// finalized; if one cannot and none is final, it never committed anywhere
+// and its record is removed. A transaction with some members final and
+// others blocked cannot be completed: that is reported loudly and its
+// record kept for an operator; recovery goes on.
+func (s *Store) rollForward(ctx context.Context, rec txnRecord, token string) (txnOutcome, error) {
+	states := make([]memberState, len(rec.Members))
+	anyFinal, allFinalizable := false, true
+	for i, m := range rec.Members {
+		st, err := s.memberStateOf(ctx, m)
+		if err != nil {
+			return 0, err
+		}
+		states[i] = st
+		anyFinal = anyFinal || st == memberFinal
+		allFinalizable = allFinalizable && (st == memberFree || st == memberFinal)
+	}
+	switch {
+	case anyFinal && !allFinalizable:
+		s.log.Error("redisclaim: a committed transaction cannot be completed: a member's version holds other bytes or its manifests are gone",
+			"txn", rec.TxnID, "states", fmt.Sprint(states))
+		return txnStuck, nil
+	case !allFinalizable:
+		s.log.Warn("redisclaim: recovery voids a transaction that never committed", "txn", rec.TxnID, "states", fmt.Sprint(states))
+		if err := s.objs.Delete(ctx, txnKey(rec.TxnID)); err != nil && !errors.Is(err, objstore.ErrNotFound) {
+			return 0, err
+		}
+		for i, m := range rec.Members {
+			if states[i] == memberFree {
+				s.deleteQuietly(ctx, m.StagingPath)
+			}
+		}
+		return txnVoided, nil
+	}
+	for _, m := range rec.Members {
+		if err := s.finalizeMember(ctx, rec.TxnID, m); err != nil {
+			return 0, err
+		}
+		// Record the member with its staging path and transaction, so that
+		// a retry of the same commit is recognized as a duplicate.
+		f := foundVersion{version: m.Version, path: m.FinalPath, size: m.Size, staging: m.StagingPath, tx: rec.TxnID}
+		if err := s.seedVersions(ctx, m.Table, m.Version, token, []foundVersion{f}); err != nil {
+			return 0, err
+		}
+	}
+	for _, m := range rec.Members {
+		s.deleteQuietly(ctx, m.StagingPath)
+	}
+	if err := s.objs.Delete(ctx, txnKey(rec.TxnID)); err != nil && !errors.Is(err, objstore.ErrNotFound) {
+		return 0, err
+	}
+	return txnCommitted, nil
+}
+
+type txnOutcome int
+
+const (
+	txnCommitted txnOutcome = iota + 1
+	txnVoided
+	txnStuck
+)
+
+func (s *Store) memberStateOf(ctx context.Context, m txnMember) (memberState, error) {
+	fin, ferr := s.objs.Get(ctx, m.FinalPath)
+	stg, serr := s.objs.Get(ctx, m.StagingPath)
+	for _, err := range []error{ferr, serr} {
+		if err != nil && !errors.Is(err, objstore.ErrNotFound) {
+			return 0, err
+		}
+	}
+	switch {
+	case ferr == nil && serr == nil:
+		if string(fin) == string(stg) {
+			return memberFinal, nil
+		}
+		return memberBlocked, nil
+	case ferr == nil:
+		// A member's staging object is deleted only after it was finalized.
+		if int64(len(fin)) == m.Size {
+			return memberFinal, nil
+		}
+		return memberBlocked, nil
+	case serr == nil:
+		return memberFree, nil
+	}
+	return memberGone, nil
+}

@@ -1,0 +1,204 @@
+package redisclaim
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/flightns/flightns/internal/redisproc"
+	"github.com/flightns/flightns/internal/testutil/redistest"
+	"github.com/flightns/flightns/nserror"
+)
+
+func TestRecoveryAfterFlushAllRollsRecordedTransactionsForward(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t, "file")
+	if _, err := e.put("a", 1, "a1"); err != nil {
+		t.Fatal(err)
+	}
+	// A transaction dies right after writing its commit record.
+	e.failAt(StepTxnRecorded, "a", 2, errors.New("crash"))
+	_, err := e.s.BatchPut(ctx, []Entry{
+		{Table: "a", Version: 2, StagingPath: e.stage("a", 2, "txn-a")},
+		{Table: "b", Version: 1, StagingPath: e.stage("b", 1, "txn-b")},
+	})
+	if err == nil {
+		t.Fatal("the fault did not fire")
+	}
+	e.noFaults()
+	// A second transaction whose member version is then taken in storage
+	// by other bytes (Redis had lost its claim): it can never commit.
+	e.failAt(StepTxnRecorded, "c", 1, errors.New("crash"))
+	if _, err := e.s.BatchPut(ctx, []Entry{
+		{Table: "c", Version: 1, StagingPath: e.stage("c", 1, "txn2-c")},
+		{Table: "d", Version: 1, StagingPath: e.stage("d", 1, "txn2-d")},
+	}); err == nil {
+		t.Fatal("the fault did not fire")
+	}
+	e.noFaults()
+	if err := e.objs.Put(ctx, ManifestPath("d", V2, 1), []byte("someone else")); err != nil {
+		t.Fatal(err)
+	}
+
+	e.redis.FlushAll()
+	st, err := e.s.RecoverWithStats(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Transactions != 2 || st.RolledForward != 1 || st.Voided != 1 {
+		t.Fatalf("recovery stats = %+v, want 2 transactions, 1 rolled forward, 1 voided", st)
+	}
+	for tbl, want := range map[string]string{"a": "txn-a", "b": "txn-b"} {
+		v, _, _, err := e.s.GetLatestVersion(ctx, tbl)
+		if err != nil || e.final(tbl, v) != want {
+			t.Fatalf("table %s after recovery: v%d %q, %v", tbl, v, e.final(tbl, v), err)
+		}
+	}
+	if got := e.final("c", 1); got != "" {
+		t.Fatalf("a voided transaction materialized c: %q", got)
+	}
+	if got := e.final("d", 1); got != "someone else" {
+		t.Fatalf("recovery overwrote d: %q", got)
+	}
+	if left, _ := e.objs.ListAll(ctx, txnPrefix); len(left) != 0 {
+		t.Fatalf("records left after recovery: %v", left)
+	}
+	// Commits resume, on top of what storage holds.
+	if _, err := e.put("a", 3, "a3"); err != nil {
+		t.Fatalf("a commit after recovery: %v", err)
+	}
+	if _, err := e.put("a", 2, "a2-again"); !errors.Is(err, nserror.ErrConcurrentModification) {
+		t.Fatalf("re-claiming a recovered version: %v", err)
+	}
+}
+
+func TestRecoveryKeepsTheSequenceAboveItsFloor(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t, "mem")
+	loc, err := e.put("t", 1, "x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.redis.FlushAll()
+	s, err := New(ctx, Config{Redis: e.rdb, Objects: e.objs, Catalog: e.s.Catalog(), Logger: quiet,
+		SeqFloor: func(context.Context) (uint64, error) { return 1000, nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := e.stage("t", 2, "y")
+	loc2, err := s.Put(ctx, "t", 2, p, 0, "")
+	if err != nil || loc2.Seq <= 1000 || loc2.Seq <= loc.Seq {
+		t.Fatalf("sequence after recovery = %d (before %d), %v; want above the floor 1000", loc2.Seq, loc.Seq, err)
+	}
+}
+
+func TestConcurrentRecoveriesRunOnce(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t, "mem")
+	if _, err := e.put("t", 1, "x"); err != nil {
+		t.Fatal(err)
+	}
+	e.redis.FlushAll()
+	var ran atomic.Int32
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			s := e.open(e.s.Catalog())
+			st, err := s.RecoverWithStats(ctx)
+			if err != nil {
+				t.Error(err)
+			}
+			if st.Duration > 0 {
+				ran.Add(1)
+			}
+		})
+	}
+	wg.Wait()
+	if ran.Load() != 1 {
+		t.Fatalf("%d recoveries ran, want exactly 1", ran.Load())
+	}
+}
+
+// A load of single-table commits while Redis is killed and restarted with
+// no persistence: every acknowledged version stays, no final manifest is
+// overwritten, and commits resume after the automatic recovery.
+func TestRedisRestartWithoutPersistenceUnderLoad(t *testing.T) {
+	ctx := context.Background()
+	r := redistest.Start(t, redistest.WithPersistence(redisproc.None))
+	e := newEnvOn(t, r, r.Client(), "file")
+	const writers, tables = 8, 4
+	type ack struct {
+		table   string
+		version uint64
+		content string
+	}
+	var mu sync.Mutex
+	var acks []ack
+	var afterRestart atomic.Int64
+	var restarted atomic.Bool
+	stop := time.Now().Add(3 * time.Second)
+	var wg sync.WaitGroup
+	for w := range writers {
+		wg.Go(func() {
+			for n := 0; time.Now().Before(stop); n++ {
+				tbl := fmt.Sprintf("t%d", rand.IntN(tables))
+				v, _, _, err := e.s.GetLatestVersion(ctx, tbl)
+				if err != nil {
+					time.Sleep(5 * time.Millisecond)
+					continue
+				}
+				content := fmt.Sprintf("w%d-n%d-%s-v%d", w, n, tbl, v+1)
+				p := e.stage(tbl, v+1, content)
+				for attempt := 0; attempt < 50; attempt++ {
+					_, err = e.s.Put(ctx, tbl, v+1, p, 0, "")
+					if err == nil || isCode(err, nserror.ConcurrentModification) || isCode(err, nserror.InvalidInput) {
+						break
+					}
+					time.Sleep(5 * time.Millisecond) // Redis down: retry the same staging path
+				}
+				if err == nil {
+					mu.Lock()
+					acks = append(acks, ack{tbl, v + 1, content})
+					mu.Unlock()
+					if restarted.Load() {
+						afterRestart.Add(1)
+					}
+				}
+			}
+		})
+	}
+	time.Sleep(1200 * time.Millisecond)
+	if err := r.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(100 * time.Millisecond)
+	r.Restart()
+	restarted.Store(true)
+	wg.Wait()
+
+	if len(acks) < 20 || afterRestart.Load() == 0 {
+		t.Fatalf("%d commits acknowledged, %d after the restart: the load did not run or did not resume", len(acks), afterRestart.Load())
+	}
+	for _, a := range acks {
+		if got := e.final(a.table, a.version); got != a.content {
+			t.Fatalf("acknowledged %s v%d = %q, but storage holds %q", a.table, a.version, a.content, got)
+		}
+	}
+	for i := range tables {
+		tbl := fmt.Sprintf("t%d", i)
+		head, _, _, err := e.s.GetLatestVersion(ctx, tbl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for v := uint64(1); v <= head; v++ {
+			if e.final(tbl, v) == "" {
+				t.Fatalf("%s: version %d of %d is missing from storage", tbl, v, head)
+			}
+		}
+	}
+}

@@ -1,0 +1,34 @@
+-- delete_versions.lua: forget the records of versions in ranges.
+--
+-- KEYS[1]  {C}:epoch
+-- KEYS[2]  {C}:seq
+-- KEYS[3]  {C}:log
+-- KEYS[4]  {C}:v:<table>    version records
+-- KEYS[5]  {C}:z:<table>    version index
+-- ARGV[1]  table
+-- ARGV[2]  approximate MAXLEN of the commit log
+-- ARGV[3..] pairs: start (inclusive), end (exclusive; "+inf" for no end)
+--
+-- Guarantee: staged records (commits in flight) are kept; the head never
+-- moves. One log entry records the deletion. Replies {"NOEPOCH"} or
+-- {"OK", deleted count, seq}.
+if not redis.call('GET', KEYS[1]) then return {'NOEPOCH'} end
+local victims = {}
+for i = 3, #ARGV, 2 do
+  local hi = ARGV[i + 1]
+  if hi ~= '+inf' then hi = '(' .. hi end
+  local vers = redis.call('ZRANGE', KEYS[5], ARGV[i], hi, 'BYSCORE')
+  for _, ver in ipairs(vers) do
+    local raw = redis.call('HGET', KEYS[4], ver)
+    if not raw or cjson.decode(raw).st ~= 'staged' then victims[#victims + 1] = ver end
+  end
+end
+if #victims == 0 then return {'OK', 0, ''} end
+for _, ver in ipairs(victims) do
+  redis.call('HDEL', KEYS[4], ver)
+  redis.call('ZREM', KEYS[5], ver)
+end
+local seq = string.format('%d', redis.call('INCR', KEYS[2]))
+redis.call('XADD', KEYS[3], 'MAXLEN', '~', ARGV[2], seq .. '-0',
+  'k', 'delete_versions', 't', ARGV[1], 'vs', table.concat(victims, ','))
+return {'OK', #victims, seq}

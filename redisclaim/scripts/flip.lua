@@ -1,0 +1,22 @@
+-- flip.lua: mark a claimed version final, compare-and-set from the exact
+-- staging path it was claimed with.
+--
+-- KEYS[1]  {C}:v:<table>    version records
+-- ARGV[1]  version
+-- ARGV[2]  the staging path the version was claimed with
+-- ARGV[3]  the final path
+-- ARGV[4]  the final object's size
+--
+-- Guarantee: only a record still claimed with that staging path changes,
+-- and only from staged to final; a record already final stays as it is.
+-- Replies 1 when the record is (now) final, 0 when it is missing or was
+-- claimed with another staging path.
+local raw = redis.call('HGET', KEYS[1], ARGV[1])
+if not raw then return 0 end
+local r = cjson.decode(raw)
+if r.sp ~= ARGV[2] or r.fp ~= ARGV[3] then return 0 end
+if r.st == 'final' then return 1 end
+r.st = 'final'
+r.sz = ARGV[4]
+redis.call('HSET', KEYS[1], ARGV[1], cjson.encode(r))
+return 1

@@ -1,0 +1,774 @@
+package redisclaim
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/flightns/flightns/nserror"
+	"github.com/flightns/flightns/objstore"
+)
+
+// ManifestStore is Lance's ExternalManifestStore contract in Go. A table is
+// named by its directory (a key relative to the catalog root, e.g.
+// "ab12cd34_ns$t"); paths are keys relative to the root.
+type ManifestStore interface {
+	// Get returns the final manifest path of a version.
+	Get(ctx context.Context, table string, version uint64) (string, error)
+	// GetManifestLocation returns a version's location.
+	GetManifestLocation(ctx context.Context, table string, version uint64) (Location, error)
+	// GetLatestVersion returns the newest version and its path; ok is false
+	// for a table without versions.
+	GetLatestVersion(ctx context.Context, table string) (version uint64, path string, ok bool, err error)
+	// GetLatestManifestLocation returns the newest version's location.
+	GetLatestManifestLocation(ctx context.Context, table string) (loc Location, ok bool, err error)
+	// PutIfNotExists records path as version, failing with
+	// ConcurrentModification if the version is taken.
+	PutIfNotExists(ctx context.Context, table string, version uint64, path string, size int64, etag string) error
+	// PutIfExists moves a recorded version from its staging path to its
+	// final path (compare-and-set from the exact staging path).
+	PutIfExists(ctx context.Context, table string, version uint64, path string, size int64, etag string) error
+	// Put runs the whole staging workflow: claim, create-only copy to the
+	// final path (the commit point, acknowledged), flip, delete staging.
+	Put(ctx context.Context, table string, version uint64, stagingPath string, size int64, etag string) (Location, error)
+	// Delete forgets the table.
+	Delete(ctx context.Context, table string) error
+}
+
+var _ ManifestStore = (*Store)(nil)
+
+// Location is where a committed version's manifest is.
+type Location struct {
+	Table   string
+	Version uint64
+	// Path is the final manifest key, relative to the catalog root.
+	Path   string
+	Size   int64
+	ETag   string
+	Scheme NamingScheme
+	// TxnID names the multi-table transaction that committed the version.
+	TxnID string
+	// CommittedAt is the claim time; zero for versions found in storage.
+	CommittedAt time.Time
+	// Seq is the catalog sequence of the claim; 0 for versions found in
+	// storage.
+	Seq uint64
+	// StagingPath is the staging object the version was claimed with ("" for
+	// versions found in storage).
+	StagingPath string
+}
+
+// ConflictError is the cause carried by a ConcurrentModification error: the
+// version is taken, and the table's head is Head.
+type ConflictError struct {
+	Table   string
+	Version uint64
+	Head    uint64
+}
+
+func (e *ConflictError) Error() string {
+	return fmt.Sprintf("version %d of table %s is taken (head is %d)", e.Version, e.Table, e.Head)
+}
+
+func conflict(table string, version, head uint64) error {
+	return nserror.New(nserror.ConcurrentModification, "%w", &ConflictError{Table: table, Version: version, Head: head})
+}
+
+// Step names a point of the commit protocol where tests cut in.
+type Step string
+
+// The protocol's seams, in order.
+const (
+	// StepClaimed: the claim script recorded the version(s) as staged.
+	StepClaimed Step = "claimed"
+	// StepTxnRecorded: a transaction's commit record is in object storage.
+	StepTxnRecorded Step = "txn-recorded"
+	// StepFinalized: a version's final manifest exists (the commit point of
+	// a single-table commit).
+	StepFinalized Step = "finalized"
+	// StepFlipped: a version's record says final.
+	StepFlipped Step = "flipped"
+)
+
+// StepFunc is called at every seam; an error aborts the operation right
+// there, as a crash would, and is returned to the caller.
+type StepFunc func(ctx context.Context, step Step, table string, version uint64) error
+
+// Config configures a Store.
+type Config struct {
+	// Redis is a standalone, Sentinel or Cluster client.
+	Redis redis.UniversalClient
+	// Objects is the catalog root.
+	Objects *objstore.Store
+	// Catalog names the catalog; its Redis keys share the hash tag {Catalog}.
+	Catalog string
+	// Now is the clock (default time.Now).
+	Now func() time.Time
+	// Step is the fault-injection hook (default none).
+	Step StepFunc
+	// LogMaxLen bounds the commit log approximately (default 1,000,000).
+	LogMaxLen int64
+	// SeqFloor returns the highest catalog sequence that is durable outside
+	// Redis (the __manifest table's); recovery never lets the sequence fall
+	// below it. Default: 0.
+	SeqFloor func(ctx context.Context) (uint64, error)
+	// Logger (default slog.Default()).
+	Logger *slog.Logger
+}
+
+// Store is the Redis-backed claim store of one catalog.
+type Store struct {
+	rdb       redis.UniversalClient
+	objs      *objstore.Store
+	catalog   string
+	k         keys
+	sc        *scripts
+	pipe      *pipeliner
+	now       func() time.Time
+	step      StepFunc
+	logMaxLen int64
+	seqFloor  func(ctx context.Context) (uint64, error)
+	log       *slog.Logger
+	recoverMu sync.Mutex // one recovery at a time in this process
+}
+
+// New returns a Store and loads its scripts.
+func New(ctx context.Context, cfg Config) (*Store, error) {
+	if cfg.Redis == nil || cfg.Objects == nil {
+		return nil, errors.New("redisclaim: Config.Redis and Config.Objects are required")
+	}
+	if err := ValidateCatalog(cfg.Catalog); err != nil {
+		return nil, err
+	}
+	s := &Store{
+		rdb: cfg.Redis, objs: cfg.Objects, catalog: cfg.Catalog, k: newKeys(cfg.Catalog), sc: newScripts(),
+		now: cfg.Now, step: cfg.Step, logMaxLen: cfg.LogMaxLen, seqFloor: cfg.SeqFloor, log: cfg.Logger,
+	}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	if s.logMaxLen <= 0 {
+		s.logMaxLen = 1_000_000
+	}
+	if s.log == nil {
+		s.log = slog.Default()
+	}
+	if err := s.sc.load(ctx, s.rdb); err != nil {
+		return nil, err
+	}
+	s.pipe = newPipeliner(s.rdb)
+	return s, nil
+}
+
+// Close stops the Store's background work. The Redis client and the object
+// store are the caller's to close.
+func (s *Store) Close() error {
+	s.pipe.close()
+	return nil
+}
+
+// Catalog returns the catalog name.
+func (s *Store) Catalog() string { return s.catalog }
+
+// Objects returns the object store of the catalog root.
+func (s *Store) Objects() *objstore.Store { return s.objs }
+
+func (s *Store) at(ctx context.Context, step Step, table string, version uint64) error {
+	if s.step == nil {
+		return nil
+	}
+	return s.step(ctx, step, table, version)
+}
+
+// record is a version's record in Redis (JSON built by the scripts; every
+// value is a string so that no number passes through Lua's doubles).
+type record struct {
+	St  string `json:"st"` // "staged" or "final"
+	SP  string `json:"sp"` // staging path claimed ("" when found in storage)
+	FP  string `json:"fp"` // final path
+	Sz  string `json:"sz"`
+	Et  string `json:"et"`
+	Tx  string `json:"tx"`
+	Ts  string `json:"ts"` // claim time, µs
+	Seq string `json:"seq"`
+}
+
+func parseRecord(raw string) (record, error) {
+	var r record
+	if err := json.Unmarshal([]byte(raw), &r); err != nil {
+		return r, fmt.Errorf("redisclaim: corrupt version record %q: %w", raw, err)
+	}
+	return r, nil
+}
+
+func (r record) staged() bool { return r.St == "staged" }
+
+func (r record) size() int64 {
+	n, _ := strconv.ParseInt(r.Sz, 10, 64)
+	return n
+}
+
+func (r record) location(table string, version uint64) Location {
+	loc := Location{Table: table, Version: version, Path: r.FP, Size: r.size(), ETag: r.Et, TxnID: r.Tx, StagingPath: r.SP}
+	if _, m, err := ParseManifestPath(r.FP); err == nil {
+		loc.Scheme = m.Scheme
+	}
+	if us, err := strconv.ParseInt(r.Ts, 10, 64); err == nil {
+		loc.CommittedAt = time.UnixMicro(us).UTC()
+	}
+	loc.Seq, _ = strconv.ParseUint(r.Seq, 10, 64)
+	return loc
+}
+
+// entry is one table's part of a claim.
+type entry struct {
+	table, staging, final string
+	version               uint64
+	size                  int64
+	etag                  string
+}
+
+func (e entry) args() []any {
+	return []any{e.table, strconv.FormatUint(e.version, 10), e.staging, e.final, strconv.FormatInt(e.size, 10), e.etag}
+}
+
+const txnPrefix = "__manifest/_txns/"
+
+// checkTable validates a table directory key.
+func checkTable(table string) error {
+	if err := objstore.ValidateKey(table); err != nil {
+		return nserror.New(nserror.InvalidInput, "table location: %w", err)
+	}
+	if table == "__manifest" || strings.HasPrefix(table, "__manifest/") {
+		return nserror.New(nserror.InvalidInput, "table location %q is inside the catalog's own __manifest", table)
+	}
+	if strings.Contains("/"+table+"/", "/"+versionsDir+"/") {
+		return nserror.New(nserror.InvalidInput, "table location %q contains a %s directory", table, versionsDir)
+	}
+	return nil
+}
+
+func checkVersion(v uint64) error {
+	if v == 0 || v > maxScriptVersion {
+		return nserror.New(nserror.InvalidInput, "version %d is out of range (1 to %d)", v, uint64(maxScriptVersion))
+	}
+	return nil
+}
+
+// checkStaging validates a staging path for (table, version) and returns
+// the final path it will be copied to.
+func checkStaging(table string, version uint64, staging string) (string, error) {
+	if err := checkTable(table); err != nil {
+		return "", err
+	}
+	if err := checkVersion(version); err != nil {
+		return "", err
+	}
+	if err := objstore.ValidateKey(staging); err != nil {
+		return "", nserror.New(nserror.InvalidInput, "staging path: %w", err)
+	}
+	t, m, err := ParseManifestPath(staging)
+	if err != nil {
+		return "", err
+	}
+	switch {
+	case t != table:
+		return "", nserror.New(nserror.InvalidInput, "staging manifest %q is not inside table %q", staging, table)
+	case !m.Staging || m.Detached:
+		return "", nserror.New(nserror.InvalidInput, "%q is not a staging manifest name (<final name>-<suffix>)", staging)
+	case m.Version != version:
+		return "", nserror.New(nserror.InvalidInput, "staging manifest %q is for version %d, not %d", staging, m.Version, version)
+	}
+	return ManifestPath(table, m.Scheme, version), nil
+}
+
+// stagedEntry checks a staging object in storage and builds its entry.
+// found is false when the object does not exist.
+func (s *Store) stagedEntry(ctx context.Context, table string, version uint64, staging string, size int64, etag string) (e entry, found bool, err error) {
+	final, err := checkStaging(table, version, staging)
+	if err != nil {
+		return e, false, err
+	}
+	if size < 0 {
+		return e, false, nserror.New(nserror.InvalidInput, "manifest size %d is negative", size)
+	}
+	if strings.ContainsFunc(etag, func(r rune) bool { return r < 0x20 || r == 0x7f }) || len(etag) > 256 {
+		return e, false, nserror.New(nserror.InvalidInput, "e_tag %q is not a valid ETag", etag)
+	}
+	e = entry{table: table, version: version, staging: staging, final: final, size: size, etag: etag}
+	a, err := s.objs.Head(ctx, staging)
+	if errors.Is(err, objstore.ErrNotFound) {
+		return e, false, nil
+	}
+	if err != nil {
+		return e, false, err
+	}
+	if size > 0 && a.Size != size {
+		return e, false, nserror.New(nserror.InvalidInput, "staging manifest %s has %d bytes, not the %d given", staging, a.Size, size)
+	}
+	e.size = a.Size
+	if e.etag == "" {
+		e.etag = a.ETag
+	}
+	return e, true, nil
+}
+
+// Put runs the staging workflow for one version: claim (version == head+1),
+// create-only copy of the staging object to the final path — the commit
+// point, after which Put succeeds — then flip the record and delete the
+// staging object. A loser gets ConcurrentModification (with a
+// *ConflictError), deletes its staging object and never writes the final
+// path. Repeating a Put with the same staging path returns the same
+// location.
+func (s *Store) Put(ctx context.Context, table string, version uint64, staging string, size int64, etag string) (Location, error) {
+	e, found, err := s.stagedEntry(ctx, table, version, staging, size, etag)
+	if err != nil {
+		return Location{}, err
+	}
+	if !found {
+		return s.retriedPut(ctx, e)
+	}
+	c, err := s.claim(ctx, "", nil, []entry{e})
+	if err != nil {
+		var ce *ConflictError
+		if errors.As(err, &ce) {
+			if s.ownsFinal(ctx, e) {
+				// Redis forgot the claim but storage has our bytes at
+				// this version: our own commit, retried.
+				return s.resolveVersion(ctx, table, version)
+			}
+			s.deleteQuietly(ctx, e.staging)
+		}
+		return Location{}, err
+	}
+	if err := s.at(ctx, StepClaimed, table, version); err != nil {
+		return Location{}, err
+	}
+	rec := c.recs[0]
+	if rec.Tx != "" {
+		// The staging path belongs to a transaction: finish that.
+		if err := s.helpTxn(ctx, rec.Tx, c.epoch); err != nil {
+			return Location{}, err
+		}
+		return s.resolveVersion(ctx, table, version)
+	}
+	return s.finalize(ctx, table, version, rec)
+}
+
+// retriedPut answers a Put whose staging object is gone: if the version was
+// claimed with that staging path, the staging object was consumed by the
+// commit, and the answer is the committed location.
+func (s *Store) retriedPut(ctx context.Context, e entry) (Location, error) {
+	loc, err := s.resolveVersion(ctx, e.table, e.version)
+	if err == nil && loc.StagingPath == e.staging {
+		return loc, nil
+	}
+	if err != nil && !errors.Is(err, nserror.ErrTableVersionNotFound) {
+		return Location{}, err
+	}
+	if err == nil && loc.StagingPath == "" {
+		// The version exists but Redis no longer knows who committed it.
+		return Location{}, nserror.New(nserror.ServiceUnavailable,
+			"version %d of table %s exists and staging manifest %s is gone; whether it was this commit is unknown", e.version, e.table, e.staging)
+	}
+	return Location{}, nserror.New(nserror.InvalidInput, "staging manifest %s does not exist", e.staging)
+}
+
+// ownsFinal reports whether the final object of e exists and holds exactly
+// e's staged bytes.
+func (s *Store) ownsFinal(ctx context.Context, e entry) bool {
+	fin, err := s.objs.Get(ctx, e.final)
+	if err != nil {
+		return false
+	}
+	st, err := s.objs.Get(ctx, e.staging)
+	return err == nil && string(st) == string(fin)
+}
+
+func (s *Store) deleteQuietly(ctx context.Context, key string) {
+	if err := s.objs.Delete(ctx, key); err != nil && !errors.Is(err, objstore.ErrNotFound) {
+		s.log.Warn("redisclaim: deleting a staging manifest", "key", key, "err", err)
+	}
+}
+
+// claimResult is what a successful claim script returned.
+type claimResult struct {
+	epoch string
+	seq   uint64
+	recs  []record
+	dup   bool
+}
+
+// claim runs the claim script for entries, recovering, seeding heads and
+// re-reading storage as the script asks. txnID and txnRecord are empty for
+// a single-table claim.
+func (s *Store) claim(ctx context.Context, txnID string, txnRecord []byte, entries []entry) (claimResult, error) {
+	keys := []string{s.k.Epoch(), s.k.Heads(), s.k.Seq(), s.k.Log(), s.k.Txn(txnID)}
+	args := []any{txnID, strconv.FormatInt(s.now().UnixMicro(), 10), len(entries), string(txnRecord), s.logMaxLen}
+	for _, e := range entries {
+		keys = append(keys, s.k.Versions(e.table), s.k.Index(e.table))
+		args = append(args, e.args()...)
+	}
+	reseeded := map[int]bool{}
+	for attempt := 0; attempt < 10; attempt++ {
+		r, err := run(ctx, s.pipe, s.sc.claim, keys, args...)
+		if err != nil {
+			return claimResult{}, fmt.Errorf("redisclaim: claim: %w", err)
+		}
+		switch r.status() {
+		case "NOEPOCH":
+			if err := s.Recover(ctx); err != nil {
+				return claimResult{}, err
+			}
+		case "NOHEAD":
+			i := atoiOr(r.str(1), 1) - 1
+			if _, err := s.seedFromStorage(ctx, entries[i].table, true); err != nil {
+				return claimResult{}, err
+			}
+		case "GAP":
+			i := atoiOr(r.str(1), 1) - 1
+			if reseeded[i] {
+				head, _ := strconv.ParseUint(r.str(2), 10, 64)
+				return claimResult{}, nserror.New(nserror.InvalidInput,
+					"version %d of table %s skips versions: the table's latest version is %d", entries[i].version, entries[i].table, head)
+			}
+			// Storage may know versions Redis lost: heads only move up.
+			reseeded[i] = true
+			if _, err := s.seedFromStorage(ctx, entries[i].table, true); err != nil {
+				return claimResult{}, err
+			}
+		case "CONFLICT":
+			i := atoiOr(r.str(1), 1) - 1
+			head, _ := strconv.ParseUint(r.str(2), 10, 64)
+			return claimResult{}, conflict(entries[i].table, entries[i].version, head)
+		case "DUP", "OK":
+			res := claimResult{epoch: r.str(1), dup: r.status() == "DUP"}
+			if res.dup {
+				for i := range entries {
+					rec, err := parseRecord(r.str(2 + i))
+					if err != nil {
+						return claimResult{}, err
+					}
+					res.recs = append(res.recs, rec)
+				}
+				return res, nil
+			}
+			res.seq, _ = strconv.ParseUint(r.str(2), 10, 64)
+			for _, e := range entries {
+				res.recs = append(res.recs, record{St: "staged", SP: e.staging, FP: e.final, Sz: strconv.FormatInt(e.size, 10),
+					Et: e.etag, Tx: txnID, Seq: r.str(2)})
+			}
+			return res, nil
+		default:
+			return claimResult{}, fmt.Errorf("redisclaim: claim script replied %v", []any(r))
+		}
+	}
+	return claimResult{}, nserror.New(nserror.ServiceUnavailable, "redisclaim: claim did not settle after 10 attempts")
+}
+
+func atoiOr(s string, def int) int {
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		return def
+	}
+	return n
+}
+
+// finalize materializes a claimed, staged version of a single-table claim:
+// create-only copy (the commit point), flip, delete staging. It is what the
+// writer does after its claim and what a reader does to help.
+func (s *Store) finalize(ctx context.Context, table string, version uint64, rec record) (Location, error) {
+	loc := rec.location(table, version)
+	if !rec.staged() {
+		return loc, nil
+	}
+	_, err := s.objs.PromoteIfAbsent(ctx, rec.SP, rec.FP)
+	switch {
+	case err == nil:
+	case errors.Is(err, objstore.ErrAlreadyExists):
+		return Location{}, s.supersede(ctx, table, version, rec)
+	case errors.Is(err, objstore.ErrNotFound):
+		// The staging object is gone: a helper finished before us (it
+		// deletes staging only after the final object exists).
+		a, herr := s.objs.Head(ctx, rec.FP)
+		if herr != nil || a.Size != rec.size() {
+			return Location{}, nserror.New(nserror.Internal,
+				"version %d of table %s was claimed, but its staging manifest %s is gone and its final manifest is missing or of another size", version, table, rec.SP)
+		}
+	default:
+		return Location{}, err
+	}
+	if err := s.at(ctx, StepFinalized, table, version); err != nil {
+		return Location{}, err
+	}
+	// Past the commit point: what follows is repair and garbage collection.
+	// Failures are logged and left for the next reader, never reported.
+	ok, err := s.flip(ctx, table, version, rec)
+	if err != nil || !ok {
+		s.log.Warn("redisclaim: version is committed but its record could not be flipped", "table", table, "version", version, "ok", ok, "err", err)
+		return loc, nil
+	}
+	if err := s.at(ctx, StepFlipped, table, version); err != nil {
+		return Location{}, err
+	}
+	s.deleteQuietly(ctx, rec.SP)
+	return loc, nil
+}
+
+func (s *Store) flip(ctx context.Context, table string, version uint64, rec record) (bool, error) {
+	r, err := run(ctx, s.pipe, s.sc.flip, []string{s.k.Versions(table)},
+		strconv.FormatUint(version, 10), rec.SP, rec.FP, rec.Sz)
+	if err != nil {
+		return false, err
+	}
+	return r.str(0) == "1", nil
+}
+
+// supersede handles a claim whose final path already holds other bytes:
+// Redis had lost the commit that wrote them. The claim is replaced by what
+// storage holds, the head re-read from storage, and the writer told that
+// the version is taken (it is).
+func (s *Store) supersede(ctx context.Context, table string, version uint64, rec record) error {
+	a, err := s.objs.Head(ctx, rec.FP)
+	if err != nil {
+		return err
+	}
+	s.log.Error("redisclaim: a claimed version already exists in storage with other bytes; Redis had lost that commit",
+		"table", table, "version", version, "final", rec.FP, "staging", rec.SP)
+	if _, err := run(ctx, s.pipe, s.sc.supersede, []string{s.k.Versions(table)},
+		strconv.FormatUint(version, 10), rec.SP, rec.FP, strconv.FormatInt(a.Size, 10)); err != nil {
+		return err
+	}
+	head, err := s.seedFromStorage(ctx, table, true)
+	if err != nil {
+		return err
+	}
+	if rec.Tx == "" {
+		s.deleteQuietly(ctx, rec.SP)
+		return conflict(table, version, head)
+	}
+	return nserror.New(nserror.Internal, "transaction %s: member version %d of table %s is occupied in storage by other bytes", rec.Tx, version, table)
+}
+
+// resolveVersion returns a committed version's location, finishing a
+// half-done commit first (helping). Version 0 means the head.
+func (s *Store) resolveVersion(ctx context.Context, table string, version uint64) (Location, error) {
+	if err := checkTable(table); err != nil {
+		return Location{}, err
+	}
+	if version > maxScriptVersion {
+		return Location{}, nserror.New(nserror.TableVersionNotFound, "table %s has no version %d", table, version)
+	}
+	verArg := ""
+	if version != 0 {
+		verArg = strconv.FormatUint(version, 10)
+	}
+	for attempt := 0; attempt < 10; attempt++ {
+		r, err := run(ctx, s.pipe, s.sc.get, []string{s.k.Epoch(), s.k.Heads(), s.k.Versions(table)}, table, verArg)
+		if err != nil {
+			return Location{}, fmt.Errorf("redisclaim: get: %w", err)
+		}
+		switch r.status() {
+		case "NOEPOCH":
+			if err := s.Recover(ctx); err != nil {
+				return Location{}, err
+			}
+			continue
+		case "NOHEAD":
+			head, err := s.seedFromStorage(ctx, table, false)
+			if err != nil {
+				return Location{}, err
+			}
+			if head == 0 {
+				return Location{}, s.notFound(table, version)
+			}
+			continue
+		case "OK":
+		default:
+			return Location{}, fmt.Errorf("redisclaim: get script replied %v", []any(r))
+		}
+		epoch := r.str(1)
+		head, _ := strconv.ParseUint(r.str(2), 10, 64)
+		v := version
+		if v == 0 {
+			v = head
+		}
+		if v == 0 || v > head {
+			return Location{}, s.notFound(table, version)
+		}
+		raw := r.str(3)
+		if raw == "" {
+			return s.fromStorage(ctx, table, v)
+		}
+		rec, err := parseRecord(raw)
+		if err != nil {
+			return Location{}, err
+		}
+		if !rec.staged() {
+			return rec.location(table, v), nil
+		}
+		if rec.Tx == "" {
+			return s.finalize(ctx, table, v, rec)
+		}
+		err = s.helpTxn(ctx, rec.Tx, epoch)
+		if errors.Is(err, errEpochChanged) {
+			continue
+		}
+		if err != nil {
+			return Location{}, err
+		}
+		version = v
+	}
+	return Location{}, nserror.New(nserror.ServiceUnavailable, "redisclaim: reading version %d of %s did not settle", version, table)
+}
+
+func (s *Store) notFound(table string, version uint64) error {
+	if version == 0 {
+		return nserror.New(nserror.TableVersionNotFound, "table %s has no versions", table)
+	}
+	return nserror.New(nserror.TableVersionNotFound, "table %s has no version %d", table, version)
+}
+
+// fromStorage answers for a version that Redis has no record of (deleted,
+// or lost): storage is the truth; a final manifest found there is recorded.
+func (s *Store) fromStorage(ctx context.Context, table string, version uint64) (Location, error) {
+	for _, scheme := range []NamingScheme{V2, V1} {
+		p := ManifestPath(table, scheme, version)
+		a, err := s.objs.Head(ctx, p)
+		if errors.Is(err, objstore.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return Location{}, err
+		}
+		if err := s.seedVersions(ctx, table, 0, "", []foundVersion{{version: version, path: p, size: a.Size}}); err != nil {
+			return Location{}, err
+		}
+		return Location{Table: table, Version: version, Path: p, Size: a.Size, ETag: a.ETag, Scheme: scheme}, nil
+	}
+	return Location{}, s.notFound(table, version)
+}
+
+// Get implements ManifestStore.
+func (s *Store) Get(ctx context.Context, table string, version uint64) (string, error) {
+	loc, err := s.GetManifestLocation(ctx, table, version)
+	return loc.Path, err
+}
+
+// GetManifestLocation implements ManifestStore.
+func (s *Store) GetManifestLocation(ctx context.Context, table string, version uint64) (Location, error) {
+	if err := checkVersion(version); err != nil {
+		return Location{}, err
+	}
+	return s.resolveVersion(ctx, table, version)
+}
+
+// GetLatestVersion implements ManifestStore.
+func (s *Store) GetLatestVersion(ctx context.Context, table string) (uint64, string, bool, error) {
+	loc, ok, err := s.GetLatestManifestLocation(ctx, table)
+	return loc.Version, loc.Path, ok, err
+}
+
+// GetLatestManifestLocation implements ManifestStore.
+func (s *Store) GetLatestManifestLocation(ctx context.Context, table string) (Location, bool, error) {
+	loc, err := s.resolveVersion(ctx, table, 0)
+	if errors.Is(err, nserror.ErrTableVersionNotFound) {
+		return Location{}, false, nil
+	}
+	return loc, err == nil, err
+}
+
+// PutIfNotExists implements ManifestStore: it records path (a staging or a
+// final manifest key of the table) as the version, without copying.
+func (s *Store) PutIfNotExists(ctx context.Context, table string, version uint64, path string, size int64, etag string) error {
+	if err := checkTable(table); err != nil {
+		return err
+	}
+	if err := checkVersion(version); err != nil {
+		return err
+	}
+	t, m, err := ParseManifestPath(path)
+	if err != nil {
+		return err
+	}
+	if t != table || m.Version != version || m.Detached {
+		return nserror.New(nserror.InvalidInput, "%q is not a manifest of version %d of table %s", path, version, table)
+	}
+	e := entry{table: table, version: version, staging: path, final: ManifestPath(table, m.Scheme, version), size: size, etag: etag}
+	_, err = s.claim(ctx, "", nil, []entry{e})
+	return err
+}
+
+// PutIfExists implements ManifestStore: the version's record moves from its
+// staging path to path, which must be the final path it was claimed for.
+func (s *Store) PutIfExists(ctx context.Context, table string, version uint64, path string, size int64, _ string) error {
+	if err := checkTable(table); err != nil {
+		return err
+	}
+	if err := checkVersion(version); err != nil {
+		return err
+	}
+	r, err := run(ctx, s.pipe, s.sc.get, []string{s.k.Epoch(), s.k.Heads(), s.k.Versions(table)}, table, strconv.FormatUint(version, 10))
+	if err != nil {
+		return err
+	}
+	if r.status() != "OK" || r.str(3) == "" {
+		return s.notFound(table, version)
+	}
+	rec, err := parseRecord(r.str(3))
+	if err != nil {
+		return err
+	}
+	if rec.FP != path {
+		return nserror.New(nserror.InvalidInput, "version %d of table %s is claimed for %s, not %s", version, table, rec.FP, path)
+	}
+	if size > 0 {
+		rec.Sz = strconv.FormatInt(size, 10)
+	}
+	ok, err := s.flip(ctx, table, version, rec)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return nserror.New(nserror.ConcurrentModification, "version %d of table %s changed while it was being finalized", version, table)
+	}
+	return nil
+}
+
+// Delete implements ManifestStore: Redis forgets the table (its head,
+// records and index). Storage is not touched.
+func (s *Store) Delete(ctx context.Context, table string) error {
+	if err := checkTable(table); err != nil {
+		return err
+	}
+	return s.withEpoch(ctx, func() (reply, error) {
+		return run(ctx, s.pipe, s.sc.drop,
+			[]string{s.k.Epoch(), s.k.Heads(), s.k.Seq(), s.k.Log(), s.k.Versions(table), s.k.Index(table)}, table, s.logMaxLen)
+	})
+}
+
+// withEpoch runs a script that answers NOEPOCH when Redis lost its state,
+// recovering and retrying then.
+func (s *Store) withEpoch(ctx context.Context, fn func() (reply, error)) error {
+	for attempt := 0; attempt < 5; attempt++ {
+		r, err := fn()
+		if err != nil {
+			return err
+		}
+		if r.status() != "NOEPOCH" {
+			return nil
+		}
+		if err := s.Recover(ctx); err != nil {
+			return err
+		}
+	}
+	return nserror.New(nserror.ServiceUnavailable, "redisclaim: Redis keeps losing its state")
+}

@@ -1,0 +1,331 @@
+package redisclaim
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/flightns/flightns/nserror"
+)
+
+var backendsUnderTest = []string{"mem", "file", "s3"}
+
+func TestPutCommitsAndEveryReadSeesIt(t *testing.T) {
+	ctx := context.Background()
+	for _, b := range backendsUnderTest {
+		t.Run(b, func(t *testing.T) {
+			e := newEnv(t, b)
+			if _, _, ok, err := e.s.GetLatestVersion(ctx, "t1"); ok || err != nil {
+				t.Fatalf("GetLatestVersion of an empty table = ok %v, %v", ok, err)
+			}
+			for v := uint64(1); v <= 3; v++ {
+				loc, err := e.put("t1", v, fmt.Sprintf("manifest-%d", v))
+				if err != nil {
+					t.Fatalf("Put v%d: %v", v, err)
+				}
+				if loc.Version != v || loc.Path != ManifestPath("t1", V2, v) || loc.Size != int64(len("manifest-1")) || loc.Seq == 0 {
+					t.Fatalf("Put v%d = %+v", v, loc)
+				}
+			}
+			v, p, ok, err := e.s.GetLatestVersion(ctx, "t1")
+			if err != nil || !ok || v != 3 || p != "t1/_versions/18446744073709551612.manifest" {
+				t.Fatalf("GetLatestVersion = %d %q %v %v", v, p, ok, err)
+			}
+			for v := uint64(1); v <= 3; v++ {
+				if got := e.final("t1", v); got != fmt.Sprintf("manifest-%d", v) {
+					t.Fatalf("final v%d = %q", v, got)
+				}
+				p, err := e.s.Get(ctx, "t1", v)
+				if err != nil || p != ManifestPath("t1", V2, v) {
+					t.Fatalf("Get v%d = %q, %v", v, p, err)
+				}
+			}
+			if left := e.stagingLeft("t1"); len(left) != 0 {
+				t.Fatalf("staging objects left after commits: %v", left)
+			}
+			if _, err := e.s.Get(ctx, "t1", 4); !errors.Is(err, nserror.ErrTableVersionNotFound) {
+				t.Fatalf("Get of a future version: %v, want TableVersionNotFound", err)
+			}
+			desc, next, err := e.s.ListVersions(ctx, "t1", ListOptions{Descending: true, Limit: 2})
+			if err != nil || len(desc) != 2 || desc[0].Version != 3 || desc[1].Version != 2 || next != 2 {
+				t.Fatalf("ListVersions desc = %+v next %d, %v", desc, next, err)
+			}
+			rest, next, err := e.s.ListVersions(ctx, "t1", ListOptions{Descending: true, Limit: 2, After: next})
+			if err != nil || len(rest) != 1 || rest[0].Version != 1 || next != 0 {
+				t.Fatalf("ListVersions page 2 = %+v next %d, %v", rest, next, err)
+			}
+			asc, _, err := e.s.ListVersions(ctx, "t1", ListOptions{})
+			if err != nil || len(asc) != 3 || asc[0].Version != 1 {
+				t.Fatalf("ListVersions asc = %+v, %v", asc, err)
+			}
+		})
+	}
+}
+
+func TestClaimsAreStrict(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t, "mem")
+	if _, err := e.put("t", 2, "skip"); !errors.Is(err, nserror.ErrInvalidInput) {
+		t.Fatalf("version 2 of an empty table: %v, want InvalidInput (not a conflict: it is not taken)", err)
+	}
+	if _, err := e.put("t", 1, "one"); err != nil {
+		t.Fatal(err)
+	}
+	loser := e.stage("t", 1, "other")
+	_, err := e.s.Put(ctx, "t", 1, loser, 0, "")
+	var ce *ConflictError
+	if !errors.Is(err, nserror.ErrConcurrentModification) || !errors.As(err, &ce) || ce.Head != 1 || ce.Version != 1 {
+		t.Fatalf("second claim of version 1: %v, want ConcurrentModification with head 1", err)
+	}
+	if got := e.final("t", 1); got != "one" {
+		t.Fatalf("final v1 = %q after a losing claim", got)
+	}
+	if _, err := e.objs.Head(ctx, loser); err == nil {
+		t.Fatalf("the loser's staging object %s was not deleted", loser)
+	}
+	if _, err := e.put("t", 3, "gap"); !errors.Is(err, nserror.ErrInvalidInput) {
+		t.Fatalf("version 3 on head 1: %v, want InvalidInput", err)
+	}
+	if v, _, _, _ := e.s.GetLatestVersion(ctx, "t"); v != 1 {
+		t.Fatalf("head moved to %d", v)
+	}
+}
+
+func TestRepeatedPutWithTheSameStagingPathIsIdempotent(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t, "file")
+	p := e.stage("t", 1, "mine")
+	first, err := e.s.Put(ctx, "t", 1, p, 4, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The staging object is gone now: the retry is answered from the record.
+	again, err := e.s.Put(ctx, "t", 1, p, 4, "")
+	if err != nil || again.Path != first.Path || again.Version != 1 {
+		t.Fatalf("retried Put = %+v, %v; want %+v", again, err, first)
+	}
+	// A retry whose reply was lost before the staging object was deleted.
+	p2 := e.stage("t", 2, "second")
+	e.failAt(StepFinalized, "t", 2, errors.New("reply lost"))
+	if _, err := e.s.Put(ctx, "t", 2, p2, 6, ""); err == nil {
+		t.Fatal("the injected fault did not fire")
+	}
+	e.noFaults()
+	loc, err := e.s.Put(ctx, "t", 2, p2, 6, "")
+	if err != nil || loc.Version != 2 || e.final("t", 2) != "second" {
+		t.Fatalf("retry after a lost reply = %+v, %v", loc, err)
+	}
+}
+
+func TestExactlyOneWinnerPerVersion(t *testing.T) {
+	ctx := context.Background()
+	for _, c := range []struct {
+		backend string
+		rounds  int
+	}{{"mem", 200}, {"file", 40}} {
+		t.Run(c.backend, func(t *testing.T) {
+			e := newEnv(t, c.backend)
+			const writers = 64
+			for round := 1; round <= c.rounds; round++ {
+				v := uint64(round)
+				paths := make([]string, writers)
+				for w := range writers {
+					paths[w] = e.stage("hot", v, fmt.Sprintf("r%d-w%d", round, w))
+				}
+				errs := make([]error, writers)
+				var wg sync.WaitGroup
+				start := make(chan struct{})
+				for w := range writers {
+					wg.Go(func() {
+						<-start
+						_, errs[w] = e.s.Put(ctx, "hot", v, paths[w], 0, "")
+					})
+				}
+				close(start)
+				wg.Wait()
+				winner := -1
+				for w, err := range errs {
+					switch {
+					case err == nil && winner >= 0:
+						t.Fatalf("round %d: writers %d and %d both won", round, winner, w)
+					case err == nil:
+						winner = w
+					case !errors.Is(err, nserror.ErrConcurrentModification):
+						t.Fatalf("round %d: writer %d: %v", round, w, err)
+					}
+				}
+				if winner < 0 {
+					t.Fatalf("round %d: no winner", round)
+				}
+				if got := e.final("hot", v); got != fmt.Sprintf("r%d-w%d", round, winner) {
+					t.Fatalf("round %d: final = %q, want the winner's (w%d)", round, got, winner)
+				}
+				if left := e.stagingLeft("hot"); len(left) != 0 {
+					t.Fatalf("round %d: staging objects left: %v", round, left)
+				}
+			}
+		})
+	}
+}
+
+func TestVersionsAlreadyInStorageSeedTheHead(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t, "file")
+	// A table written before flightns knew it: finals, one stray staging.
+	for v := uint64(1); v <= 5; v++ {
+		if err := e.objs.Put(ctx, ManifestPath("old", V2, v), []byte(fmt.Sprintf("old-%d", v))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e.stage("old", 6, "abandoned")
+	if _, err := e.put("old", 1, "again"); !errors.Is(err, nserror.ErrConcurrentModification) {
+		t.Fatalf("claiming version 1 of a table with 5 versions: %v", err)
+	}
+	if _, err := e.put("old", 6, "new"); err != nil {
+		t.Fatalf("claiming version 6: %v", err)
+	}
+	loc, err := e.s.GetManifestLocation(ctx, "old", 3)
+	if err != nil || loc.Size != int64(len("old-3")) {
+		t.Fatalf("an old version is not described: %+v, %v", loc, err)
+	}
+	all, _, err := e.s.ListVersions(ctx, "old", ListOptions{})
+	if err != nil || len(all) != 6 {
+		t.Fatalf("ListVersions = %d versions, %v; want 6", len(all), err)
+	}
+	// V1-named tables work too.
+	for v := uint64(1); v <= 2; v++ {
+		if err := e.objs.Put(ctx, ManifestPath("v1t", V1, v), []byte("x")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	v, p, ok, err := e.s.GetLatestVersion(ctx, "v1t")
+	if err != nil || !ok || v != 2 || p != "v1t/_versions/2.manifest" {
+		t.Fatalf("V1 table latest = %d %q %v %v", v, p, ok, err)
+	}
+}
+
+func TestBadInputIsRefusedBeforeAnyWrite(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t, "mem")
+	good := e.stage("t", 1, "12345")
+	other := e.stage("u", 1, "x")
+	cases := []struct {
+		name    string
+		table   string
+		version uint64
+		staging string
+		size    int64
+	}{
+		{"empty table", "", 1, good, 0},
+		{"oversized table", strings.Repeat("t", 2000), 1, good, 0},
+		{"table with ..", "../t", 1, good, 0},
+		{"table inside __manifest", "__manifest/x", 1, good, 0},
+		{"version 0", "t", 0, good, 0},
+		{"version beyond 2^53", "t", 1 << 60, good, 0},
+		{"negative size", "t", 1, good, -1},
+		{"size that does not match", "t", 1, good, 99},
+		{"staging of another table", "t", 1, other, 0},
+		{"staging of another version", "t", 2, good, 0},
+		{"final name as staging", "t", 1, ManifestPath("t", V2, 1), 0},
+		{"staging outside _versions", "t", 1, "t/x.manifest-1", 0},
+		{"missing staging object", "t", 1, StagingPath(ManifestPath("t", V2, 1)), 0},
+	}
+	for _, c := range cases {
+		_, err := e.s.Put(ctx, c.table, c.version, c.staging, c.size, "")
+		if !errors.Is(err, nserror.ErrInvalidInput) {
+			t.Errorf("%s: %v, want InvalidInput", c.name, err)
+		}
+	}
+	_, err := e.s.BatchPut(ctx, []Entry{{Table: "t", Version: 1, StagingPath: good}, {Table: "t", Version: 1, StagingPath: good}})
+	if !errors.Is(err, nserror.ErrInvalidInput) {
+		t.Errorf("duplicate tables in a batch: %v, want InvalidInput", err)
+	}
+	if _, err := e.s.BatchPut(ctx, nil); !errors.Is(err, nserror.ErrInvalidInput) {
+		t.Errorf("empty batch: %v, want InvalidInput", err)
+	}
+	// Nothing was claimed, nothing materialized.
+	if n, _ := e.rdb.HLen(ctx, e.s.k.Heads()).Result(); n != 0 {
+		t.Errorf("bad input left %d heads in Redis", n)
+	}
+	if got := e.final("t", 1); got != "" {
+		t.Errorf("bad input materialized %q", got)
+	}
+	if _, err := New(ctx, Config{Redis: e.rdb, Objects: e.objs, Catalog: "bad{tag}"}); !errors.Is(err, nserror.ErrInvalidInput) {
+		t.Errorf("catalog name with braces: %v", err)
+	}
+}
+
+func TestDeleteVersionsAndDelete(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t, "mem")
+	for v := uint64(1); v <= 5; v++ {
+		if _, err := e.put("t", v, fmt.Sprint(v)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	n, err := e.s.DeleteVersions(ctx, "t", []Range{{Start: 1, End: 3}, {Start: 4, End: 5}})
+	if err != nil || n != 3 {
+		t.Fatalf("DeleteVersions = %d, %v; want 3", n, err)
+	}
+	all, _, _ := e.s.ListVersions(ctx, "t", ListOptions{})
+	if len(all) != 2 || all[0].Version != 3 || all[1].Version != 5 {
+		t.Fatalf("versions after delete: %+v", all)
+	}
+	if _, err := e.put("t", 5, "again"); !errors.Is(err, nserror.ErrConcurrentModification) {
+		t.Fatalf("a deleted version's number is reused: %v", err)
+	}
+	if _, err := e.s.DeleteVersions(ctx, "t", []Range{{Start: 3, End: 2}}); !errors.Is(err, nserror.ErrInvalidInput) {
+		t.Fatalf("reversed range: %v", err)
+	}
+	if err := e.s.Delete(ctx, "t"); err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := e.rdb.Exists(ctx, e.s.k.Versions("t"), e.s.k.Index("t")).Result(); n != 0 {
+		t.Fatalf("Delete left %d keys", n)
+	}
+}
+
+func TestStoreWorksOnARedisCluster(t *testing.T) {
+	ctx := context.Background()
+	cl := redistestCluster(t)
+	e := newEnvOn(t, nil, cl, "mem")
+	for v := uint64(1); v <= 3; v++ {
+		if _, err := e.put("t", v, fmt.Sprint(v)); err != nil {
+			t.Fatalf("Put on a cluster: %v", err)
+		}
+	}
+	if _, err := e.put("t", 3, "late"); !errors.Is(err, nserror.ErrConcurrentModification) {
+		t.Fatalf("conflict on a cluster: %v", err)
+	}
+	b, err := e.s.BatchPut(ctx, []Entry{
+		{Table: "a", Version: 1, StagingPath: e.stage("a", 1, "a1")},
+		{Table: "t", Version: 4, StagingPath: e.stage("t", 4, "t4")},
+	})
+	if err != nil || len(b.Locations) != 2 {
+		t.Fatalf("BatchPut on a cluster = %+v, %v", b, err)
+	}
+	heads, seq, err := e.s.LatestVersions(ctx, []string{"a", "t", "none"})
+	if err != nil || heads[0] != 1 || heads[1] != 4 || heads[2] != 0 || seq < b.Seq {
+		t.Fatalf("LatestVersions = %v @%d, %v", heads, seq, err)
+	}
+	// Kill the master that holds the catalog: with no replica the catalog
+	// is unavailable, and errors say so rather than succeed wrongly.
+	owner, err := cl.NodeForKey(ctx, e.s.k.Heads())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cl.Kill(owner); err != nil {
+		t.Fatal(err)
+	}
+	cctx, cancel := context.WithTimeout(ctx, 3e9)
+	defer cancel()
+	if _, err := e.s.Put(cctx, "t", 5, e.stage("t", 5, "t5"), 0, ""); err == nil {
+		t.Fatal("Put succeeded with the catalog's master dead")
+	}
+	if got := e.final("t", 5); got != "" {
+		t.Fatalf("a commit materialized while Redis was down: %q", got)
+	}
+}

@@ -1,0 +1,351 @@
+package redisclaim
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/flightns/flightns/nserror"
+	"github.com/flightns/flightns/objstore"
+)
+
+// MaxBatch bounds the tables of one multi-table commit.
+const MaxBatch = 1000
+
+// Entry is one table's part of a multi-table commit.
+type Entry struct {
+	Table       string
+	Version     uint64
+	StagingPath string
+	Size        int64
+	ETag        string
+}
+
+// Batch is a committed multi-table transaction.
+type Batch struct {
+	TxnID string
+	// Seq is the catalog sequence at which all members became visible.
+	Seq       uint64
+	Locations []Location
+}
+
+// txnRecord is a transaction's commit record, written create-only to
+// __manifest/_txns/<id>.json. Its bytes are fixed when the transaction is
+// claimed (and kept in Redis), so every writer of the record — the
+// coordinator or a helper — writes the same bytes.
+type txnRecord struct {
+	TxnID     string      `json:"txn_id"`
+	Catalog   string      `json:"catalog"`
+	CreatedAt time.Time   `json:"created_at"`
+	Members   []txnMember `json:"members"`
+}
+
+type txnMember struct {
+	Table       string `json:"table"`
+	Version     uint64 `json:"version"`
+	StagingPath string `json:"staging_path"`
+	FinalPath   string `json:"final_path"`
+	Size        int64  `json:"size"`
+	ETag        string `json:"etag,omitempty"`
+}
+
+func txnKey(id string) string { return txnPrefix + id + ".json" }
+
+func parseTxnRecord(b []byte) (txnRecord, error) {
+	var r txnRecord
+	if err := json.Unmarshal(b, &r); err != nil {
+		return r, fmt.Errorf("redisclaim: corrupt transaction record: %w", err)
+	}
+	if r.TxnID == "" || len(r.Members) == 0 {
+		return r, errors.New("redisclaim: transaction record without id or members")
+	}
+	return r, nil
+}
+
+var errEpochChanged = errors.New("redisclaim: Redis state changed under a transaction")
+
+// BatchPut commits one new version of each of several tables atomically:
+// every member gets its version or none does.
+//
+// Protocol: one script checks every member (version == head+1) and claims
+// all with one transaction id; the transaction record is written
+// create-only to object storage (the commit point); a second script
+// confirms the claims still stand in the same Redis epoch; then every
+// member is finalized (create-only copy), flipped, and its staging object
+// deleted. A crash anywhere after the claim is finished by the next reader
+// of any member (or by recovery), never undone.
+func (s *Store) BatchPut(ctx context.Context, entries []Entry) (Batch, error) {
+	if len(entries) == 0 || len(entries) > MaxBatch {
+		return Batch{}, nserror.New(nserror.InvalidInput, "a batch commits 1 to %d tables, not %d", MaxBatch, len(entries))
+	}
+	seen := map[string]bool{}
+	es := make([]entry, len(entries))
+	missing := 0
+	var mu sync.Mutex
+	var firstErr error
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 16)
+	for i, in := range entries {
+		if seen[in.Table] {
+			return Batch{}, nserror.New(nserror.InvalidInput, "table %s appears twice in one batch", in.Table)
+		}
+		seen[in.Table] = true
+		if _, err := checkStaging(in.Table, in.Version, in.StagingPath); err != nil {
+			return Batch{}, err
+		}
+		wg.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			e, found, err := s.stagedEntry(ctx, in.Table, in.Version, in.StagingPath, in.Size, in.ETag)
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil && firstErr == nil {
+				firstErr = err
+			}
+			if !found {
+				missing++
+			}
+			es[i] = e
+		})
+	}
+	wg.Wait()
+	if firstErr != nil {
+		return Batch{}, firstErr
+	}
+	if missing > 0 {
+		// A retry after a lost reply: the staging objects were consumed.
+		return s.retriedBatch(ctx, es)
+	}
+
+	id, err := uuid.NewV7()
+	if err != nil {
+		return Batch{}, err
+	}
+	rec := txnRecord{TxnID: id.String(), Catalog: s.catalog, CreatedAt: s.now().UTC().Truncate(time.Microsecond)}
+	for _, e := range es {
+		rec.Members = append(rec.Members, txnMember{Table: e.table, Version: e.version, StagingPath: e.staging,
+			FinalPath: e.final, Size: e.size, ETag: e.etag})
+	}
+	recBytes, err := json.Marshal(rec)
+	if err != nil {
+		return Batch{}, err
+	}
+	c, err := s.claim(ctx, rec.TxnID, recBytes, es)
+	if err != nil {
+		var ce *ConflictError
+		if errors.As(err, &ce) {
+			for _, e := range es {
+				s.deleteQuietly(ctx, e.staging)
+			}
+		}
+		return Batch{}, err
+	}
+	txnID := rec.TxnID
+	if c.dup {
+		txnID = c.recs[0].Tx
+	}
+	if err := s.at(ctx, StepClaimed, es[0].table, es[0].version); err != nil {
+		return Batch{}, err
+	}
+	if err := s.helpTxn(ctx, txnID, c.epoch); err != nil {
+		if errors.Is(err, errEpochChanged) {
+			return Batch{}, nserror.New(nserror.ServiceUnavailable,
+				"transaction %s: Redis lost its state while committing; recovery decides the outcome, retry the same request to learn it", txnID)
+		}
+		return Batch{}, err
+	}
+	return s.batchResult(ctx, txnID, es)
+}
+
+// retriedBatch answers a BatchPut whose staging objects are gone: every
+// member must be committed with its staging path, by one transaction.
+func (s *Store) retriedBatch(ctx context.Context, es []entry) (Batch, error) {
+	txn := ""
+	for _, e := range es {
+		loc, err := s.resolveVersion(ctx, e.table, e.version)
+		if err != nil || loc.StagingPath != e.staging || loc.TxnID == "" || (txn != "" && loc.TxnID != txn) {
+			return Batch{}, nserror.New(nserror.InvalidInput, "staging manifest %s does not exist", e.staging)
+		}
+		txn = loc.TxnID
+	}
+	return s.batchResult(ctx, txn, es)
+}
+
+func (s *Store) batchResult(ctx context.Context, txnID string, es []entry) (Batch, error) {
+	b := Batch{TxnID: txnID}
+	for _, e := range es {
+		loc, err := s.resolveVersion(ctx, e.table, e.version)
+		if err != nil {
+			return Batch{}, err
+		}
+		if loc.Seq > b.Seq {
+			b.Seq = loc.Seq
+		}
+		b.Locations = append(b.Locations, loc)
+	}
+	return b, nil
+}
+
+// helpTxn finishes transaction id, whose claims were made or read in
+// epoch: write its record (create-only; the same bytes whoever writes
+// them), confirm the claims, finalize and flip every member, clean up.
+// errEpochChanged means Redis lost state in between: recovery decides.
+func (s *Store) helpTxn(ctx context.Context, id, epoch string) error {
+	raw, err := s.rdb.HGet(ctx, s.k.Txn(id), "record").Bytes()
+	switch {
+	case errors.Is(err, redis.Nil):
+		// Settled and cleaned up, or Redis lost it: storage has the record
+		// if anything does.
+		raw, err = s.objs.Get(ctx, txnKey(id))
+		if errors.Is(err, objstore.ErrNotFound) {
+			return s.confirmSettled(ctx, id, epoch)
+		}
+		if err != nil {
+			return err
+		}
+	case err != nil:
+		return err
+	default:
+		if err := s.putTxnRecord(ctx, id, raw); err != nil {
+			return err
+		}
+	}
+	rec, err := parseTxnRecord(raw)
+	if err != nil {
+		return err
+	}
+	if err := s.at(ctx, StepTxnRecorded, rec.Members[0].Table, rec.Members[0].Version); err != nil {
+		return err
+	}
+	ok, err := s.confirm(ctx, epoch, rec)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return errEpochChanged
+	}
+	return s.finishTxn(ctx, rec)
+}
+
+// confirmSettled handles a transaction whose record is gone from Redis and
+// storage: it settled (every member final) unless Redis lost it.
+func (s *Store) confirmSettled(ctx context.Context, id, epoch string) error {
+	cur, err := s.rdb.Get(ctx, s.k.Epoch()).Result()
+	if err != nil && !errors.Is(err, redis.Nil) {
+		return err
+	}
+	if cur != epoch {
+		return errEpochChanged
+	}
+	return nserror.New(nserror.Internal, "transaction %s has staged members but no commit record anywhere", id)
+}
+
+func (s *Store) putTxnRecord(ctx context.Context, id string, raw []byte) error {
+	err := s.objs.PutIfAbsent(ctx, txnKey(id), raw)
+	if errors.Is(err, objstore.ErrAlreadyExists) {
+		have, gerr := s.objs.Get(ctx, txnKey(id))
+		if gerr != nil {
+			return gerr
+		}
+		if !bytes.Equal(have, raw) {
+			return nserror.New(nserror.Internal, "transaction %s: a different commit record exists at %s", id, txnKey(id))
+		}
+		return nil
+	}
+	return err
+}
+
+func (s *Store) confirm(ctx context.Context, epoch string, rec txnRecord) (bool, error) {
+	keys := []string{s.k.Epoch()}
+	args := []any{epoch, rec.TxnID}
+	for _, m := range rec.Members {
+		keys = append(keys, s.k.Versions(m.Table))
+		args = append(args, strconv.FormatUint(m.Version, 10), m.StagingPath)
+	}
+	r, err := run(ctx, s.pipe, s.sc.confirm, keys, args...)
+	if err != nil {
+		return false, err
+	}
+	return r.str(0) == "1", nil
+}
+
+// finishTxn finalizes, flips and cleans up every member of a committed
+// transaction. Finalizing is create-only and idempotent, so several
+// helpers may run it at once.
+func (s *Store) finishTxn(ctx context.Context, rec txnRecord) error {
+	errs := make([]error, len(rec.Members))
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 16)
+	for i, m := range rec.Members {
+		wg.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			errs[i] = s.finalizeMember(ctx, rec.TxnID, m)
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	// Past the commit point, every member durable. Flip and clean up; a
+	// failure here is repaired by the next helper.
+	flipped := true
+	for _, m := range rec.Members {
+		ok, err := s.flip(ctx, m.Table, m.Version, memberRecord(rec.TxnID, m))
+		if err != nil || !ok {
+			flipped = false
+			s.log.Warn("redisclaim: transaction member committed but not flipped", "txn", rec.TxnID, "table", m.Table, "version", m.Version, "err", err)
+			continue
+		}
+		if err := s.at(ctx, StepFlipped, m.Table, m.Version); err != nil {
+			return err
+		}
+	}
+	if !flipped {
+		return nil
+	}
+	for _, m := range rec.Members {
+		s.deleteQuietly(ctx, m.StagingPath)
+	}
+	if err := s.objs.Delete(ctx, txnKey(rec.TxnID)); err != nil && !errors.Is(err, objstore.ErrNotFound) {
+		s.log.Warn("redisclaim: deleting a settled transaction record", "txn", rec.TxnID, "err", err)
+		return nil
+	}
+	if err := s.rdb.Del(ctx, s.k.Txn(rec.TxnID)).Err(); err != nil {
+		s.log.Warn("redisclaim: deleting a settled transaction's hash", "txn", rec.TxnID, "err", err)
+	}
+	return nil
+}
+
+func memberRecord(txn string, m txnMember) record {
+	return record{St: "staged", SP: m.StagingPath, FP: m.FinalPath, Sz: strconv.FormatInt(m.Size, 10), Et: m.ETag, Tx: txn}
+}
+
+// finalizeMember copies one member create-only. Other bytes at its final
+// path would mean the transaction's claim was not exclusive: corruption,
+// reported loudly and never papered over.
+func (s *Store) finalizeMember(ctx context.Context, txn string, m txnMember) error {
+	_, err := s.objs.PromoteIfAbsent(ctx, m.StagingPath, m.FinalPath)
+	switch {
+	case err == nil:
+	case errors.Is(err, objstore.ErrNotFound):
+		a, herr := s.objs.Head(ctx, m.FinalPath)
+		if herr != nil || a.Size != m.Size {
+			return nserror.New(nserror.Internal, "transaction %s: member %s version %d has neither its staging manifest nor its final manifest", txn, m.Table, m.Version)
+		}
+	case errors.Is(err, objstore.ErrAlreadyExists):
+		s.log.Error("redisclaim: a committed transaction's member version holds other bytes", "txn", txn, "table", m.Table, "version", m.Version)
+		return nserror.New(nserror.Internal, "transaction %s: member %s version %d is occupied by other bytes", txn, m.Table, m.Version)
+	default:
+		return err
+	}
+	return s.at(ctx, StepFinalized, m.Table, m.Version)
+}

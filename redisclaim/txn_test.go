@@ -1,0 +1,195 @@
+package redisclaim
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/flightns/flightns/nserror"
+)
+
+// 16 writers commit random overlapping sets of 2-5 tables; some
+// transactions are cut between finalizing their members. Afterwards every
+// transaction is all-or-nothing in storage, and every acknowledged one is
+// wholly there.
+func TestMultiTableCommitsAreAllOrNothing(t *testing.T) {
+	ctx := context.Background()
+	for _, b := range []string{"mem", "file"} {
+		t.Run(b, func(t *testing.T) {
+			e := newEnv(t, b)
+			tables := []string{"t0", "t1", "t2", "t3", "t4", "t5", "t6", "t7"}
+			type attempt struct {
+				label   string
+				members map[string]uint64
+				acked   bool
+			}
+			var mu sync.Mutex
+			var attempts []*attempt
+			// Cut every 7th transaction after its first member is final.
+			var cut sync.Map
+			f := StepFunc(func(_ context.Context, st Step, table string, v uint64) error {
+				if st != StepFinalized {
+					return nil
+				}
+				key := fmt.Sprintf("%s@%d", table, v)
+				if _, ok := cut.LoadAndDelete(key); ok {
+					return errors.New("crash between members")
+				}
+				return nil
+			})
+			e.step.Store(&f)
+
+			const writers, perWriter = 16, 12
+			var wg sync.WaitGroup
+			for w := range writers {
+				wg.Go(func() {
+					rng := rand.New(rand.NewPCG(uint64(w), 7))
+					for n := 0; n < perWriter; n++ {
+						set := append([]string(nil), tables...)
+						rng.Shuffle(len(set), func(i, j int) { set[i], set[j] = set[j], set[i] })
+						set = set[:2+rng.IntN(4)]
+						for try := 0; try < 100; try++ {
+							heads, _, err := e.s.LatestVersions(ctx, set)
+							if err != nil {
+								t.Error(err)
+								return
+							}
+							a := &attempt{label: fmt.Sprintf("w%d-n%d-try%d", w, n, try), members: map[string]uint64{}}
+							var es []Entry
+							for i, tbl := range set {
+								v := heads[i] + 1
+								a.members[tbl] = v
+								es = append(es, Entry{Table: tbl, Version: v, StagingPath: e.stage(tbl, v, a.label+"/"+tbl)})
+							}
+							if (w*perWriter+n)%7 == 3 && try == 0 {
+								cut.Store(fmt.Sprintf("%s@%d", set[0], heads[0]+1), true)
+							}
+							mu.Lock()
+							attempts = append(attempts, a)
+							mu.Unlock()
+							_, err = e.s.BatchPut(ctx, es)
+							if err == nil {
+								a.acked = true
+								break
+							}
+							if !isCode(err, nserror.ConcurrentModification) && !strings.Contains(err.Error(), "crash between members") {
+								t.Errorf("BatchPut: %v", err)
+								return
+							}
+							if !isCode(err, nserror.ConcurrentModification) {
+								break // cut: outcome unknown, move on
+							}
+						}
+					}
+				})
+			}
+			wg.Wait()
+			e.noFaults()
+
+			// Readers finish whatever was cut.
+			final := map[string]map[uint64]string{}
+			for _, tbl := range tables {
+				head, _, _, err := e.s.GetLatestVersion(ctx, tbl)
+				if err != nil {
+					t.Fatal(err)
+				}
+				final[tbl] = map[uint64]string{}
+				for v := uint64(1); v <= head; v++ {
+					if _, err := e.s.Get(ctx, tbl, v); err != nil {
+						t.Fatalf("%s v%d: %v", tbl, v, err)
+					}
+					got := e.final(tbl, v)
+					if got == "" {
+						t.Fatalf("%s: version %d of %d missing", tbl, v, head)
+					}
+					final[tbl][v] = got
+				}
+			}
+			acked := 0
+			for _, a := range attempts {
+				present := 0
+				for tbl, v := range a.members {
+					if final[tbl][v] == a.label+"/"+tbl {
+						present++
+					}
+				}
+				if present != 0 && present != len(a.members) {
+					t.Fatalf("transaction %s is partly committed: %d of %d members", a.label, present, len(a.members))
+				}
+				if a.acked {
+					acked++
+					if present != len(a.members) {
+						t.Fatalf("acknowledged transaction %s is missing", a.label)
+					}
+				}
+			}
+			if acked < writers*perWriter/2 {
+				t.Fatalf("only %d transactions acknowledged", acked)
+			}
+			// Every final manifest belongs to some attempt.
+			labels := map[string]bool{}
+			for _, a := range attempts {
+				for tbl := range a.members {
+					labels[a.label+"/"+tbl] = true
+				}
+			}
+			for tbl, vs := range final {
+				for v, content := range vs {
+					if !labels[content] {
+						t.Fatalf("%s v%d holds %q, written by nobody", tbl, v, content)
+					}
+				}
+			}
+			left, _ := e.objs.ListAll(ctx, txnPrefix)
+			if len(left) != 0 {
+				t.Fatalf("%d transaction records left after readers helped", len(left))
+			}
+		})
+	}
+}
+
+func TestLatestVersionsSeesATransactionWhollyOrNotAtAll(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t, "mem")
+	tables := []string{"x", "y", "z"}
+	done := make(chan struct{})
+	var bad []string
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for {
+			select {
+			case <-done:
+				return
+			default:
+			}
+			heads, _, err := e.s.LatestVersions(ctx, tables)
+			if err != nil {
+				bad = append(bad, err.Error())
+				return
+			}
+			if !slices.Equal(heads, []uint64{heads[0], heads[0], heads[0]}) {
+				bad = append(bad, fmt.Sprint(heads))
+				return
+			}
+		}
+	})
+	for v := uint64(1); v <= 50; v++ {
+		var es []Entry
+		for _, tbl := range tables {
+			es = append(es, Entry{Table: tbl, Version: v, StagingPath: e.stage(tbl, v, fmt.Sprint(v))})
+		}
+		if _, err := e.s.BatchPut(ctx, es); err != nil {
+			t.Fatal(err)
+		}
+	}
+	close(done)
+	wg.Wait()
+	if len(bad) > 0 {
+		t.Fatalf("a reader saw heads of a transaction half applied: %v", bad)
+	}
+}
