@@ -161,10 +161,15 @@ func (w *committer) commit(ctx context.Context, _ int) Outcome {
 		return OK
 	}
 	var ce *redisclaim.ConflictError
-	if errors.As(err, &ce) {
-		for k, i := range idx {
-			if es[k].Table == ce.Table {
-				raise(&w.heads[i], ce.Head)
+	if errors.As(err, &ce) || nserror.CodeOf(err) == nserror.InvalidInput {
+		// Refresh every member's head at once, as a client would.
+		tables := make([]string, len(es))
+		for k := range es {
+			tables[k] = es[k].Table
+		}
+		if heads, _, err := w.s.LatestVersions(ctx, tables); err == nil {
+			for k, i := range idx {
+				raise(&w.heads[i], heads[k])
 			}
 		}
 		return Conflict

@@ -6,18 +6,20 @@
 //
 //   - file:///abs/dir  a local directory, through a gocloud.dev/blob driver
 //     of our own (disk.go) whose create-only writes hold across processes:
-//     the bytes go to a hidden temp file that is fsynced and then link(2)ed to
-//     its final name, so exactly one of several racing processes wins and no
-//     reader ever sees a partial object; the directory is fsynced before the
-//     write is reported. Every path is resolved through os.Root, so neither
-//     ".." nor a symbolic link can reach outside the root.
+//     the bytes go to a hidden temp file that is made durable and then
+//     renamed to its final name with renameat2(RENAME_NOREPLACE), so exactly
+//     one of several racing processes wins and no reader ever sees a partial
+//     object; the directory is made durable before the write is reported.
+//     Concurrent waits for durability are group-committed (disk_sync.go).
+//     Every path is resolved through os.Root, so neither ".." nor a
+//     symbolic link can reach outside the root.
 //   - s3://bucket/prefix?endpoint=…&region=…  S3 or any S3 protocol server,
 //     through gocloud.dev/blob/s3blob; create-only is If-None-Match: *.
 //   - mem://  a process-local store for tests (gocloud.dev/blob/memblob).
 //
 // Operations: Put, PutIfAbsent (create-only), Get, Head (size, ETag), List
-// (by prefix, sorted by key), CopyIfAbsent (materialize a staging object at
-// a final key, create-only), Delete. Errors match ErrNotFound,
+// (by prefix, sorted by key), CopyIfAbsent and PromoteIfAbsent (materialize
+// a staging object at a final key, create-only), Delete. Errors match ErrNotFound,
 // ErrAlreadyExists or ErrInvalidInput with errors.Is; anything else is an
 // I/O error of the store.
 //

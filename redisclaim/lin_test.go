@@ -98,10 +98,16 @@ var tableModel = porcupine.Model{
 }
 
 func TestHistoriesAreLinearizable(t *testing.T) {
-	for _, faults := range []bool{false, true} {
-		t.Run(fmt.Sprintf("faults=%v", faults), func(t *testing.T) {
+	for _, c := range []struct{ faults, cluster bool }{{false, false}, {true, false}, {true, true}} {
+		faults := c.faults
+		t.Run(fmt.Sprintf("faults=%v,cluster=%v", c.faults, c.cluster), func(t *testing.T) {
 			ctx := context.Background()
-			e := newEnv(t, "mem")
+			var e *env
+			if c.cluster {
+				e = newEnvOn(t, nil, redistestCluster(t), "mem")
+			} else {
+				e = newEnv(t, "mem")
+			}
 			if faults {
 				var mu sync.Mutex
 				rng := rand.New(rand.NewPCG(1, 2))

@@ -519,7 +519,9 @@ func (s *Store) finalize(ctx context.Context, table string, version uint64, rec 
 	if err := s.at(ctx, StepFlipped, table, version); err != nil {
 		return Location{}, err
 	}
-	s.deleteQuietly(ctx, rec.SP)
+	if s.objs.Kind() != objstore.KindFile { // on file:// staging was renamed into place
+		s.deleteQuietly(ctx, rec.SP)
+	}
 	return loc, nil
 }
 

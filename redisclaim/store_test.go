@@ -125,9 +125,19 @@ func TestExactlyOneWinnerPerVersion(t *testing.T) {
 	for _, c := range []struct {
 		backend string
 		rounds  int
-	}{{"mem", 200}, {"file", 40}} {
-		t.Run(c.backend, func(t *testing.T) {
-			e := newEnv(t, c.backend)
+		cluster bool
+	}{{"mem", 200, false}, {"file", 40, false}, {"mem", 40, true}} {
+		name := c.backend
+		if c.cluster {
+			name += "-cluster"
+		}
+		t.Run(name, func(t *testing.T) {
+			var e *env
+			if c.cluster {
+				e = newEnvOn(t, nil, redistestCluster(t), c.backend)
+			} else {
+				e = newEnv(t, c.backend)
+			}
 			const writers = 64
 			for round := 1; round <= c.rounds; round++ {
 				v := uint64(round)

@@ -155,14 +155,27 @@ func (s *Store) BatchPut(ctx context.Context, entries []Entry) (Batch, error) {
 	if err := s.at(ctx, StepClaimed, es[0].table, es[0].version); err != nil {
 		return Batch{}, err
 	}
-	if err := s.helpTxn(ctx, txnID, c.epoch); err != nil {
+	var known []byte
+	if !c.dup {
+		known = recBytes // the coordinator knows its record; helpers read it
+	}
+	if err := s.helpTxnRecord(ctx, txnID, c.epoch, known); err != nil {
 		if errors.Is(err, errEpochChanged) {
 			return Batch{}, nserror.New(nserror.ServiceUnavailable,
 				"transaction %s: Redis lost its state while committing; recovery decides the outcome, retry the same request to learn it", txnID)
 		}
 		return Batch{}, err
 	}
-	return s.batchResult(ctx, txnID, es)
+	if c.dup {
+		return s.batchResult(ctx, txnID, es)
+	}
+	b := Batch{TxnID: txnID, Seq: c.seq}
+	for i, e := range es {
+		loc := c.recs[i].location(e.table, e.version)
+		loc.CommittedAt = rec.CreatedAt
+		b.Locations = append(b.Locations, loc)
+	}
+	return b, nil
 }
 
 // retriedBatch answers a BatchPut whose staging objects are gone: every
@@ -199,7 +212,16 @@ func (s *Store) batchResult(ctx context.Context, txnID string, es []entry) (Batc
 // them), confirm the claims, finalize and flip every member, clean up.
 // errEpochChanged means Redis lost state in between: recovery decides.
 func (s *Store) helpTxn(ctx context.Context, id, epoch string) error {
-	raw, err := s.rdb.HGet(ctx, s.k.Txn(id), "record").Bytes()
+	return s.helpTxnRecord(ctx, id, epoch, nil)
+}
+
+// helpTxnRecord is helpTxn for a caller that may already hold the record's
+// bytes (the coordinator).
+func (s *Store) helpTxnRecord(ctx context.Context, id, epoch string, known []byte) error {
+	raw, err := known, error(nil)
+	if raw == nil {
+		raw, err = s.rdb.HGet(ctx, s.k.Txn(id), "record").Bytes()
+	}
 	switch {
 	case errors.Is(err, redis.Nil):
 		// Settled and cleaned up, or Redis lost it: storage has the record
@@ -297,23 +319,32 @@ func (s *Store) finishTxn(ctx context.Context, rec txnRecord) error {
 	}
 	// Past the commit point, every member durable. Flip and clean up; a
 	// failure here is repaired by the next helper.
-	flipped := true
-	for _, m := range rec.Members {
-		ok, err := s.flip(ctx, m.Table, m.Version, memberRecord(rec.TxnID, m))
-		if err != nil || !ok {
-			flipped = false
-			s.log.Warn("redisclaim: transaction member committed but not flipped", "txn", rec.TxnID, "table", m.Table, "version", m.Version, "err", err)
-			continue
+	// The flips run concurrently, so the pipeliner sends them together.
+	flipped := make([]bool, len(rec.Members))
+	for i, m := range rec.Members {
+		wg.Go(func() {
+			ok, err := s.flip(ctx, m.Table, m.Version, memberRecord(rec.TxnID, m))
+			if err != nil || !ok {
+				s.log.Warn("redisclaim: transaction member committed but not flipped", "txn", rec.TxnID, "table", m.Table, "version", m.Version, "err", err)
+				return
+			}
+			flipped[i] = true
+		})
+	}
+	wg.Wait()
+	for i, m := range rec.Members {
+		if !flipped[i] {
+			return nil
 		}
 		if err := s.at(ctx, StepFlipped, m.Table, m.Version); err != nil {
 			return err
 		}
 	}
-	if !flipped {
-		return nil
-	}
-	for _, m := range rec.Members {
-		s.deleteQuietly(ctx, m.StagingPath)
+	if s.objs.Kind() != objstore.KindFile { // on file:// staging was renamed into place
+		for _, m := range rec.Members {
+			wg.Go(func() { s.deleteQuietly(ctx, m.StagingPath) })
+		}
+		wg.Wait()
 	}
 	if err := s.objs.Delete(ctx, txnKey(rec.TxnID)); err != nil && !errors.Is(err, objstore.ErrNotFound) {
 		s.log.Warn("redisclaim: deleting a settled transaction record", "txn", rec.TxnID, "err", err)

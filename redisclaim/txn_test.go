@@ -19,9 +19,14 @@ import (
 // wholly there.
 func TestMultiTableCommitsAreAllOrNothing(t *testing.T) {
 	ctx := context.Background()
-	for _, b := range []string{"mem", "file"} {
+	for _, b := range []string{"mem", "file", "mem-cluster"} {
 		t.Run(b, func(t *testing.T) {
-			e := newEnv(t, b)
+			var e *env
+			if b == "mem-cluster" {
+				e = newEnvOn(t, nil, redistestCluster(t), "mem")
+			} else {
+				e = newEnv(t, b)
+			}
 			tables := []string{"t0", "t1", "t2", "t3", "t4", "t5", "t6", "t7"}
 			type attempt struct {
 				label   string
