@@ -1,0 +1,95 @@
+package manifesttable
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/apache/arrow-go/v18/arrow"
+
+	"github.com/flightns/flightns/objstore"
+)
+
+// Compact writes a snapshot of the table at its newest durable sequence,
+// then removes the snapshots beyond the KeepSnapshots newest and the
+// segments they all cover. A crash anywhere leaves a loadable table: the
+// snapshot is written create-only before anything is removed.
+func (t *Table) Compact(ctx context.Context) error {
+	t.compacting.Lock()
+	defer t.compacting.Unlock()
+	return t.compact(ctx)
+}
+
+func (t *Table) compact(ctx context.Context) error {
+	t.amu.Lock()
+	seq := t.durable
+	t.amu.Unlock()
+	if seq == 0 {
+		return nil
+	}
+	res, err := t.eng.query(ctx, `SELECT * FROM manifest_at(?) ORDER BY object_type, object_id, table_version`, seq)
+	if err != nil {
+		return err
+	}
+	defer res.Release()
+	next := func() (arrow.RecordBatch, error) {
+		if !res.Next() {
+			return nil, res.Err()
+		}
+		return res.RecordBatch(), nil
+	}
+	if err := t.st.writeSnapshot(ctx, seq, res.Schema(), next); err != nil {
+		return fmt.Errorf("manifesttable: writing snapshot %d: %w", seq, err)
+	}
+	t.amu.Lock()
+	t.snapshot, t.sinceSnap = seq, 0
+	t.amu.Unlock()
+	return t.prune(ctx)
+}
+
+// prune removes old snapshots and the segments that every kept snapshot
+// covers.
+func (t *Table) prune(ctx context.Context) error {
+	snaps, err := t.st.listSeqs(ctx, snapshotPrefix)
+	if err != nil {
+		return err
+	}
+	if len(snaps) == 0 {
+		return nil
+	}
+	keep := snaps
+	if len(keep) > t.cfg.KeepSnapshots {
+		keep = keep[len(keep)-t.cfg.KeepSnapshots:]
+	}
+	oldest := keep[0]
+	for _, s := range snaps[:len(snaps)-len(keep)] {
+		if err := t.cfg.Objects.Delete(ctx, snapshotKey(s)); err != nil && !errors.Is(err, objstore.ErrNotFound) {
+			return err
+		}
+	}
+	firsts, err := t.st.listSeqs(ctx, logPrefix)
+	if err != nil {
+		return err
+	}
+	for i, f := range firsts {
+		// A segment is covered when the next one starts at or below the
+		// oldest kept snapshot's sequence + 1 (the last one: when it ends
+		// there).
+		if f > oldest {
+			break
+		}
+		if i+1 < len(firsts) && firsts[i+1] > oldest+1 {
+			break
+		}
+		if i+1 == len(firsts) {
+			seg, err := t.st.readSegment(ctx, f)
+			if err != nil || seg.Last > oldest {
+				break
+			}
+		}
+		if err := t.cfg.Objects.Delete(ctx, segmentKey(f)); err != nil && !errors.Is(err, objstore.ErrNotFound) {
+			return err
+		}
+	}
+	return t.eng.purgeHistory(ctx, oldest)
+}

@@ -1,0 +1,35 @@
+//go:build !duckdb_arrow
+
+package manifesttable
+
+import (
+	"context"
+	"errors"
+
+	"github.com/apache/arrow-go/v18/arrow"
+)
+
+// EngineConfig bounds the SQL engine (see engine.go).
+type EngineConfig struct {
+	Threads     int
+	MemoryLimit string
+	MaxQueries  int
+}
+
+var errNoEngine = errors.New("manifesttable: flightns was built without the duckdb_arrow tag; build with -tags duckdb_arrow")
+
+type engine struct{}
+
+func openEngine(context.Context, EngineConfig) (*engine, error) { return nil, errNoEngine }
+
+func (e *engine) close() error                                                    { return nil }
+func (e *engine) applySegment(context.Context, *segment, func(change) bool) error { return errNoEngine }
+func (e *engine) loadSnapshot(context.Context, *snapshotReader, func(arrow.RecordBatch) error) error {
+	return errNoEngine
+}
+func (e *engine) query(context.Context, string, ...any) (*Result, error) { return nil, errNoEngine }
+func (e *engine) export(context.Context) (*Result, error)                { return nil, errNoEngine }
+func (e *engine) purgeHistory(context.Context, uint64) error             { return errNoEngine }
+func (e *engine) waitVisible(context.Context, uint64) error              { return errNoEngine }
+func (e *engine) Visible() uint64                                        { return 0 }
+func (e *engine) versionsOf(context.Context, string) ([]uint64, error)   { return nil, errNoEngine }

@@ -1,0 +1,335 @@
+package manifesttable
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"path"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/flightns/flightns/objstore"
+	"github.com/flightns/flightns/redisclaim"
+)
+
+// run is the table's background loop: the lease holder materializes the
+// commit log; every other process follows the segments it writes.
+func (t *Table) run() {
+	defer t.done.Done()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		<-t.stop
+		cancel()
+	}()
+	backoff := 10 * time.Millisecond
+	for ctx.Err() == nil {
+		var err error
+		if !t.cfg.ReadOnly && t.lead(ctx) {
+			err = t.materializeOnce(ctx)
+		} else {
+			err = t.follow(ctx)
+		}
+		if err != nil && ctx.Err() == nil {
+			t.log.Warn("manifesttable: materializer", "catalog", t.cfg.Catalog, "err", err)
+			select {
+			case <-ctx.Done():
+			case <-time.After(backoff):
+			}
+			backoff = min(2*backoff, time.Second)
+			continue
+		}
+		backoff = 10 * time.Millisecond
+	}
+}
+
+const leaseTime = 10 * time.Second
+
+// lead takes or renews the lease; it reports whether this process holds it.
+func (t *Table) lead(ctx context.Context) bool {
+	ok, err := t.leaseS.Run(ctx, t.cfg.Redis, []string{t.keys.lease}, t.token, leaseTime.Milliseconds()).Int()
+	held := err == nil && ok == 1 || t.cfg.ignoreLease
+	t.leaderMu.Lock()
+	if held && !t.leading {
+		t.log.Info("manifesttable: this process materializes the commit log", "catalog", t.cfg.Catalog)
+		// Another leader may have written segments meanwhile.
+		t.leaderMu.Unlock()
+		if err := t.catchUp(ctx); err != nil {
+			return false
+		}
+		t.leaderMu.Lock()
+	}
+	t.leading = held
+	t.leaderMu.Unlock()
+	return held
+}
+
+func (t *Table) releaseLease(ctx context.Context) {
+	if v, err := t.cfg.Redis.Get(ctx, t.keys.lease).Result(); err == nil && v == t.token {
+		t.cfg.Redis.Del(ctx, t.keys.lease)
+	}
+}
+
+// follow waits briefly for the leader's next segment and applies it.
+func (t *Table) follow(ctx context.Context) error {
+	select {
+	case <-ctx.Done():
+		return nil
+	case <-time.After(5 * time.Millisecond):
+	}
+	v, err := t.cfg.Redis.Get(ctx, t.keys.durable).Uint64()
+	if err != nil && !errors.Is(err, redis.Nil) {
+		return err
+	}
+	t.amu.Lock()
+	behind := v > t.durable
+	t.amu.Unlock()
+	if !behind {
+		return nil
+	}
+	return t.catchUp(ctx)
+}
+
+// logEntry is one entry of the commit log.
+type logEntry struct {
+	seq    uint64
+	fields map[string]any
+}
+
+func (e logEntry) str(k string) string { s, _ := e.fields[k].(string); return s }
+
+// materializeOnce turns what is new in the log into one segment.
+func (t *Table) materializeOnce(ctx context.Context) error {
+	t.amu.Lock()
+	cursor := t.durable
+	t.amu.Unlock()
+	res, err := t.cfg.Redis.XRead(ctx, &redis.XReadArgs{
+		Streams: []string{t.keys.log, fmt.Sprintf("%d-%d", cursor, uint64(math.MaxUint64))},
+		Count:   int64(t.cfg.MaxSegmentEntries),
+		Block:   20 * time.Millisecond,
+	}).Result()
+	if errors.Is(err, redis.Nil) || (err == nil && (len(res) == 0 || len(res[0].Messages) == 0)) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	var entries []logEntry
+	for _, m := range res[0].Messages {
+		seqStr, _, _ := strings.Cut(m.ID, "-")
+		seq, err := strconv.ParseUint(seqStr, 10, 64)
+		if err != nil {
+			return fmt.Errorf("manifesttable: log entry id %q: %w", m.ID, err)
+		}
+		if seq <= cursor {
+			continue // already durable
+		}
+		entries = append(entries, logEntry{seq: seq, fields: m.Values})
+	}
+	if len(entries) == 0 {
+		return nil
+	}
+	// A batch never ends inside one sequence: entries of the last sequence
+	// might continue past Count.
+	if len(res[0].Messages) == t.cfg.MaxSegmentEntries {
+		last := entries[len(entries)-1].seq
+		if entries[0].seq != last {
+			for len(entries) > 0 && entries[len(entries)-1].seq == last {
+				entries = entries[:len(entries)-1]
+			}
+		}
+	}
+	seg := &segment{First: cursor + 1, Last: entries[len(entries)-1].seq}
+	if entries[0].seq > cursor+1 {
+		// Sequences are missing from the log: Redis lost them (or trimmed
+		// them unread). What they committed is re-derived from storage.
+		t.log.Warn("manifesttable: the commit log has a gap; re-deriving version rows from storage",
+			"catalog", t.cfg.Catalog, "from", cursor+1, "to", entries[0].seq-1)
+		repaired, err := t.reconcile(ctx, cursor+1)
+		if err != nil {
+			return err
+		}
+		seg.Changes = append(seg.Changes, repaired...)
+	}
+	changes, err := t.translate(ctx, entries)
+	if err != nil {
+		return err
+	}
+	seg.Changes = append(seg.Changes, changes...)
+	if !t.lead(ctx) {
+		return nil
+	}
+	err = t.st.writeSegment(ctx, seg)
+	if errors.Is(err, errSegmentExists) {
+		// Another materializer was first with these sequences.
+		return t.catchUp(ctx)
+	}
+	if err != nil {
+		return err
+	}
+	t.amu.Lock()
+	err = t.applyLocked(ctx, seg)
+	since := t.sinceSnap
+	t.amu.Unlock()
+	if err != nil {
+		return err
+	}
+	t.publishDurable(ctx, seg.Last)
+	if t.cfg.CompactAfter > 0 && since >= t.cfg.CompactAfter && t.compacting.TryLock() {
+		go func() {
+			defer t.compacting.Unlock()
+			if err := t.compact(context.WithoutCancel(ctx)); err != nil {
+				t.log.Warn("manifesttable: compaction", "catalog", t.cfg.Catalog, "err", err)
+			}
+		}()
+	}
+	return nil
+}
+
+func (t *Table) publishDurable(ctx context.Context, seq uint64) {
+	cur, err := t.cfg.Redis.Get(ctx, t.keys.durable).Uint64()
+	if err == nil && cur >= seq {
+		return
+	}
+	t.cfg.Redis.Set(ctx, t.keys.durable, seq, 0)
+}
+
+// translate turns log entries into row changes, in order. Version entries
+// name their table by directory; the row's object_id is the table's id
+// when a table row has that location (also one put earlier in the same
+// batch), else the directory itself.
+func (t *Table) translate(ctx context.Context, entries []logEntry) ([]change, error) {
+	overlay := map[string]string{}
+	tableID := func(loc string) string {
+		if id, ok := overlay[loc]; ok {
+			return id
+		}
+		if id, ok := t.TableByLocation(loc); ok {
+			return id
+		}
+		return loc
+	}
+	var out []change
+	for _, e := range entries {
+		switch e.str("k") {
+		case "put":
+			r, err := UnmarshalRow([]byte(e.str("row")))
+			if err != nil {
+				return nil, err
+			}
+			if r.ObjectType == TypeTable && r.Location != "" {
+				overlay[r.Location] = r.ObjectID
+			}
+			out = append(out, change{seq: e.seq, row: r})
+		case "delete":
+			var k logKey
+			if err := json.Unmarshal([]byte(e.str("key")), &k); err != nil {
+				return nil, fmt.Errorf("manifesttable: bad delete entry at %d: %w", e.seq, err)
+			}
+			out = append(out, change{seq: e.seq, del: true, row: Row{ObjectType: k.Type, ObjectID: k.ID, TableVersion: k.Version}})
+		case "version":
+			v, err := strconv.ParseUint(e.str("v"), 10, 64)
+			if err != nil {
+				return nil, fmt.Errorf("manifesttable: bad version entry at %d: %w", e.seq, err)
+			}
+			var rec struct {
+				FP, Sz, Tx, Ts string
+			}
+			var raw map[string]string
+			if err := json.Unmarshal([]byte(e.str("r")), &raw); err != nil {
+				return nil, fmt.Errorf("manifesttable: bad version record at %d: %w", e.seq, err)
+			}
+			rec.FP, rec.Sz, rec.Tx, rec.Ts = raw["fp"], raw["sz"], raw["tx"], raw["ts"]
+			size, _ := strconv.ParseUint(rec.Sz, 10, 64)
+			row := Row{ObjectType: TypeTableVersion, ObjectID: tableID(e.str("t")), TableVersion: v,
+				ManifestPath: rec.FP, ManifestSize: size, TxnID: rec.Tx}
+			if us, err := strconv.ParseInt(rec.Ts, 10, 64); err == nil {
+				row.CommittedAt = time.UnixMicro(us).UTC()
+			}
+			out = append(out, change{seq: e.seq, row: row})
+		case "delete_versions":
+			id := tableID(e.str("t"))
+			for _, vs := range strings.Split(e.str("vs"), ",") {
+				v, err := strconv.ParseUint(vs, 10, 64)
+				if err != nil {
+					continue
+				}
+				out = append(out, change{seq: e.seq, del: true, row: Row{ObjectType: TypeTableVersion, ObjectID: id, TableVersion: v}})
+			}
+		case "drop_table":
+			id := tableID(e.str("t"))
+			vers, err := t.eng.versionsOf(ctx, id)
+			if err != nil {
+				return nil, err
+			}
+			// Versions put earlier in this same batch go too.
+			for _, c := range out {
+				if c.row.ObjectType == TypeTableVersion && c.row.ObjectID == id && !c.del {
+					vers = append(vers, c.row.TableVersion)
+				}
+			}
+			for _, v := range vers {
+				out = append(out, change{seq: e.seq, del: true, row: Row{ObjectType: TypeTableVersion, ObjectID: id, TableVersion: v}})
+			}
+		default:
+			t.log.Warn("manifesttable: unknown log entry kind", "kind", e.str("k"), "seq", e.seq)
+		}
+	}
+	return out, nil
+}
+
+// reconcile re-derives every known table's version rows from its
+// _versions directory: versions in storage but not in the table are added,
+// and rows whose final manifest is gone are deleted. The changes carry seq.
+func (t *Table) reconcile(ctx context.Context, seq uint64) ([]change, error) {
+	t.imu.RLock()
+	tables := map[string]string{} // id -> location
+	for k, r := range t.objects {
+		if k.Type == TypeTable && r.Location != "" {
+			tables[k.ID] = r.Location
+		}
+	}
+	for id := range t.heads {
+		if _, ok := tables[id]; !ok && objstore.ValidateKey(id) == nil {
+			tables[id] = id // versions of a directory without a table row
+		}
+	}
+	t.imu.RUnlock()
+	var out []change
+	for id, loc := range tables {
+		have, err := t.eng.versionsOf(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		known := map[uint64]bool{}
+		for _, v := range have {
+			known[v] = true
+		}
+		found := map[uint64]bool{}
+		for a, err := range t.cfg.Objects.List(ctx, redisclaim.VersionsPrefix(loc)) {
+			if err != nil {
+				return nil, err
+			}
+			m, err := redisclaim.ParseManifestName(path.Base(a.Key))
+			if err != nil || m.Staging || m.Detached || m.Version == 0 {
+				continue
+			}
+			found[m.Version] = true
+			if !known[m.Version] {
+				out = append(out, change{seq: seq, row: Row{ObjectType: TypeTableVersion, ObjectID: id, TableVersion: m.Version,
+					ManifestPath: a.Key, ManifestSize: uint64(a.Size), CommittedAt: a.ModTime.UTC().Truncate(time.Microsecond)}})
+			}
+		}
+		for _, v := range have {
+			if !found[v] {
+				out = append(out, change{seq: seq, del: true, row: Row{ObjectType: TypeTableVersion, ObjectID: id, TableVersion: v}})
+			}
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,158 @@
+//go:build duckdb_arrow
+
+package manifesttable
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/flightns/flightns/nserror"
+)
+
+func TestSQLOverManifest(t *testing.T) {
+	e := newTenv(t)
+	tb := e.open()
+	defer func() { _ = tb.Close() }()
+	first := commit(t, tb, sampleChanges()...)
+	var more []Change
+	for v := uint64(3); v <= 40; v++ {
+		more = append(more, put(Row{ObjectType: TypeTableVersion, ObjectID: "prod$sales$orders", TableVersion: v,
+			ManifestPath: fmt.Sprintf("x/_versions/%d.manifest", v), ManifestSize: 100 + v}))
+	}
+	second := commit(t, tb, more...)
+	third := commit(t, tb, del(TypeTableVersion, "prod$sales$orders", 40), put(Row{ObjectType: TypeNamespace, ObjectID: "prod", Metadata: `{"owner":"cy"}`}))
+
+	cases := []struct {
+		name string
+		q    string
+		args []any
+		want []string
+	}{
+		{"point look-up of the latest version", `SELECT MAX(table_version) FROM __manifest WHERE object_id = ? AND object_type = 'table_version'`,
+			[]any{"prod$sales$orders"}, []string{"39"}},
+		{"listing", `SELECT object_id FROM __manifest WHERE object_type = 'namespace' ORDER BY object_id`, nil, []string{"prod", "prod$sales"}},
+		{"group by", `SELECT object_type, count(*) FROM __manifest GROUP BY 1 ORDER BY 1`, nil,
+			[]string{"namespace|2", "table|1", "table_version|39"}},
+		{"json functions on metadata", `SELECT object_id, metadata->>'owner', CAST(json_extract(metadata, '$.tier') AS INTEGER) FROM namespaces ORDER BY 1`, nil,
+			[]string{"prod|cy|∅", "prod$sales|bo|3"}},
+		{"convenience views", `SELECT table_id, max(version), sum(manifest_size) FROM table_versions GROUP BY 1`, nil,
+			[]string{"prod$sales$orders|39|5629"}},
+		{"partition columns", `SELECT object_id, partition_spec_id, partition_field_1, partition_field_2 FROM tables`, nil,
+			[]string{"prod$sales$orders|1|2026|eu"}},
+		{"time travel: before the versions", `SELECT count(*) FROM manifest_at(?) WHERE object_type = 'table_version'`, []any{first}, []string{"2"}},
+		{"time travel: before the delete", `SELECT MAX(table_version) FROM manifest_at(?) WHERE object_id = 'prod$sales$orders'`, []any{second}, []string{"40"}},
+		{"time travel: old metadata", `SELECT metadata FROM manifest_at(?) WHERE object_id = 'prod' AND object_type = 'namespace'`, []any{second}, []string{`{"owner":"ana"}`}},
+		{"time travel: now", `SELECT metadata FROM manifest_at(?) WHERE object_id = 'prod' AND object_type = 'namespace'`, []any{third}, []string{`{"owner":"cy"}`}},
+	}
+	for _, c := range cases {
+		if got := rowsOf(t, tb, c.q, c.args...); !slices.Equal(got, c.want) {
+			t.Errorf("%s: %s\n got %v\nwant %v", c.name, c.q, got, c.want)
+		}
+	}
+	res, err := tb.Query(context.Background(), `SELECT 1`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Seq != third {
+		t.Errorf("a query reports sequence %d, want %d", res.Seq, third)
+	}
+	res.Release()
+}
+
+func TestSQLCannotReachFilesNetworkSettingsOrWrite(t *testing.T) {
+	e := newTenv(t)
+	tb := e.open()
+	defer func() { _ = tb.Close() }()
+	commit(t, tb, sampleChanges()...)
+	refused := []string{
+		`SELECT * FROM read_csv('/etc/passwd')`,
+		`SELECT * FROM read_text('/etc/hostname')`,
+		`SELECT * FROM read_parquet('/tmp/*.parquet')`,
+		`SELECT * FROM glob('/etc/*')`,
+		`COPY (SELECT 1) TO '/tmp/flightns-escape.csv'`,
+		`ATTACH '/tmp/flightns-escape.db' AS x`,
+		`INSTALL httpfs`,
+		`LOAD httpfs`,
+		`SET threads = 8`,
+		`PRAGMA threads = 8`,
+		`INSERT INTO _objects (object_id, object_type, _seq_from) VALUES ('evil', 'namespace', 1)`,
+		`DELETE FROM _versions`,
+		`UPDATE _meta SET seq = 0`,
+		`CREATE TABLE evil (a INT)`,
+		`DROP VIEW __manifest`,
+		`EXPORT DATABASE '/tmp/flightns-export'`,
+		`SELECT 1; DELETE FROM _versions`,
+		`SELECT * FROM 'https://example.com/x.csv'`,
+	}
+	for _, q := range refused {
+		res, err := tb.Query(context.Background(), q)
+		if err == nil {
+			for res.Next() {
+			}
+			err = res.Err()
+			res.Release()
+		}
+		if err == nil {
+			t.Errorf("%s: ran", q)
+			continue
+		}
+		if c := nserror.CodeOf(err); c != nserror.PermissionDenied && c != nserror.InvalidInput {
+			t.Errorf("%s: %v (code %v), want PermissionDenied or InvalidInput", q, err, c)
+		}
+	}
+	if got := rowsOf(t, tb, `SELECT count(*) FROM __manifest`); !slices.Equal(got, []string{"5"}) {
+		t.Fatalf("the table changed: %v", got)
+	}
+}
+
+func TestAQueryBeyondItsTimeIsStopped(t *testing.T) {
+	e := newTenv(t)
+	tb := e.open()
+	defer func() { _ = tb.Close() }()
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	res, err := tb.Query(ctx, `SELECT count(*) FROM range(100000000000) a`)
+	if err == nil {
+		for res.Next() {
+		}
+		err = res.Err()
+		res.Release()
+	}
+	if err == nil {
+		t.Fatal("an endless query finished")
+	}
+	if time.Since(start) > 10*time.Second {
+		t.Fatalf("the query ran %v past its deadline", time.Since(start))
+	}
+	if errors.Is(err, nserror.ErrInvalidInput) && !strings.Contains(err.Error(), "nterrupt") {
+		t.Logf("stopped with %v", err)
+	}
+}
+
+func TestReadYourWrites(t *testing.T) {
+	e := newTenv(t)
+	tb := e.open()
+	defer func() { _ = tb.Close() }()
+	ctx := context.Background()
+	seq, err := tb.Append(ctx, []Change{put(Row{ObjectType: TypeNamespace, ObjectID: "fresh"})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tb.WaitDurable(ctx, seq); err != nil {
+		t.Fatal(err)
+	}
+	if got := rowsOf(t, tb, `SELECT object_id FROM namespaces`); !slices.Equal(got, []string{"fresh"}) {
+		t.Fatalf("after WaitDurable(%d): %v", seq, got)
+	}
+	short, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+	defer cancel()
+	if err := tb.WaitDurable(short, seq+1000); !errors.Is(err, nserror.ErrServiceUnavailable) {
+		t.Fatalf("waiting for a sequence that never comes: %v", err)
+	}
+}

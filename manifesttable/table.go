@@ -1,0 +1,476 @@
+package manifesttable
+
+import (
+	"context"
+	_ "embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/google/uuid"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/flightns/flightns/nserror"
+	"github.com/flightns/flightns/objstore"
+)
+
+var (
+	//go:embed scripts/append.lua
+	appendLua string
+	//go:embed scripts/lease.lua
+	leaseLua string
+)
+
+// Config configures a Table.
+type Config struct {
+	// Objects is the catalog root; __manifest lives under it.
+	Objects *objstore.Store
+	// Redis holds the catalog's commit log; Catalog names the catalog (its
+	// keys share the hash tag {Catalog}, as redisclaim's do).
+	Redis   redis.UniversalClient
+	Catalog string
+	// Engine bounds the SQL engine.
+	Engine EngineConfig
+	// Materialize makes this process compete for the materializer lease
+	// (default: true unless ReadOnly).
+	ReadOnly bool
+	// MaxSegmentEntries bounds one group commit (default 4096).
+	MaxSegmentEntries int
+	// CompactAfter is the number of segments after which the materializer
+	// writes a snapshot (default 1000; negative: never on its own).
+	CompactAfter int
+	// KeepSnapshots is how many snapshots compaction keeps (default 2).
+	KeepSnapshots int
+	// Logger (default slog.Default()).
+	Logger *slog.Logger
+	// Now is the clock (default time.Now).
+	Now func() time.Time
+
+	ignoreLease bool // tests: materialize without the lease, to race
+}
+
+// Change is one row change: a put (insert or replace by key) or a delete.
+type Change struct {
+	Delete bool
+	Row    Row
+}
+
+// Table is the __manifest table of one catalog, as this process sees it:
+// the state loaded from object storage, kept current from new segments,
+// queryable with SQL, with an index of namespaces and tables for the point
+// look-ups the API needs.
+//
+// Data flow: producers append changes to the Redis commit log (Append, or
+// the claim and catalog scripts of other packages); one materializer per
+// catalog (the lease holder) turns everything new in the log into one
+// Parquet segment — a group commit — writes it create-only, applies it
+// locally and publishes its sequence; other processes read the new
+// segments from storage. WaitDurable(seq) returns once seq is in a
+// durable segment and visible here.
+type Table struct {
+	cfg     Config
+	st      storage
+	eng     *engine
+	log     *slog.Logger
+	keys    redisKeys
+	appendS *redis.Script
+	leaseS  *redis.Script
+
+	imu     sync.RWMutex
+	objects map[Key]Row         // namespaces and tables, current
+	byLoc   map[string]string   // table location -> table id
+	heads   map[string]uint64   // table id -> highest current version
+	kids    map[string][]string // namespace id -> child ids (unsorted)
+
+	amu        sync.Mutex // applying segments, in order
+	durable    uint64     // last sequence applied from a segment
+	snapshot   uint64     // sequence of the snapshot the state started from
+	sinceSnap  int        // segments applied since the last snapshot
+	token      string
+	stop       chan struct{}
+	done       sync.WaitGroup
+	leading    bool
+	leaderMu   sync.Mutex
+	compacting sync.Mutex
+	closeOnce  sync.Once
+}
+
+type redisKeys struct{ epoch, seq, log, lease, durable string }
+
+func newRedisKeys(catalog string) redisKeys {
+	t := "{" + catalog + "}"
+	return redisKeys{epoch: t + ":epoch", seq: t + ":seq", log: t + ":log", lease: t + ":mlease", durable: t + ":mdurable"}
+}
+
+// Open loads the table from storage (newest snapshot, then every later
+// segment) and starts following the commit log.
+func Open(ctx context.Context, cfg Config) (*Table, error) {
+	if cfg.Objects == nil || cfg.Redis == nil || cfg.Catalog == "" {
+		return nil, errors.New("manifesttable: Config.Objects, Redis and Catalog are required")
+	}
+	if cfg.MaxSegmentEntries <= 0 {
+		cfg.MaxSegmentEntries = 4096
+	}
+	if cfg.CompactAfter == 0 {
+		cfg.CompactAfter = 1000
+	}
+	if cfg.KeepSnapshots <= 0 {
+		cfg.KeepSnapshots = 2
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	t := &Table{cfg: cfg, st: storage{objs: cfg.Objects, catalog: cfg.Catalog}, log: cfg.Logger, keys: newRedisKeys(cfg.Catalog),
+		appendS: redis.NewScript(appendLua), leaseS: redis.NewScript(leaseLua),
+		objects: map[Key]Row{}, byLoc: map[string]string{}, heads: map[string]uint64{}, kids: map[string][]string{},
+		token: uuid.NewString(), stop: make(chan struct{})}
+	if t.log == nil {
+		t.log = slog.Default()
+	}
+	var err error
+	if t.eng, err = openEngine(ctx, cfg.Engine); err != nil {
+		return nil, err
+	}
+	if err := t.load(ctx); err != nil {
+		_ = t.eng.close()
+		return nil, err
+	}
+	t.done.Add(1)
+	go t.run()
+	return t, nil
+}
+
+// Close stops following the log and releases the SQL engine. It may be
+// called more than once.
+func (t *Table) Close() error {
+	first := false
+	t.closeOnce.Do(func() { first = true })
+	if !first {
+		return nil
+	}
+	close(t.stop)
+	t.done.Wait()
+	t.leaderMu.Lock()
+	if t.leading {
+		t.releaseLease(context.Background())
+	}
+	t.leaderMu.Unlock()
+	return t.eng.close()
+}
+
+// load reads the newest snapshot and the segments after it.
+func (t *Table) load(ctx context.Context) error {
+	snaps, err := t.st.listSeqs(ctx, snapshotPrefix)
+	if err != nil {
+		return err
+	}
+	if len(snaps) > 0 {
+		seq := snaps[len(snaps)-1]
+		sr, err := t.st.openSnapshot(ctx, seq)
+		if err != nil {
+			return fmt.Errorf("manifesttable: loading snapshot %d: %w", seq, err)
+		}
+		err = t.eng.loadSnapshot(ctx, sr, t.indexBatch)
+		sr.Close()
+		if err != nil {
+			return fmt.Errorf("manifesttable: loading snapshot %d: %w", seq, err)
+		}
+		t.durable, t.snapshot = seq, seq
+	}
+	return t.catchUp(ctx)
+}
+
+// catchUp applies every durable segment after the current state.
+func (t *Table) catchUp(ctx context.Context) error {
+	t.amu.Lock()
+	defer t.amu.Unlock()
+	firsts, err := t.st.listSeqs(ctx, logPrefix)
+	if err != nil {
+		return err
+	}
+	for _, first := range firsts {
+		if first <= t.durable {
+			continue
+		}
+		if first != t.durable+1 {
+			return nserror.New(nserror.Internal, "manifesttable: segment %d follows sequence %d: the log in storage has a hole", first, t.durable)
+		}
+		seg, err := t.st.readSegment(ctx, first)
+		if err != nil {
+			return err
+		}
+		if err := t.applyLocked(ctx, seg); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// applyLocked applies a durable segment to the engine and the index.
+func (t *Table) applyLocked(ctx context.Context, seg *segment) error {
+	if seg.First != t.durable+1 {
+		return nserror.New(nserror.Internal, "manifesttable: segment %d..%d does not follow %d", seg.First, seg.Last, t.durable)
+	}
+	err := t.eng.applySegment(ctx, seg, t.mayExist)
+	if err != nil {
+		return err
+	}
+	t.imu.Lock()
+	for _, c := range seg.Changes {
+		t.indexChange(c)
+	}
+	t.imu.Unlock()
+	t.durable = seg.Last
+	t.sinceSnap++
+	return nil
+}
+
+// mayExist reports whether a change's key may have a current row (so that
+// it must be retired first). Namespaces and tables are all in the index;
+// a version may exist if it is not above its table's highest.
+func (t *Table) mayExist(c change) bool {
+	k := c.row.Key()
+	t.imu.RLock()
+	defer t.imu.RUnlock()
+	if k.Type == TypeTableVersion {
+		return k.Version <= t.heads[k.ID]
+	}
+	_, ok := t.objects[k]
+	return ok
+}
+
+// indexChange updates the index with one applied change. Call with imu.
+func (t *Table) indexChange(c change) {
+	r := c.row
+	k := r.Key()
+	if k.Type == TypeTableVersion {
+		if !c.del && k.Version > t.heads[k.ID] {
+			t.heads[k.ID] = k.Version
+		}
+		return
+	}
+	if old, ok := t.objects[k]; ok {
+		if old.ObjectType == TypeTable && old.Location != "" {
+			delete(t.byLoc, old.Location)
+		}
+		parent := parentID(k.ID)
+		t.kids[parent] = removeString(t.kids[parent], k.ID)
+		delete(t.objects, k)
+	}
+	if c.del {
+		return
+	}
+	t.objects[k] = r
+	if r.ObjectType == TypeTable && r.Location != "" {
+		t.byLoc[r.Location] = r.ObjectID
+	}
+	if k.ID != "" {
+		parent := parentID(k.ID)
+		t.kids[parent] = append(t.kids[parent], k.ID)
+	}
+}
+
+// indexBatch indexes the namespaces and tables of a snapshot batch.
+func (t *Table) indexBatch(rec arrow.RecordBatch) error {
+	idx := rec.Schema().FieldIndices(ColObjectType)
+	if len(idx) == 0 {
+		return errors.New("manifesttable: snapshot without object_type")
+	}
+	types := rec.Column(idx[0]).(*array.String)
+	var keep []int64
+	for i := 0; i < types.Len(); i++ {
+		if types.Value(i) != TypeTableVersion {
+			keep = append(keep, int64(i))
+		}
+	}
+	t.imu.Lock()
+	defer t.imu.Unlock()
+	if len(keep) < types.Len() {
+		// Versions: only their tables' highest version is indexed.
+		ids := rec.Column(rec.Schema().FieldIndices(ColObjectID)[0]).(*array.String)
+		vers := rec.Column(rec.Schema().FieldIndices(ColTableVersion)[0]).(*array.Uint64)
+		for i := 0; i < types.Len(); i++ {
+			if types.Value(i) == TypeTableVersion && vers.Value(i) > t.heads[ids.Value(i)] {
+				t.heads[strings.Clone(ids.Value(i))] = vers.Value(i)
+			}
+		}
+	}
+	if len(keep) == 0 {
+		return nil
+	}
+	changes, err := readRecord(rec, Columns{}, map[string]arrow.DataType{})
+	if err != nil {
+		return err
+	}
+	for _, i := range keep {
+		changes[i].del = false
+		t.indexChange(changes[i])
+	}
+	return nil
+}
+
+// parentID is the id of the namespace holding id ("" is the root).
+func parentID(id string) string {
+	if i := strings.LastIndex(id, "$"); i >= 0 {
+		return id[:i]
+	}
+	return ""
+}
+
+func removeString(s []string, v string) []string {
+	for i := range s {
+		if s[i] == v {
+			s[i] = s[len(s)-1]
+			return s[:len(s)-1]
+		}
+	}
+	return s
+}
+
+// Object returns the current namespace or table row with that key.
+func (t *Table) Object(typ, id string) (Row, bool) {
+	t.imu.RLock()
+	defer t.imu.RUnlock()
+	r, ok := t.objects[Key{Type: typ, ID: id}]
+	return r, ok
+}
+
+// Children returns the current namespaces and tables directly inside the
+// namespace parent ("" is the root), sorted by id.
+func (t *Table) Children(parent string) []Row {
+	t.imu.RLock()
+	defer t.imu.RUnlock()
+	var out []Row
+	for _, id := range t.kids[parent] {
+		for _, typ := range []string{TypeNamespace, TypeTable} {
+			if r, ok := t.objects[Key{Type: typ, ID: id}]; ok {
+				out = append(out, r)
+			}
+		}
+	}
+	sortRows(out)
+	return out
+}
+
+// TableByLocation returns the id of the table whose directory is loc.
+func (t *Table) TableByLocation(loc string) (string, bool) {
+	t.imu.RLock()
+	defer t.imu.RUnlock()
+	id, ok := t.byLoc[loc]
+	return id, ok
+}
+
+// HighestVersion returns the highest current version row of a table.
+func (t *Table) HighestVersion(tableID string) uint64 {
+	t.imu.RLock()
+	defer t.imu.RUnlock()
+	return t.heads[tableID]
+}
+
+// Visible returns the newest catalog sequence that queries see.
+func (t *Table) Visible() uint64 { return t.eng.Visible() }
+
+// WaitDurable returns when sequence seq is in a durable segment and
+// visible to queries here (read-your-writes).
+func (t *Table) WaitDurable(ctx context.Context, seq uint64) error {
+	return t.eng.waitVisible(ctx, seq)
+}
+
+// Query runs a read-only SQL statement over __manifest (and its views
+// namespaces, tables, table_versions, and the macro manifest_at(seq) for
+// time travel) at the newest visible sequence, which the result reports.
+func (t *Table) Query(ctx context.Context, q string, args ...any) (*Result, error) {
+	return t.eng.query(ctx, q, args...)
+}
+
+// Append appends changes to the commit log as one catalog sequence and
+// returns it; the changes are durable once WaitDurable(seq) returns.
+func (t *Table) Append(ctx context.Context, changes []Change) (uint64, error) {
+	if len(changes) == 0 {
+		return 0, nserror.New(nserror.InvalidInput, "no changes to append")
+	}
+	args := []any{logMaxLen}
+	for _, c := range changes {
+		if c.Delete {
+			k := c.Row.Key()
+			b, _ := json.Marshal(logKey(k))
+			args = append(args, "delete", string(b))
+			continue
+		}
+		if err := c.Row.Validate(); err != nil {
+			return 0, err
+		}
+		b, err := MarshalRow(c.Row)
+		if err != nil {
+			return 0, err
+		}
+		args = append(args, "put", string(b))
+	}
+	r, err := t.appendS.Run(ctx, t.cfg.Redis, []string{t.keys.epoch, t.keys.seq, t.keys.log}, args...).Slice()
+	if err != nil {
+		return 0, err
+	}
+	if len(r) < 2 || r[0] != "OK" {
+		return 0, nserror.New(nserror.ServiceUnavailable, "Redis holds no state for catalog %s (recover first)", t.cfg.Catalog)
+	}
+	return strconv.ParseUint(fmt.Sprint(r[1]), 10, 64)
+}
+
+const logMaxLen = 1_000_000
+
+type logKey struct {
+	Type    string `json:"object_type"`
+	ID      string `json:"object_id"`
+	Version uint64 `json:"table_version,omitempty"`
+}
+
+// DurableSeq is the last catalog sequence in a durable segment, read from
+// storage.
+func (t *Table) DurableSeq(ctx context.Context) (uint64, error) {
+	firsts, err := t.st.listSeqs(ctx, logPrefix)
+	if err != nil {
+		return 0, err
+	}
+	snaps, err := t.st.listSeqs(ctx, snapshotPrefix)
+	if err != nil {
+		return 0, err
+	}
+	var last uint64
+	if len(snaps) > 0 {
+		last = snaps[len(snaps)-1]
+	}
+	if len(firsts) > 0 && firsts[len(firsts)-1] > last {
+		seg, err := t.st.readSegment(ctx, firsts[len(firsts)-1])
+		if err != nil {
+			return 0, err
+		}
+		last = max(last, seg.Last)
+	}
+	return last, nil
+}
+
+// SeqGapAfterLoss is added to the durable sequence when Redis lost its
+// state: sequences handed out by the lost Redis (and perhaps still written
+// by a materializer that has not noticed) are never handed out again.
+const SeqGapAfterLoss = 1 << 32
+
+// SeqFloor is what Redis's catalog sequence must be raised to after it lost
+// its state (redisclaim.Config.SeqFloor).
+func (t *Table) SeqFloor(ctx context.Context) (uint64, error) {
+	d, err := t.DurableSeq(ctx)
+	if err != nil {
+		return 0, err
+	}
+	return d + SeqGapAfterLoss, nil
+}
+
+func sortRows(rows []Row) {
+	sortSlice(rows, func(a, b Row) bool { return a.Key().Less(b.Key()) })
+}

@@ -1,0 +1,234 @@
+//go:build duckdb_arrow
+
+package manifesttable
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+
+	"github.com/flightns/flightns/nserror"
+	"github.com/flightns/flightns/objstore"
+)
+
+func sampleChanges() []Change {
+	at := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+	return []Change{
+		put(Row{ObjectType: TypeNamespace, ObjectID: "prod", Metadata: `{"owner":"ana"}`, CommittedAt: at}),
+		put(Row{ObjectType: TypeNamespace, ObjectID: "prod$sales", Metadata: `{"owner":"bo","tier":3}`, CommittedAt: at}),
+		put(Row{ObjectType: TypeTable, ObjectID: "prod$sales$orders", Location: "ab12cd34_prod$sales$orders", Metadata: `{}`,
+			BaseObjects: []string{"prod$sales$raw"}, CommittedAt: at, HasSpecID: true, SpecID: 1,
+			Extra: map[string]any{"partition_field_1": int32(2026), "partition_field_2": "eu", "partition_field_3": arrow.Date32(20000)}}),
+		put(Row{ObjectType: TypeTableVersion, ObjectID: "prod$sales$orders", TableVersion: 1,
+			ManifestPath: "ab12cd34_prod$sales$orders/_versions/18446744073709551614.manifest", ManifestSize: 512, CommittedAt: at}),
+		put(Row{ObjectType: TypeTableVersion, ObjectID: "prod$sales$orders", TableVersion: 2,
+			ManifestPath: "ab12cd34_prod$sales$orders/_versions/18446744073709551613.manifest", ManifestSize: 640, CommittedAt: at, TxnID: "tx-1"}),
+	}
+}
+
+func TestRowsRoundTripThroughSegmentsAndARestart(t *testing.T) {
+	e := newTenv(t)
+	tb := e.open()
+	for _, c := range sampleChanges() {
+		commit(t, tb, c)
+	}
+	before := allRows(t, tb, 0)
+	if len(before) != 5 {
+		t.Fatalf("%d rows, want 5:\n%s", len(before), strings.Join(before, "\n"))
+	}
+	if err := tb.Close(); err != nil {
+		t.Fatal(err)
+	}
+	again := e.open()
+	defer func() { _ = again.Close() }()
+	if after := allRows(t, again, 0); !slices.Equal(before, after) {
+		t.Fatalf("after a restart:\n%s\nwant:\n%s", strings.Join(after, "\n"), strings.Join(before, "\n"))
+	}
+	if r, ok := again.Object(TypeTable, "prod$sales$orders"); !ok || r.Extra["partition_field_1"] != int32(2026) || r.Location != "ab12cd34_prod$sales$orders" {
+		t.Fatalf("index after restart: %+v %v", r, ok)
+	}
+	if kids := again.Children("prod"); len(kids) != 1 || kids[0].ObjectID != "prod$sales" {
+		t.Fatalf("children of prod: %+v", kids)
+	}
+	if v := again.HighestVersion("prod$sales$orders"); v != 2 {
+		t.Fatalf("highest version = %d", v)
+	}
+}
+
+func TestSnapshotPlusSegmentsEqualTheRowsAppliedAndCompactionKeepsThemExactly(t *testing.T) {
+	ctx := context.Background()
+	e := newTenv(t)
+	tb := e.open(func(c *Config) { c.KeepSnapshots = 1 })
+	for _, c := range sampleChanges() {
+		commit(t, tb, c)
+	}
+	commit(t, tb, put(Row{ObjectType: TypeNamespace, ObjectID: "prod", Metadata: `{"owner":"cy"}`}))
+	commit(t, tb, del(TypeTableVersion, "prod$sales$orders", 1))
+	want := allRows(t, tb, 0)
+	if err := tb.Compact(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := allRows(t, tb, 0); !slices.Equal(got, want) {
+		t.Fatalf("rows changed by compaction:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	// More changes after the snapshot, a second snapshot, then a restart
+	// from snapshot + segments.
+	commit(t, tb, put(Row{ObjectType: TypeNamespace, ObjectID: "dev"}))
+	if err := tb.Compact(ctx); err != nil {
+		t.Fatal(err)
+	}
+	commit(t, tb, put(Row{ObjectType: TypeNamespace, ObjectID: "qa"}))
+	want = allRows(t, tb, 0)
+	_ = tb.Close()
+	snaps, _ := e.objs.ListAll(ctx, snapshotPrefix)
+	if len(snaps) != 1 {
+		t.Fatalf("%d snapshots kept, want 1", len(snaps))
+	}
+	segs, _ := e.objs.ListAll(ctx, logPrefix)
+	if len(segs) != 1 {
+		t.Fatalf("%d segments left after compaction, want only the one after the snapshot: %v", len(segs), segs)
+	}
+	again := e.open()
+	defer func() { _ = again.Close() }()
+	if got := allRows(t, again, 0); !slices.Equal(got, want) {
+		t.Fatalf("after restart from snapshot + segments:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+func TestAFailedSegmentWriteIsRetriedAndNeverDuplicated(t *testing.T) {
+	for _, phase := range []objstore.Phase{objstore.Before, objstore.After} {
+		t.Run(phase.String(), func(t *testing.T) {
+			var fails atomic32
+			e := newTenv(t, objstore.WithFaults(func(_ context.Context, op objstore.Op, key string, p objstore.Phase) error {
+				if op == objstore.OpPutIfAbsent && strings.HasPrefix(key, logPrefix) && p == phase && fails.add() <= 2 {
+					return errors.New("injected")
+				}
+				return nil
+			}))
+			tb := e.open()
+			defer func() { _ = tb.Close() }()
+			seq := commit(t, tb, sampleChanges()...)
+			// Before: the write never happened and is retried. After: it
+			// happened, the reply was lost, and the retry finds it.
+			if want := map[objstore.Phase]int32{objstore.Before: 2, objstore.After: 1}[phase]; fails.load() < want {
+				t.Fatalf("the fault fired %d times", fails.load())
+			}
+			if rows := allRows(t, tb, 0); len(rows) != 5 {
+				t.Fatalf("%d rows after retried writes, want 5", len(rows))
+			}
+			segs, _ := e.objs.ListAll(context.Background(), logPrefix)
+			if len(segs) != 1 {
+				t.Fatalf("%d segments for one sequence (%d)", len(segs), seq)
+			}
+		})
+	}
+}
+
+func TestHalfWrittenFilesAreNeverVisible(t *testing.T) {
+	ctx := context.Background()
+	e := newTenv(t)
+	tb := e.open()
+	commit(t, tb, sampleChanges()...)
+	want := allRows(t, tb, 0)
+	_ = tb.Close()
+	// A crash while writing leaves only hidden temp files; a snapshot that
+	// failed to finish is simply absent.
+	dir := strings.TrimPrefix(e.objs.URI(), "file://")
+	for _, p := range []string{"__manifest/_log/.flightns-tmp-1", "__manifest/_snapshots/.flightns-tmp-2"} {
+		if err := writeFile(dir+"/"+p, "garbage"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	again := e.open()
+	defer func() { _ = again.Close() }()
+	if got := allRows(t, again, 0); !slices.Equal(got, want) {
+		t.Fatalf("rows after a crash: %v", got)
+	}
+	_ = ctx
+}
+
+func TestTwoMaterializersRacingWriteEachSequenceOnce(t *testing.T) {
+	ctx := context.Background()
+	e := newTenv(t)
+	a := e.open(func(c *Config) { c.ignoreLease = true; c.MaxSegmentEntries = 7 })
+	b := e.open(func(c *Config) { c.ignoreLease = true; c.MaxSegmentEntries = 5 })
+	defer func() { _ = a.Close() }()
+	defer func() { _ = b.Close() }()
+	var seqs []uint64
+	for i := range 120 {
+		tb := a
+		if i%2 == 1 {
+			tb = b
+		}
+		s, err := tb.Append(ctx, []Change{put(Row{ObjectType: TypeNamespace, ObjectID: fmt.Sprintf("ns%03d", i)})})
+		if err != nil {
+			t.Fatal(err)
+		}
+		seqs = append(seqs, s)
+	}
+	last := seqs[len(seqs)-1]
+	for _, tb := range []*Table{a, b} {
+		wctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+		if err := tb.WaitDurable(wctx, last); err != nil {
+			t.Fatal(err)
+		}
+		cancel()
+	}
+	st := storage{objs: e.objs, catalog: e.catalog}
+	firsts, err := st.listSeqs(ctx, logPrefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	next := uint64(1)
+	seen := map[uint64]int{}
+	for _, f := range firsts {
+		seg, err := st.readSegment(ctx, f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if seg.First != next {
+			t.Fatalf("segment %d..%d does not follow %d", seg.First, seg.Last, next-1)
+		}
+		for _, c := range seg.Changes {
+			seen[c.seq]++
+		}
+		next = seg.Last + 1
+	}
+	for _, s := range seqs {
+		if seen[s] != 1 {
+			t.Fatalf("sequence %d is in %d segments", s, seen[s])
+		}
+	}
+	if ra, rb := allRows(t, a, 0), allRows(t, b, 0); len(ra) != 120 || !slices.Equal(ra, rb) {
+		t.Fatalf("the two processes see %d and %d rows", len(ra), len(rb))
+	}
+}
+
+func TestBadRowsAreRefusedBeforeTheLog(t *testing.T) {
+	ctx := context.Background()
+	e := newTenv(t)
+	tb := e.open()
+	defer func() { _ = tb.Close() }()
+	for _, r := range []Row{
+		{ObjectType: "view", ObjectID: "x"},
+		{ObjectType: TypeTableVersion, ObjectID: "t"},
+		{ObjectType: TypeTable, ObjectID: "t", TableVersion: 3},
+		{ObjectType: TypeNamespace, ObjectID: "n", Metadata: "{not json"},
+		{ObjectType: TypeNamespace, ObjectID: "n", Extra: map[string]any{"Bad Name": int32(1)}},
+		{ObjectType: TypeNamespace, ObjectID: "n", Extra: map[string]any{"object_id": "shadow"}},
+		{ObjectType: TypeNamespace, ObjectID: "n", Extra: map[string]any{"partition_field_1": struct{}{}}},
+	} {
+		if _, err := tb.Append(ctx, []Change{put(r)}); !errors.Is(err, nserror.ErrInvalidInput) {
+			t.Errorf("Append(%+v) = %v, want InvalidInput", r, err)
+		}
+	}
+	if n, _ := e.rdb.XLen(ctx, "{"+e.catalog+"}:log").Result(); n != 0 {
+		t.Fatalf("refused rows reached the log: %d entries", n)
+	}
+}
