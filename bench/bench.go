@@ -30,6 +30,9 @@ type Config struct {
 	// Backends limits the object-store backends measured ("mem", "file",
 	// "s3"); empty means all that a scenario supports.
 	Backends []string
+	// ManifestRows lists the __manifest sizes the manifest scenario
+	// measures (default 1,000,000).
+	ManifestRows []int
 	// RedisPersistence of the Redis servers the benchmarks start: "none"
 	// (default), "everysec" or "always".
 	RedisPersistence string
@@ -96,7 +99,7 @@ type Scenario struct {
 
 // Scenarios lists every scenario in the order a full run executes them.
 func Scenarios() []Scenario {
-	return append([]Scenario{objstoreScenario()}, commitScenarios()...)
+	return append(append([]Scenario{objstoreScenario()}, commitScenarios()...), manifestScenario())
 }
 
 // Run executes the configured scenarios and returns the report.
@@ -158,11 +161,19 @@ const (
 // latency recorded.
 type Op func(ctx context.Context, client int) Outcome
 
-// Measure runs op in a closed loop from clients goroutines for d and
-// summarizes throughput and latency.
-func Measure(ctx context.Context, clients int, d time.Duration, op Op) Result {
+// Measure runs op in a closed loop from clients goroutines for d (or until
+// done, if given, reports true) and summarizes throughput and latency.
+func Measure(ctx context.Context, clients int, d time.Duration, op Op, done ...func() bool) Result {
 	ctx, cancel := context.WithTimeout(ctx, d)
 	defer cancel()
+	if len(done) > 0 {
+		go func() {
+			for ctx.Err() == nil && !done[0]() {
+				time.Sleep(time.Millisecond)
+			}
+			cancel()
+		}()
+	}
 	var ops, errs, conflicts atomic.Int64
 	lat := make([][]time.Duration, clients)
 	var wg sync.WaitGroup

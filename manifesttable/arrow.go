@@ -91,6 +91,9 @@ type change struct {
 	seq uint64
 	del bool
 	row Row
+	// existed: the key may have had a current row before the segment
+	// (decided when the segment is accepted, in order; not stored).
+	existed bool
 }
 
 // buildRecord turns rows (or changes, for a segment) into one record.

@@ -46,7 +46,7 @@ func waitFor(t *testing.T, tb *Table, seq uint64) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	if err := tb.WaitDurable(ctx, seq); err != nil {
+	if err := tb.WaitVisible(ctx, seq); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -27,6 +27,9 @@ func (t *Table) compact(ctx context.Context) error {
 	if seq == 0 {
 		return nil
 	}
+	if err := t.eng.waitVisible(ctx, seq); err != nil {
+		return err
+	}
 	res, err := t.eng.query(ctx, `SELECT * FROM manifest_at(?) ORDER BY object_type, object_id, table_version`, seq)
 	if err != nil {
 		return err

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -44,6 +45,9 @@ type engine struct {
 	raw    map[string]arrow.DataType
 
 	readers chan driver.Conn // connections for queries
+
+	selects  sync.Map     // query text -> is a single SELECT
+	selectsN atomic.Int64 // entries in selects (bounded)
 
 	vmu     sync.Mutex
 	visible uint64 // sequence of the last applied segment
@@ -455,15 +459,15 @@ func (e *engine) insertMixed(ctx context.Context, conn driver.Conn, rec arrow.Re
 // queries.
 var errQueryRefused = errors.New("only read-only queries (SELECT) are allowed")
 
-// applySegment applies one segment in one transaction. mayExist reports
-// whether a change's key may have a current row from before the segment
+// applySegment applies one segment in one transaction. A change's existed
+// flag says whether its key may have a current row from before the segment
 // (a put of a new key needs no retirement of an old row).
 //
 // Changes apply in order: the first change to a key that existed retires
 // its row (its _seq_to becomes the change's sequence); a row put by the
 // segment itself and changed again later in it is inserted already
 // retired. So every sequence inside a segment is exact for time travel.
-func (e *engine) applySegment(ctx context.Context, seg *segment, mayExist func(change) bool) error {
+func (e *engine) applySegment(ctx context.Context, seg *segment) error {
 	e.wmu.Lock()
 	defer e.wmu.Unlock()
 	type retire struct {
@@ -481,7 +485,7 @@ func (e *engine) applySegment(ctx context.Context, seg *segment, mayExist func(c
 		if i, ok := pending[k]; ok {
 			to[i] = c.seq
 			delete(pending, k)
-		} else if !touched[k] && mayExist(c) {
+		} else if !touched[k] && c.existed {
 			retires = append(retires, retire{k, c.seq})
 		}
 		touched[k] = true
@@ -668,17 +672,8 @@ func (e *engine) query(ctx context.Context, q string, args ...any) (*Result, err
 			e.readers <- conn
 		}
 	}()
-	st, err := conn.(driver.ConnPrepareContext).PrepareContext(ctx, q)
-	if err != nil {
-		return nil, nserror.New(nserror.InvalidInput, "%v", cleanDuckErr(err))
-	}
-	typ, err := st.(*duckdb.Stmt).StatementType()
-	_ = st.Close()
-	if err != nil {
+	if err := e.checkReadOnly(ctx, conn, q); err != nil {
 		return nil, err
-	}
-	if typ != duckdb.STATEMENT_TYPE_SELECT {
-		return nil, nserror.New(nserror.PermissionDenied, "%v", errQueryRefused)
 	}
 	ex := conn.(driver.ExecerContext)
 	if _, err := ex.ExecContext(ctx, "BEGIN TRANSACTION READ ONLY", nil); err != nil {
@@ -714,6 +709,35 @@ func (e *engine) query(ctx context.Context, q string, args ...any) (*Result, err
 		endTxn()
 		e.readers <- conn
 	}}, nil
+}
+
+// checkReadOnly refuses every statement but a single SELECT. The verdict
+// for a text is remembered (the schema never makes a SELECT something
+// else).
+func (e *engine) checkReadOnly(ctx context.Context, conn driver.Conn, q string) error {
+	if ok, seen := e.selects.Load(q); seen {
+		if ok.(bool) {
+			return nil
+		}
+		return nserror.New(nserror.PermissionDenied, "%v", errQueryRefused)
+	}
+	st, err := conn.(driver.ConnPrepareContext).PrepareContext(ctx, q)
+	if err != nil {
+		return nserror.New(nserror.InvalidInput, "%v", cleanDuckErr(err))
+	}
+	typ, err := st.(*duckdb.Stmt).StatementType()
+	_ = st.Close()
+	if err != nil {
+		return err
+	}
+	isSelect := typ == duckdb.STATEMENT_TYPE_SELECT
+	if e.selectsN.Add(1) < 10000 {
+		e.selects.Store(q, isSelect)
+	}
+	if !isSelect {
+		return nserror.New(nserror.PermissionDenied, "%v", errQueryRefused)
+	}
+	return nil
 }
 
 func queryError(ctx context.Context, err error) error {

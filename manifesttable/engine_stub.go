@@ -22,8 +22,8 @@ type engine struct{}
 
 func openEngine(context.Context, EngineConfig) (*engine, error) { return nil, errNoEngine }
 
-func (e *engine) close() error                                                    { return nil }
-func (e *engine) applySegment(context.Context, *segment, func(change) bool) error { return errNoEngine }
+func (e *engine) close() error                                 { return nil }
+func (e *engine) applySegment(context.Context, *segment) error { return errNoEngine }
 func (e *engine) loadSnapshot(context.Context, *snapshotReader, func(arrow.RecordBatch) error) error {
 	return errNoEngine
 }

@@ -80,6 +80,9 @@ func commit(t *testing.T, tb *Table, changes ...Change) uint64 {
 	if err := tb.WaitDurable(ctx, seq); err != nil {
 		t.Fatal(err)
 	}
+	if err := tb.WaitVisible(ctx, seq); err != nil {
+		t.Fatal(err)
+	}
 	return seq
 }
 

@@ -20,7 +20,7 @@ import (
 // run is the table's background loop: the lease holder materializes the
 // commit log; every other process follows the segments it writes.
 func (t *Table) run() {
-	defer t.done.Done()
+	defer t.runDone.Done()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go func() {
@@ -51,7 +51,15 @@ func (t *Table) run() {
 const leaseTime = 10 * time.Second
 
 // lead takes or renews the lease; it reports whether this process holds it.
+// A lease renewed less than a third of its time ago is not renewed again.
 func (t *Table) lead(ctx context.Context) bool {
+	t.leaderMu.Lock()
+	fresh := t.leading && time.Since(t.renewed) < leaseTime/3
+	t.leaderMu.Unlock()
+	if fresh {
+		return true
+	}
+	start := time.Now()
 	ok, err := t.leaseS.Run(ctx, t.cfg.Redis, []string{t.keys.lease}, t.token, leaseTime.Milliseconds()).Int()
 	held := err == nil && ok == 1 || t.cfg.ignoreLease
 	t.leaderMu.Lock()
@@ -65,6 +73,9 @@ func (t *Table) lead(ctx context.Context) bool {
 		t.leaderMu.Lock()
 	}
 	t.leading = held
+	if held {
+		t.renewed = start
+	}
 	t.leaderMu.Unlock()
 	return held
 }
@@ -173,7 +184,7 @@ func (t *Table) materializeOnce(ctx context.Context) error {
 		return err
 	}
 	t.amu.Lock()
-	err = t.applyLocked(ctx, seg)
+	err = t.acceptLocked(seg)
 	since := t.sinceSnap
 	t.amu.Unlock()
 	if err != nil {
@@ -191,11 +202,9 @@ func (t *Table) materializeOnce(ctx context.Context) error {
 	return nil
 }
 
+// publishDurable tells other processes how far the log is durable. Only
+// the lease holder writes it, in order.
 func (t *Table) publishDurable(ctx context.Context, seq uint64) {
-	cur, err := t.cfg.Redis.Get(ctx, t.keys.durable).Uint64()
-	if err == nil && cur >= seq {
-		return
-	}
 	t.cfg.Redis.Set(ctx, t.keys.durable, seq, 0)
 }
 
@@ -263,6 +272,9 @@ func (t *Table) translate(ctx context.Context, entries []logEntry) ([]change, er
 			}
 		case "drop_table":
 			id := tableID(e.str("t"))
+			if err := t.engineCaughtUp(ctx); err != nil {
+				return nil, err
+			}
 			vers, err := t.eng.versionsOf(ctx, id)
 			if err != nil {
 				return nil, err
@@ -287,6 +299,9 @@ func (t *Table) translate(ctx context.Context, entries []logEntry) ([]change, er
 // _versions directory: versions in storage but not in the table are added,
 // and rows whose final manifest is gone are deleted. The changes carry seq.
 func (t *Table) reconcile(ctx context.Context, seq uint64) ([]change, error) {
+	if err := t.engineCaughtUp(ctx); err != nil {
+		return nil, err
+	}
 	t.imu.RLock()
 	tables := map[string]string{} // id -> location
 	for k, r := range t.objects {
@@ -332,4 +347,13 @@ func (t *Table) reconcile(ctx context.Context, seq uint64) ([]change, error) {
 		}
 	}
 	return out, nil
+}
+
+// engineCaughtUp waits until the SQL engine has applied every accepted
+// segment.
+func (t *Table) engineCaughtUp(ctx context.Context) error {
+	t.amu.Lock()
+	d := t.durable
+	t.amu.Unlock()
+	return t.eng.waitVisible(ctx, d)
 }

@@ -144,7 +144,7 @@ func TestReadYourWrites(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := tb.WaitDurable(ctx, seq); err != nil {
+	if err := tb.WaitVisible(ctx, seq); err != nil {
 		t.Fatal(err)
 	}
 	if got := rowsOf(t, tb, `SELECT object_id FROM namespaces`); !slices.Equal(got, []string{"fresh"}) {

@@ -275,3 +275,19 @@ func (s *storage) writeSnapshot(ctx context.Context, seq uint64, schema *arrow.S
 	}
 	return err
 }
+
+// ImportSnapshot writes a snapshot of catalog at sequence seq into the root,
+// from rows that next yields in batches until it returns none: a bulk import
+// of an existing catalog (and the benchmarks' way to make millions of rows).
+// Rows must have unique keys.
+func ImportSnapshot(ctx context.Context, objs *objstore.Store, catalog string, seq uint64, extra Columns, next func() ([]Row, error)) error {
+	st := storage{objs: objs, catalog: catalog}
+	schema := Schema(extra, nil, false)
+	return st.writeSnapshot(ctx, seq, schema, func() (arrow.RecordBatch, error) {
+		rows, err := next()
+		if err != nil || len(rows) == 0 {
+			return nil, err
+		}
+		return buildRecord(schema, rows, nil), nil
+	})
+}

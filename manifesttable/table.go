@@ -97,9 +97,16 @@ type Table struct {
 	stop       chan struct{}
 	done       sync.WaitGroup
 	leading    bool
+	renewed    time.Time // when the lease was last renewed
 	leaderMu   sync.Mutex
 	compacting sync.Mutex
 	closeOnce  sync.Once
+
+	applyQ     chan *segment // accepted segments, for the SQL engine
+	dmu        sync.Mutex
+	dcond      *sync.Cond
+	durableSeq uint64 // what WaitDurable waits for
+	runDone    sync.WaitGroup
 }
 
 type redisKeys struct{ epoch, seq, log, lease, durable string }
@@ -130,7 +137,8 @@ func Open(ctx context.Context, cfg Config) (*Table, error) {
 	t := &Table{cfg: cfg, st: storage{objs: cfg.Objects, catalog: cfg.Catalog}, log: cfg.Logger, keys: newRedisKeys(cfg.Catalog),
 		appendS: redis.NewScript(appendLua), leaseS: redis.NewScript(leaseLua),
 		objects: map[Key]Row{}, byLoc: map[string]string{}, heads: map[string]uint64{}, kids: map[string][]string{},
-		token: uuid.NewString(), stop: make(chan struct{})}
+		token: uuid.NewString(), stop: make(chan struct{}), applyQ: make(chan *segment, 256)}
+	t.dcond = sync.NewCond(&t.dmu)
 	if t.log == nil {
 		t.log = slog.Default()
 	}
@@ -138,11 +146,22 @@ func Open(ctx context.Context, cfg Config) (*Table, error) {
 	if t.eng, err = openEngine(ctx, cfg.Engine); err != nil {
 		return nil, err
 	}
-	if err := t.load(ctx); err != nil {
+	t.done.Add(1)
+	go t.applier()
+	fail := func(err error) (*Table, error) {
+		close(t.applyQ)
+		t.done.Wait()
 		_ = t.eng.close()
 		return nil, err
 	}
-	t.done.Add(1)
+	if err := t.load(ctx); err != nil {
+		return fail(err)
+	}
+	// Queries see everything loaded before Open returns.
+	if err := t.eng.waitVisible(ctx, t.durable); err != nil {
+		return fail(err)
+	}
+	t.runDone.Add(1)
 	go t.run()
 	return t, nil
 }
@@ -156,6 +175,8 @@ func (t *Table) Close() error {
 		return nil
 	}
 	close(t.stop)
+	t.runDone.Wait()
+	close(t.applyQ)
 	t.done.Wait()
 	t.leaderMu.Lock()
 	if t.leading {
@@ -183,6 +204,7 @@ func (t *Table) load(ctx context.Context) error {
 			return fmt.Errorf("manifesttable: loading snapshot %d: %w", seq, err)
 		}
 		t.durable, t.snapshot = seq, seq
+		t.setDurable(seq)
 	}
 	return t.catchUp(ctx)
 }
@@ -206,44 +228,67 @@ func (t *Table) catchUp(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		if err := t.applyLocked(ctx, seg); err != nil {
+		if err := t.acceptLocked(seg); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// applyLocked applies a durable segment to the engine and the index.
-func (t *Table) applyLocked(ctx context.Context, seg *segment) error {
+// acceptLocked makes a durable segment part of the table: it decides for
+// each change whether its key existed before (against the index, which is
+// exactly the state before this segment), updates the index, advances the
+// durable sequence (releasing WaitDurable), and queues the segment for the
+// SQL engine, which applies segments in order behind it. Call with amu.
+func (t *Table) acceptLocked(seg *segment) error {
 	if seg.First != t.durable+1 {
 		return nserror.New(nserror.Internal, "manifesttable: segment %d..%d does not follow %d", seg.First, seg.Last, t.durable)
 	}
-	err := t.eng.applySegment(ctx, seg, t.mayExist)
-	if err != nil {
-		return err
-	}
 	t.imu.Lock()
-	for _, c := range seg.Changes {
-		t.indexChange(c)
+	seen := map[Key]bool{}
+	for i := range seg.Changes {
+		c := &seg.Changes[i]
+		k := c.row.Key()
+		if !seen[k] {
+			seen[k] = true
+			if k.Type == TypeTableVersion {
+				c.existed = k.Version <= t.heads[k.ID]
+			} else {
+				_, c.existed = t.objects[k]
+			}
+		}
+		t.indexChange(*c)
 	}
 	t.imu.Unlock()
 	t.durable = seg.Last
 	t.sinceSnap++
+	t.setDurable(seg.Last)
+	t.applyQ <- seg
 	return nil
 }
 
-// mayExist reports whether a change's key may have a current row (so that
-// it must be retired first). Namespaces and tables are all in the index;
-// a version may exist if it is not above its table's highest.
-func (t *Table) mayExist(c change) bool {
-	k := c.row.Key()
-	t.imu.RLock()
-	defer t.imu.RUnlock()
-	if k.Type == TypeTableVersion {
-		return k.Version <= t.heads[k.ID]
+// applier applies accepted segments to the SQL engine, in order.
+func (t *Table) applier() {
+	defer t.done.Done()
+	for seg := range t.applyQ {
+		for backoff := 10 * time.Millisecond; ; backoff = min(2*backoff, 5*time.Second) {
+			err := t.eng.applySegment(context.Background(), seg)
+			if err == nil {
+				break
+			}
+			t.log.Error("manifesttable: applying a durable segment to the SQL engine; retrying", "first", seg.First, "last", seg.Last, "err", err)
+			time.Sleep(backoff)
+		}
 	}
-	_, ok := t.objects[k]
-	return ok
+}
+
+func (t *Table) setDurable(seq uint64) {
+	t.dmu.Lock()
+	if seq > t.durableSeq {
+		t.durableSeq = seq
+	}
+	t.dmu.Unlock()
+	t.dcond.Broadcast()
 }
 
 // indexChange updates the index with one applied change. Call with imu.
@@ -377,9 +422,29 @@ func (t *Table) HighestVersion(tableID string) uint64 {
 // Visible returns the newest catalog sequence that queries see.
 func (t *Table) Visible() uint64 { return t.eng.Visible() }
 
-// WaitDurable returns when sequence seq is in a durable segment and
-// visible to queries here (read-your-writes).
+// WaitDurable returns when sequence seq is in a durable segment, and in
+// this process's index (Object, Children, TableByLocation).
 func (t *Table) WaitDurable(ctx context.Context, seq uint64) error {
+	stop := context.AfterFunc(ctx, func() {
+		t.dmu.Lock()
+		t.dcond.Broadcast()
+		t.dmu.Unlock()
+	})
+	defer stop()
+	t.dmu.Lock()
+	defer t.dmu.Unlock()
+	for t.durableSeq < seq {
+		if err := ctx.Err(); err != nil {
+			return nserror.New(nserror.ServiceUnavailable, "sequence %d is not durable yet (at %d): %w", seq, t.durableSeq, err)
+		}
+		t.dcond.Wait()
+	}
+	return nil
+}
+
+// WaitVisible returns when sequence seq is visible to SQL queries here
+// (read-your-writes for Query).
+func (t *Table) WaitVisible(ctx context.Context, seq uint64) error {
 	return t.eng.waitVisible(ctx, seq)
 }
 

@@ -175,7 +175,7 @@ func TestTwoMaterializersRacingWriteEachSequenceOnce(t *testing.T) {
 	last := seqs[len(seqs)-1]
 	for _, tb := range []*Table{a, b} {
 		wctx, cancel := context.WithTimeout(ctx, 20*time.Second)
-		if err := tb.WaitDurable(wctx, last); err != nil {
+		if err := tb.WaitVisible(wctx, last); err != nil {
 			t.Fatal(err)
 		}
 		cancel()

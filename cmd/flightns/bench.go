@@ -24,6 +24,7 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	duration := fs.Duration("duration", 3*time.Second, "length of each measurement")
 	out := fs.String("out", "", "write the JSON report here (default: bench-results/<time>.json; - for stdout)")
 	list := fs.Bool("list", false, "list the scenarios and exit")
+	manifestRows := fs.String("manifest-rows", "1000000", "comma-separated __manifest sizes for the manifest scenario")
 	backends := fs.String("backends", "", "comma-separated object-store backends to measure: mem, file, s3 (default: all)")
 	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of the run to this file")
 	persistence := fs.String("redis-persistence", "none", "persistence of the benchmark's Redis: none, everysec or always")
@@ -40,6 +41,14 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		return 0
 	}
 	cfg := bench.Config{Duration: *duration, Progress: stderr, RedisPersistence: *persistence}
+	for _, r := range strings.Split(*manifestRows, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(r))
+		if err != nil || n < 1000 {
+			_, _ = fmt.Fprintf(stderr, "flightns bench: --manifest-rows: %q is not a number of rows (≥ 1000)\n", r)
+			return 2
+		}
+		cfg.ManifestRows = append(cfg.ManifestRows, n)
+	}
 	if *backends != "" {
 		cfg.Backends = strings.Split(*backends, ",")
 	}
