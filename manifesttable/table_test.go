@@ -232,3 +232,43 @@ func TestBadRowsAreRefusedBeforeTheLog(t *testing.T) {
 		t.Fatalf("refused rows reached the log: %d entries", n)
 	}
 }
+
+func TestACompactionCutAnywhereLeavesALoadableTable(t *testing.T) {
+	ctx := context.Background()
+	for _, cut := range []struct {
+		name string
+		op   objstore.Op
+		pref string
+	}{
+		{"snapshot write", objstore.OpPutIfAbsent, snapshotPrefix},
+		{"old segment removal", objstore.OpDelete, logPrefix},
+		{"old snapshot removal", objstore.OpDelete, snapshotPrefix},
+	} {
+		t.Run(cut.name, func(t *testing.T) {
+			var armed atomic32
+			e := newTenv(t, objstore.WithFaults(func(_ context.Context, op objstore.Op, key string, p objstore.Phase) error {
+				if armed.load() == 1 && op == cut.op && strings.HasPrefix(key, cut.pref) && p == objstore.Before {
+					return errors.New("crash")
+				}
+				return nil
+			}))
+			tb := e.open(func(c *Config) { c.KeepSnapshots = 1 })
+			commit(t, tb, sampleChanges()...)
+			if err := tb.Compact(ctx); err != nil { // a first snapshot, to have something to remove
+				t.Fatal(err)
+			}
+			commit(t, tb, put(Row{ObjectType: TypeNamespace, ObjectID: "late"}))
+			want := allRows(t, tb, 0)
+			armed.add()
+			if err := tb.Compact(ctx); err == nil {
+				t.Fatal("the cut did not fire")
+			}
+			_ = tb.Close()
+			again := e.open()
+			defer func() { _ = again.Close() }()
+			if got := allRows(t, again, 0); !slices.Equal(got, want) {
+				t.Fatalf("after a compaction cut at %s:\n%v\nwant\n%v", cut.name, got, want)
+			}
+		})
+	}
+}
