@@ -6,9 +6,11 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/flightns/flightns/nserror"
 	"github.com/flightns/flightns/redisclaim"
 )
 
@@ -125,5 +127,10 @@ func TestAGapInTheLogIsRepairedFromStorage(t *testing.T) {
 	got := rowsOf(t, tb, `SELECT version FROM table_versions WHERE table_id = 't' ORDER BY 1`)
 	if !slices.Equal(got, []string{"1", "2", "3", "4"}) {
 		t.Fatalf("versions after the repair: %v", got)
+	}
+	// A caller that waited for one of the lost sequences learns it was lost.
+	err := tb.WaitDurable(context.Background(), 3)
+	if nserror.CodeOf(err) != nserror.ServiceUnavailable || !strings.Contains(err.Error(), "lost") {
+		t.Fatalf("waiting for a lost sequence: %v", err)
 	}
 }

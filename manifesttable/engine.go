@@ -754,6 +754,26 @@ func queryError(ctx context.Context, err error) error {
 
 func cleanDuckErr(err error) string { return strings.TrimSpace(err.Error()) }
 
+// versionRowsOf returns the current version rows of a table.
+func (e *engine) versionRowsOf(ctx context.Context, tableID string) ([]Row, error) {
+	res, err := e.query(ctx, `SELECT * FROM __manifest WHERE object_id = ? AND object_type = 'table_version' ORDER BY table_version`, tableID)
+	if err != nil {
+		return nil, err
+	}
+	defer res.Release()
+	var out []Row
+	for res.Next() {
+		cs, err := readRecord(res.RecordBatch(), Columns{}, map[string]arrow.DataType{})
+		if err != nil {
+			return nil, err
+		}
+		for _, c := range cs {
+			out = append(out, c.row)
+		}
+	}
+	return out, res.Err()
+}
+
 // versionsOf lists the current versions of a table.
 func (e *engine) versionsOf(ctx context.Context, tableID string) ([]uint64, error) {
 	rows, err := e.db.QueryContext(ctx, `SELECT table_version FROM _versions WHERE object_id = ? AND _seq_to IS NULL ORDER BY 1`, tableID)

@@ -33,3 +33,5 @@ func (e *engine) purgeHistory(context.Context, uint64) error             { retur
 func (e *engine) waitVisible(context.Context, uint64) error              { return errNoEngine }
 func (e *engine) Visible() uint64                                        { return 0 }
 func (e *engine) versionsOf(context.Context, string) ([]uint64, error)   { return nil, errNoEngine }
+
+func (e *engine) versionRowsOf(context.Context, string) ([]Row, error) { return nil, errNoEngine }

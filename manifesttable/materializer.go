@@ -166,6 +166,7 @@ func (t *Table) materializeOnce(ctx context.Context) error {
 			return err
 		}
 		seg.Changes = append(seg.Changes, repaired...)
+		seg.LostFirst, seg.LostLast = cursor+1, entries[0].seq-1
 	}
 	changes, err := t.translate(ctx, entries)
 	if err != nil {
@@ -287,6 +288,26 @@ func (t *Table) translate(ctx context.Context, entries []logEntry) ([]change, er
 			}
 			for _, v := range vers {
 				out = append(out, change{seq: e.seq, del: true, row: Row{ObjectType: TypeTableVersion, ObjectID: id, TableVersion: v}})
+			}
+		case "rename_table":
+			// The version rows follow their table to its new id.
+			from, to := e.str("from"), e.str("to")
+			if err := t.engineCaughtUp(ctx); err != nil {
+				return nil, err
+			}
+			rows, err := t.eng.versionRowsOf(ctx, from)
+			if err != nil {
+				return nil, err
+			}
+			for _, c := range out { // versions put earlier in this batch
+				if c.row.ObjectType == TypeTableVersion && c.row.ObjectID == from && !c.del {
+					rows = append(rows, c.row)
+				}
+			}
+			for _, r := range rows {
+				out = append(out, change{seq: e.seq, del: true, row: Row{ObjectType: TypeTableVersion, ObjectID: from, TableVersion: r.TableVersion}})
+				r.ObjectID = to
+				out = append(out, change{seq: e.seq, row: r})
 			}
 		default:
 			t.log.Warn("manifesttable: unknown log entry kind", "kind", e.str("k"), "seq", e.seq)

@@ -22,6 +22,7 @@ const (
 	metaLastSeq  = "flightns.last_seq"
 	metaSeq      = "flightns.seq"
 	metaCatalog  = "flightns.catalog"
+	metaLost     = "flightns.lost"
 	formatV1     = "1"
 )
 

@@ -37,6 +37,10 @@ var errSegmentExists = errors.New("manifesttable: a segment starting at this seq
 type segment struct {
 	First, Last uint64
 	Changes     []change
+	// LostFirst..LostLast (0: none) are sequences whose log entries were
+	// lost; their rows were re-derived from storage where possible, and
+	// whoever waited for one of them is told it was lost.
+	LostFirst, LostLast uint64
 }
 
 func segmentKey(first uint64) string { return fmt.Sprintf("%s%020d.parquet", logPrefix, first) }
@@ -79,6 +83,7 @@ func (s *storage) writeSegment(ctx context.Context, seg *segment) error {
 	data, err := encodeParquet(Schema(extra, raw, true), nil, seg.Changes, map[string]string{
 		metaFormat: formatV1, metaCatalog: s.catalog,
 		metaFirstSeq: strconv.FormatUint(seg.First, 10), metaLastSeq: strconv.FormatUint(seg.Last, 10),
+		metaLost: fmt.Sprintf("%d-%d", seg.LostFirst, seg.LostLast),
 	})
 	if err != nil {
 		return err
@@ -135,7 +140,13 @@ func (s *storage) readSegment(ctx context.Context, first uint64) (*segment, erro
 	if err1 != nil || err2 != nil || f != first || l < f {
 		return nil, fmt.Errorf("manifesttable: segment %d has a bad sequence range (%q..%q)", first, pf.kv[metaFirstSeq], pf.kv[metaLastSeq])
 	}
-	return &segment{First: f, Last: l, Changes: pf.changes}, nil
+	seg := &segment{First: f, Last: l, Changes: pf.changes}
+	if lost, ok := pf.kv[metaLost]; ok {
+		if _, err := fmt.Sscanf(lost, "%d-%d", &seg.LostFirst, &seg.LostLast); err != nil {
+			return nil, fmt.Errorf("manifesttable: segment %d: bad lost range %q", first, lost)
+		}
+	}
+	return seg, nil
 }
 
 // listSeqs lists the sequences of the objects under prefix, ascending.

@@ -105,7 +105,8 @@ type Table struct {
 	applyQ     chan *segment // accepted segments, for the SQL engine
 	dmu        sync.Mutex
 	dcond      *sync.Cond
-	durableSeq uint64 // what WaitDurable waits for
+	durableSeq uint64      // what WaitDurable waits for
+	lost       [][2]uint64 // sequence ranges whose log entries were lost
 	runDone    sync.WaitGroup
 }
 
@@ -262,6 +263,11 @@ func (t *Table) acceptLocked(seg *segment) error {
 	t.imu.Unlock()
 	t.durable = seg.Last
 	t.sinceSnap++
+	if seg.LostFirst != 0 {
+		t.dmu.Lock()
+		t.lost = append(t.lost, [2]uint64{seg.LostFirst, seg.LostLast})
+		t.dmu.Unlock()
+	}
 	t.setDurable(seg.Last)
 	t.applyQ <- seg
 	return nil
@@ -379,6 +385,39 @@ func removeString(s []string, v string) []string {
 	return s
 }
 
+// Refresh applies every segment durable in storage that this process has
+// not applied yet (another process materialized it).
+func (t *Table) Refresh(ctx context.Context) error { return t.catchUp(ctx) }
+
+// Sync is Refresh when the materializer has published a durable sequence
+// beyond what this process has applied: afterwards the index holds every
+// change acknowledged anywhere before the call.
+func (t *Table) Sync(ctx context.Context) error {
+	v, err := t.cfg.Redis.Get(ctx, t.keys.durable).Uint64()
+	if err != nil && !errors.Is(err, redis.Nil) {
+		return err
+	}
+	t.amu.Lock()
+	behind := v > t.durable
+	t.amu.Unlock()
+	if !behind {
+		return nil
+	}
+	return t.catchUp(ctx)
+}
+
+// Objects returns every current namespace and table row.
+func (t *Table) Objects() []Row {
+	t.imu.RLock()
+	defer t.imu.RUnlock()
+	out := make([]Row, 0, len(t.objects))
+	for _, r := range t.objects {
+		out = append(out, r)
+	}
+	sortRows(out)
+	return out
+}
+
 // Object returns the current namespace or table row with that key.
 func (t *Table) Object(typ, id string) (Row, bool) {
 	t.imu.RLock()
@@ -439,6 +478,11 @@ func (t *Table) WaitDurable(ctx context.Context, seq uint64) error {
 		}
 		t.dcond.Wait()
 	}
+	for _, r := range t.lost {
+		if r[0] <= seq && seq <= r[1] {
+			return nserror.New(nserror.ServiceUnavailable, "catalog sequence %d was lost with Redis's state before it was durable; the change did not happen, retry it", seq)
+		}
+	}
 	return nil
 }
 
@@ -451,7 +495,12 @@ func (t *Table) WaitVisible(ctx context.Context, seq uint64) error {
 // Query runs a read-only SQL statement over __manifest (and its views
 // namespaces, tables, table_versions, and the macro manifest_at(seq) for
 // time travel) at the newest visible sequence, which the result reports.
+// It first waits until everything durable when it was called is visible,
+// so a query sees every change acknowledged before it.
 func (t *Table) Query(ctx context.Context, q string, args ...any) (*Result, error) {
+	if err := t.engineCaughtUp(ctx); err != nil {
+		return nil, err
+	}
 	return t.eng.query(ctx, q, args...)
 }
 

@@ -541,3 +541,64 @@ func (s *Store) wrap(op Op, key string, err error) error {
 	}
 	return e
 }
+
+// CheckNoSymlinks refuses a key (a table location) whose existing path
+// components include a symbolic link: on file:// a table must be a plain
+// directory inside the root. Other backends have no links; it returns nil.
+func (s *Store) CheckNoSymlinks(key string) error {
+	if err := ValidatePrefix(key); err != nil {
+		return err
+	}
+	if s.disk == nil {
+		return nil
+	}
+	cur := ""
+	for seg := range strings.SplitSeq(strings.TrimSuffix(key, "/"), "/") {
+		if cur != "" {
+			cur += "/"
+		}
+		cur += seg
+		fi, err := s.disk.root.Lstat(cur)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		if err != nil {
+			return nserror.New(nserror.InvalidInput, "location %q: %v", key, err)
+		}
+		if fi.Mode()&fs.ModeSymlink != 0 {
+			return nserror.New(nserror.InvalidInput, "location %q: %q is a symbolic link", key, cur)
+		}
+	}
+	return nil
+}
+
+// LocalDir is the root directory of a file:// store ("" for others).
+func (s *Store) LocalDir() string {
+	if s.disk == nil {
+		return ""
+	}
+	return s.disk.dir
+}
+
+// DeletePrefix deletes every object whose key starts with prefix and
+// returns how many it deleted.
+func (s *Store) DeletePrefix(ctx context.Context, prefix string) (int, error) {
+	if prefix == "" || !strings.HasSuffix(prefix, "/") {
+		return 0, nserror.New(nserror.InvalidInput, "DeletePrefix needs a directory prefix ending in /, not %q", prefix)
+	}
+	n := 0
+	for a, err := range s.List(ctx, prefix) {
+		if err != nil {
+			return n, err
+		}
+		if err := s.Delete(ctx, a.Key); err != nil && !errors.Is(err, ErrNotFound) {
+			return n, err
+		}
+		n++
+	}
+	if s.disk != nil {
+		// Directories are not objects; leave none behind.
+		_ = s.disk.root.RemoveAll(strings.TrimSuffix(prefix, "/"))
+	}
+	return n, nil
+}

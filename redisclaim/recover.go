@@ -206,7 +206,14 @@ func (s *Store) recoverLocked(ctx context.Context, token string) (RecoveryStats,
 		st.TablesReseeded++
 	}
 
-	// 3. Sequence floor, new epoch.
+	// 3. Other state built on top of the claims (the catalog's object index).
+	if s.onRecover != nil {
+		if err := s.onRecover(ctx, token); err != nil {
+			return st, fmt.Errorf("redisclaim: recovery hook: %w", err)
+		}
+	}
+
+	// 4. Sequence floor, new epoch.
 	var floor uint64
 	if s.seqFloor != nil {
 		if floor, err = s.seqFloor(ctx); err != nil {

@@ -120,6 +120,10 @@ type Config struct {
 	// Redis (the __manifest table's); recovery never lets the sequence fall
 	// below it. Default: 0.
 	SeqFloor func(ctx context.Context) (uint64, error)
+	// OnRecover, if set, runs during a recovery after the claims are
+	// rebuilt and before claims are accepted again, holding the recovery
+	// lock whose token it gets (scripts that rebuild other state check it).
+	OnRecover func(ctx context.Context, token string) error
 	// Logger (default slog.Default()).
 	Logger *slog.Logger
 }
@@ -136,6 +140,7 @@ type Store struct {
 	step      StepFunc
 	logMaxLen int64
 	seqFloor  func(ctx context.Context) (uint64, error)
+	onRecover func(ctx context.Context, token string) error
 	log       *slog.Logger
 	recoverMu sync.Mutex // one recovery at a time in this process
 }
@@ -150,7 +155,7 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 	}
 	s := &Store{
 		rdb: cfg.Redis, objs: cfg.Objects, catalog: cfg.Catalog, k: newKeys(cfg.Catalog), sc: newScripts(),
-		now: cfg.Now, step: cfg.Step, logMaxLen: cfg.LogMaxLen, seqFloor: cfg.SeqFloor, log: cfg.Logger,
+		now: cfg.Now, step: cfg.Step, logMaxLen: cfg.LogMaxLen, seqFloor: cfg.SeqFloor, onRecover: cfg.OnRecover, log: cfg.Logger,
 	}
 	if s.now == nil {
 		s.now = time.Now
@@ -174,6 +179,14 @@ func (s *Store) Close() error {
 	s.pipe.close()
 	return nil
 }
+
+// RecoveringKey is the Redis key of the recovery lock of a catalog; its
+// value is the token OnRecover gets.
+func RecoveringKey(catalog string) string { return newKeys(catalog).Recovering() }
+
+// EpochKey is the Redis key whose presence means Redis holds the
+// catalog's state.
+func EpochKey(catalog string) string { return newKeys(catalog).Epoch() }
 
 // Catalog returns the catalog name.
 func (s *Store) Catalog() string { return s.catalog }
@@ -412,7 +425,8 @@ type claimResult struct {
 // a single-table claim.
 func (s *Store) claim(ctx context.Context, txnID string, txnRecord []byte, entries []entry) (claimResult, error) {
 	keys := []string{s.k.Epoch(), s.k.Heads(), s.k.Seq(), s.k.Log(), s.k.Txn(txnID)}
-	args := []any{txnID, strconv.FormatInt(s.now().UnixMicro(), 10), len(entries), string(txnRecord), s.logMaxLen}
+	now := strconv.FormatInt(s.now().UnixMicro(), 10)
+	args := []any{txnID, now, len(entries), string(txnRecord), s.logMaxLen}
 	for _, e := range entries {
 		keys = append(keys, s.k.Versions(e.table), s.k.Index(e.table))
 		args = append(args, e.args()...)
@@ -464,7 +478,7 @@ func (s *Store) claim(ctx context.Context, txnID string, txnRecord []byte, entri
 			res.seq, _ = strconv.ParseUint(r.str(2), 10, 64)
 			for _, e := range entries {
 				res.recs = append(res.recs, record{St: "staged", SP: e.staging, FP: e.final, Sz: strconv.FormatInt(e.size, 10),
-					Et: e.etag, Tx: txnID, Seq: r.str(2)})
+					Et: e.etag, Tx: txnID, Ts: now, Seq: r.str(2)})
 			}
 			return res, nil
 		default:

@@ -1,0 +1,25 @@
+// Package namespace is the core of flightns: the Lance Namespace operations
+// — namespaces, tables, table versions, multi-table commits — with their
+// exact semantics and error codes, over the claim protocol (redisclaim) and
+// the __manifest table (manifesttable). The Flight SQL and REST surfaces
+// are thin adapters over a *Service; Go programs can embed it directly.
+//
+// Where things are decided and kept:
+//
+//   - Catalog mutations (create, declare, register, rename, drop) are
+//     validated by a Lua script against the object index in Redis (parent
+//     exists, name free, namespace empty for Restrict) that also appends
+//     them to the commit log; they are acknowledged only once the
+//     __manifest segment holding them is durable.
+//   - Table versions go through redisclaim: a version exists once its
+//     final manifest exists in object storage; reads of versions (latest,
+//     describe, list) come from the claim records, so they see every
+//     acknowledged commit at once.
+//   - Object storage is the system of record: when Redis loses its state the
+//     object index is rebuilt from __manifest (and the claims from the
+//     tables' _versions directories) before anything is accepted again.
+//
+// Invariants: ids and locations are validated before they reach Redis or
+// storage; a table's location lies inside the catalog root; errors carry
+// Lance Namespace codes (nserror).
+package namespace

@@ -1,0 +1,101 @@
+//go:build duckdb_arrow
+
+package namespace
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync/atomic"
+	"testing"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/flightns/flightns/internal/testutil/redistest"
+	"github.com/flightns/flightns/manifesttable"
+	"github.com/flightns/flightns/nserror"
+	"github.com/flightns/flightns/objstore"
+	"github.com/flightns/flightns/redisclaim"
+)
+
+var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
+
+var catalogN atomic.Int64
+
+type tenv struct {
+	t       *testing.T
+	redis   *redistest.Server
+	rdb     redis.UniversalClient
+	objs    *objstore.Store
+	catalog string
+	s       *Service
+}
+
+func newTenv(t *testing.T) *tenv {
+	t.Helper()
+	r := redistest.Start(t)
+	objs, err := objstore.Open(context.Background(), "file://"+t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &tenv{t: t, redis: r, rdb: r.Client(), objs: objs, catalog: fmt.Sprintf("ns%d", catalogN.Add(1))}
+	e.s = e.open()
+	return e
+}
+
+func (e *tenv) open() *Service {
+	e.t.Helper()
+	s, err := Open(context.Background(), Config{Objects: e.objs, Redis: e.rdb, Catalog: e.catalog, Logger: quiet,
+		Engine: manifesttable.EngineConfig{MemoryLimit: "1GB"}})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	e.t.Cleanup(func() { _ = s.Close() })
+	return s
+}
+
+func id(names ...string) ID { return ID(names) }
+
+func ptr[T any](v T) *T { return &v }
+
+// wantCode fails unless err carries code.
+func wantCode(t *testing.T, what string, err error, code nserror.Code) {
+	t.Helper()
+	if err == nil {
+		t.Fatalf("%s: succeeded, want code %d (%v)", what, int(code), code)
+	}
+	if got := nserror.CodeOf(err); got != code {
+		t.Fatalf("%s: %v (code %d), want code %d (%v)", what, err, int(got), int(code), code)
+	}
+}
+
+// must returns v, or panics (failing the test) on an error: for steps
+// whose success is not what the test is about.
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
+}
+
+// stage uploads a staging manifest for version v of the table at loc (a
+// key) and returns its object-store path, the form Lance sends.
+func (e *tenv) stage(loc string, v uint64, content string) string {
+	e.t.Helper()
+	key := redisclaim.StagingPath(redisclaim.ManifestPath(loc, redisclaim.V2, v))
+	if err := e.objs.Put(context.Background(), key, []byte(content)); err != nil {
+		e.t.Fatal(err)
+	}
+	return e.s.root.objectPath(key)
+}
+
+// locOf is the location key of a table.
+func (e *tenv) locOf(tid ID) string {
+	e.t.Helper()
+	loc, err := e.s.tableLoc(context.Background(), tid)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return loc
+}

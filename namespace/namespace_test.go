@@ -1,0 +1,141 @@
+//go:build duckdb_arrow
+
+package namespace
+
+import (
+	"context"
+	"slices"
+	"testing"
+
+	"github.com/flightns/flightns/nserror"
+)
+
+func TestNamespaceLifecycle(t *testing.T) {
+	ctx := context.Background()
+	e := newTenv(t)
+	s := e.s
+	must(s.CreateNamespace(ctx, CreateNamespaceRequest{ID: id("prod"), Properties: Properties{"owner": "ana"}}))
+	must(s.CreateNamespace(ctx, CreateNamespaceRequest{ID: id("prod", "sales")}))
+	must(s.CreateNamespace(ctx, CreateNamespaceRequest{ID: id("dev")}))
+
+	_, err := s.CreateNamespace(ctx, CreateNamespaceRequest{ID: id("prod")})
+	wantCode(t, "creating an existing namespace", err, nserror.NamespaceAlreadyExists)
+	_, err = s.CreateNamespace(ctx, CreateNamespaceRequest{ID: id("nope", "x")})
+	wantCode(t, "creating inside a missing namespace", err, nserror.NamespaceNotFound)
+	_, err = s.CreateNamespace(ctx, CreateNamespaceRequest{ID: id("prod"), Mode: "bogus"})
+	wantCode(t, "an unknown mode", err, nserror.InvalidInput)
+
+	got := must(s.CreateNamespace(ctx, CreateNamespaceRequest{ID: id("prod"), Mode: "exist_ok", Properties: Properties{"owner": "other"}}))
+	if got.Properties["owner"] != "ana" {
+		t.Fatalf("ExistOk returned %v, want the existing properties", got.Properties)
+	}
+	_, err = s.CreateNamespace(ctx, CreateNamespaceRequest{ID: id("prod"), Mode: "Overwrite"})
+	wantCode(t, "overwriting a non-empty namespace", err, nserror.NamespaceNotEmpty)
+	must(s.CreateNamespace(ctx, CreateNamespaceRequest{ID: id("dev"), Mode: "OVERWRITE", Properties: Properties{"tier": "2"}}))
+	if d := must(s.DescribeNamespace(ctx, DescribeNamespaceRequest{ID: id("dev")})); d.Properties["tier"] != "2" {
+		t.Fatalf("after overwrite: %v", d.Properties)
+	}
+
+	if d := must(s.DescribeNamespace(ctx, DescribeNamespaceRequest{ID: id("prod")})); d.Properties["owner"] != "ana" {
+		t.Fatalf("describe: %v", d.Properties)
+	}
+	if d := must(s.DescribeNamespace(ctx, DescribeNamespaceRequest{ID: id()})); d.Properties == nil {
+		t.Fatal("the root has no properties map")
+	}
+	_, err = s.DescribeNamespace(ctx, DescribeNamespaceRequest{ID: id("gone")})
+	wantCode(t, "describing a missing namespace", err, nserror.NamespaceNotFound)
+	if err := s.NamespaceExists(ctx, NamespaceExistsRequest{ID: id("prod", "sales")}); err != nil {
+		t.Fatal(err)
+	}
+	wantCode(t, "exists of a missing namespace", s.NamespaceExists(ctx, NamespaceExistsRequest{ID: id("prod", "x")}), nserror.NamespaceNotFound)
+
+	root := must(s.ListNamespaces(ctx, ListNamespacesRequest{ID: id()}))
+	if !slices.Equal(root.Namespaces, []string{"dev", "prod"}) || root.PageToken != "" {
+		t.Fatalf("root children: %+v", root)
+	}
+	kids := must(s.ListNamespaces(ctx, ListNamespacesRequest{ID: id("prod")}))
+	if !slices.Equal(kids.Namespaces, []string{"sales"}) {
+		t.Fatalf("children of prod: %+v", kids)
+	}
+	_, err = s.ListNamespaces(ctx, ListNamespacesRequest{ID: id("gone")})
+	wantCode(t, "listing a missing namespace", err, nserror.NamespaceNotFound)
+
+	_, err = s.DropNamespace(ctx, DropNamespaceRequest{ID: id("prod")})
+	wantCode(t, "dropping a non-empty namespace (Restrict)", err, nserror.NamespaceNotEmpty)
+	_, err = s.DropNamespace(ctx, DropNamespaceRequest{ID: id("gone")})
+	wantCode(t, "dropping a missing namespace (Fail)", err, nserror.NamespaceNotFound)
+	must(s.DropNamespace(ctx, DropNamespaceRequest{ID: id("gone"), Mode: "Skip"}))
+	_, err = s.DropNamespace(ctx, DropNamespaceRequest{ID: id()})
+	wantCode(t, "dropping the root", err, nserror.InvalidInput)
+	must(s.DropNamespace(ctx, DropNamespaceRequest{ID: id("dev")}))
+	wantCode(t, "exists after drop", s.NamespaceExists(ctx, NamespaceExistsRequest{ID: id("dev")}), nserror.NamespaceNotFound)
+	// A re-created namespace starts empty.
+	must(s.CreateNamespace(ctx, CreateNamespaceRequest{ID: id("dev")}))
+	must(s.DropNamespace(ctx, DropNamespaceRequest{ID: id("dev")}))
+}
+
+func TestListingPagesEveryEdge(t *testing.T) {
+	ctx := context.Background()
+	e := newTenv(t)
+	for _, n := range []string{"a", "b", "c", "d", "e"} {
+		must(e.s.CreateNamespace(ctx, CreateNamespaceRequest{ID: id(n)}))
+	}
+	cases := []struct {
+		token string
+		limit *int
+		want  []string
+		next  string
+	}{
+		{"", nil, []string{"a", "b", "c", "d", "e"}, ""},
+		{"", ptr(0), []string{"a", "b", "c", "d", "e"}, ""},
+		{"", ptr(2), []string{"a", "b"}, "b"},
+		{"b", ptr(2), []string{"c", "d"}, "d"},
+		{"d", ptr(2), []string{"e"}, ""},
+		{"e", ptr(2), []string{}, ""},
+		{"zzz", nil, []string{}, ""},
+		{"", ptr(5), []string{"a", "b", "c", "d", "e"}, ""},
+		{"", ptr(10), []string{"a", "b", "c", "d", "e"}, ""},
+	}
+	for _, c := range cases {
+		got := must(e.s.ListNamespaces(ctx, ListNamespacesRequest{ID: id(), PageToken: c.token, Limit: c.limit}))
+		if len(got.Namespaces) != len(c.want) || (len(c.want) > 0 && !slices.Equal(got.Namespaces, c.want)) || got.PageToken != c.next {
+			t.Errorf("token %q limit %v: got %v next %q; want %v next %q", c.token, c.limit, got.Namespaces, got.PageToken, c.want, c.next)
+		}
+	}
+	_, err := e.s.ListNamespaces(ctx, ListNamespacesRequest{ID: id(), Limit: ptr(-1)})
+	wantCode(t, "a negative limit", err, nserror.InvalidInput)
+	// Following tokens from the first page reaches everything exactly once.
+	var all []string
+	token := ""
+	for {
+		p := must(e.s.ListNamespaces(ctx, ListNamespacesRequest{ID: id(), PageToken: token, Limit: ptr(2)}))
+		all = append(all, p.Namespaces...)
+		if p.PageToken == "" {
+			break
+		}
+		token = p.PageToken
+	}
+	if !slices.Equal(all, []string{"a", "b", "c", "d", "e"}) {
+		t.Fatalf("following tokens: %v", all)
+	}
+}
+
+func TestBadIDsAreInvalidInput(t *testing.T) {
+	ctx := context.Background()
+	e := newTenv(t)
+	long := make([]string, MaxDepth+1)
+	for i := range long {
+		long[i] = "n"
+	}
+	for _, bad := range []ID{id(""), id("a", ""), id("a$b"), id("tab\tname"), id(".."), ID(long), id(string(make([]byte, MaxNameLen+1)))} {
+		_, err := e.s.CreateNamespace(ctx, CreateNamespaceRequest{ID: bad})
+		wantCode(t, "create "+bad.String(), err, nserror.InvalidInput)
+		_, err = e.s.DeclareTable(ctx, DeclareTableRequest{ID: bad})
+		wantCode(t, "declare "+bad.String(), err, nserror.InvalidInput)
+	}
+	_, err := e.s.DeclareTable(ctx, DeclareTableRequest{ID: id()})
+	wantCode(t, "declaring the root as a table", err, nserror.InvalidInput)
+	if n, _ := e.rdb.HLen(ctx, e.s.k.obj()).Result(); n != 0 {
+		t.Fatalf("bad ids indexed %d objects", n)
+	}
+}

@@ -1,0 +1,26 @@
+-- rebuild_index.lua: during a recovery, index objects read from
+-- __manifest.
+--
+-- KEYS[1]  {C}:recovering   the recovery lock
+-- KEYS[2]  {C}:obj   KEYS[3] {C}:loc   KEYS[4] {C}:byloc
+-- KEYS[5..] {C}:kids:<parent> of each object, in order
+-- ARGV[1]  the recovery's lock token
+-- ARGV[2]  "1" to clear obj, loc and byloc first (the first batch)
+-- ARGV[3..] triples: id, type, location ("" for namespaces)
+--
+-- Guarantee: only the holder of the recovery lock writes. Replies 1, or
+-- 0 when the lock is not held.
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+if ARGV[2] == '1' then redis.call('DEL', KEYS[2], KEYS[3], KEYS[4]) end
+local k = 5
+for a = 3, #ARGV, 3 do
+  local id, typ, loc = ARGV[a], ARGV[a + 1], ARGV[a + 2]
+  redis.call('HSET', KEYS[2], id, typ)
+  if typ == 'table' and loc ~= '' then
+    redis.call('HSET', KEYS[3], id, loc)
+    redis.call('HSET', KEYS[4], loc, id)
+  end
+  redis.call('SADD', KEYS[k], id)
+  k = k + 1
+end
+return 1

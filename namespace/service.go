@@ -1,0 +1,334 @@
+package namespace
+
+import (
+	"context"
+	_ "embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/flightns/flightns/manifesttable"
+	"github.com/flightns/flightns/nserror"
+	"github.com/flightns/flightns/objstore"
+	"github.com/flightns/flightns/redisclaim"
+)
+
+var (
+	//go:embed scripts/create_object.lua
+	createObjectLua string
+	//go:embed scripts/drop_objects.lua
+	dropObjectsLua string
+	//go:embed scripts/rename_table.lua
+	renameTableLua string
+	//go:embed scripts/rebuild_index.lua
+	rebuildIndexLua string
+	//go:embed scripts/clear_kids.lua
+	clearKidsLua string
+)
+
+// Config configures a Service.
+type Config struct {
+	// Objects is the catalog root.
+	Objects *objstore.Store
+	// Redis is a standalone, Sentinel or Cluster client.
+	Redis redis.UniversalClient
+	// Catalog names the catalog (its Redis keys share the hash tag {Catalog}).
+	Catalog string
+	// Engine bounds the SQL engine of __manifest.
+	Engine manifesttable.EngineConfig
+	// DurableTimeout bounds the wait of a catalog mutation for its segment
+	// (default 30s); past it the outcome is unknown (ServiceUnavailable).
+	DurableTimeout time.Duration
+	// ClaimStep is redisclaim's fault-injection hook (tests).
+	ClaimStep redisclaim.StepFunc
+	// CompactAfter is manifesttable's compaction interval in segments
+	// (0: its default).
+	CompactAfter int
+	// Logger (default slog.Default()).
+	Logger *slog.Logger
+	// Now is the clock (default time.Now).
+	Now func() time.Time
+}
+
+// Service is the namespace service of one catalog.
+type Service struct {
+	cfg    Config
+	objs   *objstore.Store
+	rdb    redis.UniversalClient
+	claims *redisclaim.Store
+	table  *manifesttable.Table
+	root   root
+	k      nsKeys
+	log    *slog.Logger
+	now    func() time.Time
+
+	createS, dropS, renameS, rebuildS, clearKidsS *redis.Script
+}
+
+type nsKeys struct{ tag string }
+
+func (k nsKeys) epoch() string           { return k.tag + ":epoch" }
+func (k nsKeys) recovering() string      { return k.tag + ":recovering" }
+func (k nsKeys) obj() string             { return k.tag + ":obj" }
+func (k nsKeys) loc() string             { return k.tag + ":loc" }
+func (k nsKeys) byloc() string           { return k.tag + ":byloc" }
+func (k nsKeys) kids(parent ID) string   { return k.tag + ":kids:" + parent.String() }
+func (k nsKeys) kidsOf(id string) string { return k.tag + ":kids:" + id }
+func (k nsKeys) seq() string             { return k.tag + ":seq" }
+func (k nsKeys) log() string             { return k.tag + ":log" }
+
+const logMaxLen = 1_000_000
+
+// Open opens the catalog: loads __manifest, connects the claim store and,
+// if Redis lost the catalog's state, rebuilds it from storage before
+// returning.
+func Open(ctx context.Context, cfg Config) (*Service, error) {
+	if cfg.Objects == nil || cfg.Redis == nil {
+		return nil, errors.New("namespace: Config.Objects and Config.Redis are required")
+	}
+	if err := redisclaim.ValidateCatalog(cfg.Catalog); err != nil {
+		return nil, err
+	}
+	if cfg.DurableTimeout <= 0 {
+		cfg.DurableTimeout = 30 * time.Second
+	}
+	s := &Service{cfg: cfg, objs: cfg.Objects, rdb: cfg.Redis, k: nsKeys{tag: "{" + cfg.Catalog + "}"}, log: cfg.Logger, now: cfg.Now,
+		createS: redis.NewScript(createObjectLua), dropS: redis.NewScript(dropObjectsLua), renameS: redis.NewScript(renameTableLua),
+		rebuildS: redis.NewScript(rebuildIndexLua), clearKidsS: redis.NewScript(clearKidsLua)}
+	if s.log == nil {
+		s.log = slog.Default()
+	}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	var err error
+	if s.root, err = newRoot(cfg.Objects); err != nil {
+		return nil, err
+	}
+	s.table, err = manifesttable.Open(ctx, manifesttable.Config{Objects: cfg.Objects, Redis: cfg.Redis, Catalog: cfg.Catalog,
+		Engine: cfg.Engine, Logger: s.log, Now: s.now, CompactAfter: cfg.CompactAfter})
+	if err != nil {
+		return nil, err
+	}
+	s.claims, err = redisclaim.New(ctx, redisclaim.Config{Redis: cfg.Redis, Objects: cfg.Objects, Catalog: cfg.Catalog,
+		Now: s.now, Step: cfg.ClaimStep, SeqFloor: s.table.SeqFloor, OnRecover: s.rebuildIndex, Logger: s.log})
+	if err != nil {
+		_ = s.table.Close()
+		return nil, err
+	}
+	if err := s.Recover(ctx); err != nil {
+		_ = s.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// Close releases the service (not the Redis client or the object store).
+func (s *Service) Close() error {
+	_ = s.claims.Close()
+	return s.table.Close()
+}
+
+// Claims is the claim store (the ExternalManifestStore Go API).
+func (s *Service) Claims() *redisclaim.Store { return s.claims }
+
+// Table is the __manifest table.
+func (s *Service) Table() *manifesttable.Table { return s.table }
+
+// Recover rebuilds Redis's state from storage if Redis lost it (the epoch
+// key is missing); otherwise it returns at once.
+func (s *Service) Recover(ctx context.Context) error { return s.claims.Recover(ctx) }
+
+// rebuildIndex is redisclaim's recovery hook: it re-indexes every namespace
+// and table of __manifest, holding the recovery lock.
+func (s *Service) rebuildIndex(ctx context.Context, token string) error {
+	if err := s.table.Refresh(ctx); err != nil {
+		return err
+	}
+	// Children sets of the lost state go first: a stale one would make a
+	// re-created namespace look non-empty.
+	var stale []string
+	err := forEachKey(ctx, s.rdb, s.k.tag+":kids:*", func(key string) { stale = append(stale, key) })
+	if err != nil {
+		return err
+	}
+	for len(stale) > 0 {
+		n := min(len(stale), 500)
+		ok, err := s.clearKidsS.Run(ctx, s.rdb, append([]string{s.k.recovering()}, stale[:n]...), token).Int()
+		if err != nil {
+			return fmt.Errorf("namespace: clearing the object index: %w", err)
+		}
+		if ok != 1 {
+			return errors.New("namespace: the recovery lock was lost while clearing the object index")
+		}
+		stale = stale[n:]
+	}
+	objects := s.table.Objects()
+	first := "1"
+	for start := 0; start < len(objects) || first == "1"; start += 200 {
+		end := min(start+200, len(objects))
+		keys := []string{s.k.recovering(), s.k.obj(), s.k.loc(), s.k.byloc()}
+		args := []any{token, first}
+		for _, r := range objects[start:end] {
+			id, _ := ParseID(r.ObjectID, "")
+			keys = append(keys, s.k.kids(id.Parent()))
+			args = append(args, r.ObjectID, r.ObjectType, r.Location)
+		}
+		ok, err := s.rebuildS.Run(ctx, s.rdb, keys, args...).Int()
+		if err != nil {
+			return err
+		}
+		if ok != 1 {
+			return errors.New("namespace: the recovery lock was lost while rebuilding the object index")
+		}
+		first = "0"
+	}
+	s.log.Info("namespace: object index rebuilt from __manifest", "catalog", s.cfg.Catalog, "objects", len(objects))
+	return nil
+}
+
+// forEachKey calls fn for every key matching pattern (on every master of
+// a cluster).
+func forEachKey(ctx context.Context, rdb redis.UniversalClient, pattern string, fn func(string)) error {
+	scan := func(ctx context.Context, c redis.Cmdable, mu *sync.Mutex) error {
+		it := c.Scan(ctx, 0, pattern, 1000).Iterator()
+		for it.Next(ctx) {
+			mu.Lock()
+			fn(it.Val())
+			mu.Unlock()
+		}
+		return it.Err()
+	}
+	var mu sync.Mutex
+	if c, ok := rdb.(*redis.ClusterClient); ok {
+		return c.ForEachMaster(ctx, func(ctx context.Context, m *redis.Client) error { return scan(ctx, m, &mu) })
+	}
+	return scan(ctx, rdb, &mu)
+}
+
+// mutate runs a catalog script, recovering Redis first when it lost its
+// state.
+func (s *Service) mutate(ctx context.Context, sc *redis.Script, keys []string, args ...any) ([]any, error) {
+	for attempt := 0; attempt < 5; attempt++ {
+		v, err := sc.Run(ctx, s.rdb, keys, args...).Slice()
+		if err != nil {
+			return nil, fmt.Errorf("namespace: %w", err)
+		}
+		if len(v) > 0 && v[0] == "NOEPOCH" {
+			if err := s.Recover(ctx); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		return v, nil
+	}
+	return nil, nserror.New(nserror.ServiceUnavailable, "Redis keeps losing the catalog's state")
+}
+
+// durable waits until the mutation at seq is in a durable __manifest
+// segment: the moment it may be acknowledged.
+func (s *Service) durable(ctx context.Context, seqReply any) error {
+	seq, err := strconv.ParseUint(fmt.Sprint(seqReply), 10, 64)
+	if err != nil {
+		return fmt.Errorf("namespace: bad sequence %v", seqReply)
+	}
+	ctx, cancel := context.WithTimeout(ctx, s.cfg.DurableTimeout)
+	defer cancel()
+	return s.table.WaitDurable(ctx, seq)
+}
+
+// objectType returns the type of an object in the authoritative index
+// ("" when it does not exist); the root is a namespace.
+func (s *Service) objectType(ctx context.Context, id ID) (string, error) {
+	if id.IsRoot() {
+		return manifesttable.TypeNamespace, nil
+	}
+	for attempt := 0; attempt < 3; attempt++ {
+		t, err := s.rdb.HGet(ctx, s.k.obj(), id.String()).Result()
+		if errors.Is(err, redis.Nil) {
+			// Redis may have lost its state: make sure it holds the epoch.
+			if n, err := s.rdb.Exists(ctx, s.k.epoch()).Result(); err != nil {
+				return "", err
+			} else if n == 0 {
+				if err := s.Recover(ctx); err != nil {
+					return "", err
+				}
+				continue
+			}
+			return "", nil
+		}
+		return t, err
+	}
+	return "", nserror.New(nserror.ServiceUnavailable, "Redis keeps losing the catalog's state")
+}
+
+// row returns the current __manifest row of an object the index knows,
+// reading segments another process wrote if this one has not yet.
+func (s *Service) row(ctx context.Context, typ string, id ID) (manifesttable.Row, bool, error) {
+	if r, ok := s.table.Object(typ, id.String()); ok {
+		return r, true, nil
+	}
+	if err := s.table.Refresh(ctx); err != nil {
+		return manifesttable.Row{}, false, err
+	}
+	r, ok := s.table.Object(typ, id.String())
+	return r, ok, nil
+}
+
+func propsJSON(p Properties) string {
+	if p == nil {
+		p = Properties{}
+	}
+	b, _ := json.Marshal(p)
+	return string(b)
+}
+
+func propsOf(r manifesttable.Row) Properties {
+	p := Properties{}
+	if r.Metadata != "" {
+		_ = json.Unmarshal([]byte(r.Metadata), &p)
+	}
+	return p
+}
+
+// normMode matches a mode or behavior regardless of case and underscores;
+// "" gives def.
+func normMode(s, def string, allowed ...string) (string, error) {
+	if s == "" {
+		return def, nil
+	}
+	n := strings.ReplaceAll(strings.ToLower(s), "_", "")
+	for _, a := range allowed {
+		if strings.ToLower(a) == n {
+			return a, nil
+		}
+	}
+	return "", nserror.New(nserror.InvalidInput, "%q is not one of %s", s, strings.Join(allowed, ", "))
+}
+
+// page applies page_token (exclusive start) and limit to sorted names.
+func page(names []string, token string, limit *int) ([]string, string, error) {
+	start := 0
+	if token != "" {
+		for start < len(names) && names[start] <= token {
+			start++
+		}
+	}
+	names = names[start:]
+	if limit != nil && *limit < 0 {
+		return nil, "", nserror.New(nserror.InvalidInput, "limit %d is negative", *limit)
+	}
+	// No limit (or 0) means everything: Lance's tableNames() does not follow
+	// page tokens.
+	if limit == nil || *limit == 0 || len(names) <= *limit {
+		return names, "", nil
+	}
+	return names[:*limit], names[*limit-1], nil
+}

@@ -1,0 +1,320 @@
+package namespace
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/flightns/flightns/manifesttable"
+	"github.com/flightns/flightns/nserror"
+	"github.com/flightns/flightns/redisclaim"
+)
+
+// DeclareTable declares a table: a location for its data, no data yet.
+// Without a location the service chooses <hash8>_<object_id> under the
+// root; a given location must lie inside the root. Tables are always
+// managed: every commit goes through CreateTableVersion.
+func (s *Service) DeclareTable(ctx context.Context, req DeclareTableRequest) (*DeclareTableResponse, error) {
+	if err := tableID(req.ID); err != nil {
+		return nil, err
+	}
+	loc := defaultLocation(req.ID)
+	if req.Location != "" {
+		var err error
+		if loc, err = s.root.tableLocation(req.Location); err != nil {
+			return nil, err
+		}
+	}
+	props, err := s.createTable(ctx, req.ID, loc, req.Properties, ModeCreate)
+	if err != nil {
+		return nil, err
+	}
+	return &DeclareTableResponse{Location: s.root.uri(loc), StorageOptions: s.root.options, Properties: props, ManagedVersioning: true}, nil
+}
+
+// RegisterTable makes an existing table directory (with at least one
+// version) part of the catalog. Its versions are recorded from storage on
+// first use, so old versions can be described.
+func (s *Service) RegisterTable(ctx context.Context, req RegisterTableRequest) (*RegisterTableResponse, error) {
+	if err := tableID(req.ID); err != nil {
+		return nil, err
+	}
+	mode, err := normMode(req.Mode, ModeCreate, ModeCreate, ModeOverwrite)
+	if err != nil {
+		return nil, err
+	}
+	if req.Location == "" {
+		return nil, nserror.New(nserror.InvalidInput, "RegisterTable needs a location")
+	}
+	loc, err := s.root.tableLocation(req.Location)
+	if err != nil {
+		return nil, err
+	}
+	found := false
+	for a, err := range s.objs.List(ctx, redisclaim.VersionsPrefix(loc)) {
+		if err != nil {
+			return nil, err
+		}
+		if m, err := redisclaim.ParseManifestName(a.Key[len(redisclaim.VersionsPrefix(loc)):]); err == nil && !m.Staging {
+			found = true
+			break
+		}
+	}
+	if !found {
+		return nil, nserror.New(nserror.InvalidInput, "no Lance table at %q (no manifest in its _versions directory)", req.Location)
+	}
+	props, err := s.createTable(ctx, req.ID, loc, req.Properties, mode)
+	if err != nil {
+		return nil, err
+	}
+	return &RegisterTableResponse{Location: s.root.uri(loc), Properties: props}, nil
+}
+
+// createTable indexes and logs a table row, then waits until it is durable.
+func (s *Service) createTable(ctx context.Context, id ID, loc string, props Properties, mode string) (Properties, error) {
+	if props == nil {
+		props = Properties{}
+	}
+	row := manifesttable.Row{ObjectType: manifesttable.TypeTable, ObjectID: id.String(), Location: loc, Metadata: propsJSON(props), CommittedAt: s.now().UTC()}
+	b, err := manifesttable.MarshalRow(row)
+	if err != nil {
+		return nil, err
+	}
+	v, err := s.mutate(ctx, s.createS,
+		[]string{s.k.epoch(), s.k.obj(), s.k.loc(), s.k.byloc(), s.k.kids(id.Parent()), s.k.kidsOf(id.String()), s.k.seq(), s.k.log()},
+		id.String(), id.Parent().String(), manifesttable.TypeTable, lower(mode), loc, string(b), logMaxLen)
+	if err != nil {
+		return nil, err
+	}
+	switch v[0] {
+	case "OK":
+		return props, s.durable(ctx, v[1])
+	case "NOPARENT":
+		return nil, nserror.New(nserror.NamespaceNotFound, "namespace %q of table %q does not exist", id.Parent().String(), id.String())
+	case "EXISTS":
+		if v[1] == manifesttable.TypeNamespace {
+			return nil, nserror.New(nserror.TableAlreadyExists, "%q is already a namespace", id.String())
+		}
+		return nil, nserror.New(nserror.TableAlreadyExists, "table %q already exists", id.String())
+	case "LOCTAKEN":
+		return nil, nserror.New(nserror.InvalidInput, "location %q already belongs to table %q", loc, v[1])
+	}
+	return nil, fmt.Errorf("namespace: create_object replied %v", v)
+}
+
+// tableLoc returns a table's location key, or TableNotFound.
+func (s *Service) tableLoc(ctx context.Context, id ID) (string, error) {
+	if err := tableID(id); err != nil {
+		return "", err
+	}
+	for attempt := 0; attempt < 3; attempt++ {
+		loc, err := s.rdb.HGet(ctx, s.k.loc(), id.String()).Result()
+		if err == nil {
+			return loc, nil
+		}
+		if !errors.Is(err, redis.Nil) {
+			return "", err
+		}
+		if n, err := s.rdb.Exists(ctx, s.k.epoch()).Result(); err != nil {
+			return "", err
+		} else if n == 1 {
+			return "", nserror.New(nserror.TableNotFound, "table %q does not exist", id.String())
+		}
+		if err := s.Recover(ctx); err != nil {
+			return "", err
+		}
+	}
+	return "", nserror.New(nserror.ServiceUnavailable, "Redis keeps losing the catalog's state")
+}
+
+// DescribeTable describes a table: its location (a URI Lance opens), its
+// properties, managed versioning, and its latest (or the asked) version.
+func (s *Service) DescribeTable(ctx context.Context, req DescribeTableRequest) (*DescribeTableResponse, error) {
+	loc, err := s.tableLoc(ctx, req.ID)
+	if err != nil {
+		return nil, err
+	}
+	r, _, err := s.row(ctx, manifesttable.TypeTable, req.ID)
+	if err != nil {
+		return nil, err
+	}
+	resp := &DescribeTableResponse{Table: req.ID.Name(), Namespace: req.ID.Parent(), Location: s.root.uri(loc),
+		StorageOptions: s.root.options, Properties: propsOf(r), ManagedVersioning: true}
+	if resp.Namespace == nil {
+		resp.Namespace = []string{}
+	}
+	if req.WithTableURI != nil && *req.WithTableURI {
+		resp.TableURI = resp.Location
+	}
+	if req.Version != nil {
+		if *req.Version <= 0 {
+			return nil, nserror.New(nserror.InvalidInput, "version %d is not a table version", *req.Version)
+		}
+		if _, err := s.claims.GetManifestLocation(ctx, loc, uint64(*req.Version)); err != nil {
+			return nil, err
+		}
+		v := *req.Version
+		resp.Version = &v
+		return resp, nil
+	}
+	latest, ok, err := s.claims.GetLatestManifestLocation(ctx, loc)
+	if err != nil {
+		return nil, err
+	}
+	declared := !ok
+	resp.IsOnlyDeclared = &declared
+	if ok {
+		v := int64(latest.Version)
+		resp.Version = &v
+	}
+	return resp, nil
+}
+
+// TableExists succeeds when the table (and the version, if asked) exists.
+func (s *Service) TableExists(ctx context.Context, req TableExistsRequest) error {
+	_, err := s.DescribeTable(ctx, DescribeTableRequest{ID: req.ID, Version: req.Version})
+	return err
+}
+
+// ListTables lists the tables directly inside a namespace, by name, in
+// order; without a limit, all of them. IncludeDeclared false leaves out
+// tables without versions.
+func (s *Service) ListTables(ctx context.Context, req ListTablesRequest) (*ListTablesResponse, error) {
+	names, err := s.children(ctx, req.ID, manifesttable.TypeTable)
+	if err != nil {
+		return nil, err
+	}
+	if req.IncludeDeclared != nil && !*req.IncludeDeclared {
+		names = s.withVersions(req.ID, names)
+	}
+	out, token, err := page(names, req.PageToken, req.Limit)
+	if err != nil {
+		return nil, err
+	}
+	return &ListTablesResponse{Tables: out, PageToken: token}, nil
+}
+
+func (s *Service) withVersions(parent ID, names []string) []string {
+	var out []string
+	for _, n := range names {
+		if s.table.HighestVersion(parent.Child(n).String()) > 0 {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// ListAllTables lists every table of the catalog by its full id
+// ($-joined), in order.
+func (s *Service) ListAllTables(ctx context.Context, req ListTablesRequest) (*ListTablesResponse, error) {
+	if err := s.table.Sync(ctx); err != nil {
+		return nil, err
+	}
+	var ids []string
+	for _, r := range s.table.Objects() {
+		if r.ObjectType != manifesttable.TypeTable {
+			continue
+		}
+		if req.IncludeDeclared != nil && !*req.IncludeDeclared && s.table.HighestVersion(r.ObjectID) == 0 {
+			continue
+		}
+		ids = append(ids, r.ObjectID)
+	}
+	sort.Strings(ids)
+	out, token, err := page(ids, req.PageToken, req.Limit)
+	if err != nil {
+		return nil, err
+	}
+	return &ListTablesResponse{Tables: out, PageToken: token}, nil
+}
+
+// DeregisterTable forgets a table; its data stays where it is.
+func (s *Service) DeregisterTable(ctx context.Context, req DeregisterTableRequest) (*DeregisterTableResponse, error) {
+	return s.dropTable(ctx, req.ID, false)
+}
+
+// DropTable forgets a table and deletes its data.
+func (s *Service) DropTable(ctx context.Context, req DropTableRequest) (*DropTableResponse, error) {
+	return s.dropTable(ctx, req.ID, true)
+}
+
+func (s *Service) dropTable(ctx context.Context, id ID, data bool) (*DropTableResponse, error) {
+	if err := tableID(id); err != nil {
+		return nil, err
+	}
+	r, _, err := s.row(ctx, manifesttable.TypeTable, id)
+	if err != nil {
+		return nil, err
+	}
+	locs, _, err := s.drop(ctx, []objRef{{id: id.String(), typ: manifesttable.TypeTable}}, false)
+	if err != nil {
+		return nil, err
+	}
+	resp := &DropTableResponse{ID: id, Properties: propsOf(r)}
+	for _, loc := range locs {
+		s.forgetTable(ctx, loc, data)
+		resp.Location = s.root.uri(loc)
+	}
+	return resp, nil
+}
+
+// RenameTable gives a table a new name and/or namespace; its location and
+// versions stay.
+func (s *Service) RenameTable(ctx context.Context, req RenameTableRequest) (*RenameTableResponse, error) {
+	if err := tableID(req.ID); err != nil {
+		return nil, err
+	}
+	parent := req.ID.Parent()
+	if req.NewNamespaceID != nil {
+		parent = *req.NewNamespaceID
+	}
+	if req.NewTableName == "" {
+		return nil, nserror.New(nserror.InvalidInput, "RenameTable needs new_table_name")
+	}
+	newID := parent.Child(req.NewTableName)
+	if err := tableID(newID); err != nil {
+		return nil, err
+	}
+	if newID.Equal(req.ID) {
+		return nil, nserror.New(nserror.InvalidInput, "table %q already has that name", req.ID.String())
+	}
+	if err := s.mustBe(ctx, req.ID, manifesttable.TypeTable); err != nil {
+		return nil, err
+	}
+	r, ok, err := s.row(ctx, manifesttable.TypeTable, req.ID)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, nserror.New(nserror.TableNotFound, "table %q does not exist", req.ID.String())
+	}
+	r.ObjectID = newID.String()
+	r.CommittedAt = s.now().UTC()
+	b, err := manifesttable.MarshalRow(r)
+	if err != nil {
+		return nil, err
+	}
+	v, err := s.mutate(ctx, s.renameS,
+		[]string{s.k.epoch(), s.k.obj(), s.k.loc(), s.k.byloc(), s.k.kids(req.ID.Parent()), s.k.kids(parent), s.k.seq(), s.k.log()},
+		req.ID.String(), newID.String(), parent.String(), string(b), logMaxLen)
+	if err != nil {
+		return nil, err
+	}
+	switch v[0] {
+	case "OK":
+		if err := s.durable(ctx, v[1]); err != nil {
+			return nil, err
+		}
+		return &RenameTableResponse{}, nil
+	case "NOTFOUND":
+		return nil, nserror.New(nserror.TableNotFound, "table %q does not exist", req.ID.String())
+	case "NOPARENT":
+		return nil, nserror.New(nserror.NamespaceNotFound, "namespace %q does not exist", parent.String())
+	case "EXISTS":
+		return nil, nserror.New(nserror.TableAlreadyExists, "%q already exists (a %s)", newID.String(), v[1])
+	}
+	return nil, fmt.Errorf("namespace: rename_table replied %v", v)
+}

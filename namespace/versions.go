@@ -1,0 +1,210 @@
+package namespace
+
+import (
+	"context"
+	"strconv"
+
+	"github.com/flightns/flightns/nserror"
+	"github.com/flightns/flightns/redisclaim"
+)
+
+// tableVersion is the protocol's view of a committed version: its final
+// manifest as an object-store path.
+func (s *Service) tableVersion(loc redisclaim.Location) TableVersion {
+	tv := TableVersion{Version: int64(loc.Version), ManifestPath: s.root.objectPath(loc.Path), ETag: loc.ETag}
+	if loc.Size > 0 {
+		size := loc.Size
+		tv.ManifestSize = &size
+	}
+	if !loc.CommittedAt.IsZero() {
+		ms := loc.CommittedAt.UnixMilli()
+		tv.TimestampMillis = &ms
+	}
+	return tv
+}
+
+// stagedEntry validates one CreateTableVersion entry and resolves its table
+// and its staging manifest to keys.
+func (s *Service) stagedEntry(ctx context.Context, id ID, version int64, manifestPath string, size *int64, etag, naming string) (redisclaim.Entry, error) {
+	loc, err := s.tableLoc(ctx, id)
+	if err != nil {
+		return redisclaim.Entry{}, err
+	}
+	if version <= 0 {
+		return redisclaim.Entry{}, nserror.New(nserror.InvalidInput, "version %d is not a table version (they start at 1)", version)
+	}
+	staging, err := s.root.toKey(manifestPath, "manifest_path")
+	if err != nil {
+		return redisclaim.Entry{}, err
+	}
+	if naming != "" {
+		want, err := redisclaim.ParseNamingScheme(naming)
+		if err != nil {
+			return redisclaim.Entry{}, err
+		}
+		if _, m, err := redisclaim.ParseManifestPath(staging); err == nil && m.Scheme != want {
+			return redisclaim.Entry{}, nserror.New(nserror.InvalidInput, "manifest_path %q is named %s, not %s", manifestPath, m.Scheme, want)
+		}
+	}
+	e := redisclaim.Entry{Table: loc, Version: uint64(version), StagingPath: staging, ETag: etag}
+	if size != nil {
+		if *size < 0 {
+			return redisclaim.Entry{}, nserror.New(nserror.InvalidInput, "manifest_size %d is negative", *size)
+		}
+		e.Size = *size
+	}
+	return e, nil
+}
+
+// CreateTableVersion commits a staged manifest as a version of a table:
+// the version must be the table's latest + 1; the staged manifest is
+// copied create-only to its final path before the reply, which carries
+// that path. A version already taken is ConcurrentModification; repeating
+// a successful request returns the same version.
+func (s *Service) CreateTableVersion(ctx context.Context, req CreateTableVersionRequest) (*CreateTableVersionResponse, error) {
+	e, err := s.stagedEntry(ctx, req.ID, req.Version, req.ManifestPath, req.ManifestSize, req.ETag, req.NamingScheme)
+	if err != nil {
+		return nil, err
+	}
+	loc, err := s.claims.Put(ctx, e.Table, e.Version, e.StagingPath, e.Size, e.ETag)
+	if err != nil {
+		return nil, err
+	}
+	tv := s.tableVersion(loc)
+	return &CreateTableVersionResponse{TransactionID: loc.TxnID, Version: &tv}, nil
+}
+
+// DescribeTableVersion describes a version (the latest when none is
+// given).
+func (s *Service) DescribeTableVersion(ctx context.Context, req DescribeTableVersionRequest) (*DescribeTableVersionResponse, error) {
+	loc, err := s.tableLoc(ctx, req.ID)
+	if err != nil {
+		return nil, err
+	}
+	var l redisclaim.Location
+	if req.Version == nil {
+		var ok bool
+		if l, ok, err = s.claims.GetLatestManifestLocation(ctx, loc); err == nil && !ok {
+			err = nserror.New(nserror.TableVersionNotFound, "table %q has no versions", req.ID.String())
+		}
+	} else {
+		if *req.Version <= 0 {
+			return nil, nserror.New(nserror.InvalidInput, "version %d is not a table version", *req.Version)
+		}
+		l, err = s.claims.GetManifestLocation(ctx, loc, uint64(*req.Version))
+	}
+	if err != nil {
+		return nil, err
+	}
+	tv := s.tableVersion(l)
+	return &DescribeTableVersionResponse{Version: &tv}, nil
+}
+
+// ListTableVersions lists a table's versions, ascending or (descending)
+// newest first, a page at a time: page_token is the last version of the
+// previous page. Without a limit, all of them.
+func (s *Service) ListTableVersions(ctx context.Context, req ListTableVersionsRequest) (*ListTableVersionsResponse, error) {
+	loc, err := s.tableLoc(ctx, req.ID)
+	if err != nil {
+		return nil, err
+	}
+	opts := redisclaim.ListOptions{Descending: req.Descending != nil && *req.Descending}
+	if req.PageToken != "" {
+		if opts.After, err = strconv.ParseUint(req.PageToken, 10, 64); err != nil {
+			return nil, nserror.New(nserror.InvalidInput, "page_token %q is not one this server gave", req.PageToken)
+		}
+	}
+	if req.Limit != nil && *req.Limit < 0 {
+		return nil, nserror.New(nserror.InvalidInput, "limit %d is negative", *req.Limit)
+	}
+	want := 0
+	if req.Limit != nil {
+		want = *req.Limit
+	}
+	resp := &ListTableVersionsResponse{Versions: []TableVersion{}}
+	for {
+		opts.Limit = 1000
+		if want > 0 {
+			opts.Limit = min(1000, want-len(resp.Versions))
+		}
+		locs, next, err := s.claims.ListVersions(ctx, loc, opts)
+		if err != nil {
+			return nil, err
+		}
+		for _, l := range locs {
+			resp.Versions = append(resp.Versions, s.tableVersion(l))
+		}
+		if next == 0 {
+			return resp, nil
+		}
+		if want > 0 && len(resp.Versions) >= want {
+			resp.PageToken = strconv.FormatUint(next, 10)
+			return resp, nil
+		}
+		opts.After = next
+	}
+}
+
+// BatchDeleteTableVersions forgets the records of versions in ranges
+// (start inclusive, end exclusive; end -1: no end; {0, -1}: all). The data
+// stays: Lance deletes its own files.
+func (s *Service) BatchDeleteTableVersions(ctx context.Context, req BatchDeleteTableVersionsRequest) (*BatchDeleteTableVersionsResponse, error) {
+	loc, err := s.tableLoc(ctx, req.ID)
+	if err != nil {
+		return nil, err
+	}
+	ranges, err := versionRanges(req.Ranges)
+	if err != nil {
+		return nil, err
+	}
+	n, err := s.claims.DeleteVersions(ctx, loc, ranges)
+	if err != nil {
+		return nil, err
+	}
+	return &BatchDeleteTableVersionsResponse{DeletedCount: int64(n)}, nil
+}
+
+func versionRanges(in []VersionRange) ([]redisclaim.Range, error) {
+	if len(in) == 0 {
+		return nil, nserror.New(nserror.InvalidInput, "no version ranges given")
+	}
+	out := make([]redisclaim.Range, 0, len(in))
+	for _, r := range in {
+		switch {
+		case r.StartVersion < 0:
+			return nil, nserror.New(nserror.InvalidInput, "start_version %d is negative", r.StartVersion)
+		case r.EndVersion == -1:
+			out = append(out, redisclaim.Range{Start: uint64(r.StartVersion)})
+		case r.EndVersion <= r.StartVersion:
+			return nil, nserror.New(nserror.InvalidInput, "version range [%d, %d) is empty or reversed", r.StartVersion, r.EndVersion)
+		default:
+			out = append(out, redisclaim.Range{Start: uint64(r.StartVersion), End: uint64(r.EndVersion)})
+		}
+	}
+	return out, nil
+}
+
+// BatchCreateTableVersions commits one version of each of several tables,
+// all or nothing.
+func (s *Service) BatchCreateTableVersions(ctx context.Context, req BatchCreateTableVersionsRequest) (*BatchCreateTableVersionsResponse, error) {
+	if len(req.Entries) == 0 {
+		return nil, nserror.New(nserror.InvalidInput, "no entries given")
+	}
+	entries := make([]redisclaim.Entry, len(req.Entries))
+	for i, in := range req.Entries {
+		e, err := s.stagedEntry(ctx, in.ID, in.Version, in.ManifestPath, in.ManifestSize, in.ETag, in.NamingScheme)
+		if err != nil {
+			return nil, err
+		}
+		entries[i] = e
+	}
+	b, err := s.claims.BatchPut(ctx, entries)
+	if err != nil {
+		return nil, err
+	}
+	resp := &BatchCreateTableVersionsResponse{TransactionID: b.TxnID}
+	for _, l := range b.Locations {
+		resp.Versions = append(resp.Versions, s.tableVersion(l))
+	}
+	return resp, nil
+}
