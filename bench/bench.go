@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/flightns/flightns/internal/redisproc"
+	"github.com/flightns/flightns/nserror"
 )
 
 // Config selects what a run measures.
@@ -99,7 +100,7 @@ type Scenario struct {
 
 // Scenarios lists every scenario in the order a full run executes them.
 func Scenarios() []Scenario {
-	return append(append([]Scenario{objstoreScenario()}, commitScenarios()...), manifestScenario())
+	return append(append([]Scenario{objstoreScenario()}, commitScenarios()...), manifestScenario(), namespaceScenario())
 }
 
 // Run executes the configured scenarios and returns the report.
@@ -210,6 +211,17 @@ func Measure(ctx context.Context, clients int, d time.Duration, op Op, done ...f
 		Seconds: elapsed, OpsPerSec: float64(ops.Load()) / elapsed,
 		P50Ms: pct(all, 0.50), P95Ms: pct(all, 0.95), P99Ms: pct(all, 0.99),
 	}
+}
+
+// outcomeOf classifies an operation's error: conflicts apart.
+func outcomeOf(err error) Outcome {
+	switch {
+	case err == nil:
+		return OK
+	case nserror.CodeOf(err) == nserror.ConcurrentModification:
+		return Conflict
+	}
+	return Failed
 }
 
 func pct(sorted []time.Duration, q float64) float64 {

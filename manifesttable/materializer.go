@@ -271,6 +271,26 @@ func (t *Table) translate(ctx context.Context, entries []logEntry) ([]change, er
 				}
 				out = append(out, change{seq: e.seq, del: true, row: Row{ObjectType: TypeTableVersion, ObjectID: id, TableVersion: v}})
 			}
+		case "delete_version_ranges":
+			// Version rows in ranges "s:e;s:e" (e "" = no end).
+			id := tableID(e.str("t"))
+			if err := t.engineCaughtUp(ctx); err != nil {
+				return nil, err
+			}
+			vers, err := t.eng.versionsOf(ctx, id)
+			if err != nil {
+				return nil, err
+			}
+			for _, c := range out {
+				if c.row.ObjectType == TypeTableVersion && c.row.ObjectID == id && !c.del {
+					vers = append(vers, c.row.TableVersion)
+				}
+			}
+			for _, v := range vers {
+				if inRanges(v, e.str("ranges")) {
+					out = append(out, change{seq: e.seq, del: true, row: Row{ObjectType: TypeTableVersion, ObjectID: id, TableVersion: v}})
+				}
+			}
 		case "drop_table":
 			id := tableID(e.str("t"))
 			if err := t.engineCaughtUp(ctx); err != nil {
@@ -377,4 +397,26 @@ func (t *Table) engineCaughtUp(ctx context.Context) error {
 	d := t.durable
 	t.amu.Unlock()
 	return t.eng.waitVisible(ctx, d)
+}
+
+// inRanges reports whether v is in one of the ranges "s:e;s:e" (start
+// inclusive, end exclusive, "" = no end).
+func inRanges(v uint64, ranges string) bool {
+	for _, r := range strings.Split(ranges, ";") {
+		lo, hi, ok := strings.Cut(r, ":")
+		if !ok {
+			continue
+		}
+		s, err := strconv.ParseUint(lo, 10, 64)
+		if err != nil || v < s {
+			continue
+		}
+		if hi == "" {
+			return true
+		}
+		if e, err := strconv.ParseUint(hi, 10, 64); err == nil && v < e {
+			return true
+		}
+	}
+	return false
 }

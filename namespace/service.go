@@ -69,7 +69,7 @@ type Service struct {
 	log    *slog.Logger
 	now    func() time.Time
 
-	createS, dropS, renameS, rebuildS, clearKidsS *redis.Script
+	createS, dropS, renameS, rebuildS, clearKidsS, txnApplyS *redis.Script
 }
 
 type nsKeys struct{ tag string }
@@ -101,7 +101,7 @@ func Open(ctx context.Context, cfg Config) (*Service, error) {
 	}
 	s := &Service{cfg: cfg, objs: cfg.Objects, rdb: cfg.Redis, k: nsKeys{tag: "{" + cfg.Catalog + "}"}, log: cfg.Logger, now: cfg.Now,
 		createS: redis.NewScript(createObjectLua), dropS: redis.NewScript(dropObjectsLua), renameS: redis.NewScript(renameTableLua),
-		rebuildS: redis.NewScript(rebuildIndexLua), clearKidsS: redis.NewScript(clearKidsLua)}
+		rebuildS: redis.NewScript(rebuildIndexLua), clearKidsS: redis.NewScript(clearKidsLua), txnApplyS: redis.NewScript(txnApplyLua)}
 	if s.log == nil {
 		s.log = slog.Default()
 	}
@@ -118,7 +118,7 @@ func Open(ctx context.Context, cfg Config) (*Service, error) {
 		return nil, err
 	}
 	s.claims, err = redisclaim.New(ctx, redisclaim.Config{Redis: cfg.Redis, Objects: cfg.Objects, Catalog: cfg.Catalog,
-		Now: s.now, Step: cfg.ClaimStep, SeqFloor: s.table.SeqFloor, OnRecover: s.rebuildIndex, Logger: s.log})
+		Now: s.now, Step: cfg.ClaimStep, SeqFloor: s.table.SeqFloor, OnRecover: s.rebuildIndex, OnTxnCommitted: s.txnCommitted, Logger: s.log})
 	if err != nil {
 		_ = s.table.Close()
 		return nil, err

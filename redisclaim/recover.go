@@ -151,6 +151,22 @@ func (s *Store) recoverLocked(ctx context.Context, token string) (RecoveryStats,
 	go s.holdLock(ctx, token, stop)
 	s.log.Info("redisclaim: Redis has no epoch for this catalog; recovering from object storage", "catalog", s.catalog)
 
+	// 0. The sequence rises above everything durable first: what the
+	// recovery itself appends to the log must not reuse sequences.
+	var floor uint64
+	if s.seqFloor != nil {
+		var err error
+		if floor, err = s.seqFloor(ctx); err != nil {
+			return st, err
+		}
+	}
+	if r, err := run(ctx, s.pipe, s.sc.openEpoch, []string{s.k.Epoch(), s.k.Seq(), s.k.Log(), s.k.Recovering()},
+		"", strconv.FormatUint(floor, 10), token, "0"); err != nil {
+		return st, err
+	} else if r.status() != "OK" {
+		return st, nserror.New(nserror.ServiceUnavailable, "redisclaim: recovery lost its lock")
+	}
+
 	// 1. Transactions with a commit record: roll forward or void.
 	for a, err := range s.objs.List(ctx, txnPrefix) {
 		if err != nil {
@@ -213,16 +229,10 @@ func (s *Store) recoverLocked(ctx context.Context, token string) (RecoveryStats,
 		}
 	}
 
-	// 4. Sequence floor, new epoch.
-	var floor uint64
-	if s.seqFloor != nil {
-		if floor, err = s.seqFloor(ctx); err != nil {
-			return st, err
-		}
-	}
+	// 4. New epoch.
 	epoch := uuid.NewString()
 	r, err := run(ctx, s.pipe, s.sc.openEpoch, []string{s.k.Epoch(), s.k.Seq(), s.k.Log(), s.k.Recovering()},
-		epoch, strconv.FormatUint(floor, 10), token)
+		epoch, strconv.FormatUint(floor, 10), token, "1")
 	if err != nil {
 		return st, err
 	}
@@ -320,6 +330,9 @@ func (s *Store) rollForward(ctx context.Context, rec txnRecord, token string) (t
 		if err := s.seedVersions(ctx, m.Table, m.Version, token, []foundVersion{f}); err != nil {
 			return 0, err
 		}
+	}
+	if err := s.txnCommitted(ctx, rec, token); err != nil {
+		return 0, err
 	}
 	for _, m := range rec.Members {
 		s.deleteQuietly(ctx, m.StagingPath)

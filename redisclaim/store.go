@@ -120,6 +120,12 @@ type Config struct {
 	// Redis (the __manifest table's); recovery never lets the sequence fall
 	// below it. Default: 0.
 	SeqFloor func(ctx context.Context) (uint64, error)
+	// OnTxnCommitted, if set, runs for every multi-table transaction once
+	// its members are final — by the coordinator, a helping reader, or a
+	// recovery (which passes its lock token, the epoch being absent) —
+	// before the transaction is cleaned up. It gets the Extras.Extra bytes
+	// and must be idempotent.
+	OnTxnCommitted func(ctx context.Context, c TxnCommit) error
 	// OnRecover, if set, runs during a recovery after the claims are
 	// rebuilt and before claims are accepted again, holding the recovery
 	// lock whose token it gets (scripts that rebuild other state check it).
@@ -141,6 +147,7 @@ type Store struct {
 	logMaxLen int64
 	seqFloor  func(ctx context.Context) (uint64, error)
 	onRecover func(ctx context.Context, token string) error
+	onTxn     func(ctx context.Context, c TxnCommit) error
 	log       *slog.Logger
 	recoverMu sync.Mutex // one recovery at a time in this process
 }
@@ -155,7 +162,7 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 	}
 	s := &Store{
 		rdb: cfg.Redis, objs: cfg.Objects, catalog: cfg.Catalog, k: newKeys(cfg.Catalog), sc: newScripts(),
-		now: cfg.Now, step: cfg.Step, logMaxLen: cfg.LogMaxLen, seqFloor: cfg.SeqFloor, onRecover: cfg.OnRecover, log: cfg.Logger,
+		now: cfg.Now, step: cfg.Step, logMaxLen: cfg.LogMaxLen, seqFloor: cfg.SeqFloor, onRecover: cfg.OnRecover, onTxn: cfg.OnTxnCommitted, log: cfg.Logger,
 	}
 	if s.now == nil {
 		s.now = time.Now
@@ -349,7 +356,7 @@ func (s *Store) Put(ctx context.Context, table string, version uint64, staging s
 	if !found {
 		return s.retriedPut(ctx, e)
 	}
-	c, err := s.claim(ctx, "", nil, []entry{e})
+	c, err := s.claim(ctx, "", nil, []entry{e}, nil)
 	if err != nil {
 		var ce *ConflictError
 		if errors.As(err, &ce) {
@@ -368,7 +375,7 @@ func (s *Store) Put(ctx context.Context, table string, version uint64, staging s
 	rec := c.recs[0]
 	if rec.Tx != "" {
 		// The staging path belongs to a transaction: finish that.
-		if err := s.helpTxn(ctx, rec.Tx, c.epoch); err != nil {
+		if err := s.helpTxn(ctx, rec.Tx, c.epoch); err != nil && !errors.Is(err, errTxnGone) {
 			return Location{}, err
 		}
 		return s.resolveVersion(ctx, table, version)
@@ -414,22 +421,27 @@ func (s *Store) deleteQuietly(ctx context.Context, key string) {
 
 // claimResult is what a successful claim script returned.
 type claimResult struct {
-	epoch string
-	seq   uint64
-	recs  []record
-	dup   bool
+	epoch   string
+	seq     uint64
+	recs    []record
+	dup     bool
+	deleted []int // per Extras.Deletions
 }
 
 // claim runs the claim script for entries, recovering, seeding heads and
 // re-reading storage as the script asks. txnID and txnRecord are empty for
 // a single-table claim.
-func (s *Store) claim(ctx context.Context, txnID string, txnRecord []byte, entries []entry) (claimResult, error) {
+func (s *Store) claim(ctx context.Context, txnID string, txnRecord []byte, entries []entry, x *Extras) (claimResult, error) {
 	keys := []string{s.k.Epoch(), s.k.Heads(), s.k.Seq(), s.k.Log(), s.k.Txn(txnID)}
 	now := strconv.FormatInt(s.now().UnixMicro(), 10)
 	args := []any{txnID, now, len(entries), string(txnRecord), s.logMaxLen}
 	for _, e := range entries {
 		keys = append(keys, s.k.Versions(e.table), s.k.Index(e.table))
 		args = append(args, e.args()...)
+	}
+	var err error
+	if keys, args, err = s.appendExtras(keys, args, x); err != nil {
+		return claimResult{}, err
 	}
 	reseeded := map[int]bool{}
 	for attempt := 0; attempt < 10; attempt++ {
@@ -463,6 +475,8 @@ func (s *Store) claim(ctx context.Context, txnID string, txnRecord []byte, entri
 			i := atoiOr(r.str(1), 1) - 1
 			head, _ := strconv.ParseUint(r.str(2), 10, 64)
 			return claimResult{}, conflict(entries[i].table, entries[i].version, head)
+		case "GUARD":
+			return claimResult{}, &GuardError{Index: atoiOr(r.str(1), 1) - 1}
 		case "DUP", "OK":
 			res := claimResult{epoch: r.str(1), dup: r.status() == "DUP"}
 			if res.dup {
@@ -476,6 +490,9 @@ func (s *Store) claim(ctx context.Context, txnID string, txnRecord []byte, entri
 				return res, nil
 			}
 			res.seq, _ = strconv.ParseUint(r.str(2), 10, 64)
+			for i := 3; i < len(r); i++ {
+				res.deleted = append(res.deleted, atoiOr(r.str(i), 0))
+			}
 			for _, e := range entries {
 				res.recs = append(res.recs, record{St: "staged", SP: e.staging, FP: e.final, Sz: strconv.FormatInt(e.size, 10),
 					Et: e.etag, Tx: txnID, Ts: now, Seq: r.str(2)})
@@ -587,6 +604,7 @@ func (s *Store) resolveVersion(ctx context.Context, table string, version uint64
 	if version != 0 {
 		verArg = strconv.FormatUint(version, 10)
 	}
+	gone := map[string]bool{}
 	for attempt := 0; attempt < 10; attempt++ {
 		r, err := run(ctx, s.pipe, s.sc.get, []string{s.k.Epoch(), s.k.Heads(), s.k.Versions(table)}, table, verArg)
 		if err != nil {
@@ -636,6 +654,13 @@ func (s *Store) resolveVersion(ctx context.Context, table string, version uint64
 		}
 		err = s.helpTxn(ctx, rec.Tx, epoch)
 		if errors.Is(err, errEpochChanged) {
+			continue
+		}
+		if errors.Is(err, errTxnGone) {
+			if gone[rec.Tx] {
+				return Location{}, nserror.New(nserror.Internal, "transaction %s has staged members but no commit record anywhere", rec.Tx)
+			}
+			gone[rec.Tx] = true
 			continue
 		}
 		if err != nil {
@@ -719,7 +744,7 @@ func (s *Store) PutIfNotExists(ctx context.Context, table string, version uint64
 		return nserror.New(nserror.InvalidInput, "%q is not a manifest of version %d of table %s", path, version, table)
 	}
 	e := entry{table: table, version: version, staging: path, final: ManifestPath(table, m.Scheme, version), size: size, etag: etag}
-	_, err = s.claim(ctx, "", nil, []entry{e})
+	_, err = s.claim(ctx, "", nil, []entry{e}, nil)
 	return err
 }
 

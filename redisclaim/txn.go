@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -35,6 +36,8 @@ type Batch struct {
 	// Seq is the catalog sequence at which all members became visible.
 	Seq       uint64
 	Locations []Location
+	// Deleted counts the version records removed, per Extras.Deletions.
+	Deleted []int
 }
 
 // txnRecord is a transaction's commit record, written create-only to
@@ -42,10 +45,11 @@ type Batch struct {
 // claimed (and kept in Redis), so every writer of the record — the
 // coordinator or a helper — writes the same bytes.
 type txnRecord struct {
-	TxnID     string      `json:"txn_id"`
-	Catalog   string      `json:"catalog"`
-	CreatedAt time.Time   `json:"created_at"`
-	Members   []txnMember `json:"members"`
+	TxnID     string          `json:"txn_id"`
+	Catalog   string          `json:"catalog"`
+	CreatedAt time.Time       `json:"created_at"`
+	Members   []txnMember     `json:"members"`
+	Extra     json.RawMessage `json:"extra,omitempty"`
 }
 
 type txnMember struct {
@@ -72,6 +76,10 @@ func parseTxnRecord(b []byte) (txnRecord, error) {
 
 var errEpochChanged = errors.New("redisclaim: Redis state changed under a transaction")
 
+// errTxnGone: the transaction settled (and was cleaned up) while this
+// helper was looking at it; re-read the state.
+var errTxnGone = errors.New("redisclaim: the transaction settled meanwhile")
+
 // BatchPut commits one new version of each of several tables atomically:
 // every member gets its version or none does.
 //
@@ -83,8 +91,22 @@ var errEpochChanged = errors.New("redisclaim: Redis state changed under a transa
 // deleted. A crash anywhere after the claim is finished by the next reader
 // of any member (or by recovery), never undone.
 func (s *Store) BatchPut(ctx context.Context, entries []Entry) (Batch, error) {
-	if len(entries) == 0 || len(entries) > MaxBatch {
+	if len(entries) == 0 {
+		return Batch{}, nserror.New(nserror.InvalidInput, "a batch commits 1 to %d tables, not 0", MaxBatch)
+	}
+	return s.Commit(ctx, entries, nil)
+}
+
+// Commit is BatchPut with the state changes of a layer above made in the
+// same atomic step (see Extras). Without entries it is not a transaction:
+// the guards, writes, deletions and log entries happen in one script, and
+// Batch.Seq is their catalog sequence.
+func (s *Store) Commit(ctx context.Context, entries []Entry, x *Extras) (Batch, error) {
+	if len(entries) > MaxBatch {
 		return Batch{}, nserror.New(nserror.InvalidInput, "a batch commits 1 to %d tables, not %d", MaxBatch, len(entries))
+	}
+	if len(entries) == 0 {
+		return s.commitExtras(ctx, x)
 	}
 	seen := map[string]bool{}
 	es := make([]entry, len(entries))
@@ -125,11 +147,20 @@ func (s *Store) BatchPut(ctx context.Context, entries []Entry) (Batch, error) {
 		return s.retriedBatch(ctx, es)
 	}
 
-	id, err := uuid.NewV7()
-	if err != nil {
-		return Batch{}, err
+	txnID := ""
+	if x != nil && x.TxnID != "" {
+		txnID = x.TxnID
+	} else {
+		id, err := uuid.NewV7()
+		if err != nil {
+			return Batch{}, err
+		}
+		txnID = id.String()
 	}
-	rec := txnRecord{TxnID: id.String(), Catalog: s.catalog, CreatedAt: s.now().UTC().Truncate(time.Microsecond)}
+	rec := txnRecord{TxnID: txnID, Catalog: s.catalog, CreatedAt: s.now().UTC().Truncate(time.Microsecond)}
+	if x != nil && len(x.Extra) > 0 {
+		rec.Extra = x.Extra
+	}
 	for _, e := range es {
 		rec.Members = append(rec.Members, txnMember{Table: e.table, Version: e.version, StagingPath: e.staging,
 			FinalPath: e.final, Size: e.size, ETag: e.etag})
@@ -138,7 +169,7 @@ func (s *Store) BatchPut(ctx context.Context, entries []Entry) (Batch, error) {
 	if err != nil {
 		return Batch{}, err
 	}
-	c, err := s.claim(ctx, rec.TxnID, recBytes, es)
+	c, err := s.claim(ctx, rec.TxnID, recBytes, es, x)
 	if err != nil {
 		var ce *ConflictError
 		if errors.As(err, &ce) {
@@ -148,7 +179,6 @@ func (s *Store) BatchPut(ctx context.Context, entries []Entry) (Batch, error) {
 		}
 		return Batch{}, err
 	}
-	txnID := rec.TxnID
 	if c.dup {
 		txnID = c.recs[0].Tx
 	}
@@ -159,7 +189,7 @@ func (s *Store) BatchPut(ctx context.Context, entries []Entry) (Batch, error) {
 	if !c.dup {
 		known = recBytes // the coordinator knows its record; helpers read it
 	}
-	if err := s.helpTxnRecord(ctx, txnID, c.epoch, known); err != nil {
+	if err := s.helpTxnRecord(ctx, txnID, c.epoch, known); err != nil && !errors.Is(err, errTxnGone) {
 		if errors.Is(err, errEpochChanged) {
 			return Batch{}, nserror.New(nserror.ServiceUnavailable,
 				"transaction %s: Redis lost its state while committing; recovery decides the outcome, retry the same request to learn it", txnID)
@@ -169,7 +199,7 @@ func (s *Store) BatchPut(ctx context.Context, entries []Entry) (Batch, error) {
 	if c.dup {
 		return s.batchResult(ctx, txnID, es)
 	}
-	b := Batch{TxnID: txnID, Seq: c.seq}
+	b := Batch{TxnID: txnID, Seq: c.seq, Deleted: c.deleted}
 	for i, e := range es {
 		loc := c.recs[i].location(e.table, e.version)
 		loc.CommittedAt = rec.CreatedAt
@@ -267,13 +297,18 @@ func (s *Store) confirmSettled(ctx context.Context, id, epoch string) error {
 	if cur != epoch {
 		return errEpochChanged
 	}
-	return nserror.New(nserror.Internal, "transaction %s has staged members but no commit record anywhere", id)
+	// Settled and cleaned up between our read of a staged member and now
+	// (callers re-read), or corrupt (callers find the member still staged).
+	return errTxnGone
 }
 
 func (s *Store) putTxnRecord(ctx context.Context, id string, raw []byte) error {
 	err := s.objs.PutIfAbsent(ctx, txnKey(id), raw)
 	if errors.Is(err, objstore.ErrAlreadyExists) {
 		have, gerr := s.objs.Get(ctx, txnKey(id))
+		if errors.Is(gerr, objstore.ErrNotFound) {
+			return errTxnGone // written and deleted by the coordinator meanwhile
+		}
 		if gerr != nil {
 			return gerr
 		}
@@ -315,6 +350,9 @@ func (s *Store) finishTxn(ctx context.Context, rec txnRecord) error {
 	}
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	if err := s.txnCommitted(ctx, rec, ""); err != nil {
 		return err
 	}
 	// Past the commit point, every member durable. Flip and clean up; a
@@ -379,4 +417,146 @@ func (s *Store) finalizeMember(ctx context.Context, txn string, m txnMember) err
 		return err
 	}
 	return s.at(ctx, StepFinalized, m.Table, m.Version)
+}
+
+// TxnCommit is what OnTxnCommitted gets: a committed transaction.
+type TxnCommit struct {
+	ID    string
+	Extra []byte
+	// RecoveryToken is set when a recovery rolls the transaction forward
+	// (the epoch is absent; scripts check the recovery lock instead).
+	RecoveryToken string
+}
+
+func (s *Store) txnCommitted(ctx context.Context, rec txnRecord, token string) error {
+	if s.onTxn == nil || len(rec.Extra) == 0 {
+		return nil
+	}
+	return s.onTxn(ctx, TxnCommit{ID: rec.TxnID, Extra: rec.Extra, RecoveryToken: token})
+}
+
+// TxnKey is the Redis key of a transaction's hash (layers above keep their
+// own fields in it, e.g. that their part was applied).
+func (s *Store) TxnKey(id string) string { return s.k.Txn(id) }
+
+// Tag is the hash tag every key of the catalog starts with: "{catalog}".
+func (s *Store) Tag() string { return s.k.tag }
+
+// Guard is a precondition on state kept by a layer above, checked by the
+// claim script before it writes anything: Op "eq" (hash Key's Field equals
+// Value), "absent" (hash Key has no Field), "empty" (set Key is empty).
+type Guard struct{ Op, Key, Field, Value string }
+
+// Write is a change to state kept by a layer above, made by the claim
+// script once every check passed: Op "hset" or "hdel" (hash Key, Field,
+// Value), "sadd" or "srem" (set Key, member Value).
+type Write struct{ Op, Key, Field, Value string }
+
+// Deletion removes the records of a table's versions in ranges, as
+// DeleteVersions does, in the same atomic step.
+type Deletion struct {
+	Table  string
+	Ranges []Range
+}
+
+// LogEntry is a commit-log entry of a layer above: field/value pairs, the
+// kind ("k") first.
+type LogEntry []string
+
+// Extras are what a layer above (the namespace service) commits together
+// with a batch of versions: guards and writes on its own Redis state
+// (keys of this catalog only), version deletions, log entries, and bytes
+// kept in the transaction record for OnTxnCommitted. A failed guard is a
+// *GuardError and nothing is written.
+type Extras struct {
+	// TxnID names the transaction (default: a new UUIDv7); it must be
+	// unique.
+	TxnID     string
+	Guards    []Guard
+	Writes    []Write
+	Deletions []Deletion
+	Log       []LogEntry
+	Extra     []byte
+}
+
+// GuardError says which guard failed.
+type GuardError struct{ Index int }
+
+func (e *GuardError) Error() string {
+	return fmt.Sprintf("redisclaim: guard %d does not hold", e.Index)
+}
+
+// appendExtras adds x's sections to a claim's keys and arguments.
+func (s *Store) appendExtras(keys []string, args []any, x *Extras) ([]string, []any, error) {
+	if x == nil {
+		x = &Extras{}
+	}
+	keyIdx := map[string]int{}
+	key := func(k string) (int, error) {
+		if !strings.HasPrefix(k, s.k.tag+":") {
+			return 0, fmt.Errorf("redisclaim: key %q is not a key of catalog %s", k, s.catalog)
+		}
+		if i, ok := keyIdx[k]; ok {
+			return i, nil
+		}
+		keys = append(keys, k)
+		keyIdx[k] = len(keys)
+		return len(keys), nil
+	}
+	args = append(args, len(x.Guards))
+	for _, g := range x.Guards {
+		i, err := key(g.Key)
+		if err != nil {
+			return nil, nil, err
+		}
+		args = append(args, i, g.Field, g.Op, g.Value)
+	}
+	args = append(args, len(x.Writes))
+	for _, w := range x.Writes {
+		i, err := key(w.Key)
+		if err != nil {
+			return nil, nil, err
+		}
+		args = append(args, w.Op, i, w.Field, w.Value)
+	}
+	args = append(args, len(x.Deletions))
+	for _, d := range x.Deletions {
+		if err := checkTable(d.Table); err != nil {
+			return nil, nil, err
+		}
+		vi, _ := key(s.k.Versions(d.Table))
+		zi, _ := key(s.k.Index(d.Table))
+		var rs []string
+		for _, r := range d.Ranges {
+			end := ""
+			if r.End != 0 {
+				end = strconv.FormatUint(r.End, 10)
+			}
+			rs = append(rs, strconv.FormatUint(r.Start, 10)+":"+end)
+		}
+		args = append(args, vi, zi, strings.Join(rs, ";"))
+	}
+	args = append(args, len(x.Log))
+	for _, e := range x.Log {
+		if len(e)%2 != 0 || len(e) == 0 {
+			return nil, nil, errors.New("redisclaim: a log entry is field/value pairs")
+		}
+		args = append(args, len(e)/2)
+		for _, f := range e {
+			args = append(args, f)
+		}
+	}
+	return keys, args, nil
+}
+
+// commitExtras runs a claim without versions: the extras alone, atomically.
+func (s *Store) commitExtras(ctx context.Context, x *Extras) (Batch, error) {
+	if x == nil || len(x.Log) == 0 {
+		return Batch{}, nserror.New(nserror.InvalidInput, "a commit without versions needs log entries")
+	}
+	c, err := s.claim(ctx, "", nil, nil, x)
+	if err != nil {
+		return Batch{}, err
+	}
+	return Batch{Seq: c.seq, Deleted: c.deleted}, nil
 }

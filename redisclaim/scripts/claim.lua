@@ -12,6 +12,12 @@
 -- ARGV[4]  the transaction record's bytes ("" without a txn)
 -- ARGV[5]  approximate MAXLEN of the commit log
 -- ARGV[6+6(i-1)] .. ARGV[11+6(i-1)]  table, version, staging path, final path, size, etag
+-- Then, for the layers above (a namespace's object index), after the n
+-- entries, with key positions counting into KEYS:
+--   G, then G guards: key, field, op ("eq" | "absent" | "empty"), value
+--   W, then W writes: op ("hset" | "hdel" | "sadd" | "srem"), key, field, value
+--   D, then D version deletions: versions key, index key, ranges "s:e;s:e" (e "" = no end)
+--   L, then L log entries: field count, then field/value pairs
 --
 -- Guarantee: either every table i gets version_i == head_i + 1 recorded as
 -- staged (one catalog sequence for all, one log entry each), or nothing is
@@ -23,11 +29,37 @@
 --   {"GAP", i, head}             version_i > head_i + 1
 --   {"DUP", epoch, rec_1..rec_n} all already claimed with these staging paths
 --                                (by one transaction, for n > 1)
---   {"OK", epoch, seq}
+--   {"GUARD", g}                 guard g does not hold
+--   {"OK", epoch, seq, deleted_1..deleted_D}
 local epoch = redis.call('GET', KEYS[1])
 if not epoch then return {'NOEPOCH'} end
 local txn, now, n = ARGV[1], ARGV[2], tonumber(ARGV[3])
 
+-- The extra sections.
+local p = 6 + n * 6
+local guards, writes, dels, logs = {}, {}, {}, {}
+for _ = 1, tonumber(ARGV[p]) do
+  guards[#guards + 1] = {KEYS[tonumber(ARGV[p + 1])], ARGV[p + 2], ARGV[p + 3], ARGV[p + 4]}
+  p = p + 4
+end
+p = p + 1
+for _ = 1, tonumber(ARGV[p]) do
+  writes[#writes + 1] = {ARGV[p + 1], KEYS[tonumber(ARGV[p + 2])], ARGV[p + 3], ARGV[p + 4]}
+  p = p + 4
+end
+p = p + 1
+for _ = 1, tonumber(ARGV[p]) do
+  dels[#dels + 1] = {KEYS[tonumber(ARGV[p + 1])], KEYS[tonumber(ARGV[p + 2])], ARGV[p + 3]}
+  p = p + 3
+end
+p = p + 1
+for _ = 1, tonumber(ARGV[p]) do
+  local nf = tonumber(ARGV[p + 1])
+  local e = {}
+  for f = 1, nf * 2 do e[f] = ARGV[p + 1 + f] end
+  logs[#logs + 1] = e
+  p = p + 1 + nf * 2
+end
 local dups, recs, owner = 0, {}, nil
 for i = 1, n do
   local a = 6 + (i - 1) * 6
@@ -51,7 +83,7 @@ for i = 1, n do
     if v > h + 1 then return {'GAP', i, head} end
   end
 end
-if dups == n then
+if n > 0 and dups == n then
   local out = {'DUP', epoch}
   for i = 1, n do out[#out + 1] = recs[i] end
   return out
@@ -66,7 +98,41 @@ if dups > 0 then
   end
 end
 
+for g, gd in ipairs(guards) do
+  local key, field, op, want = gd[1], gd[2], gd[3], gd[4]
+  local ok
+  if op == 'eq' then ok = redis.call('HGET', key, field) == want
+  elseif op == 'absent' then ok = redis.call('HEXISTS', key, field) == 0
+  elseif op == 'empty' then ok = redis.call('SCARD', key) == 0
+  else return redis.error_reply('claim.lua: unknown guard ' .. tostring(op)) end
+  if not ok then return {'GUARD', g} end
+end
+
 local seq = string.format('%d', redis.call('INCR', KEYS[3]))
+local out = {'OK', epoch, seq}
+for _, w in ipairs(writes) do
+  local op, key, field, value = w[1], w[2], w[3], w[4]
+  if op == 'hset' then redis.call('HSET', key, field, value)
+  elseif op == 'hdel' then redis.call('HDEL', key, field)
+  elseif op == 'sadd' then redis.call('SADD', key, value)
+  elseif op == 'srem' then redis.call('SREM', key, value) end
+end
+for _, d in ipairs(dels) do
+  local count = 0
+  for range in string.gmatch(d[3], '[^;]+') do
+    local lo, hi = string.match(range, '^(%d+):(%d*)$')
+    if hi == '' then hi = '+inf' else hi = '(' .. hi end
+    for _, ver in ipairs(redis.call('ZRANGE', d[2], lo, hi, 'BYSCORE')) do
+      local raw = redis.call('HGET', d[1], ver)
+      if not raw or cjson.decode(raw).st ~= 'staged' then
+        redis.call('HDEL', d[1], ver)
+        redis.call('ZREM', d[2], ver)
+        count = count + 1
+      end
+    end
+  end
+  out[#out + 1] = count
+end
 for i = 1, n do
   local a = 6 + (i - 1) * 6
   local tbl, ver = ARGV[a], ARGV[a + 1]
@@ -78,8 +144,14 @@ for i = 1, n do
   redis.call('XADD', KEYS[4], 'MAXLEN', '~', ARGV[5], seq .. '-' .. (i - 1),
     'k', 'version', 't', tbl, 'v', ver, 'r', rec)
 end
+-- Entries of the layers above follow the version entries.
+local li = n
+for _, e in ipairs(logs) do
+  redis.call('XADD', KEYS[4], 'MAXLEN', '~', ARGV[5], seq .. '-' .. li, unpack(e))
+  li = li + 1
+end
 if txn ~= '' then
   redis.call('HSET', KEYS[5], 'record', ARGV[4], 'epoch', epoch, 'seq', seq)
   redis.call('EXPIRE', KEYS[5], 604800)
 end
-return {'OK', epoch, seq}
+return out

@@ -8,6 +8,9 @@
 -- ARGV[1]  the new epoch
 -- ARGV[2]  sequence floor
 -- ARGV[3]  the lock token of the recovery that finishes
+-- ARGV[4]  "1" to open the epoch; "0" only raises the sequence (at the
+--          start of a recovery, so that what it appends gets sequences
+--          above everything durable)
 --
 -- Guarantee: the sequence only moves up, and never below the commit log's
 -- last entry; only the holder of the recovery lock opens the epoch.
@@ -21,6 +24,7 @@ if #last > 0 then
   if top > floor then floor = top end
 end
 if cur < floor then redis.call('SET', KEYS[2], string.format('%d', floor)) end
+if ARGV[4] ~= '1' then return {'OK', ''} end
 redis.call('SET', KEYS[1], ARGV[1])
 redis.call('DEL', KEYS[4])
 return {'OK', ARGV[1]}

@@ -1,0 +1,351 @@
+package namespace
+
+import (
+	"context"
+	_ "embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/google/uuid"
+
+	"github.com/flightns/flightns/manifesttable"
+	"github.com/flightns/flightns/nserror"
+	"github.com/flightns/flightns/redisclaim"
+)
+
+//go:embed scripts/txn_apply.lua
+var txnApplyLua string
+
+// MaxOperations bounds BatchCommitTables.
+const MaxOperations = 1000
+
+// batchExtra is what a BatchCommitTables transaction keeps in its commit
+// record: the catalog entries to append once its versions are final, and
+// what tells whether they were (for a recovery).
+type batchExtra struct {
+	Entries     [][]string `json:"entries"`
+	Declares    []string   `json:"declares,omitempty"`
+	Deregisters []string   `json:"deregisters,omitempty"`
+}
+
+// BatchCommitTables applies declare_table, create_table_version,
+// delete_table_versions and deregister_table operations atomically: all of
+// them or none.
+//
+// One claim script checks every precondition (ids free or existing,
+// parents, locations, version == latest + 1) and makes every change in
+// Redis, or none. With versions, the batch is a multi-table transaction
+// (redisclaim): its commit record is the commit point, and the catalog
+// rows are appended to the log once every version is final — by this
+// call, by a reader that finishes the transaction, or by a recovery — and
+// the reply waits until they are durable. Without versions the catalog
+// rows go to the log in the same script.
+func (s *Service) BatchCommitTables(ctx context.Context, req BatchCommitTablesRequest) (*BatchCommitTablesResponse, error) {
+	n := len(req.Operations)
+	if n == 0 || n > MaxOperations {
+		return nil, nserror.New(nserror.InvalidInput, "BatchCommitTables takes 1 to %d operations, not %d", MaxOperations, n)
+	}
+	txnID := uuid.Must(uuid.NewV7()).String()
+	b := &batchBuilder{s: s, txnID: txnID, touched: map[string]string{}, declared: map[string]string{}}
+	results := make([]CommitTableResult, n)
+	for i, op := range req.Operations {
+		if err := b.add(ctx, i, op, &results[i]); err != nil {
+			return nil, nserror.New(nserror.CodeOf(err), "operation %d: %w", i, err)
+		}
+	}
+	x := &redisclaim.Extras{TxnID: txnID, Guards: b.guards, Writes: b.writes, Deletions: b.deletions}
+	if len(b.entries) > 0 {
+		extra, err := json.Marshal(batchExtra{Entries: b.log, Declares: b.declares, Deregisters: b.deregisters})
+		if err != nil {
+			return nil, err
+		}
+		x.Extra = extra
+	} else {
+		for _, e := range b.log {
+			x.Log = append(x.Log, redisclaim.LogEntry(e))
+		}
+	}
+	batch, err := s.claims.Commit(ctx, b.entries, x)
+	var ge *redisclaim.GuardError
+	if errors.As(err, &ge) {
+		return nil, b.guardErr[ge.Index]
+	}
+	if err != nil {
+		return nil, err
+	}
+	if len(b.entries) == 0 {
+		if err := s.durable(ctx, batch.Seq); err != nil {
+			return nil, err
+		}
+	}
+	// (With versions, the commit hook already waited for the rows.)
+	for i, r := range results {
+		switch {
+		case r.CreateTableVersion != nil:
+			tv := s.tableVersion(batch.Locations[b.entryOf[i]])
+			r.CreateTableVersion.Version = &tv
+			r.CreateTableVersion.TransactionID = batch.TxnID
+		case r.DeleteTableVersions != nil:
+			r.DeleteTableVersions.DeletedCount = int64(batch.Deleted[b.deletionOf[i]])
+		}
+	}
+	for _, loc := range b.deregisteredLocs {
+		s.forgetTable(ctx, loc, false)
+	}
+	return &BatchCommitTablesResponse{TransactionID: batch.TxnID, Results: results}, nil
+}
+
+// batchBuilder turns operations into one claim.
+type batchBuilder struct {
+	s                *Service
+	txnID            string
+	entries          []redisclaim.Entry
+	entryOf          map[int]int // operation -> entry
+	deletions        []redisclaim.Deletion
+	deletionOf       map[int]int // operation -> deletion
+	guards           []redisclaim.Guard
+	guardErr         []error // the error of each guard failing
+	writes           []redisclaim.Write
+	log              [][]string
+	declares         []string
+	deregisters      []string
+	deregisteredLocs []string
+	touched          map[string]string // table id -> what the batch does to it
+	declared         map[string]string // table id -> location, declared here
+}
+
+func (b *batchBuilder) guard(err error, g redisclaim.Guard) {
+	b.guards = append(b.guards, g)
+	b.guardErr = append(b.guardErr, err)
+}
+
+// existingTable resolves a table the batch did not declare and guards that
+// it still is that table, at that location.
+func (b *batchBuilder) existingTable(ctx context.Context, id ID) (string, error) {
+	if loc, ok := b.declared[id.String()]; ok {
+		return loc, nil
+	}
+	loc, err := b.s.tableLoc(ctx, id)
+	if err != nil {
+		return "", err
+	}
+	k := b.s.k
+	notFound := nserror.New(nserror.TableNotFound, "table %q does not exist", id.String())
+	b.guard(notFound, redisclaim.Guard{Op: "eq", Key: k.obj(), Field: id.String(), Value: manifesttable.TypeTable})
+	b.guard(nserror.New(nserror.ConcurrentModification, "table %q changed during the batch", id.String()),
+		redisclaim.Guard{Op: "eq", Key: k.loc(), Field: id.String(), Value: loc})
+	return loc, nil
+}
+
+// touch records what the batch does to a table: it may declare it, commit
+// a version and delete versions (each at most once), or deregister it
+// alone.
+func (b *batchBuilder) touch(id ID, what string) error {
+	prev := b.touched[id.String()]
+	if strings.Contains(prev, what+",") || (prev != "" && (what == "deregister" || strings.Contains(prev, "deregister,"))) {
+		return nserror.New(nserror.InvalidInput, "table %q: %s%s in one batch", id.String(), prev, what)
+	}
+	b.touched[id.String()] = prev + what + ","
+	return nil
+}
+
+func (b *batchBuilder) add(ctx context.Context, i int, op CommitTableOperation, res *CommitTableResult) error {
+	set := 0
+	for _, p := range []bool{op.DeclareTable != nil, op.CreateTableVersion != nil, op.DeleteTableVersions != nil, op.DeregisterTable != nil} {
+		if p {
+			set++
+		}
+	}
+	if set != 1 {
+		return nserror.New(nserror.InvalidInput, "an operation sets exactly one of declare_table, create_table_version, delete_table_versions, deregister_table (%d set)", set)
+	}
+	s, k := b.s, b.s.k
+	switch {
+	case op.DeclareTable != nil:
+		req := op.DeclareTable
+		if err := tableID(req.ID); err != nil {
+			return err
+		}
+		if err := b.touch(req.ID, "declare"); err != nil {
+			return err
+		}
+		loc := defaultLocation(req.ID)
+		if req.Location != "" {
+			var err error
+			if loc, err = s.root.tableLocation(req.Location); err != nil {
+				return err
+			}
+		}
+		for other, l := range b.declared {
+			if l == loc {
+				return nserror.New(nserror.InvalidInput, "tables %q and %q share location %q", other, req.ID.String(), loc)
+			}
+		}
+		props := req.Properties
+		if props == nil {
+			props = Properties{}
+		}
+		id := req.ID.String()
+		b.declared[id] = loc
+		if parent := req.ID.Parent(); !parent.IsRoot() {
+			b.guard(nserror.New(nserror.NamespaceNotFound, "namespace %q of table %q does not exist", parent.String(), id),
+				redisclaim.Guard{Op: "eq", Key: k.obj(), Field: parent.String(), Value: manifesttable.TypeNamespace})
+		}
+		b.guard(nserror.New(nserror.TableAlreadyExists, "table %q already exists", id), redisclaim.Guard{Op: "absent", Key: k.obj(), Field: id})
+		b.guard(nserror.New(nserror.InvalidInput, "location %q already belongs to a table", loc), redisclaim.Guard{Op: "absent", Key: k.byloc(), Field: loc})
+		b.writes = append(b.writes,
+			redisclaim.Write{Op: "hset", Key: k.obj(), Field: id, Value: manifesttable.TypeTable},
+			redisclaim.Write{Op: "hset", Key: k.loc(), Field: id, Value: loc},
+			redisclaim.Write{Op: "hset", Key: k.byloc(), Field: loc, Value: id},
+			redisclaim.Write{Op: "sadd", Key: k.kids(req.ID.Parent()), Value: id})
+		row := manifesttable.Row{ObjectType: manifesttable.TypeTable, ObjectID: id, Location: loc, Metadata: propsJSON(props),
+			CommittedAt: s.now().UTC(), TxnID: b.txnID}
+		raw, err := manifesttable.MarshalRow(row)
+		if err != nil {
+			return err
+		}
+		b.log = append(b.log, []string{"k", "put", "row", string(raw)})
+		b.declares = append(b.declares, id)
+		res.DeclareTable = &DeclareTableResponse{TransactionID: b.txnID, Location: s.root.uri(loc), StorageOptions: s.root.options,
+			Properties: props, ManagedVersioning: true}
+	case op.CreateTableVersion != nil:
+		req := op.CreateTableVersion
+		if err := tableID(req.ID); err != nil {
+			return err
+		}
+		if err := b.touch(req.ID, "version"); err != nil {
+			return err
+		}
+		loc, err := b.existingTable(ctx, req.ID)
+		if err != nil {
+			return err
+		}
+		staging, err := s.root.toKey(req.ManifestPath, "manifest_path")
+		if err != nil {
+			return err
+		}
+		if req.Version <= 0 {
+			return nserror.New(nserror.InvalidInput, "version %d is not a table version", req.Version)
+		}
+		e := redisclaim.Entry{Table: loc, Version: uint64(req.Version), StagingPath: staging, ETag: req.ETag}
+		if req.ManifestSize != nil {
+			e.Size = *req.ManifestSize
+		}
+		if b.entryOf == nil {
+			b.entryOf = map[int]int{}
+		}
+		b.entryOf[i] = len(b.entries)
+		b.entries = append(b.entries, e)
+		res.CreateTableVersion = &CreateTableVersionResponse{}
+	case op.DeleteTableVersions != nil:
+		req := op.DeleteTableVersions
+		if err := tableID(req.ID); err != nil {
+			return err
+		}
+		if err := b.touch(req.ID, "delete"); err != nil {
+			return err
+		}
+		loc, err := b.existingTable(ctx, req.ID)
+		if err != nil {
+			return err
+		}
+		ranges, err := versionRanges(req.Ranges)
+		if err != nil {
+			return err
+		}
+		if b.deletionOf == nil {
+			b.deletionOf = map[int]int{}
+		}
+		b.deletionOf[i] = len(b.deletions)
+		b.deletions = append(b.deletions, redisclaim.Deletion{Table: loc, Ranges: ranges})
+		var rs []string
+		for _, r := range ranges {
+			end := ""
+			if r.End != 0 {
+				end = strconv.FormatUint(r.End, 10)
+			}
+			rs = append(rs, strconv.FormatUint(r.Start, 10)+":"+end)
+		}
+		b.log = append(b.log, []string{"k", "delete_version_ranges", "t", loc, "ranges", strings.Join(rs, ";")})
+		res.DeleteTableVersions = &BatchDeleteTableVersionsResponse{TransactionID: b.txnID}
+	case op.DeregisterTable != nil:
+		req := op.DeregisterTable
+		if err := tableID(req.ID); err != nil {
+			return err
+		}
+		if err := b.touch(req.ID, "deregister"); err != nil {
+			return err
+		}
+		if _, ok := b.declared[req.ID.String()]; ok {
+			return nserror.New(nserror.InvalidInput, "table %q is declared and deregistered in one batch", req.ID.String())
+		}
+		loc, err := b.existingTable(ctx, req.ID)
+		if err != nil {
+			return err
+		}
+		id := req.ID.String()
+		b.writes = append(b.writes,
+			redisclaim.Write{Op: "hdel", Key: k.obj(), Field: id},
+			redisclaim.Write{Op: "hdel", Key: k.loc(), Field: id},
+			redisclaim.Write{Op: "hdel", Key: k.byloc(), Field: loc},
+			redisclaim.Write{Op: "srem", Key: k.kids(req.ID.Parent()), Value: id})
+		key, _ := json.Marshal(map[string]string{"object_type": manifesttable.TypeTable, "object_id": id})
+		b.log = append(b.log, []string{"k", "drop_table", "t", loc}, []string{"k", "delete", "key", string(key)})
+		b.deregisters = append(b.deregisters, id)
+		b.deregisteredLocs = append(b.deregisteredLocs, loc)
+		res.DeregisterTable = &DeregisterTableResponse{TransactionID: b.txnID, ID: req.ID, Location: s.root.uri(loc)}
+	}
+	return nil
+}
+
+// txnCommitted is redisclaim's hook for a committed BatchCommitTables
+// transaction: append its catalog entries (once) and wait until they are
+// durable.
+func (s *Service) txnCommitted(ctx context.Context, c redisclaim.TxnCommit) error {
+	var x batchExtra
+	if err := json.Unmarshal(c.Extra, &x); err != nil {
+		return fmt.Errorf("namespace: transaction %s: bad catalog part: %w", c.ID, err)
+	}
+	if len(x.Entries) == 0 {
+		return nil
+	}
+	if c.RecoveryToken != "" {
+		// Redis lost the transaction's hash: __manifest tells whether the
+		// entries were applied (they are all in one segment or none).
+		if err := s.table.Refresh(ctx); err != nil {
+			return err
+		}
+		switch {
+		case len(x.Declares) > 0:
+			if r, ok := s.table.Object(manifesttable.TypeTable, x.Declares[0]); ok && r.TxnID == c.ID {
+				return nil
+			}
+		case len(x.Deregisters) > 0:
+			if _, ok := s.table.Object(manifesttable.TypeTable, x.Deregisters[0]); !ok {
+				return nil
+			}
+		}
+	}
+	args := []any{c.RecoveryToken, logMaxLen}
+	for _, e := range x.Entries {
+		args = append(args, len(e)/2)
+		for _, f := range e {
+			args = append(args, f)
+		}
+	}
+	keys := []string{s.k.epoch(), s.k.recovering(), s.claims.TxnKey(c.ID), s.k.seq(), s.k.log()}
+	v, err := s.txnApplyS.Run(ctx, s.rdb, keys, args...).Slice()
+	if err != nil {
+		return fmt.Errorf("namespace: applying transaction %s: %w", c.ID, err)
+	}
+	switch v[0] {
+	case "OK", "DONE":
+		return s.durable(ctx, v[1])
+	case "NOEPOCH":
+		return nserror.New(nserror.ServiceUnavailable, "Redis lost its state while transaction %s was finishing; recovery finishes it", c.ID)
+	}
+	return fmt.Errorf("namespace: txn_apply replied %v", v)
+}
