@@ -175,7 +175,7 @@ func TestABatchCutAfterItsRecordIsFinishedByAReaderOrARecovery(t *testing.T) {
 			var armed bool
 			var mu sync.Mutex
 			s2, err := Open(ctx, Config{Objects: r.objs, Redis: r.rdb, Catalog: r.catalog, Logger: quiet,
-				Engine:    manifesttable.EngineConfig{MemoryLimit: "1GB"},
+				Engine: manifesttable.EngineConfig{MemoryLimit: "1GB"},
 				ClaimStep: func(_ context.Context, st redisclaim.Step, _ string, _ uint64) error {
 					mu.Lock()
 					defer mu.Unlock()
