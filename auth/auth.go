@@ -1,0 +1,249 @@
+package auth
+
+import (
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/flightns/flightns/nserror"
+)
+
+// Role is what a caller may do.
+type Role int
+
+// The roles, each allowing what the previous allows.
+const (
+	Read  Role = iota + 1 // query and describe
+	Write                 // and mutate the catalog, commit versions
+	Admin                 // and administer (recover, compact)
+)
+
+func (r Role) String() string {
+	switch r {
+	case Read:
+		return "read"
+	case Write:
+		return "write"
+	case Admin:
+		return "admin"
+	}
+	return fmt.Sprintf("Role(%d)", int(r))
+}
+
+// ParseRole reads "read", "write" or "admin".
+func ParseRole(s string) (Role, error) {
+	switch strings.ToLower(s) {
+	case "read":
+		return Read, nil
+	case "write":
+		return Write, nil
+	case "admin":
+		return Admin, nil
+	}
+	return 0, fmt.Errorf("auth: unknown role %q (want read, write or admin)", s)
+}
+
+// Principal is an authenticated caller.
+type Principal struct {
+	Name string
+	Role Role
+}
+
+// Anonymous is the caller when authentication is off.
+var Anonymous = Principal{Name: "anonymous", Role: Admin}
+
+// Config lists the credentials. A user's Password is either the password
+// itself or "sha256:<hex of its SHA-256>".
+type Config struct {
+	Tokens []TokenEntry `json:"tokens"`
+	Users  []UserEntry  `json:"users"`
+	// SessionTTL is how long a token issued after a basic handshake lives
+	// (default 12h).
+	SessionTTL time.Duration `json:"-"`
+}
+
+// TokenEntry is a static bearer token.
+type TokenEntry struct {
+	Token string `json:"token"`
+	Name  string `json:"name"`
+	Role  string `json:"role"`
+}
+
+// UserEntry is a basic-auth user.
+type UserEntry struct {
+	Name     string `json:"name"`
+	Password string `json:"password"`
+	Role     string `json:"role"`
+}
+
+// LoadFile reads a Config from a JSON file.
+func LoadFile(path string) (Config, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return Config{}, err
+	}
+	var c Config
+	if err := json.Unmarshal(b, &c); err != nil {
+		return Config{}, fmt.Errorf("auth: %s: %w", path, err)
+	}
+	return c, nil
+}
+
+// Authenticator checks credentials. It is safe for concurrent use.
+type Authenticator struct {
+	tokens   map[string]Principal
+	users    map[string]user
+	ttl      time.Duration
+	mu       sync.Mutex
+	sessions map[string]session
+}
+
+type user struct {
+	hash [32]byte
+	p    Principal
+}
+
+type session struct {
+	p       Principal
+	expires time.Time
+}
+
+// New builds an Authenticator; it fails on an unknown role or an empty
+// secret.
+func New(c Config) (*Authenticator, error) {
+	a := &Authenticator{tokens: map[string]Principal{}, users: map[string]user{}, ttl: c.SessionTTL, sessions: map[string]session{}}
+	if a.ttl <= 0 {
+		a.ttl = 12 * time.Hour
+	}
+	for _, t := range c.Tokens {
+		r, err := ParseRole(t.Role)
+		if err != nil {
+			return nil, err
+		}
+		if len(t.Token) < 8 {
+			return nil, fmt.Errorf("auth: token of %q is shorter than 8 characters", t.Name)
+		}
+		a.tokens[t.Token] = Principal{Name: t.Name, Role: r}
+	}
+	for _, u := range c.Users {
+		r, err := ParseRole(u.Role)
+		if err != nil {
+			return nil, err
+		}
+		if u.Name == "" || u.Password == "" {
+			return nil, fmt.Errorf("auth: a user needs a name and a password")
+		}
+		var h [32]byte
+		if hx, ok := strings.CutPrefix(u.Password, "sha256:"); ok {
+			b, err := hex.DecodeString(hx)
+			if err != nil || len(b) != 32 {
+				return nil, fmt.Errorf("auth: password of %q: bad sha256 hex", u.Name)
+			}
+			copy(h[:], b)
+		} else {
+			h = sha256.Sum256([]byte(u.Password))
+		}
+		a.users[u.Name] = user{hash: h, p: Principal{Name: u.Name, Role: r}}
+	}
+	return a, nil
+}
+
+// Enabled reports whether callers must authenticate.
+func (a *Authenticator) Enabled() bool { return a != nil && (len(a.tokens) > 0 || len(a.users) > 0) }
+
+func unauthenticated(format string, args ...any) error {
+	return nserror.New(nserror.Unauthenticated, format, args...)
+}
+
+// Bearer authenticates a bearer token: a static one or a session token.
+func (a *Authenticator) Bearer(token string) (Principal, error) {
+	if !a.Enabled() {
+		return Anonymous, nil
+	}
+	for t, p := range a.tokens {
+		if subtle.ConstantTimeCompare([]byte(t), []byte(token)) == 1 {
+			return p, nil
+		}
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if s, ok := a.sessions[token]; ok {
+		if time.Now().Before(s.expires) {
+			return s.p, nil
+		}
+		delete(a.sessions, token)
+	}
+	return Principal{}, unauthenticated("invalid or expired token")
+}
+
+// Basic authenticates a user and password.
+func (a *Authenticator) Basic(name, password string) (Principal, error) {
+	if !a.Enabled() {
+		return Anonymous, nil
+	}
+	u, ok := a.users[name]
+	h := sha256.Sum256([]byte(password))
+	if !ok || subtle.ConstantTimeCompare(u.hash[:], h[:]) != 1 {
+		return Principal{}, unauthenticated("invalid user or password")
+	}
+	return u.p, nil
+}
+
+// Header authenticates an Authorization header value ("Basic …" or
+// "Bearer …"); an empty one fails when authentication is on.
+func (a *Authenticator) Header(v string) (Principal, error) {
+	if !a.Enabled() {
+		return Anonymous, nil
+	}
+	scheme, cred, _ := strings.Cut(strings.TrimSpace(v), " ")
+	switch strings.ToLower(scheme) {
+	case "bearer":
+		return a.Bearer(strings.TrimSpace(cred))
+	case "basic":
+		raw, err := base64.StdEncoding.DecodeString(strings.TrimSpace(cred))
+		if err != nil {
+			return Principal{}, unauthenticated("malformed basic credentials")
+		}
+		name, pass, ok := strings.Cut(string(raw), ":")
+		if !ok {
+			return Principal{}, unauthenticated("malformed basic credentials")
+		}
+		return a.Basic(name, pass)
+	case "":
+		return Principal{}, unauthenticated("credentials required (Authorization: Basic or Bearer)")
+	}
+	return Principal{}, unauthenticated("unsupported authorization scheme %q", scheme)
+}
+
+// IssueToken starts a session for p and returns its bearer token.
+func (a *Authenticator) IssueToken(p Principal) string {
+	var b [24]byte
+	_, _ = rand.Read(b[:])
+	t := base64.RawURLEncoding.EncodeToString(b[:])
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	now := time.Now()
+	for k, s := range a.sessions { // expired sessions go as new ones come
+		if now.After(s.expires) {
+			delete(a.sessions, k)
+		}
+	}
+	a.sessions[t] = session{p: p, expires: now.Add(a.ttl)}
+	return t
+}
+
+// Allow fails with PermissionDenied unless p's role reaches need.
+func Allow(p Principal, need Role, what string) error {
+	if p.Role >= need {
+		return nil
+	}
+	return nserror.New(nserror.PermissionDenied, "%s needs the %s role; %q has %s", what, need, p.Name, p.Role)
+}

@@ -1,0 +1,73 @@
+package auth
+
+import (
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"testing"
+
+	"github.com/flightns/flightns/nserror"
+)
+
+func TestAuthenticator(t *testing.T) {
+	h := sha256.Sum256([]byte("s3cret"))
+	a, err := New(Config{
+		Tokens: []TokenEntry{{Token: "reader-token-1", Name: "r", Role: "read"}},
+		Users:  []UserEntry{{Name: "ana", Password: "pw-ana", Role: "write"}, {Name: "root", Password: "sha256:" + hex.EncodeToString(h[:]), Role: "admin"}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	basic := func(u, p string) string { return "Basic " + base64.StdEncoding.EncodeToString([]byte(u+":"+p)) }
+	cases := []struct {
+		header string
+		name   string
+		role   Role
+		code   nserror.Code
+	}{
+		{"Bearer reader-token-1", "r", Read, -1},
+		{"bearer reader-token-1", "r", Read, -1},
+		{basic("ana", "pw-ana"), "ana", Write, -1},
+		{basic("root", "s3cret"), "root", Admin, -1},
+		{basic("ana", "wrong"), "", 0, nserror.Unauthenticated},
+		{basic("nobody", "x"), "", 0, nserror.Unauthenticated},
+		{"Bearer nope", "", 0, nserror.Unauthenticated},
+		{"", "", 0, nserror.Unauthenticated},
+		{"Digest x", "", 0, nserror.Unauthenticated},
+		{"Basic !!!", "", 0, nserror.Unauthenticated},
+	}
+	for _, c := range cases {
+		p, err := a.Header(c.header)
+		if got := nserror.CodeOf(err); got != c.code || (err == nil && (p.Name != c.name || p.Role != c.role)) {
+			t.Errorf("Header(%q) = %+v, %v", c.header, p, err)
+		}
+	}
+	p, _ := a.Basic("ana", "pw-ana")
+	tok := a.IssueToken(p)
+	if got, err := a.Bearer(tok); err != nil || got != p {
+		t.Fatalf("a session token: %+v, %v", got, err)
+	}
+	if err := Allow(p, Admin, "recover"); !errors.Is(err, nserror.ErrPermissionDenied) {
+		t.Fatalf("a writer administering: %v", err)
+	}
+	if err := Allow(p, Read, "query"); err != nil {
+		t.Fatal(err)
+	}
+	off, _ := New(Config{})
+	if off.Enabled() {
+		t.Fatal("no credentials configured, yet enabled")
+	}
+	if p, err := off.Header(""); err != nil || p != Anonymous {
+		t.Fatalf("auth off: %+v, %v", p, err)
+	}
+	for _, bad := range []Config{
+		{Tokens: []TokenEntry{{Token: "short", Role: "read"}}},
+		{Tokens: []TokenEntry{{Token: "long-enough", Role: "superuser"}}},
+		{Users: []UserEntry{{Name: "u", Password: "sha256:zz", Role: "read"}}},
+	} {
+		if _, err := New(bad); err == nil {
+			t.Errorf("New(%+v) accepted", bad)
+		}
+	}
+}

@@ -1,0 +1,10 @@
+// Package auth authenticates and authorizes callers of every surface
+// (Flight SQL and REST) the same way: static bearer tokens and basic
+// users, each with a role — read, write or admin — and session tokens
+// issued after a basic handshake.
+//
+// When no token and no user is configured, authentication is off and
+// every caller is an anonymous admin; as soon as one is configured, every
+// call must authenticate. Secrets are compared in constant time and never
+// logged.
+package auth
