@@ -208,7 +208,8 @@ func (a *Authenticator) Header(v string) (Principal, error) {
 	case "bearer":
 		return a.Bearer(strings.TrimSpace(cred))
 	case "basic":
-		raw, err := base64.StdEncoding.DecodeString(strings.TrimSpace(cred))
+		// Padding is optional: arrow-go's Flight client sends it unpadded.
+		raw, err := base64.RawStdEncoding.DecodeString(strings.TrimRight(strings.TrimSpace(cred), "="))
 		if err != nil {
 			return Principal{}, unauthenticated("malformed basic credentials")
 		}

@@ -30,6 +30,7 @@ func TestAuthenticator(t *testing.T) {
 		{"bearer reader-token-1", "r", Read, -1},
 		{basic("ana", "pw-ana"), "ana", Write, -1},
 		{basic("root", "s3cret"), "root", Admin, -1},
+		{"Basic " + base64.RawStdEncoding.EncodeToString([]byte("ana:pw-ana")), "ana", Write, -1}, // arrow-go's Flight client
 		{basic("ana", "wrong"), "", 0, nserror.Unauthenticated},
 		{basic("nobody", "x"), "", 0, nserror.Unauthenticated},
 		{"Bearer nope", "", 0, nserror.Unauthenticated},

@@ -1,7 +1,33 @@
-// Package flightserver is the Arrow Flight SQL surface of flightns: SQL over
-// __manifest, catalog browsing for DBeaver and ADBC, and the Lance Namespace
-// operations as Flight actions (DESIGN §5). It is a thin adapter over the
-// namespace service.
+// Package flightserver is the Arrow Flight surface of flightns (DESIGN §5,
+// §6): Flight SQL over __manifest for DBeaver (the Flight SQL JDBC driver),
+// ADBC and Go's database/sql; catalog browsing; and the Lance Namespace
+// operations as Flight actions. It is a thin adapter: queries go to the
+// manifest table's sandboxed SQL engine, actions to the namespace service.
 //
-// Not yet implemented; see issue "flightserver".
+// A call travels: gRPC interceptor (authenticate from the authorization,
+// x-api-key or auth-token-bin header; require the read role; turn any
+// error into a gRPC status with the Lance code in an ErrorInfo detail) →
+// Server (Handshake, DoAction and ListActions are its own; everything else
+// goes to arrow-go's Flight SQL router) → sqlServer (one short method per
+// Flight SQL command).
+//
+// Queries: GetFlightInfo plans (the result schema, from the engine without
+// reading data) and puts the SQL in the ticket; DoGet runs it in one
+// read-only engine transaction, so every row of a result reflects one
+// catalog sequence, named in the x-flightns-catalog-seq header. Before it
+// runs, a query waits until every change acknowledged anywhere before it
+// is visible (x-flightns-consistency: latest, the default; "visible"
+// skips the wait). Prepared statements return their dataset and parameter
+// schemas with IsUpdate=false (JDBC treats a statement without a schema as
+// an update), live until closed or idle for a TTL, and bind one row of
+// parameters by DoPut. Updates, ingestion and transactions are refused.
+//
+// Invariants: nothing here writes the catalog except an action, and an
+// action runs only for a caller whose role reaches the action's (read for
+// Describe/List/Exists, write for the rest). Every limit (message size,
+// result rows and bytes, query time, concurrent queries, open prepared
+// statements) fails with a status that names it; none truncates silently.
+//
+// It must not: interpret Lance semantics (the namespace service does), or
+// let SQL reach files, the network or settings (the engine is locked).
 package flightserver

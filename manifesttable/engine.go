@@ -80,7 +80,21 @@ func (c EngineConfig) dsn() string {
 }
 
 func openEngine(ctx context.Context, cfg EngineConfig) (*engine, error) {
-	c, err := duckdb.NewConnector(cfg.dsn(), nil)
+	// Every connection works in a database named "flightns" (an in-memory
+	// database attached by the first connection), so that the catalog name
+	// Flight SQL clients see (flightns.main.__manifest) also works in SQL.
+	var attach sync.Once
+	var attachErr error
+	c, err := duckdb.NewConnector(cfg.dsn(), func(ex driver.ExecerContext) error {
+		attach.Do(func() {
+			_, attachErr = ex.ExecContext(context.Background(), `ATTACH ':memory:' AS `+DatabaseName, nil)
+		})
+		if attachErr != nil {
+			return attachErr
+		}
+		_, err := ex.ExecContext(context.Background(), `USE `+DatabaseName, nil)
+		return err
+	})
 	if err != nil {
 		return nil, fmt.Errorf("manifesttable: opening DuckDB: %w", err)
 	}
@@ -455,10 +469,6 @@ func (e *engine) insertMixed(ctx context.Context, conn driver.Conn, rec arrow.Re
 	return nil
 }
 
-// errQueryRefused is returned for statements that are not read-only
-// queries.
-var errQueryRefused = errors.New("only read-only queries (SELECT) are allowed")
-
 // applySegment applies one segment in one transaction. A change's existed
 // flag says whether its key may have a current row from before the segment
 // (a put of a new key needs no retirement of an old row).
@@ -711,6 +721,69 @@ func (e *engine) query(ctx context.Context, q string, args ...any) (*Result, err
 	}}, nil
 }
 
+// schema returns the Arrow schema of a query's result, and the Arrow types
+// of its parameters, without running it over data: the query runs wrapped
+// in LIMIT 0 with every parameter NULL.
+func (e *engine) schema(ctx context.Context, q string) (*arrow.Schema, []arrow.DataType, error) {
+	var conn driver.Conn
+	select {
+	case conn = <-e.readers:
+	case <-ctx.Done():
+		return nil, nil, nserror.New(nserror.Throttling, "too many queries at once: %w", ctx.Err())
+	}
+	defer func() { e.readers <- conn }()
+	if err := e.checkReadOnly(ctx, conn, q); err != nil {
+		return nil, nil, err
+	}
+	st, err := conn.(driver.ConnPrepareContext).PrepareContext(ctx, q)
+	if err != nil {
+		return nil, nil, nserror.New(nserror.InvalidInput, "%v", cleanDuckErr(err))
+	}
+	ds := st.(*duckdb.Stmt)
+	params := make([]arrow.DataType, ds.NumInput())
+	for i := range params {
+		t, _ := ds.ParamType(i + 1)
+		params[i] = paramArrowType(t)
+	}
+	_ = st.Close()
+	ar, err := duckdb.NewArrowFromConn(conn)
+	if err != nil {
+		return nil, nil, err
+	}
+	wrapped := "SELECT * FROM (" + strings.TrimRight(strings.TrimSpace(q), ";") + ") AS _flightns_q LIMIT 0"
+	args := make([]any, len(params))
+	rr, err := ar.QueryContext(ctx, wrapped, args...)
+	if err != nil {
+		return nil, nil, queryError(ctx, err)
+	}
+	defer rr.Release()
+	return rr.Schema(), params, nil
+}
+
+// paramArrowType is the Arrow type a client should bind for a parameter
+// DuckDB inferred as t; a parameter DuckDB cannot type takes a string.
+func paramArrowType(t duckdb.Type) arrow.DataType {
+	switch t {
+	case duckdb.TYPE_BOOLEAN:
+		return arrow.FixedWidthTypes.Boolean
+	case duckdb.TYPE_TINYINT, duckdb.TYPE_SMALLINT, duckdb.TYPE_INTEGER, duckdb.TYPE_BIGINT,
+		duckdb.TYPE_UTINYINT, duckdb.TYPE_USMALLINT, duckdb.TYPE_UINTEGER:
+		return arrow.PrimitiveTypes.Int64
+	case duckdb.TYPE_UBIGINT:
+		return arrow.PrimitiveTypes.Uint64
+	case duckdb.TYPE_FLOAT, duckdb.TYPE_DOUBLE:
+		return arrow.PrimitiveTypes.Float64
+	case duckdb.TYPE_BLOB:
+		return arrow.BinaryTypes.Binary
+	case duckdb.TYPE_TIMESTAMP, duckdb.TYPE_TIMESTAMP_TZ:
+		return arrow.FixedWidthTypes.Timestamp_us
+	case duckdb.TYPE_DATE:
+		return arrow.FixedWidthTypes.Date32
+	default:
+		return arrow.BinaryTypes.String
+	}
+}
+
 // checkReadOnly refuses every statement but a single SELECT. The verdict
 // for a text is remembered (the schema never makes a SELECT something
 // else).
@@ -719,7 +792,7 @@ func (e *engine) checkReadOnly(ctx context.Context, conn driver.Conn, q string) 
 		if ok.(bool) {
 			return nil
 		}
-		return nserror.New(nserror.PermissionDenied, "%v", errQueryRefused)
+		return ErrReadOnly
 	}
 	st, err := conn.(driver.ConnPrepareContext).PrepareContext(ctx, q)
 	if err != nil {
@@ -735,7 +808,7 @@ func (e *engine) checkReadOnly(ctx context.Context, conn driver.Conn, q string) 
 		e.selects.Store(q, isSelect)
 	}
 	if !isSelect {
-		return nserror.New(nserror.PermissionDenied, "%v", errQueryRefused)
+		return ErrReadOnly
 	}
 	return nil
 }

@@ -35,3 +35,7 @@ func (e *engine) Visible() uint64                                        { retur
 func (e *engine) versionsOf(context.Context, string) ([]uint64, error)   { return nil, errNoEngine }
 
 func (e *engine) versionRowsOf(context.Context, string) ([]Row, error) { return nil, errNoEngine }
+
+func (e *engine) schema(context.Context, string) (*arrow.Schema, []arrow.DataType, error) {
+	return nil, nil, errNoEngine
+}

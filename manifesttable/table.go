@@ -492,6 +492,29 @@ func (t *Table) WaitVisible(ctx context.Context, seq uint64) error {
 	return t.eng.waitVisible(ctx, seq)
 }
 
+// Head returns the sequence of the newest change in the commit log (0
+// when the log holds nothing): every change appended anywhere before the
+// call, catalog mutation or table version, has a sequence at or below it.
+func (t *Table) Head(ctx context.Context) (uint64, error) {
+	msgs, err := t.cfg.Redis.XRevRangeN(ctx, t.keys.log, "+", "-", 1).Result()
+	if err != nil || len(msgs) == 0 {
+		return 0, err
+	}
+	seq, _, _ := strings.Cut(msgs[0].ID, "-")
+	return strconv.ParseUint(seq, 10, 64)
+}
+
+// WaitCaughtUp returns once every change appended to the commit log
+// before the call is visible to SQL: a query after it sees every version
+// and catalog change acknowledged anywhere before it.
+func (t *Table) WaitCaughtUp(ctx context.Context) error {
+	h, err := t.Head(ctx)
+	if err != nil || h == 0 {
+		return err
+	}
+	return t.WaitVisible(ctx, h)
+}
+
 // Query runs a read-only SQL statement over __manifest (and its views
 // namespaces, tables, table_versions, and the macro manifest_at(seq) for
 // time travel) at the newest visible sequence, which the result reports.
@@ -502,6 +525,13 @@ func (t *Table) Query(ctx context.Context, q string, args ...any) (*Result, erro
 		return nil, err
 	}
 	return t.eng.query(ctx, q, args...)
+}
+
+// QuerySchema returns the Arrow schema of a query's result and the Arrow
+// types its parameters ($1, $2, … or ?) should be bound with, without
+// running it over data; it refuses what Query refuses.
+func (t *Table) QuerySchema(ctx context.Context, q string) (*arrow.Schema, []arrow.DataType, error) {
+	return t.eng.schema(ctx, q)
 }
 
 // Append appends changes to the commit log as one catalog sequence and

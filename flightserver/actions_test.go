@@ -1,0 +1,167 @@
+//go:build duckdb_arrow
+
+package flightserver
+
+import (
+	"context"
+	"errors"
+	"io"
+	"slices"
+	"strconv"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow/flight"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
+
+	"github.com/flightns/flightns/namespace"
+	"github.com/flightns/flightns/nserror"
+)
+
+func TestListActionsNamesEveryOperationWithADescription(t *testing.T) {
+	e := start(t)
+	c := e.client()
+	stream, err := c.Client.ListActions(context.Background(), &flight.Empty{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for {
+		a, err := stream.Recv()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		got[a.GetType()] = a.GetDescription()
+	}
+	for _, want := range []string{
+		"CreateNamespace", "ListNamespaces", "DescribeNamespace", "NamespaceExists", "DropNamespace",
+		"DeclareTable", "RegisterTable", "DescribeTable", "TableExists", "ListTables", "ListAllTables",
+		"DeregisterTable", "DropTable", "RenameTable", "CreateTableVersion", "DescribeTableVersion",
+		"ListTableVersions", "BatchDeleteTableVersions", "BatchCreateTableVersions", "BatchCommitTables",
+		"CreatePreparedStatement", "ClosePreparedStatement",
+	} {
+		if got[want] == "" {
+			t.Errorf("ListActions lacks %s (or its description): %v", want, got)
+		}
+	}
+}
+
+// Actions take the REST request models as JSON and answer with the REST
+// response models; what they change is what SQL then reads.
+func TestActionsMutateTheCatalogThroughTheRESTModels(t *testing.T) {
+	e := start(t)
+	c := e.client()
+	ctx := context.Background()
+	fc := c.Client
+
+	if err := doAction(ctx, fc, "CreateNamespace", map[string]any{"id": []string{"lake"}, "properties": map[string]string{"owner": "ana"}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	var declared namespace.DeclareTableResponse
+	if err := doAction(ctx, fc, "DeclareTable", namespace.DeclareTableRequest{ID: namespace.ID{"lake", "events"}}, &declared); err != nil {
+		t.Fatal(err)
+	}
+	if declared.Location == "" || !declared.ManagedVersioning {
+		t.Fatalf("DeclareTable reply %+v", declared)
+	}
+	for v := 1; v <= 3; v++ {
+		var created namespace.CreateTableVersionResponse
+		err := doAction(ctx, fc, "CreateTableVersion", namespace.CreateTableVersionRequest{
+			ID: namespace.ID{"lake", "events"}, Version: int64(v), ManifestPath: e.stage(declared.Location, uint64(v))}, &created)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if created.Version == nil || created.Version.Version != int64(v) {
+			t.Fatalf("CreateTableVersion reply %+v", created)
+		}
+		// Read-your-writes: the query right after the reply sees the version.
+		info, err := c.Execute(ctx, "SELECT max(version) AS v FROM table_versions WHERE table_id = 'lake$events'")
+		_, recs := fetch(t, ctx, c, info, err)
+		if got := column(t, recs, "v"); !slices.Equal(got, []string{strconv.Itoa(v)}) {
+			t.Fatalf("after committing version %d SQL reads %v", v, got)
+		}
+	}
+	var desc namespace.DescribeTableResponse
+	if err := doAction(ctx, fc, "DescribeTable", map[string]any{"id": []string{"lake", "events"}}, &desc); err != nil {
+		t.Fatal(err)
+	}
+	if desc.Version == nil || *desc.Version != 3 {
+		t.Fatalf("DescribeTable %+v", desc)
+	}
+	var list namespace.ListTablesResponse
+	if err := doAction(ctx, fc, "ListTables", map[string]any{"id": []string{"lake"}}, &list); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(list.Tables, []string{"events"}) {
+		t.Fatalf("ListTables %+v", list)
+	}
+	if err := doAction(ctx, fc, "TableExists", map[string]any{"id": []string{"lake", "events"}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	// A version already taken loses.
+	err := doAction(ctx, fc, "CreateTableVersion", namespace.CreateTableVersionRequest{
+		ID: namespace.ID{"lake", "events"}, Version: 3, ManifestPath: e.stage(declared.Location, 3)}, nil)
+	wantStatus(t, "version 3 again", err, codes.Aborted)
+	wantLanceCode(t, "version 3 again", err, nserror.ConcurrentModification)
+}
+
+func TestActionErrorsCarryTheLanceCode(t *testing.T) {
+	e := start(t)
+	e.seed()
+	c := e.client()
+	ctx := context.Background()
+	fc := c.Client
+	for _, c2 := range []struct {
+		name string
+		body string
+		grpc codes.Code
+		code nserror.Code
+	}{
+		{"DescribeTable", `{"id":["sales","nope"]}`, codes.NotFound, nserror.TableNotFound},
+		{"DescribeNamespace", `{"id":["nope"]}`, codes.NotFound, nserror.NamespaceNotFound},
+		{"NamespaceExists", `{"id":["nope"]}`, codes.NotFound, nserror.NamespaceNotFound},
+		{"CreateNamespace", `{"id":["sales"]}`, codes.AlreadyExists, nserror.NamespaceAlreadyExists},
+		{"DropNamespace", `{"id":["sales"]}`, codes.FailedPrecondition, nserror.NamespaceNotEmpty},
+		{"DescribeTableVersion", `{"id":["sales","orders"],"version":9}`, codes.NotFound, nserror.TableVersionNotFound},
+		{"CreateNamespace", `{"id":["a$b"]}`, codes.InvalidArgument, nserror.InvalidInput},
+		{"CreateNamespace", `{"id":`, codes.InvalidArgument, nserror.InvalidInput},
+		{"CreateNamespace", `["x"]`, codes.InvalidArgument, nserror.InvalidInput},
+		{"DeclareTable", `{"id":["sales","t"],"location":"file:///etc"}`, codes.InvalidArgument, nserror.InvalidInput},
+	} {
+		stream, err := fc.DoAction(ctx, &flight.Action{Type: c2.name, Body: []byte(c2.body)})
+		if err == nil {
+			_, err = stream.Recv()
+		}
+		what := c2.name + " " + c2.body
+		wantStatus(t, what, err, c2.grpc)
+		wantLanceCode(t, what, err, c2.code)
+	}
+	// An unknown action is the Flight SQL router's to refuse.
+	stream, err := fc.DoAction(ctx, &flight.Action{Type: "MakeCoffee"})
+	if err == nil {
+		_, err = stream.Recv()
+	}
+	if err == nil {
+		t.Fatal("an unknown action succeeded")
+	}
+}
+
+func TestConsistencyHeader(t *testing.T) {
+	e := start(t)
+	e.seed()
+	c := e.client()
+	for _, v := range []string{"latest", "visible"} {
+		ctx := metadata.AppendToOutgoingContext(context.Background(), ConsistencyHeader, v)
+		info, err := c.Execute(ctx, "SELECT count(*) AS n FROM namespaces")
+		_, recs := fetch(t, ctx, c, info, err)
+		if got := column(t, recs, "n"); !slices.Equal(got, []string{"2"}) {
+			t.Fatalf("%s: %v", v, got)
+		}
+	}
+	ctx := metadata.AppendToOutgoingContext(context.Background(), ConsistencyHeader, "eventual-ish")
+	info, err := c.Execute(ctx, "SELECT 1")
+	wantStatus(t, "bad consistency", drain(ctx, c, info, err), codes.InvalidArgument)
+}

@@ -1,0 +1,138 @@
+package flightserver
+
+import (
+	"context"
+	"errors"
+	"io"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow/flight"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/flightns/flightns/auth"
+	"github.com/flightns/flightns/nserror"
+)
+
+// handshakeMethod is the one RPC that authenticates itself.
+const handshakeMethod = "/arrow.flight.protocol.FlightService/Handshake"
+
+type principalKey struct{}
+
+// principalOf returns the caller the interceptors authenticated.
+func principalOf(ctx context.Context) auth.Principal {
+	p, _ := ctx.Value(principalKey{}).(auth.Principal)
+	return p
+}
+
+// authenticate finds the caller of a call from its metadata: an
+// "authorization" header (Basic or Bearer), or an "x-api-key" or
+// "auth-token-bin" token. With
+// authentication off every caller is auth.Anonymous.
+func (s *Server) authenticate(ctx context.Context) (auth.Principal, error) {
+	if !s.auth.Enabled() {
+		return auth.Anonymous, nil
+	}
+	md, _ := metadata.FromIncomingContext(ctx)
+	if v := md.Get("authorization"); len(v) > 0 {
+		return s.auth.Header(v[0])
+	}
+	for _, k := range []string{"x-api-key", "auth-token-bin"} { // the second: arrow-go's ClientAuthHandler
+		if v := md.Get(k); len(v) > 0 {
+			return s.auth.Bearer(strings.TrimSpace(v[0]))
+		}
+	}
+	return s.auth.Header("")
+}
+
+// unaryInterceptor authenticates every unary call (there are none in
+// Flight today, but gRPC health and reflection would be) and turns its
+// error into a status.
+func (s *Server) unaryInterceptor(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
+	p, err := s.authenticate(ctx)
+	if err == nil {
+		err = auth.Allow(p, auth.Read, info.FullMethod)
+	}
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	resp, err := h(context.WithValue(ctx, principalKey{}, p), req)
+	return resp, toStatus(err)
+}
+
+// streamInterceptor authenticates every streaming call but Handshake, puts
+// the caller in the context, requires at least the read role (actions
+// that mutate require more, checked by the action), and turns the
+// handler's error into a status with the Lance code in its details.
+func (s *Server) streamInterceptor(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, h grpc.StreamHandler) error {
+	if info.FullMethod == handshakeMethod {
+		return toStatus(h(srv, ss))
+	}
+	p, err := s.authenticate(ss.Context())
+	if err == nil {
+		err = auth.Allow(p, auth.Read, info.FullMethod)
+	}
+	if err != nil {
+		return toStatus(err)
+	}
+	ctx := context.WithValue(ss.Context(), principalKey{}, p)
+	return toStatus(h(srv, &ctxStream{ServerStream: ss, ctx: ctx}))
+}
+
+type ctxStream struct {
+	grpc.ServerStream
+	ctx context.Context
+}
+
+func (c *ctxStream) Context() context.Context { return c.ctx }
+
+// Handshake authenticates a client once and gives it a bearer token to
+// send on every later call, in the "authorization" response header and as
+// the payload of the one HandshakeResponse. Credentials come either as an
+// "authorization" request header (Basic, which starts a session, or
+// Bearer, which is checked and echoed) or as a Flight BasicAuth message
+// in the first HandshakeRequest. With authentication off the token is
+// "anonymous" and every call is accepted.
+func (s *Server) Handshake(stream flight.FlightService_HandshakeServer) error {
+	ctx := stream.Context()
+	md, _ := metadata.FromIncomingContext(ctx)
+	var (
+		p   auth.Principal
+		err error
+	)
+	token := "anonymous"
+	hdr := md.Get("authorization")
+	switch {
+	case !s.auth.Enabled():
+		p = auth.Anonymous
+	case len(hdr) > 0 && strings.HasPrefix(strings.ToLower(strings.TrimSpace(hdr[0])), "bearer "):
+		if p, err = s.auth.Header(hdr[0]); err != nil {
+			return err
+		}
+		token = strings.TrimSpace(strings.TrimSpace(hdr[0])[len("bearer "):])
+	case len(hdr) > 0:
+		if p, err = s.auth.Header(hdr[0]); err != nil {
+			return err
+		}
+		token = s.auth.IssueToken(p)
+	default:
+		req, rerr := stream.Recv()
+		if rerr != nil && !errors.Is(rerr, io.EOF) {
+			return rerr
+		}
+		var ba flight.BasicAuth
+		if req == nil || proto.Unmarshal(req.GetPayload(), &ba) != nil || ba.GetUsername() == "" {
+			return nserror.New(nserror.Unauthenticated, "credentials required: send Basic user:password or a Bearer token in the authorization header, or a BasicAuth payload")
+		}
+		if p, err = s.auth.Basic(ba.GetUsername(), ba.GetPassword()); err != nil {
+			return err
+		}
+		token = s.auth.IssueToken(p)
+	}
+	s.log.Debug("flight handshake", "principal", p.Name, "role", p.Role.String())
+	if err := stream.SetHeader(metadata.Pairs("authorization", "Bearer "+token)); err != nil {
+		return err
+	}
+	return stream.Send(&flight.HandshakeResponse{Payload: []byte(token)})
+}

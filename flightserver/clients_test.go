@@ -1,0 +1,261 @@
+//go:build duckdb_arrow
+
+package flightserver
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"slices"
+	"testing"
+
+	"github.com/apache/arrow-adbc/go/adbc"
+	adbcflight "github.com/apache/arrow-adbc/go/adbc/driver/flightsql"
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	_ "github.com/apache/arrow-go/v18/arrow/flight/flightsql/driver" // database/sql driver "flightsql"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+)
+
+// adbcConn opens an ADBC Flight SQL connection with opts added.
+func (e *fenv) adbcConn(opts map[string]string) adbc.Connection {
+	e.t.Helper()
+	all := map[string]string{adbc.OptionKeyURI: "grpc://" + e.addr}
+	for k, v := range opts {
+		all[k] = v
+	}
+	db, err := adbcflight.NewDriver(memory.DefaultAllocator).NewDatabase(all)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	e.t.Cleanup(func() { _ = db.Close() })
+	cn, err := db.Open(context.Background())
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	e.t.Cleanup(func() { _ = cn.Close() })
+	return cn
+}
+
+// adbcQuery runs q (prepared, with params bound when given) and returns
+// the rows' columns as strings.
+func adbcQuery(t *testing.T, cn adbc.Connection, q string, params arrow.RecordBatch) ([]arrow.RecordBatch, error) {
+	t.Helper()
+	ctx := context.Background()
+	st, err := cn.NewStatement()
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = st.Close() }()
+	if err := st.SetSqlQuery(q); err != nil {
+		return nil, err
+	}
+	if params != nil {
+		if err := st.Prepare(ctx); err != nil {
+			return nil, err
+		}
+		if err := st.Bind(ctx, params); err != nil {
+			return nil, err
+		}
+	}
+	rdr, _, err := st.ExecuteQuery(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer rdr.Release()
+	var recs []arrow.RecordBatch
+	for rdr.Next() {
+		r := rdr.RecordBatch()
+		r.Retain()
+		recs = append(recs, r)
+	}
+	t.Cleanup(func() {
+		for _, r := range recs {
+			r.Release()
+		}
+	})
+	return recs, rdr.Err()
+}
+
+func TestADBC(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		auth bool
+		opts map[string]string
+	}{
+		{"anonymous", false, nil},
+		{"basic", true, map[string]string{adbc.OptionKeyUsername: "ana", adbc.OptionKeyPassword: "ana-pw"}},
+		{"bearer", true, map[string]string{adbcflight.OptionAuthorizationHeader: "Bearer read-token"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var e *fenv
+			if c.auth {
+				e = start(t, withAuth)
+			} else {
+				e = start(t)
+			}
+			e.seed()
+			cn := e.adbcConn(c.opts)
+
+			recs, err := adbcQuery(t, cn, "SELECT object_id FROM tables ORDER BY object_id", nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := column(t, recs, "object_id"); !slices.Equal(got, []string{"sales$items", "sales$orders"}) {
+				t.Fatalf("tables %v", got)
+			}
+
+			params := record("sales$orders")
+			defer params.Release()
+			recs, err = adbcQuery(t, cn, "SELECT max(version) AS latest FROM table_versions WHERE table_id = ?", params)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := column(t, recs, "latest"); !slices.Equal(got, []string{"3"}) {
+				t.Fatalf("latest %v", got)
+			}
+
+			cat, sch := "flightns", "main"
+			schema, err := cn.GetTableSchema(context.Background(), &cat, &sch, "table_versions")
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, col := range []string{"table_id", "version", "manifest_path"} {
+				if len(schema.FieldIndices(col)) == 0 {
+					t.Fatalf("table_versions schema lacks %s: %v", col, schema)
+				}
+			}
+
+			objs, err := cn.GetObjects(context.Background(), adbc.ObjectDepthAll, nil, nil, nil, nil, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tables, columns := objectNames(t, objs)
+			for _, want := range []string{"flightns.main.__manifest", "flightns.main.namespaces", "flightns.main.tables", "flightns.main.table_versions"} {
+				if !slices.Contains(tables, want) {
+					t.Fatalf("GetObjects tables %v lack %s", tables, want)
+				}
+			}
+			if !slices.Contains(columns, "flightns.main.table_versions.manifest_path") {
+				t.Fatalf("GetObjects columns lack table_versions.manifest_path: %v", columns)
+			}
+		})
+	}
+}
+
+// objectNames walks ADBC's GetObjects result into "catalog.schema.table"
+// and "catalog.schema.table.column" names.
+func objectNames(t *testing.T, rdr array.RecordReader) (tables, columns []string) {
+	t.Helper()
+	defer rdr.Release()
+	for rdr.Next() {
+		rec := rdr.RecordBatch()
+		cats := rec.Column(0).(*array.String)
+		schemaLists := rec.Column(1).(*array.List)
+		for i := 0; i < int(rec.NumRows()); i++ {
+			if schemaLists.IsNull(i) {
+				continue
+			}
+			ss := schemaLists.ListValues().(*array.Struct)
+			from, to := schemaLists.ValueOffsets(i)
+			for s := int(from); s < int(to); s++ {
+				sname := ss.Field(0).(*array.String).Value(s)
+				tl := ss.Field(1).(*array.List)
+				if tl.IsNull(s) {
+					continue
+				}
+				ts := tl.ListValues().(*array.Struct)
+				tf, tt := tl.ValueOffsets(s)
+				for k := int(tf); k < int(tt); k++ {
+					tname := cats.Value(i) + "." + sname + "." + ts.Field(0).(*array.String).Value(k)
+					tables = append(tables, tname)
+					cl := ts.Field(2).(*array.List)
+					if cl.IsNull(k) {
+						continue
+					}
+					cs := cl.ListValues().(*array.Struct)
+					cf, ct := cl.ValueOffsets(k)
+					for m := int(cf); m < int(ct); m++ {
+						columns = append(columns, tname+"."+cs.Field(0).(*array.String).Value(m))
+					}
+				}
+			}
+		}
+	}
+	if err := rdr.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return tables, columns
+}
+
+func TestADBCWithoutCredentialsIsRefusedWhenAuthIsOn(t *testing.T) {
+	e := start(t, withAuth)
+	db, err := adbcflight.NewDriver(memory.DefaultAllocator).NewDatabase(map[string]string{adbc.OptionKeyURI: "grpc://" + e.addr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = db.Close() }()
+	cn, err := db.Open(context.Background())
+	if err == nil {
+		defer func() { _ = cn.Close() }()
+		_, err = adbcQuery(t, cn, "SELECT 1", nil)
+	}
+	if err == nil {
+		t.Fatal("ADBC without credentials ran a query")
+	}
+	var ae adbc.Error
+	if !errors.As(err, &ae) || ae.Code != adbc.StatusUnauthenticated {
+		t.Fatalf("error %v, want ADBC Unauthenticated", err)
+	}
+}
+
+func TestDatabaseSQLDriver(t *testing.T) {
+	e := start(t, withAuth)
+	e.seed()
+	db, err := sql.Open("flightsql", "flightsql://ana:ana-pw@"+e.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = db.Close() }()
+	ctx := context.Background()
+
+	var n int64
+	if err := db.QueryRowContext(ctx, "SELECT count(*) FROM table_versions WHERE table_id = ?", "sales$orders").Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	if n != 3 {
+		t.Fatalf("count %d, want 3", n)
+	}
+	rows, err := db.QueryContext(ctx, "SELECT object_id, metadata FROM namespaces ORDER BY object_id")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for rows.Next() {
+		var id string
+		var md sql.NullString
+		if err := rows.Scan(&id, &md); err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, id)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	_ = rows.Close()
+	if !slices.Equal(ids, []string{"ops", "sales"}) {
+		t.Fatalf("namespaces %v", ids)
+	}
+	if _, err := db.ExecContext(ctx, "DELETE FROM _objects"); err == nil {
+		t.Fatal("database/sql Exec of a DELETE succeeded")
+	}
+
+	bad, err := sql.Open("flightsql", "flightsql://ana:wrong@"+e.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = bad.Close() }()
+	if err := bad.QueryRowContext(ctx, "SELECT 1").Scan(&n); err == nil {
+		t.Fatal("a wrong password queried")
+	}
+}

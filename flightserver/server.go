@@ -1,0 +1,164 @@
+package flightserver
+
+import (
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow/flight"
+	"github.com/apache/arrow-go/v18/arrow/flight/flightsql"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
+
+	"github.com/flightns/flightns/auth"
+	"github.com/flightns/flightns/manifesttable"
+	"github.com/flightns/flightns/namespace"
+)
+
+// Limits bound what one client can ask of the server. Each breach is an
+// error that names the limit.
+type Limits struct {
+	// MaxMessageBytes bounds one gRPC message either way (a request, an
+	// action body, one result batch). Default 16 MiB.
+	MaxMessageBytes int
+	// MaxResultRows and MaxResultBytes bound one query's result (default
+	// 10,000,000 rows and 2 GiB); a query past either fails with
+	// ResourceExhausted after the batches already sent.
+	MaxResultRows  int64
+	MaxResultBytes int64
+	// QueryTimeout bounds one query's run, streaming included (default 60 s).
+	QueryTimeout time.Duration
+	// MaxConcurrentQueries bounds the queries running at once (default 32);
+	// one more fails at once with ResourceExhausted.
+	MaxConcurrentQueries int
+	// MaxPreparedStatements bounds the open prepared statements (default
+	// 10,000); PreparedTTL is how long an unused one lives (default 15 min).
+	MaxPreparedStatements int
+	PreparedTTL           time.Duration
+}
+
+func (l Limits) withDefaults() Limits {
+	if l.MaxMessageBytes <= 0 {
+		l.MaxMessageBytes = 16 << 20
+	}
+	if l.MaxResultRows <= 0 {
+		l.MaxResultRows = 10_000_000
+	}
+	if l.MaxResultBytes <= 0 {
+		l.MaxResultBytes = 2 << 30
+	}
+	if l.QueryTimeout <= 0 {
+		l.QueryTimeout = time.Minute
+	}
+	if l.MaxConcurrentQueries <= 0 {
+		l.MaxConcurrentQueries = 32
+	}
+	if l.MaxPreparedStatements <= 0 {
+		l.MaxPreparedStatements = 10_000
+	}
+	if l.PreparedTTL <= 0 {
+		l.PreparedTTL = 15 * time.Minute
+	}
+	return l
+}
+
+// Config configures a Server.
+type Config struct {
+	Service *namespace.Service
+	// Auth authenticates callers; nil or one with no tokens and no users
+	// admits everyone as auth.Anonymous.
+	Auth *auth.Authenticator
+	// TLSCertFile and TLSKeyFile, both set, serve TLS.
+	TLSCertFile, TLSKeyFile string
+	Limits                  Limits
+	Logger                  *slog.Logger
+	// Version is reported as the server version in SqlInfo.
+	Version string
+}
+
+// Server is the Flight service: Flight SQL over __manifest, the Lance
+// Namespace operations as actions, and a Handshake that hands out bearer
+// tokens. It embeds the Flight SQL router and overrides Handshake,
+// DoAction and ListActions.
+type Server struct {
+	flight.FlightServer
+
+	svc      *namespace.Service
+	table    *manifesttable.Table
+	auth     *auth.Authenticator
+	log      *slog.Logger
+	limits   Limits
+	alloc    memory.Allocator
+	slots    chan struct{} // one per running query
+	prepared *preparedSet
+	grpc     *grpc.Server
+}
+
+// New builds a Server; Serve starts it.
+func New(cfg Config) (*Server, error) {
+	if cfg.Service == nil {
+		return nil, fmt.Errorf("flightserver: no namespace service")
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	a := cfg.Auth
+	if a == nil {
+		var err error
+		if a, err = auth.New(auth.Config{}); err != nil {
+			return nil, err
+		}
+	}
+	lim := cfg.Limits.withDefaults()
+	s := &Server{
+		svc: cfg.Service, table: cfg.Service.Table(), auth: a, log: log, limits: lim,
+		alloc:    memory.DefaultAllocator,
+		slots:    make(chan struct{}, lim.MaxConcurrentQueries),
+		prepared: newPreparedSet(lim.PreparedTTL, lim.MaxPreparedStatements),
+	}
+	q := &sqlServer{s: s}
+	q.Alloc = s.alloc
+	version := cfg.Version
+	if version == "" {
+		version = "dev"
+	}
+	for id, v := range sqlInfo(version, lim) {
+		if err := q.RegisterSqlInfo(id, v); err != nil {
+			return nil, fmt.Errorf("flightserver: sql info %s: %w", id, err)
+		}
+	}
+	s.FlightServer = flightsql.NewFlightServerWithAllocator(q, s.alloc)
+
+	opts := []grpc.ServerOption{
+		grpc.MaxRecvMsgSize(lim.MaxMessageBytes),
+		grpc.MaxSendMsgSize(lim.MaxMessageBytes),
+		grpc.ChainUnaryInterceptor(s.unaryInterceptor),
+		grpc.ChainStreamInterceptor(s.streamInterceptor),
+	}
+	switch {
+	case cfg.TLSCertFile != "" && cfg.TLSKeyFile != "":
+		creds, err := credentials.NewServerTLSFromFile(cfg.TLSCertFile, cfg.TLSKeyFile)
+		if err != nil {
+			return nil, fmt.Errorf("flightserver: TLS: %w", err)
+		}
+		opts = append(opts, grpc.Creds(creds))
+	case cfg.TLSCertFile != "" || cfg.TLSKeyFile != "":
+		return nil, fmt.Errorf("flightserver: TLS needs both a certificate and a key file")
+	}
+	s.grpc = grpc.NewServer(opts...)
+	flight.RegisterFlightServiceServer(s.grpc, s)
+	return s, nil
+}
+
+// Serve accepts Flight calls on l until Stop or GracefulStop.
+func (s *Server) Serve(l net.Listener) error { return s.grpc.Serve(l) }
+
+// GracefulStop stops accepting calls and waits for running ones.
+func (s *Server) GracefulStop() { s.grpc.GracefulStop() }
+
+// Stop closes every connection at once.
+func (s *Server) Stop() { s.grpc.Stop() }
