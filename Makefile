@@ -12,7 +12,9 @@ TEST_TIMEOUT ?= 30m
 
 export PATH := $(PATH):/usr/local/go/bin
 
-.PHONY: all build test run bench fmt lint vet deps redis-server clean
+LANCEDB_DIR := interop/lancedb
+
+.PHONY: all build test run bench fmt lint vet deps redis-server lancedb clean
 
 all: build
 
@@ -29,14 +31,28 @@ run: deps build
 	$(BIN)/flightns serve
 
 ## bench: measure throughput and latency; JSON report under bench-results/
-bench: build
+bench: build lancedb
 	$(BIN)/flightns bench
 
 ## deps: install what the tests and the server need when it is missing
-deps: redis-server
+deps: redis-server lancedb
 
 redis-server:
 	@scripts/ensure-redis.sh
+
+## lancedb: the pinned LanceDB (Node) of the REST interop tests and the lance
+## benchmark, installed from the lockfile when missing or out of date.
+## Not `npm ci`: the npm registry reachable here serves LanceDB 0.39.0's
+## optional native packages for linux-x64 only (darwin-arm64 is a 404), so
+## the lockfile cannot list the others and `npm ci` refuses it as out of
+## sync; `npm install --no-save` installs exactly the locked versions and
+## never rewrites the lockfile.
+lancedb: $(LANCEDB_DIR)/node_modules/.package-lock.json
+
+$(LANCEDB_DIR)/node_modules/.package-lock.json: $(LANCEDB_DIR)/package.json $(LANCEDB_DIR)/package-lock.json
+	@command -v npm >/dev/null 2>&1 || { echo "npm is missing: the interop tests need Node.js (20 or later) and npm" >&2; exit 1; }
+	cd $(LANCEDB_DIR) && npm install --no-save --no-audit --no-fund
+	@touch $@
 
 ## fmt: gofmt every Go file
 fmt:

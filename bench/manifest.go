@@ -141,36 +141,13 @@ func manifestAt(ctx context.Context, cfg Config, rep *Report, n int) error {
 	rdb := redis.NewClient(&redis.Options{Addr: rs.Addr(), PoolSize: 128})
 	defer func() { _ = rdb.Close() }()
 	catalog := "bench"
-	label := fmt.Sprintf("%dM rows", n/1_000_000)
-	if n < 1_000_000 {
-		label = fmt.Sprintf("%dk rows", n/1000)
-	}
+	label := label(n)
 
 	// Generate the catalog as one snapshot.
-	start := time.Now()
-	var batches [][]Row
-	var mu sync.Mutex
-	tables, err := genRows(n, func(rows []Row) error {
-		mu.Lock()
-		batches = append(batches, append([]Row(nil), rows...))
-		mu.Unlock()
-		return nil
-	})
+	tables, genSecs, err := importGenerated(ctx, objs, catalog, n)
 	if err != nil {
 		return err
 	}
-	i := 0
-	if err := manifesttable.ImportSnapshot(ctx, objs, catalog, 1, nil, func() ([]Row, error) {
-		if i >= len(batches) {
-			return nil, nil
-		}
-		i++
-		return batches[i-1], nil
-	}); err != nil {
-		return err
-	}
-	batches = nil
-	genSecs := time.Since(start).Seconds()
 	runtime.GC()
 	debug.FreeOSMemory()
 	if err := rdb.Set(ctx, "{"+catalog+"}:epoch", "bench", 0).Err(); err != nil {
@@ -179,7 +156,7 @@ func manifestAt(ctx context.Context, cfg Config, rep *Report, n int) error {
 
 	// Load.
 	rssBefore := rssBytes()
-	start = time.Now()
+	start := time.Now()
 	tb, err := manifesttable.Open(ctx, manifesttable.Config{Objects: objs, Redis: rdb, Catalog: catalog, Logger: quietLogger(),
 		CompactAfter: -1, Engine: manifesttable.EngineConfig{MemoryLimit: "6GB"}})
 	if err != nil {
@@ -312,6 +289,41 @@ func manifestAt(ctx context.Context, cfg Config, rep *Report, n int) error {
 		Note: fmt.Sprintf("%s: a backlog of %d entries (appended by 64 producers at %.0f/s) made durable by one materializer in %.2fs: %d segments (%.0f/s, %.0f entries each); target ≥ 20,000 entries/s",
 			label, fill.Ops, fill.OpsPerSec, secs, segs, float64(segs)/secs, float64(fill.Ops)/float64(max(segs, 1)))})
 	return nil
+}
+
+// importGenerated writes a generated catalog of n rows (genRows) as the
+// first snapshot of catalog in objs, and returns its tables and the
+// seconds it took.
+func importGenerated(ctx context.Context, objs *objstore.Store, catalog string, n int) ([]string, float64, error) {
+	start := time.Now()
+	var batches [][]Row
+	var mu sync.Mutex
+	tables, err := genRows(n, func(rows []Row) error {
+		mu.Lock()
+		batches = append(batches, append([]Row(nil), rows...))
+		mu.Unlock()
+		return nil
+	})
+	if err != nil {
+		return nil, 0, err
+	}
+	i := 0
+	err = manifesttable.ImportSnapshot(ctx, objs, catalog, 1, nil, func() ([]Row, error) {
+		if i >= len(batches) {
+			return nil, nil
+		}
+		i++
+		return batches[i-1], nil
+	})
+	return tables, time.Since(start).Seconds(), err
+}
+
+// label names a catalog size: "1M rows", "100k rows".
+func label(n int) string {
+	if n < 1_000_000 {
+		return fmt.Sprintf("%dk rows", n/1000)
+	}
+	return fmt.Sprintf("%dM rows", n/1_000_000)
 }
 
 func countSegments(ctx context.Context, objs *objstore.Store) int {

@@ -378,3 +378,67 @@ func TestPreparedStatementsExpireWhenIdle(t *testing.T) {
 		t.Fatalf("%d statements, want 2", ps.len())
 	}
 }
+
+func TestATicketFetchedTwiceRunsItsQueryAgain(t *testing.T) {
+	e := start(t)
+	e.seed()
+	c := e.client()
+	ctx := context.Background()
+	info, err := c.Execute(ctx, "SELECT object_id FROM namespaces ORDER BY object_id")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 2; i++ { // the second time the parked result is gone
+		_, recs := fetch(t, ctx, c, info, nil)
+		if got := column(t, recs, "object_id"); !slices.Equal(got, []string{"ops", "sales"}) {
+			t.Fatalf("fetch %d: %v", i, got)
+		}
+	}
+	if n := e.srv.parked.len(); n != 0 {
+		t.Fatalf("%d results still parked", n)
+	}
+}
+
+func TestUnfetchedResultsAreBoundedAndExpire(t *testing.T) {
+	e := start(t, func(c *Config) {
+		c.Limits.MaxConcurrentQueries = 1
+		c.Limits.MaxUnfetchedResults = 3
+		c.Limits.QueryTimeout = 2 * time.Second
+	})
+	c := e.client()
+	ctx := context.Background()
+	// Small results are read whole when planned: they hold no slot.
+	for i := 0; i < 3; i++ {
+		if _, err := c.Execute(ctx, "SELECT 1"); err != nil {
+			t.Fatalf("small result %d: %v", i, err)
+		}
+	}
+	_, err := c.Execute(ctx, "SELECT 1")
+	st := wantStatus(t, "a fourth unfetched result", err, codes.ResourceExhausted)
+	if !strings.Contains(st.Message(), "limit 3") {
+		t.Fatalf("message %q does not name the limit", st.Message())
+	}
+	// Past the time limit the unfetched results are dropped.
+	deadline := time.Now().Add(10 * time.Second)
+	for e.srv.parked.len() > 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d unfetched results never expired", e.srv.parked.len())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	// A large result keeps its slot while it waits for its DoGet.
+	if _, err := c.Execute(ctx, "SELECT * FROM range(1000000)"); err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.Execute(ctx, "SELECT 1")
+	wantStatus(t, "a query while a large result holds the only slot", err, codes.ResourceExhausted)
+	for {
+		if _, err = c.Execute(ctx, "SELECT 1"); err == nil {
+			break
+		}
+		if time.Now().After(deadline.Add(5 * time.Second)) {
+			t.Fatalf("the slot of an unfetched result was never freed: %v", err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}

@@ -30,6 +30,7 @@ type Limits struct {
 	MaxResultRows  int64
 	MaxResultBytes int64
 	// QueryTimeout bounds one query's run, streaming included (default 60 s).
+	// A result planned by GetFlightInfo and never fetched is dropped then.
 	QueryTimeout time.Duration
 	// MaxConcurrentQueries bounds the queries running at once (default 32);
 	// one more fails at once with ResourceExhausted.
@@ -38,6 +39,10 @@ type Limits struct {
 	// 10,000); PreparedTTL is how long an unused one lives (default 15 min).
 	MaxPreparedStatements int
 	PreparedTTL           time.Duration
+	// MaxUnfetchedResults bounds the results planned by GetFlightInfo and
+	// not yet fetched by DoGet (default 1,024; each holds at most 1 MiB,
+	// or a running query's slot).
+	MaxUnfetchedResults int
 }
 
 func (l Limits) withDefaults() Limits {
@@ -61,6 +66,9 @@ func (l Limits) withDefaults() Limits {
 	}
 	if l.PreparedTTL <= 0 {
 		l.PreparedTTL = 15 * time.Minute
+	}
+	if l.MaxUnfetchedResults <= 0 {
+		l.MaxUnfetchedResults = 1024
 	}
 	return l
 }
@@ -94,6 +102,7 @@ type Server struct {
 	alloc    memory.Allocator
 	slots    chan struct{} // one per running query
 	prepared *preparedSet
+	parked   *parked // results between GetFlightInfo and DoGet
 	grpc     *grpc.Server
 }
 
@@ -119,6 +128,7 @@ func New(cfg Config) (*Server, error) {
 		alloc:    memory.DefaultAllocator,
 		slots:    make(chan struct{}, lim.MaxConcurrentQueries),
 		prepared: newPreparedSet(lim.PreparedTTL, lim.MaxPreparedStatements),
+		parked:   newParked(lim.QueryTimeout, lim.MaxUnfetchedResults),
 	}
 	q := &sqlServer{s: s}
 	q.Alloc = s.alloc

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
 	"strconv"
 	"sync"
 	"time"
@@ -12,9 +11,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/flight"
 	"github.com/apache/arrow-go/v18/arrow/flight/flightsql"
-	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
 	"github.com/flightns/flightns/manifesttable"
@@ -48,24 +45,33 @@ func (q *sqlServer) infoFor(desc *flight.FlightDescriptor, schema *arrow.Schema)
 	}
 }
 
-// GetFlightInfoStatement plans an ad-hoc query: its result schema, and a
-// ticket that carries the SQL to DoGet.
+// GetFlightInfoStatement runs an ad-hoc query and parks its result for
+// the DoGet of the ticket it returns.
 func (q *sqlServer) GetFlightInfoStatement(ctx context.Context, cmd flightsql.StatementQuery, desc *flight.FlightDescriptor) (*flight.FlightInfo, error) {
 	if len(cmd.GetTransactionId()) > 0 {
 		return nil, errNoTransactions
 	}
-	schema, _, err := q.s.table.QuerySchema(ctx, cmd.GetQuery())
+	x, err := q.s.execute(ctx, cmd.GetQuery(), nil)
 	if err != nil {
 		return nil, err
 	}
-	ticket, err := flightsql.CreateStatementQueryTicket([]byte(cmd.GetQuery()))
+	return q.parkedInfo(desc, x, "s", cmd.GetQuery())
+}
+
+// parkedInfo parks x and returns the FlightInfo whose ticket fetches it.
+func (q *sqlServer) parkedInfo(desc *flight.FlightDescriptor, x *execution, kind, payload string) (*flight.FlightInfo, error) {
+	id, err := q.s.parked.park(x)
+	if err != nil {
+		return nil, err
+	}
+	t, err := ticket{id: id, kind: kind, payload: payload}.encode()
 	if err != nil {
 		return nil, err
 	}
 	return &flight.FlightInfo{
-		Endpoint:         []*flight.FlightEndpoint{{Ticket: &flight.Ticket{Ticket: ticket}}},
+		Endpoint:         []*flight.FlightEndpoint{{Ticket: &flight.Ticket{Ticket: t}}},
 		FlightDescriptor: desc,
-		Schema:           flight.SerializeSchema(schema, q.s.alloc),
+		Schema:           flight.SerializeSchema(x.schema, q.s.alloc),
 		TotalRecords:     -1,
 		TotalBytes:       -1,
 	}, nil
@@ -80,115 +86,26 @@ func (q *sqlServer) GetSchemaStatement(ctx context.Context, cmd flightsql.Statem
 	return &flight.SchemaResult{Schema: flight.SerializeSchema(schema, q.s.alloc)}, nil
 }
 
-// DoGetStatement runs the query a statement ticket carries.
-func (q *sqlServer) DoGetStatement(ctx context.Context, t flightsql.StatementQueryTicket) (*arrow.Schema, <-chan flight.StreamChunk, error) {
-	return q.run(ctx, string(t.GetStatementHandle()), nil)
-}
-
-// run executes one query under the limits and streams its batches. The
-// query holds a concurrency slot and its time limit until its last batch
-// is sent or the client goes away.
-func (q *sqlServer) run(ctx context.Context, query string, args []any) (*arrow.Schema, <-chan flight.StreamChunk, error) {
-	lim := q.s.limits
-	select {
-	case q.s.slots <- struct{}{}:
-	default:
-		return nil, nil, status.Errorf(codes.ResourceExhausted,
-			"too many concurrent queries (limit %d); retry shortly", lim.MaxConcurrentQueries)
-	}
-	qctx, cancel := context.WithTimeout(ctx, lim.QueryTimeout)
-	err := q.catchUp(qctx)
-	var res *manifesttable.Result
-	if err == nil {
-		res, err = q.s.table.Query(qctx, query, args...)
-	}
+// DoGetStatement streams the parked result a ticket names, or runs the
+// ticket's query again when that result is gone.
+func (q *sqlServer) DoGetStatement(ctx context.Context, tk flightsql.StatementQueryTicket) (*arrow.Schema, <-chan flight.StreamChunk, error) {
+	t, err := parseTicket(tk.GetStatementHandle())
 	if err != nil {
-		err = q.timeoutError(ctx, qctx, err)
-		cancel()
-		<-q.s.slots
 		return nil, nil, err
 	}
-	_ = grpc.SetHeader(ctx, metadata.Pairs(SeqHeader, strconv.FormatUint(res.Seq, 10)))
-	ch := make(chan flight.StreamChunk, 1)
-	go func() {
-		defer func() { <-q.s.slots }()
-		defer cancel()
-		defer close(ch)
-		defer res.Release()
-		var rows, size int64
-		fail := func(err error) { ch <- flight.StreamChunk{Err: err} }
-		for res.Next() {
-			rec := res.RecordBatch()
-			rows += rec.NumRows()
-			size += recordBytes(rec)
-			switch {
-			case lim.MaxResultRows > 0 && rows > lim.MaxResultRows:
-				fail(status.Errorf(codes.ResourceExhausted,
-					"the result has more than %d rows, the server's limit: narrow the query (WHERE, LIMIT)", lim.MaxResultRows))
-				return
-			case lim.MaxResultBytes > 0 && size > lim.MaxResultBytes:
-				fail(status.Errorf(codes.ResourceExhausted,
-					"the result is larger than %d bytes, the server's limit: narrow the query (fewer columns, WHERE, LIMIT)", lim.MaxResultBytes))
-				return
-			case qctx.Err() != nil:
-				fail(q.timeoutError(ctx, qctx, qctx.Err()))
-				return
-			}
-			rec.Retain()
-			select {
-			case ch <- flight.StreamChunk{Data: rec}:
-			case <-ctx.Done():
-				rec.Release()
-				return
-			}
+	x := q.s.parked.take(t.id)
+	if x == nil {
+		if t.kind == "p" {
+			x, err = q.executePrepared(ctx, []byte(t.payload))
+		} else {
+			x, err = q.s.execute(ctx, t.payload, nil)
 		}
-		if err := res.Err(); err != nil {
-			fail(q.timeoutError(ctx, qctx, err))
+		if err != nil {
+			return nil, nil, err
 		}
-	}()
-	return res.Schema(), ch, nil
-}
-
-// ConsistencyHeader chooses what a query waits for: "latest" (the
-// default) waits until every change acknowledged anywhere before the query
-// (table versions included) is visible to SQL; "visible" reads what this
-// server has applied, without waiting or asking Redis.
-const ConsistencyHeader = "x-flightns-consistency"
-
-// catchUp waits as the query's consistency asks.
-func (q *sqlServer) catchUp(ctx context.Context) error {
-	md, _ := metadata.FromIncomingContext(ctx)
-	switch c := firstValue(md.Get(ConsistencyHeader)); c {
-	case "", "latest":
-	case "visible":
-		return nil
-	default:
-		return nserror.New(nserror.InvalidInput, "%s %q: want latest or visible", ConsistencyHeader, c)
 	}
-	if err := q.s.table.WaitCaughtUp(ctx); err != nil {
-		if ctx.Err() != nil {
-			return err
-		}
-		return nserror.New(nserror.ServiceUnavailable,
-			"cannot tell what the newest change is (%v); send %s: visible to read what this server has", err, ConsistencyHeader)
-	}
-	return nil
-}
-
-func firstValue(v []string) string {
-	if len(v) == 0 {
-		return ""
-	}
-	return v[0]
-}
-
-// timeoutError names the query time limit when it, and not the client,
-// ended the query.
-func (q *sqlServer) timeoutError(ctx, qctx context.Context, err error) error {
-	if ctx.Err() == nil && errors.Is(qctx.Err(), context.DeadlineExceeded) {
-		return status.Errorf(codes.DeadlineExceeded, "the query ran longer than %s, the server's limit", q.s.limits.QueryTimeout)
-	}
-	return err
+	schema, ch := x.stream(ctx)
+	return schema, ch, nil
 }
 
 // DoPutCommandStatementUpdate refuses: SQL is read-only.
@@ -246,14 +163,26 @@ func (q *sqlServer) ClosePreparedStatement(_ context.Context, req flightsql.Acti
 	return nil
 }
 
-// GetFlightInfoPreparedStatement plans a prepared query with its bound
-// parameters.
-func (q *sqlServer) GetFlightInfoPreparedStatement(_ context.Context, cmd flightsql.PreparedStatementQuery, desc *flight.FlightDescriptor) (*flight.FlightInfo, error) {
-	p, err := q.s.prepared.get(cmd.GetPreparedStatementHandle())
+// GetFlightInfoPreparedStatement runs a prepared query with its bound
+// parameters and parks its result.
+func (q *sqlServer) GetFlightInfoPreparedStatement(ctx context.Context, cmd flightsql.PreparedStatementQuery, desc *flight.FlightDescriptor) (*flight.FlightInfo, error) {
+	x, err := q.executePrepared(ctx, cmd.GetPreparedStatementHandle())
 	if err != nil {
 		return nil, err
 	}
-	return q.infoFor(desc, p.schema), nil
+	return q.parkedInfo(desc, x, "p", string(cmd.GetPreparedStatementHandle()))
+}
+
+// executePrepared runs a prepared statement with its bound parameters.
+func (q *sqlServer) executePrepared(ctx context.Context, handle []byte) (*execution, error) {
+	p, err := q.s.prepared.get(handle)
+	if err != nil {
+		return nil, err
+	}
+	if len(p.args) != len(p.params.Fields()) {
+		return nil, nserror.New(nserror.InvalidInput, "the prepared query takes %d parameters and %d are bound", len(p.params.Fields()), len(p.args))
+	}
+	return q.s.execute(ctx, p.query, p.args)
 }
 
 // GetSchemaPreparedStatement returns a prepared query's result schema.
@@ -265,16 +194,15 @@ func (q *sqlServer) GetSchemaPreparedStatement(_ context.Context, cmd flightsql.
 	return &flight.SchemaResult{Schema: flight.SerializeSchema(p.schema, q.s.alloc)}, nil
 }
 
-// DoGetPreparedStatement runs a prepared query with its bound parameters.
+// DoGetPreparedStatement runs a prepared query with its bound parameters
+// (for clients that fetch with the command itself as the ticket).
 func (q *sqlServer) DoGetPreparedStatement(ctx context.Context, cmd flightsql.PreparedStatementQuery) (*arrow.Schema, <-chan flight.StreamChunk, error) {
-	p, err := q.s.prepared.get(cmd.GetPreparedStatementHandle())
+	x, err := q.executePrepared(ctx, cmd.GetPreparedStatementHandle())
 	if err != nil {
 		return nil, nil, err
 	}
-	if len(p.args) != len(p.params.Fields()) {
-		return nil, nil, nserror.New(nserror.InvalidInput, "the prepared query takes %d parameters and %d are bound", len(p.params.Fields()), len(p.args))
-	}
-	return q.run(ctx, p.query, p.args)
+	schema, ch := x.stream(ctx)
+	return schema, ch, nil
 }
 
 // DoPutPreparedStatementQuery binds parameters: exactly one row, one

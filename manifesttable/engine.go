@@ -49,6 +49,12 @@ type engine struct {
 	selects  sync.Map     // query text -> is a single SELECT
 	selectsN atomic.Int64 // entries in selects (bounded)
 
+	// commits is a sequence lock over the rows queries see: odd while a
+	// commit that changes them is in flight, incremented again once it is
+	// visible. A query that saw the same even value before and after its
+	// statement read exactly the state of visible.
+	commits atomic.Uint64
+
 	vmu     sync.Mutex
 	visible uint64 // sequence of the last applied segment
 	oldest  uint64 // oldest sequence whose state is queryable
@@ -544,6 +550,8 @@ func (e *engine) applySegment(ctx context.Context, seg *segment) error {
 			_, err = ex.ExecContext(ctx, "UPDATE _meta SET seq = ?", []driver.NamedValue{{Ordinal: 1, Value: seg.Last}})
 		}
 		if err == nil {
+			e.commits.Add(1)
+			defer e.commits.Add(1)
 			_, err = ex.ExecContext(ctx, "COMMIT", nil)
 		}
 		if err != nil {
@@ -599,6 +607,8 @@ func (e *engine) loadSnapshot(ctx context.Context, sr *snapshotReader, onBatch f
 		return err
 	}
 	return e.writer.Raw(func(dc any) error {
+		e.commits.Add(1) // queries during the load read _meta
+		defer e.commits.Add(1)
 		conn := dc.(driver.Conn)
 		for {
 			rec, err := sr.Next()
@@ -667,8 +677,11 @@ func castRawColumns(rec arrow.RecordBatch, raw map[string]arrow.DataType) arrow.
 	return out
 }
 
-// query runs one read-only statement; at (when not 0) runs it against the
-// table as of that sequence by resolving __manifest to manifest_at(at).
+// query runs one read-only statement in a read-only transaction and
+// reports the catalog sequence its result reflects. The sequence comes
+// from the commit sequence lock when no commit overlapped the statement
+// (the usual case: no extra statement), and otherwise from _meta read in a
+// fresh transaction before the statement runs again.
 func (e *engine) query(ctx context.Context, q string, args ...any) (*Result, error) {
 	var conn driver.Conn
 	select {
@@ -686,39 +699,57 @@ func (e *engine) query(ctx context.Context, q string, args ...any) (*Result, err
 		return nil, err
 	}
 	ex := conn.(driver.ExecerContext)
-	if _, err := ex.ExecContext(ctx, "BEGIN TRANSACTION READ ONLY", nil); err != nil {
-		return nil, err
-	}
 	endTxn := func() { _, _ = ex.ExecContext(context.WithoutCancel(ctx), "ROLLBACK", nil) }
-	var seq uint64
-	rows, err := conn.(driver.QueryerContext).QueryContext(ctx, "SELECT seq FROM _meta", nil)
-	if err == nil {
-		dest := make([]driver.Value, 1)
-		if err = rows.Next(dest); err == nil {
-			seq, _ = dest[0].(uint64)
-		}
-		_ = rows.Close()
-	}
-	if err != nil {
-		endTxn()
-		return nil, err
-	}
 	ar, err := duckdb.NewArrowFromConn(conn)
 	if err != nil {
-		endTxn()
 		return nil, err
 	}
-	rr, err := ar.QueryContext(ctx, q, args...)
-	if err != nil {
-		endTxn()
-		return nil, queryError(ctx, err)
-	}
-	ok = true
-	return &Result{RecordReader: rr, Seq: seq, release: func() {
+	for attempt := 0; ; attempt++ {
+		if _, err := ex.ExecContext(ctx, "BEGIN TRANSACTION READ ONLY", nil); err != nil {
+			return nil, err
+		}
+		g := e.commits.Load()
+		seq := e.Visible()
+		if attempt > 0 || g%2 == 1 {
+			if seq, err = e.metaSeq(ctx, conn); err != nil {
+				endTxn()
+				return nil, err
+			}
+		}
+		rr, err := ar.QueryContext(ctx, q, args...)
+		if err != nil {
+			endTxn()
+			return nil, queryError(ctx, err)
+		}
+		if attempt > 0 || g%2 == 1 || e.commits.Load() == g {
+			ok = true
+			return &Result{RecordReader: rr, Seq: seq, release: func() {
+				rr.Release()
+				endTxn()
+				e.readers <- conn
+			}}, nil
+		}
+		// A commit overlapped the statement: which sequence its snapshot
+		// holds is unknown. Run it again, reading the sequence first.
 		rr.Release()
 		endTxn()
-		e.readers <- conn
-	}}, nil
+	}
+}
+
+// metaSeq reads the applied sequence in conn's transaction (its snapshot
+// is taken by this first statement).
+func (e *engine) metaSeq(ctx context.Context, conn driver.Conn) (uint64, error) {
+	rows, err := conn.(driver.QueryerContext).QueryContext(ctx, "SELECT seq FROM _meta", nil)
+	if err != nil {
+		return 0, err
+	}
+	defer func() { _ = rows.Close() }()
+	dest := make([]driver.Value, 1)
+	if err := rows.Next(dest); err != nil {
+		return 0, err
+	}
+	seq, _ := dest[0].(uint64)
+	return seq, nil
 }
 
 // schema returns the Arrow schema of a query's result, and the Arrow types

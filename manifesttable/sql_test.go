@@ -8,8 +8,11 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	"github.com/apache/arrow-go/v18/arrow/array"
 
 	"github.com/flightns/flightns/nserror"
 )
@@ -154,5 +157,67 @@ func TestReadYourWrites(t *testing.T) {
 	defer cancel()
 	if err := tb.WaitDurable(short, seq+1000); !errors.Is(err, nserror.ErrServiceUnavailable) {
 		t.Fatalf("waiting for a sequence that never comes: %v", err)
+	}
+}
+
+// Every result names the catalog sequence its rows reflect, while commits
+// land during the queries: each commit adds one namespace named after a
+// counter, so a result at sequence s must count exactly the namespaces of
+// the commits at or below s.
+func TestAResultNamesTheSequenceItsRowsReflect(t *testing.T) {
+	e := newTenv(t)
+	tb := e.open()
+	defer func() { _ = tb.Close() }()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+
+	var mu sync.Mutex
+	namespacesAt := map[uint64]int{} // sequence -> namespaces after it
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := 1; i <= 300 && ctx.Err() == nil; i++ {
+			seq, err := tb.Append(ctx, []Change{put(Row{ObjectType: TypeNamespace, ObjectID: fmt.Sprintf("n%04d", i)})})
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			namespacesAt[seq] = i
+			mu.Unlock()
+			if i%3 == 0 { // let some commits land one by one
+				_ = tb.WaitVisible(ctx, seq)
+			}
+		}
+	}()
+	seen := map[uint64]bool{}
+	for {
+		res, err := tb.Query(ctx, `SELECT count(*) FROM namespaces`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var n int64
+		for res.Next() {
+			n = res.RecordBatch().Column(0).(*array.Int64).Value(0)
+		}
+		seq := res.Seq
+		res.Release()
+		mu.Lock()
+		want, known := namespacesAt[seq]
+		mu.Unlock()
+		if seq > 0 && !known {
+			t.Fatalf("a result at sequence %d, which no commit has", seq)
+		}
+		if int64(want) != n {
+			t.Fatalf("the result at sequence %d counts %d namespaces, want %d", seq, n, want)
+		}
+		seen[seq] = true
+		select {
+		case <-done:
+			if len(seen) < 20 {
+				t.Fatalf("queries saw only %d sequences during the commits", len(seen))
+			}
+			return
+		default:
+		}
 	}
 }

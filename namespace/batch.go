@@ -210,7 +210,7 @@ func (b *batchBuilder) add(ctx context.Context, i int, op CommitTableOperation, 
 		b.log = append(b.log, []string{"k", "put", "row", string(raw)})
 		b.declares = append(b.declares, id)
 		res.DeclareTable = &DeclareTableResponse{TransactionID: b.txnID, Location: s.root.uri(loc), StorageOptions: s.root.options,
-			Properties: props, ManagedVersioning: true}
+			Properties: props, ManagedVersioning: s.managed()}
 	case op.CreateTableVersion != nil:
 		req := op.CreateTableVersion
 		if err := tableID(req.ID); err != nil {

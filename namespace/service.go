@@ -51,6 +51,12 @@ type Config struct {
 	// CompactAfter is manifesttable's compaction interval in segments
 	// (0: its default).
 	CompactAfter int
+	// Unmanaged makes the catalog's tables unmanaged: DeclareTable and
+	// DescribeTable answer managed_versioning false, so Lance commits
+	// versions to a table's _versions directory itself and the catalog only
+	// names and places tables; version reads then come from storage. Every
+	// process serving one catalog must agree on it.
+	Unmanaged bool
 	// Logger (default slog.Default()).
 	Logger *slog.Logger
 	// Now is the clock (default time.Now).
@@ -321,7 +327,9 @@ func page(names []string, token string, limit *int) ([]string, string, error) {
 			start++
 		}
 	}
-	names = names[start:]
+	// Never nil: the protocol's lists are required arrays, and Lance's
+	// client rejects a null one.
+	names = append([]string{}, names[start:]...)
 	if limit != nil && *limit < 0 {
 		return nil, "", nserror.New(nserror.InvalidInput, "limit %d is negative", *limit)
 	}

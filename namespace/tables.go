@@ -15,8 +15,9 @@ import (
 
 // DeclareTable declares a table: a location for its data, no data yet.
 // Without a location the service chooses <hash8>_<object_id> under the
-// root; a given location must lie inside the root. Tables are always
-// managed: every commit goes through CreateTableVersion.
+// root; a given location must lie inside the root. Tables are managed
+// (every commit goes through CreateTableVersion) unless the catalog is
+// Unmanaged.
 func (s *Service) DeclareTable(ctx context.Context, req DeclareTableRequest) (*DeclareTableResponse, error) {
 	if err := tableID(req.ID); err != nil {
 		return nil, err
@@ -32,7 +33,7 @@ func (s *Service) DeclareTable(ctx context.Context, req DeclareTableRequest) (*D
 	if err != nil {
 		return nil, err
 	}
-	return &DeclareTableResponse{Location: s.root.uri(loc), StorageOptions: s.root.options, Properties: props, ManagedVersioning: true}, nil
+	return &DeclareTableResponse{Location: s.root.uri(loc), StorageOptions: s.root.options, Properties: props, ManagedVersioning: s.managed()}, nil
 }
 
 // RegisterTable makes an existing table directory (with at least one
@@ -142,7 +143,7 @@ func (s *Service) DescribeTable(ctx context.Context, req DescribeTableRequest) (
 		return nil, err
 	}
 	resp := &DescribeTableResponse{Table: req.ID.Name(), Namespace: req.ID.Parent(), Location: s.root.uri(loc),
-		StorageOptions: s.root.options, Properties: propsOf(r), ManagedVersioning: true}
+		StorageOptions: s.root.options, Properties: propsOf(r), ManagedVersioning: s.managed()}
 	if resp.Namespace == nil {
 		resp.Namespace = []string{}
 	}
@@ -153,22 +154,21 @@ func (s *Service) DescribeTable(ctx context.Context, req DescribeTableRequest) (
 		if *req.Version <= 0 {
 			return nil, nserror.New(nserror.InvalidInput, "version %d is not a table version", *req.Version)
 		}
-		if _, err := s.claims.GetManifestLocation(ctx, loc, uint64(*req.Version)); err != nil {
+		if err := s.versionExists(ctx, req.ID, loc, *req.Version); err != nil {
 			return nil, err
 		}
 		v := *req.Version
 		resp.Version = &v
 		return resp, nil
 	}
-	latest, ok, err := s.claims.GetLatestManifestLocation(ctx, loc)
+	latest, ok, err := s.latestVersion(ctx, req.ID, loc)
 	if err != nil {
 		return nil, err
 	}
 	declared := !ok
 	resp.IsOnlyDeclared = &declared
 	if ok {
-		v := int64(latest.Version)
-		resp.Version = &v
+		resp.Version = &latest
 	}
 	return resp, nil
 }
@@ -188,7 +188,9 @@ func (s *Service) ListTables(ctx context.Context, req ListTablesRequest) (*ListT
 		return nil, err
 	}
 	if req.IncludeDeclared != nil && !*req.IncludeDeclared {
-		names = s.withVersions(req.ID, names)
+		if names, err = s.withVersions(ctx, req.ID, names); err != nil {
+			return nil, err
+		}
 	}
 	out, token, err := page(names, req.PageToken, req.Limit)
 	if err != nil {
@@ -197,14 +199,26 @@ func (s *Service) ListTables(ctx context.Context, req ListTablesRequest) (*ListT
 	return &ListTablesResponse{Tables: out, PageToken: token}, nil
 }
 
-func (s *Service) withVersions(parent ID, names []string) []string {
+func (s *Service) withVersions(ctx context.Context, parent ID, names []string) ([]string, error) {
+	if !s.managed() {
+		ids := make([]string, len(names))
+		for i, n := range names {
+			ids[i] = parent.Child(n).String()
+		}
+		ids, err := s.unmanagedWithVersions(ctx, ids)
+		for i, sid := range ids {
+			id, _ := ParseID(sid, "")
+			ids[i] = id.Name()
+		}
+		return ids, err
+	}
 	var out []string
 	for _, n := range names {
 		if s.table.HighestVersion(parent.Child(n).String()) > 0 {
 			out = append(out, n)
 		}
 	}
-	return out
+	return out, nil
 }
 
 // ListAllTables lists every table of the catalog by its full id
@@ -218,10 +232,16 @@ func (s *Service) ListAllTables(ctx context.Context, req ListTablesRequest) (*Li
 		if r.ObjectType != manifesttable.TypeTable {
 			continue
 		}
-		if req.IncludeDeclared != nil && !*req.IncludeDeclared && s.table.HighestVersion(r.ObjectID) == 0 {
+		if req.IncludeDeclared != nil && !*req.IncludeDeclared && s.managed() && s.table.HighestVersion(r.ObjectID) == 0 {
 			continue
 		}
 		ids = append(ids, r.ObjectID)
+	}
+	if req.IncludeDeclared != nil && !*req.IncludeDeclared && !s.managed() {
+		var err error
+		if ids, err = s.unmanagedWithVersions(ctx, ids); err != nil {
+			return nil, err
+		}
 	}
 	sort.Strings(ids)
 	out, token, err := page(ids, req.PageToken, req.Limit)

@@ -81,6 +81,20 @@ func (s *Service) DescribeTableVersion(ctx context.Context, req DescribeTableVer
 	if err != nil {
 		return nil, err
 	}
+	if req.Version != nil && *req.Version <= 0 {
+		return nil, nserror.New(nserror.InvalidInput, "version %d is not a table version", *req.Version)
+	}
+	if !s.managed() {
+		var v int64
+		if req.Version != nil {
+			v = *req.Version
+		}
+		tv, err := s.storageVersion(ctx, req.ID, loc, v)
+		if err != nil {
+			return nil, err
+		}
+		return &DescribeTableVersionResponse{Version: &tv}, nil
+	}
 	var l redisclaim.Location
 	if req.Version == nil {
 		var ok bool
@@ -88,9 +102,6 @@ func (s *Service) DescribeTableVersion(ctx context.Context, req DescribeTableVer
 			err = nserror.New(nserror.TableVersionNotFound, "table %q has no versions", req.ID.String())
 		}
 	} else {
-		if *req.Version <= 0 {
-			return nil, nserror.New(nserror.InvalidInput, "version %d is not a table version", *req.Version)
-		}
 		l, err = s.claims.GetManifestLocation(ctx, loc, uint64(*req.Version))
 	}
 	if err != nil {
@@ -116,6 +127,9 @@ func (s *Service) ListTableVersions(ctx context.Context, req ListTableVersionsRe
 	}
 	if req.Limit != nil && *req.Limit < 0 {
 		return nil, nserror.New(nserror.InvalidInput, "limit %d is negative", *req.Limit)
+	}
+	if !s.managed() {
+		return s.storageVersionPage(ctx, loc, req)
 	}
 	want := 0
 	if req.Limit != nil {

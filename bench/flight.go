@@ -1,0 +1,186 @@
+//go:build duckdb_arrow
+
+package bench
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"os"
+
+	"github.com/apache/arrow-adbc/go/adbc"
+	adbcflight "github.com/apache/arrow-adbc/go/adbc/driver/flightsql"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/flightns/flightns/flightserver"
+	"github.com/flightns/flightns/internal/redisproc"
+	"github.com/flightns/flightns/manifesttable"
+	"github.com/flightns/flightns/namespace"
+	"github.com/flightns/flightns/objstore"
+)
+
+// flightScenario measures SQL over Flight end to end, the way a client
+// sees it: ADBC's Flight SQL driver over loopback to a flightns Flight
+// server holding a generated __manifest of ManifestRows rows (default 1M).
+// Each query is an ad-hoc statement (GetFlightInfo, then DoGet), with 1
+// to 32 clients (--clients), each on its own ADBC connection. The same
+// queries run in process against the engine in the same run, for the
+// ratio of what Flight and ADBC add.
+func flightScenario() Scenario {
+	return Scenario{
+		Name:        "flight",
+		Description: "point query and 1,000-row listing through ADBC over Flight SQL at 1M __manifest rows, 1 and 16 clients, vs the same queries in process",
+		Run:         runFlight,
+	}
+}
+
+func runFlight(ctx context.Context, cfg Config, rep *Report) error {
+	sizes := cfg.ManifestRows
+	if len(sizes) == 0 {
+		sizes = []int{1_000_000}
+	}
+	for _, n := range sizes {
+		if err := flightAt(ctx, cfg, rep, n); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Point query: the latest version of one table. Listing: its newest
+// 1,000 versions.
+const (
+	flightPointSQL = `SELECT MAX(table_version) FROM __manifest WHERE object_id = '%s' AND object_type = 'table_version'`
+	flightListSQL  = `SELECT version, manifest_path, manifest_size, committed_at FROM table_versions WHERE table_id = '%s' ORDER BY version DESC LIMIT 1000`
+)
+
+func flightAt(ctx context.Context, cfg Config, rep *Report, n int) error {
+	dir, err := os.MkdirTemp("", "flightns-bench-flight-")
+	if err != nil {
+		return err
+	}
+	defer func() { _ = os.RemoveAll(dir) }()
+	objs, err := objstore.Open(ctx, "file://"+dir+"/root")
+	if err != nil {
+		return err
+	}
+	defer func() { _ = objs.Close() }()
+	rs, err := redisproc.Start(ctx, redisproc.Config{Dir: dir + "/redis"})
+	if err != nil {
+		return err
+	}
+	defer func() { _ = rs.Kill() }()
+	rdb := redis.NewClient(&redis.Options{Addr: rs.Addr(), PoolSize: 128})
+	defer func() { _ = rdb.Close() }()
+	const catalog = "bench"
+	tables, _, err := importGenerated(ctx, objs, catalog, n)
+	if err != nil {
+		return err
+	}
+	svc, err := namespace.Open(ctx, namespace.Config{Objects: objs, Redis: rdb, Catalog: catalog, Logger: quietLogger(),
+		CompactAfter: -1, Engine: manifesttable.EngineConfig{MemoryLimit: "6GB"}})
+	if err != nil {
+		return err
+	}
+	defer func() { _ = svc.Close() }()
+	srv, err := flightserver.New(flightserver.Config{Service: svc, Logger: quietLogger(), Version: "bench"})
+	if err != nil {
+		return err
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	go func() { _ = srv.Serve(l) }()
+	defer srv.Stop()
+
+	clients := cfg.Clients
+	maxClients := 0
+	for _, c := range clients {
+		maxClients = max(maxClients, c)
+	}
+	conns, closeAll, err := adbcConnections(ctx, "grpc://"+l.Addr().String(), maxClients)
+	if err != nil {
+		return err
+	}
+	defer closeAll()
+
+	lbl := label(n)
+	add := func(r Result, name, note string) {
+		r.Scenario, r.Backend, r.Note = "flight:"+name, "file", note
+		rep.Results = append(rep.Results, r)
+		cfg.progress(r)
+	}
+	tb := svc.Table()
+	for _, q := range []struct {
+		name, sql, note string
+		pick            func() string
+	}{
+		{"point-query", flightPointSQL, "target p50 ≤ 2 ms over loopback; Lance's own __manifest reads: 11-93 ms at 1M rows",
+			func() string { return tables[rand.IntN(len(tables))] }},
+		{"list-1000-versions", flightListSQL, "1,000 rows returned",
+			func() string { return tables[rand.IntN(10)] }},
+	} {
+		for _, c := range clients {
+			local := Measure(ctx, c, cfg.Duration, func(ctx context.Context, _ int) Outcome {
+				return outcomeOf(drain(ctx, tb, fmt.Sprintf(q.sql, q.pick())))
+			})
+			r := Measure(ctx, c, cfg.Duration, func(ctx context.Context, client int) Outcome {
+				return outcomeOf(adbcDrain(ctx, conns[client], fmt.Sprintf(q.sql, q.pick())))
+			})
+			if local.P50Ms > 0 {
+				r.Ceiling = "the same query in process, no Flight (p50 latency ratio, lower is better)"
+				r.Ratio = r.P50Ms / local.P50Ms
+			}
+			add(r, q.name+"-adbc", fmt.Sprintf("%s, ADBC ad-hoc statement: %s; %s", lbl, q.sql, q.note))
+			add(local, q.name+"-in-process", lbl+", the same query through manifesttable.Query in process")
+		}
+	}
+	return nil
+}
+
+// adbcConnections opens n ADBC Flight SQL connections to uri.
+func adbcConnections(ctx context.Context, uri string, n int) ([]adbc.Connection, func(), error) {
+	db, err := adbcflight.NewDriver(memory.DefaultAllocator).NewDatabase(map[string]string{adbc.OptionKeyURI: uri})
+	if err != nil {
+		return nil, nil, err
+	}
+	var conns []adbc.Connection
+	closeAll := func() {
+		for _, c := range conns {
+			_ = c.Close()
+		}
+		_ = db.Close()
+	}
+	for range n {
+		c, err := db.Open(ctx)
+		if err != nil {
+			closeAll()
+			return nil, nil, err
+		}
+		conns = append(conns, c)
+	}
+	return conns, closeAll, nil
+}
+
+// adbcDrain runs q on cn and reads the whole result.
+func adbcDrain(ctx context.Context, cn adbc.Connection, q string) error {
+	st, err := cn.NewStatement()
+	if err != nil {
+		return err
+	}
+	defer func() { _ = st.Close() }()
+	if err := st.SetSqlQuery(q); err != nil {
+		return err
+	}
+	rdr, _, err := st.ExecuteQuery(ctx)
+	if err != nil {
+		return err
+	}
+	defer rdr.Release()
+	for rdr.Next() {
+	}
+	return rdr.Err()
+}

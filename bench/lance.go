@@ -1,0 +1,279 @@
+//go:build duckdb_arrow
+
+package bench
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/flightns/flightns/internal/redisproc"
+	"github.com/flightns/flightns/manifesttable"
+	"github.com/flightns/flightns/namespace"
+	"github.com/flightns/flightns/objstore"
+	"github.com/flightns/flightns/restserver"
+)
+
+// The Lance workload: processes × adds one-row appends to one table, each
+// its own commit, from separate Node processes running LanceDB.
+const (
+	lanceProcesses = 4
+	lanceAdds      = 50
+)
+
+// lanceScenario runs the same LanceDB workload against flightns (REST,
+// managed versioning: every commit a CreateTableVersion through the claim
+// protocol) and against Lance's own directory namespace, in one run, and
+// reports the commit rate of both and their ratio.
+func lanceScenario() Scenario {
+	return Scenario{
+		Name: "lance",
+		Description: fmt.Sprintf("LanceDB (Node) appends, %d processes × %d one-row adds to one table: flightns REST with managed versioning vs connectNamespace(\"dir\")",
+			lanceProcesses, lanceAdds),
+		Run: runLance,
+	}
+}
+
+// The workload runs on the local disk ("file", the stated comparison) and,
+// where /dev/shm is there, on tmpfs ("tmpfs"): flightns makes every final
+// manifest durable (fsync) before it acknowledges, Lance's local commit does
+// not, and on tmpfs an fsync costs nothing, which leaves the cost of the
+// coordination itself.
+func runLance(ctx context.Context, cfg Config, rep *Report) error {
+	dir, err := lanceDir()
+	if err != nil {
+		return err
+	}
+	bases := []struct{ backend, parent string }{{"file", ""}}
+	if st, err := os.Stat("/dev/shm"); err == nil && st.IsDir() && cfg.wants("tmpfs") {
+		bases = append(bases, struct{ backend, parent string }{"tmpfs", "/dev/shm"})
+	}
+	for _, b := range bases {
+		if b.backend == "file" && !cfg.wants("file") {
+			continue
+		}
+		if err := runLanceOn(ctx, cfg, rep, dir, b.backend, b.parent); err != nil {
+			return fmt.Errorf("%s: %w", b.backend, err)
+		}
+	}
+	return nil
+}
+
+// runLanceOn measures Lance's directory namespace, then flightns, with
+// their data in a fresh directory under parent ("" is the temp directory):
+// one process alone (the cost of a commit), then lanceProcesses at once on
+// one table (the stated workload, where commits contend).
+func runLanceOn(ctx context.Context, cfg Config, rep *Report, dir, backend, parent string) error {
+	for _, procs := range []int{1, lanceProcesses} {
+		if err := runLanceAt(ctx, cfg, rep, dir, backend, parent, procs); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func runLanceAt(ctx context.Context, cfg Config, rep *Report, dir, backend, parent string, procs int) error {
+	tmp, err := os.MkdirTemp(parent, "flightns-bench-lance-")
+	if err != nil {
+		return err
+	}
+	defer func() { _ = os.RemoveAll(tmp) }()
+
+	// Lance's own directory namespace: commits straight to the directory.
+	dirCfg := map[string]any{"impl": "dir", "root": filepath.Join(tmp, "dir"), "namespace": []string{}, "table": "log"}
+	dirRes, err := lanceWorkload(ctx, dir, dirCfg, procs)
+	if err != nil {
+		return fmt.Errorf("the directory namespace of Lance: %w", err)
+	}
+	dirRes.Scenario, dirRes.Backend = "lance:dir", backend
+	dirRes.Note = `connectNamespace("dir"): Lance commits to the directory itself (no fsync)`
+	rep.Results = append(rep.Results, dirRes)
+	cfg.progress(dirRes)
+
+	// flightns: REST, managed versioning, a file:// root and its own Redis.
+	uri, stop, err := startFlightnsREST(ctx, cfg, filepath.Join(tmp, "flightns"))
+	if err != nil {
+		return err
+	}
+	defer stop()
+	flCfg := map[string]any{"impl": "rest", "uri": uri, "namespace": []string{"bench"}, "table": "log"}
+	flRes, err := lanceWorkload(ctx, dir, flCfg, procs)
+	if err != nil {
+		return fmt.Errorf("flightns: %w", err)
+	}
+	flRes.Scenario, flRes.Backend = "lance:flightns", backend
+	flRes.Ceiling = dirRes.Scenario
+	if dirRes.OpsPerSec > 0 {
+		flRes.Ratio = flRes.OpsPerSec / dirRes.OpsPerSec
+	}
+	flRes.Note = fmt.Sprintf("connectNamespace(\"rest\") with managed versioning: every commit claimed in Redis and made durable (fsync) by flightns; %.0f vs %.0f commits/s = %.2f× of Lance's own (target ≥ 0.9×)",
+		flRes.OpsPerSec, dirRes.OpsPerSec, flRes.Ratio)
+	rep.Results = append(rep.Results, flRes)
+	cfg.progress(flRes)
+	if cfg.Progress != nil {
+		_, _ = fmt.Fprintf(cfg.Progress, "lance (%s, %d processes × %d adds): flightns %.1f commits/s, Lance dir %.1f commits/s, ratio %.2f\n",
+			backend, procs, lanceAdds, flRes.OpsPerSec, dirRes.OpsPerSec, flRes.Ratio)
+	}
+	return nil
+}
+
+// lanceDir finds interop/lancedb with LanceDB installed: $FLIGHTNS_LANCEDB_DIR,
+// or the first interop/lancedb above the working directory.
+func lanceDir() (string, error) {
+	dir := os.Getenv("FLIGHTNS_LANCEDB_DIR")
+	if dir == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return "", err
+		}
+		for d := wd; ; d = filepath.Dir(d) {
+			if _, err := os.Stat(filepath.Join(d, "interop", "lancedb", "append.mjs")); err == nil {
+				dir = filepath.Join(d, "interop", "lancedb")
+				break
+			}
+			if filepath.Dir(d) == d {
+				return "", errors.New("the lance benchmark needs interop/lancedb: run it from the flightns repository or set FLIGHTNS_LANCEDB_DIR")
+			}
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@lancedb", "lancedb")); err != nil {
+		return "", fmt.Errorf("LanceDB is not installed in %s: run `make lancedb` (npm install from its lockfile)", dir)
+	}
+	if _, err := exec.LookPath("node"); err != nil {
+		return "", fmt.Errorf("the lance benchmark needs Node.js: %w", err)
+	}
+	return dir, nil
+}
+
+// startFlightnsREST serves a namespace service over REST on a loopback
+// port and returns its URI and how to stop it.
+func startFlightnsREST(ctx context.Context, cfg Config, dir string) (string, func(), error) {
+	var cleanup []func()
+	stop := func() {
+		for i := len(cleanup) - 1; i >= 0; i-- {
+			cleanup[i]()
+		}
+	}
+	fail := func(err error) (string, func(), error) { stop(); return "", nil, err }
+	rs, err := redisproc.Start(ctx, redisproc.Config{Dir: filepath.Join(dir, "redis"), Persistence: cfg.persistence()})
+	if err != nil {
+		return fail(err)
+	}
+	cleanup = append(cleanup, func() { _ = rs.Kill() })
+	rdb := redis.NewClient(&redis.Options{Addr: rs.Addr(), PoolSize: 64})
+	cleanup = append(cleanup, func() { _ = rdb.Close() })
+	objs, err := objstore.Open(ctx, "file://"+filepath.Join(dir, "root"))
+	if err != nil {
+		return fail(err)
+	}
+	cleanup = append(cleanup, func() { _ = objs.Close() })
+	svc, err := namespace.Open(ctx, namespace.Config{Objects: objs, Redis: rdb, Catalog: "bench", Logger: quietLogger(),
+		Engine: manifesttable.EngineConfig{MemoryLimit: "1GB"}})
+	if err != nil {
+		return fail(err)
+	}
+	cleanup = append(cleanup, func() { _ = svc.Close() })
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return fail(err)
+	}
+	srv := &http.Server{Handler: restserver.New(svc, restserver.Options{Logger: quietLogger()}), ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	cleanup = append(cleanup, func() {
+		sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(sctx)
+	})
+	return "http://" + ln.Addr().String(), stop, nil
+}
+
+// appendReport is what interop/lancedb/append.mjs prints.
+type appendReport struct {
+	OK      bool      `json:"ok"`
+	Added   int       `json:"added"`
+	Errors  []string  `json:"errors"`
+	StartMs int64     `json:"startMs"`
+	EndMs   int64     `json:"endMs"`
+	LatMs   []float64 `json:"latMs"`
+}
+
+// lanceWorkload creates the table, then runs procs appenders, started at
+// one instant, and measures from the first add to the last.
+func lanceWorkload(ctx context.Context, dir string, base map[string]any, procs int) (Result, error) {
+	setup := map[string]any{"setup": true}
+	for k, v := range base {
+		setup[k] = v
+	}
+	if _, err := runAppend(ctx, dir, setup); err != nil {
+		return Result{}, fmt.Errorf("creating the table: %w", err)
+	}
+	start := time.Now().Add(3 * time.Second).UnixMilli() // after every process has loaded LanceDB
+	reps := make([]appendReport, procs)
+	errs := make([]error, procs)
+	var wg sync.WaitGroup
+	for w := range procs {
+		c := map[string]any{"worker": w + 1, "count": lanceAdds, "startAt": start}
+		for k, v := range base {
+			c[k] = v
+		}
+		wg.Go(func() { reps[w], errs[w] = runAppend(ctx, dir, c) })
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return Result{}, err
+	}
+	r := Result{Clients: procs}
+	first, last := reps[0].StartMs, reps[0].EndMs
+	var lat []time.Duration
+	for _, p := range reps {
+		r.Ops += int64(p.Added)
+		r.Errors += int64(len(p.Errors))
+		first, last = min(first, p.StartMs), max(last, p.EndMs)
+		for _, ms := range p.LatMs {
+			lat = append(lat, time.Duration(ms*float64(time.Millisecond)))
+		}
+	}
+	slices.Sort(lat)
+	r.Seconds = float64(last-first) / 1000
+	if r.Seconds > 0 {
+		r.OpsPerSec = float64(r.Ops) / r.Seconds
+	}
+	r.P50Ms, r.P95Ms, r.P99Ms = pct(lat, 0.50), pct(lat, 0.95), pct(lat, 0.99)
+	return r, nil
+}
+
+func runAppend(ctx context.Context, dir string, cfg map[string]any) (appendReport, error) {
+	b, err := json.Marshal(cfg)
+	if err != nil {
+		return appendReport{}, err
+	}
+	cmd := exec.CommandContext(ctx, "node", "append.mjs", string(b))
+	cmd.Dir = dir
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return appendReport{}, fmt.Errorf("node append.mjs: %w: %s", err, stderr.String())
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	var rep appendReport
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &rep); err != nil {
+		return rep, fmt.Errorf("node append.mjs printed no report (%w): %s", err, out)
+	}
+	if !rep.OK {
+		return rep, fmt.Errorf("node append.mjs: %d errors, the first: %s", len(rep.Errors), strings.Join(rep.Errors[:min(1, len(rep.Errors))], ""))
+	}
+	return rep, nil
+}

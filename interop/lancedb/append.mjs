@@ -1,0 +1,44 @@
+// One appender: `count` one-row adds to one table, each its own commit.
+// The concurrency test and the benchmark run several at once.
+//
+//   node append.mjs '<json config>'
+//
+// config: {"impl": "rest"|"dir", "uri": <flightns uri> | "root": <dir>,
+//          "namespace": [...], "table": name, "worker": n, "count": n,
+//          "startAt": <ms since epoch; the adds start then>, "setup": bool}
+// With setup, the script creates the namespace and the table (one row,
+// id 0) and exits. Prints {"ok", "worker", "added", "errors", "startMs",
+// "endMs", "version", "latMs": [the latency of every add]}.
+import { lancedb, connect, emit, row, errorText } from "./lib.mjs";
+
+const cfg = JSON.parse(process.argv[2]);
+const out = { ok: false, worker: cfg.worker ?? 0, added: 0, errors: [], latMs: [] };
+try {
+  const db = cfg.impl === "dir" ? await lancedb.connectNamespace("dir", { root: cfg.root }) : await connect(cfg.uri);
+  if (cfg.setup) {
+    if (cfg.namespace.length > 0) await db.createNamespace(cfg.namespace);
+    const t = await db.createTable(cfg.table, [row(0)], cfg.namespace);
+    out.version = await t.version();
+  } else {
+    const t = await db.openTable(cfg.table, cfg.namespace);
+    const wait = (cfg.startAt ?? 0) - Date.now();
+    if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+    out.startMs = Date.now();
+    for (let i = 1; i <= cfg.count; i++) {
+      const t0 = performance.now();
+      try {
+        await t.add([row(cfg.worker * 100000 + i)]);
+        out.added++;
+      } catch (e) {
+        out.errors.push(errorText(e));
+      }
+      out.latMs.push(performance.now() - t0);
+    }
+    out.endMs = Date.now();
+    out.version = await t.version();
+  }
+  out.ok = out.errors.length === 0;
+} catch (e) {
+  out.errors.push(`unexpected error: ${errorText(e)}`);
+}
+emit(out);

@@ -1,0 +1,56 @@
+// Shared helpers of the interop scripts. Every script prints exactly one
+// JSON object per line on stdout; the Go test (restserver/interop_test.go)
+// reads them. Failures are reported in the JSON, never only on stderr.
+import * as lancedb from "@lancedb/lancedb";
+
+export { lancedb };
+
+// connect opens a LanceDB connection through flightns's REST namespace.
+// FLIGHTNS_TOKEN, when set, travels as `Authorization: Bearer`;
+// FLIGHTNS_API_KEY as `x-api-key`.
+export async function connect(uri) {
+  const headers = {};
+  if (process.env.FLIGHTNS_TOKEN) headers.Authorization = `Bearer ${process.env.FLIGHTNS_TOKEN}`;
+  if (process.env.FLIGHTNS_API_KEY) headers["x-api-key"] = process.env.FLIGHTNS_API_KEY;
+  return lancedb.connectNamespace("rest", { uri, headers });
+}
+
+// emit prints one JSON line.
+export function emit(obj) {
+  process.stdout.write(JSON.stringify(obj) + "\n");
+}
+
+// rowsOf returns the table's rows as sorted "id:amount" strings: enough to
+// tell apart every version of the scenarios (adds, updates, deletes,
+// merges).
+export async function rowsOf(table) {
+  const rows = await table.query().select(["id", "amount"]).toArray();
+  return rows.map((r) => `${Number(r.id)}:${Number(r.amount)}`).sort(compareRows);
+}
+
+function compareRows(a, b) {
+  return Number(a.split(":")[0]) - Number(b.split(":")[0]);
+}
+
+// row makes one row of the scenarios' schema.
+export function row(id, amount = id * 10) {
+  return { id, amount, name: `row-${id}` };
+}
+
+// errorText flattens an error for the JSON report.
+export function errorText(e) {
+  return e && e.stack ? String(e.stack) : String(e);
+}
+
+// lines yields stdin line by line (for scripts the test drives step by step).
+export async function* stdinLines() {
+  let buf = "";
+  for await (const chunk of process.stdin) {
+    buf += chunk;
+    let i;
+    while ((i = buf.indexOf("\n")) >= 0) {
+      yield buf.slice(0, i);
+      buf = buf.slice(i + 1);
+    }
+  }
+}

@@ -1,0 +1,34 @@
+// Package restserver is the Lance Namespace REST surface of flightns: the
+// /v1/... routes that LanceDB's connectNamespace("rest", {uri}) and Lance's
+// REST namespace client call, over net/http, as a thin adapter over
+// namespace.Service.
+//
+// A request goes through four steps and nothing else: match the route
+// (namespaces, tables, table versions, BatchCreateTableVersions,
+// BatchCommitTables), authorize (Authorization: Bearer or Basic, or
+// x-api-key; reads need the read role, mutations the write role), decode
+// (the {id} path segment form-decoded here and split on the delimiter
+// query parameter, default "$", the delimiter alone being the root; the
+// JSON body, bounded in size; list parameters from the query), and call
+// the service, whose reply is encoded as JSON.
+//
+// Invariants:
+//
+//   - Every error is {error, code, detail} with the exact Lance Namespace
+//     code of the service's error; the HTTP status follows from the code
+//     through one table (statusOf). The Lance client decides by the code,
+//     so a code is never invented here: in particular CreateTableVersion
+//     answers ConcurrentModification (14) only when the service does, that
+//     is when the version exists.
+//   - The path id is the request's id: a body id that disagrees is
+//     InvalidInput (400); a missing one is taken from the path.
+//   - Nothing reaches the service before the caller is authorized and the
+//     id is valid; no input panics the handler (a panic is answered as
+//     Internal).
+//
+// What it must not do: decide semantics (modes, preconditions, versions,
+// locations all belong to the service), touch Redis or object storage, or
+// serve data-plane operations (insert, query, indices, tags, branches):
+// those answer Unsupported (0, HTTP 406), since Lance runs them itself
+// against the table's location.
+package restserver
