@@ -134,3 +134,40 @@ func TestAGapInTheLogIsRepairedFromStorage(t *testing.T) {
 		t.Fatalf("waiting for a lost sequence: %v", err)
 	}
 }
+
+// Version rows alone linger in the log (their manifests are durable
+// already) until the linger ends, a catalog change arrives, or someone
+// waits for them.
+func TestVersionRowsLingerUntilSomeoneWaits(t *testing.T) {
+	ctx := context.Background()
+	e := newTenv(t)
+	tb := e.open(func(c *Config) { c.VersionLinger = time.Hour })
+	defer func() { _ = tb.Close() }()
+	commit(t, tb, put(Row{ObjectType: TypeTable, ObjectID: "ns$t", Location: "aa_ns$t"}))
+	cs := e.claims(tb)
+
+	l := e.stageAndPut(cs, "aa_ns$t", 1)
+	time.Sleep(300 * time.Millisecond)
+	if v := tb.Visible(); v >= l.Seq {
+		t.Fatalf("a lone version row was materialized at once (visible %d, its sequence %d)", v, l.Seq)
+	}
+	// Someone waiting ends the linger.
+	wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := tb.WaitCaughtUp(wctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := rowsOf(t, tb, `SELECT version FROM table_versions`); !slices.Equal(got, []string{"1"}) {
+		t.Fatalf("after WaitCaughtUp: %v", got)
+	}
+
+	// A catalog change behind a lingering version row ends the linger.
+	l = e.stageAndPut(cs, "aa_ns$t", 2)
+	seq := commit(t, tb, put(Row{ObjectType: TypeNamespace, ObjectID: "ns"}))
+	if seq < l.Seq {
+		t.Fatalf("sequences out of order: %d < %d", seq, l.Seq)
+	}
+	if got := rowsOf(t, tb, `SELECT version FROM table_versions ORDER BY 1`); !slices.Equal(got, []string{"1", "2"}) {
+		t.Fatalf("after a catalog change: %v", got)
+	}
+}

@@ -145,6 +145,9 @@ func (t *Table) materializeOnce(ctx context.Context) error {
 	if len(entries) == 0 {
 		return nil
 	}
+	if len(res[0].Messages) < t.cfg.MaxSegmentEntries && t.linger(ctx, entries) {
+		return nil // read again, with what came meanwhile
+	}
 	// A batch never ends inside one sequence: entries of the last sequence
 	// might continue past Count.
 	if len(res[0].Messages) == t.cfg.MaxSegmentEntries {
@@ -201,6 +204,50 @@ func (t *Table) materializeOnce(ctx context.Context) error {
 		}()
 	}
 	return nil
+}
+
+// linger waits, up to VersionLinger since the backlog was first seen, while
+// the backlog is only table version rows: they are durable already as
+// manifests and nobody waits for their rows. Whoever waits for the log
+// (WaitDurable, WaitCaughtUp) ends the linger through Flush. It reports
+// whether it waited, so the caller reads the log again, with what came
+// meanwhile.
+func (t *Table) linger(ctx context.Context, entries []logEntry) bool {
+	waited := func() bool { return entries[0].seq <= t.flushTo.Load() }
+	if t.cfg.VersionLinger <= 0 || !onlyVersions(entries) || waited() {
+		t.lingerSince = time.Time{}
+		return false
+	}
+	if t.lingerSince.IsZero() {
+		t.lingerSince = time.Now()
+	}
+	wait := t.cfg.VersionLinger - time.Since(t.lingerSince)
+	if wait <= 0 {
+		t.lingerSince = time.Time{}
+		return false
+	}
+	timer := time.NewTimer(wait)
+	defer timer.Stop()
+	for !waited() {
+		select {
+		case <-timer.C:
+			return true
+		case <-t.flushNow:
+		case <-ctx.Done():
+			return true
+		}
+	}
+	return true
+}
+
+// onlyVersions reports whether every entry is a table version row.
+func onlyVersions(entries []logEntry) bool {
+	for _, e := range entries {
+		if e.str("k") != "version" {
+			return false
+		}
+	}
+	return true
 }
 
 // publishDurable tells other processes how far the log is durable. Only

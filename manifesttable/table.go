@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -48,6 +49,12 @@ type Config struct {
 	CompactAfter int
 	// KeepSnapshots is how many snapshots compaction keeps (default 2).
 	KeepSnapshots int
+	// VersionLinger is how long the materializer lets a backlog of table
+	// version rows alone (nobody waits for them to be durable: the
+	// version's manifest already is) gather more before it writes them
+	// (default 25ms; negative: never). Catalog mutations, which wait, and a
+	// query waiting to see the newest change end the linger at once.
+	VersionLinger time.Duration
 	// Logger (default slog.Default()).
 	Logger *slog.Logger
 	// Now is the clock (default time.Now).
@@ -102,12 +109,15 @@ type Table struct {
 	compacting sync.Mutex
 	closeOnce  sync.Once
 
-	applyQ     chan *segment // accepted segments, for the SQL engine
-	dmu        sync.Mutex
-	dcond      *sync.Cond
-	durableSeq uint64      // what WaitDurable waits for
-	lost       [][2]uint64 // sequence ranges whose log entries were lost
-	runDone    sync.WaitGroup
+	flushNow    chan struct{} // wakes a lingering materializer
+	flushTo     atomic.Uint64 // someone waits for the sequences up to this
+	lingerSince time.Time     // when the materializer began lingering (its goroutine only)
+	applyQ      chan *segment // accepted segments, for the SQL engine
+	dmu         sync.Mutex
+	dcond       *sync.Cond
+	durableSeq  uint64      // what WaitDurable waits for
+	lost        [][2]uint64 // sequence ranges whose log entries were lost
+	runDone     sync.WaitGroup
 }
 
 type redisKeys struct{ epoch, seq, log, lease, durable string }
@@ -126,6 +136,9 @@ func Open(ctx context.Context, cfg Config) (*Table, error) {
 	if cfg.MaxSegmentEntries <= 0 {
 		cfg.MaxSegmentEntries = 4096
 	}
+	if cfg.VersionLinger == 0 {
+		cfg.VersionLinger = 25 * time.Millisecond
+	}
 	if cfg.CompactAfter == 0 {
 		cfg.CompactAfter = 1000
 	}
@@ -138,7 +151,7 @@ func Open(ctx context.Context, cfg Config) (*Table, error) {
 	t := &Table{cfg: cfg, st: storage{objs: cfg.Objects, catalog: cfg.Catalog}, log: cfg.Logger, keys: newRedisKeys(cfg.Catalog),
 		appendS: redis.NewScript(appendLua), leaseS: redis.NewScript(leaseLua),
 		objects: map[Key]Row{}, byLoc: map[string]string{}, heads: map[string]uint64{}, kids: map[string][]string{},
-		token: uuid.NewString(), stop: make(chan struct{}), applyQ: make(chan *segment, 256)}
+		token: uuid.NewString(), stop: make(chan struct{}), applyQ: make(chan *segment, 256), flushNow: make(chan struct{}, 1)}
 	t.dcond = sync.NewCond(&t.dmu)
 	if t.log == nil {
 		t.log = slog.Default()
@@ -464,6 +477,7 @@ func (t *Table) Visible() uint64 { return t.eng.Visible() }
 // WaitDurable returns when sequence seq is in a durable segment, and in
 // this process's index (Object, Children, TableByLocation).
 func (t *Table) WaitDurable(ctx context.Context, seq uint64) error {
+	t.Flush(seq)
 	stop := context.AfterFunc(ctx, func() {
 		t.dmu.Lock()
 		t.dcond.Broadcast()
@@ -489,6 +503,9 @@ func (t *Table) WaitDurable(ctx context.Context, seq uint64) error {
 // WaitVisible returns when sequence seq is visible to SQL queries here
 // (read-your-writes for Query).
 func (t *Table) WaitVisible(ctx context.Context, seq uint64) error {
+	if t.eng.Visible() < seq {
+		t.Flush(seq)
+	}
 	return t.eng.waitVisible(ctx, seq)
 }
 
@@ -513,6 +530,21 @@ func (t *Table) WaitCaughtUp(ctx context.Context) error {
 		return err
 	}
 	return t.WaitVisible(ctx, h)
+}
+
+// Flush ends the materializer's linger over sequences up to seq, if this
+// process materializes: they are written now.
+func (t *Table) Flush(seq uint64) {
+	for {
+		cur := t.flushTo.Load()
+		if seq <= cur || t.flushTo.CompareAndSwap(cur, seq) {
+			break
+		}
+	}
+	select {
+	case t.flushNow <- struct{}{}:
+	default:
+	}
 }
 
 // Query runs a read-only SQL statement over __manifest (and its views
