@@ -677,11 +677,11 @@ func castRawColumns(rec arrow.RecordBatch, raw map[string]arrow.DataType) arrow.
 	return out
 }
 
-// query runs one read-only statement in a read-only transaction and
-// reports the catalog sequence its result reflects. The sequence comes
-// from the commit sequence lock when no commit overlapped the statement
-// (the usual case: no extra statement), and otherwise from _meta read in a
-// fresh transaction before the statement runs again.
+// query runs one read-only statement and reports the catalog sequence its
+// result reflects. Usually the statement runs alone (its own snapshot) and
+// the commit sequence lock names the sequence: no commit began or ended
+// while it ran. When one did, the statement runs again in a read-only
+// transaction that first reads the sequence from _meta.
 func (e *engine) query(ctx context.Context, q string, args ...any) (*Result, error) {
 	var conn driver.Conn
 	select {
@@ -698,42 +698,46 @@ func (e *engine) query(ctx context.Context, q string, args ...any) (*Result, err
 	if err := e.checkReadOnly(ctx, conn, q); err != nil {
 		return nil, err
 	}
-	ex := conn.(driver.ExecerContext)
-	endTxn := func() { _, _ = ex.ExecContext(context.WithoutCancel(ctx), "ROLLBACK", nil) }
 	ar, err := duckdb.NewArrowFromConn(conn)
 	if err != nil {
 		return nil, err
 	}
-	for attempt := 0; ; attempt++ {
-		if _, err := ex.ExecContext(ctx, "BEGIN TRANSACTION READ ONLY", nil); err != nil {
-			return nil, err
-		}
-		g := e.commits.Load()
+	if g := e.commits.Load(); g%2 == 0 {
 		seq := e.Visible()
-		if attempt > 0 || g%2 == 1 {
-			if seq, err = e.metaSeq(ctx, conn); err != nil {
-				endTxn()
-				return nil, err
-			}
-		}
 		rr, err := ar.QueryContext(ctx, q, args...)
 		if err != nil {
-			endTxn()
 			return nil, queryError(ctx, err)
 		}
-		if attempt > 0 || g%2 == 1 || e.commits.Load() == g {
+		if e.commits.Load() == g {
 			ok = true
 			return &Result{RecordReader: rr, Seq: seq, release: func() {
 				rr.Release()
-				endTxn()
 				e.readers <- conn
 			}}, nil
 		}
-		// A commit overlapped the statement: which sequence its snapshot
-		// holds is unknown. Run it again, reading the sequence first.
+		rr.Release()
+	}
+	ex := conn.(driver.ExecerContext)
+	if _, err := ex.ExecContext(ctx, "BEGIN TRANSACTION READ ONLY", nil); err != nil {
+		return nil, err
+	}
+	endTxn := func() { _, _ = ex.ExecContext(context.WithoutCancel(ctx), "ROLLBACK", nil) }
+	seq, err := e.metaSeq(ctx, conn)
+	if err != nil {
+		endTxn()
+		return nil, err
+	}
+	rr, err := ar.QueryContext(ctx, q, args...)
+	if err != nil {
+		endTxn()
+		return nil, queryError(ctx, err)
+	}
+	ok = true
+	return &Result{RecordReader: rr, Seq: seq, release: func() {
 		rr.Release()
 		endTxn()
-	}
+		e.readers <- conn
+	}}, nil
 }
 
 // metaSeq reads the applied sequence in conn's transaction (its snapshot
@@ -819,6 +823,9 @@ func paramArrowType(t duckdb.Type) arrow.DataType {
 // for a text is remembered (the schema never makes a SELECT something
 // else).
 func (e *engine) checkReadOnly(ctx context.Context, conn driver.Conn, q string) error {
+	if plainSelect(q) {
+		return nil
+	}
 	if ok, seen := e.selects.Load(q); seen {
 		if ok.(bool) {
 			return nil
@@ -827,7 +834,7 @@ func (e *engine) checkReadOnly(ctx context.Context, conn driver.Conn, q string) 
 	}
 	st, err := conn.(driver.ConnPrepareContext).PrepareContext(ctx, q)
 	if err != nil {
-		return nserror.New(nserror.InvalidInput, "%v", cleanDuckErr(err))
+		return queryError(ctx, err)
 	}
 	typ, err := st.(*duckdb.Stmt).StatementType()
 	_ = st.Close()
@@ -842,6 +849,30 @@ func (e *engine) checkReadOnly(ctx context.Context, conn driver.Conn, q string) 
 		return ErrReadOnly
 	}
 	return nil
+}
+
+// plainSelect reports whether q is one SELECT by its text alone: it starts
+// with SELECT, FROM, VALUES or "(", and holds no comment and no semicolon
+// but trailing ones. Such a text parses as a single SELECT or not at all;
+// every other text goes to DuckDB's parser (checkReadOnly). It saves
+// preparing every new ad-hoc query twice.
+func plainSelect(q string) bool {
+	q = strings.TrimRight(q, " \t\r\n;")
+	q = strings.TrimLeft(q, " \t\r\n")
+	if strings.ContainsAny(q, ";") || strings.Contains(q, "--") || strings.Contains(q, "/*") {
+		return false
+	}
+	if strings.HasPrefix(q, "(") {
+		return true
+	}
+	word, _, _ := strings.Cut(q, " ")
+	word, _, _ = strings.Cut(word, "\n")
+	word, _, _ = strings.Cut(word, "\t")
+	switch strings.ToUpper(word) {
+	case "SELECT", "FROM", "VALUES":
+		return true
+	}
+	return false
 }
 
 func queryError(ctx context.Context, err error) error {

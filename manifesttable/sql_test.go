@@ -72,28 +72,39 @@ func TestSQLCannotReachFilesNetworkSettingsOrWrite(t *testing.T) {
 	tb := e.open()
 	defer func() { _ = tb.Close() }()
 	commit(t, tb, sampleChanges()...)
-	refused := []string{
-		`SELECT * FROM read_csv('/etc/passwd')`,
-		`SELECT * FROM read_text('/etc/hostname')`,
-		`SELECT * FROM read_parquet('/tmp/*.parquet')`,
-		`SELECT * FROM glob('/etc/*')`,
-		`COPY (SELECT 1) TO '/tmp/flightns-escape.csv'`,
-		`ATTACH '/tmp/flightns-escape.db' AS x`,
-		`INSTALL httpfs`,
-		`LOAD httpfs`,
-		`SET threads = 8`,
-		`PRAGMA threads = 8`,
-		`INSERT INTO _objects (object_id, object_type, _seq_from) VALUES ('evil', 'namespace', 1)`,
-		`DELETE FROM _versions`,
-		`UPDATE _meta SET seq = 0`,
-		`CREATE TABLE evil (a INT)`,
-		`DROP VIEW __manifest`,
-		`EXPORT DATABASE '/tmp/flightns-export'`,
-		`SELECT 1; DELETE FROM _versions`,
-		`SELECT * FROM 'https://example.com/x.csv'`,
+	// Statements that are not a SELECT are InvalidInput (SQL is read-only);
+	// a SELECT that reaches for files or the network is PermissionDenied.
+	const ro, denied = nserror.InvalidInput, nserror.PermissionDenied
+	refused := []struct {
+		q    string
+		code nserror.Code
+	}{
+		{`SELECT * FROM read_csv('/etc/passwd')`, denied},
+		{`SELECT * FROM read_text('/etc/hostname')`, denied},
+		{`SELECT * FROM read_parquet('/tmp/*.parquet')`, denied},
+		{`SELECT * FROM glob('/etc/*')`, denied},
+		{`SELECT * FROM 'https://example.com/x.csv'`, denied},
+		{`COPY (SELECT 1) TO '/tmp/flightns-escape.csv'`, denied},
+		{`ATTACH '/tmp/flightns-escape.db' AS x`, ro},
+		{`ATTACH ':memory:' AS x`, ro},
+		{`CHECKPOINT`, ro},
+		{`CREATE TEMP TABLE t (a INT)`, ro},
+		{`INSTALL httpfs`, ro},
+		{`LOAD httpfs`, ro},
+		{`SET threads = 8`, ro},
+		{`PRAGMA threads = 8`, ro},
+		{`INSERT INTO _objects (object_id, object_type, _seq_from) VALUES ('evil', 'namespace', 1)`, ro},
+		{`DELETE FROM _versions`, ro},
+		{`WITH x AS (SELECT 1) DELETE FROM _versions`, ro},
+		{`UPDATE _meta SET seq = 0`, ro},
+		{`CREATE TABLE evil (a INT)`, ro},
+		{`DROP VIEW __manifest`, ro},
+		{`EXPORT DATABASE '/tmp/flightns-export'`, denied},
+		{`SELECT 1; DELETE FROM _versions`, ro},
+		{`SELECT 1; CHECKPOINT`, ro},
 	}
-	for _, q := range refused {
-		res, err := tb.Query(context.Background(), q)
+	for _, c := range refused {
+		res, err := tb.Query(context.Background(), c.q)
 		if err == nil {
 			for res.Next() {
 			}
@@ -101,11 +112,11 @@ func TestSQLCannotReachFilesNetworkSettingsOrWrite(t *testing.T) {
 			res.Release()
 		}
 		if err == nil {
-			t.Errorf("%s: ran", q)
+			t.Errorf("%s: ran", c.q)
 			continue
 		}
-		if c := nserror.CodeOf(err); c != nserror.InvalidInput {
-			t.Errorf("%s: %v (code %v), want InvalidInput", q, err, c)
+		if got := nserror.CodeOf(err); got != c.code {
+			t.Errorf("%s: %v (code %v), want %v", c.q, err, got, c.code)
 		}
 	}
 	if got := rowsOf(t, tb, `SELECT count(*) FROM __manifest`); !slices.Equal(got, []string{"5"}) {
@@ -218,6 +229,31 @@ func TestAResultNamesTheSequenceItsRowsReflect(t *testing.T) {
 			}
 			return
 		default:
+		}
+	}
+}
+
+func TestPlainSelectRecognizesOnlySingleSelects(t *testing.T) {
+	for q, want := range map[string]bool{
+		"SELECT 1":                             true,
+		"  select * from __manifest ;\n":       true,
+		"FROM tables":                          true,
+		"VALUES (1), (2)":                      true,
+		"(SELECT 1) UNION (SELECT 2)":          true,
+		"SELECT\n1":                            true,
+		"SELECT 1; DELETE FROM _objects":       false,
+		"SELECT ';'":                           false, // decided by the parser
+		"SELECT 1 -- comment":                  false,
+		"/* x */ DELETE FROM _objects":         false,
+		"WITH x AS (SELECT 1) SELECT * FROM x": false,
+		"DELETE FROM _objects":                 false,
+		"CHECKPOINT":                           false,
+		"ATTACH ':memory:' AS q":               false,
+		"SELECTED":                             false,
+		"":                                     false,
+	} {
+		if got := plainSelect(q); got != want {
+			t.Errorf("plainSelect(%q) = %v, want %v", q, got, want)
 		}
 	}
 }
