@@ -212,9 +212,18 @@ func TestAResultNamesTheSequenceItsRowsReflect(t *testing.T) {
 		}
 		seq := res.Seq
 		res.Release()
-		mu.Lock()
-		want, known := namespacesAt[seq]
-		mu.Unlock()
+		// The writer records a sequence just after Append returns it: a
+		// result may see it first.
+		var want int
+		known := false
+		for wait := 0; wait < 200 && !known; wait++ {
+			mu.Lock()
+			want, known = namespacesAt[seq]
+			mu.Unlock()
+			if !known && seq > 0 {
+				time.Sleep(5 * time.Millisecond)
+			}
+		}
 		if seq > 0 && !known {
 			t.Fatalf("a result at sequence %d, which no commit has", seq)
 		}

@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,6 +15,10 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/apache/arrow-go/v18/arrow/flight/flightsql"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
 )
 
 func TestVersionHelpAndUnknownCommands(t *testing.T) {
@@ -40,7 +45,7 @@ func TestVersionHelpAndUnknownCommands(t *testing.T) {
 
 func TestServeWithNoFlagsStartsAndStopsCleanly(t *testing.T) {
 	bin := filepath.Join(t.TempDir(), "flightns")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+	if out, err := exec.Command("go", "build", "-tags", "duckdb_arrow", "-o", bin, ".").CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
 	work := t.TempDir()
@@ -88,6 +93,40 @@ func TestServeWithNoFlagsStartsAndStopsCleanly(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(work, p)); err != nil {
 			t.Errorf("%s missing: %v", p, err)
 		}
+	}
+	// REST on :31338 creates a namespace; Flight SQL on :31337 sees it.
+	resp, err := http.Post("http://127.0.0.1:31338/v1/namespace/demo/create", "application/json", strings.NewReader(`{}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("REST create namespace: %s", resp.Status)
+	}
+	fc, err := flightsql.NewClient("127.0.0.1:31337", nil, nil, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = fc.Close() }()
+	ctx := context.Background()
+	info, err := fc.Execute(ctx, "SELECT object_id FROM namespaces")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rdr, err := fc.DoGet(ctx, info.Endpoint[0].Ticket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for rdr.Next() {
+		col := rdr.RecordBatch().Column(0)
+		for i := 0; i < col.Len(); i++ {
+			names = append(names, col.ValueStr(i))
+		}
+	}
+	rdr.Release()
+	if len(names) != 1 || names[0] != "demo" {
+		t.Fatalf("Flight SQL sees namespaces %v, want [demo]", names)
 	}
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
