@@ -7,18 +7,15 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net"
-	"os"
 
 	"github.com/apache/arrow-adbc/go/adbc"
 	adbcflight "github.com/apache/arrow-adbc/go/adbc/driver/flightsql"
 	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/redis/go-redis/v9"
 
 	"github.com/flightns/flightns/flightserver"
 	"github.com/flightns/flightns/internal/redisproc"
 	"github.com/flightns/flightns/manifesttable"
 	"github.com/flightns/flightns/namespace"
-	"github.com/flightns/flightns/objstore"
 )
 
 // flightScenario measures SQL over Flight end to end, the way a client
@@ -57,23 +54,12 @@ const (
 )
 
 func flightAt(ctx context.Context, cfg Config, rep *Report, n int) error {
-	dir, err := os.MkdirTemp("", "flightns-bench-flight-")
+	e, err := newEnv(ctx, "flightns-bench-flight-", redisproc.None, 128)
 	if err != nil {
 		return err
 	}
-	defer func() { _ = os.RemoveAll(dir) }()
-	objs, err := objstore.Open(ctx, "file://"+dir+"/root")
-	if err != nil {
-		return err
-	}
-	defer func() { _ = objs.Close() }()
-	rs, err := redisproc.Start(ctx, redisproc.Config{Dir: dir + "/redis"})
-	if err != nil {
-		return err
-	}
-	defer func() { _ = rs.Kill() }()
-	rdb := redis.NewClient(&redis.Options{Addr: rs.Addr(), PoolSize: 128})
-	defer func() { _ = rdb.Close() }()
+	defer e.close()
+	objs, rdb := e.objs, e.rdb
 	const catalog = "bench"
 	tables, _, err := importGenerated(ctx, objs, catalog, n)
 	if err != nil {

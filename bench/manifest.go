@@ -19,7 +19,6 @@ import (
 	"time"
 
 	"github.com/duckdb/duckdb-go/v2"
-	"github.com/redis/go-redis/v9"
 
 	"github.com/flightns/flightns/internal/redisproc"
 	"github.com/flightns/flightns/manifesttable"
@@ -123,23 +122,12 @@ func genRows(n int, emit func([]Row) error) (tables []string, err error) {
 type Row = manifesttable.Row
 
 func manifestAt(ctx context.Context, cfg Config, rep *Report, n int) error {
-	dir, err := os.MkdirTemp("", "flightns-bench-manifest-")
+	e, err := newEnv(ctx, "flightns-bench-manifest-", redisproc.None, 128)
 	if err != nil {
 		return err
 	}
-	defer func() { _ = os.RemoveAll(dir) }()
-	objs, err := objstore.Open(ctx, "file://"+dir+"/root")
-	if err != nil {
-		return err
-	}
-	defer func() { _ = objs.Close() }()
-	rs, err := redisproc.Start(ctx, redisproc.Config{Dir: dir + "/redis"})
-	if err != nil {
-		return err
-	}
-	defer func() { _ = rs.Kill() }()
-	rdb := redis.NewClient(&redis.Options{Addr: rs.Addr(), PoolSize: 128})
-	defer func() { _ = rdb.Close() }()
+	defer e.close()
+	dir, objs, rdb := e.dir, e.objs, e.rdb
 	catalog := "bench"
 	label := label(n)
 

@@ -5,12 +5,8 @@ package bench
 import (
 	"context"
 	"fmt"
-	"os"
 	"sync/atomic"
 
-	"github.com/redis/go-redis/v9"
-
-	"github.com/flightns/flightns/internal/redisproc"
 	"github.com/flightns/flightns/manifesttable"
 	"github.com/flightns/flightns/namespace"
 	"github.com/flightns/flightns/objstore"
@@ -30,23 +26,12 @@ func namespaceScenario() Scenario {
 }
 
 func runNamespace(ctx context.Context, cfg Config, rep *Report) error {
-	dir, err := os.MkdirTemp("", "flightns-bench-ns-")
+	e, err := newEnv(ctx, "flightns-bench-ns-", cfg.persistence(), 256)
 	if err != nil {
 		return err
 	}
-	defer func() { _ = os.RemoveAll(dir) }()
-	rs, err := redisproc.Start(ctx, redisproc.Config{Dir: dir + "/redis", Persistence: cfg.persistence()})
-	if err != nil {
-		return err
-	}
-	defer func() { _ = rs.Kill() }()
-	rdb := redis.NewClient(&redis.Options{Addr: rs.Addr(), PoolSize: 256})
-	defer func() { _ = rdb.Close() }()
-	objs, err := objstore.Open(ctx, "file://"+dir+"/root")
-	if err != nil {
-		return err
-	}
-	defer func() { _ = objs.Close() }()
+	defer e.close()
+	objs, rdb := e.objs, e.rdb
 	s, err := namespace.Open(ctx, namespace.Config{Objects: objs, Redis: rdb, Catalog: "bench", Logger: quietLogger(),
 		Engine: manifesttable.EngineConfig{MemoryLimit: "2GB"}})
 	if err != nil {
@@ -87,7 +72,7 @@ func runNamespace(ctx context.Context, cfg Config, rep *Report) error {
 			if err != nil {
 				return err
 			}
-			tables[c] = d.Location[len("file://"+dir+"/root/"):]
+			tables[c] = d.Location[len(objs.URI()+"/"):]
 		}
 		r := Measure(ctx, clients, cfg.Duration, func(ctx context.Context, c int) Outcome {
 			v := heads[c] + 1

@@ -1,7 +1,6 @@
 package flightserver
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 
@@ -10,7 +9,6 @@ import (
 
 	"github.com/flightns/flightns/auth"
 	"github.com/flightns/flightns/namespace"
-	"github.com/flightns/flightns/nserror"
 )
 
 // action is a Lance Namespace operation exposed as a Flight action: the
@@ -27,7 +25,7 @@ type action struct {
 func op[Req, Resp any](name, desc string, need auth.Role, f func(*namespace.Service, context.Context, Req) (Resp, error)) action {
 	return action{name: name, desc: desc, need: need, run: func(ctx context.Context, s *namespace.Service, body []byte) (any, error) {
 		var req Req
-		if err := decodeBody(body, &req); err != nil {
+		if err := namespace.DecodeRequest(body, &req); err != nil {
 			return nil, err
 		}
 		return f(s, ctx, req)
@@ -40,22 +38,6 @@ func check[Req any](name, desc string, f func(*namespace.Service, context.Contex
 	return op(name, desc, auth.Read, func(s *namespace.Service, ctx context.Context, req Req) (struct{}, error) {
 		return struct{}{}, f(s, ctx, req)
 	})
-}
-
-// decodeBody reads a JSON object into v; an empty body is an empty
-// request. Unknown fields are ignored, as the REST surface does.
-func decodeBody(body []byte, v any) error {
-	b := bytes.TrimSpace(body)
-	if len(b) == 0 {
-		return nil
-	}
-	if b[0] != '{' {
-		return nserror.New(nserror.InvalidInput, "the action body must be a JSON object (the REST request model)")
-	}
-	if err := json.Unmarshal(b, v); err != nil {
-		return nserror.New(nserror.InvalidInput, "the action body is not a valid request: %v", err)
-	}
-	return nil
 }
 
 type svc = namespace.Service

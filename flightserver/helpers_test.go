@@ -7,11 +7,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"log/slog"
 	"net"
 	"strings"
-	"sync/atomic"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -25,17 +22,12 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/flightns/flightns/auth"
-	"github.com/flightns/flightns/internal/testutil/redistest"
-	"github.com/flightns/flightns/manifesttable"
+	"github.com/flightns/flightns/internal/testutil/nstest"
 	"github.com/flightns/flightns/namespace"
 	"github.com/flightns/flightns/nserror"
 	"github.com/flightns/flightns/objstore"
 	"github.com/flightns/flightns/redisclaim"
 )
-
-var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
-
-var catalogN atomic.Int64
 
 // fenv is one flightns Flight server over a real Redis and a file:// root,
 // listening on a loopback port.
@@ -63,20 +55,9 @@ func withAuth(c *Config) {
 
 func start(t *testing.T, opts ...func(*Config)) *fenv {
 	t.Helper()
-	r := redistest.Start(t)
-	objs, err := objstore.Open(context.Background(), "file://"+t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	svc, err := namespace.Open(context.Background(), namespace.Config{
-		Objects: objs, Redis: r.Client(), Catalog: fmt.Sprintf("fs%d", catalogN.Add(1)), Logger: quiet,
-		Engine: manifesttable.EngineConfig{MemoryLimit: "1GB"},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = svc.Close() })
-	cfg := Config{Service: svc, Logger: quiet, Version: "test"}
+	env := nstest.New(t)
+	svc := env.Open(t)
+	cfg := Config{Service: svc, Logger: nstest.Quiet, Version: "test"}
 	for _, o := range opts {
 		o(&cfg)
 	}
@@ -90,7 +71,7 @@ func start(t *testing.T, opts ...func(*Config)) *fenv {
 	}
 	go func() { _ = srv.Serve(l) }()
 	t.Cleanup(srv.Stop)
-	return &fenv{t: t, objs: objs, svc: svc, srv: srv, addr: l.Addr().String()}
+	return &fenv{t: t, objs: env.Objects, svc: svc, srv: srv, addr: l.Addr().String()}
 }
 
 // client is an arrow-go Flight SQL client; mw adds client middleware (for

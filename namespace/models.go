@@ -1,5 +1,31 @@
 package namespace
 
+import (
+	"bytes"
+	"encoding/json"
+
+	"github.com/flightns/flightns/nserror"
+)
+
+// DecodeRequest reads a request model from a JSON body, as every surface
+// does: an empty body or the literal null (what Lance's Rust client sends
+// to version/list) is the empty request; anything else must be one JSON
+// object; unknown fields are ignored (newer clients send fields flightns
+// does not use).
+func DecodeRequest(body []byte, v any) error {
+	b := bytes.TrimSpace(body)
+	if len(b) == 0 || string(b) == "null" {
+		return nil
+	}
+	if b[0] != '{' {
+		return nserror.New(nserror.InvalidInput, "the request body must be a JSON object (the operation's request model)")
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		return nserror.New(nserror.InvalidInput, "the request body is not valid: %v", err)
+	}
+	return nil
+}
+
 // The request and response models of the Lance Namespace operations, with
 // the JSON field names of the REST protocol (the Flight actions use the same
 // bodies). Fields the protocol has that flightns does not use (identity,

@@ -81,7 +81,7 @@ func TestErrorCodes(t *testing.T) {
 		{"a table id that is the root", "POST", "/v1/table/%24/describe" + dq, nil, 13, 400},
 		{"an unknown mode", "POST", "/v1/namespace/x/create" + dq, `{"mode":"Sometimes"}`, 13, 400},
 		{"a version that skips one", "POST", pOrders + "/version/create" + dq, `{"version":3,"manifest_path":"` + s.stage(key, 3, "three") + `"}`, 13, 400},
-		{"a staging manifest that does not exist", "POST", pOrders + "/version/create" + dq, `{"version":2,"manifest_path":"` + strings.TrimPrefix(s.root, "/") + "/" + key + `/_versions/missing.manifest-x"}`, 13, 400},
+		{"a staging manifest that does not exist", "POST", pOrders + "/version/create" + dq, `{"version":2,"manifest_path":"` + strings.TrimPrefix(s.Root, "/") + "/" + key + `/_versions/missing.manifest-x"}`, 13, 400},
 		{"a manifest outside the root", "POST", pOrders + "/version/create" + dq, `{"version":2,"manifest_path":"etc/passwd"}`, 13, 400},
 		{"a location outside the root", "POST", "/v1/table/prod%24evil/declare" + dq, `{"location":"/etc"}`, 13, 400},
 		{"an empty batch", "POST", "/v1/table/batch-commit" + dq, `{"operations":[]}`, 13, 400},
@@ -194,7 +194,7 @@ func TestAuthErrors(t *testing.T) {
 func TestServiceUnavailable(t *testing.T) {
 	s := startServer(t)
 	ok(t, "create", s.post(pProd+"/create"+dq, nil))
-	if err := s.redis.Kill(); err != nil {
+	if err := s.Redis.Kill(); err != nil {
 		t.Fatal(err)
 	}
 	r := s.post(pProd+"/describe"+dq, nil)
@@ -202,7 +202,7 @@ func TestServiceUnavailable(t *testing.T) {
 	if r.header.Get("Retry-After") == "" {
 		t.Fatalf("503 without Retry-After")
 	}
-	s.redis.Restart()
+	s.Redis.Restart()
 	ok(t, "describe with Redis back (its state recovered from storage)", s.post(pProd+"/describe"+dq, nil))
 }
 

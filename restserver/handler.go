@@ -1,9 +1,7 @@
 package restserver
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"io"
 	"log/slog"
@@ -243,23 +241,8 @@ func (h *handler) authorize(r *http.Request, need auth.Role, what string) error 
 	return auth.Allow(p, need, what)
 }
 
-// decode reads the JSON body into v. An empty body or the JSON literal null
-// (what the Rust client sends to version/list) leaves v as it is; anything
-// else must be one JSON object. Unknown fields are ignored: newer clients
-// send fields this server does not use.
-func (c *call) decode(v any) error {
-	b := bytes.TrimSpace(c.body)
-	if len(b) == 0 || string(b) == "null" {
-		return nil
-	}
-	if b[0] != '{' {
-		return nserror.New(nserror.InvalidInput, "the request body must be a JSON object")
-	}
-	if err := json.Unmarshal(b, v); err != nil {
-		return nserror.New(nserror.InvalidInput, "the request body is not valid: %v", err)
-	}
-	return nil
-}
+// decode reads the JSON body into v (namespace.DecodeRequest).
+func (c *call) decode(v any) error { return namespace.DecodeRequest(c.body, v) }
 
 // bindID makes the path's id the request's: a body id that disagrees with
 // it is InvalidInput; a missing (or null) one takes it.

@@ -158,7 +158,7 @@ func TestLanceDBLifecycle(t *testing.T) {
 			}
 
 			// dropTable and the cascading dropNamespace deleted the data.
-			entries, err := os.ReadDir(s.root)
+			entries, err := os.ReadDir(s.Root)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -415,9 +415,9 @@ func TestLanceDBSurvivesRestarts(t *testing.T) {
 		fault func(s *server)
 	}{
 		{"server restart", func(s *server) { s.restart() }},
-		{"redis flushed", func(s *server) { s.redis.FlushAll() }},
-		{"redis restarted without persistence", func(s *server) { s.redis.Restart() }},
-		{"server restart and redis flushed", func(s *server) { s.stop(); s.redis.FlushAll(); s.start() }},
+		{"redis flushed", func(s *server) { s.Redis.FlushAll() }},
+		{"redis restarted without persistence", func(s *server) { s.Redis.Restart() }},
+		{"server restart and redis flushed", func(s *server) { s.stop(); s.Redis.FlushAll(); s.start() }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := startServer(t)

@@ -27,9 +27,9 @@ const (
 // keyOf is the location key (relative to the root) of a table location URI.
 func (s *server) keyOf(location string) string {
 	s.t.Helper()
-	key, ok := strings.CutPrefix(location, "file://"+s.root+"/")
+	key, ok := strings.CutPrefix(location, "file://"+s.Root+"/")
 	if !ok {
-		s.t.Fatalf("location %q is not under the root %s", location, s.root)
+		s.t.Fatalf("location %q is not under the root %s", location, s.Root)
 	}
 	return key
 }
@@ -40,10 +40,10 @@ func (s *server) keyOf(location string) string {
 func (s *server) stage(key string, v uint64, content string) string {
 	s.t.Helper()
 	k := redisclaim.StagingPath(redisclaim.ManifestPath(key, redisclaim.V2, v))
-	if err := s.objs.Put(context.Background(), k, []byte(content)); err != nil {
+	if err := s.Objects.Put(context.Background(), k, []byte(content)); err != nil {
 		s.t.Fatal(err)
 	}
-	return strings.TrimPrefix(s.root, "/") + "/" + k
+	return strings.TrimPrefix(s.Root, "/") + "/" + k
 }
 
 // declareOrders makes namespaces prod and prod$sales and declares
@@ -162,7 +162,7 @@ func TestTableRoutes(t *testing.T) {
 
 	// Versions.
 	v1 := s.commit(pOrders, key, 1, "manifest one")
-	final := strings.TrimPrefix(s.root, "/") + "/" + redisclaim.ManifestPath(key, redisclaim.V2, 1)
+	final := strings.TrimPrefix(s.Root, "/") + "/" + redisclaim.ManifestPath(key, redisclaim.V2, 1)
 	if v1.Version != 1 || v1.ManifestPath != final {
 		t.Fatalf("version/create replied %+v; want the final object-store path %s", v1, final)
 	}
@@ -224,7 +224,7 @@ func TestTableRoutes(t *testing.T) {
 		t.Fatalf("registered: %+v", dt)
 	}
 	ok(t, "drop", s.post("/v1/table/prod%24back/drop"+dq, nil)).decode(t, &dr)
-	if _, err := os.Stat(filepath.Join(s.root, key)); !os.IsNotExist(err) {
+	if _, err := os.Stat(filepath.Join(s.Root, key)); !os.IsNotExist(err) {
 		t.Fatalf("drop left the table's data: %v", err)
 	}
 	wantError(t, "describe after drop", s.post("/v1/table/prod%24back/describe"+dq, nil), 4, 404)
@@ -275,7 +275,7 @@ func TestUnmanagedCatalog(t *testing.T) {
 	}
 	// Lance commits two versions on its own.
 	for v := uint64(1); v <= 2; v++ {
-		if err := s.objs.Put(context.Background(), redisclaim.ManifestPath(key, redisclaim.V2, v), []byte("m")); err != nil {
+		if err := s.Objects.Put(context.Background(), redisclaim.ManifestPath(key, redisclaim.V2, v), []byte("m")); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -9,40 +9,28 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"net"
 	"net/http"
 	"reflect"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/flightns/flightns/auth"
-	"github.com/flightns/flightns/internal/testutil/redistest"
-	"github.com/flightns/flightns/manifesttable"
+	"github.com/flightns/flightns/internal/testutil/nstest"
 	"github.com/flightns/flightns/namespace"
-	"github.com/flightns/flightns/objstore"
 )
 
-var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
-
-var catalogN atomic.Int64
+var quiet = nstest.Quiet
 
 // server is a flightns REST server on a loopback port, over a real
 // redis-server and a file:// root, that a test can restart in place.
 type server struct {
-	t       *testing.T
-	redis   *redistest.Server
-	rdb     redis.UniversalClient
-	objs    *objstore.Store
-	root    string // the root directory
-	catalog string
-	opts    Options
-	cfg     func(*namespace.Config)
+	*nstest.Env
+	t    *testing.T
+	opts Options
+	cfg  func(*namespace.Config)
 
 	mu   sync.Mutex
 	addr string // host:port, kept across restarts
@@ -62,17 +50,10 @@ func withConfig(f func(*namespace.Config)) serverOption {
 
 func startServer(t *testing.T, opts ...serverOption) *server {
 	t.Helper()
-	r := redistest.Start(t)
-	s := &server{t: t, redis: r, rdb: r.Client(), root: t.TempDir(), catalog: fmt.Sprintf("rest%d", catalogN.Add(1)),
-		opts: Options{Logger: quiet}}
+	s := &server{Env: nstest.New(t), t: t, opts: Options{Logger: quiet}}
 	for _, o := range opts {
 		o(s)
 	}
-	var err error
-	if s.objs, err = objstore.Open(context.Background(), "file://"+s.root); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = s.objs.Close() })
 	s.start()
 	t.Cleanup(s.stop)
 	return s
@@ -82,8 +63,7 @@ func startServer(t *testing.T, opts ...serverOption) *server {
 // restart).
 func (s *server) start() {
 	s.t.Helper()
-	cfg := namespace.Config{Objects: s.objs, Redis: s.rdb, Catalog: s.catalog, Logger: quiet,
-		Engine: manifesttable.EngineConfig{MemoryLimit: "1GB"}}
+	cfg := s.Config()
 	if s.cfg != nil {
 		s.cfg(&cfg)
 	}
