@@ -1,10 +1,12 @@
 package flightserver
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"log/slog"
 	"net"
+	"strings"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/flight"
@@ -12,6 +14,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
+	healthgrpc "google.golang.org/grpc/health/grpc_health_v1"
 
 	"github.com/flightns/flightns/auth"
 	"github.com/flightns/flightns/manifesttable"
@@ -85,6 +88,15 @@ type Config struct {
 	Logger                  *slog.Logger
 	// Version is reported as the server version in SqlInfo.
 	Version string
+	// UnaryInterceptors and StreamInterceptors run before authentication,
+	// outermost first (metrics, request ids, logs): they see every call,
+	// refused ones included.
+	UnaryInterceptors  []grpc.UnaryServerInterceptor
+	StreamInterceptors []grpc.StreamServerInterceptor
+	// Health, when set, is served as grpc.health.v1.Health on the same
+	// port, to every caller without credentials (load balancers and
+	// orchestrators probe it).
+	Health healthgrpc.HealthServer
 }
 
 // Server is the Flight service: Flight SQL over __manifest, the Lance
@@ -146,8 +158,8 @@ func New(cfg Config) (*Server, error) {
 	opts := []grpc.ServerOption{
 		grpc.MaxRecvMsgSize(lim.MaxMessageBytes),
 		grpc.MaxSendMsgSize(lim.MaxMessageBytes),
-		grpc.ChainUnaryInterceptor(s.unaryInterceptor),
-		grpc.ChainStreamInterceptor(s.streamInterceptor),
+		grpc.ChainUnaryInterceptor(append(cfg.UnaryInterceptors[:len(cfg.UnaryInterceptors):len(cfg.UnaryInterceptors)], publicUnary(s.unaryInterceptor))...),
+		grpc.ChainStreamInterceptor(append(cfg.StreamInterceptors[:len(cfg.StreamInterceptors):len(cfg.StreamInterceptors)], publicStream(s.streamInterceptor))...),
 	}
 	switch {
 	case cfg.TLSCertFile != "" && cfg.TLSKeyFile != "":
@@ -161,7 +173,34 @@ func New(cfg Config) (*Server, error) {
 	}
 	s.grpc = grpc.NewServer(opts...)
 	flight.RegisterFlightServiceServer(s.grpc, s)
+	if cfg.Health != nil {
+		healthgrpc.RegisterHealthServer(s.grpc, cfg.Health)
+	}
 	return s, nil
+}
+
+// healthPrefix starts the methods of the gRPC health service, which need
+// no credentials.
+const healthPrefix = "/grpc.health.v1.Health/"
+
+// publicUnary skips authentication for the health service.
+func publicUnary(authn grpc.UnaryServerInterceptor) grpc.UnaryServerInterceptor {
+	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
+		if strings.HasPrefix(info.FullMethod, healthPrefix) {
+			return h(ctx, req)
+		}
+		return authn(ctx, req, info, h)
+	}
+}
+
+// publicStream skips authentication for the health service.
+func publicStream(authn grpc.StreamServerInterceptor) grpc.StreamServerInterceptor {
+	return func(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, h grpc.StreamHandler) error {
+		if strings.HasPrefix(info.FullMethod, healthPrefix) {
+			return h(srv, ss)
+		}
+		return authn(srv, ss, info, h)
+	}
 }
 
 // Serve accepts Flight calls on l until Stop or GracefulStop.

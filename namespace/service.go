@@ -48,6 +48,8 @@ type Config struct {
 	DurableTimeout time.Duration
 	// ClaimStep is redisclaim's fault-injection hook (tests).
 	ClaimStep redisclaim.StepFunc
+	// ClaimObserver receives redisclaim's timings (metrics; default none).
+	ClaimObserver *redisclaim.Observer
 	// CompactAfter is manifesttable's compaction interval in segments
 	// (0: its default).
 	CompactAfter int
@@ -89,6 +91,7 @@ func (k nsKeys) kids(parent ID) string   { return k.tag + ":kids:" + parent.Stri
 func (k nsKeys) kidsOf(id string) string { return k.tag + ":kids:" + id }
 func (k nsKeys) seq() string             { return k.tag + ":seq" }
 func (k nsKeys) log() string             { return k.tag + ":log" }
+func (k nsKeys) pcols() string           { return k.tag + ":pcols" }
 
 const logMaxLen = 1_000_000
 
@@ -124,7 +127,7 @@ func Open(ctx context.Context, cfg Config) (*Service, error) {
 		return nil, err
 	}
 	s.claims, err = redisclaim.New(ctx, redisclaim.Config{Redis: cfg.Redis, Objects: cfg.Objects, Catalog: cfg.Catalog,
-		Now: s.now, Step: cfg.ClaimStep, SeqFloor: s.table.SeqFloor, OnRecover: s.rebuildIndex, OnTxnCommitted: s.txnCommitted, Logger: s.log})
+		Now: s.now, Step: cfg.ClaimStep, Observer: cfg.ClaimObserver, SeqFloor: s.table.SeqFloor, OnRecover: s.rebuildIndex, OnTxnCommitted: s.txnCommitted, Logger: s.log})
 	if err != nil {
 		_ = s.table.Close()
 		return nil, err

@@ -109,6 +109,7 @@ type Store struct {
 	bucket *blob.Bucket
 	disk   *diskBucket // set for file://
 	fault  FaultFunc
+	obs    ObserveFunc
 }
 
 // Open opens the store at uri: file:///absolute/dir (created when missing),
@@ -479,7 +480,10 @@ func (s *Store) do(ctx context.Context, op Op, key string, fn func() error) erro
 	if err := s.hook(ctx, op, key, Before); err != nil {
 		return err
 	}
-	if err := fn(); err != nil {
+	start := time.Now()
+	err := fn()
+	s.observe(op, key, start, err)
+	if err != nil {
 		return s.wrap(op, key, err)
 	}
 	return s.hook(ctx, op, key, After)

@@ -142,7 +142,7 @@ func (s *Store) RecoverWithStats(ctx context.Context) (RecoveryStats, error) {
 	}
 }
 
-func (s *Store) recoverLocked(ctx context.Context, token string) (RecoveryStats, error) {
+func (s *Store) runRecovery(ctx context.Context, token string) (RecoveryStats, error) {
 	start := time.Now()
 	st := RecoveryStats{}
 	stop := make(chan struct{})

@@ -114,6 +114,9 @@ type Config struct {
 	Now func() time.Time
 	// Step is the fault-injection hook (default none).
 	Step StepFunc
+	// Observer receives the timings of claims, finalizations and
+	// recoveries, for metrics (default none).
+	Observer *Observer
 	// LogMaxLen bounds the commit log approximately (default 1,000,000).
 	LogMaxLen int64
 	// SeqFloor returns the highest catalog sequence that is durable outside
@@ -149,6 +152,7 @@ type Store struct {
 	onRecover func(ctx context.Context, token string) error
 	onTxn     func(ctx context.Context, c TxnCommit) error
 	log       *slog.Logger
+	obs       *Observer
 	recoverMu sync.Mutex // one recovery at a time in this process
 }
 
@@ -162,7 +166,7 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 	}
 	s := &Store{
 		rdb: cfg.Redis, objs: cfg.Objects, catalog: cfg.Catalog, k: newKeys(cfg.Catalog), sc: newScripts(),
-		now: cfg.Now, step: cfg.Step, logMaxLen: cfg.LogMaxLen, seqFloor: cfg.SeqFloor, onRecover: cfg.OnRecover, onTxn: cfg.OnTxnCommitted, log: cfg.Logger,
+		now: cfg.Now, step: cfg.Step, logMaxLen: cfg.LogMaxLen, seqFloor: cfg.SeqFloor, onRecover: cfg.OnRecover, onTxn: cfg.OnTxnCommitted, log: cfg.Logger, obs: cfg.Observer,
 	}
 	if s.now == nil {
 		s.now = time.Now
@@ -428,10 +432,10 @@ type claimResult struct {
 	deleted []int // per Extras.Deletions
 }
 
-// claim runs the claim script for entries, recovering, seeding heads and
+// runClaim runs the claim script for entries, recovering, seeding heads and
 // re-reading storage as the script asks. txnID and txnRecord are empty for
 // a single-table claim.
-func (s *Store) claim(ctx context.Context, txnID string, txnRecord []byte, entries []entry, x *Extras) (claimResult, error) {
+func (s *Store) runClaim(ctx context.Context, txnID string, txnRecord []byte, entries []entry, x *Extras) (claimResult, error) {
 	keys := []string{s.k.Epoch(), s.k.Heads(), s.k.Seq(), s.k.Log(), s.k.Txn(txnID)}
 	now := strconv.FormatInt(s.now().UnixMicro(), 10)
 	args := []any{txnID, now, len(entries), string(txnRecord), s.logMaxLen}
@@ -513,10 +517,10 @@ func atoiOr(s string, def int) int {
 	return n
 }
 
-// finalize materializes a claimed, staged version of a single-table claim:
+// runFinalize materializes a claimed, staged version of a single-table claim:
 // create-only copy (the commit point), flip, delete staging. It is what the
 // writer does after its claim and what a reader does to help.
-func (s *Store) finalize(ctx context.Context, table string, version uint64, rec record) (Location, error) {
+func (s *Store) runFinalize(ctx context.Context, table string, version uint64, rec record) (Location, error) {
 	loc := rec.location(table, version)
 	if !rec.staged() {
 		return loc, nil

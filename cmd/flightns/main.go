@@ -23,9 +23,21 @@ Usage:
 `
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, cancel := context.WithCancel(context.Background())
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		// The first SIGINT/SIGTERM asks for a graceful stop; a second one
+		// exits at once (the private Redis dies with us: its parent-death
+		// signal).
+		sig := <-sigs
+		cancel()
+		sig = <-sigs
+		_, _ = fmt.Fprintf(os.Stderr, "flightns: second signal (%v): exiting now\n", sig)
+		os.Exit(130)
+	}()
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
-	stop()
+	cancel()
 	os.Exit(code)
 }
 

@@ -1,24 +1,13 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
-	"net"
-	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
-
-	"github.com/apache/arrow-go/v18/arrow/flight/flightsql"
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 )
 
 func TestVersionHelpAndUnknownCommands(t *testing.T) {
@@ -40,107 +29,6 @@ func TestVersionHelpAndUnknownCommands(t *testing.T) {
 		if code != c.code || !strings.Contains(out.String(), c.out) || !strings.Contains(errb.String(), c.err) {
 			t.Errorf("flightns %v: code %d, stdout %q, stderr %q", c.args, code, out.String(), errb.String())
 		}
-	}
-}
-
-func TestServeWithNoFlagsStartsAndStopsCleanly(t *testing.T) {
-	bin := filepath.Join(t.TempDir(), "flightns")
-	if out, err := exec.Command("go", "build", "-tags", "duckdb_arrow", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	work := t.TempDir()
-	cmd := exec.Command(bin, "serve")
-	cmd.Dir = work
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cmd.Process.Kill() })
-
-	lines := make(chan string, 100)
-	go func() {
-		sc := bufio.NewScanner(stderr)
-		for sc.Scan() {
-			lines <- sc.Text()
-		}
-		close(lines)
-	}()
-	var log strings.Builder
-	redisAddr := ""
-	timeout := time.After(30 * time.Second)
-	for ready := false; !ready; {
-		select {
-		case l, ok := <-lines:
-			if !ok {
-				t.Fatalf("flightns exited before it was ready:\n%s", log.String())
-			}
-			log.WriteString(l + "\n")
-			if m := regexp.MustCompile(`addr=(127\.0\.0\.1:\d+)`).FindStringSubmatch(l); m != nil {
-				redisAddr = m[1]
-			}
-			ready = strings.Contains(l, "flightns ready")
-		case <-timeout:
-			t.Fatalf("flightns not ready after 30s:\n%s", log.String())
-		}
-	}
-	if redisAddr == "" {
-		t.Fatalf("no private redis address in the log:\n%s", log.String())
-	}
-	for _, p := range []string{"flightns-data/root", "flightns-data/redis/appendonlydir"} {
-		if _, err := os.Stat(filepath.Join(work, p)); err != nil {
-			t.Errorf("%s missing: %v", p, err)
-		}
-	}
-	// REST on :31338 creates a namespace; Flight SQL on :31337 sees it.
-	resp, err := http.Post("http://127.0.0.1:31338/v1/namespace/demo/create", "application/json", strings.NewReader(`{}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	_ = resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("REST create namespace: %s", resp.Status)
-	}
-	fc, err := flightsql.NewClient("127.0.0.1:31337", nil, nil, grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = fc.Close() }()
-	ctx := context.Background()
-	info, err := fc.Execute(ctx, "SELECT object_id FROM namespaces")
-	if err != nil {
-		t.Fatal(err)
-	}
-	rdr, err := fc.DoGet(ctx, info.Endpoint[0].Ticket)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var names []string
-	for rdr.Next() {
-		col := rdr.RecordBatch().Column(0)
-		for i := 0; i < col.Len(); i++ {
-			names = append(names, col.ValueStr(i))
-		}
-	}
-	rdr.Release()
-	if len(names) != 1 || names[0] != "demo" {
-		t.Fatalf("Flight SQL sees namespaces %v, want [demo]", names)
-	}
-	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
-	go func() {
-		for range lines {
-		}
-	}()
-	if err := cmd.Wait(); err != nil {
-		t.Fatalf("flightns exited with %v after SIGTERM", err)
-	}
-	if c, err := net.DialTimeout("tcp", redisAddr, time.Second); err == nil {
-		_ = c.Close()
-		t.Fatalf("the private redis-server at %s outlived flightns", redisAddr)
 	}
 }
 

@@ -11,58 +11,111 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"google.golang.org/grpc"
 
 	"github.com/flightns/flightns/auth"
 	"github.com/flightns/flightns/flightserver"
 	"github.com/flightns/flightns/internal/redisproc"
+	"github.com/flightns/flightns/manifesttable"
 	"github.com/flightns/flightns/namespace"
 	"github.com/flightns/flightns/objstore"
+	"github.com/flightns/flightns/obs"
+	"github.com/flightns/flightns/redisclaim"
 	"github.com/flightns/flightns/restserver"
 )
 
 // serveConfig is what the serve flags configure.
 type serveConfig struct {
-	dataDir    string
-	rootURI    string
-	redisURL   string
-	catalog    string
-	flightAddr string
-	restAddr   string
-	authFile   string
-	tlsCert    string
-	tlsKey     string
+	store       storeFlags
+	flightAddr  string
+	restAddr    string
+	metricsAddr string
+	authFile    string
+	tlsCert     string
+	tlsKey      string
+	logFormat   string
+	logLevel    string
+	shutdown    time.Duration
+	limits      flightserver.Limits
+	maxBody     int64
+	sqlMemory   string
+	sqlThreads  int
+	unmanaged   bool
+}
+
+// storeFlags are the flags of every command that opens the catalog itself
+// (serve and the admin commands): where its data and its Redis are.
+type storeFlags struct {
+	dataDir  string
+	rootURI  string
+	redisURL string
+	catalog  string
+}
+
+func (c *storeFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&c.dataDir, "data", envOr("FLIGHTNS_DATA", "./flightns-data"),
+		"local data directory: the catalog root (unless --root) and the private Redis's files (unless --redis) [$FLIGHTNS_DATA]")
+	fs.StringVar(&c.rootURI, "root", os.Getenv("FLIGHTNS_ROOT"),
+		"catalog root URI: file:///abs/dir, or s3://bucket/prefix?region=…[&endpoint=…&use_path_style=true] with credentials from the standard AWS variables (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_REGION, AWS_PROFILE, …) (default: <data>/root) [$FLIGHTNS_ROOT]")
+	fs.StringVar(&c.redisURL, "redis", os.Getenv("FLIGHTNS_REDIS"),
+		"Redis URL: redis://[user:pass@]host:port[/db] (standalone; rediss:// for TLS), redis+sentinel://host:port?master_name=NAME&addr=host2:port (Sentinel), redis+cluster://host:port?addr=host2:port (Cluster); default: a private redis-server child with an fsynced append-only file in <data>/redis [$FLIGHTNS_REDIS]")
+	fs.StringVar(&c.catalog, "catalog", envOr("FLIGHTNS_CATALOG", "flightns"),
+		"catalog name: its Redis keys share the hash tag {catalog}, so one Redis (or Cluster) can hold many catalogs [$FLIGHTNS_CATALOG]")
 }
 
 func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	var cfg serveConfig
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.StringVar(&cfg.dataDir, "data", envOr("FLIGHTNS_DATA", "./flightns-data"),
-		"local data directory: the catalog root (unless --root) and the private Redis's files (unless --redis) [$FLIGHTNS_DATA]")
-	fs.StringVar(&cfg.rootURI, "root", os.Getenv("FLIGHTNS_ROOT"),
-		"catalog root URI: file:///abs/dir or s3://bucket/prefix?endpoint=…&region=… (default: <data>/root) [$FLIGHTNS_ROOT]")
-	fs.StringVar(&cfg.redisURL, "redis", os.Getenv("FLIGHTNS_REDIS"),
-		"Redis URL (redis://host:port); default: a private redis-server child with an fsynced append-only file in <data>/redis [$FLIGHTNS_REDIS]")
-	fs.StringVar(&cfg.catalog, "catalog", envOr("FLIGHTNS_CATALOG", "flightns"),
-		"catalog name: its Redis keys share the hash tag {catalog} [$FLIGHTNS_CATALOG]")
+	fs.Usage = func() {
+		_, _ = fmt.Fprint(stderr, "Usage: flightns serve [flags]\n\nRuns the catalog: Flight SQL, Lance Namespace REST, metrics and health.\nWith no flags: data in ./flightns-data and a private redis-server.\nEvery flag can also be set by the environment variable in brackets.\n\nFlags:\n")
+		fs.PrintDefaults()
+	}
+	cfg.store.register(fs)
 	fs.StringVar(&cfg.flightAddr, "flight-addr", envOr("FLIGHTNS_FLIGHT_ADDR", "127.0.0.1:31337"),
-		"Arrow Flight SQL listen address (empty: no Flight) [$FLIGHTNS_FLIGHT_ADDR]")
+		"Arrow Flight SQL listen address, also serving the gRPC health service (empty: no Flight) [$FLIGHTNS_FLIGHT_ADDR]")
 	fs.StringVar(&cfg.restAddr, "rest-addr", envOr("FLIGHTNS_REST_ADDR", "127.0.0.1:31338"),
 		"Lance Namespace REST listen address (empty: no REST) [$FLIGHTNS_REST_ADDR]")
+	fs.StringVar(&cfg.metricsAddr, "metrics-addr", envOr("FLIGHTNS_METRICS_ADDR", "127.0.0.1:31339"),
+		"HTTP listen address of /metrics (Prometheus), /healthz and /readyz (empty: none) [$FLIGHTNS_METRICS_ADDR]")
 	fs.StringVar(&cfg.authFile, "auth-file", os.Getenv("FLIGHTNS_AUTH_FILE"),
-		`JSON file of tokens and users with roles ({"tokens":[{"token","name","role"}],"users":[{"name","password","role"}]}); none: no authentication [$FLIGHTNS_AUTH_FILE]`)
-	fs.StringVar(&cfg.tlsCert, "tls-cert", os.Getenv("FLIGHTNS_TLS_CERT"), "TLS certificate file (PEM) for Flight and REST [$FLIGHTNS_TLS_CERT]")
-	fs.StringVar(&cfg.tlsKey, "tls-key", os.Getenv("FLIGHTNS_TLS_KEY"), "TLS key file (PEM) [$FLIGHTNS_TLS_KEY]")
+		`JSON file of tokens and users with roles read, write or admin ({"tokens":[{"token","name","role"}],"users":[{"name","password","role"}]}); none: no authentication [$FLIGHTNS_AUTH_FILE]`)
+	fs.StringVar(&cfg.tlsCert, "tls-cert", os.Getenv("FLIGHTNS_TLS_CERT"), "TLS certificate file (PEM) for Flight and REST; with --tls-key [$FLIGHTNS_TLS_CERT]")
+	fs.StringVar(&cfg.tlsKey, "tls-key", os.Getenv("FLIGHTNS_TLS_KEY"), "TLS private key file (PEM) [$FLIGHTNS_TLS_KEY]")
+	fs.StringVar(&cfg.logFormat, "log-format", envOr("FLIGHTNS_LOG_FORMAT", "text"), "log format: text or json [$FLIGHTNS_LOG_FORMAT]")
+	fs.StringVar(&cfg.logLevel, "log-level", envOr("FLIGHTNS_LOG_LEVEL", "info"), "log level: debug (every request), info, warn or error [$FLIGHTNS_LOG_LEVEL]")
+	fs.DurationVar(&cfg.shutdown, "shutdown-timeout", envDuration("FLIGHTNS_SHUTDOWN_TIMEOUT", 30*time.Second),
+		"on SIGTERM/SIGINT, how long running requests may take to finish before they are cut off (a second signal exits at once) [$FLIGHTNS_SHUTDOWN_TIMEOUT]")
+	fs.Int64Var(&cfg.maxBody, "max-body-bytes", envInt("FLIGHTNS_MAX_BODY_BYTES", restserver.DefaultMaxBodyBytes), "largest REST request body [$FLIGHTNS_MAX_BODY_BYTES]")
+	fs.IntVar(&cfg.limits.MaxMessageBytes, "max-message-bytes", int(envInt("FLIGHTNS_MAX_MESSAGE_BYTES", 16<<20)), "largest gRPC message either way [$FLIGHTNS_MAX_MESSAGE_BYTES]")
+	fs.Int64Var(&cfg.limits.MaxResultRows, "max-result-rows", envInt("FLIGHTNS_MAX_RESULT_ROWS", 10_000_000), "most rows of one query result [$FLIGHTNS_MAX_RESULT_ROWS]")
+	fs.Int64Var(&cfg.limits.MaxResultBytes, "max-result-bytes", envInt("FLIGHTNS_MAX_RESULT_BYTES", 2<<30), "most bytes of one query result [$FLIGHTNS_MAX_RESULT_BYTES]")
+	fs.DurationVar(&cfg.limits.QueryTimeout, "query-timeout", envDuration("FLIGHTNS_QUERY_TIMEOUT", time.Minute), "longest run of one query, streaming included [$FLIGHTNS_QUERY_TIMEOUT]")
+	fs.IntVar(&cfg.limits.MaxConcurrentQueries, "max-concurrent-queries", int(envInt("FLIGHTNS_MAX_CONCURRENT_QUERIES", 32)), "queries running at once; one more fails at once [$FLIGHTNS_MAX_CONCURRENT_QUERIES]")
+	fs.StringVar(&cfg.sqlMemory, "sql-memory", envOr("FLIGHTNS_SQL_MEMORY", "4GB"), "memory limit of the embedded SQL engine (the __manifest data and every query) [$FLIGHTNS_SQL_MEMORY]")
+	fs.IntVar(&cfg.sqlThreads, "sql-threads", int(envInt("FLIGHTNS_SQL_THREADS", 2)), "threads of the embedded SQL engine [$FLIGHTNS_SQL_THREADS]")
+	fs.BoolVar(&cfg.unmanaged, "unmanaged", envOr("FLIGHTNS_UNMANAGED", "") == "true",
+		"unmanaged tables: Lance commits versions itself and the catalog only names and places tables; every process of a catalog must agree [$FLIGHTNS_UNMANAGED]")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
 		}
 		return 2
 	}
-	log := slog.New(slog.NewTextHandler(stderr, nil))
+	if fs.NArg() > 0 {
+		_, _ = fmt.Fprintf(stderr, "flightns serve: unexpected argument %q\n", fs.Arg(0))
+		return 2
+	}
+	log, err := obs.NewLogger(stderr, cfg.logFormat, cfg.logLevel)
+	if err != nil {
+		_, _ = fmt.Fprintf(stderr, "flightns serve: %v\n", err)
+		return 2
+	}
 	if err := runServer(ctx, cfg, log); err != nil {
 		log.Error("flightns stopped", "err", err)
 		return 1
@@ -77,64 +130,227 @@ func envOr(name, def string) string {
 	return def
 }
 
-func runServer(ctx context.Context, cfg serveConfig, log *slog.Logger) error {
-	data, err := filepath.Abs(cfg.dataDir)
-	if err != nil {
-		return err
+func envInt(name string, def int64) int64 {
+	var n int64
+	if _, err := fmt.Sscan(os.Getenv(name), &n); err == nil {
+		return n
 	}
-	root := cfg.rootURI
+	return def
+}
+
+func envDuration(name string, def time.Duration) time.Duration {
+	if d, err := time.ParseDuration(os.Getenv(name)); err == nil {
+		return d
+	}
+	return def
+}
+
+// catalogDeps is an opened catalog's connections: its object store, its
+// Redis client, and the private redis-server when there is one.
+type catalogDeps struct {
+	store   *objstore.Store
+	redis   redis.UniversalClient
+	private *redisproc.Server // nil with --redis
+	addr    string            // Redis address(es), for logs
+}
+
+// openDeps opens the object store and connects to Redis, starting the
+// private redis-server when no URL is given. close releases everything,
+// the private Redis last.
+func openDeps(ctx context.Context, c storeFlags, log *slog.Logger, storeOpts ...objstore.Option) (*catalogDeps, error) {
+	data, err := filepath.Abs(c.dataDir)
+	if err != nil {
+		return nil, err
+	}
+	root := c.rootURI
 	if root == "" {
 		root = "file://" + filepath.Join(data, "root")
 	}
-	store, err := objstore.Open(ctx, root)
-	if err != nil {
-		return err
+	d := &catalogDeps{}
+	if d.store, err = objstore.Open(ctx, root, storeOpts...); err != nil {
+		return nil, fmt.Errorf("--root: %w", err)
 	}
-	defer func() { _ = store.Close() }()
-
-	redisURL := cfg.redisURL
+	redisURL := c.redisURL
 	if redisURL == "" {
 		rs, err := redisproc.Start(ctx, redisproc.Config{Dir: filepath.Join(data, "redis"), Persistence: redisproc.AOFAlways})
 		if err != nil {
-			return fmt.Errorf("starting the private redis-server: %w", err)
-		}
-		defer func() {
-			if err := rs.Stop(); err != nil {
-				log.Warn("stopping the private redis-server", "err", err)
+			_ = d.store.Close()
+			if errors.Is(err, redisproc.ErrNotInstalled) {
+				return nil, fmt.Errorf("no --redis URL, and the private Redis cannot start: %w; or pass --redis redis://host:port", err)
 			}
-		}()
+			return nil, fmt.Errorf("starting the private redis-server: %w", err)
+		}
+		d.private = rs
 		redisURL = rs.URL()
-		log.Info("private redis-server started", "addr", rs.Addr(), "pid", rs.Pid(), "dir", rs.Dir())
+		log.Info("private redis-server started", "addr", rs.Addr(), "pid", rs.Pid(), "dir", rs.Dir(), "appendfsync", "always")
 	}
-	opts, err := redis.ParseURL(redisURL)
+	if d.redis, d.addr, err = redisClient(redisURL); err != nil {
+		d.close(log)
+		return nil, err
+	}
+	pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := d.redis.Ping(pctx).Err(); err != nil {
+		d.close(log)
+		return nil, fmt.Errorf("redis at %s does not answer: %w", d.addr, err)
+	}
+	return d, nil
+}
+
+func (d *catalogDeps) close(log *slog.Logger) {
+	if d.redis != nil {
+		_ = d.redis.Close()
+	}
+	if d.private != nil {
+		if err := d.private.Stop(); err != nil {
+			log.Warn("stopping the private redis-server", "err", err)
+		} else {
+			log.Info("private redis-server stopped")
+		}
+	}
+	_ = d.store.Close()
+}
+
+// redisClient makes a client from a --redis URL: redis:// or rediss://
+// for one server, redis+sentinel:// (rediss+sentinel://) for Sentinel,
+// redis+cluster:// (rediss+cluster://) for a Cluster.
+func redisClient(u string) (redis.UniversalClient, string, error) {
+	scheme, rest, ok := strings.Cut(u, "://")
+	if !ok {
+		return nil, "", fmt.Errorf("--redis %q: not a URL (want redis://host:port)", u)
+	}
+	base, mode, _ := strings.Cut(scheme, "+")
+	plain := base + "://" + rest
+	switch mode {
+	case "":
+		o, err := redis.ParseURL(plain)
+		if err != nil {
+			return nil, "", fmt.Errorf("--redis %q: %w", u, err)
+		}
+		return redis.NewClient(o), o.Addr, nil
+	case "sentinel":
+		o, err := redis.ParseFailoverURL(plain)
+		if err != nil {
+			return nil, "", fmt.Errorf("--redis %q: %w", u, err)
+		}
+		if o.MasterName == "" {
+			return nil, "", fmt.Errorf("--redis %q: a Sentinel URL needs ?master_name=NAME", u)
+		}
+		return redis.NewFailoverClient(o), "sentinel " + strings.Join(o.SentinelAddrs, ",") + " master " + o.MasterName, nil
+	case "cluster":
+		o, err := redis.ParseClusterURL(plain)
+		if err != nil {
+			return nil, "", fmt.Errorf("--redis %q: %w", u, err)
+		}
+		return redis.NewClusterClient(o), "cluster " + strings.Join(o.Addrs, ","), nil
+	}
+	return nil, "", fmt.Errorf("--redis %q: unknown scheme %q (want redis, rediss, redis+sentinel or redis+cluster)", u, scheme)
+}
+
+// debugClaimDelay is a test seam: FLIGHTNS_DEBUG_CLAIM_DELAY=<duration>
+// holds every table-version commit that long right after its claim, so a
+// test can signal the server while a commit is in flight.
+func debugClaimDelay(log *slog.Logger) redisclaim.StepFunc {
+	d, err := time.ParseDuration(os.Getenv("FLIGHTNS_DEBUG_CLAIM_DELAY"))
+	if err != nil || d <= 0 {
+		return nil
+	}
+	log.Warn("FLIGHTNS_DEBUG_CLAIM_DELAY is set: every commit is held after its claim (a testing aid)", "delay", d)
+	return func(ctx context.Context, step redisclaim.Step, table string, version uint64) error {
+		if step == redisclaim.StepClaimed {
+			log.Info("commit held after its claim", "table", table, "version", version, "delay", d)
+			time.Sleep(d)
+		}
+		return nil
+	}
+}
+
+// runServer runs the server until ctx ends, then shuts it down in order:
+// not ready; stop accepting and let running requests (commits) finish;
+// flush the materializer; close the catalog; stop the private Redis last.
+func runServer(ctx context.Context, cfg serveConfig, log *slog.Logger) error {
+	metrics := obs.NewMetrics()
+	deps, err := openDeps(ctx, cfg.store, log, objstore.WithObserver(metrics.StoreObserver()))
 	if err != nil {
-		return fmt.Errorf("--redis %q: %w", redisURL, err)
+		return err
 	}
-	rc := redis.NewClient(opts)
-	defer func() { _ = rc.Close() }()
-	if err := rc.Ping(ctx).Err(); err != nil {
-		return fmt.Errorf("redis at %s: %w", opts.Addr, err)
+	defer deps.close(log)
+	deps.redis.AddHook(metrics.RedisHook())
+
+	health := obs.NewHealth(func(ctx context.Context) error { return deps.redis.Ping(ctx).Err() }, metrics, log)
+	var bg sync.WaitGroup
+	bgCtx, stopBg := context.WithCancel(context.WithoutCancel(ctx))
+	defer func() { stopBg(); bg.Wait() }() // before deps.close: the supervisor stops before the private Redis
+
+	// Metrics and health answer from the start: not ready until recovered.
+	var metricsSrv *http.Server
+	if cfg.metricsAddr != "" {
+		l, err := net.Listen("tcp", cfg.metricsAddr)
+		if err != nil {
+			return fmt.Errorf("--metrics-addr: %w", err)
+		}
+		metricsSrv = &http.Server{Handler: obs.Mux(metrics, health), ReadHeaderTimeout: 10 * time.Second}
+		go func() { _ = metricsSrv.Serve(l) }()
+		defer func() { _ = metricsSrv.Close() }()
+		log.Info("metrics and health listening", "addr", l.Addr().String(), "paths", "/metrics /healthz /readyz")
 	}
+
 	authn, err := loadAuth(cfg.authFile)
 	if err != nil {
 		return err
 	}
-	svc, err := namespace.Open(ctx, namespace.Config{Objects: store, Redis: rc, Catalog: cfg.catalog, Logger: log})
+	log.Info("opening the catalog (recovering Redis state from storage if it was lost)", "root", deps.store.URI(), "redis", deps.addr, "catalog", cfg.store.catalog)
+	start := time.Now()
+	svc, err := namespace.Open(ctx, namespace.Config{Objects: deps.store, Redis: deps.redis, Catalog: cfg.store.catalog, Logger: log,
+		Engine:    manifesttable.EngineConfig{MemoryLimit: cfg.sqlMemory, Threads: cfg.sqlThreads},
+		Unmanaged: cfg.unmanaged, ClaimStep: debugClaimDelay(log), ClaimObserver: metrics.ClaimObserver()})
 	if err != nil {
-		return err
+		return fmt.Errorf("opening the catalog: %w", err)
 	}
-	defer func() { _ = svc.Close() }()
-
-	var stops []func()
-	defer func() {
-		for i := len(stops) - 1; i >= 0; i-- {
-			stops[i]()
+	closeSvc := sync.OnceFunc(func() {
+		if err := svc.Close(); err != nil {
+			log.Warn("closing the catalog", "err", err)
 		}
-	}()
+	})
+	defer closeSvc()
+	log.Info("catalog open", "took", time.Since(start).Round(time.Millisecond), "objects", len(svc.Table().Objects()), "catalog_seq", svc.Table().Visible())
+	health.SetRecovered()
+	bg.Add(1)
+	go func() { defer bg.Done(); health.Run(bgCtx, 500*time.Millisecond) }()
+	if deps.private != nil {
+		bg.Add(1)
+		go func() {
+			defer bg.Done()
+			deps.private.Supervise(bgCtx, log, redisproc.Watch{
+				Died: func() { health.SetDown("the private redis-server died; restarting it") },
+				Restarted: func(ctx context.Context) {
+					metrics.RedisRestarted()
+					health.SetDown("the private redis-server restarted; recovering")
+					for attempt := 1; ctx.Err() == nil; attempt++ {
+						err := svc.Recover(ctx)
+						if err == nil {
+							break
+						}
+						log.Error("recovery after the redis-server restart failed; retrying", "attempt", attempt, "err", err)
+						select {
+						case <-ctx.Done():
+						case <-time.After(time.Second):
+						}
+					}
+					health.SetDown("")
+					health.Check(ctx)
+				},
+			})
+		}()
+	}
+
+	uInt, sInt := obs.Interceptors(metrics, log)
+	var stops []func(context.Context)
 	errc := make(chan error, 2)
 	if cfg.flightAddr != "" {
 		fsrv, err := flightserver.New(flightserver.Config{Service: svc, Auth: authn, TLSCertFile: cfg.tlsCert, TLSKeyFile: cfg.tlsKey,
-			Logger: log, Version: version})
+			Logger: log, Version: version, Limits: cfg.limits, Health: health.GRPC(),
+			UnaryInterceptors: []grpc.UnaryServerInterceptor{uInt}, StreamInterceptors: []grpc.StreamServerInterceptor{sInt}})
 		if err != nil {
 			return err
 		}
@@ -143,7 +359,17 @@ func runServer(ctx context.Context, cfg serveConfig, log *slog.Logger) error {
 			return fmt.Errorf("--flight-addr: %w", err)
 		}
 		go func() { errc <- fsrv.Serve(l) }()
-		stops = append(stops, fsrv.GracefulStop)
+		stops = append(stops, func(ctx context.Context) {
+			done := make(chan struct{})
+			go func() { fsrv.GracefulStop(); close(done) }()
+			select {
+			case <-done:
+			case <-ctx.Done():
+				log.Warn("Flight calls still running at the shutdown timeout are cut off")
+				fsrv.Stop()
+				<-done
+			}
+		})
 		log.Info("Flight SQL listening", "addr", l.Addr().String())
 	}
 	if cfg.restAddr != "" {
@@ -151,7 +377,8 @@ func runServer(ctx context.Context, cfg serveConfig, log *slog.Logger) error {
 		if err != nil {
 			return fmt.Errorf("--rest-addr: %w", err)
 		}
-		hs := &http.Server{Handler: restserver.New(svc, restserver.Options{Auth: authn, Logger: log}), ReadHeaderTimeout: 10 * time.Second}
+		h := restserver.New(svc, restserver.Options{Auth: authn, Logger: log, MaxBodyBytes: cfg.maxBody})
+		hs := &http.Server{Handler: obs.HTTPMiddleware(h, restserver.OpName, metrics, log), ReadHeaderTimeout: 10 * time.Second}
 		go func() {
 			if cfg.tlsCert != "" {
 				errc <- hs.ServeTLS(l, cfg.tlsCert, cfg.tlsKey)
@@ -159,21 +386,42 @@ func runServer(ctx context.Context, cfg serveConfig, log *slog.Logger) error {
 				errc <- hs.Serve(l)
 			}
 		}()
-		stops = append(stops, func() {
-			sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-			defer cancel()
-			_ = hs.Shutdown(sctx)
+		stops = append(stops, func(ctx context.Context) {
+			if err := hs.Shutdown(ctx); err != nil {
+				log.Warn("REST requests still running at the shutdown timeout are cut off", "err", err)
+				_ = hs.Close()
+			}
 		})
 		log.Info("Lance Namespace REST listening", "addr", l.Addr().String())
 	}
-	log.Info("flightns ready", "version", version, "root", store.URI(), "redis", opts.Addr, "catalog", cfg.catalog)
+	log.Info("flightns ready", "version", version, "root", deps.store.URI(), "redis", deps.addr, "catalog", cfg.store.catalog)
 	select {
 	case <-ctx.Done():
-		log.Info("flightns stopping")
-		return nil
 	case err := <-errc:
-		return err
+		if err != nil && !errors.Is(err, http.ErrServerClosed) {
+			log.Error("a listener failed; shutting down", "err", err)
+		}
 	}
+
+	log.Info("flightns stopping: no new requests; running ones finish", "timeout", cfg.shutdown)
+	health.SetStopping()
+	sctx, cancel := context.WithTimeout(context.Background(), cfg.shutdown)
+	defer cancel()
+	var wg sync.WaitGroup
+	for _, stop := range stops {
+		wg.Add(1)
+		go func() { defer wg.Done(); stop(sctx) }()
+	}
+	wg.Wait()
+	log.Info("requests drained; flushing __manifest")
+	if err := svc.Table().WaitCaughtUp(sctx); err != nil {
+		log.Warn("__manifest not flushed before the shutdown timeout; the next start materializes the rest from the commit log", "err", err)
+	}
+	closeSvc()
+	stopBg()
+	bg.Wait()
+	log.Info("flightns stopped")
+	return nil
 }
 
 // loadAuth reads the credentials file; none means no authentication.
@@ -183,7 +431,7 @@ func loadAuth(path string) (*auth.Authenticator, error) {
 	}
 	c, err := auth.LoadFile(path)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("--auth-file: %w", err)
 	}
 	return auth.New(c)
 }

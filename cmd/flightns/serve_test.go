@@ -1,0 +1,233 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow/flight/flightsql"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+)
+
+// flightNames runs a one-column query over Flight SQL and returns its values.
+func flightNames(t *testing.T, addr, query string) []string {
+	t.Helper()
+	fc, err := flightsql.NewClient(addr, nil, nil, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = fc.Close() }()
+	ctx := context.Background()
+	info, err := fc.Execute(ctx, query)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rdr, err := fc.DoGet(ctx, info.Endpoint[0].Ticket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rdr.Release()
+	var names []string
+	for rdr.Next() {
+		col := rdr.RecordBatch().Column(0)
+		for i := 0; i < col.Len(); i++ {
+			names = append(names, col.ValueStr(i))
+		}
+	}
+	return names
+}
+
+func TestServeWithNoFlagsServesFlightRESTMetricsAndStopsCleanlyOnSIGTERM(t *testing.T) {
+	work := t.TempDir()
+	s := startServer(t, work, nil, "--flight-addr", "127.0.0.1:31337", "--rest-addr", "127.0.0.1:31338", "--metrics-addr", "127.0.0.1:31339")
+	// The same defaults as no flags at all: the flags above only make the
+	// helper keep them (TestServeDefaults checks the defaults themselves).
+	for _, p := range []string{"flightns-data/root", "flightns-data/redis/appendonlydir"} {
+		if _, err := os.Stat(filepath.Join(work, p)); err != nil {
+			t.Errorf("%s missing: %v", p, err)
+		}
+	}
+	if s.redisPid == 0 || !alive(s.redisPid) {
+		t.Fatalf("no private redis-server running (pid %d)", s.redisPid)
+	}
+	if kids := children(s.cmd.Process.Pid); len(kids) != 1 || kids[0] != s.redisPid {
+		t.Fatalf("children of flightns: %v, want only the private redis-server %d", kids, s.redisPid)
+	}
+	// REST creates a namespace; Flight SQL sees it.
+	mustREST(t, "127.0.0.1:31338", "/v1/namespace/demo/create", `{}`, nil)
+	if names := flightNames(t, "127.0.0.1:31337", "SELECT object_id FROM namespaces"); len(names) != 1 || names[0] != "demo" {
+		t.Fatalf("Flight SQL sees namespaces %v, want [demo]", names)
+	}
+	// Health: HTTP and gRPC (on the Flight port, no credentials).
+	if code, body := httpGet(t, "http://127.0.0.1:31339/healthz"); code != 200 {
+		t.Errorf("/healthz: %d %s", code, body)
+	}
+	if code, body := httpGet(t, "http://127.0.0.1:31339/readyz"); code != 200 || !strings.Contains(body, "ready") {
+		t.Errorf("/readyz: %d %s", code, body)
+	}
+	conn, err := grpc.NewClient("127.0.0.1:31337", grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	hr, err := healthpb.NewHealthClient(conn).Check(context.Background(), &healthpb.HealthCheckRequest{})
+	_ = conn.Close()
+	if err != nil || hr.GetStatus() != healthpb.HealthCheckResponse_SERVING {
+		t.Errorf("gRPC health: %v %v", hr, err)
+	}
+	// Metrics name what happened.
+	code, metrics := httpGet(t, "http://127.0.0.1:31339/metrics")
+	for _, want := range []string{
+		`flightns_requests_total{code="OK",op="CreateNamespace",surface="rest"} 1`,
+		`flightns_requests_total{code="OK",op="DoGet",surface="flight"} 1`,
+		`flightns_ready 1`,
+		`flightns_materialize_duration_seconds_count`,
+		`flightns_query_duration_seconds_count`,
+		`go_goroutines`,
+	} {
+		if code != 200 || !strings.Contains(metrics, want) {
+			t.Errorf("/metrics lacks %q (HTTP %d)", want, code)
+		}
+	}
+	s.stop()
+	waitGone(t, s.redisPid, "the private redis-server")
+	if !strings.Contains(s.Log(), "private redis-server stopped") {
+		t.Errorf("no orderly stop of the private redis-server in the log")
+	}
+}
+
+func TestServeDefaults(t *testing.T) {
+	// The defaults of every address, as --help shows them (the test above
+	// binds them; starting a second server on them would race it).
+	code, _, stderr := runCLI(t, t.TempDir(), "serve", "--help")
+	for _, want := range []string{`127.0.0.1:31337`, `127.0.0.1:31338`, `127.0.0.1:31339`, `./flightns-data`, "redis+sentinel://", "redis+cluster://", "AWS_ACCESS_KEY_ID"} {
+		if code != 0 || !strings.Contains(stderr, want) {
+			t.Errorf("serve --help (exit %d) lacks %q", code, want)
+		}
+	}
+}
+
+func TestACommitInFlightAtSIGTERMCompletes(t *testing.T) {
+	t.Parallel()
+	work := t.TempDir()
+	s := startServer(t, work, []string{"FLIGHTNS_DEBUG_CLAIM_DELAY=1500ms"})
+	loc := declareTable(t, s.rest, "ns", "t")
+	n := s.lineCount()
+	result := make(chan int, 1)
+	go func() { result <- commitVersion(t, s.rest, "ns$t", loc, 1) }()
+	s.waitLogAfter(n, "commit held after its claim", 30*time.Second)
+	if err := s.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if code := <-result; code != http.StatusOK {
+		t.Fatalf("the commit in flight at SIGTERM answered HTTP %d", code)
+	}
+	s.wait()
+	if s.exitErr != nil {
+		t.Fatalf("exit after SIGTERM: %v", s.exitErr)
+	}
+	waitGone(t, s.redisPid, "the private redis-server")
+
+	s2 := startServer(t, work, nil)
+	var d struct{ Version struct{ Version int64 } }
+	mustREST(t, s2.rest, "/v1/table/ns$t/version/describe", `{}`, &d)
+	if d.Version.Version != 1 {
+		t.Fatalf("after restart the table's latest version is %d, want 1", d.Version.Version)
+	}
+	s2.stop()
+}
+
+func TestKill9ThenRestartLosesNothingAcknowledged(t *testing.T) {
+	t.Parallel()
+	work := t.TempDir()
+	s := startServer(t, work, nil)
+	loc := declareTable(t, s.rest, "k", "t")
+	const versions, spaces = 5, 10
+	for v := uint64(1); v <= versions; v++ {
+		if code := commitVersion(t, s.rest, "k$t", loc, v); code != http.StatusOK {
+			t.Fatalf("commit %d: HTTP %d", v, code)
+		}
+	}
+	for i := range spaces {
+		mustREST(t, s.rest, fmt.Sprintf("/v1/namespace/k$n%d/create", i), `{}`, nil)
+	}
+	if err := s.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	s.wait()
+	// The private Redis dies with its parent (parent-death signal).
+	waitGone(t, s.redisPid, "the private redis-server of a killed flightns")
+
+	s2 := startServer(t, work, nil)
+	var d struct{ Version struct{ Version int64 } }
+	mustREST(t, s2.rest, "/v1/table/k$t/version/describe", `{}`, &d)
+	if d.Version.Version != versions {
+		t.Errorf("after kill -9 and restart the latest version is %d, want %d", d.Version.Version, versions)
+	}
+	var l struct{ Namespaces []string }
+	mustREST(t, s2.rest, "/v1/namespace/k/list", `{}`, &l)
+	if len(l.Namespaces) != spaces {
+		t.Errorf("after kill -9 and restart namespaces %v, want %d", l.Namespaces, spaces)
+	}
+	names := flightNames(t, s2.flight, "SELECT object_id FROM namespaces WHERE object_id LIKE 'k$n%'")
+	if len(names) != spaces {
+		t.Errorf("Flight SQL sees %d of the %d namespaces", len(names), spaces)
+	}
+	// Committing goes on where it stopped.
+	if code := commitVersion(t, s2.rest, "k$t", loc, versions+1); code != http.StatusOK {
+		t.Errorf("commit after restart: HTTP %d", code)
+	}
+	s2.stop()
+}
+
+func TestPrivateRedisKilledIsRestartedAndServingResumes(t *testing.T) {
+	t.Parallel()
+	work := t.TempDir()
+	s := startServer(t, work, nil)
+	loc := declareTable(t, s.rest, "r", "t")
+	if code := commitVersion(t, s.rest, "r$t", loc, 1); code != http.StatusOK {
+		t.Fatalf("commit: HTTP %d", code)
+	}
+	n := s.lineCount()
+	if err := syscall.Kill(s.redisPid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	// Not ready while it is down: the supervisor waits before restarting.
+	sawNotReady := false
+	deadline := time.Now().Add(30 * time.Second)
+	for !sawNotReady && time.Now().Before(deadline) {
+		if code, _ := httpGet(t, "http://"+s.metrics+"/readyz"); code == http.StatusServiceUnavailable {
+			sawNotReady = true
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if !sawNotReady {
+		t.Fatal("/readyz never answered 503 while the private Redis was down")
+	}
+	s.waitLogAfter(n, "private redis-server restarted", 30*time.Second)
+	s.waitLogAfter(n, "flightns is ready", 30*time.Second)
+	if code, body := httpGet(t, "http://"+s.metrics+"/readyz"); code != 200 {
+		t.Fatalf("/readyz after the restart: %d %s", code, body)
+	}
+	// Nothing acknowledged was lost (append-only file, fsync always), and
+	// commits go on.
+	var d struct{ Version struct{ Version int64 } }
+	mustREST(t, s.rest, "/v1/table/r$t/version/describe", `{}`, &d)
+	if d.Version.Version != 1 {
+		t.Errorf("latest version after the Redis restart: %d, want 1", d.Version.Version)
+	}
+	if code := commitVersion(t, s.rest, "r$t", loc, 2); code != http.StatusOK {
+		t.Errorf("commit after the Redis restart: HTTP %d", code)
+	}
+	if _, m := httpGet(t, "http://"+s.metrics+"/metrics"); !strings.Contains(m, "flightns_private_redis_restarts_total 1") {
+		t.Errorf("/metrics does not count the restart")
+	}
+	s.stop()
+}

@@ -1,0 +1,22 @@
+// Package obs is what an operator sees of a running flightns: Prometheus
+// metrics, structured logs with request ids, and the health and readiness
+// of the process (HTTP /healthz and /readyz, and the gRPC health service on
+// the Flight port).
+//
+// The core packages know nothing of it: they expose small observer hooks
+// (redisclaim.Observer, objstore.WithObserver, a go-redis Hook) and obs
+// plugs into them; the surfaces are wrapped by its gRPC interceptors and
+// HTTP middleware. Every metric lives in one registry per process
+// (Metrics), never in a global one.
+//
+// Invariants: an observer never changes an outcome and never blocks (a
+// counter or a histogram update, nothing else); /healthz answers 200 as
+// long as the process serves HTTP; /readyz and the gRPC health status say
+// SERVING only after startup recovery has finished and while Redis
+// answers, so a load balancer sends no commits to a process that cannot
+// make them.
+//
+// What it must not do: decide anything about requests (it labels them, the
+// surfaces answer them), touch Redis keys or storage objects, or log
+// request bodies (they may hold credentials or large manifests).
+package obs

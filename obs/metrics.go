@@ -1,0 +1,244 @@
+package obs
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/flightns/flightns/nserror"
+	"github.com/flightns/flightns/objstore"
+	"github.com/flightns/flightns/redisclaim"
+)
+
+// Metrics holds every metric of one process, in a registry of its own.
+type Metrics struct {
+	reg *prometheus.Registry
+
+	requests        *prometheus.CounterVec   // surface, op, code
+	requestDuration *prometheus.HistogramVec // surface, op
+	commits         *prometheus.CounterVec   // result
+	conflicts       prometheus.Counter
+	claimDuration   *prometheus.HistogramVec // result
+	finalize        prometheus.Histogram
+	materialize     prometheus.Histogram
+	groupSize       prometheus.Histogram
+	query           prometheus.Histogram
+	redisErrors     *prometheus.CounterVec // kind
+	storeErrors     *prometheus.CounterVec // op
+	recoveries      *prometheus.CounterVec // result
+	recoveryTime    prometheus.Histogram
+	redisRestarts   prometheus.Counter
+	ready           prometheus.Gauge
+
+	segMu   sync.Mutex
+	lastSeg uint64 // sequence of the last segment written here (0: none yet)
+}
+
+// commitOps are the operations whose outcome is a commit (a table version
+// or a multi-table transaction).
+var commitOps = map[string]bool{
+	"CreateTableVersion": true, "BatchCreateTableVersions": true, "BatchCommitTables": true,
+}
+
+// latency buckets from 0.5 ms to about 16 s.
+var latencyBuckets = prometheus.ExponentialBuckets(0.0005, 2, 16)
+
+// NewMetrics builds the registry with the Go runtime and process
+// collectors and every flightns metric.
+func NewMetrics() *Metrics {
+	m := &Metrics{reg: prometheus.NewRegistry()}
+	f := func(c prometheus.Collector) { m.reg.MustRegister(c) }
+	f(collectors.NewGoCollector())
+	f(collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	m.requests = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "flightns_requests_total",
+		Help: "Requests by surface (flight, rest), operation and result code (OK or the Lance Namespace error name)."}, []string{"surface", "op", "code"})
+	m.requestDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "flightns_request_duration_seconds",
+		Help: "Request latency by surface and operation.", Buckets: latencyBuckets}, []string{"surface", "op"})
+	m.commits = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "flightns_commits_total",
+		Help: "Commit requests (CreateTableVersion, BatchCreateTableVersions, BatchCommitTables) by result: committed, conflict or failed."}, []string{"result"})
+	m.conflicts = prometheus.NewCounter(prometheus.CounterOpts{Name: "flightns_conflicts_total",
+		Help: "Claims that lost a race (ConcurrentModification): the version was already taken."})
+	m.claimDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "flightns_claim_duration_seconds",
+		Help: "Latency of the claim script (one per commit or transaction) by result: ok, conflict or error.", Buckets: latencyBuckets}, []string{"result"})
+	m.finalize = prometheus.NewHistogram(prometheus.HistogramOpts{Name: "flightns_finalize_duration_seconds",
+		Help: "Latency of finalizing a claimed version: the create-only copy to the final manifest path (the commit point), flip and cleanup.", Buckets: latencyBuckets})
+	m.materialize = prometheus.NewHistogram(prometheus.HistogramOpts{Name: "flightns_materialize_duration_seconds",
+		Help: "Latency of writing one __manifest log segment (one group commit) to object storage.", Buckets: latencyBuckets})
+	m.groupSize = prometheus.NewHistogram(prometheus.HistogramOpts{Name: "flightns_group_commit_size",
+		Help:    "Catalog sequences (commits and catalog mutations) per __manifest log segment written by this process.",
+		Buckets: prometheus.ExponentialBuckets(1, 2, 14)})
+	m.query = prometheus.NewHistogram(prometheus.HistogramOpts{Name: "flightns_query_duration_seconds",
+		Help: "Latency of SQL queries over Flight SQL (planning and running: GetFlightInfo of a statement, and DoGet of its result).", Buckets: latencyBuckets})
+	m.redisErrors = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "flightns_redis_errors_total",
+		Help: "Failed Redis commands and dials by kind: network (no reply) or reply (an error reply)."}, []string{"kind"})
+	m.storeErrors = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "flightns_objstore_errors_total",
+		Help: "Failed object-storage operations by operation (not-found and already-exists answers are not failures)."}, []string{"op"})
+	m.recoveries = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "flightns_recovery_runs_total",
+		Help: "Recoveries of Redis state from object storage run by this process, by result."}, []string{"result"})
+	m.recoveryTime = prometheus.NewHistogram(prometheus.HistogramOpts{Name: "flightns_recovery_duration_seconds",
+		Help: "Duration of recoveries run by this process.", Buckets: prometheus.ExponentialBuckets(0.01, 2, 14)})
+	m.redisRestarts = prometheus.NewCounter(prometheus.CounterOpts{Name: "flightns_private_redis_restarts_total",
+		Help: "Restarts of the private redis-server after it died."})
+	m.ready = prometheus.NewGauge(prometheus.GaugeOpts{Name: "flightns_ready",
+		Help: "1 while the process is ready to serve (recovered, Redis answering), else 0."})
+	for _, c := range []prometheus.Collector{m.requests, m.requestDuration, m.commits, m.conflicts, m.claimDuration, m.finalize,
+		m.materialize, m.groupSize, m.query, m.redisErrors, m.storeErrors, m.recoveries, m.recoveryTime, m.redisRestarts, m.ready} {
+		f(c)
+	}
+	return m
+}
+
+// Registry is the registry (tests read it; servers serve Handler).
+func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
+
+// Handler serves the metrics in the Prometheus text format.
+func (m *Metrics) Handler() http.Handler {
+	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{Registry: m.reg})
+}
+
+// Request records one request of a surface.
+func (m *Metrics) Request(surface, op string, code string, took time.Duration) {
+	m.requests.WithLabelValues(surface, op, code).Inc()
+	m.requestDuration.WithLabelValues(surface, op).Observe(took.Seconds())
+	if commitOps[op] {
+		switch code {
+		case "OK":
+			m.commits.WithLabelValues("committed").Inc()
+		case nserror.ConcurrentModification.String():
+			m.commits.WithLabelValues("conflict").Inc()
+		default:
+			m.commits.WithLabelValues("failed").Inc()
+		}
+	}
+}
+
+// Query records one SQL query's latency.
+func (m *Metrics) Query(took time.Duration) { m.query.Observe(took.Seconds()) }
+
+// RedisRestarted counts a restart of the private redis-server.
+func (m *Metrics) RedisRestarted() { m.redisRestarts.Inc() }
+
+// ClaimObserver is the redisclaim hook.
+func (m *Metrics) ClaimObserver() *redisclaim.Observer {
+	return &redisclaim.Observer{
+		Claim: func(_ int, took time.Duration, err error) {
+			result := "ok"
+			switch {
+			case err == nil:
+			case nserror.CodeOf(err) == nserror.ConcurrentModification:
+				result = "conflict"
+				m.conflicts.Inc()
+			default:
+				result = "error"
+			}
+			m.claimDuration.WithLabelValues(result).Observe(took.Seconds())
+		},
+		Finalize: func(took time.Duration, _ error) { m.finalize.Observe(took.Seconds()) },
+		Recovery: func(st redisclaim.RecoveryStats, err error) { m.Recovered(st.Duration, err) },
+	}
+}
+
+// Recovered records one recovery run.
+func (m *Metrics) Recovered(took time.Duration, err error) {
+	result := "ok"
+	if err != nil {
+		result = "error"
+	}
+	m.recoveries.WithLabelValues(result).Inc()
+	m.recoveryTime.Observe(took.Seconds())
+}
+
+// segmentPrefix starts the keys of __manifest log segments:
+// __manifest/_log/<seq:020>.parquet, seq the segment's last sequence.
+const segmentPrefix = "__manifest/_log/"
+
+// StoreObserver is the objstore hook: failures by operation, and the
+// __manifest segment writes (materializer latency and group-commit size).
+func (m *Metrics) StoreObserver() objstore.ObserveFunc {
+	return func(op objstore.Op, key string, took time.Duration, err error) {
+		if err != nil && !errors.Is(err, objstore.ErrNotFound) && !errors.Is(err, objstore.ErrAlreadyExists) {
+			m.storeErrors.WithLabelValues(string(op)).Inc()
+		}
+		if op != objstore.OpPutIfAbsent || err != nil || !strings.HasPrefix(key, segmentPrefix) {
+			return
+		}
+		m.materialize.Observe(took.Seconds())
+		seq, perr := strconv.ParseUint(strings.TrimSuffix(strings.TrimPrefix(key, segmentPrefix), ".parquet"), 10, 64)
+		if perr != nil {
+			return
+		}
+		m.segMu.Lock()
+		last := m.lastSeg
+		if seq > last {
+			m.lastSeg = seq
+		}
+		m.segMu.Unlock()
+		if last > 0 && seq > last {
+			m.groupSize.Observe(float64(seq - last))
+		}
+	}
+}
+
+// RedisHook counts failed Redis commands and dials. A nil reply
+// (redis.Nil) is an answer, not a failure.
+func (m *Metrics) RedisHook() redis.Hook { return redisHook{m} }
+
+type redisHook struct{ m *Metrics }
+
+func (h redisHook) count(err error) {
+	if err == nil || errors.Is(err, redis.Nil) {
+		return
+	}
+	var re redis.Error
+	if errors.As(err, &re) {
+		if strings.HasPrefix(re.Error(), "NOSCRIPT") {
+			return // go-redis loads the script and retries
+		}
+		h.m.redisErrors.WithLabelValues("reply").Inc()
+		return
+	}
+	if errors.Is(err, context.Canceled) {
+		return
+	}
+	h.m.redisErrors.WithLabelValues("network").Inc()
+}
+
+func (h redisHook) DialHook(next redis.DialHook) redis.DialHook {
+	return func(ctx context.Context, network, addr string) (conn net.Conn, err error) {
+		conn, err = next(ctx, network, addr)
+		h.count(err)
+		return conn, err
+	}
+}
+
+func (h redisHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		err := next(ctx, cmd)
+		h.count(err)
+		return err
+	}
+}
+
+func (h redisHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		err := next(ctx, cmds)
+		if err != nil {
+			h.count(err)
+			return err
+		}
+		for _, c := range cmds {
+			h.count(c.Err())
+		}
+		return nil
+	}
+}

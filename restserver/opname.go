@@ -1,0 +1,13 @@
+package restserver
+
+// OpName names the operation a request path routes to, as the Lance
+// Namespace protocol and the Flight actions spell it (CreateNamespace,
+// CreateTableVersion, …), or "unrouted" when no route serves the path.
+// Middleware (metrics, logs) uses it to label requests; it decides nothing.
+func OpName(escapedPath string) string {
+	rt, _, err := match(escapedPath)
+	if err != nil {
+		return "unrouted"
+	}
+	return rt.name
+}
