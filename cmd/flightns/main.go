@@ -16,10 +16,14 @@ var version = "dev"
 const usage = `flightns — a catalog and commit coordinator for Lance tables
 
 Usage:
-  flightns serve [flags]    run the server (see "flightns serve --help")
-  flightns bench [flags]    measure throughput and latency, write a JSON report
-  flightns version          print the version
-  flightns help             print this text
+  flightns serve [flags]          run the server (see "flightns serve --help")
+  flightns query [flags] "<SQL>"  run SQL over the catalog of a running server (Flight SQL)
+  flightns ns <op> [flags]        namespaces of a running server: list, create, describe, drop
+  flightns table <op> [flags]     tables of a running server: list, describe, declare, versions, drop, deregister
+  flightns admin <cmd> [flags]    repair and maintenance: recover, compact, verify, gc
+  flightns bench [flags]          measure throughput and latency, write a JSON report
+  flightns version                print the version
+  flightns help                   print this text
 `
 
 func main() {
@@ -52,6 +56,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return serve(ctx, args[1:], stdout, stderr)
 	case "bench":
 		return benchCmd(ctx, args[1:], stdout, stderr)
+	case "admin":
+		return adminCmd(ctx, args[1:], stdout, stderr)
+	case "query":
+		return queryCmd(ctx, args[1:], stdout, stderr)
+	case "ns":
+		return nsCmd(ctx, args[1:], stdout, stderr)
+	case "table":
+		return tableCmd(ctx, args[1:], stdout, stderr)
 	case "version", "--version", "-version":
 		_, _ = fmt.Fprintf(stdout, "flightns %s (%s %s/%s)\n", version, runtime.Version(), runtime.GOOS, runtime.GOARCH)
 		return 0

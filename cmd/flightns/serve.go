@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -146,18 +147,29 @@ func envDuration(name string, def time.Duration) time.Duration {
 }
 
 // catalogDeps is an opened catalog's connections: its object store, its
-// Redis client, and the private redis-server when there is one.
+// Redis client, and the private redis-server when this process runs one.
 type catalogDeps struct {
 	store   *objstore.Store
 	redis   redis.UniversalClient
-	private *redisproc.Server // nil with --redis
+	private *redisproc.Server // nil with --redis, or when sharing a running server's
+	lock    *os.File          // the data directory's lock, held with a private Redis
 	addr    string            // Redis address(es), for logs
 }
 
-// openDeps opens the object store and connects to Redis, starting the
-// private redis-server when no URL is given. close releases everything,
-// the private Redis last.
-func openDeps(ctx context.Context, c storeFlags, log *slog.Logger, storeOpts ...objstore.Option) (*catalogDeps, error) {
+// The private Redis of a data directory belongs to one process at a time,
+// which holds <data>/flightns.lock and publishes the Redis URL in
+// <data>/redis/redis.url while it runs.
+const (
+	lockName = "flightns.lock"
+	urlName  = "redis.url"
+)
+
+// openDeps opens the object store and connects to Redis. Without a URL it
+// starts the private redis-server of the data directory; when another
+// process (a running server) already runs it, share says whether to use
+// that one (admin commands) or to fail (a second server). close releases
+// everything, the private Redis last.
+func openDeps(ctx context.Context, c storeFlags, log *slog.Logger, share bool, storeOpts ...objstore.Option) (*catalogDeps, error) {
 	data, err := filepath.Abs(c.dataDir)
 	if err != nil {
 		return nil, err
@@ -172,17 +184,10 @@ func openDeps(ctx context.Context, c storeFlags, log *slog.Logger, storeOpts ...
 	}
 	redisURL := c.redisURL
 	if redisURL == "" {
-		rs, err := redisproc.Start(ctx, redisproc.Config{Dir: filepath.Join(data, "redis"), Persistence: redisproc.AOFAlways})
-		if err != nil {
-			_ = d.store.Close()
-			if errors.Is(err, redisproc.ErrNotInstalled) {
-				return nil, fmt.Errorf("no --redis URL, and the private Redis cannot start: %w; or pass --redis redis://host:port", err)
-			}
-			return nil, fmt.Errorf("starting the private redis-server: %w", err)
+		if redisURL, err = d.privateRedis(ctx, data, share, log); err != nil {
+			d.close(log)
+			return nil, err
 		}
-		d.private = rs
-		redisURL = rs.URL()
-		log.Info("private redis-server started", "addr", rs.Addr(), "pid", rs.Pid(), "dir", rs.Dir(), "appendfsync", "always")
 	}
 	if d.redis, d.addr, err = redisClient(redisURL); err != nil {
 		d.close(log)
@@ -197,18 +202,60 @@ func openDeps(ctx context.Context, c storeFlags, log *slog.Logger, storeOpts ...
 	return d, nil
 }
 
+// privateRedis starts the data directory's redis-server under its lock,
+// or returns the URL of the one a running process holds (share).
+func (d *catalogDeps) privateRedis(ctx context.Context, data string, share bool, log *slog.Logger) (string, error) {
+	dir := filepath.Join(data, "redis")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	lock, err := os.OpenFile(filepath.Join(data, lockName), os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return "", err
+	}
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		_ = lock.Close()
+		b, rerr := os.ReadFile(filepath.Join(dir, urlName))
+		if !share || rerr != nil || len(b) == 0 {
+			return "", fmt.Errorf("another flightns process uses the data directory %s (its lock %s is held); stop it, or pass --data or --redis", data, lockName)
+		}
+		log.Info("using the private redis-server of the running flightns", "url", strings.TrimSpace(string(b)))
+		return strings.TrimSpace(string(b)), nil
+	}
+	d.lock = lock
+	rs, err := redisproc.Start(ctx, redisproc.Config{Dir: dir, Persistence: redisproc.AOFAlways})
+	if err != nil {
+		if errors.Is(err, redisproc.ErrNotInstalled) {
+			return "", fmt.Errorf("no --redis URL, and the private Redis cannot start: %w; or pass --redis redis://host:port", err)
+		}
+		return "", fmt.Errorf("starting the private redis-server: %w", err)
+	}
+	d.private = rs
+	if err := os.WriteFile(filepath.Join(dir, urlName), []byte(rs.URL()+"\n"), 0o644); err != nil {
+		return "", err
+	}
+	log.Info("private redis-server started", "addr", rs.Addr(), "pid", rs.Pid(), "dir", rs.Dir(), "appendfsync", "always")
+	return rs.URL(), nil
+}
+
 func (d *catalogDeps) close(log *slog.Logger) {
 	if d.redis != nil {
 		_ = d.redis.Close()
 	}
 	if d.private != nil {
+		_ = os.Remove(filepath.Join(d.private.Dir(), urlName))
 		if err := d.private.Stop(); err != nil {
 			log.Warn("stopping the private redis-server", "err", err)
 		} else {
 			log.Info("private redis-server stopped")
 		}
 	}
-	_ = d.store.Close()
+	if d.lock != nil {
+		_ = d.lock.Close() // releases the lock
+	}
+	if d.store != nil {
+		_ = d.store.Close()
+	}
 }
 
 // redisClient makes a client from a --redis URL: redis:// or rediss://
@@ -270,7 +317,7 @@ func debugClaimDelay(log *slog.Logger) redisclaim.StepFunc {
 // flush the materializer; close the catalog; stop the private Redis last.
 func runServer(ctx context.Context, cfg serveConfig, log *slog.Logger) error {
 	metrics := obs.NewMetrics()
-	deps, err := openDeps(ctx, cfg.store, log, objstore.WithObserver(metrics.StoreObserver()))
+	deps, err := openDeps(ctx, cfg.store, log, false, objstore.WithObserver(metrics.StoreObserver()))
 	if err != nil {
 		return err
 	}
@@ -314,9 +361,6 @@ func runServer(ctx context.Context, cfg serveConfig, log *slog.Logger) error {
 	})
 	defer closeSvc()
 	log.Info("catalog open", "took", time.Since(start).Round(time.Millisecond), "objects", len(svc.Table().Objects()), "catalog_seq", svc.Table().Visible())
-	health.SetRecovered()
-	bg.Add(1)
-	go func() { defer bg.Done(); health.Run(bgCtx, 500*time.Millisecond) }()
 	if deps.private != nil {
 		bg.Add(1)
 		go func() {
@@ -394,6 +438,9 @@ func runServer(ctx context.Context, cfg serveConfig, log *slog.Logger) error {
 		})
 		log.Info("Lance Namespace REST listening", "addr", l.Addr().String())
 	}
+	health.SetRecovered()
+	bg.Add(1)
+	go func() { defer bg.Done(); health.Run(bgCtx, 500*time.Millisecond) }()
 	log.Info("flightns ready", "version", version, "root", deps.store.URI(), "redis", deps.addr, "catalog", cfg.store.catalog)
 	select {
 	case <-ctx.Done():

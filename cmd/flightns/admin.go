@@ -1,0 +1,188 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+
+	"github.com/flightns/flightns/manifesttable"
+	"github.com/flightns/flightns/namespace"
+	"github.com/flightns/flightns/obs"
+	"github.com/flightns/flightns/repair"
+)
+
+const adminUsage = `Usage: flightns admin <command> [flags]
+
+Repair and maintenance of a catalog, run next to (or instead of) a server.
+They open the catalog themselves: --data/--root/--redis/--catalog as for
+"flightns serve". With no --redis they use the running server's private
+Redis, or start the data directory's own when no server runs.
+
+Commands:
+  recover   rebuild Redis state from object storage (--if-needed: only when lost)
+  compact   write a __manifest snapshot now
+  verify    check every table's version records against its manifests in
+            storage; --repair fixes the drift (exit 1 while drift remains)
+  gc        delete orphaned staging manifests older than --older-than
+            (--dry-run lists them)
+`
+
+func adminCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 || args[0] == "help" || args[0] == "--help" || args[0] == "-h" {
+		_, _ = fmt.Fprint(stderr, adminUsage)
+		if len(args) == 0 {
+			return 2
+		}
+		return 0
+	}
+	name := args[0]
+	fs := flag.NewFlagSet("admin "+name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var sf storeFlags
+	sf.register(fs)
+	logLevel := fs.String("log-level", "warn", "log level: debug, info, warn or error")
+	var run func(ctx context.Context, svc *namespace.Service, d *catalogDeps) int
+	switch name {
+	case "recover":
+		ifNeeded := fs.Bool("if-needed", false, "recover only when Redis lost the catalog's state (default: always rebuild)")
+		run = func(ctx context.Context, svc *namespace.Service, d *catalogDeps) int {
+			done := spinner(stderr, "recovering Redis state from storage")
+			st, err := repair.Recover(ctx, svc, d.redis, !*ifNeeded)
+			done()
+			if err != nil {
+				_, _ = fmt.Fprintf(stderr, "flightns admin recover: %v\n", err)
+				return 1
+			}
+			_, _ = fmt.Fprintf(stdout, "recovered: %d transaction records (%d rolled forward, %d voided, %d stuck), %d tables re-seeded, in %v\n",
+				st.Transactions, st.RolledForward, st.Voided, st.Stuck, st.TablesReseeded, st.Duration.Round(time.Millisecond))
+			return 0
+		}
+	case "compact":
+		run = func(ctx context.Context, svc *namespace.Service, _ *catalogDeps) int {
+			done := spinner(stderr, "writing a __manifest snapshot")
+			err := repair.Compact(ctx, svc)
+			done()
+			if err != nil {
+				_, _ = fmt.Fprintf(stderr, "flightns admin compact: %v\n", err)
+				return 1
+			}
+			_, _ = fmt.Fprintf(stdout, "compacted: snapshot at catalog sequence %d\n", svc.Table().Visible())
+			return 0
+		}
+	case "verify":
+		fix := fs.Bool("repair", false, "repair the drift: forget records of deleted manifests, record manifests above the head")
+		run = func(ctx context.Context, svc *namespace.Service, _ *catalogDeps) int {
+			bar, progress := bar(stderr, "verifying tables")
+			rep, err := repair.Verify(ctx, svc, *fix, progress)
+			_ = bar.Finish()
+			if err != nil {
+				_, _ = fmt.Fprintf(stderr, "flightns admin verify: %v\n", err)
+				return 1
+			}
+			for _, d := range rep.Drift {
+				_, _ = fmt.Fprintln(stdout, d)
+			}
+			_, _ = fmt.Fprintf(stdout, "verified %d tables, %d version records: %d drift, %d left\n", rep.Tables, rep.Versions, len(rep.Drift), rep.Unrepaired())
+			if rep.Unrepaired() > 0 {
+				return 1
+			}
+			return 0
+		}
+	case "gc":
+		window := fs.Duration("older-than", 24*time.Hour, "safety window: only staging objects older than this are orphans (commits in flight are younger)")
+		dry := fs.Bool("dry-run", false, "list the orphans, delete nothing")
+		run = func(ctx context.Context, svc *namespace.Service, _ *catalogDeps) int {
+			bar, progress := bar(stderr, "scanning tables")
+			rep, err := repair.GC(ctx, svc, *window, *dry, time.Now(), progress)
+			_ = bar.Finish()
+			if err != nil {
+				_, _ = fmt.Fprintf(stderr, "flightns admin gc: %v\n", err)
+				return 1
+			}
+			for _, k := range rep.Orphaned {
+				_, _ = fmt.Fprintln(stdout, "orphan:", k)
+			}
+			_, _ = fmt.Fprintf(stdout, "%d tables, %d staging objects, %d orphaned, %d deleted\n", rep.Tables, rep.Staging, len(rep.Orphaned), rep.Deleted)
+			return 0
+		}
+	default:
+		_, _ = fmt.Fprintf(stderr, "flightns admin: unknown command %q\n\n%s", name, adminUsage)
+		return 2
+	}
+	if err := fs.Parse(args[1:]); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	log, err := obs.NewLogger(stderr, "text", *logLevel)
+	if err != nil {
+		_, _ = fmt.Fprintf(stderr, "flightns admin: %v\n", err)
+		return 2
+	}
+	svc, deps, err := openCatalog(ctx, sf, log)
+	if err != nil {
+		_, _ = fmt.Fprintf(stderr, "flightns admin %s: %v\n", name, err)
+		return 1
+	}
+	defer deps.close(log)
+	defer func() { _ = svc.Close() }()
+	return run(ctx, svc, deps)
+}
+
+// openCatalog opens the catalog for an admin command.
+func openCatalog(ctx context.Context, sf storeFlags, log *slog.Logger) (*namespace.Service, *catalogDeps, error) {
+	deps, err := openDeps(ctx, sf, log, true)
+	if err != nil {
+		return nil, nil, err
+	}
+	svc, err := namespace.Open(ctx, namespace.Config{Objects: deps.store, Redis: deps.redis, Catalog: sf.catalog, Logger: log,
+		Engine: manifesttable.EngineConfig{MemoryLimit: "1GB"}})
+	if err != nil {
+		deps.close(log)
+		return nil, nil, fmt.Errorf("opening the catalog: %w", err)
+	}
+	return svc, deps, nil
+}
+
+// bar is a progress bar over tables on w, and the callback that moves it.
+func bar(w io.Writer, what string) (*progressbar.ProgressBar, repair.Progress) {
+	b := progressbar.NewOptions(-1, progressbar.OptionSetWriter(w), progressbar.OptionSetDescription(what),
+		progressbar.OptionShowCount(), progressbar.OptionSetItsString("tables"), progressbar.OptionShowIts(),
+		progressbar.OptionThrottle(100*time.Millisecond), progressbar.OptionClearOnFinish())
+	return b, func(done, total int) {
+		if total > 0 {
+			b.ChangeMax(total)
+		}
+		_ = b.Set(done)
+	}
+}
+
+// spinner shows a spinner on w until the returned func is called.
+func spinner(w io.Writer, what string) func() {
+	b := progressbar.NewOptions(-1, progressbar.OptionSetWriter(w), progressbar.OptionSetDescription(what),
+		progressbar.OptionSpinnerType(14), progressbar.OptionClearOnFinish(), progressbar.OptionThrottle(100*time.Millisecond))
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(100 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-stop:
+				_ = b.Finish()
+				return
+			case <-t.C:
+				_ = b.Add(1)
+			}
+		}
+	}()
+	return func() { close(stop); <-done }
+}

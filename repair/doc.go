@@ -1,0 +1,24 @@
+// Package repair holds the operator's tools for a catalog that went wrong:
+// recover (rebuild Redis state from object storage), compact (write a
+// __manifest snapshot now), verify (compare every table's version records
+// with its manifests in storage, and optionally repair the drift), and gc
+// (delete orphaned staging manifests). The `flightns admin` commands are
+// thin wrappers around it; a running server may serve the same catalog
+// meanwhile.
+//
+// Invariants:
+//
+//   - Object storage is the truth: verify repairs Redis and __manifest to
+//     agree with storage, never the other way round; it never writes or
+//     deletes a final manifest.
+//   - gc deletes only staging objects (names "<final>-<suffix>") older than
+//     the safety window, and never one a version record still points at
+//     (a commit in flight).
+//   - Every long operation reports progress through a callback and stops
+//     at the first error of storage or Redis, leaving what it did so far
+//     consistent (each repair is one protocol operation).
+//
+// What it must not do: rewrite history (heads only move up), delete
+// anything but staging objects, or run a recovery behind a lock other than
+// the protocol's own (redisclaim serializes recoveries).
+package repair
