@@ -65,11 +65,14 @@ var (
 )
 
 // startServer runs `flightns serve args...` in work with env added, and
-// waits for "flightns ready". Ports are free ones unless args name them.
+// waits for "flightns ready". Ports are free ones unless noFlags, which
+// runs `flightns serve` exactly, on its default ports.
 func startServer(t *testing.T, work string, env []string, args ...string) *server {
 	t.Helper()
 	full := append([]string{"serve"}, args...)
-	if !hasFlag(args, "--flight-addr") {
+	if len(args) == 1 && args[0] == noFlags {
+		full = []string{"serve"}
+	} else if !hasFlag(args, "--flight-addr") {
 		full = append(full, "--flight-addr", "127.0.0.1:0", "--rest-addr", "127.0.0.1:0", "--metrics-addr", "127.0.0.1:0")
 	}
 	cmd := exec.Command(binary, full...)
@@ -127,6 +130,9 @@ func startServer(t *testing.T, work string, env []string, args ...string) *serve
 	s.mu.Unlock()
 	return s
 }
+
+// noFlags as startServer's only argument runs `flightns serve` alone.
+const noFlags = "(no flags)"
 
 func hasFlag(args []string, f string) bool {
 	for _, a := range args {

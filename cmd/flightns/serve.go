@@ -267,6 +267,9 @@ func redisClient(u string) (redis.UniversalClient, string, error) {
 		return nil, "", fmt.Errorf("--redis %q: not a URL (want redis://host:port)", u)
 	}
 	base, mode, _ := strings.Cut(scheme, "+")
+	if base != "redis" && base != "rediss" {
+		return nil, "", fmt.Errorf("--redis %q: unknown scheme %q (want redis, rediss, redis+sentinel or redis+cluster)", u, scheme)
+	}
 	plain := base + "://" + rest
 	switch mode {
 	case "":

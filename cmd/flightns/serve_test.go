@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -47,9 +48,7 @@ func flightNames(t *testing.T, addr, query string) []string {
 
 func TestServeWithNoFlagsServesFlightRESTMetricsAndStopsCleanlyOnSIGTERM(t *testing.T) {
 	work := t.TempDir()
-	s := startServer(t, work, nil, "--flight-addr", "127.0.0.1:31337", "--rest-addr", "127.0.0.1:31338", "--metrics-addr", "127.0.0.1:31339")
-	// The same defaults as no flags at all: the flags above only make the
-	// helper keep them (TestServeDefaults checks the defaults themselves).
+	s := startServer(t, work, nil, noFlags)
 	for _, p := range []string{"flightns-data/root", "flightns-data/redis/appendonlydir"} {
 		if _, err := os.Stat(filepath.Join(work, p)); err != nil {
 			t.Errorf("%s missing: %v", p, err)
@@ -103,9 +102,8 @@ func TestServeWithNoFlagsServesFlightRESTMetricsAndStopsCleanlyOnSIGTERM(t *test
 	}
 }
 
-func TestServeDefaults(t *testing.T) {
-	// The defaults of every address, as --help shows them (the test above
-	// binds them; starting a second server on them would race it).
+func TestServeHelpExplainsEveryFlag(t *testing.T) {
+	// --help names every default and the URL forms.
 	code, _, stderr := runCLI(t, t.TempDir(), "serve", "--help")
 	for _, want := range []string{`127.0.0.1:31337`, `127.0.0.1:31338`, `127.0.0.1:31339`, `./flightns-data`, "redis+sentinel://", "redis+cluster://", "AWS_ACCESS_KEY_ID"} {
 		if code != 0 || !strings.Contains(stderr, want) {
@@ -157,6 +155,12 @@ func TestKill9ThenRestartLosesNothingAcknowledged(t *testing.T) {
 	}
 	for i := range spaces {
 		mustREST(t, s.rest, fmt.Sprintf("/v1/namespace/k$n%d/create", i), `{}`, nil)
+	}
+	// A second server on the same data directory is refused: one private
+	// Redis per directory.
+	if code, _, errs := runCLI(t, work, "serve", "--flight-addr", "127.0.0.1:0", "--rest-addr", "127.0.0.1:0", "--metrics-addr", ""); code != 1 ||
+		!strings.Contains(errs, "another flightns process uses the data directory") {
+		t.Errorf("a second server on one data directory: exit %d, %s", code, errs)
 	}
 	if err := s.cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
@@ -230,4 +234,35 @@ func TestPrivateRedisKilledIsRestartedAndServingResumes(t *testing.T) {
 		t.Errorf("/metrics does not count the restart")
 	}
 	s.stop()
+}
+
+func TestServeWithoutRedisServerNamesThePackage(t *testing.T) {
+	cmd := exec.Command(binary, "serve", "--flight-addr", "", "--rest-addr", "", "--metrics-addr", "")
+	cmd.Dir = t.TempDir()
+	cmd.Env = append(os.Environ(), "PATH="+t.TempDir())
+	out, err := cmd.CombinedOutput()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 || !strings.Contains(string(out), "apt-get install -y redis-server") {
+		t.Fatalf("serve without redis-server: %v\n%s", err, out)
+	}
+}
+
+func TestRedisURLs(t *testing.T) {
+	cases := []struct{ url, addr, err string }{
+		{"redis://127.0.0.1:7000/2", "127.0.0.1:7000", ""},
+		{"rediss://u:p@h:7000", "h:7000", ""},
+		{"redis+sentinel://s1:26379?master_name=m&addr=s2:26379", "sentinel s1:26379,s2:26379 master m", ""},
+		{"redis+sentinel://s1:26379", "", "master_name"},
+		{"redis+cluster://n1:7000?addr=n2:7001", "cluster n1:7000,n2:7001", ""},
+		{"memcached://x", "", "unknown scheme"},
+		{"localhost:6380", "", "not a URL"},
+	}
+	for _, c := range cases {
+		rc, addr, err := redisClient(c.url)
+		if rc != nil {
+			_ = rc.Close()
+		}
+		if addr != c.addr || (c.err == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), c.err)) {
+			t.Errorf("%s: %q, %v; want %q, %q", c.url, addr, err, c.addr, c.err)
+		}
+	}
 }
