@@ -1,0 +1,210 @@
+package obs
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/redis/go-redis/v9"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/flightns/flightns/nserror"
+	"github.com/flightns/flightns/objstore"
+	"github.com/flightns/flightns/redisclaim"
+)
+
+var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
+
+func TestReadyOnlyAfterRecoveryAndWhileRedisAnswers(t *testing.T) {
+	var pingErr error
+	m := NewMetrics()
+	h := NewHealth(func(context.Context) error { return pingErr }, m, quiet)
+	ready := func() bool { ok, _ := h.Ready(); return ok }
+	steps := []struct {
+		name string
+		do   func()
+		want bool
+	}{
+		{"starting", func() {}, false},
+		{"recovered", h.SetRecovered, true},
+		{"redis down", func() { pingErr = errors.New("connection refused"); h.Check(context.Background()) }, false},
+		{"redis back", func() { pingErr = nil; h.Check(context.Background()) }, true},
+		{"private redis restarting", func() { h.SetDown("restarting") }, false},
+		{"restarted", func() { h.SetDown("") }, true},
+		{"stopping", h.SetStopping, false},
+		{"stopping stays", func() { h.SetDown("") }, false},
+	}
+	for _, s := range steps {
+		s.do()
+		if ready() != s.want {
+			t.Fatalf("%s: ready %v, want %v", s.name, ready(), s.want)
+		}
+		rec := httptest.NewRecorder()
+		h.Readyz(rec, httptest.NewRequest(http.MethodGet, "/readyz", nil))
+		if (rec.Code == http.StatusOK) != s.want {
+			t.Fatalf("%s: /readyz %d", s.name, rec.Code)
+		}
+		if got := testutil.ToFloat64(m.ready); (got == 1) != s.want {
+			t.Fatalf("%s: flightns_ready %v", s.name, got)
+		}
+	}
+}
+
+func TestCommitsConflictsAndRequestsAreCounted(t *testing.T) {
+	m := NewMetrics()
+	m.Request("rest", "CreateTableVersion", "OK", time.Millisecond)
+	m.Request("flight", "CreateTableVersion", nserror.ConcurrentModification.String(), time.Millisecond)
+	m.Request("flight", "BatchCommitTables", nserror.Internal.String(), time.Millisecond)
+	m.Request("rest", "CreateNamespace", "OK", time.Millisecond)
+	for result, want := range map[string]float64{"committed": 1, "conflict": 1, "failed": 1} {
+		if got := testutil.ToFloat64(m.commits.WithLabelValues(result)); got != want {
+			t.Errorf("commits %s: %v", result, got)
+		}
+	}
+	o := m.ClaimObserver()
+	o.Claim(1, time.Millisecond, nil)
+	o.Claim(1, time.Millisecond, nserror.New(nserror.ConcurrentModification, "taken"))
+	o.Finalize(time.Millisecond, nil)
+	o.Recovery(redisclaim.RecoveryStats{Duration: time.Second}, nil)
+	if got := testutil.ToFloat64(m.conflicts); got != 1 {
+		t.Errorf("conflicts %v", got)
+	}
+	if got := testutil.ToFloat64(m.recoveries.WithLabelValues("ok")); got != 1 {
+		t.Errorf("recoveries %v", got)
+	}
+	if n := testutil.CollectAndCount(m.requests); n != 4 {
+		t.Errorf("%d request series, want 4", n)
+	}
+}
+
+func TestStoreObserverCountsFailuresAndGroupCommits(t *testing.T) {
+	m := NewMetrics()
+	f := m.StoreObserver()
+	f(objstore.OpGet, "a", time.Millisecond, objstore.ErrNotFound) // an answer, not a failure
+	f(objstore.OpPut, "a", time.Millisecond, errors.New("503 slow down"))
+	f(objstore.OpPutIfAbsent, "__manifest/_log/00000000000000000010.parquet", time.Millisecond, nil)
+	f(objstore.OpPutIfAbsent, "__manifest/_log/00000000000000000017.parquet", time.Millisecond, nil)
+	if got := testutil.ToFloat64(m.storeErrors.WithLabelValues("put")); got != 1 {
+		t.Errorf("put errors %v", got)
+	}
+	if got := testutil.ToFloat64(m.storeErrors.WithLabelValues("get")); got != 0 {
+		t.Errorf("not-found counted as a failure")
+	}
+	metrics, err := m.reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range metrics {
+		switch mf.GetName() {
+		case "flightns_group_commit_size":
+			h := mf.GetMetric()[0].GetHistogram()
+			if h.GetSampleCount() != 1 || h.GetSampleSum() != 7 {
+				t.Errorf("group commit sizes: %d samples, sum %v; want one of 7", h.GetSampleCount(), h.GetSampleSum())
+			}
+		case "flightns_materialize_duration_seconds":
+			if c := mf.GetMetric()[0].GetHistogram().GetSampleCount(); c != 2 {
+				t.Errorf("materialize samples %d", c)
+			}
+		}
+	}
+}
+
+func TestRedisHookCountsFailuresNotNilReplies(t *testing.T) {
+	m := NewMetrics()
+	h := redisHook{m}
+	h.count(redis.Nil)
+	h.count(nil)
+	h.count(context.Canceled)
+	h.count(errors.New("dial tcp: connection refused"))
+	if got := testutil.ToFloat64(m.redisErrors.WithLabelValues("network")); got != 1 {
+		t.Errorf("network errors %v", got)
+	}
+}
+
+func TestHTTPMiddlewareLabelsByLanceCodeAndKeepsRequestIDs(t *testing.T) {
+	m := NewMetrics()
+	var logBuf bytes.Buffer
+	log := slog.New(slog.NewJSONHandler(&logBuf, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	inner := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if RequestID(r.Context()) == "" {
+			t.Error("no request id in the handler's context")
+		}
+		if strings.HasSuffix(r.URL.Path, "/create") {
+			w.WriteHeader(http.StatusConflict)
+			_ = json.NewEncoder(w).Encode(map[string]any{"error": "taken", "code": 14})
+			return
+		}
+		_, _ = w.Write([]byte(`{}`))
+	})
+	h := HTTPMiddleware(inner, func(p string) string { return p[strings.LastIndexByte(p, '/')+1:] }, m, log)
+	req := httptest.NewRequest(http.MethodPost, "/v1/table/t/version/create", nil)
+	req.Header.Set(RequestIDHeader, "abc-123")
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	if rec.Header().Get(RequestIDHeader) != "abc-123" {
+		t.Errorf("request id not echoed: %q", rec.Header().Get(RequestIDHeader))
+	}
+	rec = httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/v1/table/t/describe", nil))
+	if rec.Header().Get(RequestIDHeader) == "" {
+		t.Error("no request id made")
+	}
+	if got := testutil.ToFloat64(m.requests.WithLabelValues("rest", "create", "ConcurrentModification")); got != 1 {
+		t.Errorf("conflict not labelled by its Lance code: %v", got)
+	}
+	if got := testutil.ToFloat64(m.requests.WithLabelValues("rest", "describe", "OK")); got != 1 {
+		t.Errorf("success not counted: %v", got)
+	}
+	if !strings.Contains(logBuf.String(), `"request_id":"abc-123"`) {
+		t.Errorf("log lacks the request id: %s", logBuf.String())
+	}
+}
+
+func TestFlightCodesAndOps(t *testing.T) {
+	st, _ := status.New(codes.Aborted, "taken").WithDetails()
+	cases := map[string]error{
+		"OK":       nil,
+		"Aborted":  st.Err(),
+		"Canceled": context.Canceled,
+	}
+	for want, err := range cases {
+		if got := codeName(err); got != want {
+			t.Errorf("codeName(%v) = %q, want %q", err, got, want)
+		}
+	}
+	if got := methodName("/arrow.flight.protocol.FlightService/DoGet"); got != "DoGet" {
+		t.Errorf("methodName: %q", got)
+	}
+	if got := commandName([]byte("not a proto")); got != "cmd" {
+		t.Errorf("commandName of junk: %q", got)
+	}
+}
+
+func TestLoggerFormatsAndLevels(t *testing.T) {
+	var buf bytes.Buffer
+	log, err := NewLogger(&buf, "json", "warn")
+	if err != nil {
+		t.Fatal(err)
+	}
+	log.Info("hidden")
+	log.Warn("shown", "k", 1)
+	if strings.Contains(buf.String(), "hidden") || !strings.Contains(buf.String(), `"msg":"shown"`) {
+		t.Errorf("json/warn logger wrote %q", buf.String())
+	}
+	if _, err := NewLogger(&buf, "xml", "info"); err == nil {
+		t.Error("format xml accepted")
+	}
+	if _, err := NewLogger(&buf, "text", "loud"); err == nil {
+		t.Error("level loud accepted")
+	}
+}
