@@ -1,12 +1,25 @@
-// Command flightns runs the flightns catalog and commit service and its
-// administration tools.
+// Command flightns runs the flightns catalog and commit service, its
+// clients and its administration tools.
 //
 //	flightns serve     run the server (no flags needed: data under
-//	                   ./flightns-data, a private redis-server child)
+//	                   ./flightns-data, a private redis-server child;
+//	                   Flight SQL :31337, REST :31338, metrics :31339)
+//	flightns query     SQL over a running server (Flight SQL)
+//	flightns ns        namespaces of a running server (REST)
+//	flightns table     tables of a running server (REST)
+//	flightns admin     recover, compact, verify [--repair], gc
 //	flightns bench     measure throughput and latency (JSON report)
 //	flightns version   print the version
 //	flightns help      print usage
 //
-// main only parses flags and wires packages together; every behaviour lives
-// in a package of its own.
+// main only parses flags and wires packages together (obs for metrics and
+// health, repair for the admin work, internal/redisproc for the private
+// Redis and its supervisor); every behaviour lives in a package of its
+// own. serve's lifecycle: metrics and health first (not ready), the
+// catalog opened and recovered, the listeners, ready; on SIGTERM/SIGINT
+// not ready, listeners drained, __manifest flushed, the catalog closed,
+// the private Redis stopped last; a second signal exits with 130.
+//
+// It must not hold state of its own beyond one process's wiring, nor
+// touch Redis keys or storage objects except through the packages.
 package main
