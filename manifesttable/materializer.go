@@ -283,6 +283,24 @@ func (t *Table) translate(ctx context.Context, entries []logEntry) ([]change, er
 				overlay[r.Location] = r.ObjectID
 			}
 			out = append(out, change{seq: e.seq, row: r})
+		case "read_version":
+			// A partition table's read_version moves to v, never down:
+			// claims are logged in claim order, and a late entry of an
+			// older commit must not undo a newer one.
+			v, err := strconv.ParseUint(e.str("v"), 10, 64)
+			if err != nil {
+				return nil, fmt.Errorf("manifesttable: bad read_version entry at %d: %w", e.seq, err)
+			}
+			id := e.str("t")
+			r, seen, ok := lastChange(out, Key{Type: TypeTable, ID: id})
+			if !seen {
+				r, ok = t.Object(TypeTable, id)
+			}
+			if !ok || v <= r.ReadVersion {
+				continue
+			}
+			r.ReadVersion = v
+			out = append(out, change{seq: e.seq, row: r})
 		case "delete":
 			var k logKey
 			if err := json.Unmarshal([]byte(e.str("key")), &k); err != nil {
@@ -381,6 +399,17 @@ func (t *Table) translate(ctx context.Context, entries []logEntry) ([]change, er
 		}
 	}
 	return out, nil
+}
+
+// lastChange finds the last change of k in out: seen if there is one,
+// and its row with ok when it is a put.
+func lastChange(out []change, k Key) (r Row, seen, ok bool) {
+	for i := len(out) - 1; i >= 0; i-- {
+		if out[i].row.Key() == k {
+			return out[i].row, true, !out[i].del
+		}
+	}
+	return Row{}, false, false
 }
 
 // reconcile re-derives every known table's version rows from its

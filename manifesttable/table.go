@@ -95,6 +95,7 @@ type Table struct {
 	byLoc   map[string]string   // table location -> table id
 	heads   map[string]uint64   // table id -> highest current version
 	kids    map[string][]string // namespace id -> child ids (unsorted)
+	iseq    uint64              // the sequence the index stands at
 
 	amu        sync.Mutex // applying segments, in order
 	durable    uint64     // last sequence applied from a segment
@@ -218,6 +219,9 @@ func (t *Table) load(ctx context.Context) error {
 			return fmt.Errorf("manifesttable: loading snapshot %d: %w", seq, err)
 		}
 		t.durable, t.snapshot = seq, seq
+		t.imu.Lock()
+		t.iseq = seq
+		t.imu.Unlock()
 		t.setDurable(seq)
 	}
 	return t.catchUp(ctx)
@@ -273,6 +277,7 @@ func (t *Table) acceptLocked(seg *segment) error {
 		}
 		t.indexChange(*c)
 	}
+	t.iseq = seg.Last
 	t.imu.Unlock()
 	t.durable = seg.Last
 	t.sinceSnap++
@@ -429,6 +434,39 @@ func (t *Table) Objects() []Row {
 	}
 	sortRows(out)
 	return out
+}
+
+// Index is a read-only view of the namespaces and tables at one catalog
+// sequence, valid only inside the function given to View.
+type Index struct{ t *Table }
+
+// Seq is the catalog sequence the view stands at: it holds every change
+// up to it and none after.
+func (x Index) Seq() uint64 { return x.t.iseq }
+
+// Object returns the namespace or table row with that key.
+func (x Index) Object(typ, id string) (*Row, bool) {
+	r, ok := x.t.objects[Key{Type: typ, ID: id}]
+	if !ok {
+		return nil, false
+	}
+	return &r, true
+}
+
+// ChildIDs returns the ids of the namespaces and tables directly inside
+// parent, unsorted. The slice must not be changed.
+func (x Index) ChildIDs(parent string) []string { return x.t.kids[parent] }
+
+// Head returns a table's highest version row (0: none).
+func (x Index) Head(tableID string) uint64 { return x.t.heads[tableID] }
+
+// View calls fn with the index held still: everything fn reads belongs to
+// one catalog sequence, so it never sees part of a segment (and so never
+// part of a transaction). fn must be quick and must not call back into t.
+func (t *Table) View(fn func(Index)) {
+	t.imu.RLock()
+	defer t.imu.RUnlock()
+	fn(Index{t: t})
 }
 
 // Object returns the current namespace or table row with that key.

@@ -56,6 +56,10 @@ func (s *Service) BatchCommitTables(ctx context.Context, req BatchCommitTablesRe
 			return nil, nserror.New(nserror.CodeOf(err), "operation %d: %w", i, err)
 		}
 	}
+	readLog, err := b.readVersions(req.Operations, results)
+	if err != nil {
+		return nil, err
+	}
 	x := &redisclaim.Extras{TxnID: txnID, Guards: b.guards, Writes: b.writes, Deletions: b.deletions}
 	if len(b.entries) > 0 {
 		extra, err := json.Marshal(batchExtra{Entries: b.log, Declares: b.declares, Deregisters: b.deregisters})
@@ -67,6 +71,10 @@ func (s *Service) BatchCommitTables(ctx context.Context, req BatchCommitTablesRe
 		for _, e := range b.log {
 			x.Log = append(x.Log, redisclaim.LogEntry(e))
 		}
+	}
+	x.Log = append(x.Log, readLog...)
+	if len(b.entries) == 0 && len(x.Log) == 0 {
+		return nil, nserror.New(nserror.InvalidInput, "BatchCommitTables: assertions alone change nothing")
 	}
 	batch, err := s.claims.Commit(ctx, b.entries, x)
 	var ge *redisclaim.GuardError
@@ -115,6 +123,7 @@ type batchBuilder struct {
 	deregisteredLocs []string
 	touched          map[string]string // table id -> what the batch does to it
 	declared         map[string]string // table id -> location, declared here
+	readVersionOf    map[int]ID        // set_read_version operation -> table
 }
 
 func (b *batchBuilder) guard(err error, g redisclaim.Guard) {
@@ -154,13 +163,14 @@ func (b *batchBuilder) touch(id ID, what string) error {
 
 func (b *batchBuilder) add(ctx context.Context, i int, op CommitTableOperation, res *CommitTableResult) error {
 	set := 0
-	for _, p := range []bool{op.DeclareTable != nil, op.CreateTableVersion != nil, op.DeleteTableVersions != nil, op.DeregisterTable != nil} {
+	for _, p := range []bool{op.DeclareTable != nil, op.CreateTableVersion != nil, op.DeleteTableVersions != nil, op.DeregisterTable != nil,
+		op.AssertTableVersion != nil, op.SetReadVersion != nil} {
 		if p {
 			set++
 		}
 	}
 	if set != 1 {
-		return nserror.New(nserror.InvalidInput, "an operation sets exactly one of declare_table, create_table_version, delete_table_versions, deregister_table (%d set)", set)
+		return nserror.New(nserror.InvalidInput, "an operation sets exactly one of declare_table, create_table_version, delete_table_versions, deregister_table, assert_table_version, set_read_version (%d set)", set)
 	}
 	s, k := b.s, b.s.k
 	switch {
@@ -271,6 +281,66 @@ func (b *batchBuilder) add(ctx context.Context, i int, op CommitTableOperation, 
 		}
 		b.log = append(b.log, []string{"k", "delete_version_ranges", "t", loc, "ranges", strings.Join(rs, ";")})
 		res.DeleteTableVersions = &BatchDeleteTableVersionsResponse{TransactionID: b.txnID}
+	case op.AssertTableVersion != nil:
+		req := op.AssertTableVersion
+		if err := tableID(req.ID); err != nil {
+			return err
+		}
+		if req.Version < 0 {
+			return nserror.New(nserror.InvalidInput, "assert_table_version: version %d is negative", req.Version)
+		}
+		loc, err := b.existingTable(ctx, req.ID)
+		if err != nil {
+			return err
+		}
+		// Reading the head seeds it from storage when Redis has none yet,
+		// so the guard compares against the real head.
+		heads, _, err := s.claims.LatestVersions(ctx, []string{loc})
+		if err != nil {
+			return err
+		}
+		changed := nserror.New(nserror.ConcurrentModification, "table %q is at version %d, not %d", req.ID.String(), heads[0], req.Version)
+		if heads[0] != uint64(req.Version) {
+			return changed
+		}
+		g := redisclaim.Guard{Op: "eq", Key: s.claims.HeadsKey(), Field: loc, Value: strconv.FormatInt(req.Version, 10)}
+		if req.Version == 0 {
+			g = redisclaim.Guard{Op: "absent", Key: s.claims.HeadsKey(), Field: loc}
+		}
+		b.guard(nserror.New(nserror.ConcurrentModification, "table %q changed since version %d was read", req.ID.String(), req.Version), g)
+		res.AssertTableVersion = &struct{}{}
+	case op.SetReadVersion != nil:
+		req := op.SetReadVersion
+		if err := tableID(req.ID); err != nil {
+			return err
+		}
+		if err := b.touch(req.ID, "read_version"); err != nil {
+			return err
+		}
+		if req.Version < 0 {
+			return nserror.New(nserror.InvalidInput, "set_read_version: version %d is negative", req.Version)
+		}
+		if _, ok := b.declared[req.ID.String()]; ok {
+			return nserror.New(nserror.InvalidInput, "set_read_version: table %q is declared in this batch; declare it first", req.ID.String())
+		}
+		loc, err := b.existingTable(ctx, req.ID)
+		if err != nil {
+			return err
+		}
+		if req.Version > 0 {
+			heads, _, err := s.claims.LatestVersions(ctx, []string{loc})
+			if err != nil {
+				return err
+			}
+			if uint64(req.Version) > heads[0] {
+				return nserror.New(nserror.TableVersionNotFound, "set_read_version: table %q has no version %d (latest %d)", req.ID.String(), req.Version, heads[0])
+			}
+		}
+		if b.readVersionOf == nil {
+			b.readVersionOf = map[int]ID{}
+		}
+		b.readVersionOf[i] = req.ID
+		res.SetReadVersion = &SetReadVersionResponse{Version: req.Version}
 	case op.DeregisterTable != nil:
 		req := op.DeregisterTable
 		if err := tableID(req.ID); err != nil {
@@ -299,6 +369,35 @@ func (b *batchBuilder) add(ctx context.Context, i int, op CommitTableOperation, 
 		res.DeregisterTable = &DeregisterTableResponse{TransactionID: b.txnID, ID: req.ID, Location: s.root.uri(loc)}
 	}
 	return nil
+}
+
+// readVersions turns the batch's set_read_version operations into log
+// entries of the claim itself, so the read versions appear in __manifest
+// at the claim's catalog sequence, in claim order (a later commit's
+// read_version never lands before an earlier one's). Version 0 names the
+// version the batch commits for that table.
+func (b *batchBuilder) readVersions(ops []CommitTableOperation, results []CommitTableResult) ([]redisclaim.LogEntry, error) {
+	var out []redisclaim.LogEntry
+	for i, op := range ops {
+		id, ok := b.readVersionOf[i]
+		if !ok {
+			continue
+		}
+		v := op.SetReadVersion.Version
+		if v == 0 {
+			for _, o := range ops {
+				if o.CreateTableVersion != nil && o.CreateTableVersion.ID.Equal(id) {
+					v = o.CreateTableVersion.Version
+				}
+			}
+			if v == 0 {
+				return nil, nserror.New(nserror.InvalidInput, "operation %d: set_read_version of %q without a version needs a create_table_version of that table in the batch", i, id.String())
+			}
+			results[i].SetReadVersion.Version = v
+		}
+		out = append(out, redisclaim.LogEntry{"k", "read_version", "t", id.String(), "v", strconv.FormatInt(v, 10)})
+	}
+	return out, nil
 }
 
 // txnCommitted is redisclaim's hook for a committed BatchCommitTables

@@ -65,6 +65,9 @@ type CreateNamespaceRequest struct {
 	ID         ID         `json:"id"`
 	Mode       string     `json:"mode,omitempty"`
 	Properties Properties `json:"properties,omitempty"`
+	// Partition makes the row a partition row (Go API only: the planner
+	// sets it; no JSON body can).
+	Partition *PartitionRow `json:"-"`
 }
 
 // CreateNamespaceResponse answers CreateNamespace.
@@ -125,6 +128,8 @@ type DeclareTableRequest struct {
 	Location        string     `json:"location,omitempty"`
 	VendCredentials *bool      `json:"vend_credentials,omitempty"`
 	Properties      Properties `json:"properties,omitempty"`
+	// Partition makes the row a partition row (Go API only).
+	Partition *PartitionRow `json:"-"`
 }
 
 // DeclareTableResponse answers DeclareTable.
@@ -347,6 +352,33 @@ type CommitTableOperation struct {
 	CreateTableVersion  *CreateTableVersionRequest       `json:"create_table_version,omitempty"`
 	DeleteTableVersions *BatchDeleteTableVersionsRequest `json:"delete_table_versions,omitempty"`
 	DeregisterTable     *DeregisterTableRequest          `json:"deregister_table,omitempty"`
+	// Extensions of flightns (not in the Lance Namespace spec), for
+	// serializable writes to partitioned tables.
+	AssertTableVersion *AssertTableVersionRequest `json:"assert_table_version,omitempty"`
+	SetReadVersion     *SetReadVersionRequest     `json:"set_read_version,omitempty"`
+}
+
+// AssertTableVersionRequest is a read-set guard of BatchCommitTables: the
+// batch applies only if the table's latest version is still Version (0: the
+// table has no version). A failed assertion is ConcurrentModification and
+// nothing is applied.
+type AssertTableVersionRequest struct {
+	ID      ID    `json:"id"`
+	Version int64 `json:"version"`
+}
+
+// SetReadVersionRequest sets a table's read_version column in __manifest,
+// the version readers of a partitioned table read, in the same catalog
+// sequence as the batch's claim. Version 0 means the version this batch
+// commits for the table. read_version only moves up.
+type SetReadVersionRequest struct {
+	ID      ID    `json:"id"`
+	Version int64 `json:"version,omitempty"`
+}
+
+// SetReadVersionResponse holds the read_version set.
+type SetReadVersionResponse struct {
+	Version int64 `json:"version"`
 }
 
 // BatchCommitTablesRequest applies operations atomically.
@@ -361,6 +393,8 @@ type CommitTableResult struct {
 	CreateTableVersion  *CreateTableVersionResponse       `json:"create_table_version,omitempty"`
 	DeleteTableVersions *BatchDeleteTableVersionsResponse `json:"delete_table_versions,omitempty"`
 	DeregisterTable     *DeregisterTableResponse          `json:"deregister_table,omitempty"`
+	AssertTableVersion  *struct{}                         `json:"assert_table_version,omitempty"`
+	SetReadVersion      *SetReadVersionResponse           `json:"set_read_version,omitempty"`
 }
 
 // BatchCommitTablesResponse holds the results, in operation order.

@@ -31,6 +31,7 @@ func (s *Service) CreateNamespace(ctx context.Context, req CreateNamespaceReques
 		props = Properties{}
 	}
 	row := manifesttable.Row{ObjectType: manifesttable.TypeNamespace, ObjectID: req.ID.String(), Metadata: propsJSON(props), CommittedAt: s.now().UTC()}
+	req.Partition.apply(&row)
 	b, err := manifesttable.MarshalRow(row)
 	if err != nil {
 		return nil, err

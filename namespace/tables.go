@@ -29,7 +29,7 @@ func (s *Service) DeclareTable(ctx context.Context, req DeclareTableRequest) (*D
 			return nil, err
 		}
 	}
-	props, err := s.createTable(ctx, req.ID, loc, req.Properties, ModeCreate)
+	props, err := s.createTable(ctx, req.ID, loc, req.Properties, ModeCreate, req.Partition)
 	if err != nil {
 		return nil, err
 	}
@@ -67,7 +67,7 @@ func (s *Service) RegisterTable(ctx context.Context, req RegisterTableRequest) (
 	if !found {
 		return nil, nserror.New(nserror.InvalidInput, "no Lance table at %q (no manifest in its _versions directory)", req.Location)
 	}
-	props, err := s.createTable(ctx, req.ID, loc, req.Properties, mode)
+	props, err := s.createTable(ctx, req.ID, loc, req.Properties, mode, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -75,11 +75,12 @@ func (s *Service) RegisterTable(ctx context.Context, req RegisterTableRequest) (
 }
 
 // createTable indexes and logs a table row, then waits until it is durable.
-func (s *Service) createTable(ctx context.Context, id ID, loc string, props Properties, mode string) (Properties, error) {
+func (s *Service) createTable(ctx context.Context, id ID, loc string, props Properties, mode string, part *PartitionRow) (Properties, error) {
 	if props == nil {
 		props = Properties{}
 	}
 	row := manifesttable.Row{ObjectType: manifesttable.TypeTable, ObjectID: id.String(), Location: loc, Metadata: propsJSON(props), CommittedAt: s.now().UTC()}
+	part.apply(&row)
 	b, err := manifesttable.MarshalRow(row)
 	if err != nil {
 		return nil, err

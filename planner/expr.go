@@ -8,7 +8,8 @@ import (
 type Column struct {
 	Name    string
 	FieldID int32 // the schema's lance:field_id
-	Kind    Kind
+	Kind    Kind  // KindNull: a type the planner cannot reason about
+	Type    string
 }
 
 // Schema is the columns a filter may name.

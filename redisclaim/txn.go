@@ -439,6 +439,10 @@ func (s *Store) txnCommitted(ctx context.Context, rec txnRecord, token string) e
 // own fields in it, e.g. that their part was applied).
 func (s *Store) TxnKey(id string) string { return s.k.Txn(id) }
 
+// HeadsKey is the Redis hash of the tables' head versions (table ->
+// version), for guards of layers above ("the head is still N").
+func (s *Store) HeadsKey() string { return s.k.Heads() }
+
 // Tag is the hash tag every key of the catalog starts with: "{catalog}".
 func (s *Store) Tag() string { return s.k.tag }
 

@@ -1,0 +1,154 @@
+package namespace
+
+import (
+	"context"
+	"errors"
+	"sort"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/flightns/flightns/manifesttable"
+	"github.com/flightns/flightns/nserror"
+	"github.com/flightns/flightns/redisclaim"
+)
+
+// PartitionRow is what makes a namespace or table row a partition row of a
+// partitioned table (DESIGN §4.5): the spec it was written under and its
+// partition values, inherited from its ancestors, by column
+// (partition_field_<field_id>, Go values as manifesttable.ColumnType
+// documents; nil is NULL).
+type PartitionRow struct {
+	SpecID int32
+	Values map[string]any
+}
+
+// apply stamps the partition columns on a row.
+func (p *PartitionRow) apply(r *manifesttable.Row) {
+	if p == nil {
+		return
+	}
+	r.HasSpecID, r.SpecID = true, p.SpecID
+	if len(p.Values) > 0 {
+		r.Extra = make(map[string]any, len(p.Values))
+		for k, v := range p.Values {
+			r.Extra[k] = v
+		}
+	}
+}
+
+// EvolveNamespaceRequest replaces a namespace's properties and creates a
+// child namespace in one atomic step, which succeeds only if the namespace
+// still exists and the child does not: two concurrent evolutions of a
+// partitioned table's spec cannot both win (each claims the child v<N>).
+// Go API only.
+type EvolveNamespaceRequest struct {
+	ID         ID
+	Properties Properties
+	// Child is a name inside ID; ChildPartition stamps its row.
+	Child          string
+	ChildPartition *PartitionRow
+	// Columns reserves partition columns of __manifest with their types
+	// (manifesttable.ColumnType), catalog-wide: a column keeps one type
+	// forever, so a definition that would give it another fails with
+	// InvalidInput, atomically with the rest.
+	Columns map[string]string
+}
+
+// EvolveNamespace applies an EvolveNamespaceRequest and returns once both
+// rows are durable. A child that exists already is ConcurrentModification.
+func (s *Service) EvolveNamespace(ctx context.Context, req EvolveNamespaceRequest) error {
+	if err := req.ID.Validate("namespace"); err != nil {
+		return err
+	}
+	if req.ID.IsRoot() {
+		return nserror.New(nserror.InvalidInput, "the root namespace cannot evolve")
+	}
+	child := req.ID.Child(req.Child)
+	if err := child.Validate("namespace"); err != nil {
+		return err
+	}
+	props := req.Properties
+	if props == nil {
+		props = Properties{}
+	}
+	now := s.now().UTC()
+	parentRow := manifesttable.Row{ObjectType: manifesttable.TypeNamespace, ObjectID: req.ID.String(), Metadata: propsJSON(props), CommittedAt: now}
+	childRow := manifesttable.Row{ObjectType: manifesttable.TypeNamespace, ObjectID: child.String(), Metadata: "{}", CommittedAt: now}
+	req.ChildPartition.apply(&childRow)
+	var log []redisclaim.LogEntry
+	for _, r := range []manifesttable.Row{parentRow, childRow} {
+		raw, err := manifesttable.MarshalRow(r)
+		if err != nil {
+			return err
+		}
+		log = append(log, redisclaim.LogEntry{"k", "put", "row", string(raw)})
+	}
+	id, k := req.ID.String(), s.k
+	x := &redisclaim.Extras{
+		Guards: []redisclaim.Guard{
+			{Op: "eq", Key: k.obj(), Field: id, Value: manifesttable.TypeNamespace},
+			{Op: "absent", Key: k.obj(), Field: child.String()},
+		},
+		Writes: []redisclaim.Write{
+			{Op: "hset", Key: k.obj(), Field: child.String(), Value: manifesttable.TypeNamespace},
+			{Op: "sadd", Key: k.kids(req.ID), Value: child.String()},
+		},
+		Log: log,
+	}
+	for _, col := range sortedKeys(req.Columns) {
+		typ := req.Columns[col]
+		have, err := s.rdb.HGet(ctx, k.pcols(), col).Result()
+		switch {
+		case errors.Is(err, redis.Nil):
+			x.Guards = append(x.Guards, redisclaim.Guard{Op: "absent", Key: k.pcols(), Field: col})
+			x.Writes = append(x.Writes, redisclaim.Write{Op: "hset", Key: k.pcols(), Field: col, Value: typ})
+		case err != nil:
+			return err
+		case have != typ:
+			return nserror.New(nserror.InvalidInput, "column %s of __manifest is %s; it cannot also be %s", col, have, typ)
+		default:
+			x.Guards = append(x.Guards, redisclaim.Guard{Op: "eq", Key: k.pcols(), Field: col, Value: typ})
+		}
+	}
+	batch, err := s.claims.Commit(ctx, nil, x)
+	var ge *redisclaim.GuardError
+	if errors.As(err, &ge) {
+		if ge.Index >= 2 {
+			return nserror.New(nserror.ConcurrentModification, "a concurrent definition reserved a partition column; retry")
+		}
+		if ge.Index == 0 {
+			return nserror.New(nserror.NamespaceNotFound, "namespace %q does not exist", id)
+		}
+		return nserror.New(nserror.ConcurrentModification, "namespace %q already exists: a concurrent change won", child.String())
+	}
+	if err != nil {
+		return err
+	}
+	return s.durable(ctx, batch.Seq)
+}
+
+// PartitionOf returns the partition part of a namespace's or table's row
+// (nil when it has none).
+func PartitionOf(r manifesttable.Row) *PartitionRow {
+	if !r.HasSpecID {
+		return nil
+	}
+	p := &PartitionRow{SpecID: r.SpecID, Values: map[string]any{}}
+	for k, v := range r.Extra {
+		p.Values[k] = v
+	}
+	return p
+}
+
+func sortedKeys(m map[string]string) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// LocationURI is the URI of a table location (a key under the root), as
+// DescribeTable reports it.
+func (s *Service) LocationURI(key string) string { return s.root.uri(key) }
