@@ -361,3 +361,22 @@ func runCLI(t *testing.T, dir string, args ...string) (int, string, string) {
 	}
 	return code, out.String(), errb.String()
 }
+
+// commitVersionNoFail commits version 1 of id without failing the test
+// (for a request that may never be answered).
+func commitVersionNoFail(addr, id, location string) error {
+	dir := strings.TrimPrefix(location, "file://")
+	p := filepath.Join(dir, "_versions", fmt.Sprintf("%020d.manifest-%s", uint64(math.MaxUint64)-1, uuid.NewString()))
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		return err
+	}
+	if err := os.WriteFile(p, []byte("m"), 0o644); err != nil {
+		return err
+	}
+	body := fmt.Sprintf(`{"version":1,"manifest_path":%q,"manifest_size":1}`, "file://"+p)
+	resp, err := http.Post("http://"+addr+"/v1/table/"+id+"/version/create", "application/json", strings.NewReader(body))
+	if err == nil {
+		_ = resp.Body.Close()
+	}
+	return err
+}

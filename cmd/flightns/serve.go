@@ -319,6 +319,10 @@ func debugClaimDelay(log *slog.Logger) redisclaim.StepFunc {
 // not ready; stop accepting and let running requests (commits) finish;
 // flush the materializer; close the catalog; stop the private Redis last.
 func runServer(ctx context.Context, cfg serveConfig, log *slog.Logger) error {
+	authn, err := loadAuth(cfg.authFile)
+	if err != nil {
+		return err
+	}
 	metrics := obs.NewMetrics()
 	deps, err := openDeps(ctx, cfg.store, log, false, objstore.WithObserver(metrics.StoreObserver()))
 	if err != nil {
@@ -345,10 +349,6 @@ func runServer(ctx context.Context, cfg serveConfig, log *slog.Logger) error {
 		log.Info("metrics and health listening", "addr", l.Addr().String(), "paths", "/metrics /healthz /readyz")
 	}
 
-	authn, err := loadAuth(cfg.authFile)
-	if err != nil {
-		return err
-	}
 	log.Info("opening the catalog (recovering Redis state from storage if it was lost)", "root", deps.store.URI(), "redis", deps.addr, "catalog", cfg.store.catalog)
 	start := time.Now()
 	svc, err := namespace.Open(ctx, namespace.Config{Objects: deps.store, Redis: deps.redis, Catalog: cfg.store.catalog, Logger: log,
@@ -384,6 +384,7 @@ func runServer(ctx context.Context, cfg serveConfig, log *slog.Logger) error {
 						case <-time.After(time.Second):
 						}
 					}
+					log.Info("catalog state in Redis checked after the restart (recovered from storage if it was lost)")
 					health.SetDown("")
 					health.Check(ctx)
 				},

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"os"
@@ -265,4 +266,72 @@ func TestRedisURLs(t *testing.T) {
 			t.Errorf("%s: %q, %v; want %q, %q", c.url, addr, err, c.addr, c.err)
 		}
 	}
+}
+
+func TestASecondSignalExitsAtOnceWith130(t *testing.T) {
+	t.Parallel()
+	work := t.TempDir()
+	s := startServer(t, work, []string{"FLIGHTNS_DEBUG_CLAIM_DELAY=10m"})
+	loc := declareTable(t, s.rest, "s", "t")
+	n := s.lineCount()
+	go func() { _ = commitVersionNoFail(s.rest, "s$t", loc) }()
+	s.waitLogAfter(n, "commit held after its claim", 30*time.Second)
+	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT} {
+		if sig == syscall.SIGINT {
+			s.waitLogAfter(n, "flightns stopping", 30*time.Second)
+		}
+		if err := s.cmd.Process.Signal(sig); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.wait()
+	var ee *exec.ExitError
+	if !errors.As(s.exitErr, &ee) || ee.ExitCode() != 130 {
+		t.Fatalf("exit after two signals: %v, want code 130", s.exitErr)
+	}
+	waitGone(t, s.redisPid, "the private redis-server")
+}
+
+func TestAuthFileProtectsFlightAndRESTButNotHealth(t *testing.T) {
+	t.Parallel()
+	work := t.TempDir()
+	authFile := filepath.Join(work, "auth.json")
+	if err := os.WriteFile(authFile, []byte(`{"tokens":[{"token":"token-write-1","name":"etl","role":"write"}],"users":[{"name":"ana","password":"pw","role":"read"}]}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s := startServer(t, work, nil, "--auth-file", authFile)
+	conn, err := grpc.NewClient(s.flight, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	hr, err := healthpb.NewHealthClient(conn).Check(context.Background(), &healthpb.HealthCheckRequest{})
+	_ = conn.Close()
+	if err != nil || hr.GetStatus() != healthpb.HealthCheckResponse_SERVING {
+		t.Errorf("gRPC health without credentials: %v %v", hr, err)
+	}
+	cli := func(args ...string) (int, string, string) {
+		return runCLI(t, work, append(args, "--flight", s.flight, "--rest", "http://"+s.rest)...)
+	}
+	if code, _, errs := cli("ns", "create", "x"); code != 1 || !strings.Contains(errs, "code 16") {
+		t.Errorf("ns create without credentials: exit %d, %s", code, errs)
+	}
+	if code, _, errs := cli("ns", "create", "x", "--token", "token-write-1"); code != 0 {
+		t.Errorf("ns create with a write token: exit %d, %s", code, errs)
+	}
+	if code, _, errs := cli("ns", "create", "y", "--user", "ana", "--password", "pw"); code != 1 || !strings.Contains(errs, "code 15") {
+		t.Errorf("ns create as a reader: exit %d, %s", code, errs)
+	}
+	if code, _, _ := cli("query", "SELECT 1"); code != 1 {
+		t.Errorf("query without credentials: exit %d", code)
+	}
+	if code, out, errs := cli("query", "--user", "ana", "--password", "pw", "SELECT object_id FROM namespaces"); code != 0 || !strings.Contains(out, "x") {
+		t.Errorf("query as ana: exit %d, %s %s", code, out, errs)
+	}
+	if code, out, errs := cli("query", "--token", "token-write-1", "--format", "csv", "SELECT object_id FROM namespaces"); code != 0 || !strings.Contains(out, "x") {
+		t.Errorf("query with a token: exit %d, %s %s", code, out, errs)
+	}
+	if code, _ := httpGet(t, "http://"+s.metrics+"/readyz"); code != 200 {
+		t.Errorf("/readyz needs no credentials: %d", code)
+	}
+	s.stop()
 }

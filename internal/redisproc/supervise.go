@@ -3,6 +3,7 @@ package redisproc
 import (
 	"context"
 	"log/slog"
+	"strings"
 	"time"
 )
 
@@ -37,7 +38,7 @@ func (s *Server) Supervise(ctx context.Context, log *slog.Logger, w Watch) {
 		if ctx.Err() != nil {
 			return
 		}
-		log.Error("the private redis-server exited; restarting it", "addr", s.Addr(), "log", s.tailLog(""))
+		log.Error("the private redis-server exited; restarting it", "addr", s.Addr(), "last_log", lastLines(s.tailLog(""), 3))
 		if w.Died != nil {
 			w.Died()
 		}
@@ -61,4 +62,10 @@ func (s *Server) Supervise(ctx context.Context, log *slog.Logger, w Watch) {
 			w.Restarted(ctx)
 		}
 	}
+}
+
+// lastLines is the last n lines of text.
+func lastLines(text string, n int) string {
+	lines := strings.Split(strings.TrimSpace(text), "\n")
+	return strings.Join(lines[max(0, len(lines)-n):], "\n")
 }
