@@ -59,6 +59,11 @@ func (p *Planner) PlanScan(ctx context.Context, id namespace.ID, filter string) 
 	if err != nil {
 		return nil, err
 	}
+	// Read your writes: every change logged before the plan (versions
+	// linger briefly before their rows are written) is in the index first.
+	if err := p.catchUp(ctx); err != nil {
+		return nil, err
+	}
 	pl := &Plan{Table: t, Filter: e, cols: t.partitionColumns()}
 	norm := nnf(e, false)
 	colIdx := map[string]int{}
