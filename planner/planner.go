@@ -510,4 +510,3 @@ func (p *Planner) Commit(ctx context.Context, id namespace.ID, req CommitRequest
 	}
 	return out, nil
 }
-

@@ -120,4 +120,6 @@ func (c Column) columnType() (manifesttable.ColumnType, error) {
 	return ti.col, nil
 }
 
-func (c Column) String() string { return fmt.Sprintf("%s (%s, field id %d)", c.Name, c.Type, c.FieldID) }
+func (c Column) String() string {
+	return fmt.Sprintf("%s (%s, field id %d)", c.Name, c.Type, c.FieldID)
+}
