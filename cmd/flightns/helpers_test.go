@@ -60,8 +60,9 @@ type server struct {
 }
 
 var (
-	reAddr = regexp.MustCompile(`addr=(\S+)`)
-	rePid  = regexp.MustCompile(`pid=(\d+)`)
+	// text (addr=…) and JSON ("addr":"…") log lines
+	reAddr = regexp.MustCompile(`"?addr"?[=:]"?([0-9.]+:\d+)`)
+	rePid  = regexp.MustCompile(`"?pid"?[=:](\d+)`)
 )
 
 // startServer runs `flightns serve args...` in work with env added, and
