@@ -4,7 +4,10 @@
 // operations as Flight actions. It is a thin adapter: queries go to the
 // manifest table's sandboxed SQL engine, actions to the namespace service.
 //
-// A call travels: gRPC interceptor (authenticate from the authorization,
+// A call travels: the embedder's interceptors (Config.UnaryInterceptors
+// and StreamInterceptors: metrics, request ids, logs) → gRPC interceptor
+// (the gRPC health service, Config.Health, passes without credentials;
+// everything else: authenticate from the authorization,
 // x-api-key or auth-token-bin header; require the read role; turn any
 // error into a gRPC status with the Lance code in an ErrorInfo detail) →
 // Server (Handshake, DoAction and ListActions are its own; everything else
