@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -13,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apache/arrow-go/v18/arrow/flight"
 	"github.com/apache/arrow-go/v18/arrow/flight/flightsql"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
@@ -66,6 +68,24 @@ func TestServeWithNoFlagsServesFlightRESTMetricsAndStopsCleanlyOnSIGTERM(t *test
 	if names := flightNames(t, "127.0.0.1:31337", "SELECT object_id FROM namespaces"); len(names) != 1 || names[0] != "demo" {
 		t.Fatalf("Flight SQL sees namespaces %v, want [demo]", names)
 	}
+	// A Lance operation as a Flight action is labelled by its name.
+	fc, err := flightsql.NewClient("127.0.0.1:31337", nil, nil, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	stream, err := fc.Client.DoAction(context.Background(), &flight.Action{Type: "CreateNamespace", Body: []byte(`{"id":["viaflight"]}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, err := stream.Recv(); err != nil {
+			if err != io.EOF {
+				t.Fatalf("CreateNamespace action: %v", err)
+			}
+			break
+		}
+	}
+	_ = fc.Close()
 	// Health: HTTP and gRPC (on the Flight port, no credentials).
 	if code, body := httpGet(t, "http://127.0.0.1:31339/healthz"); code != 200 {
 		t.Errorf("/healthz: %d %s", code, body)
@@ -87,6 +107,7 @@ func TestServeWithNoFlagsServesFlightRESTMetricsAndStopsCleanlyOnSIGTERM(t *test
 	for _, want := range []string{
 		`flightns_requests_total{code="OK",op="CreateNamespace",surface="rest"} 1`,
 		`flightns_requests_total{code="OK",op="DoGet",surface="flight"} 1`,
+		`flightns_requests_total{code="OK",op="CreateNamespace",surface="flight"} 1`,
 		`flightns_ready 1`,
 		`flightns_materialize_duration_seconds_count`,
 		`flightns_query_duration_seconds_count`,
