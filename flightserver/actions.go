@@ -9,6 +9,7 @@ import (
 
 	"github.com/flightns/flightns/auth"
 	"github.com/flightns/flightns/namespace"
+	"github.com/flightns/flightns/planner"
 )
 
 // action is a Lance Namespace operation exposed as a Flight action: the
@@ -89,6 +90,9 @@ var flightSQLActions = []*flight.ActionType{
 func (s *Server) DoAction(cmd *flight.Action, stream flight.FlightService_DoActionServer) error {
 	a, ok := actionsByName[cmd.GetType()]
 	if !ok {
+		if op, ok := planner.OpByName(cmd.GetType()); ok {
+			return s.doPlannerAction(op, cmd, stream)
+		}
 		return s.FlightServer.DoAction(cmd, stream)
 	}
 	ctx := stream.Context()
@@ -111,6 +115,11 @@ func (s *Server) DoAction(cmd *flight.Action, stream flight.FlightService_DoActi
 func (s *Server) ListActions(_ *flight.Empty, stream flight.FlightService_ListActionsServer) error {
 	for _, a := range actions {
 		if err := stream.Send(&flight.ActionType{Type: a.name, Description: a.desc}); err != nil {
+			return err
+		}
+	}
+	for _, op := range planner.Ops {
+		if err := stream.Send(&flight.ActionType{Type: op.Name, Description: op.Desc}); err != nil {
 			return err
 		}
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/flightns/flightns/auth"
 	"github.com/flightns/flightns/manifesttable"
 	"github.com/flightns/flightns/namespace"
+	"github.com/flightns/flightns/planner"
 )
 
 // Limits bound what one client can ask of the server. Each breach is an
@@ -116,6 +117,8 @@ type Server struct {
 	prepared *preparedSet
 	parked   *parked // results between GetFlightInfo and DoGet
 	grpc     *grpc.Server
+	planner  *planner.Planner
+	plans    *parkedPlans // plans between the PlanScan action and DoGet
 }
 
 // New builds a Server; Serve starts it.
@@ -141,6 +144,8 @@ func New(cfg Config) (*Server, error) {
 		slots:    make(chan struct{}, lim.MaxConcurrentQueries),
 		prepared: newPreparedSet(lim.PreparedTTL, lim.MaxPreparedStatements),
 		parked:   newParked(lim.QueryTimeout, lim.MaxUnfetchedResults),
+		planner:  planner.New(cfg.Service),
+		plans:    newParkedPlans(lim.QueryTimeout, lim.MaxUnfetchedResults),
 	}
 	q := &sqlServer{s: s}
 	q.Alloc = s.alloc

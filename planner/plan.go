@@ -2,6 +2,7 @@ package planner
 
 import (
 	"context"
+	"encoding/json"
 	"strconv"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -237,4 +238,35 @@ func appendValue(b array.Builder, v Value, col manifesttable.ColumnType) {
 	default:
 		b.AppendNull()
 	}
+}
+
+// MarshalJSON renders the plan for JSON clients: the catalog sequence and
+// one object per leaf, partition values by column.
+func (pl *Plan) MarshalJSON() ([]byte, error) {
+	type leaf struct {
+		TableID     string         `json:"table_id"`
+		Location    string         `json:"location"`
+		ReadVersion *uint64        `json:"read_version"`
+		SpecID      int32          `json:"partition_spec_id"`
+		Values      map[string]any `json:"partition_values"`
+		Residual    string         `json:"residual_filter"`
+	}
+	out := struct {
+		Seq    uint64 `json:"catalog_seq"`
+		Leaves []leaf `json:"leaves"`
+	}{Seq: pl.Seq, Leaves: make([]leaf, 0, len(pl.Leaves))}
+	for _, l := range pl.Leaves {
+		j := leaf{TableID: l.ID, Location: l.Location, SpecID: l.SpecID, Values: map[string]any{}, Residual: l.Residual}
+		if l.Version != 0 {
+			v := l.Version
+			j.ReadVersion = &v
+		}
+		for i, c := range pl.cols {
+			if !l.Values[i].Null {
+				j.Values[c.name] = jsonOf(l.Values[i])
+			}
+		}
+		out.Leaves = append(out.Leaves, j)
+	}
+	return json.Marshal(out)
 }

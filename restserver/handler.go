@@ -14,6 +14,7 @@ import (
 	"github.com/flightns/flightns/auth"
 	"github.com/flightns/flightns/namespace"
 	"github.com/flightns/flightns/nserror"
+	"github.com/flightns/flightns/planner"
 )
 
 // DefaultMaxBodyBytes bounds a request body unless Options say otherwise.
@@ -40,7 +41,7 @@ func New(svc *namespace.Service, opts Options) http.Handler {
 	if svc == nil {
 		panic("restserver: New needs a *namespace.Service")
 	}
-	h := &handler{svc: svc, auth: opts.Auth, max: opts.MaxBodyBytes, log: opts.Logger}
+	h := &handler{svc: svc, plan: planner.New(svc), auth: opts.Auth, max: opts.MaxBodyBytes, log: opts.Logger}
 	if h.max <= 0 {
 		h.max = DefaultMaxBodyBytes
 	}
@@ -52,6 +53,7 @@ func New(svc *namespace.Service, opts Options) http.Handler {
 
 type handler struct {
 	svc  *namespace.Service
+	plan *planner.Planner
 	auth *auth.Authenticator
 	max  int64
 	log  *slog.Logger
@@ -65,6 +67,9 @@ type route struct {
 	name  string
 	write bool
 	fn    func(ctx context.Context, s *namespace.Service, c *call) (any, error)
+	// op, when set, is a planner operation (partitioned tables) in fn's
+	// place.
+	op *planner.Op
 }
 
 // The routes below /v1/namespace/{id}/ and /v1/table/{id}/, by the rest of
@@ -73,30 +78,30 @@ type route struct {
 // code 0.
 var (
 	namespaceRoutes = map[string]route{
-		"create":     {"CreateNamespace", true, createNamespace},
-		"list":       {"ListNamespaces", false, listNamespaces},
-		"describe":   {"DescribeNamespace", false, describeNamespace},
-		"drop":       {"DropNamespace", true, dropNamespace},
-		"exists":     {"NamespaceExists", false, namespaceExists},
-		"table/list": {"ListTables", false, listTables},
+		"create":     {"CreateNamespace", true, createNamespace, nil},
+		"list":       {"ListNamespaces", false, listNamespaces, nil},
+		"describe":   {"DescribeNamespace", false, describeNamespace, nil},
+		"drop":       {"DropNamespace", true, dropNamespace, nil},
+		"exists":     {"NamespaceExists", false, namespaceExists, nil},
+		"table/list": {"ListTables", false, listTables, nil},
 	}
 	tableRoutes = map[string]route{
-		"register":         {"RegisterTable", true, registerTable},
-		"describe":         {"DescribeTable", false, describeTable},
-		"exists":           {"TableExists", false, tableExists},
-		"drop":             {"DropTable", true, dropTable},
-		"deregister":       {"DeregisterTable", true, deregisterTable},
-		"declare":          {"DeclareTable", true, declareTable},
-		"create-empty":     {"CreateEmptyTable", true, declareTable},
-		"rename":           {"RenameTable", true, renameTable},
-		"version/list":     {"ListTableVersions", false, listTableVersions},
-		"version/create":   {"CreateTableVersion", true, createTableVersion},
-		"version/describe": {"DescribeTableVersion", false, describeTableVersion},
-		"version/delete":   {"BatchDeleteTableVersions", true, batchDeleteTableVersions},
+		"register":         {"RegisterTable", true, registerTable, nil},
+		"describe":         {"DescribeTable", false, describeTable, nil},
+		"exists":           {"TableExists", false, tableExists, nil},
+		"drop":             {"DropTable", true, dropTable, nil},
+		"deregister":       {"DeregisterTable", true, deregisterTable, nil},
+		"declare":          {"DeclareTable", true, declareTable, nil},
+		"create-empty":     {"CreateEmptyTable", true, declareTable, nil},
+		"rename":           {"RenameTable", true, renameTable, nil},
+		"version/list":     {"ListTableVersions", false, listTableVersions, nil},
+		"version/create":   {"CreateTableVersion", true, createTableVersion, nil},
+		"version/describe": {"DescribeTableVersion", false, describeTableVersion, nil},
+		"version/delete":   {"BatchDeleteTableVersions", true, batchDeleteTableVersions, nil},
 	}
-	listAllTablesRoute    = route{"ListAllTables", false, listAllTables}
-	batchCreateRoute      = route{"BatchCreateTableVersions", true, batchCreateTableVersions}
-	batchCommitTableRoute = route{"BatchCommitTables", true, batchCommitTables}
+	listAllTablesRoute    = route{"ListAllTables", false, listAllTables, nil}
+	batchCreateRoute      = route{"BatchCreateTableVersions", true, batchCreateTableVersions, nil}
+	batchCommitTableRoute = route{"BatchCommitTables", true, batchCommitTables, nil}
 )
 
 // call is one request on its way to the service.
@@ -146,6 +151,9 @@ func match(p string) (route, *string, error) {
 		op := strings.Join(segs[2:], "/")
 		if rt, ok := namespaceRoutes[op]; ok {
 			return rt, &segs[1], nil
+		}
+		if pop, ok := planner.OpByPath(op); ok {
+			return route{name: pop.Name, write: pop.Write, op: &pop}, &segs[1], nil
 		}
 		return route{}, nil, unsupported("namespace", op)
 	case len(segs) >= 3 && segs[0] == "table":
@@ -204,9 +212,17 @@ func (h *handler) serve(w http.ResponseWriter, r *http.Request, rt route, rawID 
 		return nserror.New(nserror.InvalidInput, "reading the request body: %v", err)
 	}
 	c.body = body
-	reply, err := rt.fn(r.Context(), h.svc, c)
+	var reply any
+	if rt.op != nil {
+		reply, err = rt.op.Run(r.Context(), h.plan, body, c.id)
+	} else {
+		reply, err = rt.fn(r.Context(), h.svc, c)
+	}
 	if err != nil {
 		return err
+	}
+	if pl, ok := reply.(*planner.Plan); ok && !wantsJSON(r) {
+		return writePlan(w, pl)
 	}
 	if reply == nil {
 		w.WriteHeader(http.StatusOK)

@@ -1,0 +1,189 @@
+package flightserver
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"sync"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow/flight"
+	"github.com/apache/arrow-go/v18/arrow/ipc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/flightns/flightns/auth"
+	"github.com/flightns/flightns/planner"
+)
+
+// The planner's operations are Flight actions too (planner.Ops): JSON in,
+// JSON out, except PlanScan, whose one result is a serialized FlightInfo
+// whose ticket DoGet streams as Arrow. Engines may also ask for a plan
+// with GetFlightInfo on a CMD descriptor holding {"plan_scan": {"id": …,
+// "filter": …}}.
+
+// planTicketPrefix starts the tickets of plans; the rest is the parked
+// plan's id, a newline, and the request (run again when the plan is gone).
+const planTicketPrefix = "flightns-plan:"
+
+// planCommandKey is the key of a plan_scan command descriptor.
+const planCommandKey = `"plan_scan"`
+
+// doPlannerAction runs one of the planner's operations.
+func (s *Server) doPlannerAction(op planner.Op, cmd *flight.Action, stream flight.FlightService_DoActionServer) error {
+	ctx := stream.Context()
+	need := auth.Read
+	if op.Write {
+		need = auth.Write
+	}
+	if err := auth.Allow(principalOf(ctx), need, op.Name); err != nil {
+		return err
+	}
+	resp, err := op.Run(ctx, s.planner, cmd.GetBody(), nil)
+	if err != nil {
+		return err
+	}
+	var body []byte
+	if pl, ok := resp.(*planner.Plan); ok {
+		info, err := s.planInfo(pl, cmd.GetBody(), &flight.FlightDescriptor{Type: flight.DescriptorCMD, Cmd: cmd.GetBody()})
+		if err != nil {
+			return err
+		}
+		body, err = proto.Marshal(info)
+		if err != nil {
+			return err
+		}
+	} else if body, err = json.Marshal(resp); err != nil {
+		return err
+	}
+	return stream.Send(&flight.Result{Body: body})
+}
+
+// planInfo parks a plan and describes it.
+func (s *Server) planInfo(pl *planner.Plan, request []byte, desc *flight.FlightDescriptor) (*flight.FlightInfo, error) {
+	id, err := s.plans.park(pl)
+	if err != nil {
+		return nil, err
+	}
+	ticket := append([]byte(planTicketPrefix+id+"\n"), request...)
+	return &flight.FlightInfo{
+		Schema:           flight.SerializeSchema(pl.Schema(), s.alloc),
+		FlightDescriptor: desc,
+		Endpoint:         []*flight.FlightEndpoint{{Ticket: &flight.Ticket{Ticket: ticket}}},
+		TotalRecords:     int64(len(pl.Leaves)),
+		TotalBytes:       -1,
+	}, nil
+}
+
+// GetFlightInfo answers a plan_scan command, or hands the descriptor to
+// the Flight SQL handler.
+func (s *Server) GetFlightInfo(ctx context.Context, desc *flight.FlightDescriptor) (*flight.FlightInfo, error) {
+	cmd := bytes.TrimSpace(desc.GetCmd())
+	if desc.GetType() != flight.DescriptorCMD || len(cmd) == 0 || cmd[0] != '{' || !bytes.Contains(cmd, []byte(planCommandKey)) {
+		return s.FlightServer.GetFlightInfo(ctx, desc)
+	}
+	var wrapper struct {
+		PlanScan json.RawMessage `json:"plan_scan"`
+	}
+	if err := json.Unmarshal(cmd, &wrapper); err != nil || wrapper.PlanScan == nil {
+		return s.FlightServer.GetFlightInfo(ctx, desc)
+	}
+	op, _ := planner.OpByName("PlanScan")
+	if err := auth.Allow(principalOf(ctx), auth.Read, op.Name); err != nil {
+		return nil, err
+	}
+	resp, err := op.Run(ctx, s.planner, wrapper.PlanScan, nil)
+	if err != nil {
+		return nil, err
+	}
+	return s.planInfo(resp.(*planner.Plan), wrapper.PlanScan, desc)
+}
+
+// DoGet streams a parked plan (or plans its request again when the plan is
+// gone), or hands the ticket to the Flight SQL handler.
+func (s *Server) DoGet(tkt *flight.Ticket, stream flight.FlightService_DoGetServer) error {
+	rest, ok := bytes.CutPrefix(tkt.GetTicket(), []byte(planTicketPrefix))
+	if !ok {
+		return s.FlightServer.DoGet(tkt, stream)
+	}
+	ctx := stream.Context()
+	if err := auth.Allow(principalOf(ctx), auth.Read, "PlanScan"); err != nil {
+		return err
+	}
+	id, request, _ := bytes.Cut(rest, []byte("\n"))
+	pl := s.plans.take(string(id))
+	if pl == nil {
+		op, _ := planner.OpByName("PlanScan")
+		resp, err := op.Run(ctx, s.planner, request, nil)
+		if err != nil {
+			return err
+		}
+		pl = resp.(*planner.Plan)
+	}
+	recs := pl.Records(s.alloc)
+	defer func() {
+		for _, r := range recs {
+			r.Release()
+		}
+	}()
+	w := flight.NewRecordWriter(stream, ipc.WithSchema(pl.Schema()), ipc.WithAllocator(s.alloc))
+	for _, r := range recs {
+		if err := w.Write(r); err != nil {
+			return err
+		}
+	}
+	return w.Close()
+}
+
+// parkedPlans holds plans between the PlanScan action (or GetFlightInfo)
+// and DoGet, each for at most ttl, at most max at once.
+type parkedPlans struct {
+	mu    sync.Mutex
+	ttl   time.Duration
+	max   int
+	plans map[string]parkedPlan
+}
+
+type parkedPlan struct {
+	plan    *planner.Plan
+	expires time.Time
+}
+
+func newParkedPlans(ttl time.Duration, max int) *parkedPlans {
+	return &parkedPlans{ttl: ttl, max: max, plans: map[string]parkedPlan{}}
+}
+
+func (p *parkedPlans) park(pl *planner.Plan) (string, error) {
+	var b [12]byte
+	_, _ = rand.Read(b[:])
+	id := hex.EncodeToString(b[:])
+	now := time.Now()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for k, v := range p.plans {
+		if now.After(v.expires) {
+			delete(p.plans, k)
+		}
+	}
+	if len(p.plans) >= p.max {
+		return "", status.Errorf(codes.ResourceExhausted, "too many plans not yet fetched (limit %d): fetch (DoGet) what you plan", p.max)
+	}
+	p.plans[id] = parkedPlan{plan: pl, expires: now.Add(p.ttl)}
+	return id, nil
+}
+
+// take removes and returns a parked plan; nil when there is none.
+func (p *parkedPlans) take(id string) *planner.Plan {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	v, ok := p.plans[id]
+	if !ok || time.Now().After(v.expires) {
+		delete(p.plans, id)
+		return nil
+	}
+	delete(p.plans, id)
+	return v.plan
+}

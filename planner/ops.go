@@ -1,0 +1,134 @@
+package planner
+
+import (
+	"context"
+
+	"github.com/flightns/flightns/namespace"
+	"github.com/flightns/flightns/nserror"
+)
+
+// Op is one operation of the planner as the surfaces expose it: Flight
+// actions by Name and REST routes /v1/namespace/{id}/<Path>, both with the
+// JSON body below and the JSON reply Run returns (PlanScan's reply is a
+// *Plan, which the surfaces stream as Arrow). Defining them once here keeps
+// the adapters thin.
+type Op struct {
+	Name  string
+	Path  string
+	Desc  string
+	Write bool
+	// Run decodes body, binds the path's id (REST; nil for Flight), and
+	// calls the planner.
+	Run func(ctx context.Context, p *Planner, body []byte, pathID namespace.ID) (any, error)
+}
+
+// DescribeRequest names a partitioned table.
+type DescribeRequest struct {
+	ID namespace.ID `json:"id"`
+}
+
+// EvolveRequest adds a spec version.
+type EvolveRequest struct {
+	ID   namespace.ID `json:"id"`
+	Spec Spec         `json:"spec"`
+}
+
+// ResolveRequest finds or creates a leaf: from partition values by field
+// id, or from a row by column name (exactly one).
+type ResolveRequest struct {
+	ID     namespace.ID   `json:"id"`
+	Values map[string]any `json:"values,omitempty"`
+	Row    map[string]any `json:"row,omitempty"`
+}
+
+// CommitPartitionsRequest is CommitRequest with the table's id.
+type CommitPartitionsRequest struct {
+	ID namespace.ID `json:"id"`
+	CommitRequest
+}
+
+// PlanScanRequest asks for a plan.
+type PlanScanRequest struct {
+	ID     namespace.ID `json:"id"`
+	Filter string       `json:"filter"`
+}
+
+// Ops are the planner's operations.
+var Ops = []Op{
+	{"CreatePartitionedTable", "partitioned/create", "Create a partitioned table: its schema and partition spec v1.", true,
+		decodeRun(func(ctx context.Context, p *Planner, r *CreateTableRequest) (any, error) {
+			return p.CreateTable(ctx, *r)
+		},
+			func(r *CreateTableRequest) *namespace.ID { return &r.ID })},
+	{"DescribePartitionedTable", "partitioned/describe", "Describe a partitioned table: schema, specs, current spec.", false,
+		decodeRun(func(ctx context.Context, p *Planner, r *DescribeRequest) (any, error) { return p.Describe(ctx, r.ID) },
+			func(r *DescribeRequest) *namespace.ID { return &r.ID })},
+	{"EvolvePartitionSpec", "partitioned/evolve", "Add partition spec version N+1 and make it current.", true,
+		decodeRun(func(ctx context.Context, p *Planner, r *EvolveRequest) (any, error) {
+			return p.EvolveSpec(ctx, r.ID, r.Spec)
+		},
+			func(r *EvolveRequest) *namespace.ID { return &r.ID })},
+	{"ResolvePartition", "partitioned/resolve", "Find or create the leaf table of partition values or of a row (idempotent under races).", true,
+		decodeRun(func(ctx context.Context, p *Planner, r *ResolveRequest) (any, error) {
+			switch {
+			case (r.Values == nil) == (r.Row == nil):
+				return nil, nserror.New(nserror.InvalidInput, "ResolvePartition takes values or a row, exactly one")
+			case r.Row != nil:
+				return p.ResolveRow(ctx, r.ID, r.Row)
+			}
+			return p.ResolveOrCreate(ctx, r.ID, r.Values)
+		}, func(r *ResolveRequest) *namespace.ID { return &r.ID })},
+	{"CommitPartitions", "partitioned/commit", "Commit new versions of several partitions and their read_version atomically, with optional read assertions.", true,
+		decodeRun(func(ctx context.Context, p *Planner, r *CommitPartitionsRequest) (any, error) {
+			return p.Commit(ctx, r.ID, r.CommitRequest)
+		}, func(r *CommitPartitionsRequest) *namespace.ID { return &r.ID })},
+	{"PlanScan", "partitioned/plan_scan", "Plan a scan: the leaf tables that may hold rows matching a SQL filter, as Arrow.", false,
+		decodeRun(func(ctx context.Context, p *Planner, r *PlanScanRequest) (any, error) {
+			return p.PlanScan(ctx, r.ID, r.Filter)
+		},
+			func(r *PlanScanRequest) *namespace.ID { return &r.ID })},
+}
+
+// decodeRun adapts a typed operation: decode the body strictly, bind the
+// path id (a body id that disagrees is InvalidInput), run.
+func decodeRun[Req any](run func(context.Context, *Planner, *Req) (any, error), idOf func(*Req) *namespace.ID) func(context.Context, *Planner, []byte, namespace.ID) (any, error) {
+	return func(ctx context.Context, p *Planner, body []byte, pathID namespace.ID) (any, error) {
+		var req Req
+		if len(body) > 0 {
+			if err := namespace.DecodeRequest(body, &req); err != nil {
+				return nil, err
+			}
+		}
+		id := idOf(&req)
+		if pathID != nil {
+			if *id != nil && !id.Equal(pathID) {
+				return nil, nserror.New(nserror.InvalidInput, "the id in the body %q disagrees with the id in the path %q", id.String(), pathID.String())
+			}
+			*id = pathID
+		}
+		if len(*id) == 0 {
+			return nil, nserror.New(nserror.InvalidInput, "the request names no partitioned table (id)")
+		}
+		return run(ctx, p, &req)
+	}
+}
+
+// OpByName finds an operation by its Flight action name.
+func OpByName(name string) (Op, bool) {
+	for _, o := range Ops {
+		if o.Name == name {
+			return o, true
+		}
+	}
+	return Op{}, false
+}
+
+// OpByPath finds an operation by its REST path below /v1/namespace/{id}/.
+func OpByPath(path string) (Op, bool) {
+	for _, o := range Ops {
+		if o.Path == path {
+			return o, true
+		}
+	}
+	return Op{}, false
+}
