@@ -468,9 +468,9 @@ func runServer(ctx context.Context, cfg serveConfig, log *slog.Logger) error {
 	if err := svc.Table().WaitCaughtUp(sctx); err != nil {
 		log.Warn("__manifest not flushed before the shutdown timeout; the next start materializes the rest from the commit log", "err", err)
 	}
-	closeSvc()
-	stopBg()
+	stopBg() // the supervisor and the health checks end before the catalog closes
 	bg.Wait()
+	closeSvc()
 	log.Info("flightns stopped")
 	return nil
 }
