@@ -7,9 +7,11 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
+	"golang.org/x/term"
 
 	"github.com/flightns/flightns/manifesttable"
 	"github.com/flightns/flightns/namespace"
@@ -151,9 +153,16 @@ func openCatalog(ctx context.Context, sf storeFlags, log *slog.Logger) (*namespa
 	return svc, deps, nil
 }
 
+// isTerminal reports whether w is a terminal: progress is drawn only there
+// (redirected output and logs get the result alone).
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
 // bar is a progress bar over tables on w, and the callback that moves it.
 func bar(w io.Writer, what string) (*progressbar.ProgressBar, repair.Progress) {
-	b := progressbar.NewOptions(-1, progressbar.OptionSetWriter(w), progressbar.OptionSetDescription(what),
+	b := progressbar.NewOptions(-1, progressbar.OptionSetWriter(w), progressbar.OptionSetDescription(what), progressbar.OptionSetVisibility(isTerminal(w)),
 		progressbar.OptionShowCount(), progressbar.OptionSetItsString("tables"), progressbar.OptionShowIts(),
 		progressbar.OptionThrottle(100*time.Millisecond), progressbar.OptionClearOnFinish())
 	return b, func(done, total int) {
@@ -167,7 +176,7 @@ func bar(w io.Writer, what string) (*progressbar.ProgressBar, repair.Progress) {
 // spinner shows a spinner on w until the returned func is called.
 func spinner(w io.Writer, what string) func() {
 	b := progressbar.NewOptions(-1, progressbar.OptionSetWriter(w), progressbar.OptionSetDescription(what),
-		progressbar.OptionSpinnerType(14), progressbar.OptionClearOnFinish(), progressbar.OptionThrottle(100*time.Millisecond))
+		progressbar.OptionSetVisibility(isTerminal(w)), progressbar.OptionSpinnerType(14), progressbar.OptionClearOnFinish(), progressbar.OptionThrottle(100*time.Millisecond))
 	stop := make(chan struct{})
 	done := make(chan struct{})
 	go func() {
