@@ -2,7 +2,9 @@ package flightserver
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -10,7 +12,9 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/flightns/flightns/namespace"
 	"github.com/flightns/flightns/nserror"
+	"github.com/flightns/flightns/planner"
 )
 
 const plannerSchema = `{"fields":[
@@ -133,4 +137,79 @@ func TestPlannerActionsNeedTheirRoles(t *testing.T) {
 	wantStatus(t, "a reader creating a partitioned table", err, codes.PermissionDenied)
 	err = doAction(ctx, c, "PlanScan", map[string]any{"id": []string{"x"}}, nil)
 	wantStatus(t, "planning without credentials", err, codes.Unauthenticated)
+}
+
+func TestPlanScanIsASQLTableFunction(t *testing.T) {
+	e := start(t)
+	ctx := context.Background()
+	c := e.client()
+	create := map[string]any{"id": []string{"ev"}, "schema": json.RawMessage(plannerSchema),
+		"spec": map[string]any{"fields": []any{map[string]any{"source_ids": []int{2}, "transform": map[string]any{"type": "identity"}}}}}
+	if err := doAction(ctx, c.Client, "CreatePartitionedTable", create, nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, country := range []string{"pt", "es", "fr"} {
+		if err := doAction(ctx, c.Client, "ResolvePartition", map[string]any{"id": []string{"ev"}, "values": map[string]any{"1": country}}, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	info, err := c.Execute(ctx, `SELECT partition_field_1 AS country, residual_filter FROM plan_scan('ev', 'country IN (''pt'', ''fr'') AND day IS NULL') ORDER BY 1`)
+	_, recs := fetch(t, ctx, c, info, err)
+	if got := column(t, recs, "country"); len(got) != 2 || got[0] != "fr" || got[1] != "pt" {
+		t.Fatalf("plan_scan in SQL gave %v", got)
+	}
+	if got := column(t, recs, "residual_filter"); got[0] != "day IS NULL" {
+		t.Fatalf("residual %v", got)
+	}
+	// A join with __manifest works; errors are the planner's.
+	info, err = c.Execute(ctx, `SELECT count(*) AS n FROM plan_scan('ev', '') p JOIN __manifest m ON m.object_id = p.table_id`)
+	if _, recs = fetch(t, ctx, c, info, err); column(t, recs, "n")[0] != "3" {
+		t.Fatalf("join gave %v", column(t, recs, "n"))
+	}
+	_, err = c.Execute(ctx, `SELECT * FROM plan_scan('ev', 'nope = 1')`)
+	if err == nil || !strings.Contains(err.Error(), `unknown column "nope"`) {
+		t.Fatalf("a bad filter in SQL: %v", err)
+	}
+	// NULL arguments are a clear error, not a crashed server (the patched
+	// duckdb-go of third_party/).
+	for _, q := range []string{`SELECT * FROM plan_scan(NULL, NULL)`, `SELECT * FROM plan_scan(CAST(NULL AS VARCHAR), 'TRUE')`} {
+		if _, err := c.Execute(ctx, q); err == nil || !strings.Contains(err.Error(), "names no partitioned table") && !strings.Contains(err.Error(), "id") {
+			t.Errorf("%s: %v", q, err)
+		}
+	}
+	info, err = c.Execute(ctx, `SELECT count(*) AS n FROM plan_scan('ev', NULL)`)
+	if _, recs = fetch(t, ctx, c, info, err); column(t, recs, "n")[0] != "3" {
+		t.Fatalf("a NULL filter is no filter: %v", column(t, recs, "n"))
+	}
+}
+
+// plan_scan from the clients users have: ADBC (prepared, with the filter
+// bound as a parameter) and Go's database/sql driver.
+func TestPlanScanFromADBCAndDatabaseSQL(t *testing.T) {
+	e := start(t)
+	p := planner.New(e.svc)
+	var spec planner.Spec
+	_ = json.Unmarshal([]byte(`{"fields":[{"source_ids":[1],"transform":{"type":"year"}}]}`), &spec)
+	must(p.CreateTable(context.Background(), planner.CreateTableRequest{ID: namespace.ID{"y"}, Schema: json.RawMessage(plannerSchema), Spec: spec}))
+	for _, d := range []string{"2022-03-01", "2023-03-01", "2024-03-01"} {
+		must(p.ResolveRow(context.Background(), namespace.ID{"y"}, map[string]any{"day": d}))
+	}
+	cn := e.adbcConn(nil)
+	defer func() { _ = cn.Close() }()
+	recs, err := adbcQuery(t, cn, "SELECT count(*) AS n FROM plan_scan('y', ?)", record("day >= DATE '2023-01-01'"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := recs[0].Column(0).(*array.Int64).Value(0); n != 2 {
+		t.Fatalf("ADBC: %d leaves, want 2", n)
+	}
+	db, err := sql.Open("flightsql", "flightsql://"+e.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = db.Close() }()
+	var n int64
+	if err := db.QueryRowContext(context.Background(), "SELECT count(*) FROM plan_scan('y', 'day < ''2023-01-01''')").Scan(&n); err != nil || n != 1 {
+		t.Fatalf("database/sql: %d, %v", n, err)
+	}
 }

@@ -147,6 +147,9 @@ func New(cfg Config) (*Server, error) {
 		planner:  planner.New(cfg.Service),
 		plans:    newParkedPlans(lim.QueryTimeout, lim.MaxUnfetchedResults),
 	}
+	if err := s.planner.RegisterSQL(context.Background()); err != nil {
+		return nil, fmt.Errorf("flightserver: the plan_scan SQL function: %w", err)
+	}
 	q := &sqlServer{s: s}
 	q.Alloc = s.alloc
 	version := cfg.Version

@@ -39,3 +39,5 @@ func (e *engine) versionRowsOf(context.Context, string) ([]Row, error) { return 
 func (e *engine) schema(context.Context, string) (*arrow.Schema, []arrow.DataType, error) {
 	return nil, nil, errNoEngine
 }
+
+func (e *engine) registerTableFunction(context.Context, TableFunc) error { return errNoEngine }
