@@ -332,9 +332,6 @@ func runServer(ctx context.Context, cfg serveConfig, log *slog.Logger) error {
 	deps.redis.AddHook(metrics.RedisHook())
 
 	health := obs.NewHealth(func(ctx context.Context) error { return deps.redis.Ping(ctx).Err() }, metrics, log)
-	var bg sync.WaitGroup
-	bgCtx, stopBg := context.WithCancel(context.WithoutCancel(ctx))
-	defer func() { stopBg(); bg.Wait() }() // before deps.close: the supervisor stops before the private Redis
 
 	// Metrics and health answer from the start: not ready until recovered.
 	var metricsSrv *http.Server
@@ -363,6 +360,11 @@ func runServer(ctx context.Context, cfg serveConfig, log *slog.Logger) error {
 		}
 	})
 	defer closeSvc()
+	// Background work (the supervisor, the health checks) ends before the
+	// catalog closes and the private Redis stops: this runs first.
+	var bg sync.WaitGroup
+	bgCtx, stopBg := context.WithCancel(context.WithoutCancel(ctx))
+	defer func() { stopBg(); bg.Wait() }()
 	log.Info("catalog open", "took", time.Since(start).Round(time.Millisecond), "objects", len(svc.Table().Objects()), "catalog_seq", svc.Table().Visible())
 	if deps.private != nil {
 		bg.Add(1)
