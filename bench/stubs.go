@@ -33,3 +33,7 @@ func namespaceScenario() Scenario {
 func lanceScenario() Scenario {
 	return needsDuckDB("lance", "LanceDB appends through flightns REST vs Lance's directory namespace")
 }
+
+func planScenario() Scenario {
+	return needsDuckDB("plan", "plan_scan at 10k and 100k leaves")
+}

@@ -61,7 +61,7 @@ func (r row) get(c Column) Value {
 // field known).
 func leafOf(t testing.TB, sp *specPlan, r row) leafValues {
 	t.Helper()
-	lv := leafValues{vals: make([]Value, len(sp.fields)), known: make([]bool, len(sp.fields))}
+	lv := newLeafValues(len(sp.fields))
 	for i := range sp.fields {
 		f := &sp.fields[i]
 		src := make([]Value, len(f.sources))
@@ -72,7 +72,7 @@ func leafOf(t testing.TB, sp *specPlan, r row) leafValues {
 		if err != nil {
 			t.Fatal(err)
 		}
-		lv.vals[i], lv.known[i] = v, true
+		sp.set(&lv, i, v)
 	}
 	return lv
 }

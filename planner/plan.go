@@ -75,10 +75,10 @@ func (p *Planner) PlanScan(ctx context.Context, id namespace.ID, filter string) 
 		pl.Seq = ix.Seq()
 		for _, sp := range t.plans {
 			w := walker{p: p, ix: ix, plan: sp, filter: norm, out: pl, colIdx: colIdx,
-				lv: leafValues{vals: make([]Value, len(sp.fields)), known: make([]bool, len(sp.fields))}}
+				lv: newLeafValues(len(sp.fields))}
 			root := t.ID.Child("v" + strconv.Itoa(int(sp.spec.ID))).String()
 			if _, ok := ix.Object(manifesttable.TypeNamespace, root); ok {
-				w.walk(root, 0)
+				w.walk(root, 0, norm)
 			}
 		}
 	})
@@ -112,34 +112,28 @@ type walker struct {
 }
 
 // walk visits the children of a partition namespace at depth level (the
-// number of fields whose values are known).
-func (w *walker) walk(parent string, level int) {
+// number of fields whose values are known); residual is what is left of
+// the filter there.
+func (w *walker) walk(parent string, level int, residual Expr) {
 	fields := w.plan.fields
-	for _, child := range w.ix.ChildIDs(parent) {
-		if level == len(fields) {
-			if child != parent+namespace.Delimiter+LeafName {
-				continue
-			}
-			r, ok := w.ix.Object(manifesttable.TypeTable, child)
-			if !ok {
-				continue
-			}
-			t, residual := w.plan.judge(w.filter, &w.lv)
-			if t == no {
-				continue
-			}
+	if level == len(fields) {
+		// The leaf knows no more than its namespace: its judgement is made.
+		if r, ok := w.ix.Object(manifesttable.TypeTable, parent+namespace.Delimiter+LeafName); ok {
 			w.emit(r, residual)
-			continue
 		}
+		return
+	}
+	f := &fields[level]
+	for _, child := range w.ix.ChildIDs(parent) {
 		r, ok := w.ix.Object(manifesttable.TypeNamespace, child)
 		if !ok {
 			continue
 		}
-		f := &fields[level]
-		v, known := valueOf(r.Extra[f.Column()], f.kind)
-		w.lv.vals[level], w.lv.known[level] = v, known
-		if t, _ := w.plan.judge(w.filter, &w.lv); t != no {
-			w.walk(child, level+1)
+		if v, known := valueOf(r.Extra[w.plan.cols[level]], f.kind); known {
+			w.plan.set(&w.lv, level, v)
+		}
+		if t, res := w.plan.judge(w.filter, &w.lv); t != no {
+			w.walk(child, level+1, res)
 		}
 		w.lv.known[level] = false
 	}

@@ -56,18 +56,20 @@ func nnf(e Expr, neg bool) Expr {
 type specPlan struct {
 	spec   *Spec
 	fields []resolved
-	byCol  map[string][]int // lower-cased source column -> single-source fields
+	byCol  map[string][]int // source column (its schema name) -> single-source fields
+	cols   []string         // each field's __manifest column
 	multi  []int            // multi_bucket fields
 }
 
 func compileSpec(sp *Spec, fields []resolved) *specPlan {
 	p := &specPlan{spec: sp, fields: fields, byCol: map[string][]int{}}
 	for i, f := range fields {
+		p.cols = append(p.cols, f.Column())
 		switch {
 		case f.Transform != nil && f.Transform.Type == TransformMultiBucket:
 			p.multi = append(p.multi, i)
 		case f.Transform != nil && len(f.sources) == 1:
-			c := strings.ToLower(f.sources[0].Name)
+			c := f.sources[0].Name
 			p.byCol[c] = append(p.byCol[c], i)
 		}
 	}
@@ -75,33 +77,40 @@ func compileSpec(sp *Spec, fields []resolved) *specPlan {
 }
 
 // leafValues are the partition values known so far down a path: vals[i]
-// is field i's value when known[i].
+// is field i's value when known[i], and dom[i] what it says about its
+// source column (computed once, when the value is set).
 type leafValues struct {
 	vals  []Value
 	known []bool
+	dom   []domain
+}
+
+func newLeafValues(n int) leafValues {
+	return leafValues{vals: make([]Value, n), known: make([]bool, n), dom: make([]domain, n)}
+}
+
+// set makes field i's value known.
+func (p *specPlan) set(lv *leafValues, i int, v Value) {
+	lv.vals[i], lv.known[i] = v, true
+	fd, usable := p.fields[i].preimage(v)
+	if !usable {
+		// A hash still tells NULL from not NULL.
+		fd = domain{null: v.Null}
+	}
+	lv.dom[i] = fd
 }
 
 // domainOf intersects what the known fields on a column say about it;
 // ok=false when they say nothing.
 func (p *specPlan) domainOf(col string, lv *leafValues) (d domain, ok bool) {
-	for _, i := range p.byCol[strings.ToLower(col)] {
+	for _, i := range p.byCol[col] {
 		if !lv.known[i] {
 			continue
 		}
-		f := &p.fields[i]
-		fd, usable := f.preimage(lv.vals[i])
-		if !usable {
-			// A hash still tells NULL from not NULL.
-			if lv.vals[i].Null {
-				fd = domain{null: true}
-			} else {
-				fd = domain{}
-			}
-		}
 		if !ok {
-			d, ok = fd, true
+			d, ok = lv.dom[i], true
 		} else {
-			d = d.intersect(fd)
+			d = d.intersect(lv.dom[i])
 		}
 	}
 	return d, ok
@@ -110,7 +119,7 @@ func (p *specPlan) domainOf(col string, lv *leafValues) (d domain, ok bool) {
 // bucketExcludes reports whether a known bucket field on col rules out a
 // row whose col equals v.
 func (p *specPlan) bucketExcludes(col string, v Value, lv *leafValues) bool {
-	for _, i := range p.byCol[strings.ToLower(col)] {
+	for _, i := range p.byCol[col] {
 		f := &p.fields[i]
 		if !lv.known[i] || lv.vals[i].Null || f.Transform.Type != TransformBucket {
 			continue

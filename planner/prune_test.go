@@ -269,9 +269,9 @@ func TestPlanNeverDropsAMatchingPartition(t *testing.T) {
 			}
 			// Every prefix of the path survives too.
 			for level := 0; level < len(sp.fields); level++ {
-				part := leafValues{vals: lv.vals, known: make([]bool, len(sp.fields))}
+				part := newLeafValues(len(sp.fields))
 				for i := 0; i < level; i++ {
-					part.known[i] = true
+					sp.set(&part, i, lv.vals[i])
 				}
 				if pj, _ := sp.judge(norm, &part); want == 1 && pj == no {
 					rt.Fatalf("filter %s pruned the path of row %v at level %d", filter, r, level)
