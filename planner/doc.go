@@ -1,6 +1,38 @@
-// Package planner answers plan_scan for partitioned tables as Arrow record
-// batches, pruning partitions through their transforms, and commits writes
-// that span partitions atomically (DESIGN §4.5).
+// Package planner serves partitioned tables (DESIGN §4.5): a partitioned
+// table is a namespace whose properties hold its schema ("schema", a
+// JsonArrowSchema with lance:field_id on every field) and its partition
+// specs (partition_spec_v<N>); under it, per spec version, a namespace
+// v<N>, one namespace level per partition field, and a leaf table
+// "dataset" holding the partition's rows. Partition values are the
+// partition_field_<field_id> columns of those rows in __manifest.
 //
-// Not yet implemented; see issue "planner".
+// What it does:
+//
+//   - Specs and their evolution: transforms identity, year, month, day,
+//     hour (Iceberg's results: years, months and hours since 1970, days as
+//     a date), bucket and multi_bucket (Murmur3 x86 32-bit, seed 0, over
+//     Iceberg's bytes for each type), truncate (integers toward zero,
+//     strings by characters); expression fields are stored and carried but
+//     never used to prune. Field ids are reused only with the same
+//     signature; concurrent evolutions cannot both win.
+//   - ResolveRow / ResolveOrCreate: partition namespaces are named by 16
+//     base36 characters of SHA-256(field id, value), so racing creators
+//     agree on every name and end at one leaf.
+//   - PlanScan: parses a SQL filter (errors carry the position), walks each
+//     spec's tree in the catalog index at one catalog sequence, judges the
+//     filter at every level through the transforms' preimages (inclusive
+//     projection; the fields of one column nest, so a day range over a
+//     year+month table keeps exactly those months) and keeps every leaf
+//     that may hold a matching row, with the residual filter. Answers are
+//     Arrow record batches; plan_scan is also a SQL table function.
+//   - Commit: a write across partitions is one BatchCommitTables
+//     transaction — a create_table_version and a set_read_version per
+//     written leaf, an assert_table_version per leaf read — so plans see
+//     all of it or none of it.
+//
+// Invariants: a plan never drops a leaf that may hold a matching row (the
+// property test checks it against brute force), and all it reads belongs
+// to one catalog sequence. The package keeps no state but a cache of parsed
+// definitions; it never writes Redis or object storage itself — every
+// change goes through the namespace service.
 package planner
