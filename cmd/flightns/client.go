@@ -97,7 +97,7 @@ func queryCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 func runQuery(ctx context.Context, cf clientFlags, sql, format string, out io.Writer) error {
 	creds := insecure.NewCredentials()
 	if cf.tls {
-		creds = credentials.NewTLS(&tls.Config{InsecureSkipVerify: cf.skipVerify}) //nolint:gosec // an explicit testing flag
+		creds = credentials.NewTLS(&tls.Config{InsecureSkipVerify: cf.skipVerify})
 	}
 	c, err := flightsql.NewClient(cf.flightAddr, nil, nil, grpc.WithTransportCredentials(creds))
 	if err != nil {
@@ -482,7 +482,7 @@ func restDo(ctx context.Context, cf clientFlags, op restOp, names []string) ([]b
 	}
 	hc := http.DefaultClient
 	if cf.skipVerify {
-		hc = &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}} //nolint:gosec // an explicit testing flag
+		hc = &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
 	}
 	resp, err := hc.Do(req)
 	if err != nil {

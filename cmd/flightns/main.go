@@ -34,9 +34,9 @@ func main() {
 		// The first SIGINT/SIGTERM asks for a graceful stop; a second one
 		// exits at once (the private Redis dies with us: its parent-death
 		// signal).
-		sig := <-sigs
+		<-sigs
 		cancel()
-		sig = <-sigs
+		sig := <-sigs
 		_, _ = fmt.Fprintf(os.Stderr, "flightns: second signal (%v): exiting now\n", sig)
 		os.Exit(130)
 	}()

@@ -79,7 +79,7 @@ func TestServeWithNoFlagsServesFlightRESTMetricsAndStopsCleanlyOnSIGTERM(t *test
 	}
 	for {
 		if _, err := stream.Recv(); err != nil {
-			if err != io.EOF {
+			if !errors.Is(err, io.EOF) {
 				t.Fatalf("CreateNamespace action: %v", err)
 			}
 			break
@@ -263,7 +263,8 @@ func TestServeWithoutRedisServerNamesThePackage(t *testing.T) {
 	cmd.Dir = t.TempDir()
 	cmd.Env = append(os.Environ(), "PATH="+t.TempDir())
 	out, err := cmd.CombinedOutput()
-	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 || !strings.Contains(string(out), "apt-get install -y redis-server") {
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 1 || !strings.Contains(string(out), "apt-get install -y redis-server") {
 		t.Fatalf("serve without redis-server: %v\n%s", err, out)
 	}
 }
