@@ -5,7 +5,6 @@ package manifesttable
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -122,7 +121,7 @@ func (s *recordSource) FillRow(row duckdb.Row) (bool, error) {
 		if !row.IsProjected(c) {
 			continue
 		}
-		if err := row.SetRowValue(c, cell(rec.Column(c), s.i)); err != nil {
+		if err := row.SetRowValue(c, duckValue(rec.Column(c), s.i)); err != nil {
 			return false, err
 		}
 	}
@@ -130,30 +129,14 @@ func (s *recordSource) FillRow(row duckdb.Row) (bool, error) {
 	return true, nil
 }
 
-// cell is an Arrow value as the Go value DuckDB's appender takes.
-func cell(a arrow.Array, i int) any {
+// duckValue is an Arrow value as the Go value DuckDB's appender takes: the
+// extra columns' Go values, but a date as a time.
+func duckValue(a arrow.Array, i int) any {
 	if a.IsNull(i) {
 		return nil
 	}
-	switch c := a.(type) {
-	case *array.String:
-		return c.Value(i)
-	case *array.Binary:
-		return c.Value(i)
-	case *array.Boolean:
-		return c.Value(i)
-	case *array.Int32:
-		return c.Value(i)
-	case *array.Int64:
-		return c.Value(i)
-	case *array.Uint64:
-		return c.Value(i)
-	case *array.Float64:
-		return c.Value(i)
-	case *array.Date32:
-		return c.Value(i).ToTime()
-	case *array.Timestamp:
-		return time.UnixMicro(int64(c.Value(i))).UTC()
+	if d, ok := a.(*array.Date32); ok {
+		return d.Value(i).ToTime()
 	}
-	return nil
+	return extraValue(a, i)
 }
