@@ -212,7 +212,8 @@ func (e Like) Prefix() (string, bool) {
 func quoteIdent(name string) string {
 	plain := name != ""
 	for i, r := range name {
-		if !(r == '_' || r >= 'a' && r <= 'z' || i > 0 && r >= '0' && r <= '9') {
+		lowerOrDigit := r == '_' || r >= 'a' && r <= 'z' || i > 0 && r >= '0' && r <= '9'
+		if !lowerOrDigit {
 			plain = false
 			break
 		}

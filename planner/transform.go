@@ -212,7 +212,8 @@ func (d domain) intersect(o domain) domain {
 	}
 	if d.lo != nil && d.hi != nil {
 		c := d.lo.Compare(*d.hi)
-		if c > 0 || c == 0 && !(d.loIncl && d.hiIncl) {
+		closed := d.loIncl && d.hiIncl
+		if c > 0 || c == 0 && !closed {
 			return domain{empty: true}
 		}
 	}
