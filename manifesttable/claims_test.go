@@ -135,6 +135,28 @@ func TestAGapInTheLogIsRepairedFromStorage(t *testing.T) {
 	}
 }
 
+// A partition's read_version that names a version storage never got (its
+// claim was lost with Redis) falls back to the newest final version when
+// the gap is repaired.
+func TestARepairedGapTakesReadVersionsBackToStorage(t *testing.T) {
+	e := newTenv(t)
+	tb := e.open()
+	commit(t, tb, put(Row{ObjectType: TypeTable, ObjectID: "p", Location: "loc_p"}))
+	cs := e.claims(tb)
+	waitFor(t, tb, e.stageAndPut(cs, "loc_p", 1).Seq)
+	commit(t, tb, put(Row{ObjectType: TypeTable, ObjectID: "p", Location: "loc_p", ReadVersion: 3}))
+	_ = tb.Close()
+	e.redis.FlushAll()
+	tb = e.open()
+	defer func() { _ = tb.Close() }()
+	l := e.stageAndPut(e.claims(tb), "loc_p", 2)
+	waitFor(t, tb, l.Seq)
+	r, _ := tb.Object(TypeTable, "p")
+	if r.ReadVersion != 1 && r.ReadVersion != 2 {
+		t.Fatalf("read_version after the repair: %d, want a version in storage (1 or 2)", r.ReadVersion)
+	}
+}
+
 // Version rows alone linger in the log (their manifests are durable
 // already) until the linger ends, a catalog change arrives, or someone
 // waits for them.

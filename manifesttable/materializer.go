@@ -421,9 +421,13 @@ func (t *Table) reconcile(ctx context.Context, seq uint64) ([]change, error) {
 	}
 	t.imu.RLock()
 	tables := map[string]string{} // id -> location
+	reads := map[string]Row{}     // tables with a read_version
 	for k, r := range t.objects {
 		if k.Type == TypeTable && r.Location != "" {
 			tables[k.ID] = r.Location
+			if r.ReadVersion > 0 {
+				reads[k.ID] = r
+			}
 		}
 	}
 	for id := range t.heads {
@@ -461,6 +465,16 @@ func (t *Table) reconcile(ctx context.Context, seq uint64) ([]change, error) {
 			if !found[v] {
 				out = append(out, change{seq: seq, del: true, row: Row{ObjectType: TypeTableVersion, ObjectID: id, TableVersion: v}})
 			}
+		}
+		// A read_version whose version never became final (its claim was
+		// lost with Redis before its transaction was recorded) falls back
+		// to the newest version storage has.
+		if r, ok := reads[id]; ok && !found[r.ReadVersion] {
+			r.ReadVersion = 0
+			for v := range found {
+				r.ReadVersion = max(r.ReadVersion, v)
+			}
+			out = append(out, change{seq: seq, row: r})
 		}
 	}
 	return out, nil
