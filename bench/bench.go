@@ -28,6 +28,17 @@ type Config struct {
 	Duration time.Duration
 	// Progress receives one line per finished measurement (may be nil).
 	Progress io.Writer
+	// ProgressBar draws a progress bar at the foot of Progress, with the
+	// finished measurements' lines scrolling above it. Set it only when
+	// Progress is a terminal.
+	ProgressBar bool
+	// Quick makes a short smoke run: unless set explicitly, 1 and 8
+	// clients, 500 ms per measurement, the object-store, commit and
+	// namespace scenarios, and 100,000 __manifest rows.
+	Quick bool
+	// TxnTables lists the table counts of the multi-table transactions
+	// (default 2, 4 and 16).
+	TxnTables []int
 	// Backends limits the object-store backends measured ("mem", "file",
 	// "s3"); empty means all that a scenario supports.
 	Backends []string
@@ -37,6 +48,61 @@ type Config struct {
 	// RedisPersistence of the Redis servers the benchmarks start: "none"
 	// (default), "everysec" or "always".
 	RedisPersistence string
+
+	// run is the state shared by the scenarios of one Run: the ceilings
+	// measured so far and the progress display.
+	run *runState
+}
+
+// DefaultClients are the concurrency levels of a full run.
+var DefaultClients = []int{1, 8, 32, 128}
+
+// quickScenarios are the scenarios of a --quick run.
+var quickScenarios = []string{"objstore-put", "commit-many-tables", "commit-hot-table", "commit-multi-table", "namespace"}
+
+// withDefaults fills in what cfg leaves unset.
+func (cfg Config) withDefaults() Config {
+	if len(cfg.Clients) == 0 {
+		cfg.Clients = DefaultClients
+		if cfg.Quick {
+			cfg.Clients = []int{1, 8}
+		}
+	}
+	if cfg.Duration <= 0 {
+		cfg.Duration = 3 * time.Second
+		if cfg.Quick {
+			cfg.Duration = 500 * time.Millisecond
+		}
+	}
+	if len(cfg.Scenarios) == 0 && cfg.Quick {
+		cfg.Scenarios = quickScenarios
+	}
+	if len(cfg.ManifestRows) == 0 {
+		cfg.ManifestRows = []int{1_000_000}
+		if cfg.Quick {
+			cfg.ManifestRows = []int{100_000}
+		}
+	}
+	if len(cfg.TxnTables) == 0 {
+		cfg.TxnTables = []int{2, 4, 16}
+	}
+	return cfg
+}
+
+// clientsUpTo is cfg.Clients without the levels above limit (all of them
+// if none is at or below it): for scenarios where more callers only queue
+// on the two cores.
+func (cfg Config) clientsUpTo(limit int) []int {
+	var out []int
+	for _, c := range cfg.Clients {
+		if c <= limit {
+			out = append(out, c)
+		}
+	}
+	if len(out) == 0 {
+		return cfg.Clients
+	}
+	return out
 }
 
 func (cfg Config) persistence() redisproc.Persistence {
@@ -70,10 +136,18 @@ type Result struct {
 	P95Ms     float64 `json:"p95_ms"`
 	P99Ms     float64 `json:"p99_ms"`
 	// Ceiling names the raw measurement this result is compared with, and
-	// Ratio is OpsPerSec divided by the ceiling's.
+	// Ratio is OpsPerSec divided by the ceiling's (for a few latency
+	// comparisons, which Ceiling says, a ratio of p50 latencies).
 	Ceiling string  `json:"ceiling,omitempty"`
 	Ratio   float64 `json:"ratio,omitempty"`
-	Note    string  `json:"note,omitempty"`
+	// ClaimRatio and StoreRatio compare the work done (table versions per
+	// second) with the two raw ceilings at the same concurrency, measured
+	// in the same run: scripted claims on Redis, and create-only puts on
+	// the same object-store backend. Ratio repeats the one whose ceiling
+	// is lower, the one that binds.
+	ClaimRatio float64 `json:"claim_ratio,omitempty"`
+	StoreRatio float64 `json:"store_ratio,omitempty"`
+	Note       string  `json:"note,omitempty"`
 }
 
 // Report is the JSON document of one run.
@@ -85,8 +159,12 @@ type Report struct {
 	NumCPU    int       `json:"num_cpu"`
 	Hostname  string    `json:"hostname"`
 	Config    struct {
-		Clients  []int  `json:"clients"`
-		Duration string `json:"duration"`
+		Clients          []int    `json:"clients"`
+		Duration         string   `json:"duration"`
+		Scenarios        []string `json:"scenarios,omitempty"`
+		Backends         []string `json:"backends,omitempty"`
+		RedisPersistence string   `json:"redis_persistence"`
+		Quick            bool     `json:"quick,omitempty"`
 	} `json:"config"`
 	Results []Result `json:"results"`
 }
@@ -96,6 +174,9 @@ type Scenario struct {
 	Name        string
 	Description string
 	Run         func(ctx context.Context, cfg Config, rep *Report) error
+	// Steps estimates how many results Run adds under cfg, ceilings
+	// apart, for the progress bar (nil: one).
+	Steps func(cfg Config) int
 }
 
 // Scenarios lists every scenario in the order a full run executes them.
@@ -105,22 +186,24 @@ func Scenarios() []Scenario {
 
 // Run executes the configured scenarios and returns the report.
 func Run(ctx context.Context, cfg Config) (*Report, error) {
-	if len(cfg.Clients) == 0 {
-		cfg.Clients = []int{1, 8, 16, 32}
-	}
+	cfg = cfg.withDefaults()
 	switch cfg.RedisPersistence {
 	case "", "none", "everysec", "always":
 	default:
 		return nil, fmt.Errorf("bench: Redis persistence %q is not none, everysec or always", cfg.RedisPersistence)
 	}
-	if cfg.Duration <= 0 {
-		cfg.Duration = 3 * time.Second
+	for _, k := range cfg.TxnTables {
+		if k < 2 {
+			return nil, fmt.Errorf("bench: a multi-table transaction of %d tables", k)
+		}
 	}
 	rep := &Report{StartedAt: time.Now().UTC(), GoVersion: runtime.Version(), GOOS: runtime.GOOS,
 		GOARCH: runtime.GOARCH, NumCPU: runtime.NumCPU()}
 	rep.Hostname, _ = os.Hostname()
 	rep.Config.Clients = cfg.Clients
 	rep.Config.Duration = cfg.Duration.String()
+	rep.Config.Scenarios, rep.Config.Backends, rep.Config.Quick = cfg.Scenarios, cfg.Backends, cfg.Quick
+	rep.Config.RedisPersistence = cfg.persistence().String()
 	known := map[string]bool{}
 	for _, s := range Scenarios() {
 		known[s.Name] = true
@@ -130,14 +213,21 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 			return nil, fmt.Errorf("bench: unknown scenario %q", name)
 		}
 	}
+	var selected []Scenario
 	for _, s := range Scenarios() {
-		if len(cfg.Scenarios) > 0 && !slices.Contains(cfg.Scenarios, s.Name) {
-			continue
+		if len(cfg.Scenarios) == 0 || slices.Contains(cfg.Scenarios, s.Name) {
+			selected = append(selected, s)
 		}
+	}
+	cfg.run = newRunState(cfg, selected)
+	defer cfg.run.close()
+	for i, s := range selected {
+		cfg.run.tracker.start(i, s.Name)
 		if err := s.Run(ctx, cfg, rep); err != nil {
 			return rep, fmt.Errorf("bench: %s: %w", s.Name, err)
 		}
 	}
+	cfg.run.tracker.finish()
 	return rep, nil
 }
 
@@ -232,10 +322,29 @@ func pct(sorted []time.Duration, q float64) float64 {
 	return float64(sorted[i].Microseconds()) / 1000
 }
 
+// add appends r to the report and shows it.
+func (cfg Config) add(rep *Report, r Result) {
+	rep.Results = append(rep.Results, r)
+	cfg.progress(r)
+}
+
+// progress shows a finished measurement.
 func (cfg Config) progress(r Result) {
-	if cfg.Progress == nil {
+	if cfg.run != nil {
+		cfg.run.tracker.done(r)
 		return
 	}
-	_, _ = fmt.Fprintf(cfg.Progress, "%-24s %-6s clients=%-4d %10.0f ops/s  p50=%.2fms p99=%.2fms errors=%d conflicts=%d\n",
-		r.Scenario, r.Backend, r.Clients, r.OpsPerSec, r.P50Ms, r.P99Ms, r.Errors, r.Conflicts)
+	if cfg.Progress != nil {
+		_, _ = fmt.Fprintln(cfg.Progress, r.line())
+	}
+}
+
+// line is r on one line, as progress shows it.
+func (r Result) line() string {
+	s := fmt.Sprintf("%-28s %-6s clients=%-4d %9.0f ops/s  p50=%.2fms p95=%.2fms p99=%.2fms errors=%d conflicts=%d",
+		r.Scenario, r.Backend, r.Clients, r.OpsPerSec, r.P50Ms, r.P95Ms, r.P99Ms, r.Errors, r.Conflicts)
+	if r.Ratio > 0 {
+		s += fmt.Sprintf(" ratio=%.2f", r.Ratio)
+	}
+	return s
 }

@@ -2,18 +2,13 @@ package bench
 
 import (
 	"context"
-	_ "embed"
-	"encoding/csv"
 	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"os/exec"
-	"strconv"
-	"strings"
+	"slices"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -23,22 +18,26 @@ import (
 	"github.com/flightns/flightns/redisclaim"
 )
 
-//go:embed ceiling.lua
-var ceilingLua string
+// commitTables is the number of tables the many-tables and multi-table
+// scenarios spread their commits over.
+const commitTables = 1024
 
 // commitScenarios measure the claim protocol end to end: a writer stages a
 // 1 KiB manifest (without fsync, as Lance's writers do) and commits it with
-// Put or BatchPut. Each runs on mem:// and file:// against a private Redis,
-// next to redis-benchmark running the equivalent claim script on the same
-// server (the ceiling).
+// Put or BatchPut. Each runs on mem://, file:// and s3:// (an in-process
+// S3 server) against a private Redis with the run's persistence, and is
+// compared with the scripted-claim and object-store ceilings at the same
+// concurrency.
 func commitScenarios() []Scenario {
+	steps := func(cfg Config) int { return len(cfg.Clients) * cfg.backendCount() }
 	return []Scenario{
 		{
 			Name:        "commit-many-tables",
-			Description: "single-table commits to 64 tables (random table per commit; a conflict retries with the head it reports)",
+			Description: "single-table commits spread over 1,024 tables (random table per commit; a conflict retries with the head it reports)",
 			Run: func(ctx context.Context, cfg Config, rep *Report) error {
-				return runCommits(ctx, cfg, rep, "commit-many-tables", 64, 1)
+				return runCommits(ctx, cfg, rep, "commit-many-tables", commitTables, 1)
 			},
+			Steps: steps,
 		},
 		{
 			Name:        "commit-hot-table",
@@ -46,15 +45,33 @@ func commitScenarios() []Scenario {
 			Run: func(ctx context.Context, cfg Config, rep *Report) error {
 				return runCommits(ctx, cfg, rep, "commit-hot-table", 1, 1)
 			},
+			Steps: steps,
 		},
 		{
 			Name:        "commit-multi-table",
-			Description: "atomic commits of 4 tables at once (BatchPut) over 64 tables",
+			Description: "atomic commits of 2, 4 and 16 tables at once (BatchPut, --txn-tables) over 1,024 tables",
 			Run: func(ctx context.Context, cfg Config, rep *Report) error {
-				return runCommits(ctx, cfg, rep, "commit-multi-table", 64, 4)
+				for _, k := range cfg.TxnTables {
+					if err := runCommits(ctx, cfg, rep, fmt.Sprintf("commit-multi-table:%d", k), commitTables, k); err != nil {
+						return err
+					}
+				}
+				return nil
 			},
+			Steps: func(cfg Config) int { return len(cfg.TxnTables) * steps(cfg) },
 		},
 	}
+}
+
+// backendCount is how many of the object-store backends cfg measures.
+func (cfg Config) backendCount() int {
+	n := 0
+	for _, b := range backends {
+		if cfg.wants(b) {
+			n++
+		}
+	}
+	return n
 }
 
 func runCommits(ctx context.Context, cfg Config, rep *Report, name string, tables, perTxn int) error {
@@ -71,50 +88,92 @@ func runCommits(ctx context.Context, cfg Config, rep *Report, name string, table
 	rdb := redis.NewClient(&redis.Options{Addr: rs.Addr(), PoolSize: 256})
 	defer func() { _ = rdb.Close() }()
 
-	for _, clients := range cfg.Clients {
-		ceiling, err := scriptedClaimCeiling(ctx, rdb, rs, clients, cfg.Duration)
-		if err != nil {
-			return err
+	// One catalog and store per backend, kept across the concurrency
+	// levels: each level commits on top of the last, as a catalog in use.
+	writers := map[string]*committer{}
+	defer func() {
+		for _, w := range writers {
+			w.close()
 		}
-		rep.Results = append(rep.Results, ceiling)
-		cfg.progress(ceiling)
-		for _, backend := range []string{"mem", "file"} {
+	}()
+	for _, clients := range cfg.Clients {
+		for _, backend := range backends {
 			if !cfg.wants(backend) {
 				continue
 			}
-			uri := "mem://"
-			if backend == "file" {
-				uri = "file://" + fmt.Sprintf("%s/root-%s-%d", dir, name, clients)
-			}
-			objs, err := objstore.Open(ctx, uri)
-			if err != nil {
+			// The ceilings first, so the commits run on a quiet machine.
+			if _, err := cfg.run.ceil.claim(ctx, cfg, rep, clients); err != nil {
 				return err
 			}
-			catalog := fmt.Sprintf("bench-%s-%d", backend, clients)
-			s, err := redisclaim.New(ctx, redisclaim.Config{Redis: rdb, Objects: objs, Catalog: catalog, Logger: quietLogger()})
-			if err != nil {
+			if _, err := cfg.run.ceil.put(ctx, cfg, rep, backend, clients); err != nil {
 				return err
 			}
-			if err := s.Recover(ctx); err != nil {
-				return err
+			w := writers[backend]
+			if w == nil {
+				if w, err = newCommitter(ctx, rdb, backend, "bench-"+backend, tables, perTxn); err != nil {
+					return err
+				}
+				writers[backend] = w
 			}
-			w := &committer{s: s, objs: objs, tables: tables, perTxn: perTxn, heads: make([]atomic.Uint64, tables)}
 			r := Measure(ctx, clients, cfg.Duration, w.commit)
 			r.Scenario, r.Backend = name, backend
-			r.Ceiling = ceiling.Scenario
-			if ceiling.OpsPerSec > 0 {
-				r.Ratio = r.OpsPerSec / ceiling.OpsPerSec
-			}
 			if perTxn > 1 {
-				r.Note = fmt.Sprintf("%d tables per commit; ops are transactions", perTxn)
+				r.Note = fmt.Sprintf("%d tables per transaction over %d tables; ops are transactions, ratios count table versions", perTxn, tables)
+			} else {
+				r.Note = fmt.Sprintf("over %d table(s)", tables)
 			}
-			rep.Results = append(rep.Results, r)
-			cfg.progress(r)
-			_ = s.Close()
-			_ = objs.Close()
+			if err := cfg.run.ceil.compare(ctx, cfg, rep, &r, true, true, perTxn); err != nil {
+				return err
+			}
+			cfg.add(rep, r)
 		}
 	}
 	return nil
+}
+
+// newCommitter opens a fresh store of backend and a claim store on it
+// under catalog, and commits version 1 of every table (in parallel
+// batches), so that the measurements see tables in use rather than first
+// look-ups.
+func newCommitter(ctx context.Context, rdb *redis.Client, backend, catalog string, tables, perTxn int) (*committer, error) {
+	objs, cleanup, err := openBackend(ctx, backend)
+	if err != nil {
+		return nil, err
+	}
+	s, err := redisclaim.New(ctx, redisclaim.Config{Redis: rdb, Objects: objs, Catalog: catalog, Logger: quietLogger()})
+	if err != nil {
+		cleanup()
+		return nil, err
+	}
+	w := &committer{s: s, objs: objs, tables: tables, perTxn: perTxn, heads: make([]atomic.Uint64, tables), cleanup: cleanup}
+	if err := s.Recover(ctx); err != nil {
+		w.close()
+		return nil, err
+	}
+	// Batches of 8: a claim seeds never-seen tables one round trip at a
+	// time and gives up after ten.
+	idx := make([]int, tables)
+	for i := range idx {
+		idx[i] = i
+	}
+	var wg sync.WaitGroup
+	var failed atomic.Int64
+	sem := make(chan struct{}, 8)
+	for chunk := range slices.Chunk(idx, 8) {
+		wg.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			if w.commitTables(ctx, chunk) != OK {
+				failed.Add(1)
+			}
+		})
+	}
+	wg.Wait()
+	if n := failed.Load(); n > 0 {
+		w.close()
+		return nil, fmt.Errorf("warming %s up: %d batches of first versions failed", backend, n)
+	}
+	return w, nil
 }
 
 // committer is the writers of one measurement. heads caches each table's
@@ -126,6 +185,12 @@ type committer struct {
 	perTxn  int
 	heads   []atomic.Uint64
 	payload [1024]byte
+	cleanup func()
+}
+
+func (w *committer) close() {
+	_ = w.s.Close()
+	w.cleanup()
 }
 
 func (w *committer) table(i int) string { return fmt.Sprintf("tbl%03d", i) }
@@ -142,7 +207,11 @@ func (w *committer) commit(ctx context.Context, _ int) Outcome {
 		_, err := w.s.Put(ctx, tbl, v, staging, int64(len(w.payload)), "")
 		return w.outcome(ctx, err, i, v)
 	}
-	idx := rand.Perm(w.tables)[:w.perTxn]
+	return w.commitTables(ctx, w.pick())
+}
+
+// commitTables commits the next version of the tables idx at once.
+func (w *committer) commitTables(ctx context.Context, idx []int) Outcome {
 	var es []redisclaim.Entry
 	for _, i := range idx {
 		tbl := w.table(i)
@@ -177,6 +246,17 @@ func (w *committer) commit(ctx context.Context, _ int) Outcome {
 	return Failed
 }
 
+// pick chooses perTxn distinct tables at random.
+func (w *committer) pick() []int {
+	idx := make([]int, 0, w.perTxn)
+	for len(idx) < w.perTxn {
+		if i := rand.IntN(w.tables); !slices.Contains(idx, i) {
+			idx = append(idx, i)
+		}
+	}
+	return idx
+}
+
 func (w *committer) outcome(ctx context.Context, err error, i int, v uint64) Outcome {
 	var ce *redisclaim.ConflictError
 	switch {
@@ -203,57 +283,4 @@ func raise(a *atomic.Uint64, v uint64) {
 			return
 		}
 	}
-}
-
-// scriptedClaimCeiling runs redis-benchmark with the ceiling script at the
-// same concurrency: the most claims per second this Redis can do.
-func scriptedClaimCeiling(ctx context.Context, rdb *redis.Client, rs *redisproc.Server, clients int, d time.Duration) (Result, error) {
-	sha, err := rdb.ScriptLoad(ctx, ceilingLua).Result()
-	if err != nil {
-		return Result{}, err
-	}
-	bin, err := exec.LookPath("redis-benchmark")
-	if err != nil {
-		return Result{}, errors.New("redis-benchmark is not installed (apt-get install redis-tools)")
-	}
-	// Aim at about the measurement's duration: calibrate with a short run.
-	n := 20000
-	for {
-		start := time.Now()
-		rate, p50, p99, err := redisBenchmark(ctx, bin, rs, sha, clients, n)
-		if err != nil {
-			return Result{}, err
-		}
-		elapsed := time.Since(start)
-		if elapsed >= d/2 || n >= 5_000_000 {
-			return Result{Scenario: "ceiling:scripted-claim", Backend: "redis", Clients: clients, Ops: int64(n),
-				Seconds: elapsed.Seconds(), OpsPerSec: rate, P50Ms: p50, P99Ms: p99,
-				Note: "redis-benchmark EVALSHA of the claim write path, same server"}, nil
-		}
-		n = int(float64(n) * float64(d) / float64(elapsed+time.Millisecond))
-		n = max(n, 20000)
-	}
-}
-
-var benchMu sync.Mutex
-
-func redisBenchmark(ctx context.Context, bin string, rs *redisproc.Server, sha string, clients, n int) (rate, p50, p99 float64, err error) {
-	benchMu.Lock()
-	defer benchMu.Unlock()
-	args := []string{"-h", "127.0.0.1", "-p", strconv.Itoa(rs.Port()), "-c", strconv.Itoa(clients), "-n", strconv.Itoa(n),
-		"-r", "64", "--csv", "EVALSHA", sha, "5",
-		"{ceil}:heads", "{ceil}:seq", "{ceil}:log", "{ceil}:v:t__rand_int__", "{ceil}:z:t__rand_int__", "t__rand_int__"}
-	out, err := exec.CommandContext(ctx, bin, args...).Output()
-	if err != nil {
-		return 0, 0, 0, fmt.Errorf("redis-benchmark: %w", err)
-	}
-	recs, err := csv.NewReader(strings.NewReader(string(out))).ReadAll()
-	if err != nil || len(recs) < 2 || len(recs[1]) < 8 {
-		return 0, 0, 0, fmt.Errorf("redis-benchmark printed %q", out)
-	}
-	// "test","rps","avg_latency_ms","min_latency_ms","p50_latency_ms","p95_latency_ms","p99_latency_ms","max_latency_ms"
-	rate, _ = strconv.ParseFloat(recs[1][1], 64)
-	p50, _ = strconv.ParseFloat(recs[1][4], 64)
-	p99, _ = strconv.ParseFloat(recs[1][6], 64)
-	return rate, p50, p99, nil
 }

@@ -1,9 +1,20 @@
 // Package bench measures flightns: each scenario runs closed-loop clients
-// for a fixed time and reports throughput, latency percentiles, errors and
-// conflicts as JSON, next to the raw ceiling of the part underneath measured
-// in the same run (object-store put latency, scripted Redis claims), so a
-// result reads as a ratio and not as a number from another day.
+// for a fixed time at each concurrency level (default 1, 8, 32 and 128)
+// and reports throughput, p50/p95/p99 latency, errors and conflicts.
 //
-// Benchmarks are run by `flightns bench` and `make bench`, never by tests:
-// tests assert outcomes, benchmarks measure speed.
+// Every result is read against a ceiling measured in the same run, never a
+// number from another day: scripted Redis claims (redis-benchmark running
+// ceiling.lua on a private Redis with the run's persistence) for the work
+// Redis linearizes, and create-only puts on the same object-store backend
+// for the work that must be durable; both at the same concurrency, each
+// measured once per run on first use (ceiling.go).
+//
+// A run yields a Report, written as JSON (WriteJSON) and drawn as a PNG
+// chart (WriteChart: throughput and latency percentiles against clients,
+// per scenario). Progress is one line per finished measurement, under a
+// progress bar when the caller says its writer is a terminal.
+//
+// Benchmarks are run by `flightns bench` and `make bench`. The package's
+// test runs one quick scenario end to end to check the report and the
+// chart; it asserts their shape, never a speed.
 package bench

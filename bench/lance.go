@@ -43,7 +43,8 @@ func lanceScenario() Scenario {
 		Name: "lance",
 		Description: fmt.Sprintf("LanceDB (Node) appends, %d processes × %d one-row adds to one table: flightns REST with managed versioning vs connectNamespace(\"dir\")",
 			lanceProcesses, lanceAdds),
-		Run: runLance,
+		Run:   runLance,
+		Steps: func(Config) int { return 8 },
 	}
 }
 

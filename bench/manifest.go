@@ -35,6 +35,7 @@ func manifestScenario() Scenario {
 		Name:        "manifest",
 		Description: "__manifest at 1M rows (--manifest-rows): load, RSS, point look-ups via index and SQL vs DuckDB on the Parquet file, 1,000-version listing, group commit with 64 producers",
 		Run:         runManifest,
+		Steps:       func(cfg Config) int { return 7 * len(cfg.ManifestRows) },
 	}
 }
 
@@ -54,11 +55,7 @@ func rssBytes() int64 {
 }
 
 func runManifest(ctx context.Context, cfg Config, rep *Report) error {
-	sizes := cfg.ManifestRows
-	if len(sizes) == 0 {
-		sizes = []int{1_000_000}
-	}
-	for _, n := range sizes {
+	for _, n := range cfg.ManifestRows {
 		if err := manifestAt(ctx, cfg, rep, n); err != nil {
 			return err
 		}
@@ -217,7 +214,10 @@ func manifestAt(ctx context.Context, cfg Config, rep *Report, n int) error {
 		return OK
 	})
 	segs := countSegments(ctx, objs) - segsBefore
-	gc.Scenario = "group-commit-acked"
+	gc.Scenario, gc.Backend = "group-commit-acked", "file"
+	if err := cfg.run.ceil.compare(ctx, cfg, rep, &gc, false, true, 1); err != nil {
+		return err
+	}
 	gc.Note = fmt.Sprintf("%s: 64 producers, each waiting until its change is durable before the next; %d segments (%.0f/s, %.1f changes per segment)",
 		label, segs, float64(segs)/gc.Seconds, float64(gc.Ops)/float64(max(segs, 1)))
 	add(gc)

@@ -22,6 +22,7 @@ func namespaceScenario() Scenario {
 		Name:        "namespace",
 		Description: "CreateNamespace, DeclareTable and CreateTableVersion through the namespace service on file://, each acknowledged only when durable",
 		Run:         runNamespace,
+		Steps:       func(cfg Config) int { return 3 * len(cfg.Clients) },
 	}
 }
 
@@ -38,10 +39,15 @@ func runNamespace(ctx context.Context, cfg Config, rep *Report) error {
 		return err
 	}
 	defer func() { _ = s.Close() }()
-	add := func(r Result, name, note string) {
+	// Catalog mutations are bound by the durable segment write, commits
+	// by the claim and the durable manifest write.
+	add := func(r Result, name, note string) error {
 		r.Scenario, r.Backend, r.Note = "namespace:"+name, "file", note
-		rep.Results = append(rep.Results, r)
-		cfg.progress(r)
+		if err := cfg.run.ceil.compare(ctx, cfg, rep, &r, name == "create-table-version", true, 1); err != nil {
+			return err
+		}
+		cfg.add(rep, r)
+		return nil
 	}
 	var n atomic.Int64
 	for _, clients := range cfg.Clients {
@@ -49,14 +55,18 @@ func runNamespace(ctx context.Context, cfg Config, rep *Report) error {
 			_, err := s.CreateNamespace(ctx, namespace.CreateNamespaceRequest{ID: namespace.ID{fmt.Sprintf("ns%d", n.Add(1))}})
 			return outcomeOf(err)
 		})
-		add(r, "create-namespace", "target ≥ 2,000 catalog mutations/s with 32 callers; Lance's directory namespace: about 138/s")
+		if err := add(r, "create-namespace", "target ≥ 2,000 catalog mutations/s with 32 callers; Lance's directory namespace: about 138/s"); err != nil {
+			return err
+		}
 	}
 	for _, clients := range cfg.Clients {
 		r := Measure(ctx, clients, cfg.Duration, func(ctx context.Context, c int) Outcome {
 			_, err := s.DeclareTable(ctx, namespace.DeclareTableRequest{ID: namespace.ID{fmt.Sprintf("t%d", n.Add(1))}})
 			return outcomeOf(err)
 		})
-		add(r, "declare-table", "target ≥ 2,000 catalog mutations/s with 32 callers; Lance's directory namespace: about 65 CreateTable/s")
+		if err := add(r, "declare-table", "target ≥ 2,000 catalog mutations/s with 32 callers; Lance's directory namespace: about 65 CreateTable/s"); err != nil {
+			return err
+		}
 	}
 	payload := make([]byte, 1024)
 	for _, clients := range cfg.Clients {
@@ -87,7 +97,9 @@ func runNamespace(ctx context.Context, cfg Config, rep *Report) error {
 			}
 			return outcomeOf(err)
 		})
-		add(r, "create-table-version", "one table per caller; the writer's staging upload included")
+		if err := add(r, "create-table-version", "one table per caller; the writer's staging upload included"); err != nil {
+			return err
+		}
 	}
 	return nil
 }

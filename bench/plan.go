@@ -25,6 +25,7 @@ func planScenario() Scenario {
 		Name:        "plan",
 		Description: "plan_scan at 10k and 100k leaves, selective (1 %) and broad (75 %) filters, vs SQL over __manifest and vs SELECT FROM plan_scan(…)",
 		Run:         runPlan,
+		Steps:       func(Config) int { return 12 },
 	}
 }
 

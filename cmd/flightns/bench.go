@@ -11,7 +11,6 @@ import (
 	"runtime/pprof"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/flightns/flightns/bench"
 )
@@ -20,11 +19,14 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	scenarios := fs.String("scenario", "", "comma-separated scenarios to run (default: all); --list shows them")
-	clients := fs.String("clients", "1,8,16,32", "comma-separated client counts")
-	duration := fs.Duration("duration", 3*time.Second, "length of each measurement")
+	clients := fs.String("clients", "", "comma-separated client counts (default: 1,8,32,128; with --quick 1,8)")
+	duration := fs.Duration("duration", 0, "length of each measurement (default: 3s; with --quick 500ms)")
+	quick := fs.Bool("quick", false, "a short smoke run: 1 and 8 clients, 500ms per measurement, the object-store, commit and namespace scenarios (flags given explicitly win)")
 	out := fs.String("out", "", "write the JSON report here (default: bench-results/<time>.json; - for stdout)")
+	chart := fs.String("chart", "", "write the PNG chart here (default: the report's path with .png; none when the report goes to stdout)")
 	list := fs.Bool("list", false, "list the scenarios and exit")
-	manifestRows := fs.String("manifest-rows", "1000000", "comma-separated __manifest sizes for the manifest scenario")
+	manifestRows := fs.String("manifest-rows", "", "comma-separated __manifest sizes for the manifest and flight scenarios (default: 1000000; with --quick 100000)")
+	txnTables := fs.String("txn-tables", "2,4,16", "comma-separated table counts of the multi-table transactions")
 	backends := fs.String("backends", "", "comma-separated object-store backends to measure: mem, file, s3 (default: all)")
 	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of the run to this file")
 	persistence := fs.String("redis-persistence", "none", "persistence of the benchmark's Redis: none, everysec or always")
@@ -40,28 +42,24 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		}
 		return 0
 	}
-	cfg := bench.Config{Duration: *duration, Progress: stderr, RedisPersistence: *persistence}
-	for _, r := range strings.Split(*manifestRows, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(r))
-		if err != nil || n < 1000 {
-			_, _ = fmt.Fprintf(stderr, "flightns bench: --manifest-rows: %q is not a number of rows (≥ 1000)\n", r)
-			return 2
-		}
-		cfg.ManifestRows = append(cfg.ManifestRows, n)
+	// One line per finished measurement, under a progress bar when
+	// stderr is a terminal.
+	cfg := bench.Config{Duration: *duration, Quick: *quick, Progress: stderr, ProgressBar: isTerminal(stderr), RedisPersistence: *persistence}
+	var ok bool
+	if cfg.ManifestRows, ok = parseCounts(stderr, "--manifest-rows", *manifestRows, 1000); !ok {
+		return 2
+	}
+	if cfg.TxnTables, ok = parseCounts(stderr, "--txn-tables", *txnTables, 2); !ok {
+		return 2
+	}
+	if cfg.Clients, ok = parseCounts(stderr, "--clients", *clients, 1); !ok {
+		return 2
 	}
 	if *backends != "" {
 		cfg.Backends = strings.Split(*backends, ",")
 	}
 	if *scenarios != "" {
 		cfg.Scenarios = strings.Split(*scenarios, ",")
-	}
-	for _, c := range strings.Split(*clients, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(c))
-		if err != nil || n < 1 {
-			_, _ = fmt.Fprintf(stderr, "flightns bench: --clients: %q is not a positive number\n", c)
-			return 2
-		}
-		cfg.Clients = append(cfg.Clients, n)
 	}
 	if *cpuprofile != "" {
 		f, err := os.Create(*cpuprofile)
@@ -81,28 +79,66 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		_, _ = fmt.Fprintf(stderr, "flightns bench: %v\n", err)
 		return 1
 	}
-	w := stdout
 	path := *out
 	if path == "" {
 		path = filepath.Join("bench-results", rep.StartedAt.Format("20060102T150405Z")+".json")
 	}
-	if path != "-" {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+	chartPath := *chart
+	if chartPath == "" && path != "-" {
+		chartPath = strings.TrimSuffix(path, filepath.Ext(path)) + ".png"
+	}
+	if path == "-" {
+		if err := rep.WriteJSON(stdout); err != nil {
 			_, _ = fmt.Fprintf(stderr, "flightns bench: %v\n", err)
 			return 1
 		}
-		f, err := os.Create(path)
-		if err != nil {
+	} else {
+		if err := writeFile(path, rep.WriteJSON); err != nil {
 			_, _ = fmt.Fprintf(stderr, "flightns bench: %v\n", err)
 			return 1
 		}
-		defer func() { _ = f.Close() }()
-		w = f
 		_, _ = fmt.Fprintf(stderr, "report: %s\n", path)
 	}
-	if err := rep.WriteJSON(w); err != nil {
-		_, _ = fmt.Fprintf(stderr, "flightns bench: %v\n", err)
-		return 1
+	if chartPath != "" {
+		if err := writeFile(chartPath, rep.WriteChart); err != nil {
+			_, _ = fmt.Fprintf(stderr, "flightns bench: chart: %v\n", err)
+			return 1
+		}
+		_, _ = fmt.Fprintf(stderr, "chart: %s\n", chartPath)
 	}
 	return 0
+}
+
+// parseCounts parses a comma-separated list of counts of at least least;
+// an empty list is nil (the default).
+func parseCounts(stderr io.Writer, flagName, list string, least int) ([]int, bool) {
+	if strings.TrimSpace(list) == "" {
+		return nil, true
+	}
+	var out []int
+	for _, c := range strings.Split(list, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(c))
+		if err != nil || n < least {
+			_, _ = fmt.Fprintf(stderr, "flightns bench: %s: %q is not a number ≥ %d\n", flagName, c, least)
+			return nil, false
+		}
+		out = append(out, n)
+	}
+	return out, true
+}
+
+// writeFile creates path (and its directory) and fills it with write.
+func writeFile(path string, write func(io.Writer) error) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := write(f); err != nil {
+		_ = f.Close()
+		return err
+	}
+	return f.Close()
 }
