@@ -670,7 +670,9 @@ func (s *Store) resolveVersion(ctx context.Context, table string, version uint64
 		if err != nil {
 			return Location{}, err
 		}
-		version = v
+		// Re-read the version just helped, not the head again: the head
+		// may have moved on meanwhile, and the answer must be one version.
+		version, verArg = v, strconv.FormatUint(v, 10)
 	}
 	return Location{}, nserror.New(nserror.ServiceUnavailable, "redisclaim: reading version %d of %s did not settle", version, table)
 }

@@ -1,0 +1,51 @@
+package redisclaim
+
+import (
+	"context"
+	"errors"
+	"sync/atomic"
+	"testing"
+)
+
+// A reader of the latest version that helps a cut transaction, while a
+// newer version is committed meanwhile, answers one version: its number
+// with its own manifest, never the number of one and the manifest of the
+// next. (Found by the reliability suite: DescribeTableVersion answered
+// version 29 with version 30's manifest.)
+func TestLatestAfterHelpingATransactionIsOneVersion(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t, "mem")
+	e.failAt(StepClaimed, "t1", 1, errors.New("crash after the claim"))
+	_, err := e.s.BatchPut(ctx, []Entry{
+		{Table: "t1", Version: 1, StagingPath: e.stage("t1", 1, "txn t1")},
+		{Table: "t2", Version: 1, StagingPath: e.stage("t2", 1, "txn t2")},
+	})
+	if err == nil {
+		t.Fatal("the cut transaction was acknowledged")
+	}
+	// While the reader helps the transaction, another writer commits
+	// version 2 of t1 (the claim of version 1 already stands).
+	var fired atomic.Bool
+	f := StepFunc(func(ctx context.Context, st Step, table string, v uint64) error {
+		if st == StepFinalized && table == "t1" && v == 1 && fired.CompareAndSwap(false, true) {
+			if _, err := e.put("t1", 2, "version two"); err != nil {
+				t.Errorf("put version 2: %v", err)
+			}
+		}
+		return nil
+	})
+	e.step.Store(&f)
+	loc, ok, err := e.s.GetLatestManifestLocation(ctx, "t1")
+	if err != nil || !ok {
+		t.Fatalf("latest: %v %v", ok, err)
+	}
+	if !fired.Load() {
+		t.Fatal("the reader did not help the transaction")
+	}
+	if want := ManifestPath("t1", V2, loc.Version); loc.Path != want {
+		t.Fatalf("latest is version %d with the manifest %s, want %s", loc.Version, loc.Path, want)
+	}
+	if want := int64(len(e.final("t1", loc.Version))); loc.Size != want {
+		t.Fatalf("latest is version %d of size %d, its manifest has %d bytes", loc.Version, loc.Size, want)
+	}
+}
