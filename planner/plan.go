@@ -109,6 +109,7 @@ type walker struct {
 	out    *Plan
 	colIdx map[string]int
 	lv     leafValues
+	slab   []Value // where leaves' values are cut from
 }
 
 // walk visits the children of a partition namespace at depth level (the
@@ -132,7 +133,10 @@ func (w *walker) walk(parent string, level int, residual Expr) {
 		if v, known := valueOf(r.Extra[w.plan.cols[level]], f.kind); known {
 			w.plan.set(&w.lv, level, v)
 		}
-		if t, res := w.plan.judge(w.filter, &w.lv); t != no {
+		if lit, ok := residual.(Literal); ok && lit.Value {
+			// Settled above: every row below matches.
+			w.walk(child, level+1, residual)
+		} else if t, res := w.plan.judge(w.filter, &w.lv); t != no {
 			w.walk(child, level+1, res)
 		}
 		w.lv.known[level] = false
@@ -140,8 +144,13 @@ func (w *walker) walk(parent string, level int, residual Expr) {
 }
 
 func (w *walker) emit(r *manifesttable.Row, residual Expr) {
+	n := len(w.out.cols)
+	if len(w.slab) < n {
+		w.slab = make([]Value, 1024*n)
+	}
 	leaf := PlannedLeaf{ID: r.ObjectID, Location: w.p.svc.LocationURI(r.Location), SpecID: w.plan.spec.ID,
-		Values: make([]Value, len(w.out.cols)), Residual: residual.String()}
+		Values: w.slab[:n:n], Residual: residual.String()}
+	w.slab = w.slab[n:]
 	for i := range leaf.Values {
 		leaf.Values[i] = Null(w.out.cols[i].kind)
 	}
