@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/aws/smithy-go"
@@ -208,7 +209,7 @@ func (s *Store) hook(ctx context.Context, op Op, key string, phase Phase) error 
 		return nil
 	}
 	if err := s.fault(ctx, op, key, phase); err != nil {
-		return &opError{op: op, key: key, err: err}
+		return s.wrap(op, key, err) // classified as the same error from storage would be
 	}
 	return nil
 }
@@ -542,6 +543,9 @@ func (s *Store) wrap(op Op, key string, err error) error {
 		return nserror.New(nserror.InvalidInput, "objstore: %s %s: %w", op, key, err)
 	case gcerrors.Code(err) == gcerrors.PermissionDenied:
 		return nserror.New(nserror.PermissionDenied, "objstore: %s %s: %w", op, key, err)
+	case errors.Is(err, syscall.ENOSPC), errors.Is(err, syscall.EDQUOT):
+		// A full disk or quota: nothing was written; retry once space is back.
+		return nserror.New(nserror.ServiceUnavailable, "objstore: %s %s: %w", op, key, err)
 	}
 	return e
 }
