@@ -175,6 +175,14 @@ func (r root) tableLocation(given string) (string, error) {
 	if key == "__manifest" || strings.HasPrefix(key, "__manifest/") || strings.Contains("/"+key+"/", "/_versions/") {
 		return "", nserror.New(nserror.InvalidInput, "table location %q is reserved", given)
 	}
+	// The location goes back to engines as a URI, and URL parsers take a
+	// percent-encoded dot segment (%2e%2e) for a real one: refuse it, or
+	// the engine would write outside the root.
+	for seg := range strings.SplitSeq(key, "/") {
+		if u, err := url.PathUnescape(seg); err == nil && (u == "." || u == "..") {
+			return "", nserror.New(nserror.InvalidInput, "table location %q has an encoded %q segment", given, u)
+		}
+	}
 	if err := r.objs.CheckNoSymlinks(key); err != nil {
 		return "", err
 	}
