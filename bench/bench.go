@@ -341,7 +341,7 @@ func (cfg Config) progress(r Result) {
 
 // line is r on one line, as progress shows it.
 func (r Result) line() string {
-	s := fmt.Sprintf("%-28s %-6s clients=%-4d %9.0f ops/s  p50=%.2fms p95=%.2fms p99=%.2fms errors=%d conflicts=%d",
+	s := fmt.Sprintf("%-30s %-6s clients=%-4d %9.0f ops/s  p50=%.2fms p95=%.2fms p99=%.2fms errors=%d conflicts=%d",
 		r.Scenario, r.Backend, r.Clients, r.OpsPerSec, r.P50Ms, r.P95Ms, r.P99Ms, r.Errors, r.Conflicts)
 	if r.Ratio > 0 {
 		s += fmt.Sprintf(" ratio=%.2f", r.Ratio)

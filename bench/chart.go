@@ -161,7 +161,7 @@ func ylimits(p *plot.Plot, vs []float64) {
 	if math.IsInf(lo, 1) {
 		lo, hi = 1, 10
 	}
-	p.Y.Min, p.Y.Max = lo/1.6, hi*2.5 // room above for the legend
+	p.Y.Min, p.Y.Max = lo/1.6, hi*4 // room above for the legend
 }
 
 func (g *chartGroup) throughputPlot() *plot.Plot {

@@ -122,6 +122,9 @@ func runCommits(ctx context.Context, cfg Config, rep *Report, name string, table
 			} else {
 				r.Note = fmt.Sprintf("over %d table(s)", tables)
 			}
+			if r.Ops+r.Conflicts+r.Errors == 0 {
+				r.Note += fmt.Sprintf("; no operation finished within %s", cfg.Duration)
+			}
 			if err := cfg.run.ceil.compare(ctx, cfg, rep, &r, true, true, perTxn); err != nil {
 				return err
 			}
