@@ -14,7 +14,7 @@ export PATH := $(PATH):/usr/local/go/bin
 
 LANCEDB_DIR := interop/lancedb
 
-.PHONY: all build test run bench fmt lint vet deps redis-server lancedb clean
+.PHONY: all build test run bench reliability soak fmt lint vet deps redis-server lancedb clean
 
 all: build
 
@@ -33,6 +33,16 @@ run: deps build
 ## bench: measure throughput and latency; JSON report under bench-results/
 bench: build lancedb
 	$(BIN)/flightns bench
+
+## reliability: the long form of the reliability suite (faults under a
+## linearizability check, hostile input, a 10-minute soak); `make test`
+## runs its short form. FLIGHTNS_SOAK=30m changes the soak's duration.
+reliability: redis-server
+	$(GO) test $(GOFLAGS_) -count=1 -timeout 60m -v ./reliability -args -long
+
+## soak: only the soak, for FLIGHTNS_SOAK (default 10m)
+soak: redis-server
+	$(GO) test $(GOFLAGS_) -count=1 -timeout 60m -v -run 'TestSoak' ./reliability -args -long
 
 ## deps: install what the tests and the server need when it is missing
 deps: redis-server lancedb
