@@ -24,6 +24,9 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/flight"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+
+	"github.com/flightns/flightns/internal/testutil/redistest"
+	"github.com/flightns/flightns/internal/testutil/s3test"
 )
 
 // route is one REST route; mutating routes need the write role.
@@ -443,5 +446,45 @@ func flightRPCs(c *flightClient) map[string]func(ctx context.Context) error {
 			}
 			return first(func() error { _, err := s.Recv(); return err })
 		},
+	}
+}
+
+// On an s3:// root, locations and manifest paths in another bucket, or in
+// the same bucket outside the catalog's prefix, are refused, and so are
+// object-store paths that climb out of the prefix.
+func TestBucketEscapes(t *testing.T) {
+	s3 := s3test.Start(t, "lake", "other")
+	srv := startServer(t, nil, "--redis", redistest.Start(t).URL(), "--root", s3.URI("lake", "cat"))
+	rc := newREST(srv.rest)
+	rc.must(t, "/v1/namespace/ns/create", map[string]any{}, nil)
+	var d struct{ Location string }
+	rc.must(t, "/v1/table/ns$t/declare", map[string]any{}, &d)
+	ctx := context.Background()
+	for _, loc := range []string{"s3://other/cat/x", "s3://other/x", "s3://lake/x", "s3://lake/catalog/x", "s3://lake/cat/../x",
+		"s3://lake/cat/%2e%2e/x", "lake/cat/../x", "../x", "file:///etc", "s3://lake/cat/__manifest", "s3://LAKE/cat/x"} {
+		rep, err := rc.post(ctx, "/v1/table/ns$evil/declare", map[string]any{"location": loc})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rep.Status != http.StatusBadRequest || rep.Code != 13 {
+			t.Errorf("declare at %q: HTTP %d %.200s, want 400 code 13", loc, rep.Status, rep.Body)
+		}
+	}
+	key := path.Base(strings.TrimSuffix(d.Location, "/"))
+	for _, m := range []string{"s3://other/cat/" + key + "/_versions/18446744073709551614.manifest-x",
+		"s3://lake/elsewhere/_versions/18446744073709551614.manifest-x", "other/cat/" + key + "/_versions/18446744073709551614.manifest-x",
+		"lake/cat/../" + key + "/_versions/18446744073709551614.manifest-x", "/lake/cat/" + key + "/_versions/18446744073709551614.manifest-x"} {
+		rep, err := rc.post(ctx, "/v1/table/ns$t/version/create", map[string]any{"version": 1, "manifest_path": m, "manifest_size": 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rep.Status == http.StatusOK || rep.Status >= 500 {
+			t.Errorf("create with manifest_path %q: HTTP %d %.200s, want a 4xx refusal", m, rep.Status, rep.Body)
+		}
+	}
+	// Nothing was written to the other bucket.
+	other := openStore(t, s3.URI("other", ""))
+	if all, err := other.ListAll(ctx, ""); err != nil || len(all) != 0 {
+		t.Fatalf("the other bucket holds %d objects (%v)", len(all), err)
 	}
 }
