@@ -394,7 +394,7 @@ func flightRPCs(c *flightClient) map[string]func(ctx context.Context) error {
 	desc := &flight.FlightDescriptor{Type: flight.DescriptorCMD, Cmd: []byte("SELECT 1")}
 	return map[string]func(ctx context.Context) error{
 		"Handshake": func(ctx context.Context) error {
-			s, err := c.Client.Handshake(c.ctx(ctx))
+			s, err := c.Handshake(c.ctx(ctx))
 			if err != nil {
 				return err
 			}
