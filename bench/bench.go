@@ -22,7 +22,7 @@ import (
 type Config struct {
 	// Scenarios to run, by name; empty runs all.
 	Scenarios []string
-	// Clients lists the concurrency levels.
+	// Clients lists the concurrency levels (default 1, 8, 32 and 128).
 	Clients []int
 	// Duration of each measurement.
 	Duration time.Duration
@@ -42,8 +42,8 @@ type Config struct {
 	// Backends limits the object-store backends measured ("mem", "file",
 	// "s3"); empty means all that a scenario supports.
 	Backends []string
-	// ManifestRows lists the __manifest sizes the manifest scenario
-	// measures (default 1,000,000).
+	// ManifestRows lists the __manifest sizes the manifest and flight
+	// scenarios measure (default 1,000,000).
 	ManifestRows []int
 	// RedisPersistence of the Redis servers the benchmarks start: "none"
 	// (default), "everysec" or "always".
@@ -54,16 +54,10 @@ type Config struct {
 	run *runState
 }
 
-// DefaultClients are the concurrency levels of a full run.
-var DefaultClients = []int{1, 8, 32, 128}
-
-// quickScenarios are the scenarios of a --quick run.
-var quickScenarios = []string{"objstore-put", "commit-many-tables", "commit-hot-table", "commit-multi-table", "namespace"}
-
 // withDefaults fills in what cfg leaves unset.
 func (cfg Config) withDefaults() Config {
 	if len(cfg.Clients) == 0 {
-		cfg.Clients = DefaultClients
+		cfg.Clients = []int{1, 8, 32, 128}
 		if cfg.Quick {
 			cfg.Clients = []int{1, 8}
 		}
@@ -75,7 +69,7 @@ func (cfg Config) withDefaults() Config {
 		}
 	}
 	if len(cfg.Scenarios) == 0 && cfg.Quick {
-		cfg.Scenarios = quickScenarios
+		cfg.Scenarios = []string{"objstore-put", "commit-many-tables", "commit-hot-table", "commit-multi-table", "namespace"}
 	}
 	if len(cfg.ManifestRows) == 0 {
 		cfg.ManifestRows = []int{1_000_000}
