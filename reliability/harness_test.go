@@ -92,15 +92,21 @@ type server struct {
 	log     *bytes.Buffer
 	exited  chan struct{}
 	readyCh chan struct{}
-	starts  int
 }
 
 // startServer runs `flightns serve args...` (plus its listen addresses)
 // and waits until it logs "flightns ready".
 func startServer(t testing.TB, env []string, args ...string) *server {
 	t.Helper()
-	s := &server{t: t, args: args, env: env, work: t.TempDir(),
-		flight: freePort(t), rest: freePort(t), metrics: freePort(t)}
+	s := &server{t: t, args: args, env: env, work: t.TempDir()}
+	// A free port can be taken by another process before the server binds
+	// it: try fresh ports a few times.
+	for try := 0; ; try++ {
+		s.flight, s.rest, s.metrics = freePort(t), freePort(t), freePort(t)
+		if s.tryStart() || try == 2 {
+			break
+		}
+	}
 	s.start()
 	t.Cleanup(func() {
 		s.kill()
@@ -118,7 +124,36 @@ func tail(s string, n int) string {
 	return s
 }
 
+// tryStart starts the server unless a listen address is taken; it reports
+// whether the server runs (start again to see any other failure).
+func (s *server) tryStart() bool {
+	s.t.Helper()
+	s.launch()
+	select {
+	case <-s.readyCh:
+		return true
+	case <-s.exited:
+		return !strings.Contains(s.Log(), "address already in use")
+	case <-time.After(90 * time.Second):
+		return true
+	}
+}
+
 func (s *server) start() {
+	s.t.Helper()
+	if s.cmd != nil {
+		select {
+		case <-s.exited:
+		default: // launched by tryStart, still running
+			s.waitStarted()
+			return
+		}
+	}
+	s.launch()
+	s.waitStarted()
+}
+
+func (s *server) launch() {
 	s.t.Helper()
 	full := append([]string{"serve", "--flight-addr", s.flight, "--rest-addr", s.rest, "--metrics-addr", s.metrics}, s.args...)
 	cmd := exec.Command(binary, full...)
@@ -135,7 +170,6 @@ func (s *server) start() {
 	exited, ready := make(chan struct{}), make(chan struct{})
 	s.mu.Lock()
 	s.cmd, s.log, s.exited, s.readyCh = cmd, log, exited, ready
-	s.starts++
 	s.mu.Unlock()
 	go func() {
 		sc := bufio.NewScanner(stderr)
@@ -153,6 +187,14 @@ func (s *server) start() {
 		_ = cmd.Wait()
 		close(exited)
 	}()
+}
+
+// waitStarted waits for the launched process to be ready.
+func (s *server) waitStarted() {
+	s.t.Helper()
+	s.mu.Lock()
+	ready, exited := s.readyCh, s.exited
+	s.mu.Unlock()
 	select {
 	case <-ready:
 	case <-exited:
