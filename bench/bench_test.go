@@ -104,3 +104,39 @@ func TestQuickRunWritesReportAndChart(t *testing.T) {
 		t.Errorf("chart is %dx%d, want at least three rows of panels", b.Dx(), b.Dy())
 	}
 }
+
+// On a terminal the progress bar sits under the lines: every finished
+// measurement is still printed, ceilings measured for another scenario
+// included, and the bar ends full.
+func TestProgressBarKeepsEveryLine(t *testing.T) {
+	var out bytes.Buffer
+	selected := []Scenario{{Name: "objstore-put"}, {Name: "commit-hot-table", Steps: func(Config) int { return 2 }}}
+	tr := newTracker(Config{Progress: &out, ProgressBar: true}, selected)
+	results := []Result{
+		{Scenario: "objstore-put", Backend: "file", Clients: 1},
+		{Scenario: "ceiling:scripted-claim", Backend: "redis", Clients: 1},
+		{Scenario: "commit-hot-table", Backend: "mem", Clients: 1, Ratio: 0.5},
+		{Scenario: "commit-hot-table", Backend: "mem", Clients: 8},
+		{Scenario: "commit-hot-table", Backend: "mem", Clients: 32}, // more than estimated
+	}
+	tr.start(0, "objstore-put")
+	tr.done(results[0])
+	tr.start(1, "commit-hot-table")
+	for _, r := range results[1:] {
+		tr.done(r)
+	}
+	tr.finish()
+	tr.finish()
+	text := out.String()
+	for _, r := range results {
+		if !strings.Contains(text, r.line()+"\n") {
+			t.Errorf("missing line %q in:\n%s", r.line(), text)
+		}
+	}
+	if tr.shown != 4 {
+		t.Errorf("counted %d measurements, want 4 (the ceiling measured for commit-hot-table is not one)", tr.shown)
+	}
+	if !strings.Contains(text, "100%") || !strings.Contains(text, "[2/2] commit-hot-table") {
+		t.Errorf("the bar did not end full on the last scenario:\n%q", text)
+	}
+}
