@@ -549,6 +549,15 @@ func (s *Store) runFinalize(ctx context.Context, table string, version uint64, r
 	ok, err := s.flip(ctx, table, version, rec)
 	if err != nil || !ok {
 		s.log.Warn("redisclaim: version is committed but its record could not be flipped", "table", table, "version", version, "ok", ok, "err", err)
+		if err == nil {
+			// Redis lost the claim (restart, flush, failover) and may have
+			// seeded the head from storage before this final object was
+			// there: raise it now, so the version is visible once
+			// acknowledged (heads only move up).
+			if _, serr := s.seedFromStorage(ctx, table, false); serr != nil {
+				s.log.Warn("redisclaim: raising the head from storage after a lost claim", "table", table, "version", version, "err", serr)
+			}
+		}
 		return loc, nil
 	}
 	if err := s.at(ctx, StepFlipped, table, version); err != nil {
