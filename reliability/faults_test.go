@@ -24,7 +24,7 @@ func TestLinearizableRedisKilledNoPersistence(t *testing.T) {
 	root := fileRoot(t)
 	srv := startServer(t, nil, "--redis", r.URL(), "--root", root)
 	scenario{
-		storeURI: root, srv: srv, tables: 3, clients: 4,
+		lossy: true, storeURI: root, srv: srv, tables: 3, clients: 4,
 		duration: pick(7*time.Second, 30*time.Second), rounds: pick(1, 4), every: pick(2*time.Second, 4*time.Second),
 		faults: []fault{{"redis kill -9 + restart (no persistence)", func(t *testing.T, rng *rand.Rand) {
 			if err := r.Kill(); err != nil {
@@ -42,7 +42,7 @@ func TestLinearizableRedisFlushAll(t *testing.T) {
 	root := fileRoot(t)
 	srv := startServer(t, nil, "--redis", r.URL(), "--root", root)
 	scenario{
-		storeURI: root, srv: srv, tables: 3, clients: 4,
+		lossy: true, storeURI: root, srv: srv, tables: 3, clients: 4,
 		duration: pick(7*time.Second, 30*time.Second), rounds: pick(1, 4), every: pick(1500*time.Millisecond, 3*time.Second),
 		faults: []fault{{"redis FLUSHALL", func(t *testing.T, _ *rand.Rand) { r.FlushAll() }}},
 	}.run(t)
@@ -90,7 +90,7 @@ func TestLinearizableMixedFaults(t *testing.T) {
 	root := fileRoot(t)
 	srv := startServer(t, nil, "--redis", r.URL(), "--root", root)
 	scenario{
-		storeURI: root, srv: srv, tables: 4, clients: 5,
+		lossy: true, storeURI: root, srv: srv, tables: 4, clients: 5,
 		duration: pick(8*time.Second, 30*time.Second), rounds: pick(1, 10), every: pick(1500*time.Millisecond, 3*time.Second),
 		faults: []fault{
 			{"redis kill -9 + restart (no persistence)", func(t *testing.T, _ *rand.Rand) { _ = r.Kill(); r.Restart() }},
@@ -150,7 +150,7 @@ func TestLinearizableClusterFailover(t *testing.T) {
 	root := fileRoot(t)
 	srv := startServer(t, nil, "--redis", url, "--root", root)
 	scenario{
-		storeURI: root, srv: srv, tables: 3, clients: 4,
+		lossy: true, storeURI: root, srv: srv, tables: 3, clients: 4,
 		duration: pick(10*time.Second, 30*time.Second), rounds: pick(1, 6), every: pick(4*time.Second, 10*time.Second),
 		faults: []fault{{"cluster master kill -9 + replica promoted", func(t *testing.T, _ *rand.Rand) {
 			ctx := context.Background()

@@ -109,6 +109,23 @@ var registerModel = porcupine.Model{
 	DescribeState: func(st any) string { return fmt.Sprint(st.(modelState)) },
 }
 
+// lossyModel is registerModel that also allows a rejection whose
+// precondition held. When Redis loses its state, a claim made just before
+// can make a concurrent writer lose and then vanish from reads until its
+// own writer finishes: no data is lost, but the rejection has no place in a
+// strict linearization (docs/reliability.md, "known limits"). Reads stay
+// strict: a stale read after an acknowledged create still fails.
+var lossyModel = func() porcupine.Model {
+	m := registerModel
+	m.Step = func(st, in, out any) (bool, any) {
+		if o := out.(opOutput); in.(opInput).Kind == opWrite && o.Result == resRejected {
+			return true, st
+		}
+		return registerModel.Step(st, in, out)
+	}
+	return m
+}()
+
 // catalog is the test's view of the tables under test and direct access to
 // their storage.
 type catalog struct {
@@ -504,6 +521,9 @@ type scenario struct {
 	every    time.Duration // between faults (jittered)
 	faults   []fault
 	quiesce  func(t *testing.T) // after the workload: undo faults before the checks
+	// lossy: the faults make Redis lose state; a history that is not
+	// strictly linearizable passes if lossyModel explains it (logged).
+	lossy bool
 }
 
 // result is what a scenario observed.
@@ -584,7 +604,7 @@ func (sc scenario) round(t *testing.T, ns string) result {
 		cancel()
 	}
 	finals := checkStorage(t, cat, h, rc)
-	checkLinearizable(t, h)
+	checkLinearizable(t, h, sc.lossy)
 	res := result{counts: h.counts(), Faults: injected, Finals: finals}
 	t.Logf("history: %+v; faults: %v; final manifests: %d", res.counts, res.Faults, res.Finals)
 	if res.OK == 0 {
@@ -593,12 +613,18 @@ func (sc scenario) round(t *testing.T, ns string) result {
 	return res
 }
 
-func checkLinearizable(t *testing.T, h *history) {
+func checkLinearizable(t *testing.T, h *history, lossy bool) {
 	t.Helper()
 	h.mu.Lock()
 	ops := append([]porcupine.Operation(nil), h.ops...)
 	h.mu.Unlock()
 	res, info := porcupine.CheckOperationsVerbose(registerModel, ops, 120*time.Second)
+	if res == porcupine.Illegal && lossy {
+		if porcupine.CheckOperationsTimeout(lossyModel, ops, 120*time.Second) == porcupine.Ok {
+			t.Logf("NOTE: not strictly linearizable, but linearizable once a rejection may be explained by a claim Redis lost (a known limit):\n%s", explain(ops))
+			return
+		}
+	}
 	switch res {
 	case porcupine.Ok:
 	case porcupine.Illegal:
