@@ -99,9 +99,10 @@ func TestQuickRunWritesReportAndChart(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the chart is not a PNG: %v", err)
 	}
-	// Two panels per charted scenario: the ceilings and the commits.
-	if b := img.Bounds(); b.Dx() < 800 || b.Dy() < 3*250 {
-		t.Errorf("chart is %dx%d, want at least three rows of panels", b.Dx(), b.Dy())
+	// A row per charted scenario (the two ceilings and the commits), and
+	// a third column for the commits' ratios.
+	if b := img.Bounds(); b.Dx() < 3*400 || b.Dy() < 3*250 {
+		t.Errorf("chart is %dx%d, want three rows of three panels", b.Dx(), b.Dy())
 	}
 }
 

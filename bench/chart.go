@@ -18,9 +18,9 @@ import (
 
 // WriteChart draws the report as a PNG: one row per scenario measured at
 // more than one concurrency (every scenario, if none was), with its
-// throughput against clients on the left and its p50/p95/p99 latency
-// against clients on the right, one colour per backend, both axes
-// logarithmic.
+// throughput against clients, its p50/p95/p99 latency against clients
+// (both axes logarithmic), and, where it has one, its ratio to its
+// binding ceiling against clients; one colour per backend.
 func (r *Report) WriteChart(w io.Writer) error {
 	groups := r.chartGroups()
 	if len(groups) == 0 {
@@ -32,10 +32,17 @@ func (r *Report) WriteChart(w io.Writer) error {
 		header = 0.45 * vg.Inch
 	)
 	plots := make([][]*plot.Plot, len(groups))
+	cols := 2
 	for i, g := range groups {
-		plots[i] = []*plot.Plot{g.throughputPlot(), g.latencyPlot()}
+		plots[i] = []*plot.Plot{g.throughputPlot(), g.latencyPlot(), g.ratioPlot()}
+		if plots[i][2] != nil {
+			cols = 3
+		}
 	}
-	width, height := 2*panelW, vg.Length(len(groups))*panelH+header
+	for i := range plots {
+		plots[i] = plots[i][:cols]
+	}
+	width, height := vg.Length(cols)*panelW, vg.Length(len(groups))*panelH+header
 	img := vgimg.NewWith(vgimg.UseWH(width, height), vgimg.UseDPI(96), vgimg.UseBackgroundColor(color.White))
 	dc := draw.New(img)
 
@@ -46,12 +53,14 @@ func (r *Report) WriteChart(w io.Writer) error {
 	dc.FillText(sty, vg.Point{X: width / 2, Y: height - header/2}, title)
 
 	body := draw.Crop(dc, 0, 0, 0, -header)
-	tiles := draw.Tiles{Rows: len(groups), Cols: 2, PadX: vg.Millimeter * 6, PadY: vg.Millimeter * 6,
+	tiles := draw.Tiles{Rows: len(groups), Cols: cols, PadX: vg.Millimeter * 6, PadY: vg.Millimeter * 6,
 		PadTop: vg.Millimeter * 2, PadBottom: vg.Millimeter * 2, PadLeft: vg.Millimeter * 2, PadRight: vg.Millimeter * 4}
 	canvases := plot.Align(plots, tiles, body)
 	for i := range plots {
 		for j := range plots[i] {
-			plots[i][j].Draw(canvases[i][j])
+			if plots[i][j] != nil {
+				plots[i][j].Draw(canvases[i][j])
+			}
 		}
 	}
 	_, err := vgimg.PngCanvas{Canvas: img}.WriteTo(w)
@@ -189,6 +198,45 @@ func (g *chartGroup) throughputPlot() *plot.Plot {
 		p.Legend.Add(seriesName(b), l, pts)
 	}
 	ylimits(p, vs)
+	return p
+}
+
+// ratioPlot draws the results' ratios to their binding ceilings (nil if
+// no result has one): 1 is the ceiling.
+func (g *chartGroup) ratioPlot() *plot.Plot {
+	p := g.newPlot(g.scenario+" — ratio to its ceiling", "ratio")
+	p.Y.Scale, p.Y.Tick.Marker = plot.LinearScale{}, plot.DefaultTicks{}
+	top := 0.0
+	for _, b := range g.backends {
+		var xys plotter.XYs
+		for _, r := range g.series[b] {
+			if r.Ratio > 0 {
+				xys = append(xys, plotter.XY{X: float64(r.Clients), Y: r.Ratio})
+				top = max(top, r.Ratio)
+			}
+		}
+		if len(xys) == 0 {
+			continue
+		}
+		l, pts, err := plotter.NewLinePoints(xys)
+		if err != nil {
+			continue
+		}
+		c := backendColor(b)
+		l.Color, l.Width = c, vg.Points(1.5)
+		pts.Color, pts.Shape = c, draw.CircleGlyph{}
+		p.Add(l, pts)
+		p.Legend.Add(seriesName(b), l, pts)
+	}
+	if top == 0 {
+		return nil
+	}
+	one, err := plotter.NewLine(plotter.XYs{{X: p.X.Min, Y: 1}, {X: p.X.Max, Y: 1}})
+	if err == nil {
+		one.Color, one.Dashes = color.Gray{Y: 0x80}, []vg.Length{vg.Points(4), vg.Points(3)}
+		p.Add(one)
+	}
+	p.Y.Min, p.Y.Max = 0, max(1.1, top)*1.35 // room above for the legend
 	return p
 }
 

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -25,6 +26,7 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	out := fs.String("out", "", "write the JSON report here (default: bench-results/<time>.json; - for stdout)")
 	chart := fs.String("chart", "", "write the PNG chart here (default: the report's path with .png; none when the report goes to stdout)")
 	list := fs.Bool("list", false, "list the scenarios and exit")
+	replot := fs.String("replot", "", "draw the chart of an existing JSON report (to --chart, or beside it) and exit")
 	manifestRows := fs.String("manifest-rows", "", "comma-separated __manifest sizes for the manifest and flight scenarios (default: 1000000; with --quick 100000)")
 	txnTables := fs.String("txn-tables", "2,4,16", "comma-separated table counts of the multi-table transactions")
 	backends := fs.String("backends", "", "comma-separated object-store backends to measure: mem, file, s3 (default: all)")
@@ -35,6 +37,9 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 			return 0
 		}
 		return 2
+	}
+	if *replot != "" {
+		return replotCmd(*replot, *chart, stderr)
 	}
 	if *list {
 		for _, s := range bench.Scenarios() {
@@ -106,6 +111,29 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		}
 		_, _ = fmt.Fprintf(stderr, "chart: %s\n", chartPath)
 	}
+	return 0
+}
+
+// replotCmd draws the chart of the JSON report at path.
+func replotCmd(path, chartPath string, stderr io.Writer) int {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		_, _ = fmt.Fprintf(stderr, "flightns bench: %v\n", err)
+		return 1
+	}
+	var rep bench.Report
+	if err := json.Unmarshal(b, &rep); err != nil {
+		_, _ = fmt.Fprintf(stderr, "flightns bench: %s is not a report: %v\n", path, err)
+		return 1
+	}
+	if chartPath == "" {
+		chartPath = strings.TrimSuffix(path, filepath.Ext(path)) + ".png"
+	}
+	if err := writeFile(chartPath, rep.WriteChart); err != nil {
+		_, _ = fmt.Fprintf(stderr, "flightns bench: chart: %v\n", err)
+		return 1
+	}
+	_, _ = fmt.Fprintf(stderr, "chart: %s\n", chartPath)
 	return 0
 }
 
