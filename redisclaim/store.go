@@ -448,7 +448,10 @@ func (s *Store) runClaim(ctx context.Context, txnID string, txnRecord []byte, en
 		return claimResult{}, err
 	}
 	reseeded := map[int]bool{}
-	for attempt := 0; attempt < 10; attempt++ {
+	// Each NOHEAD or GAP answer seeds one member's head from storage, at
+	// most once a member for each: a batch of many tables new to Redis
+	// needs that many rounds.
+	for attempt := 0; attempt < 2*len(entries)+10; attempt++ {
 		r, err := run(ctx, s.pipe, s.sc.claim, keys, args...)
 		if err != nil {
 			return claimResult{}, fmt.Errorf("redisclaim: claim: %w", err)
@@ -506,7 +509,7 @@ func (s *Store) runClaim(ctx context.Context, txnID string, txnRecord []byte, en
 			return claimResult{}, fmt.Errorf("redisclaim: claim script replied %v", []any(r))
 		}
 	}
-	return claimResult{}, nserror.New(nserror.ServiceUnavailable, "redisclaim: claim did not settle after 10 attempts")
+	return claimResult{}, nserror.New(nserror.ServiceUnavailable, "redisclaim: claim did not settle after %d attempts", 2*len(entries)+10)
 }
 
 func atoiOr(s string, def int) int {

@@ -198,3 +198,21 @@ func TestLatestVersionsSeesATransactionWhollyOrNotAtAll(t *testing.T) {
 		t.Fatalf("a reader saw heads of a transaction half applied: %v", bad)
 	}
 }
+
+// A transaction over many tables Redis has never seen seeds every head
+// (one table per round of the claim script) and commits.
+func TestATransactionOverManyNewTablesCommits(t *testing.T) {
+	e := newEnv(t, "mem")
+	var es []Entry
+	for i := 0; i < 40; i++ {
+		tb := fmt.Sprintf("new%02d", i)
+		es = append(es, Entry{Table: tb, Version: 1, StagingPath: e.stage(tb, 1, "m"+tb)})
+	}
+	b, err := e.s.BatchPut(context.Background(), es)
+	if err != nil {
+		t.Fatalf("a transaction over 40 new tables: %v", err)
+	}
+	if len(b.Locations) != 40 {
+		t.Fatalf("%d members committed", len(b.Locations))
+	}
+}
