@@ -62,6 +62,7 @@ type opOutput struct {
 	Result  int
 	Version int64 // reads
 	Size    int64 // reads
+	Code    int   // creates: the Lance code of a refusal or failure (for the report only)
 }
 
 // registerModel: per table a register of the latest version; a create
@@ -104,6 +105,9 @@ var registerModel = porcupine.Model{
 			return fmt.Sprintf("read(t%d) via %s -> v%d/%d", i.Tables[0], i.Via, o.Version, o.Size)
 		}
 		res := [...]string{"ok", "rejected", "unknown"}[o.Result]
+		if o.Code != 0 {
+			res += fmt.Sprintf(" (code %d)", o.Code)
+		}
 		return fmt.Sprintf("create(t%v v%v size%v) via %s -> %s", i.Tables, i.Versions, i.Sizes, i.Via, res)
 	},
 	DescribeState: func(st any) string { return fmt.Sprint(st.(modelState)) },
@@ -401,7 +405,7 @@ func (w *worker) create(ctx context.Context, tables []int) {
 	if err != nil && code == 0 {
 		w.lastCode = -1
 	}
-	out := opOutput{Result: resUnknown}
+	out := opOutput{Result: resUnknown, Code: code}
 	switch {
 	case errors.Is(err, errNoEffect):
 		w.settle()
