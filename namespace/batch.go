@@ -293,21 +293,17 @@ func (b *batchBuilder) add(ctx context.Context, i int, op CommitTableOperation, 
 		if err != nil {
 			return err
 		}
-		// Reading the head seeds it from storage when Redis has none yet,
-		// so the guard compares against the real head.
-		heads, _, err := s.claims.LatestVersions(ctx, []string{loc})
+		// The head is seeded first (from storage, or "0" for a table
+		// without versions), so the guard compares against a present field.
+		head, err := s.claims.SeedHead(ctx, loc)
 		if err != nil {
 			return err
 		}
-		changed := nserror.New(nserror.ConcurrentModification, "table %q is at version %d, not %d", req.ID.String(), heads[0], req.Version)
-		if heads[0] != uint64(req.Version) {
-			return changed
+		if head != uint64(req.Version) {
+			return nserror.New(nserror.ConcurrentModification, "table %q is at version %d, not %d", req.ID.String(), head, req.Version)
 		}
-		g := redisclaim.Guard{Op: "eq", Key: s.claims.HeadsKey(), Field: loc, Value: strconv.FormatInt(req.Version, 10)}
-		if req.Version == 0 {
-			g = redisclaim.Guard{Op: "absent", Key: s.claims.HeadsKey(), Field: loc}
-		}
-		b.guard(nserror.New(nserror.ConcurrentModification, "table %q changed since version %d was read", req.ID.String(), req.Version), g)
+		b.guard(nserror.New(nserror.ConcurrentModification, "table %q changed since version %d was read", req.ID.String(), req.Version),
+			redisclaim.Guard{Op: "eq", Key: s.claims.HeadsKey(), Field: loc, Value: strconv.FormatInt(req.Version, 10)})
 		res.AssertTableVersion = &struct{}{}
 	case op.SetReadVersion != nil:
 		req := op.SetReadVersion

@@ -195,3 +195,31 @@ func TestACrashMidCommitRollsForward(t *testing.T) {
 }
 
 func ptrTo[T any](v T) *T { return &v }
+
+// A read assertion of "no version yet" holds for a leaf whose empty head
+// Redis already knows (a failed claim seeded it as 0).
+func TestAssertingAnEmptyLeafHoldsOnceItsHeadIsSeeded(t *testing.T) {
+	e := newPenv(t)
+	leaves := e.leaves("t", 2)
+	// Version 2 of an empty leaf is refused, after Redis seeded its head.
+	_, err := e.p.Commit(ctx, namespace.ID{"t"}, CommitRequest{Writes: []LeafWrite{{ID: leaves[1], Version: 2, ManifestPath: e.stage(leaves[1], 2, "x")}}})
+	if err == nil {
+		t.Fatal("version 2 of an empty leaf committed")
+	}
+	_, err = e.p.Commit(ctx, namespace.ID{"t"}, CommitRequest{
+		Writes: []LeafWrite{{ID: leaves[0], Version: 1, ManifestPath: e.stage(leaves[0], 1, "a1")}},
+		Reads:  []LeafRead{{ID: leaves[1], Version: 0}},
+	})
+	if err != nil {
+		t.Fatalf("asserting the empty leaf at version 0: %v", err)
+	}
+	// …and fails once the leaf has a version.
+	must(e.p.Commit(ctx, namespace.ID{"t"}, CommitRequest{Writes: []LeafWrite{{ID: leaves[1], Version: 1, ManifestPath: e.stage(leaves[1], 1, "b1")}}}))
+	_, err = e.p.Commit(ctx, namespace.ID{"t"}, CommitRequest{
+		Writes: []LeafWrite{{ID: leaves[0], Version: 2, ManifestPath: e.stage(leaves[0], 2, "a2")}},
+		Reads:  []LeafRead{{ID: leaves[1], Version: 0}},
+	})
+	if nserror.CodeOf(err) != nserror.ConcurrentModification {
+		t.Fatalf("asserting version 0 of a leaf at version 1: %v", err)
+	}
+}

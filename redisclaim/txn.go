@@ -443,6 +443,20 @@ func (s *Store) TxnKey(id string) string { return s.k.Txn(id) }
 // version), for guards of layers above ("the head is still N").
 func (s *Store) HeadsKey() string { return s.k.Heads() }
 
+// SeedHead makes sure Redis holds table's head — seeded from storage,
+// "0" for a table without versions — and returns it, so that a guard on
+// HeadsKey compares against a present field.
+func (s *Store) SeedHead(ctx context.Context, table string) (uint64, error) {
+	heads, _, err := s.LatestVersions(ctx, []string{table})
+	if err != nil {
+		return 0, err
+	}
+	if heads[0] > 0 {
+		return heads[0], nil
+	}
+	return s.seedFromStorage(ctx, table, true)
+}
+
 // Tag is the hash tag every key of the catalog starts with: "{catalog}".
 func (s *Store) Tag() string { return s.k.tag }
 
