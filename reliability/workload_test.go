@@ -622,9 +622,10 @@ func checkLinearizable(t *testing.T, h *history, lossy bool) {
 	h.mu.Lock()
 	ops := append([]porcupine.Operation(nil), h.ops...)
 	h.mu.Unlock()
-	res, info := porcupine.CheckOperationsVerbose(registerModel, ops, 120*time.Second)
+	limit := pick(120*time.Second, 10*time.Minute) // long rounds make long histories
+	res, info := porcupine.CheckOperationsVerbose(registerModel, ops, limit)
 	if res == porcupine.Illegal && lossy {
-		if porcupine.CheckOperationsTimeout(lossyModel, ops, 120*time.Second) == porcupine.Ok {
+		if porcupine.CheckOperationsTimeout(lossyModel, ops, limit) == porcupine.Ok {
 			t.Logf("NOTE: not strictly linearizable, but linearizable once a rejection may be explained by a claim Redis lost (a known limit):\n%s", explain(ops))
 			return
 		}
