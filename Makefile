@@ -14,7 +14,7 @@ export PATH := $(PATH):/usr/local/go/bin
 
 LANCEDB_DIR := interop/lancedb
 
-.PHONY: all build test run bench reliability soak fmt lint vet deps redis-server lancedb clean
+.PHONY: all build test run bench reliability soak fmt lint vet deps redis-server lancedb clean fuzz
 
 all: build
 
@@ -63,6 +63,19 @@ $(LANCEDB_DIR)/node_modules/.package-lock.json: $(LANCEDB_DIR)/package.json $(LA
 	@command -v npm >/dev/null 2>&1 || { echo "npm is missing: the interop tests need Node.js (20 or later) and npm" >&2; exit 1; }
 	cd $(LANCEDB_DIR) && npm install --no-save --no-audit --no-fund
 	@touch $@
+
+## fuzz: every fuzzer for FUZZ_TIME (default 2000 inputs each) from its
+## committed seeds; `make fuzz FUZZ_TIME=5m` for a longer hunt
+FUZZ_TIME ?= 2000x
+FUZZERS := planner:FuzzParseFilter planner:FuzzPlanFilter planner:FuzzSpec planner:FuzzSchema \
+	restserver:FuzzParseID objstore:FuzzValidateKey redisclaim:FuzzParseManifestName reliability:FuzzRESTRequest
+
+fuzz: deps
+	@set -e; for f in $(FUZZERS); do \
+	  pkg=$${f%%:*}; name=$${f##*:}; \
+	  echo "fuzz $$pkg $$name ($(FUZZ_TIME))"; \
+	  $(GO) test $(GOFLAGS_) -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZ_TIME) ./$$pkg; \
+	done
 
 ## fmt: gofmt every Go file
 fmt:
