@@ -175,13 +175,20 @@ func ylimits(p *plot.Plot, vs []float64) {
 
 func (g *chartGroup) throughputPlot() *plot.Plot {
 	p := g.newPlot(g.scenario+" — throughput", "ops/s")
+	ylimits(p, g.addSeries(p, func(r Result) float64 { return r.OpsPerSec }))
+	return p
+}
+
+// addSeries draws one line per backend of the value y of its results
+// (those with y > 0) and returns the values drawn.
+func (g *chartGroup) addSeries(p *plot.Plot, y func(Result) float64) []float64 {
 	var vs []float64
 	for _, b := range g.backends {
 		var xys plotter.XYs
 		for _, r := range g.series[b] {
-			if r.OpsPerSec > 0 {
-				xys = append(xys, plotter.XY{X: float64(r.Clients), Y: r.OpsPerSec})
-				vs = append(vs, r.OpsPerSec)
+			if v := y(r); v > 0 {
+				xys = append(xys, plotter.XY{X: float64(r.Clients), Y: v})
+				vs = append(vs, v)
 			}
 		}
 		if len(xys) == 0 {
@@ -197,8 +204,7 @@ func (g *chartGroup) throughputPlot() *plot.Plot {
 		p.Add(l, pts)
 		p.Legend.Add(seriesName(b), l, pts)
 	}
-	ylimits(p, vs)
-	return p
+	return vs
 }
 
 // ratioPlot draws the results' ratios to their binding ceilings (nil if
@@ -207,26 +213,8 @@ func (g *chartGroup) ratioPlot() *plot.Plot {
 	p := g.newPlot(g.scenario+" — ratio to its ceiling", "ratio")
 	p.Y.Scale, p.Y.Tick.Marker = plot.LinearScale{}, plot.DefaultTicks{}
 	top := 0.0
-	for _, b := range g.backends {
-		var xys plotter.XYs
-		for _, r := range g.series[b] {
-			if r.Ratio > 0 {
-				xys = append(xys, plotter.XY{X: float64(r.Clients), Y: r.Ratio})
-				top = max(top, r.Ratio)
-			}
-		}
-		if len(xys) == 0 {
-			continue
-		}
-		l, pts, err := plotter.NewLinePoints(xys)
-		if err != nil {
-			continue
-		}
-		c := backendColor(b)
-		l.Color, l.Width = c, vg.Points(1.5)
-		pts.Color, pts.Shape = c, draw.CircleGlyph{}
-		p.Add(l, pts)
-		p.Legend.Add(seriesName(b), l, pts)
+	for _, v := range g.addSeries(p, func(r Result) float64 { return r.Ratio }) {
+		top = max(top, v)
 	}
 	if top == 0 {
 		return nil
