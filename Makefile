@@ -68,7 +68,8 @@ $(LANCEDB_DIR)/node_modules/.package-lock.json: $(LANCEDB_DIR)/package.json $(LA
 ## committed seeds; `make fuzz FUZZ_TIME=5m` for a longer hunt
 FUZZ_TIME ?= 2000x
 FUZZERS := planner:FuzzParseFilter planner:FuzzPlanFilter planner:FuzzSpec planner:FuzzSchema \
-	restserver:FuzzParseID objstore:FuzzValidateKey redisclaim:FuzzParseManifestName reliability:FuzzRESTRequest
+	restserver:FuzzParseID objstore:FuzzValidateKey redisclaim:FuzzParseManifestName reliability:FuzzRESTRequest \
+	manifesttable:FuzzSQL
 
 fuzz: deps
 	@set -e; for f in $(FUZZERS); do \

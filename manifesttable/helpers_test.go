@@ -27,14 +27,14 @@ var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 var catalogN atomic.Int64
 
 type tenv struct {
-	t       *testing.T
+	t       testing.TB
 	redis   *redistest.Server
 	rdb     *redis.Client
 	objs    *objstore.Store
 	catalog string
 }
 
-func newTenv(t *testing.T, opts ...objstore.Option) *tenv {
+func newTenv(t testing.TB, opts ...objstore.Option) *tenv {
 	t.Helper()
 	r := redistest.Start(t)
 	objs, err := objstore.Open(context.Background(), "file://"+t.TempDir(), opts...)
