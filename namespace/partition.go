@@ -127,19 +127,6 @@ func (s *Service) EvolveNamespace(ctx context.Context, req EvolveNamespaceReques
 	return s.durable(ctx, batch.Seq)
 }
 
-// PartitionOf returns the partition part of a namespace's or table's row
-// (nil when it has none).
-func PartitionOf(r manifesttable.Row) *PartitionRow {
-	if !r.HasSpecID {
-		return nil
-	}
-	p := &PartitionRow{SpecID: r.SpecID, Values: map[string]any{}}
-	for k, v := range r.Extra {
-		p.Values[k] = v
-	}
-	return p
-}
-
 func sortedKeys(m map[string]string) []string {
 	out := make([]string, 0, len(m))
 	for k := range m {

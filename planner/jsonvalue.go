@@ -112,10 +112,3 @@ func jsonOf(v Value) any {
 	}
 	return nil
 }
-
-// jsonDecode decodes JSON keeping numbers exact.
-func jsonDecode(b []byte, v any) error {
-	d := json.NewDecoder(strings.NewReader(string(b)))
-	d.UseNumber()
-	return d.Decode(v)
-}

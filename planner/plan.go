@@ -52,17 +52,20 @@ const SeqMetadataKey = "flightns.catalog_seq"
 // subtrees where it can never be true. Leaves that may match are kept,
 // with what is left of the filter for their rows.
 func (p *Planner) PlanScan(ctx context.Context, id namespace.ID, filter string) (*Plan, error) {
-	t, err := p.Describe(ctx, id)
-	if err != nil {
-		return nil, err
-	}
-	e, err := ParseFilter(filter, t.columns)
-	if err != nil {
+	if err := id.Validate("partitioned table"); err != nil {
 		return nil, err
 	}
 	// Read your writes: every change logged before the plan (versions
 	// linger briefly before their rows are written) is in the index first.
 	if err := p.catchUp(ctx); err != nil {
+		return nil, err
+	}
+	t, err := p.lookup(id)
+	if err != nil {
+		return nil, err
+	}
+	e, err := ParseFilter(filter, t.columns)
+	if err != nil {
 		return nil, err
 	}
 	pl := &Plan{Table: t, Filter: e, cols: t.partitionColumns()}

@@ -179,7 +179,8 @@ func (p *Planner) columnTypes(fields []resolved) (map[string]string, error) {
 	return want, nil
 }
 
-// Describe loads a partitioned table's definition.
+// Describe loads a partitioned table's definition, as acknowledged
+// anywhere before the call.
 func (p *Planner) Describe(ctx context.Context, id namespace.ID) (*Table, error) {
 	if err := id.Validate("partitioned table"); err != nil {
 		return nil, err
@@ -187,15 +188,23 @@ func (p *Planner) Describe(ctx context.Context, id namespace.ID) (*Table, error)
 	if err := p.svc.Table().Sync(ctx); err != nil {
 		return nil, err
 	}
-	row, ok := p.svc.Table().Object(manifesttable.TypeNamespace, id.String())
-	if !ok {
+	t, err := p.lookup(id)
+	if nserror.CodeOf(err) == nserror.NamespaceNotFound {
 		// Perhaps created a moment ago elsewhere: wait for the log.
 		if err := p.catchUp(ctx); err != nil {
 			return nil, err
 		}
-		if row, ok = p.svc.Table().Object(manifesttable.TypeNamespace, id.String()); !ok {
-			return nil, nserror.New(nserror.NamespaceNotFound, "partitioned table %q does not exist", id.String())
-		}
+		t, err = p.lookup(id)
+	}
+	return t, err
+}
+
+// lookup reads a definition from this process's index, parsing it only
+// when its properties changed.
+func (p *Planner) lookup(id namespace.ID) (*Table, error) {
+	row, ok := p.svc.Table().Object(manifesttable.TypeNamespace, id.String())
+	if !ok {
+		return nil, nserror.New(nserror.NamespaceNotFound, "partitioned table %q does not exist", id.String())
 	}
 	p.mu.Lock()
 	t, ok := p.cache[row.ObjectID]

@@ -2,7 +2,7 @@ package planner
 
 import (
 	"context"
-	"errors"
+	"encoding/json"
 	"fmt"
 	"sort"
 	"strings"
@@ -280,6 +280,4 @@ func TestConcurrentResolveOrCreateMakesOneLeaf(t *testing.T) {
 	}
 }
 
-func jsonUnmarshal(s string, v any) error { return jsonDecode([]byte(s), v) }
-
-var _ = errors.New
+func jsonUnmarshal(s string, v any) error { return json.Unmarshal([]byte(s), v) }
