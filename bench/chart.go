@@ -184,27 +184,39 @@ func (g *chartGroup) throughputPlot() *plot.Plot {
 func (g *chartGroup) addSeries(p *plot.Plot, y func(Result) float64) []float64 {
 	var vs []float64
 	for _, b := range g.backends {
-		var xys plotter.XYs
-		for _, r := range g.series[b] {
-			if v := y(r); v > 0 {
-				xys = append(xys, plotter.XY{X: float64(r.Clients), Y: v})
-				vs = append(vs, v)
-			}
-		}
-		if len(xys) == 0 {
+		l, pts, drawn := g.line(b, y)
+		if l == nil {
 			continue
 		}
-		l, pts, err := plotter.NewLinePoints(xys)
-		if err != nil {
-			continue
-		}
-		c := backendColor(b)
-		l.Color, l.Width = c, vg.Points(1.5)
-		pts.Color, pts.Shape = c, draw.CircleGlyph{}
+		vs = append(vs, drawn...)
+		l.Width = vg.Points(1.5)
 		p.Add(l, pts)
 		p.Legend.Add(seriesName(b), l, pts)
 	}
 	return vs
+}
+
+// line is backend b's line of the value y of its results (those with
+// y > 0), in its colour, and the values on it; nil when there are none.
+func (g *chartGroup) line(b string, y func(Result) float64) (*plotter.Line, *plotter.Scatter, []float64) {
+	var xys plotter.XYs
+	var vs []float64
+	for _, r := range g.series[b] {
+		if v := y(r); v > 0 {
+			xys = append(xys, plotter.XY{X: float64(r.Clients), Y: v})
+			vs = append(vs, v)
+		}
+	}
+	if len(xys) == 0 {
+		return nil, nil, nil
+	}
+	l, pts, err := plotter.NewLinePoints(xys)
+	if err != nil {
+		return nil, nil, nil
+	}
+	c := backendColor(b)
+	l.Color, pts.Color, pts.Shape = c, c, draw.CircleGlyph{}
+	return l, pts, vs
 }
 
 // ratioPlot draws the results' ratios to their binding ceilings (nil if
@@ -243,25 +255,14 @@ func (g *chartGroup) latencyPlot() *plot.Plot {
 	p := g.newPlot(g.scenario+" — latency (p50 solid, p95 dashed, p99 dotted)", "ms")
 	var vs []float64
 	for _, b := range g.backends {
-		c := backendColor(b)
 		first := true
 		for _, pc := range percentileDashes {
-			var xys plotter.XYs
-			for _, r := range g.series[b] {
-				if v := pc.get(r); v > 0 {
-					xys = append(xys, plotter.XY{X: float64(r.Clients), Y: v})
-					vs = append(vs, v)
-				}
-			}
-			if len(xys) == 0 {
+			l, pts, drawn := g.line(b, pc.get)
+			if l == nil {
 				continue
 			}
-			l, pts, err := plotter.NewLinePoints(xys)
-			if err != nil {
-				continue
-			}
-			l.Color, l.Width, l.Dashes = c, vg.Points(1.2), pc.dashes
-			pts.Color, pts.Shape, pts.Radius = c, draw.CircleGlyph{}, vg.Points(1.5)
+			vs = append(vs, drawn...)
+			l.Width, l.Dashes, pts.Radius = vg.Points(1.2), pc.dashes, vg.Points(1.5)
 			p.Add(l, pts)
 			if first {
 				p.Legend.Add(seriesName(b), l)
