@@ -190,45 +190,48 @@ func (x *execution) stream(ctx context.Context) (*arrow.Schema, <-chan flight.St
 	return x.schema, ch
 }
 
-// parked holds executions between GetFlightInfo and DoGet, each for at
-// most ttl, at most max at once.
-type parked struct {
-	ttl time.Duration
-	max int
+// parked holds results between the call that plans them (GetFlightInfo,
+// the PlanScan action) and DoGet, each for at most ttl, at most max at
+// once; drop releases one that nobody took in time.
+type parked[T comparable] struct {
+	ttl  time.Duration
+	max  int
+	drop func(T)
 
 	mu sync.Mutex
-	m  map[string]*execution
+	m  map[string]T
 }
 
-func newParked(ttl time.Duration, maxN int) *parked {
-	return &parked{ttl: ttl, max: maxN, m: make(map[string]*execution)}
+func newParked[T comparable](ttl time.Duration, maxN int, drop func(T)) *parked[T] {
+	return &parked[T]{ttl: ttl, max: maxN, drop: drop, m: make(map[string]T)}
 }
 
-// park stores x and returns its id; x is closed if it is not taken within
-// the TTL.
-func (p *parked) park(x *execution) (string, error) {
+// park stores x and returns its id; x is dropped if it is not taken
+// within the TTL.
+func (p *parked[T]) park(x T) (string, error) {
 	var b [12]byte
 	_, _ = rand.Read(b[:])
 	id := hex.EncodeToString(b[:])
 	p.mu.Lock()
 	if len(p.m) >= p.max {
 		p.mu.Unlock()
-		x.close()
+		p.drop(x)
 		return "", status.Errorf(codes.ResourceExhausted,
 			"too many planned queries not yet fetched (limit %d): fetch (DoGet) what you plan", p.max)
 	}
 	p.m[id] = x
 	p.mu.Unlock()
 	time.AfterFunc(p.ttl, func() {
-		if x := p.take(id); x != nil {
-			x.close()
+		var zero T
+		if x := p.take(id); x != zero {
+			p.drop(x)
 		}
 	})
 	return id, nil
 }
 
-// take removes and returns the execution parked under id, or nil.
-func (p *parked) take(id string) *execution {
+// take removes and returns what is parked under id, or the zero value.
+func (p *parked[T]) take(id string) T {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	x := p.m[id]
@@ -236,7 +239,7 @@ func (p *parked) take(id string) *execution {
 	return x
 }
 
-func (p *parked) len() int {
+func (p *parked[T]) len() int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return len(p.m)

@@ -3,16 +3,10 @@ package flightserver
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
-	"sync"
-	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/flight"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/flightns/flightns/auth"
@@ -136,54 +130,4 @@ func (s *Server) DoGet(tkt *flight.Ticket, stream flight.FlightService_DoGetServ
 		}
 	}
 	return w.Close()
-}
-
-// parkedPlans holds plans between the PlanScan action (or GetFlightInfo)
-// and DoGet, each for at most ttl, at most max at once.
-type parkedPlans struct {
-	mu    sync.Mutex
-	ttl   time.Duration
-	max   int
-	plans map[string]parkedPlan
-}
-
-type parkedPlan struct {
-	plan    *planner.Plan
-	expires time.Time
-}
-
-func newParkedPlans(ttl time.Duration, max int) *parkedPlans {
-	return &parkedPlans{ttl: ttl, max: max, plans: map[string]parkedPlan{}}
-}
-
-func (p *parkedPlans) park(pl *planner.Plan) (string, error) {
-	var b [12]byte
-	_, _ = rand.Read(b[:])
-	id := hex.EncodeToString(b[:])
-	now := time.Now()
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	for k, v := range p.plans {
-		if now.After(v.expires) {
-			delete(p.plans, k)
-		}
-	}
-	if len(p.plans) >= p.max {
-		return "", status.Errorf(codes.ResourceExhausted, "too many plans not yet fetched (limit %d): fetch (DoGet) what you plan", p.max)
-	}
-	p.plans[id] = parkedPlan{plan: pl, expires: now.Add(p.ttl)}
-	return id, nil
-}
-
-// take removes and returns a parked plan; nil when there is none.
-func (p *parkedPlans) take(id string) *planner.Plan {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	v, ok := p.plans[id]
-	if !ok || time.Now().After(v.expires) {
-		delete(p.plans, id)
-		return nil
-	}
-	delete(p.plans, id)
-	return v.plan
 }

@@ -115,10 +115,10 @@ type Server struct {
 	alloc    memory.Allocator
 	slots    chan struct{} // one per running query
 	prepared *preparedSet
-	parked   *parked // results between GetFlightInfo and DoGet
+	parked   *parked[*execution] // results between GetFlightInfo and DoGet
 	grpc     *grpc.Server
 	planner  *planner.Planner
-	plans    *parkedPlans // plans between the PlanScan action and DoGet
+	plans    *parked[*planner.Plan] // plans between the PlanScan action and DoGet
 }
 
 // New builds a Server; Serve starts it.
@@ -143,9 +143,9 @@ func New(cfg Config) (*Server, error) {
 		alloc:    memory.DefaultAllocator,
 		slots:    make(chan struct{}, lim.MaxConcurrentQueries),
 		prepared: newPreparedSet(lim.PreparedTTL, lim.MaxPreparedStatements),
-		parked:   newParked(lim.QueryTimeout, lim.MaxUnfetchedResults),
+		parked:   newParked(lim.QueryTimeout, lim.MaxUnfetchedResults, (*execution).close),
 		planner:  planner.New(cfg.Service),
-		plans:    newParkedPlans(lim.QueryTimeout, lim.MaxUnfetchedResults),
+		plans:    newParked(lim.QueryTimeout, lim.MaxUnfetchedResults, func(*planner.Plan) {}),
 	}
 	if err := s.planner.RegisterSQL(context.Background()); err != nil {
 		return nil, fmt.Errorf("flightserver: the plan_scan SQL function: %w", err)
