@@ -11,7 +11,7 @@ import (
 )
 
 // Compact writes a snapshot of the table at its newest durable sequence,
-// then removes the snapshots beyond the KeepSnapshots newest and the
+// built from this process's index (never from the SQL engine), then removes the snapshots beyond the KeepSnapshots newest and the
 // segments they all cover. A crash anywhere leaves a loadable table: the
 // snapshot is written create-only before anything is removed.
 func (t *Table) Compact(ctx context.Context) error {
@@ -21,31 +21,25 @@ func (t *Table) Compact(ctx context.Context) error {
 }
 
 func (t *Table) compact(ctx context.Context) error {
-	t.amu.Lock()
-	seq := t.durable
-	t.amu.Unlock()
-	if seq == 0 {
+	t.imu.RLock()
+	f := t.ix.freeze()
+	t.imu.RUnlock()
+	if f.seq == 0 {
 		return nil
 	}
-	if err := t.eng.waitVisible(ctx, seq); err != nil {
-		return err
-	}
-	res, err := t.eng.query(ctx, `SELECT * FROM manifest_at(?) ORDER BY object_type, object_id, table_version`, seq)
-	if err != nil {
-		return err
-	}
-	defer res.Release()
+	schema := Schema(f.extra, f.raw, false)
 	next := func() (arrow.RecordBatch, error) {
-		if !res.Next() {
-			return nil, res.Err()
+		rows := f.next(rowGroupRows)
+		if len(rows) == 0 {
+			return nil, nil
 		}
-		return res.RecordBatch(), nil
+		return buildRecord(schema, rows, nil), nil
 	}
-	if err := t.st.writeSnapshot(ctx, seq, res.Schema(), next); err != nil {
-		return fmt.Errorf("manifesttable: writing snapshot %d: %w", seq, err)
+	if err := t.st.writeSnapshot(ctx, f.seq, schema, next); err != nil {
+		return fmt.Errorf("manifesttable: writing snapshot %d: %w", f.seq, err)
 	}
 	t.amu.Lock()
-	t.snapshot, t.sinceSnap = seq, 0
+	t.snapshot, t.sinceSnap = f.seq, 0
 	t.amu.Unlock()
 	return t.prune(ctx)
 }
@@ -93,6 +87,9 @@ func (t *Table) prune(ctx context.Context) error {
 		if err := t.cfg.Objects.Delete(ctx, segmentKey(f)); err != nil && !errors.Is(err, objstore.ErrNotFound) {
 			return err
 		}
+	}
+	if t.eng == nil {
+		return nil
 	}
 	return t.eng.purgeHistory(ctx, oldest)
 }

@@ -598,47 +598,42 @@ func (e *engine) waitVisible(ctx context.Context, seq uint64) error {
 	return nil
 }
 
-// loadSnapshot replaces nothing: it inserts a snapshot's rows into empty
-// tables, current from the snapshot's sequence.
-func (e *engine) loadSnapshot(ctx context.Context, sr *snapshotReader, onBatch func(arrow.RecordBatch) error) error {
+// loadFrozen inserts the rows of a frozen index into empty tables,
+// current from its sequence.
+func (e *engine) loadFrozen(ctx context.Context, f *frozen) error {
 	e.wmu.Lock()
 	defer e.wmu.Unlock()
-	if err := e.addColumns(ctx, sr.Extra, sr.Raw); err != nil {
+	if err := e.addColumns(ctx, f.extra, f.raw); err != nil {
 		return err
 	}
+	schema := Schema(f.extra, f.raw, false)
 	return e.writer.Raw(func(dc any) error {
 		e.commits.Add(1) // queries during the load read _meta
 		defer e.commits.Add(1)
 		conn := dc.(driver.Conn)
 		for {
-			rec, err := sr.Next()
-			if err != nil {
-				return err
-			}
-			if rec == nil {
+			rows := f.next(rowGroupRows)
+			if len(rows) == 0 {
 				break
 			}
-			if onBatch != nil {
-				if err := onBatch(rec); err != nil {
-					return err
-				}
-			}
-			rec = castRawColumns(rec, sr.Raw)
-			err = e.insertMixed(ctx, conn, rec, sr.Seq)
+			rec := buildRecord(schema, rows, nil)
+			srec := castRawColumns(rec, f.raw)
 			rec.Release()
+			err := e.insertMixed(ctx, conn, srec, f.seq)
+			srec.Release()
 			if err != nil {
 				return err
 			}
 		}
 		_, err := conn.(driver.ExecerContext).ExecContext(ctx, "UPDATE _meta SET seq = ?, oldest = ?",
-			[]driver.NamedValue{{Ordinal: 1, Value: sr.Seq}, {Ordinal: 2, Value: sr.Seq}})
+			[]driver.NamedValue{{Ordinal: 1, Value: f.seq}, {Ordinal: 2, Value: f.seq}})
 		if err != nil {
 			return err
 		}
 		e.vmu.Lock()
-		e.oldest = sr.Seq
+		e.oldest = f.seq
 		e.vmu.Unlock()
-		e.setVisible(sr.Seq)
+		e.setVisible(f.seq)
 		return nil
 	})
 }
@@ -888,44 +883,6 @@ func queryError(ctx context.Context, err error) error {
 }
 
 func cleanDuckErr(err error) string { return strings.TrimSpace(err.Error()) }
-
-// versionRowsOf returns the current version rows of a table.
-func (e *engine) versionRowsOf(ctx context.Context, tableID string) ([]Row, error) {
-	res, err := e.query(ctx, `SELECT * FROM __manifest WHERE object_id = ? AND object_type = 'table_version' ORDER BY table_version`, tableID)
-	if err != nil {
-		return nil, err
-	}
-	defer res.Release()
-	var out []Row
-	for res.Next() {
-		cs, err := readRecord(res.RecordBatch(), Columns{}, map[string]arrow.DataType{})
-		if err != nil {
-			return nil, err
-		}
-		for _, c := range cs {
-			out = append(out, c.row)
-		}
-	}
-	return out, res.Err()
-}
-
-// versionsOf lists the current versions of a table.
-func (e *engine) versionsOf(ctx context.Context, tableID string) ([]uint64, error) {
-	rows, err := e.db.QueryContext(ctx, `SELECT table_version FROM _versions WHERE object_id = ? AND _seq_to IS NULL ORDER BY 1`, tableID)
-	if err != nil {
-		return nil, err
-	}
-	defer func() { _ = rows.Close() }()
-	var out []uint64
-	for rows.Next() {
-		var v uint64
-		if err := rows.Scan(&v); err != nil {
-			return nil, err
-		}
-		out = append(out, v)
-	}
-	return out, rows.Err()
-}
 
 // purgeHistory forgets rows that stopped being current at or before seq:
 // time travel then reaches back to seq.

@@ -24,17 +24,12 @@ func openEngine(context.Context, EngineConfig) (*engine, error) { return nil, er
 
 func (e *engine) close() error                                 { return nil }
 func (e *engine) applySegment(context.Context, *segment) error { return errNoEngine }
-func (e *engine) loadSnapshot(context.Context, *snapshotReader, func(arrow.RecordBatch) error) error {
-	return errNoEngine
-}
+func (e *engine) loadFrozen(context.Context, *frozen) error { return errNoEngine }
 func (e *engine) query(context.Context, string, ...any) (*Result, error) { return nil, errNoEngine }
 func (e *engine) export(context.Context) (*Result, error)                { return nil, errNoEngine }
 func (e *engine) purgeHistory(context.Context, uint64) error             { return errNoEngine }
 func (e *engine) waitVisible(context.Context, uint64) error              { return errNoEngine }
 func (e *engine) Visible() uint64                                        { return 0 }
-func (e *engine) versionsOf(context.Context, string) ([]uint64, error)   { return nil, errNoEngine }
-
-func (e *engine) versionRowsOf(context.Context, string) ([]Row, error) { return nil, errNoEngine }
 
 func (e *engine) schema(context.Context, string) (*arrow.Schema, []arrow.DataType, error) {
 	return nil, nil, errNoEngine

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -339,57 +340,20 @@ func (t *Table) translate(ctx context.Context, entries []logEntry) ([]change, er
 		case "delete_version_ranges":
 			// Version rows in ranges "s:e;s:e" (e "" = no end).
 			id := tableID(e.str("t"))
-			if err := t.engineCaughtUp(ctx); err != nil {
-				return nil, err
-			}
-			vers, err := t.eng.versionsOf(ctx, id)
-			if err != nil {
-				return nil, err
-			}
-			for _, c := range out {
-				if c.row.ObjectType == TypeTableVersion && c.row.ObjectID == id && !c.del {
-					vers = append(vers, c.row.TableVersion)
-				}
-			}
-			for _, v := range vers {
-				if inRanges(v, e.str("ranges")) {
-					out = append(out, change{seq: e.seq, del: true, row: Row{ObjectType: TypeTableVersion, ObjectID: id, TableVersion: v}})
+			for _, r := range t.versionsAt(out, id) {
+				if inRanges(r.TableVersion, e.str("ranges")) {
+					out = append(out, change{seq: e.seq, del: true, row: Row{ObjectType: TypeTableVersion, ObjectID: id, TableVersion: r.TableVersion}})
 				}
 			}
 		case "drop_table":
 			id := tableID(e.str("t"))
-			if err := t.engineCaughtUp(ctx); err != nil {
-				return nil, err
-			}
-			vers, err := t.eng.versionsOf(ctx, id)
-			if err != nil {
-				return nil, err
-			}
-			// Versions put earlier in this same batch go too.
-			for _, c := range out {
-				if c.row.ObjectType == TypeTableVersion && c.row.ObjectID == id && !c.del {
-					vers = append(vers, c.row.TableVersion)
-				}
-			}
-			for _, v := range vers {
-				out = append(out, change{seq: e.seq, del: true, row: Row{ObjectType: TypeTableVersion, ObjectID: id, TableVersion: v}})
+			for _, r := range t.versionsAt(out, id) {
+				out = append(out, change{seq: e.seq, del: true, row: Row{ObjectType: TypeTableVersion, ObjectID: id, TableVersion: r.TableVersion}})
 			}
 		case "rename_table":
 			// The version rows follow their table to its new id.
 			from, to := e.str("from"), e.str("to")
-			if err := t.engineCaughtUp(ctx); err != nil {
-				return nil, err
-			}
-			rows, err := t.eng.versionRowsOf(ctx, from)
-			if err != nil {
-				return nil, err
-			}
-			for _, c := range out { // versions put earlier in this batch
-				if c.row.ObjectType == TypeTableVersion && c.row.ObjectID == from && !c.del {
-					rows = append(rows, c.row)
-				}
-			}
-			for _, r := range rows {
+			for _, r := range t.versionsAt(out, from) {
 				out = append(out, change{seq: e.seq, del: true, row: Row{ObjectType: TypeTableVersion, ObjectID: from, TableVersion: r.TableVersion}})
 				r.ObjectID = to
 				out = append(out, change{seq: e.seq, row: r})
@@ -412,17 +376,31 @@ func lastChange(out []change, k Key) (r Row, seen, ok bool) {
 	return Row{}, false, false
 }
 
+// versionsAt returns table id's current version rows as of the changes
+// in out, which follow the index's state: the index's rows, then out's
+// puts and deletes of id's versions, in order.
+func (t *Table) versionsAt(out []change, id string) []Row {
+	rows := t.VersionRows(id)
+	for _, c := range out {
+		if c.row.ObjectType != TypeTableVersion || c.row.ObjectID != id {
+			continue
+		}
+		rows = slices.DeleteFunc(rows, func(r Row) bool { return r.TableVersion == c.row.TableVersion })
+		if !c.del {
+			rows = append(rows, c.row)
+		}
+	}
+	return rows
+}
+
 // reconcile re-derives every known table's version rows from its
 // _versions directory: versions in storage but not in the table are added,
 // and rows whose final manifest is gone are deleted. The changes carry seq.
 func (t *Table) reconcile(ctx context.Context, seq uint64) ([]change, error) {
-	if err := t.engineCaughtUp(ctx); err != nil {
-		return nil, err
-	}
 	t.imu.RLock()
 	tables := map[string]string{} // id -> location
 	reads := map[string]Row{}     // tables with a read_version
-	for k, r := range t.objects {
+	for k, r := range t.ix.objects {
 		if k.Type == TypeTable && r.Location != "" {
 			tables[k.ID] = r.Location
 			if r.ReadVersion > 0 {
@@ -430,7 +408,7 @@ func (t *Table) reconcile(ctx context.Context, seq uint64) ([]change, error) {
 			}
 		}
 	}
-	for id := range t.heads {
+	for id := range t.ix.vers {
 		if _, ok := tables[id]; !ok && objstore.ValidateKey(id) == nil {
 			tables[id] = id // versions of a directory without a table row
 		}
@@ -438,9 +416,9 @@ func (t *Table) reconcile(ctx context.Context, seq uint64) ([]change, error) {
 	t.imu.RUnlock()
 	var out []change
 	for id, loc := range tables {
-		have, err := t.eng.versionsOf(ctx, id)
-		if err != nil {
-			return nil, err
+		var have []uint64
+		for _, r := range t.VersionRows(id) {
+			have = append(have, r.TableVersion)
 		}
 		known := map[uint64]bool{}
 		for _, v := range have {
@@ -478,15 +456,6 @@ func (t *Table) reconcile(ctx context.Context, seq uint64) ([]change, error) {
 		}
 	}
 	return out, nil
-}
-
-// engineCaughtUp waits until the SQL engine has applied every accepted
-// segment.
-func (t *Table) engineCaughtUp(ctx context.Context) error {
-	t.amu.Lock()
-	d := t.durable
-	t.amu.Unlock()
-	return t.eng.waitVisible(ctx, d)
 }
 
 // inRanges reports whether v is in one of the ranges "s:e;s:e" (start

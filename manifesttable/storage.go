@@ -244,7 +244,7 @@ func (s *storage) openSnapshot(ctx context.Context, seq uint64) (*snapshotReader
 }
 
 // writeSnapshot writes the state at seq, read from batches (whose schema
-// is the __manifest schema), create-only. A snapshot that exists already is
+// is the __manifest schema; each is released once written), create-only. A snapshot that exists already is
 // left as it is (another compaction wrote the same state).
 func (s *storage) writeSnapshot(ctx context.Context, seq uint64, schema *arrow.Schema, next func() (arrow.RecordBatch, error)) error {
 	var buf bytes.Buffer
@@ -263,7 +263,9 @@ func (s *storage) writeSnapshot(ctx context.Context, seq uint64, schema *arrow.S
 		if rec == nil {
 			break
 		}
-		if err := fw.WriteBuffered(rec); err != nil {
+		err = fw.WriteBuffered(rec)
+		rec.Release()
+		if err != nil {
 			_ = fw.Close()
 			return err
 		}

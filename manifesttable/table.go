@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/google/uuid"
 	"github.com/redis/go-redis/v9"
 
@@ -39,6 +38,10 @@ type Config struct {
 	Catalog string
 	// Engine bounds the SQL engine.
 	Engine EngineConfig
+	// NoSQL opens the table without a SQL engine: Query and QuerySchema
+	// fail, and nothing of the engine is kept in memory (a SQL worker
+	// process serves the queries).
+	NoSQL bool
 	// Materialize makes this process compete for the materializer lease
 	// (default: true unless ReadOnly).
 	ReadOnly bool
@@ -90,12 +93,8 @@ type Table struct {
 	appendS *redis.Script
 	leaseS  *redis.Script
 
-	imu     sync.RWMutex
-	objects map[Key]Row         // namespaces and tables, current
-	byLoc   map[string]string   // table location -> table id
-	heads   map[string]uint64   // table id -> highest current version
-	kids    map[string][]string // namespace id -> child ids (unsorted)
-	iseq    uint64              // the sequence the index stands at
+	imu sync.RWMutex
+	ix  index // every current row, at ix.seq
 
 	amu        sync.Mutex // applying segments, in order
 	durable    uint64     // last sequence applied from a segment
@@ -151,34 +150,46 @@ func Open(ctx context.Context, cfg Config) (*Table, error) {
 	}
 	t := &Table{cfg: cfg, st: storage{objs: cfg.Objects, catalog: cfg.Catalog}, log: cfg.Logger, keys: newRedisKeys(cfg.Catalog),
 		appendS: redis.NewScript(appendLua), leaseS: redis.NewScript(leaseLua),
-		objects: map[Key]Row{}, byLoc: map[string]string{}, heads: map[string]uint64{}, kids: map[string][]string{},
+		ix:    newIndex(),
 		token: uuid.NewString(), stop: make(chan struct{}), applyQ: make(chan *segment, 256), flushNow: make(chan struct{}, 1)}
 	t.dcond = sync.NewCond(&t.dmu)
 	if t.log == nil {
 		t.log = slog.Default()
 	}
-	var err error
-	if t.eng, err = openEngine(ctx, cfg.Engine); err != nil {
-		return nil, err
+	if !cfg.NoSQL {
+		var err error
+		if t.eng, err = openEngine(ctx, cfg.Engine); err != nil {
+			return nil, err
+		}
+		t.done.Add(1)
+		go t.applier()
 	}
-	t.done.Add(1)
-	go t.applier()
 	fail := func(err error) (*Table, error) {
-		close(t.applyQ)
-		t.done.Wait()
-		_ = t.eng.close()
+		t.closeEngine()
 		return nil, err
 	}
 	if err := t.load(ctx); err != nil {
 		return fail(err)
 	}
-	// Queries see everything loaded before Open returns.
-	if err := t.eng.waitVisible(ctx, t.durable); err != nil {
-		return fail(err)
+	if t.eng != nil {
+		// Queries see everything loaded before Open returns.
+		if err := t.eng.waitVisible(ctx, t.durable); err != nil {
+			return fail(err)
+		}
 	}
 	t.runDone.Add(1)
 	go t.run()
 	return t, nil
+}
+
+// closeEngine stops the engine's applier and closes the engine.
+func (t *Table) closeEngine() {
+	if t.eng == nil {
+		return
+	}
+	close(t.applyQ)
+	t.done.Wait()
+	_ = t.eng.close()
 }
 
 // Close stops following the log and releases the SQL engine. It may be
@@ -191,14 +202,13 @@ func (t *Table) Close() error {
 	}
 	close(t.stop)
 	t.runDone.Wait()
-	close(t.applyQ)
-	t.done.Wait()
 	t.leaderMu.Lock()
 	if t.leading {
 		t.releaseLease(context.Background())
 	}
 	t.leaderMu.Unlock()
-	return t.eng.close()
+	t.closeEngine()
+	return nil
 }
 
 // load reads the newest snapshot and the segments after it.
@@ -213,16 +223,22 @@ func (t *Table) load(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("manifesttable: loading snapshot %d: %w", seq, err)
 		}
-		err = t.eng.loadSnapshot(ctx, sr, t.indexBatch)
+		err = t.loadSnapshot(sr)
 		sr.Close()
 		if err != nil {
 			return fmt.Errorf("manifesttable: loading snapshot %d: %w", seq, err)
 		}
 		t.durable, t.snapshot = seq, seq
 		t.imu.Lock()
-		t.iseq = seq
+		t.ix.seq = seq
+		f := t.ix.freeze()
 		t.imu.Unlock()
 		t.setDurable(seq)
+		if t.eng != nil {
+			if err := t.eng.loadFrozen(ctx, f); err != nil {
+				return fmt.Errorf("manifesttable: loading snapshot %d into the SQL engine: %w", seq, err)
+			}
+		}
 	}
 	return t.catchUp(ctx)
 }
@@ -257,27 +273,34 @@ func (t *Table) catchUp(ctx context.Context) error {
 // each change whether its key existed before (against the index, which is
 // exactly the state before this segment), updates the index, advances the
 // durable sequence (releasing WaitDurable), and queues the segment for the
-// SQL engine, which applies segments in order behind it. Call with amu.
+// SQL engine, if this process has one, which applies segments in order
+// behind it. Call with amu.
 func (t *Table) acceptLocked(seg *segment) error {
 	if seg.First != t.durable+1 {
 		return nserror.New(nserror.Internal, "manifesttable: segment %d..%d does not follow %d", seg.First, seg.Last, t.durable)
 	}
+	rows := make([]Row, 0, len(seg.Changes))
+	for _, c := range seg.Changes {
+		if !c.del {
+			rows = append(rows, c.row)
+		}
+	}
 	t.imu.Lock()
+	if err := t.ix.noteColumns(rows); err != nil {
+		t.imu.Unlock()
+		return nserror.New(nserror.Internal, "manifesttable: segment %d..%d: %v", seg.First, seg.Last, err)
+	}
 	seen := map[Key]bool{}
 	for i := range seg.Changes {
 		c := &seg.Changes[i]
 		k := c.row.Key()
 		if !seen[k] {
 			seen[k] = true
-			if k.Type == TypeTableVersion {
-				c.existed = k.Version <= t.heads[k.ID]
-			} else {
-				_, c.existed = t.objects[k]
-			}
+			c.existed = t.ix.existed(k)
 		}
-		t.indexChange(*c)
+		t.ix.apply(*c)
 	}
-	t.iseq = seg.Last
+	t.ix.seq = seg.Last
 	t.imu.Unlock()
 	t.durable = seg.Last
 	t.sinceSnap++
@@ -287,7 +310,9 @@ func (t *Table) acceptLocked(seg *segment) error {
 		t.dmu.Unlock()
 	}
 	t.setDurable(seg.Last)
-	t.applyQ <- seg
+	if t.eng != nil {
+		t.applyQ <- seg
+	}
 	return nil
 }
 
@@ -315,92 +340,41 @@ func (t *Table) setDurable(seq uint64) {
 	t.dcond.Broadcast()
 }
 
-// indexChange updates the index with one applied change. Call with imu.
-func (t *Table) indexChange(c change) {
-	r := c.row
-	k := r.Key()
-	if k.Type == TypeTableVersion {
-		if !c.del && k.Version > t.heads[k.ID] {
-			t.heads[k.ID] = k.Version
-		}
-		return
-	}
-	if old, ok := t.objects[k]; ok {
-		if old.ObjectType == TypeTable && old.Location != "" {
-			delete(t.byLoc, old.Location)
-		}
-		parent := parentID(k.ID)
-		t.kids[parent] = removeString(t.kids[parent], k.ID)
-		delete(t.objects, k)
-	}
-	if c.del {
-		return
-	}
-	t.objects[k] = r
-	if r.ObjectType == TypeTable && r.Location != "" {
-		t.byLoc[r.Location] = r.ObjectID
-	}
-	if k.ID != "" {
-		parent := parentID(k.ID)
-		t.kids[parent] = append(t.kids[parent], k.ID)
-	}
-}
-
-// indexBatch indexes the namespaces and tables of a snapshot batch.
-func (t *Table) indexBatch(rec arrow.RecordBatch) error {
-	idx := rec.Schema().FieldIndices(ColObjectType)
-	if len(idx) == 0 {
-		return errors.New("manifesttable: snapshot without object_type")
-	}
-	types := rec.Column(idx[0]).(*array.String)
-	var keep []int64
-	for i := 0; i < types.Len(); i++ {
-		if types.Value(i) != TypeTableVersion {
-			keep = append(keep, int64(i))
-		}
-	}
+// loadSnapshot reads a snapshot's rows into the empty index; its columns
+// are kept even where every row is NULL.
+func (t *Table) loadSnapshot(sr *snapshotReader) error {
 	t.imu.Lock()
-	defer t.imu.Unlock()
-	if len(keep) < types.Len() {
-		// Versions: only their tables' highest version is indexed.
-		ids := rec.Column(rec.Schema().FieldIndices(ColObjectID)[0]).(*array.String)
-		vers := rec.Column(rec.Schema().FieldIndices(ColTableVersion)[0]).(*array.Uint64)
-		for i := 0; i < types.Len(); i++ {
-			if types.Value(i) == TypeTableVersion && vers.Value(i) > t.heads[ids.Value(i)] {
-				t.heads[strings.Clone(ids.Value(i))] = vers.Value(i)
-			}
+	for k, v := range sr.Extra {
+		t.ix.extra[k] = v
+	}
+	for k, v := range sr.Raw {
+		t.ix.raw[k] = v
+	}
+	t.imu.Unlock()
+	for {
+		rec, err := sr.Next()
+		if err != nil || rec == nil {
+			return err
 		}
-	}
-	if len(keep) == 0 {
-		return nil
-	}
-	changes, err := readRecord(rec, Columns{}, map[string]arrow.DataType{})
-	if err != nil {
-		return err
-	}
-	for _, i := range keep {
-		changes[i].del = false
-		t.indexChange(changes[i])
-	}
-	return nil
-}
-
-// parentID is the id of the namespace holding id ("" is the root).
-func parentID(id string) string {
-	if i := strings.LastIndex(id, "$"); i >= 0 {
-		return id[:i]
-	}
-	return ""
-}
-
-func removeString(s []string, v string) []string {
-	for i := range s {
-		if s[i] == v {
-			s[i] = s[len(s)-1]
-			return s[:len(s)-1]
+		changes, err := readRecord(rec, Columns{}, map[string]arrow.DataType{})
+		if err != nil {
+			return err
 		}
+		rows := make([]Row, len(changes))
+		for i := range changes {
+			rows[i] = changes[i].row
+		}
+		t.imu.Lock()
+		if err := t.ix.noteColumns(rows); err != nil {
+			t.imu.Unlock()
+			return err
+		}
+		for _, c := range changes {
+			c.del = false
+			t.ix.apply(c)
+		}
+		t.imu.Unlock()
 	}
-	return s
 }
 
 // Refresh applies every segment durable in storage that this process has
@@ -428,8 +402,8 @@ func (t *Table) Sync(ctx context.Context) error {
 func (t *Table) Objects() []Row {
 	t.imu.RLock()
 	defer t.imu.RUnlock()
-	out := make([]Row, 0, len(t.objects))
-	for _, r := range t.objects {
+	out := make([]Row, 0, len(t.ix.objects))
+	for _, r := range t.ix.objects {
 		out = append(out, r)
 	}
 	sortRows(out)
@@ -442,11 +416,11 @@ type Index struct{ t *Table }
 
 // Seq is the catalog sequence the view stands at: it holds every change
 // up to it and none after.
-func (x Index) Seq() uint64 { return x.t.iseq }
+func (x Index) Seq() uint64 { return x.t.ix.seq }
 
 // Object returns the namespace or table row with that key.
 func (x Index) Object(typ, id string) (*Row, bool) {
-	r, ok := x.t.objects[Key{Type: typ, ID: id}]
+	r, ok := x.t.ix.objects[Key{Type: typ, ID: id}]
 	if !ok {
 		return nil, false
 	}
@@ -455,10 +429,10 @@ func (x Index) Object(typ, id string) (*Row, bool) {
 
 // ChildIDs returns the ids of the namespaces and tables directly inside
 // parent, unsorted. The slice must not be changed.
-func (x Index) ChildIDs(parent string) []string { return x.t.kids[parent] }
+func (x Index) ChildIDs(parent string) []string { return x.t.ix.kids[parent] }
 
 // Head returns a table's highest version row (0: none).
-func (x Index) Head(tableID string) uint64 { return x.t.heads[tableID] }
+func (x Index) Head(tableID string) uint64 { return x.t.ix.head(tableID) }
 
 // View calls fn with the index held still: everything fn reads belongs to
 // one catalog sequence, so it never sees part of a segment (and so never
@@ -473,7 +447,7 @@ func (t *Table) View(fn func(Index)) {
 func (t *Table) Object(typ, id string) (Row, bool) {
 	t.imu.RLock()
 	defer t.imu.RUnlock()
-	r, ok := t.objects[Key{Type: typ, ID: id}]
+	r, ok := t.ix.objects[Key{Type: typ, ID: id}]
 	return r, ok
 }
 
@@ -483,9 +457,9 @@ func (t *Table) Children(parent string) []Row {
 	t.imu.RLock()
 	defer t.imu.RUnlock()
 	var out []Row
-	for _, id := range t.kids[parent] {
+	for _, id := range t.ix.kids[parent] {
 		for _, typ := range []string{TypeNamespace, TypeTable} {
-			if r, ok := t.objects[Key{Type: typ, ID: id}]; ok {
+			if r, ok := t.ix.objects[Key{Type: typ, ID: id}]; ok {
 				out = append(out, r)
 			}
 		}
@@ -498,7 +472,7 @@ func (t *Table) Children(parent string) []Row {
 func (t *Table) TableByLocation(loc string) (string, bool) {
 	t.imu.RLock()
 	defer t.imu.RUnlock()
-	id, ok := t.byLoc[loc]
+	id, ok := t.ix.byLoc[loc]
 	return id, ok
 }
 
@@ -506,11 +480,27 @@ func (t *Table) TableByLocation(loc string) (string, bool) {
 func (t *Table) HighestVersion(tableID string) uint64 {
 	t.imu.RLock()
 	defer t.imu.RUnlock()
-	return t.heads[tableID]
+	return t.ix.head(tableID)
 }
 
-// Visible returns the newest catalog sequence that queries see.
-func (t *Table) Visible() uint64 { return t.eng.Visible() }
+// VersionRows returns a table's current version rows, ascending, as this
+// process's index holds them (every durable segment it has applied).
+func (t *Table) VersionRows(tableID string) []Row {
+	t.imu.RLock()
+	defer t.imu.RUnlock()
+	return t.ix.versionRows(tableID)
+}
+
+// Visible returns the newest catalog sequence that queries see (without
+// a SQL engine: the sequence the index stands at).
+func (t *Table) Visible() uint64 {
+	if t.eng == nil {
+		t.imu.RLock()
+		defer t.imu.RUnlock()
+		return t.ix.seq
+	}
+	return t.eng.Visible()
+}
 
 // WaitDurable returns when sequence seq is in a durable segment, and in
 // this process's index (Object, Children, TableByLocation).
@@ -539,8 +529,12 @@ func (t *Table) WaitDurable(ctx context.Context, seq uint64) error {
 }
 
 // WaitVisible returns when sequence seq is visible to SQL queries here
-// (read-your-writes for Query).
+// (read-your-writes for Query); without a SQL engine, when it is durable
+// and in the index.
 func (t *Table) WaitVisible(ctx context.Context, seq uint64) error {
+	if t.eng == nil {
+		return t.WaitDurable(ctx, seq)
+	}
 	if t.eng.Visible() < seq {
 		t.Flush(seq)
 	}
@@ -591,7 +585,10 @@ func (t *Table) Flush(seq uint64) {
 // It first waits until everything durable when it was called is visible,
 // so a query sees every change acknowledged before it.
 func (t *Table) Query(ctx context.Context, q string, args ...any) (*Result, error) {
-	if err := t.engineCaughtUp(ctx); err != nil {
+	if t.eng == nil {
+		return nil, errNoSQL
+	}
+	if err := t.eng.waitVisible(ctx, t.durableNow()); err != nil {
 		return nil, err
 	}
 	return t.eng.query(ctx, q, args...)
@@ -601,7 +598,19 @@ func (t *Table) Query(ctx context.Context, q string, args ...any) (*Result, erro
 // types its parameters ($1, $2, … or ?) should be bound with, without
 // running it over data; it refuses what Query refuses.
 func (t *Table) QuerySchema(ctx context.Context, q string) (*arrow.Schema, []arrow.DataType, error) {
+	if t.eng == nil {
+		return nil, nil, errNoSQL
+	}
 	return t.eng.schema(ctx, q)
+}
+
+var errNoSQL = nserror.New(nserror.ServiceUnavailable, "this process has no SQL engine (its queries run in a SQL worker)")
+
+// durableNow is the last sequence applied from a durable segment.
+func (t *Table) durableNow() uint64 {
+	t.amu.Lock()
+	defer t.amu.Unlock()
+	return t.durable
 }
 
 // Append appends changes to the commit log as one catalog sequence and

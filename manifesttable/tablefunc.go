@@ -20,5 +20,8 @@ type TableFunc struct {
 
 // RegisterTableFunction makes f callable from every query of the table.
 func (t *Table) RegisterTableFunction(ctx context.Context, f TableFunc) error {
+	if t.eng == nil {
+		return errNoSQL
+	}
 	return t.eng.registerTableFunction(ctx, f)
 }

@@ -1,0 +1,298 @@
+package manifesttable
+
+import (
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+)
+
+// index is the table's state in Go: every current row, namespaces and
+// tables as Rows, table versions compactly per table. It is built only
+// from durable segments and snapshots, and it is what every durable
+// artifact derives from (segments' translation of the commit log,
+// snapshots, renames, reconciliation); the SQL engine is a read replica
+// of it and is never read back.
+//
+// Version slices are copy-on-write except for appends: a reader holding
+// an old slice header (a snapshot in progress) never sees an element
+// change under it, because an insert before the end or a removal makes a
+// new backing array, and an append only writes past every old header's
+// length.
+type index struct {
+	objects map[Key]Row         // namespaces and tables, current
+	byLoc   map[string]string   // table location -> table id
+	kids    map[string][]string // namespace id -> child ids (unsorted)
+	vers    map[string][]verRow // table id -> its current versions, ascending
+	nvers   int                 // version rows in vers
+	extra   Columns             // extra columns of every row seen
+	raw     map[string]arrow.DataType
+	seq     uint64 // the catalog sequence the index stands at
+}
+
+func newIndex() index {
+	return index{objects: map[Key]Row{}, byLoc: map[string]string{}, kids: map[string][]string{},
+		vers: map[string][]verRow{}, extra: Columns{}, raw: map[string]arrow.DataType{}}
+}
+
+// verRow is one current table version row. The common row (the version's
+// manifest, its size, time and transaction) is held in a few words; a
+// row with anything else keeps its whole Row in full.
+type verRow struct {
+	v    uint64
+	size uint64
+	at   int64 // committed_at in µs since the epoch; 0 with noAt
+	path string
+	txn  string
+	full *Row // the row, when it has more than the fields above
+	noAt bool // committed_at is NULL
+}
+
+func toVerRow(r Row) verRow {
+	vr := verRow{v: r.TableVersion, size: r.ManifestSize, path: r.ManifestPath, txn: r.TxnID}
+	if r.CommittedAt.IsZero() {
+		vr.noAt = true
+	} else {
+		vr.at = r.CommittedAt.UnixMicro()
+		if !time.UnixMicro(vr.at).UTC().Equal(r.CommittedAt) {
+			vr.full = &r // finer than µs: keep it exactly
+		}
+	}
+	if r.Location != "" || r.Metadata != "" || r.BaseObjects != nil || r.ReadVersion != 0 || r.ReadBranch != "" ||
+		r.ReadTag != "" || r.HasSpecID || len(r.Extra) > 0 {
+		vr.full = &r
+	}
+	return vr
+}
+
+// row is the version row of table id.
+func (vr verRow) row(id string) Row {
+	if vr.full != nil {
+		r := *vr.full
+		r.ObjectID = id
+		return r
+	}
+	r := Row{ObjectID: id, ObjectType: TypeTableVersion, TableVersion: vr.v, ManifestPath: vr.path,
+		ManifestSize: vr.size, TxnID: vr.txn}
+	if !vr.noAt {
+		r.CommittedAt = time.UnixMicro(vr.at).UTC()
+	}
+	return r
+}
+
+// findVersion returns the position of version v in vs, and whether it is
+// there.
+func findVersion(vs []verRow, v uint64) (int, bool) {
+	return slices.BinarySearchFunc(vs, v, func(r verRow, v uint64) int {
+		switch {
+		case r.v < v:
+			return -1
+		case r.v > v:
+			return 1
+		}
+		return 0
+	})
+}
+
+// putVersion inserts or replaces a version row.
+func (x *index) putVersion(r Row) {
+	vr := toVerRow(r)
+	vs := x.vers[r.ObjectID]
+	if n := len(vs); n == 0 || vs[n-1].v < vr.v {
+		if n == 0 {
+			r.ObjectID = strings.Clone(r.ObjectID)
+		}
+		x.vers[r.ObjectID] = append(vs, vr) // readers never look past their own length
+		x.nvers++
+		return
+	}
+	i, ok := findVersion(vs, vr.v)
+	out := make([]verRow, 0, len(vs)+1)
+	out = append(out, vs[:i]...)
+	out = append(out, vr)
+	if ok {
+		i++
+	} else {
+		x.nvers++
+	}
+	x.vers[r.ObjectID] = append(out, vs[i:]...)
+}
+
+// deleteVersion removes a version row, if present.
+func (x *index) deleteVersion(id string, v uint64) {
+	vs := x.vers[id]
+	i, ok := findVersion(vs, v)
+	if !ok {
+		return
+	}
+	x.nvers--
+	if len(vs) == 1 {
+		delete(x.vers, id)
+		return
+	}
+	out := make([]verRow, 0, len(vs)-1)
+	out = append(out, vs[:i]...)
+	x.vers[id] = append(out, vs[i+1:]...)
+}
+
+// hasVersion reports whether table id has a current row of version v.
+func (x *index) hasVersion(id string, v uint64) bool {
+	_, ok := findVersion(x.vers[id], v)
+	return ok
+}
+
+// head is a table's highest current version (0: none).
+func (x *index) head(id string) uint64 {
+	vs := x.vers[id]
+	if len(vs) == 0 {
+		return 0
+	}
+	return vs[len(vs)-1].v
+}
+
+// versionRows returns a table's current version rows, ascending.
+func (x *index) versionRows(id string) []Row {
+	vs := x.vers[id]
+	out := make([]Row, len(vs))
+	for i, vr := range vs {
+		out[i] = vr.row(id)
+	}
+	return out
+}
+
+// apply makes one change. The caller decided the change is next in
+// sequence order.
+func (x *index) apply(c change) {
+	r := c.row
+	k := r.Key()
+	if k.Type == TypeTableVersion {
+		if c.del {
+			x.deleteVersion(k.ID, k.Version)
+		} else {
+			x.putVersion(r)
+		}
+		return
+	}
+	if old, ok := x.objects[k]; ok {
+		if old.ObjectType == TypeTable && old.Location != "" {
+			delete(x.byLoc, old.Location)
+		}
+		parent := parentID(k.ID)
+		x.kids[parent] = removeString(x.kids[parent], k.ID)
+		delete(x.objects, k)
+	}
+	if c.del {
+		return
+	}
+	x.objects[k] = r
+	if r.ObjectType == TypeTable && r.Location != "" {
+		x.byLoc[r.Location] = r.ObjectID
+	}
+	if k.ID != "" {
+		parent := parentID(k.ID)
+		x.kids[parent] = append(x.kids[parent], k.ID)
+	}
+}
+
+// noteColumns records the extra columns of rows.
+func (x *index) noteColumns(rows []Row) error {
+	for i := range rows {
+		for name, v := range rows[i].Extra {
+			if r, ok := v.(Raw); ok {
+				if _, typed := x.extra[name]; !typed {
+					x.raw[name] = r.Type
+				}
+			}
+		}
+	}
+	return x.extra.merge(stripRaw(rows))
+}
+
+// existed reports whether the key of c has a current row.
+func (x *index) existed(k Key) bool {
+	if k.Type == TypeTableVersion {
+		return x.hasVersion(k.ID, k.Version)
+	}
+	_, ok := x.objects[k]
+	return ok
+}
+
+// frozen is the index's rows at one sequence, taken under the index's
+// read lock in O(namespaces + tables + versioned tables) and read after
+// it is released (see index's note on copy-on-write).
+type frozen struct {
+	seq     uint64
+	objects []Row
+	ids     []string   // versioned tables, sorted
+	vers    [][]verRow // their versions
+	extra   Columns
+	raw     map[string]arrow.DataType
+
+	sorted     bool
+	oi, ti, vi int // next's position: object, versioned table, version
+}
+
+func (x *index) freeze() *frozen {
+	f := &frozen{seq: x.seq, objects: make([]Row, 0, len(x.objects)), ids: make([]string, 0, len(x.vers)),
+		extra: Columns{}, raw: map[string]arrow.DataType{}}
+	for _, r := range x.objects {
+		f.objects = append(f.objects, r)
+	}
+	for id := range x.vers {
+		f.ids = append(f.ids, id)
+	}
+	slices.Sort(f.ids)
+	f.vers = make([][]verRow, len(f.ids))
+	for i, id := range f.ids {
+		f.vers[i] = x.vers[id]
+	}
+	for k, v := range x.extra {
+		f.extra[k] = v
+	}
+	for k, v := range x.raw {
+		f.raw[k] = v
+	}
+	return f
+}
+
+// next returns the next at most n frozen rows in key order (object type,
+// id, version); none at the end.
+func (f *frozen) next(n int) []Row {
+	if !f.sorted {
+		sortRows(f.objects)
+		f.sorted = true
+	}
+	out := make([]Row, 0, n)
+	for ; len(out) < n && f.oi < len(f.objects); f.oi++ {
+		out = append(out, f.objects[f.oi])
+	}
+	for len(out) < n && f.ti < len(f.ids) {
+		vs := f.vers[f.ti]
+		for ; len(out) < n && f.vi < len(vs); f.vi++ {
+			out = append(out, vs[f.vi].row(f.ids[f.ti]))
+		}
+		if f.vi == len(vs) {
+			f.ti, f.vi = f.ti+1, 0
+		}
+	}
+	return out
+}
+
+// parentID is the id of the namespace holding id ("" is the root).
+func parentID(id string) string {
+	if i := strings.LastIndex(id, "$"); i >= 0 {
+		return id[:i]
+	}
+	return ""
+}
+
+func removeString(s []string, v string) []string {
+	for i := range s {
+		if s[i] == v {
+			s[i] = s[len(s)-1]
+			return s[:len(s)-1]
+		}
+	}
+	return s
+}
