@@ -22,9 +22,9 @@ type engine struct{}
 
 func openEngine(context.Context, EngineConfig) (*engine, error) { return nil, errNoEngine }
 
-func (e *engine) close() error                                 { return nil }
-func (e *engine) applySegment(context.Context, *segment) error { return errNoEngine }
-func (e *engine) loadFrozen(context.Context, *frozen) error { return errNoEngine }
+func (e *engine) close() error                                           { return nil }
+func (e *engine) applySegment(context.Context, *segment) error           { return errNoEngine }
+func (e *engine) loadFrozen(context.Context, *frozen) error              { return errNoEngine }
 func (e *engine) query(context.Context, string, ...any) (*Result, error) { return nil, errNoEngine }
 func (e *engine) export(context.Context) (*Result, error)                { return nil, errNoEngine }
 func (e *engine) purgeHistory(context.Context, uint64) error             { return errNoEngine }
