@@ -22,177 +22,94 @@ import (
 	"github.com/flightns/flightns/nserror"
 )
 
-// A query runs once. GetFlightInfo executes it (so the FlightInfo carries
-// the schema of the real result, and the result is pinned to the catalog
-// sequence of that moment), reads ahead up to readAhead bytes, and parks
-// the execution under an id that the ticket carries; DoGet streams it. A
-// small result is read whole at GetFlightInfo and holds neither an engine
-// connection nor a concurrency slot while parked. A ticket whose execution
-// is gone (fetched, expired, or another server) runs its query again.
+// A query runs at DoGet, as arrow-go's Flight SQL examples do.
+// GetFlightInfo passes the text through the gate and returns its result
+// schema (the statement is prepared; nothing of it runs) and a ticket
+// naming the query and the catalog sequence it must see: with the
+// "latest" consistency, the head of the commit log when it was planned.
+// A ticket nobody fetches holds nothing on the server. DoGet takes a
+// concurrency slot (failing at once when none is free), runs the query
+// in the SQL engine under the query time limit, and streams its result
+// batch by batch as DuckDB computes it; a client that stops reading for
+// StalledResultTimeout loses its query and its slot.
 
-// readAhead is how much of a result GetFlightInfo reads before parking it.
-const readAhead = 1 << 20
-
-// execution is one query: its result, what was read ahead, the slot and
-// the time limit it holds.
-type execution struct {
-	s      *Server
-	ctx    context.Context // the query's own: its time limit, not an RPC's
-	cancel context.CancelFunc
-	res    *manifesttable.Result
-	schema *arrow.Schema
-	seq    uint64
-
-	head       []arrow.RecordBatch // read ahead, not yet sent
-	rows, size int64               // read so far
-	done       bool                // res is read to its end and released
-	slot       bool                // holds a concurrency slot
-
-	release sync.Once
-}
-
-// execute starts query: takes a concurrency slot (failing at once when
-// none is free), waits as the consistency header asks, runs the query and
-// reads ahead.
-func (s *Server) execute(ctx context.Context, query string, args []any) (*execution, error) {
+// runQuery starts query and returns its stream. The slot, the engine's
+// result and the time limit are released when the stream ends.
+func (s *Server) runQuery(ctx context.Context, query string, args []any, after uint64) (*arrow.Schema, <-chan flight.StreamChunk, error) {
 	select {
 	case s.slots <- struct{}{}:
 	default:
-		return nil, status.Errorf(codes.ResourceExhausted,
+		return nil, nil, status.Errorf(codes.ResourceExhausted,
 			"too many concurrent queries (limit %d); retry shortly", s.limits.MaxConcurrentQueries)
 	}
-	qctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.limits.QueryTimeout)
-	x := &execution{s: s, ctx: qctx, cancel: cancel, slot: true}
-	// The wait and the statement also stop when the calling RPC does.
-	stop := context.AfterFunc(ctx, cancel)
-	defer stop()
-	err := s.catchUp(ctx, qctx)
-	if err == nil {
-		x.res, err = s.table.Query(qctx, query, args...)
+	// The query's own context: its time limit, and the client's cancel.
+	qctx, cancel := context.WithTimeout(ctx, s.limits.QueryTimeout)
+	release := func() {
+		cancel()
+		<-s.slots
 	}
-	if err == nil {
-		x.schema, x.seq = x.res.Schema(), x.res.Seq
-		err = x.read(readAhead)
-	}
+	res, err := s.sql.Query(qctx, query, args, after)
 	if err != nil {
-		x.close()
-		return nil, x.timeoutError(ctx, err)
+		err = s.timeoutError(ctx, qctx, err)
+		release()
+		return nil, nil, err
 	}
-	return x, nil
-}
-
-// read reads batches ahead until more than limit bytes are held or the
-// result ends; at its end the result, its engine connection and the slot
-// are released.
-func (x *execution) read(limit int64) error {
-	lim := x.s.limits
-	held := int64(0)
-	for held <= limit {
-		if !x.res.Next() {
-			if err := x.res.Err(); err != nil {
-				return err
+	_ = grpc.SetHeader(ctx, metadata.Pairs(SeqHeader, strconv.FormatUint(res.Seq, 10)))
+	ch := make(chan flight.StreamChunk, 1)
+	go func() {
+		defer close(ch)
+		defer release()
+		defer res.Release()
+		var rows, size int64
+		lim := s.limits
+		stall := time.NewTimer(lim.StalledResultTimeout)
+		defer stall.Stop()
+		for res.Next() {
+			rec := res.RecordBatch()
+			rows += rec.NumRows()
+			size += recordBytes(rec)
+			switch {
+			case rows > lim.MaxResultRows:
+				ch <- flight.StreamChunk{Err: status.Errorf(codes.ResourceExhausted,
+					"the result has more than %d rows, the server's limit: narrow the query (WHERE, LIMIT)", lim.MaxResultRows)}
+				return
+			case size > lim.MaxResultBytes:
+				ch <- flight.StreamChunk{Err: status.Errorf(codes.ResourceExhausted,
+					"the result is larger than %d bytes, the server's limit: narrow the query (fewer columns, WHERE, LIMIT)", lim.MaxResultBytes)}
+				return
 			}
-			x.finishResult()
-			return nil
+			rec.Retain()
+			stall.Reset(lim.StalledResultTimeout)
+			select {
+			case ch <- flight.StreamChunk{Data: rec}:
+			case <-qctx.Done():
+				rec.Release()
+				return
+			case <-stall.C:
+				rec.Release()
+				s.log.Warn("a client stopped reading its query's result; the query is stopped", "timeout", lim.StalledResultTimeout)
+				return
+			}
 		}
-		rec := x.res.RecordBatch()
-		x.rows += rec.NumRows()
-		n := recordBytes(rec)
-		x.size += n
-		switch {
-		case x.rows > lim.MaxResultRows:
-			return status.Errorf(codes.ResourceExhausted,
-				"the result has more than %d rows, the server's limit: narrow the query (WHERE, LIMIT)", lim.MaxResultRows)
-		case x.size > lim.MaxResultBytes:
-			return status.Errorf(codes.ResourceExhausted,
-				"the result is larger than %d bytes, the server's limit: narrow the query (fewer columns, WHERE, LIMIT)", lim.MaxResultBytes)
-		case x.ctx.Err() != nil:
-			return x.ctx.Err()
+		if err := res.Err(); err != nil {
+			ch <- flight.StreamChunk{Err: s.timeoutError(ctx, qctx, err)}
 		}
-		rec.Retain()
-		x.head = append(x.head, rec)
-		held += n
-	}
-	return nil
-}
-
-// finishResult releases the engine's result and the slot once every
-// batch is read.
-func (x *execution) finishResult() {
-	x.done = true
-	x.res.Release()
-	if x.slot {
-		x.slot = false
-		<-x.s.slots
-	}
-}
-
-// close releases everything the execution holds; it is safe to call more
-// than once.
-func (x *execution) close() {
-	x.release.Do(func() {
-		for _, r := range x.head {
-			r.Release()
-		}
-		x.head = nil
-		if x.res != nil && !x.done {
-			x.done = true
-			x.res.Release()
-		}
-		if x.slot {
-			x.slot = false
-			<-x.s.slots
-		}
-		x.cancel()
-	})
+	}()
+	return res.Schema(), ch, nil
 }
 
 // timeoutError names the query time limit when it, and not the client,
 // ended the query.
-func (x *execution) timeoutError(rpc context.Context, err error) error {
-	if rpc.Err() == nil && errors.Is(x.ctx.Err(), context.DeadlineExceeded) {
-		return status.Errorf(codes.DeadlineExceeded, "the query ran longer than %s, the server's limit", x.s.limits.QueryTimeout)
+func (s *Server) timeoutError(rpc, qctx context.Context, err error) error {
+	if rpc.Err() == nil && errors.Is(qctx.Err(), context.DeadlineExceeded) {
+		return status.Errorf(codes.DeadlineExceeded, "the query ran longer than %s, the server's limit", s.limits.QueryTimeout)
 	}
 	return err
 }
 
-// stream sends the execution's batches to a DoGet, reading the rest of
-// the result under the limits, and releases it at the end. It names the
-// result's catalog sequence in the response header.
-func (x *execution) stream(ctx context.Context) (*arrow.Schema, <-chan flight.StreamChunk) {
-	_ = grpc.SetHeader(ctx, metadata.Pairs(SeqHeader, strconv.FormatUint(x.seq, 10)))
-	ch := make(chan flight.StreamChunk, 1)
-	go func() {
-		defer close(ch)
-		defer x.close()
-		stop := context.AfterFunc(ctx, x.cancel) // the client went away
-		defer stop()
-		for {
-			for len(x.head) > 0 {
-				rec := x.head[0]
-				x.head = x.head[1:]
-				select {
-				case ch <- flight.StreamChunk{Data: rec}:
-				case <-ctx.Done():
-					rec.Release()
-					return
-				}
-			}
-			if x.done {
-				return
-			}
-			if err := x.read(0); err != nil {
-				ch <- flight.StreamChunk{Err: x.timeoutError(ctx, err)}
-				return
-			}
-		}
-	}()
-	return x.schema, ch
-}
-
-// parked holds results between the call that plans them (GetFlightInfo,
-// the PlanScan action) and DoGet, each for at most ttl, at most max at
-// once; drop releases one that nobody took in time.
+// parked holds plans between the call that plans them (the PlanScan
+// action, GetFlightInfo of a plan command) and DoGet, each for at most
+// ttl, at most max at once; drop releases one that nobody took in time.
 type parked[T comparable] struct {
 	ttl  time.Duration
 	max  int
@@ -217,7 +134,7 @@ func (p *parked[T]) park(x T) (string, error) {
 		p.mu.Unlock()
 		p.drop(x)
 		return "", status.Errorf(codes.ResourceExhausted,
-			"too many planned queries not yet fetched (limit %d): fetch (DoGet) what you plan", p.max)
+			"too many plans not yet fetched (limit %d): fetch (DoGet) what you plan", p.max)
 	}
 	p.m[id] = x
 	p.mu.Unlock()
@@ -245,49 +162,58 @@ func (p *parked[T]) len() int {
 	return len(p.m)
 }
 
-// A ticket names a parked execution and says how to run the query again
-// without it: "q1|<id>|s|<sql>" for a statement, "q1|<id>|p|<handle>" for
-// a prepared statement.
+// A ticket names a query and the sequence it must see:
+// "q2|<after>|s|<sql>" for a statement, "q2|<after>|p|<handle>" for a
+// prepared statement (run with the parameters bound when it is fetched).
+// A ticket is the client's: DoGet trusts nothing in it (the SQL goes
+// through the gate again; a forged sequence only makes the query wait,
+// within its time limit).
 type ticket struct {
-	id, kind, payload string
+	after         uint64
+	kind, payload string
 }
 
 func (t ticket) encode() ([]byte, error) {
-	return flightsql.CreateStatementQueryTicket([]byte("q1|" + t.id + "|" + t.kind + "|" + t.payload))
+	return flightsql.CreateStatementQueryTicket([]byte("q2|" + strconv.FormatUint(t.after, 10) + "|" + t.kind + "|" + t.payload))
 }
 
 func parseTicket(handle []byte) (ticket, error) {
 	parts := strings.SplitN(string(handle), "|", 4)
-	if len(parts) != 4 || parts[0] != "q1" || (parts[2] != "s" && parts[2] != "p") {
+	if len(parts) != 4 || parts[0] != "q2" || (parts[2] != "s" && parts[2] != "p") {
 		return ticket{}, nserror.New(nserror.InvalidInput, "not a flightns statement ticket")
 	}
-	return ticket{id: parts[1], kind: parts[2], payload: parts[3]}, nil
+	after, err := strconv.ParseUint(parts[1], 10, 64)
+	if err != nil {
+		return ticket{}, nserror.New(nserror.InvalidInput, "not a flightns statement ticket")
+	}
+	return ticket{after: after, kind: parts[2], payload: parts[3]}, nil
 }
 
 // ConsistencyHeader chooses what a query waits for: "latest" (the
 // default) waits until every change acknowledged anywhere before the query
-// (table versions included) is visible to SQL; "visible" reads what this
-// server has applied, without waiting or asking Redis.
+// (table versions included) is visible to SQL; "visible" reads what the
+// SQL engine has applied, without waiting or asking Redis.
 const ConsistencyHeader = "x-flightns-consistency"
 
-// catchUp waits, within qctx, as rpc's consistency header asks.
-func (s *Server) catchUp(rpc, qctx context.Context) error {
+// after is the catalog sequence a query planned now must see, as rpc's
+// consistency header asks: with "latest", the head of the commit log,
+// whose materialization it also hurries (Flush).
+func (s *Server) after(rpc context.Context) (uint64, error) {
 	md, _ := metadata.FromIncomingContext(rpc)
 	switch c := firstValue(md.Get(ConsistencyHeader)); c {
 	case "", "latest":
 	case "visible":
-		return nil
+		return 0, nil
 	default:
-		return nserror.New(nserror.InvalidInput, "%s %q: want latest or visible", ConsistencyHeader, c)
+		return 0, nserror.New(nserror.InvalidInput, "%s %q: want latest or visible", ConsistencyHeader, c)
 	}
-	if err := s.table.WaitCaughtUp(qctx); err != nil {
-		if qctx.Err() != nil {
-			return err
-		}
-		return nserror.New(nserror.ServiceUnavailable,
-			"cannot tell what the newest change is (%v); send %s: visible to read what this server has", err, ConsistencyHeader)
+	h, err := s.table.Head(rpc)
+	if err != nil {
+		return 0, nserror.New(nserror.ServiceUnavailable,
+			"cannot tell what the newest change is (%v); send %s: visible to read what the server has", err, ConsistencyHeader)
 	}
-	return nil
+	s.table.Flush(h)
+	return h, nil
 }
 
 func firstValue(v []string) string {
@@ -295,4 +221,15 @@ func firstValue(v []string) string {
 		return ""
 	}
 	return v[0]
+}
+
+// tableSQL runs queries in this process's SQL engine.
+type tableSQL struct{ t *manifesttable.Table }
+
+func (q tableSQL) Schema(ctx context.Context, query string) (*arrow.Schema, []arrow.DataType, error) {
+	return q.t.QuerySchema(ctx, query)
+}
+
+func (q tableSQL) Query(ctx context.Context, query string, args []any, after uint64) (*manifesttable.Result, error) {
+	return q.t.QueryAfter(ctx, after, query, args...)
 }

@@ -193,11 +193,11 @@ func TestUpdatesAreRefusedWithoutTouchingTheCatalog(t *testing.T) {
 		"CREATE TABLE t (a INT)",
 	} {
 		_, err := c.ExecuteUpdate(ctx, q)
-		wantStatus(t, "update "+q, err, codes.InvalidArgument)
+		wantStatus(t, "update "+q, err, codes.PermissionDenied)
 		info, err := c.Execute(ctx, q)
-		wantStatus(t, "execute "+q, drain(ctx, c, info, err), codes.InvalidArgument)
+		wantStatus(t, "execute "+q, drain(ctx, c, info, err), codes.PermissionDenied)
 		_, err = c.Prepare(ctx, q)
-		wantStatus(t, "prepare "+q, err, codes.InvalidArgument)
+		wantStatus(t, "prepare "+q, err, codes.PermissionDenied)
 	}
 	_, err := c.BeginTransaction(ctx)
 	wantStatus(t, "begin transaction", err, codes.InvalidArgument)
@@ -388,57 +388,62 @@ func TestATicketFetchedTwiceRunsItsQueryAgain(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i := 0; i < 2; i++ { // the second time the parked result is gone
+	for i := 0; i < 2; i++ {
 		_, recs := fetch(t, ctx, c, info, nil)
 		if got := column(t, recs, "object_id"); !slices.Equal(got, []string{"ops", "sales"}) {
 			t.Fatalf("fetch %d: %v", i, got)
 		}
 	}
-	if n := e.srv.parked.len(); n != 0 {
-		t.Fatalf("%d results still parked", n)
-	}
 }
 
-func TestUnfetchedResultsAreBoundedAndExpire(t *testing.T) {
+// A planned query holds nothing until it is fetched, and a client that
+// stops reading a result loses its query and its slot.
+func TestUnfetchedAndStalledResultsHoldNoSlot(t *testing.T) {
 	e := start(t, func(c *Config) {
 		c.Limits.MaxConcurrentQueries = 1
-		c.Limits.MaxUnfetchedResults = 3
-		c.Limits.QueryTimeout = 2 * time.Second
+		c.Limits.StalledResultTimeout = time.Second
 	})
 	c := e.client()
 	ctx := context.Background()
-	// Small results are read whole when planned: they hold no slot.
-	for i := 0; i < 3; i++ {
-		if _, err := c.Execute(ctx, "SELECT 1"); err != nil {
-			t.Fatalf("small result %d: %v", i, err)
+	for i := 0; i < 50; i++ {
+		if _, err := c.Execute(ctx, "SELECT * FROM range(1000000)"); err != nil {
+			t.Fatalf("planning query %d: %v", i, err)
 		}
 	}
-	_, err := c.Execute(ctx, "SELECT 1")
-	st := wantStatus(t, "a fourth unfetched result", err, codes.ResourceExhausted)
-	if !strings.Contains(st.Message(), "limit 3") {
-		t.Fatalf("message %q does not name the limit", st.Message())
+	info, err := c.Execute(ctx, "SELECT 42 AS x")
+	if _, recs := fetch(t, ctx, c, info, err); !slices.Equal(column(t, recs, "x"), []string{"42"}) {
+		t.Fatalf("a query after 50 unfetched ones: %v", column(t, recs, "x"))
 	}
-	// Past the time limit the unfetched results are dropped.
-	deadline := time.Now().Add(10 * time.Second)
-	for e.srv.parked.len() > 0 {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d unfetched results never expired", e.srv.parked.len())
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	// A large result keeps its slot while it waits for its DoGet.
-	if _, err := c.Execute(ctx, "SELECT * FROM range(1000000)"); err != nil {
+	// A client that reads one batch of a large result and then nothing.
+	big, err := c.Execute(ctx, "SELECT range AS n, repeat('x', 100) AS pad FROM range(10000000)")
+	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = c.Execute(ctx, "SELECT 1")
-	wantStatus(t, "a query while a large result holds the only slot", err, codes.ResourceExhausted)
+	sctx, stop := context.WithCancel(ctx)
+	defer stop()
+	stream, err := c.Client.DoGet(sctx, big.Endpoint[0].Ticket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := stream.Recv(); err != nil {
+		t.Fatal(err)
+	}
+	info, err = c.Execute(ctx, "SELECT 1 AS one")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.DoGet(ctx, info.Endpoint[0].Ticket)
+	wantStatus(t, "a query while a stalled result holds the only slot", err, codes.ResourceExhausted)
+	deadline := time.Now().Add(15 * time.Second)
 	for {
-		if _, err = c.Execute(ctx, "SELECT 1"); err == nil {
+		rdr, err := c.DoGet(ctx, info.Endpoint[0].Ticket)
+		if err == nil {
+			rdr.Release()
 			break
 		}
-		if time.Now().After(deadline.Add(5 * time.Second)) {
-			t.Fatalf("the slot of an unfetched result was never freed: %v", err)
+		if time.Now().After(deadline) {
+			t.Fatalf("the stalled result never gave its slot back: %v", err)
 		}
-		time.Sleep(50 * time.Millisecond)
+		time.Sleep(100 * time.Millisecond)
 	}
 }

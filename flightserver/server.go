@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/flight"
 	"github.com/apache/arrow-go/v18/arrow/flight/flightsql"
 	"github.com/apache/arrow-go/v18/arrow/memory"
@@ -22,6 +23,17 @@ import (
 	"github.com/flightns/flightns/planner"
 )
 
+// SQL runs the catalog's queries, each one read-only statement that the
+// gate admits: in this process's SQL engine, or in a SQL worker process.
+type SQL interface {
+	// Schema returns the result schema of a query and the Arrow types of
+	// its parameters, running nothing.
+	Schema(ctx context.Context, query string) (*arrow.Schema, []arrow.DataType, error)
+	// Query runs a query once every change up to catalog sequence after
+	// is visible, and streams its result.
+	Query(ctx context.Context, query string, args []any, after uint64) (*manifesttable.Result, error)
+}
+
 // Limits bound what one client can ask of the server. Each breach is an
 // error that names the limit.
 type Limits struct {
@@ -34,8 +46,11 @@ type Limits struct {
 	MaxResultRows  int64
 	MaxResultBytes int64
 	// QueryTimeout bounds one query's run, streaming included (default 60 s).
-	// A result planned by GetFlightInfo and never fetched is dropped then.
 	QueryTimeout time.Duration
+	// StalledResultTimeout is how long a query waits for its client to
+	// take the next batch before it is stopped and its slot freed
+	// (default 10 s).
+	StalledResultTimeout time.Duration
 	// MaxConcurrentQueries bounds the queries running at once (default 32);
 	// one more fails at once with ResourceExhausted.
 	MaxConcurrentQueries int
@@ -43,9 +58,9 @@ type Limits struct {
 	// 10,000); PreparedTTL is how long an unused one lives (default 15 min).
 	MaxPreparedStatements int
 	PreparedTTL           time.Duration
-	// MaxUnfetchedResults bounds the results planned by GetFlightInfo and
-	// not yet fetched by DoGet (default 1,024; each holds at most 1 MiB,
-	// or a running query's slot).
+	// MaxUnfetchedResults bounds the plans (plan_scan) made and not yet
+	// fetched by DoGet (default 1,024). A planned SQL query holds nothing
+	// until its DoGet runs it.
 	MaxUnfetchedResults int
 }
 
@@ -61,6 +76,9 @@ func (l Limits) withDefaults() Limits {
 	}
 	if l.QueryTimeout <= 0 {
 		l.QueryTimeout = time.Minute
+	}
+	if l.StalledResultTimeout <= 0 {
+		l.StalledResultTimeout = 10 * time.Second
 	}
 	if l.MaxConcurrentQueries <= 0 {
 		l.MaxConcurrentQueries = 32
@@ -80,6 +98,9 @@ func (l Limits) withDefaults() Limits {
 // Config configures a Server.
 type Config struct {
 	Service *namespace.Service
+	// SQL runs the queries (default: the SQL engine of Service's table, in
+	// this process).
+	SQL SQL
 	// Auth authenticates callers; nil or one with no tokens and no users
 	// admits everyone as auth.Anonymous.
 	Auth *auth.Authenticator
@@ -113,9 +134,9 @@ type Server struct {
 	log      *slog.Logger
 	limits   Limits
 	alloc    memory.Allocator
+	sql      SQL
 	slots    chan struct{} // one per running query
 	prepared *preparedSet
-	parked   *parked[*execution] // results between GetFlightInfo and DoGet
 	grpc     *grpc.Server
 	planner  *planner.Planner
 	plans    *parked[*planner.Plan] // plans between the PlanScan action and DoGet
@@ -138,12 +159,16 @@ func New(cfg Config) (*Server, error) {
 		}
 	}
 	lim := cfg.Limits.withDefaults()
+	sq := cfg.SQL
+	if sq == nil {
+		sq = tableSQL{t: cfg.Service.Table()}
+	}
 	s := &Server{
+		sql: sq,
 		svc: cfg.Service, table: cfg.Service.Table(), auth: a, log: log, limits: lim,
 		alloc:    memory.DefaultAllocator,
 		slots:    make(chan struct{}, lim.MaxConcurrentQueries),
 		prepared: newPreparedSet(lim.PreparedTTL, lim.MaxPreparedStatements),
-		parked:   newParked(lim.QueryTimeout, lim.MaxUnfetchedResults, (*execution).close),
 		planner:  planner.New(cfg.Service),
 		plans:    newParked(lim.QueryTimeout, lim.MaxUnfetchedResults, func(*planner.Plan) {}),
 	}

@@ -45,33 +45,33 @@ func (q *sqlServer) infoFor(desc *flight.FlightDescriptor, schema *arrow.Schema)
 	}
 }
 
-// GetFlightInfoStatement runs an ad-hoc query and parks its result for
-// the DoGet of the ticket it returns.
+// GetFlightInfoStatement plans an ad-hoc query: the gate, its schema, and
+// a ticket that runs it.
 func (q *sqlServer) GetFlightInfoStatement(ctx context.Context, cmd flightsql.StatementQuery, desc *flight.FlightDescriptor) (*flight.FlightInfo, error) {
 	if len(cmd.GetTransactionId()) > 0 {
 		return nil, errNoTransactions
 	}
-	x, err := q.s.execute(ctx, cmd.GetQuery(), nil)
+	schema, _, err := q.s.sql.Schema(ctx, cmd.GetQuery())
 	if err != nil {
 		return nil, err
 	}
-	return q.parkedInfo(desc, x, "s", cmd.GetQuery())
+	return q.plannedInfo(ctx, desc, schema, "s", cmd.GetQuery())
 }
 
-// parkedInfo parks x and returns the FlightInfo whose ticket fetches it.
-func (q *sqlServer) parkedInfo(desc *flight.FlightDescriptor, x *execution, kind, payload string) (*flight.FlightInfo, error) {
-	id, err := q.s.parked.park(x)
+// plannedInfo returns the FlightInfo whose ticket runs a planned query.
+func (q *sqlServer) plannedInfo(ctx context.Context, desc *flight.FlightDescriptor, schema *arrow.Schema, kind, payload string) (*flight.FlightInfo, error) {
+	after, err := q.s.after(ctx)
 	if err != nil {
 		return nil, err
 	}
-	t, err := ticket{id: id, kind: kind, payload: payload}.encode()
+	t, err := ticket{after: after, kind: kind, payload: payload}.encode()
 	if err != nil {
 		return nil, err
 	}
 	return &flight.FlightInfo{
 		Endpoint:         []*flight.FlightEndpoint{{Ticket: &flight.Ticket{Ticket: t}}},
 		FlightDescriptor: desc,
-		Schema:           flight.SerializeSchema(x.schema, q.s.alloc),
+		Schema:           flight.SerializeSchema(schema, q.s.alloc),
 		TotalRecords:     -1,
 		TotalBytes:       -1,
 	}, nil
@@ -79,39 +79,35 @@ func (q *sqlServer) parkedInfo(desc *flight.FlightDescriptor, x *execution, kind
 
 // GetSchemaStatement returns an ad-hoc query's result schema.
 func (q *sqlServer) GetSchemaStatement(ctx context.Context, cmd flightsql.StatementQuery, _ *flight.FlightDescriptor) (*flight.SchemaResult, error) {
-	schema, _, err := q.s.table.QuerySchema(ctx, cmd.GetQuery())
+	schema, _, err := q.s.sql.Schema(ctx, cmd.GetQuery())
 	if err != nil {
 		return nil, err
 	}
 	return &flight.SchemaResult{Schema: flight.SerializeSchema(schema, q.s.alloc)}, nil
 }
 
-// DoGetStatement streams the parked result a ticket names, or runs the
-// ticket's query again when that result is gone.
+// DoGetStatement runs the query a ticket names and streams its result.
 func (q *sqlServer) DoGetStatement(ctx context.Context, tk flightsql.StatementQueryTicket) (*arrow.Schema, <-chan flight.StreamChunk, error) {
 	t, err := parseTicket(tk.GetStatementHandle())
 	if err != nil {
 		return nil, nil, err
 	}
-	x := q.s.parked.take(t.id)
-	if x == nil {
-		if t.kind == "p" {
-			x, err = q.executePrepared(ctx, []byte(t.payload))
-		} else {
-			x, err = q.s.execute(ctx, t.payload, nil)
-		}
-		if err != nil {
-			return nil, nil, err
-		}
+	if t.kind == "p" {
+		return q.runPrepared(ctx, []byte(t.payload), t.after)
 	}
-	schema, ch := x.stream(ctx)
-	return schema, ch, nil
+	return q.s.runQuery(ctx, t.payload, nil, t.after)
 }
 
-// DoPutCommandStatementUpdate refuses: SQL is read-only.
-func (q *sqlServer) DoPutCommandStatementUpdate(context.Context, flightsql.StatementUpdate) (int64, error) {
-	return 0, manifesttable.ErrReadOnly
+// DoPutCommandStatementUpdate refuses: SQL is read-only. The text goes
+// through the gate like any other, so the refusal names its statement.
+func (q *sqlServer) DoPutCommandStatementUpdate(ctx context.Context, cmd flightsql.StatementUpdate) (int64, error) {
+	if _, _, err := q.s.sql.Schema(ctx, cmd.GetQuery()); err != nil {
+		return 0, err
+	}
+	return 0, errUpdateOfQuery
 }
+
+var errUpdateOfQuery = nserror.New(nserror.PermissionDenied, "an update of a query changes nothing: run it with Execute (or prepare it); flightns SQL only reads")
 
 // DoPutPreparedStatementUpdate refuses: SQL is read-only.
 func (q *sqlServer) DoPutPreparedStatementUpdate(context.Context, flightsql.PreparedStatementUpdate, flight.MessageReader) (int64, error) {
@@ -137,7 +133,7 @@ func (q *sqlServer) CreatePreparedStatement(ctx context.Context, req flightsql.A
 	if len(req.GetTransactionId()) > 0 {
 		return none, errNoTransactions
 	}
-	schema, ptypes, err := q.s.table.QuerySchema(ctx, req.GetQuery())
+	schema, ptypes, err := q.s.sql.Schema(ctx, req.GetQuery())
 	if err != nil {
 		return none, err
 	}
@@ -163,26 +159,26 @@ func (q *sqlServer) ClosePreparedStatement(_ context.Context, req flightsql.Acti
 	return nil
 }
 
-// GetFlightInfoPreparedStatement runs a prepared query with its bound
-// parameters and parks its result.
+// GetFlightInfoPreparedStatement plans a prepared query: its ticket runs
+// it with the parameters bound when it is fetched.
 func (q *sqlServer) GetFlightInfoPreparedStatement(ctx context.Context, cmd flightsql.PreparedStatementQuery, desc *flight.FlightDescriptor) (*flight.FlightInfo, error) {
-	x, err := q.executePrepared(ctx, cmd.GetPreparedStatementHandle())
+	p, err := q.s.prepared.get(cmd.GetPreparedStatementHandle())
 	if err != nil {
 		return nil, err
 	}
-	return q.parkedInfo(desc, x, "p", string(cmd.GetPreparedStatementHandle()))
+	return q.plannedInfo(ctx, desc, p.schema, "p", string(cmd.GetPreparedStatementHandle()))
 }
 
-// executePrepared runs a prepared statement with its bound parameters.
-func (q *sqlServer) executePrepared(ctx context.Context, handle []byte) (*execution, error) {
+// runPrepared runs a prepared statement with its bound parameters.
+func (q *sqlServer) runPrepared(ctx context.Context, handle []byte, after uint64) (*arrow.Schema, <-chan flight.StreamChunk, error) {
 	p, err := q.s.prepared.get(handle)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if len(p.args) != len(p.params.Fields()) {
-		return nil, nserror.New(nserror.InvalidInput, "the prepared query takes %d parameters and %d are bound", len(p.params.Fields()), len(p.args))
+		return nil, nil, nserror.New(nserror.InvalidInput, "the prepared query takes %d parameters and %d are bound", len(p.params.Fields()), len(p.args))
 	}
-	return q.s.execute(ctx, p.query, p.args)
+	return q.s.runQuery(ctx, p.query, p.args, after)
 }
 
 // GetSchemaPreparedStatement returns a prepared query's result schema.
@@ -197,12 +193,11 @@ func (q *sqlServer) GetSchemaPreparedStatement(_ context.Context, cmd flightsql.
 // DoGetPreparedStatement runs a prepared query with its bound parameters
 // (for clients that fetch with the command itself as the ticket).
 func (q *sqlServer) DoGetPreparedStatement(ctx context.Context, cmd flightsql.PreparedStatementQuery) (*arrow.Schema, <-chan flight.StreamChunk, error) {
-	x, err := q.executePrepared(ctx, cmd.GetPreparedStatementHandle())
+	after, err := q.s.after(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
-	schema, ch := x.stream(ctx)
-	return schema, ch, nil
+	return q.runPrepared(ctx, cmd.GetPreparedStatementHandle(), after)
 }
 
 // DoPutPreparedStatementQuery binds parameters: exactly one row, one

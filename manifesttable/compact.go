@@ -91,5 +91,5 @@ func (t *Table) prune(ctx context.Context) error {
 	if t.eng == nil {
 		return nil
 	}
-	return t.eng.purgeHistory(ctx, oldest)
+	return t.eng.purgeHistory(oldest)
 }

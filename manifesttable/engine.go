@@ -4,24 +4,24 @@ package manifesttable
 
 import (
 	"context"
-	"database/sql"
-	"database/sql/driver"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/duckdb/duckdb-go/v2"
 
 	"github.com/flightns/flightns/nserror"
 )
 
 // engine is the SQL engine over __manifest: an in-process DuckDB,
 // locked down (no files, no network, no extensions, configuration locked,
-// bounded threads and memory), holding the table's rows with their history.
+// bounded threads, memory and spill), holding the table's rows with their
+// history. It is a read replica of the table's Go index: segments flow
+// into it, nothing flows out of it into durable state.
 //
 // Two physical tables keep the rows: _objects (namespaces and tables) and
 // _versions (table versions, without an object_type column). Each row has
@@ -33,32 +33,35 @@ import (
 // look-up stays under a millisecond at millions of rows.
 //
 // One writer connection applies segments, each in one transaction that
-// also records the sequence it reached in _meta; a query runs in a
-// transaction of its own, so it sees one sequence, which it reports.
+// also records the sequence it reached in _meta. A query gets a new
+// connection of its own, a read-only transaction on it (so it sees one
+// sequence, which it reports), and passes the gate (gate.go) before
+// anything of its text runs; its result streams chunk by chunk.
 type engine struct {
-	connector *duckdb.Connector
-	db        *sql.DB
+	duck    *duckDB
+	streams arrowStreams
 
 	wmu    sync.Mutex // guards the writer and the column set
-	writer *sql.Conn
+	writer *duckConn
 	extra  Columns
 	raw    map[string]arrow.DataType
 
-	readers chan driver.Conn // connections for queries
-
-	selects  sync.Map     // query text -> is a single SELECT
-	selectsN atomic.Int64 // entries in selects (bounded)
+	slots chan struct{} // one per running query
+	ctxs  sync.Map      // DuckDB connection id -> the context of its request (table functions)
 
 	// commits is a sequence lock over the rows queries see: odd while a
 	// commit that changes them is in flight, incremented again once it is
-	// visible. A query that saw the same even value before and after its
-	// statement read exactly the state of visible.
+	// visible. A query whose statement was bound between two equal even
+	// values reads exactly the state of visible.
 	commits atomic.Uint64
 
 	vmu     sync.Mutex
 	visible uint64 // sequence of the last applied segment
 	oldest  uint64 // oldest sequence whose state is queryable
 	changed *sync.Cond
+
+	fmu   sync.Mutex
+	funcs []*tableFunc // registered table functions (kept alive)
 }
 
 // EngineConfig bounds the SQL engine.
@@ -71,46 +74,56 @@ type EngineConfig struct {
 	// MaxQueries is the number of queries that run at once (default 8);
 	// more wait.
 	MaxQueries int
+	// SpillDir is where queries may spill what does not fit in memory
+	// (default: nowhere, spilling is off).
+	SpillDir string
+	// SpillLimit bounds the spill directory (default "1GiB").
+	SpillLimit string
 }
 
-func (c EngineConfig) dsn() string {
-	threads, mem := c.Threads, c.MemoryLimit
+// settings are the DuckDB settings of the engine, all set before the
+// database opens; lock_configuration makes every one final.
+func (c EngineConfig) settings() [][2]string {
+	threads, mem, spill := c.Threads, c.MemoryLimit, c.SpillLimit
 	if threads <= 0 {
 		threads = 2
 	}
 	if mem == "" {
 		mem = "4GB"
 	}
-	return fmt.Sprintf("?enable_external_access=false&autoinstall_known_extensions=false&autoload_known_extensions=false"+
-		"&allow_community_extensions=false&lock_configuration=true&threads=%d&memory_limit=%s", threads, mem)
+	if spill == "" {
+		spill = "1GiB"
+	}
+	s := [][2]string{
+		{"enable_external_access", "false"}, {"autoinstall_known_extensions", "false"}, {"autoload_known_extensions", "false"},
+		{"allow_community_extensions", "false"}, {"allow_unsigned_extensions", "false"},
+		{"threads", strconv.Itoa(threads)}, {"memory_limit", mem},
+	}
+	if c.SpillDir != "" {
+		s = append(s, [2]string{"temp_directory", c.SpillDir}, [2]string{"max_temp_directory_size", spill})
+	} else {
+		s = append(s, [2]string{"max_temp_directory_size", "0B"})
+	}
+	return append(s, [2]string{"lock_configuration", "true"})
 }
 
-func openEngine(ctx context.Context, cfg EngineConfig) (*engine, error) {
-	// Every connection works in a database named "flightns" (an in-memory
-	// database attached by the first connection), so that the catalog name
-	// Flight SQL clients see (flightns.main.__manifest) also works in SQL.
-	var attach sync.Once
-	var attachErr error
-	c, err := duckdb.NewConnector(cfg.dsn(), func(ex driver.ExecerContext) error {
-		attach.Do(func() {
-			_, attachErr = ex.ExecContext(context.Background(), `ATTACH ':memory:' AS `+DatabaseName, nil)
-		})
-		if attachErr != nil {
-			return attachErr
-		}
-		_, err := ex.ExecContext(context.Background(), `USE `+DatabaseName, nil)
-		return err
-	})
+func openEngine(_ context.Context, cfg EngineConfig) (*engine, error) {
+	d, err := openDuck(cfg.settings())
 	if err != nil {
-		return nil, fmt.Errorf("manifesttable: opening DuckDB: %w", err)
-	}
-	e := &engine{connector: c, db: sql.OpenDB(c), extra: Columns{}, raw: map[string]arrow.DataType{}}
-	e.changed = sync.NewCond(&e.vmu)
-	if e.writer, err = e.db.Conn(ctx); err != nil {
-		_ = e.close()
 		return nil, err
 	}
+	e := &engine{duck: d, extra: Columns{}, raw: map[string]arrow.DataType{}}
+	e.changed = sync.NewCond(&e.vmu)
+	if e.writer, err = d.connect(); err != nil {
+		d.close()
+		return nil, err
+	}
+	// Every connection works in a database named "flightns", so that the
+	// catalog name Flight SQL clients see (flightns.main.__manifest) also
+	// works in SQL.
 	ddl := []string{
+		`ATTACH ':memory:' AS ` + DatabaseName,
+		`USE ` + DatabaseName,
 		`CREATE TABLE _objects (` + columnsDDL(true) + `, _seq_from UBIGINT NOT NULL, _seq_to UBIGINT)`,
 		`CREATE TABLE _versions (` + columnsDDL(false) + `, _seq_from UBIGINT NOT NULL, _seq_to UBIGINT)`,
 		`CREATE INDEX _objects_id ON _objects (object_id)`,
@@ -118,13 +131,11 @@ func openEngine(ctx context.Context, cfg EngineConfig) (*engine, error) {
 		`CREATE TABLE _meta (seq UBIGINT NOT NULL, oldest UBIGINT NOT NULL)`,
 		`INSERT INTO _meta VALUES (0, 0)`,
 	}
-	for _, q := range ddl {
-		if _, err := e.writer.ExecContext(ctx, q); err != nil {
-			_ = e.close()
-			return nil, fmt.Errorf("manifesttable: %s: %w", q, err)
-		}
+	if err := e.writer.execAll(ddl...); err != nil {
+		_ = e.close()
+		return nil, fmt.Errorf("manifesttable: %w", err)
 	}
-	if err := e.createViews(ctx); err != nil {
+	if err := e.createViews(); err != nil {
 		_ = e.close()
 		return nil, err
 	}
@@ -132,28 +143,22 @@ func openEngine(ctx context.Context, cfg EngineConfig) (*engine, error) {
 	if n <= 0 {
 		n = 8
 	}
-	e.readers = make(chan driver.Conn, n)
-	for range n {
-		conn, err := c.Connect(ctx)
-		if err != nil {
-			_ = e.close()
-			return nil, err
-		}
-		e.readers <- conn
-	}
+	e.slots = make(chan struct{}, n)
 	return e, nil
 }
 
 func (e *engine) close() error {
-	if e.readers != nil {
-		for len(e.readers) > 0 {
-			_ = (<-e.readers).Close()
-		}
-	}
 	if e.writer != nil {
-		_ = e.writer.Close()
+		e.writer.close()
 	}
-	return e.db.Close()
+	e.fmu.Lock()
+	for _, f := range e.funcs {
+		f.free()
+	}
+	e.funcs = nil
+	e.fmu.Unlock()
+	e.duck.close()
+	return nil
 }
 
 // sqlType is the DuckDB type of an extra column.
@@ -213,7 +218,7 @@ func (e *engine) columnList() []string {
 
 // createViews (re)creates __manifest, its convenience views and the time
 // travel macro for the current column set.
-func (e *engine) createViews(ctx context.Context) error {
+func (e *engine) createViews() error {
 	cols := e.columnList()
 	var obj, ver []string
 	for _, c := range cols {
@@ -236,16 +241,14 @@ func (e *engine) createViews(ctx context.Context) error {
 		`CREATE OR REPLACE VIEW tables AS SELECT * EXCLUDE (object_type, table_version, manifest_path, manifest_size) FROM __manifest WHERE object_type = 'table'`,
 		`CREATE OR REPLACE VIEW table_versions AS SELECT object_id AS table_id, table_version AS version, manifest_path, manifest_size, committed_at, txn_id, metadata FROM __manifest WHERE object_type = 'table_version'`,
 	}
-	for _, q := range stmts {
-		if _, err := e.writer.ExecContext(ctx, q); err != nil {
-			return fmt.Errorf("manifesttable: %s: %w", q, err)
-		}
+	if err := e.writer.execAll(stmts...); err != nil {
+		return fmt.Errorf("manifesttable: %w", err)
 	}
 	return nil
 }
 
 // addColumns adds extra columns the engine does not have yet.
-func (e *engine) addColumns(ctx context.Context, extra Columns, raw map[string]arrow.DataType) error {
+func (e *engine) addColumns(extra Columns, raw map[string]arrow.DataType) error {
 	added := false
 	for _, name := range extra.Names() {
 		t := extra[name]
@@ -256,7 +259,7 @@ func (e *engine) addColumns(ctx context.Context, extra Columns, raw map[string]a
 			continue
 		}
 		for _, tbl := range []string{"_objects", "_versions"} {
-			if _, err := e.writer.ExecContext(ctx, fmt.Sprintf(`ALTER TABLE %s ADD COLUMN %s %s`, tbl, quoteIdent(name), sqlType(t))); err != nil {
+			if err := e.writer.exec(fmt.Sprintf(`ALTER TABLE %s ADD COLUMN %s %s`, tbl, quoteIdent(name), sqlType(t))); err != nil {
 				return err
 			}
 		}
@@ -271,7 +274,7 @@ func (e *engine) addColumns(ctx context.Context, extra Columns, raw map[string]a
 			continue
 		}
 		for _, tbl := range []string{"_objects", "_versions"} {
-			if _, err := e.writer.ExecContext(ctx, fmt.Sprintf(`ALTER TABLE %s ADD COLUMN %s VARCHAR`, tbl, quoteIdent(name))); err != nil {
+			if err := e.writer.exec(fmt.Sprintf(`ALTER TABLE %s ADD COLUMN %s VARCHAR`, tbl, quoteIdent(name))); err != nil {
 				return err
 			}
 		}
@@ -279,7 +282,7 @@ func (e *engine) addColumns(ctx context.Context, extra Columns, raw map[string]a
 		added = true
 	}
 	if added {
-		return e.createViews(ctx)
+		return e.createViews()
 	}
 	return nil
 }
@@ -287,7 +290,7 @@ func (e *engine) addColumns(ctx context.Context, extra Columns, raw map[string]a
 // insertRows appends rows (to _objects or _versions by type), row i
 // current over [from[i], to[i]) (to[i] 0: still current), through an
 // Arrow view.
-func (e *engine) insertRows(ctx context.Context, conn driver.Conn, rows []Row, from, to []uint64) error {
+func (e *engine) insertRows(rows []Row, from, to []uint64) error {
 	var parts [2]struct {
 		rows     []Row
 		from, to []uint64
@@ -307,7 +310,7 @@ func (e *engine) insertRows(ctx context.Context, conn driver.Conn, rows []Row, f
 			continue
 		}
 		rec := buildRecord(Schema(e.extra, e.raw, false), rawAsString(p.rows, e.raw), nil)
-		err := e.insertRecord(ctx, conn, table, rec, p.from, p.to)
+		err := e.insertRecord(table, rec, p.from, p.to)
 		rec.Release()
 		if err != nil {
 			return err
@@ -339,18 +342,6 @@ func rawAsString(rows []Row, raw map[string]arrow.DataType) []Row {
 	return out
 }
 
-var viewSeq struct {
-	sync.Mutex
-	n int
-}
-
-func nextViewName() string {
-	viewSeq.Lock()
-	defer viewSeq.Unlock()
-	viewSeq.n++
-	return fmt.Sprintf("_arrow_in_%d", viewSeq.n)
-}
-
 // insertRecord inserts rec into table, with _seq_from from seqs (one per
 // row).
 //
@@ -358,11 +349,7 @@ func nextViewName() string {
 // table's columns in the table's order: DuckDB pushes projections and
 // filters down into Arrow scans, and this Arrow stream applies neither, so
 // a scan that is not of every column would read the wrong ones.
-func (e *engine) insertRecord(ctx context.Context, conn driver.Conn, table string, rec arrow.RecordBatch, from, to []uint64) error {
-	ar, err := duckdb.NewArrowFromConn(conn)
-	if err != nil {
-		return err
-	}
+func (e *engine) insertRecord(table string, rec arrow.RecordBatch, from, to []uint64) error {
 	var cols []string
 	for _, c := range e.columnList() {
 		if table == "_versions" && c == ColObjectType {
@@ -380,8 +367,7 @@ func (e *engine) insertRecord(ctx context.Context, conn driver.Conn, table strin
 		return err
 	}
 	defer rr.Release()
-	name := nextViewName()
-	release, err := ar.RegisterView(rr, name)
+	name, release, err := e.streams.register(e.writer, rr)
 	if err != nil {
 		return err
 	}
@@ -390,9 +376,7 @@ func (e *engine) insertRecord(ctx context.Context, conn driver.Conn, table strin
 	for i, c := range cols {
 		quoted[i] = quoteIdent(c)
 	}
-	q := fmt.Sprintf(`INSERT INTO %s (%s, _seq_from, _seq_to) SELECT * FROM %s`, table, strings.Join(quoted, ", "), name)
-	_, err = conn.(driver.ExecerContext).ExecContext(ctx, q, nil)
-	return err
+	return e.writer.exec(fmt.Sprintf(`INSERT INTO %s (%s, _seq_from, _seq_to) SELECT * FROM %s`, table, strings.Join(quoted, ", "), name))
 }
 
 // projectRecord builds a record of rec's columns named cols, in that
@@ -443,7 +427,7 @@ func projectRecord(rec arrow.RecordBatch, cols []string, from, to []uint64) (arr
 
 // insertMixed inserts a record holding both kinds of rows, one run of
 // same-table rows at a time (a snapshot is sorted by type, so there are few).
-func (e *engine) insertMixed(ctx context.Context, conn driver.Conn, rec arrow.RecordBatch, seq uint64) error {
+func (e *engine) insertMixed(rec arrow.RecordBatch, seq uint64) error {
 	idx := rec.Schema().FieldIndices(ColObjectType)
 	if len(idx) == 0 {
 		return errors.New("manifesttable: a snapshot batch without object_type")
@@ -465,7 +449,7 @@ func (e *engine) insertMixed(ctx context.Context, conn driver.Conn, rec arrow.Re
 		if isVer {
 			table = "_versions"
 		}
-		err := e.insertRecord(ctx, conn, table, part, seqs, nil)
+		err := e.insertRecord(table, part, seqs, nil)
 		part.Release()
 		if err != nil {
 			return err
@@ -483,7 +467,7 @@ func (e *engine) insertMixed(ctx context.Context, conn driver.Conn, rec arrow.Re
 // its row (its _seq_to becomes the change's sequence); a row put by the
 // segment itself and changed again later in it is inserted already
 // retired. So every sequence inside a segment is exact for time travel.
-func (e *engine) applySegment(ctx context.Context, seg *segment) error {
+func (e *engine) applySegment(seg *segment) error {
 	e.wmu.Lock()
 	defer e.wmu.Unlock()
 	type retire struct {
@@ -521,46 +505,45 @@ func (e *engine) applySegment(ctx context.Context, seg *segment) error {
 	if err := extra.merge(stripRaw(puts)); err != nil {
 		return err
 	}
-	if err := e.addColumns(ctx, extra, raw); err != nil {
+	if err := e.addColumns(extra, raw); err != nil {
 		return err
 	}
-	return e.writer.Raw(func(dc any) error {
-		conn := dc.(driver.Conn)
-		ex := conn.(driver.ExecerContext)
-		if _, err := ex.ExecContext(ctx, "BEGIN TRANSACTION", nil); err != nil {
-			return err
-		}
-		var err error
-		for _, r := range retires {
-			if r.key.Type == TypeTableVersion {
-				_, err = ex.ExecContext(ctx, `UPDATE _versions SET _seq_to = ? WHERE object_id = ? AND table_version = ? AND _seq_to IS NULL`,
-					[]driver.NamedValue{{Ordinal: 1, Value: r.seq}, {Ordinal: 2, Value: r.key.ID}, {Ordinal: 3, Value: r.key.Version}})
-			} else {
-				_, err = ex.ExecContext(ctx, `UPDATE _objects SET _seq_to = ? WHERE object_id = ? AND object_type = ? AND _seq_to IS NULL`,
-					[]driver.NamedValue{{Ordinal: 1, Value: r.seq}, {Ordinal: 2, Value: r.key.ID}, {Ordinal: 3, Value: r.key.Type}})
-			}
-			if err != nil {
-				break
-			}
-		}
-		if err == nil && len(puts) > 0 {
-			err = e.insertRows(ctx, conn, puts, from, to)
-		}
-		if err == nil {
-			_, err = ex.ExecContext(ctx, "UPDATE _meta SET seq = ?", []driver.NamedValue{{Ordinal: 1, Value: seg.Last}})
-		}
-		if err == nil {
-			e.commits.Add(1)
-			defer e.commits.Add(1)
-			_, err = ex.ExecContext(ctx, "COMMIT", nil)
+	w := e.writer
+	if err := w.exec("BEGIN TRANSACTION"); err != nil {
+		return err
+	}
+	var err error
+	for _, r := range retires {
+		if r.key.Type == TypeTableVersion {
+			err = w.exec(`UPDATE _versions SET _seq_to = ? WHERE object_id = ? AND table_version = ? AND _seq_to IS NULL`,
+				r.seq, r.key.ID, r.key.Version)
+		} else {
+			err = w.exec(`UPDATE _objects SET _seq_to = ? WHERE object_id = ? AND object_type = ? AND _seq_to IS NULL`,
+				r.seq, r.key.ID, r.key.Type)
 		}
 		if err != nil {
-			_, _ = ex.ExecContext(context.WithoutCancel(ctx), "ROLLBACK", nil)
-			return fmt.Errorf("manifesttable: applying segment %d..%d: %w", seg.First, seg.Last, err)
+			break
 		}
-		e.setVisible(seg.Last)
-		return nil
-	})
+	}
+	if err == nil && len(puts) > 0 {
+		err = e.insertRows(puts, from, to)
+	}
+	if err == nil {
+		err = w.exec("UPDATE _meta SET seq = ?", seg.Last)
+	}
+	if err == nil {
+		e.commits.Add(1)
+		err = w.exec("COMMIT")
+		if err == nil {
+			e.setVisible(seg.Last)
+		}
+		e.commits.Add(1)
+	}
+	if err != nil {
+		_ = w.exec("ROLLBACK")
+		return fmt.Errorf("manifesttable: applying segment %d..%d: %w", seg.First, seg.Last, err)
+	}
+	return nil
 }
 
 func (e *engine) setVisible(seq uint64) {
@@ -600,42 +583,37 @@ func (e *engine) waitVisible(ctx context.Context, seq uint64) error {
 
 // loadFrozen inserts the rows of a frozen index into empty tables,
 // current from its sequence.
-func (e *engine) loadFrozen(ctx context.Context, f *frozen) error {
+func (e *engine) loadFrozen(f *frozen) error {
 	e.wmu.Lock()
 	defer e.wmu.Unlock()
-	if err := e.addColumns(ctx, f.extra, f.raw); err != nil {
+	if err := e.addColumns(f.extra, f.raw); err != nil {
 		return err
 	}
 	schema := Schema(f.extra, f.raw, false)
-	return e.writer.Raw(func(dc any) error {
-		e.commits.Add(1) // queries during the load read _meta
-		defer e.commits.Add(1)
-		conn := dc.(driver.Conn)
-		for {
-			rows := f.next(rowGroupRows)
-			if len(rows) == 0 {
-				break
-			}
-			rec := buildRecord(schema, rows, nil)
-			srec := castRawColumns(rec, f.raw)
-			rec.Release()
-			err := e.insertMixed(ctx, conn, srec, f.seq)
-			srec.Release()
-			if err != nil {
-				return err
-			}
+	e.commits.Add(1) // queries during the load read _meta
+	defer e.commits.Add(1)
+	for {
+		rows := f.next(rowGroupRows)
+		if len(rows) == 0 {
+			break
 		}
-		_, err := conn.(driver.ExecerContext).ExecContext(ctx, "UPDATE _meta SET seq = ?, oldest = ?",
-			[]driver.NamedValue{{Ordinal: 1, Value: f.seq}, {Ordinal: 2, Value: f.seq}})
+		rec := buildRecord(schema, rows, nil)
+		srec := castRawColumns(rec, f.raw)
+		rec.Release()
+		err := e.insertMixed(srec, f.seq)
+		srec.Release()
 		if err != nil {
 			return err
 		}
-		e.vmu.Lock()
-		e.oldest = f.seq
-		e.vmu.Unlock()
-		e.setVisible(f.seq)
-		return nil
-	})
+	}
+	if err := e.writer.exec("UPDATE _meta SET seq = ?, oldest = ?", f.seq, f.seq); err != nil {
+		return err
+	}
+	e.vmu.Lock()
+	e.oldest = f.seq
+	e.vmu.Unlock()
+	e.setVisible(f.seq)
+	return nil
 }
 
 // castRawColumns turns columns of types flightns does not model into
@@ -672,231 +650,17 @@ func castRawColumns(rec arrow.RecordBatch, raw map[string]arrow.DataType) arrow.
 	return out
 }
 
-// query runs one read-only statement and reports the catalog sequence its
-// result reflects. Usually the statement runs alone (its own snapshot) and
-// the commit sequence lock names the sequence: no commit began or ended
-// while it ran. When one did, the statement runs again in a read-only
-// transaction that first reads the sequence from _meta.
-func (e *engine) query(ctx context.Context, q string, args ...any) (*Result, error) {
-	var conn driver.Conn
-	select {
-	case conn = <-e.readers:
-	case <-ctx.Done():
-		return nil, nserror.New(nserror.Throttling, "too many queries at once: %w", ctx.Err())
-	}
-	ok := false
-	defer func() {
-		if !ok {
-			e.readers <- conn
-		}
-	}()
-	if err := e.checkReadOnly(ctx, conn, q); err != nil {
-		return nil, err
-	}
-	ar, err := duckdb.NewArrowFromConn(conn)
-	if err != nil {
-		return nil, err
-	}
-	if g := e.commits.Load(); g%2 == 0 {
-		seq := e.Visible()
-		rr, err := ar.QueryContext(ctx, q, args...)
-		if err != nil {
-			return nil, queryError(ctx, err)
-		}
-		if e.commits.Load() == g {
-			ok = true
-			return &Result{RecordReader: rr, Seq: seq, release: func() {
-				rr.Release()
-				e.readers <- conn
-			}}, nil
-		}
-		rr.Release()
-	}
-	ex := conn.(driver.ExecerContext)
-	if _, err := ex.ExecContext(ctx, "BEGIN TRANSACTION READ ONLY", nil); err != nil {
-		return nil, err
-	}
-	endTxn := func() { _, _ = ex.ExecContext(context.WithoutCancel(ctx), "ROLLBACK", nil) }
-	seq, err := e.metaSeq(ctx, conn)
-	if err != nil {
-		endTxn()
-		return nil, err
-	}
-	rr, err := ar.QueryContext(ctx, q, args...)
-	if err != nil {
-		endTxn()
-		return nil, queryError(ctx, err)
-	}
-	ok = true
-	return &Result{RecordReader: rr, Seq: seq, release: func() {
-		rr.Release()
-		endTxn()
-		e.readers <- conn
-	}}, nil
-}
-
-// metaSeq reads the applied sequence in conn's transaction (its snapshot
-// is taken by this first statement).
-func (e *engine) metaSeq(ctx context.Context, conn driver.Conn) (uint64, error) {
-	rows, err := conn.(driver.QueryerContext).QueryContext(ctx, "SELECT seq FROM _meta", nil)
-	if err != nil {
-		return 0, err
-	}
-	defer func() { _ = rows.Close() }()
-	dest := make([]driver.Value, 1)
-	if err := rows.Next(dest); err != nil {
-		return 0, err
-	}
-	seq, _ := dest[0].(uint64)
-	return seq, nil
-}
-
-// schema returns the Arrow schema of a query's result, and the Arrow types
-// of its parameters, without running it over data: the query runs wrapped
-// in LIMIT 0 with every parameter NULL.
-func (e *engine) schema(ctx context.Context, q string) (*arrow.Schema, []arrow.DataType, error) {
-	var conn driver.Conn
-	select {
-	case conn = <-e.readers:
-	case <-ctx.Done():
-		return nil, nil, nserror.New(nserror.Throttling, "too many queries at once: %w", ctx.Err())
-	}
-	defer func() { e.readers <- conn }()
-	if err := e.checkReadOnly(ctx, conn, q); err != nil {
-		return nil, nil, err
-	}
-	st, err := conn.(driver.ConnPrepareContext).PrepareContext(ctx, q)
-	if err != nil {
-		return nil, nil, nserror.New(nserror.InvalidInput, "%v", cleanDuckErr(err))
-	}
-	ds := st.(*duckdb.Stmt)
-	params := make([]arrow.DataType, ds.NumInput())
-	for i := range params {
-		t, _ := ds.ParamType(i + 1)
-		params[i] = paramArrowType(t)
-	}
-	_ = st.Close()
-	ar, err := duckdb.NewArrowFromConn(conn)
-	if err != nil {
-		return nil, nil, err
-	}
-	wrapped := "SELECT * FROM (" + strings.TrimRight(strings.TrimSpace(q), ";") + ") AS _flightns_q LIMIT 0"
-	args := make([]any, len(params))
-	rr, err := ar.QueryContext(ctx, wrapped, args...)
-	if err != nil {
-		return nil, nil, queryError(ctx, err)
-	}
-	defer rr.Release()
-	return rr.Schema(), params, nil
-}
-
-// paramArrowType is the Arrow type a client should bind for a parameter
-// DuckDB inferred as t; a parameter DuckDB cannot type takes a string.
-func paramArrowType(t duckdb.Type) arrow.DataType {
-	switch t {
-	case duckdb.TYPE_BOOLEAN:
-		return arrow.FixedWidthTypes.Boolean
-	case duckdb.TYPE_TINYINT, duckdb.TYPE_SMALLINT, duckdb.TYPE_INTEGER, duckdb.TYPE_BIGINT,
-		duckdb.TYPE_UTINYINT, duckdb.TYPE_USMALLINT, duckdb.TYPE_UINTEGER:
-		return arrow.PrimitiveTypes.Int64
-	case duckdb.TYPE_UBIGINT:
-		return arrow.PrimitiveTypes.Uint64
-	case duckdb.TYPE_FLOAT, duckdb.TYPE_DOUBLE:
-		return arrow.PrimitiveTypes.Float64
-	case duckdb.TYPE_BLOB:
-		return arrow.BinaryTypes.Binary
-	case duckdb.TYPE_TIMESTAMP, duckdb.TYPE_TIMESTAMP_TZ:
-		return arrow.FixedWidthTypes.Timestamp_us
-	case duckdb.TYPE_DATE:
-		return arrow.FixedWidthTypes.Date32
-	default:
-		return arrow.BinaryTypes.String
-	}
-}
-
-// checkReadOnly refuses every statement but a single SELECT. The verdict
-// for a text is remembered (the schema never makes a SELECT something
-// else).
-func (e *engine) checkReadOnly(ctx context.Context, conn driver.Conn, q string) error {
-	if plainSelect(q) {
-		return nil
-	}
-	if ok, seen := e.selects.Load(q); seen {
-		if ok.(bool) {
-			return nil
-		}
-		return ErrReadOnly
-	}
-	st, err := conn.(driver.ConnPrepareContext).PrepareContext(ctx, q)
-	if err != nil {
-		return queryError(ctx, err)
-	}
-	typ, err := st.(*duckdb.Stmt).StatementType()
-	_ = st.Close()
-	if err != nil {
-		return err
-	}
-	isSelect := typ == duckdb.STATEMENT_TYPE_SELECT
-	if e.selectsN.Add(1) < 10000 {
-		e.selects.Store(q, isSelect)
-	}
-	if !isSelect {
-		return ErrReadOnly
-	}
-	return nil
-}
-
-// plainSelect reports whether q is one SELECT by its text alone: it starts
-// with SELECT, FROM, VALUES or "(", and holds no comment and no semicolon
-// but trailing ones. Such a text parses as a single SELECT or not at all;
-// every other text goes to DuckDB's parser (checkReadOnly). It saves
-// preparing every new ad-hoc query twice.
-func plainSelect(q string) bool {
-	q = strings.TrimRight(q, " \t\r\n;")
-	q = strings.TrimLeft(q, " \t\r\n")
-	if strings.ContainsAny(q, ";") || strings.Contains(q, "--") || strings.Contains(q, "/*") {
-		return false
-	}
-	if strings.HasPrefix(q, "(") {
-		return true
-	}
-	word, _, _ := strings.Cut(q, " ")
-	word, _, _ = strings.Cut(word, "\n")
-	word, _, _ = strings.Cut(word, "\t")
-	switch strings.ToUpper(word) {
-	case "SELECT", "FROM", "VALUES":
-		return true
-	}
-	return false
-}
-
-func queryError(ctx context.Context, err error) error {
-	if ctx.Err() != nil {
-		return nserror.New(nserror.ServiceUnavailable, "query stopped: %w", ctx.Err())
-	}
-	msg := cleanDuckErr(err)
-	if strings.Contains(msg, "Permission Error") || strings.Contains(msg, "disabled by configuration") ||
-		strings.Contains(msg, "configuration has been locked") {
-		return nserror.New(nserror.PermissionDenied, "%s", msg)
-	}
-	return nserror.New(nserror.InvalidInput, "%s", msg)
-}
-
-func cleanDuckErr(err error) string { return strings.TrimSpace(err.Error()) }
-
 // purgeHistory forgets rows that stopped being current at or before seq:
 // time travel then reaches back to seq.
-func (e *engine) purgeHistory(ctx context.Context, seq uint64) error {
+func (e *engine) purgeHistory(seq uint64) error {
 	e.wmu.Lock()
 	defer e.wmu.Unlock()
-	for _, q := range []string{
-		`DELETE FROM _objects WHERE _seq_to IS NOT NULL AND _seq_to <= ?`,
-		`DELETE FROM _versions WHERE _seq_to IS NOT NULL AND _seq_to <= ?`,
-		`UPDATE _meta SET oldest = greatest(oldest, ?)`,
-	} {
-		if _, err := e.writer.ExecContext(ctx, q, seq); err != nil {
-			return err
-		}
+	err := e.writer.execAll(
+		fmt.Sprintf(`DELETE FROM _objects WHERE _seq_to IS NOT NULL AND _seq_to <= %d`, seq),
+		fmt.Sprintf(`DELETE FROM _versions WHERE _seq_to IS NOT NULL AND _seq_to <= %d`, seq),
+		fmt.Sprintf(`UPDATE _meta SET oldest = greatest(oldest, %d)`, seq))
+	if err != nil {
+		return err
 	}
 	e.vmu.Lock()
 	e.oldest = max(e.oldest, seq)

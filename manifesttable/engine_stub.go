@@ -14,6 +14,8 @@ type EngineConfig struct {
 	Threads     int
 	MemoryLimit string
 	MaxQueries  int
+	SpillDir    string
+	SpillLimit  string
 }
 
 var errNoEngine = errors.New("manifesttable: flightns was built without the duckdb_arrow tag; build with -tags duckdb_arrow")
@@ -23,11 +25,10 @@ type engine struct{}
 func openEngine(context.Context, EngineConfig) (*engine, error) { return nil, errNoEngine }
 
 func (e *engine) close() error                                           { return nil }
-func (e *engine) applySegment(context.Context, *segment) error           { return errNoEngine }
-func (e *engine) loadFrozen(context.Context, *frozen) error              { return errNoEngine }
+func (e *engine) applySegment(*segment) error                            { return errNoEngine }
+func (e *engine) loadFrozen(*frozen) error                               { return errNoEngine }
 func (e *engine) query(context.Context, string, ...any) (*Result, error) { return nil, errNoEngine }
-func (e *engine) export(context.Context) (*Result, error)                { return nil, errNoEngine }
-func (e *engine) purgeHistory(context.Context, uint64) error             { return errNoEngine }
+func (e *engine) purgeHistory(uint64) error                              { return errNoEngine }
 func (e *engine) waitVisible(context.Context, uint64) error              { return errNoEngine }
 func (e *engine) Visible() uint64                                        { return 0 }
 
@@ -35,4 +36,4 @@ func (e *engine) schema(context.Context, string) (*arrow.Schema, []arrow.DataTyp
 	return nil, nil, errNoEngine
 }
 
-func (e *engine) registerTableFunction(context.Context, TableFunc) error { return errNoEngine }
+func (e *engine) registerTableFunction(TableFunc) error { return errNoEngine }

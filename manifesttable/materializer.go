@@ -117,6 +117,7 @@ func (e logEntry) str(k string) string { s, _ := e.fields[k].(string); return s 
 
 // materializeOnce turns what is new in the log into one segment.
 func (t *Table) materializeOnce(ctx context.Context) error {
+	t.republish(ctx)
 	t.amu.Lock()
 	cursor := t.durable
 	t.amu.Unlock()
@@ -252,9 +253,27 @@ func onlyVersions(entries []logEntry) bool {
 }
 
 // publishDurable tells other processes how far the log is durable. Only
-// the lease holder writes it, in order.
+// the lease holder writes it, in order. A write that fails is made again
+// by the next round of the materializer (republish): followers learn of a
+// segment only from this key, and a commit log that goes quiet would
+// otherwise leave them behind for good.
 func (t *Table) publishDurable(ctx context.Context, seq uint64) {
-	t.cfg.Redis.Set(ctx, t.keys.durable, seq, 0)
+	if err := t.cfg.Redis.Set(ctx, t.keys.durable, seq, 0).Err(); err != nil {
+		t.log.Warn("manifesttable: publishing the durable sequence; retrying", "catalog", t.cfg.Catalog, "seq", seq, "err", err)
+		return
+	}
+	t.published = seq
+}
+
+// republish publishes the durable sequence again if its last publication
+// failed.
+func (t *Table) republish(ctx context.Context) {
+	t.amu.Lock()
+	d := t.durable
+	t.amu.Unlock()
+	if t.published < d {
+		t.publishDurable(ctx, d)
+	}
 }
 
 // translate turns log entries into row changes, in order. Version entries

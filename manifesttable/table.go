@@ -105,6 +105,7 @@ type Table struct {
 	done       sync.WaitGroup
 	leading    bool
 	renewed    time.Time // when the lease was last renewed
+	published  uint64    // the durable sequence last published (materializer goroutine only)
 	leaderMu   sync.Mutex
 	compacting sync.Mutex
 	closeOnce  sync.Once
@@ -235,7 +236,7 @@ func (t *Table) load(ctx context.Context) error {
 		t.imu.Unlock()
 		t.setDurable(seq)
 		if t.eng != nil {
-			if err := t.eng.loadFrozen(ctx, f); err != nil {
+			if err := t.eng.loadFrozen(f); err != nil {
 				return fmt.Errorf("manifesttable: loading snapshot %d into the SQL engine: %w", seq, err)
 			}
 		}
@@ -321,7 +322,7 @@ func (t *Table) applier() {
 	defer t.done.Done()
 	for seg := range t.applyQ {
 		for backoff := 10 * time.Millisecond; ; backoff = min(2*backoff, 5*time.Second) {
-			err := t.eng.applySegment(context.Background(), seg)
+			err := t.eng.applySegment(seg)
 			if err == nil {
 				break
 			}
@@ -582,14 +583,29 @@ func (t *Table) Flush(seq uint64) {
 // Query runs a read-only SQL statement over __manifest (and its views
 // namespaces, tables, table_versions, and the macro manifest_at(seq) for
 // time travel) at the newest visible sequence, which the result reports.
-// It first waits until everything durable when it was called is visible,
-// so a query sees every change acknowledged before it.
+// It first waits until everything durable here when it was called is
+// visible, so a query sees every change this process has acknowledged.
 func (t *Table) Query(ctx context.Context, q string, args ...any) (*Result, error) {
+	return t.QueryAfter(ctx, t.durableNow(), q, args...)
+}
+
+// QueryAfter is Query once catalog sequence after is visible: it waits for
+// the segment holding it (hurrying this process's materializer, if it
+// leads) and for the SQL engine to apply it. The text is refused unless it
+// is exactly one statement that only reads (see gate.go); the result
+// streams, and its time and memory are bounded by ctx and the engine's
+// configuration.
+func (t *Table) QueryAfter(ctx context.Context, after uint64, q string, args ...any) (*Result, error) {
 	if t.eng == nil {
 		return nil, errNoSQL
 	}
-	if err := t.eng.waitVisible(ctx, t.durableNow()); err != nil {
-		return nil, err
+	if after > 0 {
+		if err := t.WaitDurable(ctx, after); err != nil {
+			return nil, err
+		}
+		if err := t.eng.waitVisible(ctx, after); err != nil {
+			return nil, err
+		}
 	}
 	return t.eng.query(ctx, q, args...)
 }

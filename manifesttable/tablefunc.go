@@ -23,5 +23,5 @@ func (t *Table) RegisterTableFunction(ctx context.Context, f TableFunc) error {
 	if t.eng == nil {
 		return errNoSQL
 	}
-	return t.eng.registerTableFunction(ctx, f)
+	return t.eng.registerTableFunction(f)
 }

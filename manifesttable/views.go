@@ -8,9 +8,9 @@ const DatabaseName = "flightns"
 // SchemaName is the SQL schema that holds them.
 const SchemaName = "main"
 
-// ErrReadOnly refuses every SQL statement but a single SELECT (or a
-// read-only form of one such as EXPLAIN): SQL only reads the catalog.
-var ErrReadOnly = nserror.New(nserror.InvalidInput,
+// ErrReadOnly refuses what would change data through SQL (updates,
+// ingestion): SQL only reads the catalog.
+var ErrReadOnly = nserror.New(nserror.PermissionDenied,
 	"flightns SQL is read-only: only a single SELECT runs; change the catalog with the namespace operations (Flight actions such as CreateNamespace, DeclareTable, CreateTableVersion, or REST)")
 
 // Relation is one of the relations SQL users see in the flightns.main

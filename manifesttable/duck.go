@@ -1,0 +1,314 @@
+//go:build duckdb_arrow
+
+package manifesttable
+
+/*
+#include <stdlib.h>
+*/
+import "C"
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+	"unsafe"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/cdata"
+	"github.com/duckdb/duckdb-go/v2/arrowmapping"
+	"github.com/duckdb/duckdb-go/v2/mapping"
+
+	"github.com/flightns/flightns/nserror"
+)
+
+// This file is the thin layer over DuckDB's C API (duckdb-go's mapping
+// package) that the engine is built on. flightns does not use duckdb-go's
+// database/sql driver: its prepare executes every statement of a text but
+// the last, it materializes whole results, and it hides the connection
+// that an interrupt needs. Here every statement is one prepared
+// statement, results stream chunk by chunk, and a connection can be
+// interrupted from another goroutine.
+
+// duckDB is one DuckDB database instance.
+type duckDB struct {
+	db mapping.Database
+}
+
+// openDuck opens an in-memory database with the given settings, each set
+// before the database exists (so lock_configuration covers them all).
+func openDuck(settings [][2]string) (*duckDB, error) {
+	var cfg mapping.Config
+	if mapping.CreateConfig(&cfg) == mapping.StateError {
+		return nil, errors.New("manifesttable: DuckDB: cannot create a configuration")
+	}
+	defer mapping.DestroyConfig(&cfg)
+	for _, s := range settings {
+		if mapping.SetConfig(cfg, s[0], s[1]) == mapping.StateError {
+			return nil, fmt.Errorf("manifesttable: DuckDB: setting %s=%q refused", s[0], s[1])
+		}
+	}
+	d := &duckDB{}
+	var msg string
+	if mapping.OpenExt(":memory:", &d.db, cfg, &msg) == mapping.StateError {
+		return nil, fmt.Errorf("manifesttable: opening DuckDB: %s", msg)
+	}
+	return d, nil
+}
+
+func (d *duckDB) close() { mapping.Close(&d.db) }
+
+// duckConn is one connection. It is used by one goroutine at a time,
+// except interrupt, which any goroutine may call.
+type duckConn struct {
+	c mapping.Connection
+}
+
+func (d *duckDB) connect() (*duckConn, error) {
+	c := &duckConn{}
+	if mapping.Connect(d.db, &c.c) == mapping.StateError {
+		return nil, errors.New("manifesttable: DuckDB: cannot open a connection")
+	}
+	return c, nil
+}
+
+func (c *duckConn) close() { mapping.Disconnect(&c.c) }
+
+// interrupt stops what the connection runs now (a statement, a fetch).
+func (c *duckConn) interrupt() { mapping.Interrupt(c.c) }
+
+// exec runs one statement of flightns's own (never a caller's text) with
+// its parameters bound.
+func (c *duckConn) exec(q string, args ...any) error {
+	ps, err := c.prepare(q)
+	if err != nil {
+		return err
+	}
+	defer mapping.DestroyPrepare(&ps)
+	if err := bindArgs(ps, args); err != nil {
+		return err
+	}
+	var res mapping.Result
+	defer mapping.DestroyResult(&res)
+	if mapping.ExecutePrepared(ps, &res) == mapping.StateError {
+		return duckError(mapping.ResultError(&res), mapping.ResultErrorType(&res))
+	}
+	return nil
+}
+
+// execAll runs statements of flightns's own, in order.
+func (c *duckConn) execAll(qs ...string) error {
+	for _, q := range qs {
+		if err := c.exec(q); err != nil {
+			return fmt.Errorf("%s: %w", q, err)
+		}
+	}
+	return nil
+}
+
+// uint64Of runs a query of flightns's own whose first value is a UBIGINT.
+func (c *duckConn) uint64Of(q string) (uint64, error) {
+	var res mapping.Result
+	defer mapping.DestroyResult(&res)
+	if mapping.Query(c.c, q, &res) == mapping.StateError {
+		return 0, duckError(mapping.ResultError(&res), mapping.ResultErrorType(&res))
+	}
+	return uint64(mapping.ValueInt64(&res, 0, 0)), nil
+}
+
+// prepare prepares one statement of flightns's own.
+func (c *duckConn) prepare(q string) (mapping.PreparedStatement, error) {
+	var ps mapping.PreparedStatement
+	if mapping.Prepare(c.c, q, &ps) == mapping.StateError {
+		err := prepareError(mapping.PrepareError(ps))
+		mapping.DestroyPrepare(&ps)
+		return ps, err
+	}
+	return ps, nil
+}
+
+// bindArgs binds Go values to a prepared statement's parameters: nil,
+// bool, int64 and smaller, uint64, float64, string, []byte, time.Time.
+func bindArgs(ps mapping.PreparedStatement, args []any) error {
+	if n := int(mapping.NParams(ps)); n != len(args) {
+		return nserror.New(nserror.InvalidInput, "the statement takes %d parameters, %d were given", n, len(args))
+	}
+	for i, a := range args {
+		idx := mapping.IdxT(i + 1)
+		var st mapping.State
+		switch v := a.(type) {
+		case nil:
+			st = mapping.BindNull(ps, idx)
+		case bool:
+			st = mapping.BindBoolean(ps, idx, v)
+		case int:
+			st = mapping.BindInt64(ps, idx, int64(v))
+		case int32:
+			st = mapping.BindInt64(ps, idx, int64(v))
+		case int64:
+			st = mapping.BindInt64(ps, idx, v)
+		case uint64:
+			st = mapping.BindUInt64(ps, idx, v)
+		case float64:
+			st = mapping.BindDouble(ps, idx, v)
+		case string:
+			st = mapping.BindVarchar(ps, idx, v)
+		case []byte:
+			st = mapping.BindBlob(ps, idx, v)
+		case time.Time:
+			st = mapping.BindTimestampTZ(ps, idx, mapping.NewTimestamp(v.UnixMicro()))
+		default:
+			return nserror.New(nserror.InvalidInput, "parameter %d: a %T cannot be bound", i+1, a)
+		}
+		if st == mapping.StateError {
+			return nserror.New(nserror.InvalidInput, "parameter %d: DuckDB refused the value %v", i+1, a)
+		}
+	}
+	return nil
+}
+
+// duckErrorTypes maps the names DuckDB prefixes its messages with ("Binder
+// Error: …") to its error types, for the errors (of prepare) that come
+// without a type.
+var duckErrorTypes = map[string]mapping.ErrorType{
+	"Out of Range": mapping.ErrorTypeOutOfRange, "Conversion": mapping.ErrorTypeConversion,
+	"Mismatch Type": mapping.ErrorTypeMismatchType, "Divide by Zero": mapping.ErrorTypeDivideByZero,
+	"Invalid type": mapping.ErrorTypeInvalidType, "TransactionContext": mapping.ErrorTypeTransaction,
+	"Not implemented": mapping.ErrorTypeNotImplemented, "Catalog": mapping.ErrorTypeCatalog,
+	"Parser": mapping.ErrorTypeParser, "Binder": mapping.ErrorTypeBinder, "Syntax": mapping.ErrorTypeSyntax,
+	"Permission": mapping.ErrorTypePermission, "Out of Memory": mapping.ErrorTypeOutOfMemory,
+	"INTERRUPT": mapping.ErrorTypeInterrupt, "Invalid Input": mapping.ErrorTypeInvalidInput,
+	"Parameter Not Resolved": mapping.ErrorTypeParameterNotResolved, "Parameter Not Allowed": mapping.ErrorTypeParameterNotAllowed,
+	"Dependency": mapping.ErrorTypeDependency, "INTERNAL": mapping.ErrorTypeInternal, "FATAL": mapping.ErrorTypeFatal,
+	"Invalid Configuration": mapping.ErrorTypeInvalidConfiguration, "Settings": mapping.ErrorTypeSettings,
+	"Constraint": mapping.ErrorTypeConstraint, "Sequence": mapping.ErrorTypeSequence, "IO": mapping.ErrorTypeErrorIO,
+}
+
+// prepareError is the error of a failed prepare, typed by its prefix.
+func prepareError(msg string) error {
+	name, _, ok := strings.Cut(msg, " Error: ")
+	t, known := duckErrorTypes[name]
+	if !ok || !known {
+		t = mapping.ErrorTypeInvalid
+	}
+	return duckError(msg, t)
+}
+
+// duckError gives a DuckDB error its Lance code: the caller's mistakes
+// (parse, bind, types, values) are InvalidInput; what the sandbox forbids
+// is PermissionDenied; exhausted memory is Throttling (gRPC
+// ResourceExhausted); an interrupt is ServiceUnavailable (the query was
+// stopped: by its deadline, its client or shutdown); DuckDB's own faults
+// are Internal.
+func duckError(msg string, t mapping.ErrorType) error {
+	msg = strings.TrimSpace(msg)
+	code := nserror.InvalidInput
+	switch t {
+	case mapping.ErrorTypePermission:
+		code = nserror.PermissionDenied
+	case mapping.ErrorTypeOutOfMemory:
+		code = nserror.Throttling
+	case mapping.ErrorTypeInterrupt:
+		code = nserror.ServiceUnavailable
+	case mapping.ErrorTypeInternal, mapping.ErrorTypeFatal, mapping.ErrorTypeNullPointer, mapping.ErrorTypeConnection,
+		mapping.ErrorTypeScheduler, mapping.ErrorTypeErrorIO:
+		code = nserror.Internal
+	case mapping.ErrorTypeInvalidInput, mapping.ErrorTypeInvalidConfiguration, mapping.ErrorTypeSettings:
+		if strings.Contains(msg, "configuration has been locked") {
+			code = nserror.PermissionDenied
+		}
+	}
+	return nserror.New(code, "%s", msg)
+}
+
+// arrowStream registers Arrow record readers with DuckDB as views.
+type arrowStreams struct {
+	mu sync.Mutex
+	n  int
+}
+
+// register makes rr the view name on conn until release is called; DuckDB
+// reads the stream once.
+func (a *arrowStreams) register(conn *duckConn, rr array.RecordReader) (name string, release func(), err error) {
+	a.mu.Lock()
+	a.n++
+	name = fmt.Sprintf("_arrow_in_%d", a.n)
+	a.mu.Unlock()
+	stream := C.calloc(1, C.size_t(unsafe.Sizeof(cdata.CArrowArrayStream{})))
+	release = func() {
+		cdata.ReleaseCArrowArrayStream((*cdata.CArrowArrayStream)(stream))
+		C.free(stream)
+	}
+	cdata.ExportRecordReader(rr, (*cdata.CArrowArrayStream)(stream))
+	if arrowmapping.ArrowScan(conn.c, name, arrowmapping.ArrowStream{Ptr: stream}) == mapping.StateError {
+		release()
+		return "", nil, errors.New("manifesttable: DuckDB refused an Arrow stream")
+	}
+	return name, release, nil
+}
+
+// arrowSchemaOf is the Arrow schema of a prepared statement's result.
+func arrowSchemaOf(conn *duckConn, ps mapping.PreparedStatement) (*arrow.Schema, arrowmapping.ArrowOptions, error) {
+	var opts arrowmapping.ArrowOptions
+	arrowmapping.ConnectionGetArrowOptions(conn.c, &opts)
+	n := mapping.PreparedStatementColumnCount(ps)
+	names := make([]string, n)
+	types := make([]mapping.LogicalType, n)
+	for i := range n {
+		names[i] = mapping.PreparedStatementColumnName(ps, i)
+		types[i] = mapping.PreparedStatementColumnLogicalType(ps, i)
+	}
+	defer func() {
+		for i := range types {
+			mapping.DestroyLogicalType(&types[i])
+		}
+	}()
+	schema, ed := arrowmapping.NewArrowSchema(opts, types, names)
+	if err := errorData(ed); err != nil {
+		arrowmapping.DestroyArrowOptions(&opts)
+		return nil, opts, nserror.New(nserror.InvalidInput, "the result's types have no Arrow form: %v", err)
+	}
+	return schema, opts, nil
+}
+
+// errorData turns DuckDB error data into an error (nil when none).
+func errorData(ed mapping.ErrorData) error {
+	defer mapping.DestroyErrorData(&ed)
+	if !mapping.ErrorDataHasError(ed) {
+		return nil
+	}
+	return duckError(mapping.ErrorDataMessage(ed), mapping.ErrorDataErrorType(ed))
+}
+
+// interrupter interrupts conn when ctx ends, and again every
+// interval while the call it guards has not returned (DuckDB clears an
+// interrupt when a new task starts). stop ends it.
+func interrupter(ctx context.Context, conn *duckConn, interval time.Duration) (stop func()) {
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		select {
+		case <-done:
+			return
+		case <-ctx.Done():
+		}
+		t := time.NewTicker(interval)
+		defer t.Stop()
+		for {
+			conn.interrupt()
+			select {
+			case <-done:
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return func() {
+		close(done)
+		<-finished
+	}
+}

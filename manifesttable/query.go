@@ -1,0 +1,349 @@
+//go:build duckdb_arrow
+
+package manifesttable
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	bindings "github.com/duckdb/duckdb-go-bindings"
+	"github.com/duckdb/duckdb-go/v2/arrowmapping"
+	"github.com/duckdb/duckdb-go/v2/mapping"
+
+	"github.com/flightns/flightns/nserror"
+)
+
+// interruptEvery is how often a stopped request re-asserts its interrupt
+// while DuckDB has not returned (DuckDB clears an interrupt when a new
+// task starts).
+const interruptEvery = 100 * time.Millisecond
+
+// request is one query's hold on the engine: a concurrency slot, a new
+// connection in a read-only transaction, and an interrupter that stops
+// whatever the connection runs once ctx ends (deadline, cancel).
+type request struct {
+	e      *engine
+	conn   *duckConn
+	id     uint64 // DuckDB's connection id (table functions find ctx by it)
+	stopIn func()
+	once   sync.Once
+}
+
+// begin takes a slot (waiting for one within ctx) and opens the request.
+func (e *engine) begin(ctx context.Context) (*request, error) {
+	select {
+	case e.slots <- struct{}{}:
+	case <-ctx.Done():
+		return nil, nserror.New(nserror.Throttling, "every SQL slot is busy (limit %d): %w", cap(e.slots), ctx.Err())
+	}
+	conn, err := e.duck.connect()
+	if err != nil {
+		<-e.slots
+		return nil, err
+	}
+	r := &request{e: e, conn: conn, id: connectionID(conn)}
+	e.ctxs.Store(r.id, ctx)
+	r.stopIn = interrupter(ctx, conn, interruptEvery)
+	if err := conn.execAll("USE "+DatabaseName, "BEGIN TRANSACTION READ ONLY"); err != nil {
+		r.end()
+		return nil, err
+	}
+	return r, nil
+}
+
+// end releases everything the request holds; it may be called more than
+// once.
+func (r *request) end() {
+	r.once.Do(func() {
+		r.stopIn()
+		_ = r.conn.exec("ROLLBACK")
+		r.e.ctxs.Delete(r.id)
+		r.conn.close()
+		<-r.e.slots
+	})
+}
+
+func connectionID(conn *duckConn) uint64 {
+	var cc mapping.ClientContext
+	mapping.ConnectionGetClientContext(conn.c, &cc)
+	defer mapping.DestroyClientContext(&cc)
+	return uint64(mapping.ClientContextGetConnectionId(cc))
+}
+
+// query runs one read-only statement, classified by the gate, and
+// streams its result, which reports the catalog sequence it reflects:
+// binding the statement takes the transaction's snapshot, so when no
+// commit began or ended around the bind, the sequence visible before it
+// is the snapshot's; otherwise the transaction's _meta row says.
+func (e *engine) query(ctx context.Context, q string, args ...any) (*Result, error) {
+	r, err := e.begin(ctx)
+	if err != nil {
+		return nil, err
+	}
+	fail := func(err error) (*Result, error) {
+		r.end()
+		return nil, stopped(ctx, err)
+	}
+	g := e.commits.Load()
+	seq := e.Visible()
+	ps, err := classify(r.conn, q)
+	if err != nil {
+		return fail(err)
+	}
+	dr := &duckResult{req: r, ps: ps, refs: 1}
+	fail = func(err error) (*Result, error) {
+		dr.Release()
+		return nil, stopped(ctx, err)
+	}
+	if g%2 != 0 || e.commits.Load() != g {
+		if seq, err = r.conn.uint64Of("SELECT seq FROM _meta"); err != nil {
+			return fail(err)
+		}
+	}
+	if err := bindArgs(ps, args); err != nil {
+		return fail(err)
+	}
+	if bindings.PendingPreparedStreaming(ps, &dr.pending) == mapping.StateError {
+		dr.hasPending = true
+		return fail(prepareError(mapping.PendingError(dr.pending)))
+	}
+	dr.hasPending = true
+	if mapping.ExecutePending(dr.pending, &dr.res) == mapping.StateError {
+		dr.hasRes = true
+		return fail(duckError(mapping.ResultError(&dr.res), mapping.ResultErrorType(&dr.res)))
+	}
+	dr.hasRes = true
+	if dr.schema, dr.opts, err = resultSchema(&dr.res); err != nil {
+		return fail(err)
+	}
+	dr.hasOpts = true
+	return &Result{RecordReader: dr, Seq: seq, release: dr.Release}, nil
+}
+
+// stopped names the reason when ctx, not the statement, ended the query.
+func stopped(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return nserror.New(nserror.ServiceUnavailable, "query stopped: %w", ctx.Err())
+	}
+	return err
+}
+
+// schema returns the Arrow schema of a query's result and the Arrow types
+// of its parameters, from the prepared statement: nothing runs.
+func (e *engine) schema(ctx context.Context, q string) (*arrow.Schema, []arrow.DataType, error) {
+	r, err := e.begin(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer r.end()
+	ps, err := classify(r.conn, q)
+	if err != nil {
+		return nil, nil, stopped(ctx, err)
+	}
+	defer mapping.DestroyPrepare(&ps)
+	schema, opts, err := arrowSchemaOf(r.conn, ps)
+	if err == nil {
+		arrowmapping.DestroyArrowOptions(&opts)
+	} else if mapping.NParams(ps) > 0 {
+		// A statement whose result types hang on its parameters (a
+		// table function's argument): its types are those of a run with
+		// every parameter NULL, started but never fetched from.
+		schema, err = schemaOfNullRun(ps)
+	}
+	if err != nil {
+		return nil, nil, stopped(ctx, err)
+	}
+	params := make([]arrow.DataType, mapping.NParams(ps))
+	for i := range params {
+		params[i] = paramArrowType(mapping.ParamType(ps, mapping.IdxT(i+1)))
+	}
+	return schema, params, nil
+}
+
+// schemaOfNullRun is the result schema of ps run with every parameter
+// NULL; the run stops before its first chunk.
+func schemaOfNullRun(ps mapping.PreparedStatement) (*arrow.Schema, error) {
+	if err := bindArgs(ps, make([]any, mapping.NParams(ps))); err != nil {
+		return nil, err
+	}
+	var pending mapping.PendingResult
+	defer mapping.DestroyPending(&pending)
+	if bindings.PendingPreparedStreaming(ps, &pending) == mapping.StateError {
+		return nil, prepareError(mapping.PendingError(pending))
+	}
+	var res mapping.Result
+	defer mapping.DestroyResult(&res)
+	if mapping.ExecutePending(pending, &res) == mapping.StateError {
+		return nil, duckError(mapping.ResultError(&res), mapping.ResultErrorType(&res))
+	}
+	schema, opts, err := resultSchema(&res)
+	if err != nil {
+		return nil, err
+	}
+	arrowmapping.DestroyArrowOptions(&opts)
+	return schema, nil
+}
+
+// resultSchema is the Arrow schema of a result, and the options that
+// convert its chunks (the caller destroys them).
+func resultSchema(res *mapping.Result) (*arrow.Schema, arrowmapping.ArrowOptions, error) {
+	opts := arrowmapping.ResultGetArrowOptions(res)
+	n := mapping.ColumnCount(res)
+	names := make([]string, n)
+	types := make([]mapping.LogicalType, n)
+	for i := range n {
+		names[i] = mapping.ColumnName(res, i)
+		types[i] = mapping.ColumnLogicalType(res, i)
+	}
+	defer func() {
+		for i := range types {
+			mapping.DestroyLogicalType(&types[i])
+		}
+	}()
+	schema, ed := arrowmapping.NewArrowSchema(opts, types, names)
+	if err := errorData(ed); err != nil {
+		arrowmapping.DestroyArrowOptions(&opts)
+		return nil, opts, nserror.New(nserror.InvalidInput, "the result's types have no Arrow form: %v", err)
+	}
+	return schema, opts, nil
+}
+
+// paramArrowType is the Arrow type a client should bind for a parameter
+// DuckDB inferred as t; a parameter DuckDB cannot type takes a string.
+func paramArrowType(t mapping.Type) arrow.DataType {
+	switch t {
+	case mapping.TypeBoolean:
+		return arrow.FixedWidthTypes.Boolean
+	case mapping.TypeTinyInt, mapping.TypeSmallInt, mapping.TypeInteger, mapping.TypeBigInt,
+		mapping.TypeUTinyInt, mapping.TypeUSmallInt, mapping.TypeUInteger:
+		return arrow.PrimitiveTypes.Int64
+	case mapping.TypeUBigInt:
+		return arrow.PrimitiveTypes.Uint64
+	case mapping.TypeFloat, mapping.TypeDouble:
+		return arrow.PrimitiveTypes.Float64
+	case mapping.TypeBlob:
+		return arrow.BinaryTypes.Binary
+	case mapping.TypeTimestamp, mapping.TypeTimestampTZ:
+		return arrow.FixedWidthTypes.Timestamp_us
+	case mapping.TypeDate:
+		return arrow.FixedWidthTypes.Date32
+	default:
+		return arrow.BinaryTypes.String
+	}
+}
+
+// duckResult streams a query's result: each Next fetches one chunk from
+// DuckDB, which computes it then, so a result never exists whole.
+type duckResult struct {
+	req     *request
+	ps      mapping.PreparedStatement
+	pending mapping.PendingResult
+	res     mapping.Result
+	opts    arrowmapping.ArrowOptions
+	schema  *arrow.Schema
+
+	hasPending, hasRes, hasOpts bool
+
+	mu   sync.Mutex
+	refs int64
+	cur  arrow.RecordBatch
+	err  error
+	done bool
+}
+
+var _ array.RecordReader = (*duckResult)(nil)
+
+func (r *duckResult) Schema() *arrow.Schema { return r.schema }
+
+func (r *duckResult) Retain() {
+	r.mu.Lock()
+	r.refs++
+	r.mu.Unlock()
+}
+
+// Release frees the result and ends its request (the connection, the
+// transaction, the slot) with the last reference.
+func (r *duckResult) Release() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.refs--; r.refs != 0 {
+		return
+	}
+	if r.cur != nil {
+		r.cur.Release()
+		r.cur = nil
+	}
+	r.done = true
+	if r.hasRes {
+		mapping.DestroyResult(&r.res)
+	}
+	if r.hasPending {
+		mapping.DestroyPending(&r.pending)
+	}
+	if r.hasOpts {
+		arrowmapping.DestroyArrowOptions(&r.opts)
+	}
+	mapping.DestroyPrepare(&r.ps)
+	r.req.end()
+}
+
+func (r *duckResult) Next() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.cur != nil {
+		r.cur.Release()
+		r.cur = nil
+	}
+	if r.done || r.err != nil {
+		return false
+	}
+	chunk := mapping.FetchChunk(r.res)
+	if chunk.Ptr == nil {
+		if msg := mapping.ResultError(&r.res); msg != "" {
+			ctx, _ := r.req.e.ctxs.Load(r.req.id)
+			err := duckError(msg, mapping.ResultErrorType(&r.res))
+			if c, ok := ctx.(context.Context); ok {
+				err = stopped(c, err)
+			}
+			r.err = err
+		}
+		r.done = true
+		return false
+	}
+	defer mapping.DestroyDataChunk(&chunk)
+	rec, ed := arrowmapping.DataChunkToArrowArray(r.opts, r.schema, chunk)
+	if err := errorData(ed); err != nil {
+		r.err = err
+		return false
+	}
+	r.cur = rec
+	return true
+}
+
+func (r *duckResult) RecordBatch() arrow.RecordBatch {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.cur
+}
+
+// Record is RecordBatch (array.RecordReader's older name).
+func (r *duckResult) Record() arrow.RecordBatch { return r.RecordBatch() }
+
+func (r *duckResult) Err() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.err
+}
+
+// requestContext is the context of the request running on DuckDB
+// connection id (for table functions, which DuckDB calls without one).
+func (e *engine) requestContext(id uint64) context.Context {
+	if c, ok := e.ctxs.Load(id); ok {
+		return c.(context.Context)
+	}
+	return context.Background()
+}
+
