@@ -346,4 +346,3 @@ func (e *engine) requestContext(id uint64) context.Context {
 	}
 	return context.Background()
 }
-
