@@ -128,6 +128,10 @@ func backendColor(b string) color.Color {
 		return color.RGBA{R: 0x2c, G: 0xa0, B: 0x2c, A: 0xff}
 	case "redis":
 		return color.RGBA{R: 0x94, G: 0x67, B: 0xbd, A: 0xff}
+	case "process": // hostile-queries: SQL in a worker process
+		return color.RGBA{R: 0x17, G: 0xbe, B: 0xcf, A: 0xff}
+	case "none": // hostile-queries: SQL in the server process
+		return color.RGBA{R: 0x8c, G: 0x56, B: 0x4b, A: 0xff}
 	}
 	return color.RGBA{R: 0xff, G: 0x7f, B: 0x0e, A: 0xff}
 }

@@ -37,3 +37,7 @@ func lanceScenario() Scenario {
 func planScenario() Scenario {
 	return needsDuckDB("plan", "plan_scan at 10k and 100k leaves")
 }
+
+func hostileScenario() Scenario {
+	return needsDuckDB("hostile-queries", "commits under hostile queries")
+}

@@ -14,13 +14,17 @@
 // goes to arrow-go's Flight SQL router) → sqlServer (one short method per
 // Flight SQL command).
 //
-// Queries: GetFlightInfo plans (the result schema, from the engine without
-// reading data) and puts the SQL in the ticket; DoGet runs it in one
-// read-only engine transaction, so every row of a result reflects one
-// catalog sequence, named in the x-flightns-catalog-seq header. Before it
-// runs, a query waits until every change acknowledged anywhere before it
-// is visible (x-flightns-consistency: latest, the default; "visible"
-// skips the wait). Prepared statements return their dataset and parameter
+// Queries: GetFlightInfo plans — the SQL goes through the gate (exactly
+// one read-only statement, classified by DuckDB's parser before anything
+// runs) and the result schema comes from the prepared statement — and puts
+// the SQL and the catalog sequence to wait for in the ticket; DoGet runs
+// it and streams the result batch by batch, so every row of a result
+// reflects one catalog sequence, named in the x-flightns-catalog-seq
+// header. The queries run wherever Config.SQL says: the SQL engine of this
+// process, or a SQL worker process (package sqlworker). A query waits
+// until every change acknowledged anywhere before it was planned is
+// visible (x-flightns-consistency: latest, the default; "visible" skips
+// the wait). Prepared statements return their dataset and parameter
 // schemas with IsUpdate=false (JDBC treats a statement without a schema as
 // an update), live until closed or idle for a TTL, and bind one row of
 // parameters by DoPut. Updates, ingestion and transactions are refused.

@@ -77,6 +77,10 @@ func toStatus(err error) error {
 	return withInfo.Err()
 }
 
+// ToStatus is toStatus for other gRPC services of flightns (the SQL
+// worker's), so their errors carry Lance codes the same way.
+func ToStatus(err error) error { return toStatus(err) }
+
 // CodeOfStatus returns the Lance Namespace code a flightns status error
 // carries, and false when it carries none. It is what a Go client calls on
 // the error of an action.

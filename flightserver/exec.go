@@ -35,15 +35,22 @@ import (
 
 // runQuery starts query and returns its stream. The slot, the engine's
 // result and the time limit are released when the stream ends.
-func (s *Server) runQuery(ctx context.Context, query string, args []any, after uint64) (*arrow.Schema, <-chan flight.StreamChunk, error) {
+// spent is the time its planning already took of the query time limit.
+func (s *Server) runQuery(ctx context.Context, query string, args []any, after uint64, spent time.Duration) (*arrow.Schema, <-chan flight.StreamChunk, error) {
+	left := s.limits.QueryTimeout - spent
+	if left <= 0 {
+		return nil, nil, status.Errorf(codes.DeadlineExceeded, "the query ran longer than %s, the server's limit (its planning took %s)",
+			s.limits.QueryTimeout, spent.Round(time.Millisecond))
+	}
 	select {
 	case s.slots <- struct{}{}:
 	default:
 		return nil, nil, status.Errorf(codes.ResourceExhausted,
 			"too many concurrent queries (limit %d); retry shortly", s.limits.MaxConcurrentQueries)
 	}
-	// The query's own context: its time limit, and the client's cancel.
-	qctx, cancel := context.WithTimeout(ctx, s.limits.QueryTimeout)
+	// The query's own context: what is left of its time limit, and the
+	// client's cancel.
+	qctx, cancel := context.WithTimeout(ctx, left)
 	release := func() {
 		cancel()
 		<-s.slots
@@ -56,6 +63,14 @@ func (s *Server) runQuery(ctx context.Context, query string, args []any, after u
 	}
 	_ = grpc.SetHeader(ctx, metadata.Pairs(SeqHeader, strconv.FormatUint(res.Seq, 10)))
 	ch := make(chan flight.StreamChunk, 1)
+	// fail ends the stream with err, unless nobody reads it any more.
+	fail := func(err error) {
+		select {
+		case ch <- flight.StreamChunk{Err: err}:
+		case <-ctx.Done():
+		case <-time.After(time.Second):
+		}
+	}
 	go func() {
 		defer close(ch)
 		defer release()
@@ -83,19 +98,35 @@ func (s *Server) runQuery(ctx context.Context, query string, args []any, after u
 			select {
 			case ch <- flight.StreamChunk{Data: rec}:
 			case <-qctx.Done():
+				// A result cut short must not look complete.
 				rec.Release()
+				fail(s.timeoutError(ctx, qctx, qctx.Err()))
 				return
 			case <-stall.C:
 				rec.Release()
 				s.log.Warn("a client stopped reading its query's result; the query is stopped", "timeout", lim.StalledResultTimeout)
+				fail(status.Errorf(codes.ResourceExhausted, "the client read nothing for %s: the query was stopped", lim.StalledResultTimeout))
 				return
 			}
 		}
 		if err := res.Err(); err != nil {
-			ch <- flight.StreamChunk{Err: s.timeoutError(ctx, qctx, err)}
+			fail(s.timeoutError(ctx, qctx, err))
 		}
 	}()
 	return res.Schema(), ch, nil
+}
+
+// schema passes query through the gate and returns its schemas, within
+// the query time limit (preparing runs nothing, but binding may be slow,
+// and a SQL worker may be starting).
+func (s *Server) schema(ctx context.Context, query string) (*arrow.Schema, []arrow.DataType, error) {
+	qctx, cancel := context.WithTimeout(ctx, s.limits.QueryTimeout)
+	defer cancel()
+	schema, params, err := s.sql.Schema(qctx, query)
+	if err != nil {
+		return nil, nil, s.timeoutError(ctx, qctx, err)
+	}
+	return schema, params, nil
 }
 
 // timeoutError names the query time limit when it, and not the client,
@@ -162,31 +193,40 @@ func (p *parked[T]) len() int {
 	return len(p.m)
 }
 
-// A ticket names a query and the sequence it must see:
-// "q2|<after>|s|<sql>" for a statement, "q2|<after>|p|<handle>" for a
-// prepared statement (run with the parameters bound when it is fetched).
-// A ticket is the client's: DoGet trusts nothing in it (the SQL goes
-// through the gate again; a forged sequence only makes the query wait,
-// within its time limit).
+// A ticket names a query, the sequence it must see, and how much of its
+// time limit its planning took (milliseconds):
+// "q3|<after>|<spent>|s|<sql>" for a statement, "q3|<after>|<spent>|p|<handle>"
+// for a prepared statement (run with the parameters bound when it is
+// fetched). A ticket is the client's: DoGet trusts nothing in it (the SQL
+// goes through the gate again; a forged sequence only makes the query
+// wait, and a forged planning time only gives it the time it would have
+// had, within its time limit).
 type ticket struct {
 	after         uint64
+	spent         time.Duration
 	kind, payload string
 }
 
 func (t ticket) encode() ([]byte, error) {
-	return flightsql.CreateStatementQueryTicket([]byte("q2|" + strconv.FormatUint(t.after, 10) + "|" + t.kind + "|" + t.payload))
+	return flightsql.CreateStatementQueryTicket([]byte("q3|" + strconv.FormatUint(t.after, 10) + "|" +
+		strconv.FormatInt(t.spent.Milliseconds(), 10) + "|" + t.kind + "|" + t.payload))
 }
 
 func parseTicket(handle []byte) (ticket, error) {
-	parts := strings.SplitN(string(handle), "|", 4)
-	if len(parts) != 4 || parts[0] != "q2" || (parts[2] != "s" && parts[2] != "p") {
-		return ticket{}, nserror.New(nserror.InvalidInput, "not a flightns statement ticket")
+	bad := nserror.New(nserror.InvalidInput, "not a flightns statement ticket")
+	parts := strings.SplitN(string(handle), "|", 5)
+	if len(parts) != 5 || parts[0] != "q3" || (parts[3] != "s" && parts[3] != "p") {
+		return ticket{}, bad
 	}
 	after, err := strconv.ParseUint(parts[1], 10, 64)
 	if err != nil {
-		return ticket{}, nserror.New(nserror.InvalidInput, "not a flightns statement ticket")
+		return ticket{}, bad
 	}
-	return ticket{after: after, kind: parts[2], payload: parts[3]}, nil
+	ms, err := strconv.ParseUint(parts[2], 10, 32)
+	if err != nil {
+		return ticket{}, bad
+	}
+	return ticket{after: after, spent: time.Duration(ms) * time.Millisecond, kind: parts[3], payload: parts[4]}, nil
 }
 
 // ConsistencyHeader chooses what a query waits for: "latest" (the

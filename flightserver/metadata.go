@@ -117,7 +117,7 @@ func (q *sqlServer) DoGetTables(ctx context.Context, cmd flightsql.GetTables) (*
 // relationSchema is a relation's Arrow schema with the Flight SQL column
 // metadata JDBC's ResultSetMetaData and DatabaseMetaData.getColumns read.
 func (q *sqlServer) relationSchema(ctx context.Context, r manifesttable.Relation) (*arrow.Schema, error) {
-	s, _, err := q.s.sql.Schema(ctx, "SELECT * FROM "+manifesttable.DatabaseName+"."+manifesttable.SchemaName+".\""+r.Name+"\"")
+	s, _, err := q.s.schema(ctx, "SELECT * FROM "+manifesttable.DatabaseName+"."+manifesttable.SchemaName+".\""+r.Name+"\"")
 	if err != nil {
 		return nil, err
 	}

@@ -172,8 +172,10 @@ func New(cfg Config) (*Server, error) {
 		planner:  planner.New(cfg.Service),
 		plans:    newParked(lim.QueryTimeout, lim.MaxUnfetchedResults, func(*planner.Plan) {}),
 	}
-	if err := s.planner.RegisterSQL(context.Background()); err != nil {
-		return nil, fmt.Errorf("flightserver: the plan_scan SQL function: %w", err)
+	if cfg.SQL == nil { // SQL in this process: plan_scan is answered here
+		if err := s.planner.RegisterSQL(context.Background()); err != nil {
+			return nil, fmt.Errorf("flightserver: the plan_scan SQL function: %w", err)
+		}
 	}
 	q := &sqlServer{s: s}
 	q.Alloc = s.alloc

@@ -51,20 +51,22 @@ func (q *sqlServer) GetFlightInfoStatement(ctx context.Context, cmd flightsql.St
 	if len(cmd.GetTransactionId()) > 0 {
 		return nil, errNoTransactions
 	}
-	schema, _, err := q.s.sql.Schema(ctx, cmd.GetQuery())
+	start := time.Now()
+	schema, _, err := q.s.schema(ctx, cmd.GetQuery())
 	if err != nil {
 		return nil, err
 	}
-	return q.plannedInfo(ctx, desc, schema, "s", cmd.GetQuery())
+	return q.plannedInfo(ctx, desc, schema, "s", cmd.GetQuery(), start)
 }
 
-// plannedInfo returns the FlightInfo whose ticket runs a planned query.
-func (q *sqlServer) plannedInfo(ctx context.Context, desc *flight.FlightDescriptor, schema *arrow.Schema, kind, payload string) (*flight.FlightInfo, error) {
+// plannedInfo returns the FlightInfo whose ticket runs a planned query;
+// the planning began at start (it counts toward the query time limit).
+func (q *sqlServer) plannedInfo(ctx context.Context, desc *flight.FlightDescriptor, schema *arrow.Schema, kind, payload string, start time.Time) (*flight.FlightInfo, error) {
 	after, err := q.s.after(ctx)
 	if err != nil {
 		return nil, err
 	}
-	t, err := ticket{after: after, kind: kind, payload: payload}.encode()
+	t, err := ticket{after: after, spent: time.Since(start), kind: kind, payload: payload}.encode()
 	if err != nil {
 		return nil, err
 	}
@@ -79,7 +81,7 @@ func (q *sqlServer) plannedInfo(ctx context.Context, desc *flight.FlightDescript
 
 // GetSchemaStatement returns an ad-hoc query's result schema.
 func (q *sqlServer) GetSchemaStatement(ctx context.Context, cmd flightsql.StatementQuery, _ *flight.FlightDescriptor) (*flight.SchemaResult, error) {
-	schema, _, err := q.s.sql.Schema(ctx, cmd.GetQuery())
+	schema, _, err := q.s.schema(ctx, cmd.GetQuery())
 	if err != nil {
 		return nil, err
 	}
@@ -93,15 +95,15 @@ func (q *sqlServer) DoGetStatement(ctx context.Context, tk flightsql.StatementQu
 		return nil, nil, err
 	}
 	if t.kind == "p" {
-		return q.runPrepared(ctx, []byte(t.payload), t.after)
+		return q.runPrepared(ctx, []byte(t.payload), t.after, t.spent)
 	}
-	return q.s.runQuery(ctx, t.payload, nil, t.after)
+	return q.s.runQuery(ctx, t.payload, nil, t.after, t.spent)
 }
 
 // DoPutCommandStatementUpdate refuses: SQL is read-only. The text goes
 // through the gate like any other, so the refusal names its statement.
 func (q *sqlServer) DoPutCommandStatementUpdate(ctx context.Context, cmd flightsql.StatementUpdate) (int64, error) {
-	if _, _, err := q.s.sql.Schema(ctx, cmd.GetQuery()); err != nil {
+	if _, _, err := q.s.schema(ctx, cmd.GetQuery()); err != nil {
 		return 0, err
 	}
 	return 0, errUpdateOfQuery
@@ -133,7 +135,7 @@ func (q *sqlServer) CreatePreparedStatement(ctx context.Context, req flightsql.A
 	if len(req.GetTransactionId()) > 0 {
 		return none, errNoTransactions
 	}
-	schema, ptypes, err := q.s.sql.Schema(ctx, req.GetQuery())
+	schema, ptypes, err := q.s.schema(ctx, req.GetQuery())
 	if err != nil {
 		return none, err
 	}
@@ -162,15 +164,16 @@ func (q *sqlServer) ClosePreparedStatement(_ context.Context, req flightsql.Acti
 // GetFlightInfoPreparedStatement plans a prepared query: its ticket runs
 // it with the parameters bound when it is fetched.
 func (q *sqlServer) GetFlightInfoPreparedStatement(ctx context.Context, cmd flightsql.PreparedStatementQuery, desc *flight.FlightDescriptor) (*flight.FlightInfo, error) {
+	start := time.Now()
 	p, err := q.s.prepared.get(cmd.GetPreparedStatementHandle())
 	if err != nil {
 		return nil, err
 	}
-	return q.plannedInfo(ctx, desc, p.schema, "p", string(cmd.GetPreparedStatementHandle()))
+	return q.plannedInfo(ctx, desc, p.schema, "p", string(cmd.GetPreparedStatementHandle()), start)
 }
 
 // runPrepared runs a prepared statement with its bound parameters.
-func (q *sqlServer) runPrepared(ctx context.Context, handle []byte, after uint64) (*arrow.Schema, <-chan flight.StreamChunk, error) {
+func (q *sqlServer) runPrepared(ctx context.Context, handle []byte, after uint64, spent time.Duration) (*arrow.Schema, <-chan flight.StreamChunk, error) {
 	p, err := q.s.prepared.get(handle)
 	if err != nil {
 		return nil, nil, err
@@ -178,7 +181,7 @@ func (q *sqlServer) runPrepared(ctx context.Context, handle []byte, after uint64
 	if len(p.args) != len(p.params.Fields()) {
 		return nil, nil, nserror.New(nserror.InvalidInput, "the prepared query takes %d parameters and %d are bound", len(p.params.Fields()), len(p.args))
 	}
-	return q.s.runQuery(ctx, p.query, p.args, after)
+	return q.s.runQuery(ctx, p.query, p.args, after, spent)
 }
 
 // GetSchemaPreparedStatement returns a prepared query's result schema.
@@ -197,7 +200,7 @@ func (q *sqlServer) DoGetPreparedStatement(ctx context.Context, cmd flightsql.Pr
 	if err != nil {
 		return nil, nil, err
 	}
-	return q.runPrepared(ctx, cmd.GetPreparedStatementHandle(), after)
+	return q.runPrepared(ctx, cmd.GetPreparedStatementHandle(), after, 0)
 }
 
 // DoPutPreparedStatementQuery binds parameters: exactly one row, one

@@ -3,5 +3,20 @@
 // group-committed from the Redis commit log and queryable with SQL
 // (DESIGN §4.3).
 //
-// Not yet implemented; see issue "manifesttable".
+// The data flows one way: the commit log → one Parquet segment per group
+// commit (the lease holder writes it, create-only) → the Go index of every
+// current row (every process, from the segments in storage) → the SQL
+// engine (DuckDB, a read replica of the index, in processes that serve
+// SQL). Snapshots are written from the index.
+//
+// Invariants: durable state — segments, snapshots, the translation of the
+// commit log (renames, drops, deleted ranges), reconciliation after Redis
+// lost state — is derived only from the index and the objects in storage,
+// never from the SQL engine. A query is exactly one statement that only
+// reads, decided by DuckDB's parser before anything of it runs (gate.go);
+// each query runs on a new connection in a read-only transaction and
+// streams its result.
+//
+// It must not: let SQL reach files, the network or settings, or let
+// anything a query does reach another request or the index.
 package manifesttable

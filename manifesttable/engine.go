@@ -46,8 +46,9 @@ type engine struct {
 	extra  Columns
 	raw    map[string]arrow.DataType
 
-	slots chan struct{} // one per running query
-	ctxs  sync.Map      // DuckDB connection id -> the context of its request (table functions)
+	slots     chan struct{} // one per running query
+	planSlots chan struct{} // one per statement being planned (its schema)
+	ctxs      sync.Map      // DuckDB connection id -> the context of its request (table functions)
 
 	// commits is a sequence lock over the rows queries see: odd while a
 	// commit that changes them is in flight, incremented again once it is
@@ -94,16 +95,18 @@ func (c EngineConfig) settings() [][2]string {
 	if spill == "" {
 		spill = "1GiB"
 	}
-	s := [][2]string{
-		{"enable_external_access", "false"}, {"autoinstall_known_extensions", "false"}, {"autoload_known_extensions", "false"},
-		{"allow_community_extensions", "false"}, {"allow_unsigned_extensions", "false"},
-		{"threads", strconv.Itoa(threads)}, {"memory_limit", mem},
-	}
+	// Paths first: with external access off, DuckDB refuses to set them.
+	var s [][2]string
 	if c.SpillDir != "" {
 		s = append(s, [2]string{"temp_directory", c.SpillDir}, [2]string{"max_temp_directory_size", spill})
 	} else {
 		s = append(s, [2]string{"max_temp_directory_size", "0B"})
 	}
+	s = append(s, [][2]string{
+		{"enable_external_access", "false"}, {"autoinstall_known_extensions", "false"}, {"autoload_known_extensions", "false"},
+		{"allow_community_extensions", "false"}, {"allow_unsigned_extensions", "false"},
+		{"threads", strconv.Itoa(threads)}, {"memory_limit", mem},
+	}...)
 	return append(s, [2]string{"lock_configuration", "true"})
 }
 
@@ -143,7 +146,7 @@ func openEngine(_ context.Context, cfg EngineConfig) (*engine, error) {
 	if n <= 0 {
 		n = 8
 	}
-	e.slots = make(chan struct{}, n)
+	e.slots, e.planSlots = make(chan struct{}, n), make(chan struct{}, n)
 	return e, nil
 }
 
@@ -343,7 +346,8 @@ func rawAsString(rows []Row, raw map[string]arrow.DataType) []Row {
 }
 
 // insertRecord inserts rec into table, with _seq_from from seqs (one per
-// row).
+// row). Call it inside a transaction of the writer: the Arrow view it
+// reads through is created and dropped in it, so no query ever sees it.
 //
 // The Arrow view it goes through is read with SELECT * over exactly the
 // table's columns in the table's order: DuckDB pushes projections and
@@ -376,7 +380,13 @@ func (e *engine) insertRecord(table string, rec arrow.RecordBatch, from, to []ui
 	for i, c := range cols {
 		quoted[i] = quoteIdent(c)
 	}
-	return e.writer.exec(fmt.Sprintf(`INSERT INTO %s (%s, _seq_from, _seq_to) SELECT * FROM %s`, table, strings.Join(quoted, ", "), name))
+	err = e.writer.exec(fmt.Sprintf(`INSERT INTO %s (%s, _seq_from, _seq_to) SELECT * FROM %s`, table, strings.Join(quoted, ", "), name))
+	// The view must not outlive its stream: a later scan of it would read
+	// freed memory.
+	if derr := e.writer.exec(`DROP VIEW IF EXISTS ` + quoteIdent(name)); err == nil {
+		err = derr
+	}
+	return err
 }
 
 // projectRecord builds a record of rec's columns named cols, in that
@@ -583,7 +593,13 @@ func (e *engine) waitVisible(ctx context.Context, seq uint64) error {
 
 // loadFrozen inserts the rows of a frozen index into empty tables,
 // current from its sequence.
-func (e *engine) loadFrozen(f *frozen) error {
+func (e *engine) loadFrozen(f *frozen) error { return e.load(f, false) }
+
+// reload replaces every row, history included, with those of a frozen
+// index, current from its sequence.
+func (e *engine) reload(f *frozen) error { return e.load(f, true) }
+
+func (e *engine) load(f *frozen, replace bool) error {
 	e.wmu.Lock()
 	defer e.wmu.Unlock()
 	if err := e.addColumns(f.extra, f.raw); err != nil {
@@ -592,21 +608,38 @@ func (e *engine) loadFrozen(f *frozen) error {
 	schema := Schema(f.extra, f.raw, false)
 	e.commits.Add(1) // queries during the load read _meta
 	defer e.commits.Add(1)
-	for {
-		rows := f.next(rowGroupRows)
-		if len(rows) == 0 {
-			break
+	// One transaction: no query sees part of the load, nor the Arrow views
+	// the inserts go through.
+	if err := e.writer.exec("BEGIN TRANSACTION"); err != nil {
+		return err
+	}
+	err := func() error {
+		if replace {
+			if err := e.writer.execAll(`DELETE FROM _objects`, `DELETE FROM _versions`); err != nil {
+				return err
+			}
 		}
-		rec := buildRecord(schema, rows, nil)
-		srec := castRawColumns(rec, f.raw)
-		rec.Release()
-		err := e.insertMixed(srec, f.seq)
-		srec.Release()
-		if err != nil {
+		for {
+			rows := f.next(rowGroupRows)
+			if len(rows) == 0 {
+				break
+			}
+			rec := buildRecord(schema, rows, nil)
+			srec := castRawColumns(rec, f.raw)
+			rec.Release()
+			err := e.insertMixed(srec, f.seq)
+			srec.Release()
+			if err != nil {
+				return err
+			}
+		}
+		if err := e.writer.exec("UPDATE _meta SET seq = ?, oldest = ?", f.seq, f.seq); err != nil {
 			return err
 		}
-	}
-	if err := e.writer.exec("UPDATE _meta SET seq = ?, oldest = ?", f.seq, f.seq); err != nil {
+		return e.writer.exec("COMMIT")
+	}()
+	if err != nil {
+		_ = e.writer.exec("ROLLBACK")
 		return err
 	}
 	e.vmu.Lock()

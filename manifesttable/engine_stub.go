@@ -27,6 +27,7 @@ func openEngine(context.Context, EngineConfig) (*engine, error) { return nil, er
 func (e *engine) close() error                                           { return nil }
 func (e *engine) applySegment(*segment) error                            { return errNoEngine }
 func (e *engine) loadFrozen(*frozen) error                               { return errNoEngine }
+func (e *engine) reload(*frozen) error                                   { return errNoEngine }
 func (e *engine) query(context.Context, string, ...any) (*Result, error) { return nil, errNoEngine }
 func (e *engine) purgeHistory(uint64) error                              { return errNoEngine }
 func (e *engine) waitVisible(context.Context, uint64) error              { return errNoEngine }

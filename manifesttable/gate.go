@@ -51,9 +51,9 @@ func classifyDepth(conn *duckConn, q string, depth int) (mapping.PreparedStateme
 	if mapping.PrepareExtractedStatement(conn.c, stmts, 0, &ps) == mapping.StateError {
 		err := prepareError(mapping.PrepareError(ps))
 		mapping.DestroyPrepare(&ps)
-		if word := leadingKeyword(q); word != "" && !queryKeywords[word] && nserror.CodeOf(err) == nserror.InvalidInput {
-			// It failed to bind, and would have been refused anyway:
-			// say so rather than why it did not bind.
+		if word := leadingKeyword(q); word != "" && !queryKeywords[word] {
+			// It failed to prepare, and would have been refused anyway:
+			// say so rather than why it did not prepare.
 			return ps, nserror.New(nserror.PermissionDenied, "%s", refusalText(word))
 		}
 		return ps, err

@@ -104,7 +104,32 @@ func (t *Table) follow(ctx context.Context) error {
 	if !behind {
 		return nil
 	}
-	return t.catchUp(ctx)
+	if err := t.catchUp(ctx); err != nil {
+		return err
+	}
+	return t.forgetLikeTheLeader(ctx)
+}
+
+// forgetLikeTheLeader purges the SQL engine's history of a follower as
+// the leader's compaction does its own: once as many segments as the
+// leader compacts after have arrived, history older than the oldest
+// snapshot kept in storage goes (time travel reaches back as far as on
+// the leader).
+func (t *Table) forgetLikeTheLeader(ctx context.Context) error {
+	t.amu.Lock()
+	due := t.eng != nil && t.cfg.CompactAfter > 0 && t.sinceSnap >= t.cfg.CompactAfter
+	if due {
+		t.sinceSnap = 0
+	}
+	t.amu.Unlock()
+	if !due {
+		return nil
+	}
+	snaps, err := t.st.listSeqs(ctx, snapshotPrefix)
+	if err != nil || len(snaps) < t.cfg.KeepSnapshots {
+		return err
+	}
+	return t.eng.purgeHistory(snaps[len(snaps)-t.cfg.KeepSnapshots])
 }
 
 // logEntry is one entry of the commit log.

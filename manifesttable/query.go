@@ -26,25 +26,28 @@ const interruptEvery = 100 * time.Millisecond
 // whatever the connection runs once ctx ends (deadline, cancel).
 type request struct {
 	e      *engine
+	pool   chan struct{} // the slot's
 	conn   *duckConn
 	id     uint64 // DuckDB's connection id (table functions find ctx by it)
 	stopIn func()
 	once   sync.Once
 }
 
-// begin takes a slot (waiting for one within ctx) and opens the request.
-func (e *engine) begin(ctx context.Context) (*request, error) {
+// begin takes a slot of pool (waiting for one within ctx) and opens the
+// request. Queries that run and statements only planned (a schema) have
+// pools of their own, so planning never waits behind running queries.
+func (e *engine) begin(ctx context.Context, pool chan struct{}) (*request, error) {
 	select {
-	case e.slots <- struct{}{}:
+	case pool <- struct{}{}:
 	case <-ctx.Done():
-		return nil, nserror.New(nserror.Throttling, "every SQL slot is busy (limit %d): %w", cap(e.slots), ctx.Err())
+		return nil, nserror.New(nserror.Throttling, "every SQL slot is busy (limit %d): %w", cap(pool), ctx.Err())
 	}
 	conn, err := e.duck.connect()
 	if err != nil {
-		<-e.slots
+		<-pool
 		return nil, err
 	}
-	r := &request{e: e, conn: conn, id: connectionID(conn)}
+	r := &request{e: e, pool: pool, conn: conn, id: connectionID(conn)}
 	e.ctxs.Store(r.id, ctx)
 	r.stopIn = interrupter(ctx, conn, interruptEvery)
 	if err := conn.execAll("USE "+DatabaseName, "BEGIN TRANSACTION READ ONLY"); err != nil {
@@ -62,7 +65,7 @@ func (r *request) end() {
 		_ = r.conn.exec("ROLLBACK")
 		r.e.ctxs.Delete(r.id)
 		r.conn.close()
-		<-r.e.slots
+		<-r.pool
 	})
 }
 
@@ -79,7 +82,7 @@ func connectionID(conn *duckConn) uint64 {
 // commit began or ended around the bind, the sequence visible before it
 // is the snapshot's; otherwise the transaction's _meta row says.
 func (e *engine) query(ctx context.Context, q string, args ...any) (*Result, error) {
-	r, err := e.begin(ctx)
+	r, err := e.begin(ctx, e.slots)
 	if err != nil {
 		return nil, err
 	}
@@ -134,7 +137,7 @@ func stopped(ctx context.Context, err error) error {
 // schema returns the Arrow schema of a query's result and the Arrow types
 // of its parameters, from the prepared statement: nothing runs.
 func (e *engine) schema(ctx context.Context, q string) (*arrow.Schema, []arrow.DataType, error) {
-	r, err := e.begin(ctx)
+	r, err := e.begin(ctx, e.planSlots)
 	if err != nil {
 		return nil, nil, err
 	}

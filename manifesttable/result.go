@@ -17,3 +17,9 @@ func (r *Result) Release() {
 		r.release = nil
 	}
 }
+
+// NewResult is a result read from rr (a query answered elsewhere: a SQL
+// worker's stream) at catalog sequence seq; release frees what it holds.
+func NewResult(rr array.RecordReader, seq uint64, release func()) *Result {
+	return &Result{RecordReader: rr, Seq: seq, release: release}
+}

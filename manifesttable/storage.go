@@ -41,6 +41,11 @@ type segment struct {
 	// lost; their rows were re-derived from storage where possible, and
 	// whoever waited for one of them is told it was lost.
 	LostFirst, LostLast uint64
+
+	// reset, in the SQL engine's queue only, replaces everything the
+	// engine holds with a snapshot's rows (a replica that fell behind a
+	// compaction starts again from the snapshot).
+	reset *frozen
 }
 
 func segmentKey(first uint64) string { return fmt.Sprintf("%s%020d.parquet", logPrefix, first) }

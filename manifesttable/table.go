@@ -224,7 +224,9 @@ func (t *Table) load(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("manifesttable: loading snapshot %d: %w", seq, err)
 		}
-		err = t.loadSnapshot(sr)
+		t.imu.Lock()
+		err = loadSnapshot(&t.ix, sr)
+		t.imu.Unlock()
 		sr.Close()
 		if err != nil {
 			return fmt.Errorf("manifesttable: loading snapshot %d: %w", seq, err)
@@ -245,6 +247,10 @@ func (t *Table) load(ctx context.Context) error {
 }
 
 // catchUp applies every durable segment after the current state.
+//
+// A process that fell behind a compaction — the segments it needs next
+// were pruned, a newer snapshot covers them — starts again from the
+// newest snapshot, then goes on with the segments after it.
 func (t *Table) catchUp(ctx context.Context) error {
 	t.amu.Lock()
 	defer t.amu.Unlock()
@@ -252,9 +258,18 @@ func (t *Table) catchUp(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	rebased := false
 	for _, first := range firsts {
 		if first <= t.durable {
 			continue
+		}
+		if first != t.durable+1 && !rebased {
+			if rebased, err = t.rebaseLocked(ctx); err != nil {
+				return err
+			}
+			if first <= t.durable {
+				continue
+			}
 		}
 		if first != t.durable+1 {
 			return nserror.New(nserror.Internal, "manifesttable: segment %d follows sequence %d: the log in storage has a hole", first, t.durable)
@@ -268,6 +283,39 @@ func (t *Table) catchUp(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// rebaseLocked replaces the state with the newest snapshot when it is
+// newer than the state; it reports whether it did. Call with amu.
+func (t *Table) rebaseLocked(ctx context.Context) (bool, error) {
+	snaps, err := t.st.listSeqs(ctx, snapshotPrefix)
+	if err != nil || len(snaps) == 0 || snaps[len(snaps)-1] <= t.durable {
+		return false, err
+	}
+	seq := snaps[len(snaps)-1]
+	sr, err := t.st.openSnapshot(ctx, seq)
+	if err != nil {
+		return false, fmt.Errorf("manifesttable: loading snapshot %d: %w", seq, err)
+	}
+	fresh := newIndex()
+	err = loadSnapshot(&fresh, sr)
+	sr.Close()
+	if err != nil {
+		return false, fmt.Errorf("manifesttable: loading snapshot %d: %w", seq, err)
+	}
+	fresh.seq = seq
+	t.log.Warn("manifesttable: this process fell behind a compaction; it starts again from the newest snapshot",
+		"catalog", t.cfg.Catalog, "was_at", t.durable, "snapshot", seq)
+	t.imu.Lock()
+	t.ix = fresh
+	f := t.ix.freeze()
+	t.imu.Unlock()
+	t.durable, t.snapshot, t.sinceSnap = seq, seq, 0
+	t.setDurable(seq)
+	if t.eng != nil {
+		t.applyQ <- &segment{First: seq, Last: seq, reset: f}
+	}
+	return true, nil
 }
 
 // acceptLocked makes a durable segment part of the table: it decides for
@@ -318,11 +366,34 @@ func (t *Table) acceptLocked(seg *segment) error {
 }
 
 // applier applies accepted segments to the SQL engine, in order.
+//
+// A backlog (a replica catching up, a burst of commits) is applied as one
+// transaction of many segments: their changes in order, each with its own
+// sequence, so time travel stays exact. A change's "existed" flag matters
+// only for the first change to its key, and the state before that change's
+// own segment is, for that key, the state before the whole run.
 func (t *Table) applier() {
 	defer t.done.Done()
-	for seg := range t.applyQ {
+	var held *segment // a reset the last merge stopped at
+	for {
+		seg := held
+		held = nil
+		if seg == nil {
+			var ok bool
+			if seg, ok = <-t.applyQ; !ok {
+				return
+			}
+		}
+		if seg.reset == nil {
+			seg, held = t.mergeBacklog(seg)
+		}
 		for backoff := 10 * time.Millisecond; ; backoff = min(2*backoff, 5*time.Second) {
-			err := t.eng.applySegment(seg)
+			var err error
+			if seg.reset != nil {
+				err = t.eng.reload(seg.reset)
+			} else {
+				err = t.eng.applySegment(seg)
+			}
 			if err == nil {
 				break
 			}
@@ -330,6 +401,35 @@ func (t *Table) applier() {
 			time.Sleep(backoff)
 		}
 	}
+}
+
+// maxMergedChanges bounds the changes applied to the SQL engine in one
+// transaction.
+const maxMergedChanges = 64 * 1024
+
+// mergeBacklog joins to seg the segments already queued after it, up to
+// maxMergedChanges changes; it stops at a reset, which it returns.
+func (t *Table) mergeBacklog(seg *segment) (merged, reset *segment) {
+	merged = seg
+	for len(merged.Changes) < maxMergedChanges {
+		select {
+		case next, ok := <-t.applyQ:
+			if !ok {
+				return merged, nil
+			}
+			if next.reset != nil {
+				return merged, next
+			}
+			if merged == seg {
+				merged = &segment{First: seg.First, Last: seg.Last, Changes: append([]change(nil), seg.Changes...)}
+			}
+			merged.Last = next.Last
+			merged.Changes = append(merged.Changes, next.Changes...)
+		default:
+			return merged, nil
+		}
+	}
+	return merged, nil
 }
 
 func (t *Table) setDurable(seq uint64) {
@@ -341,17 +441,16 @@ func (t *Table) setDurable(seq uint64) {
 	t.dcond.Broadcast()
 }
 
-// loadSnapshot reads a snapshot's rows into the empty index; its columns
-// are kept even where every row is NULL.
-func (t *Table) loadSnapshot(sr *snapshotReader) error {
-	t.imu.Lock()
+// loadSnapshot reads a snapshot's rows into the empty index x; its
+// columns are kept even where every row is NULL. The caller owns x (it is
+// not yet the table's, or the table's lock is held).
+func loadSnapshot(x *index, sr *snapshotReader) error {
 	for k, v := range sr.Extra {
-		t.ix.extra[k] = v
+		x.extra[k] = v
 	}
 	for k, v := range sr.Raw {
-		t.ix.raw[k] = v
+		x.raw[k] = v
 	}
-	t.imu.Unlock()
 	for {
 		rec, err := sr.Next()
 		if err != nil || rec == nil {
@@ -365,16 +464,13 @@ func (t *Table) loadSnapshot(sr *snapshotReader) error {
 		for i := range changes {
 			rows[i] = changes[i].row
 		}
-		t.imu.Lock()
-		if err := t.ix.noteColumns(rows); err != nil {
-			t.imu.Unlock()
+		if err := x.noteColumns(rows); err != nil {
 			return err
 		}
 		for _, c := range changes {
 			c.del = false
-			t.ix.apply(c)
+			x.apply(c)
 		}
-		t.imu.Unlock()
 	}
 }
 

@@ -272,3 +272,52 @@ func TestACompactionCutAnywhereLeavesALoadableTable(t *testing.T) {
 		})
 	}
 }
+
+// A replica that fell behind a compaction — the segments it needs next
+// were pruned — starts again from the newest snapshot, and its index and
+// SQL then equal the leader's.
+func TestAReplicaBehindACompactionStartsAgainFromTheSnapshot(t *testing.T) {
+	e := newTenv(t)
+	leader := e.open()
+	defer func() { _ = leader.Close() }()
+	ns := func(i int) Change { return put(Row{ObjectType: TypeNamespace, ObjectID: fmt.Sprintf("n%02d", i)}) }
+	for i := range 3 {
+		commit(t, leader, ns(i))
+	}
+	replica := e.open(func(c *Config) { c.ReadOnly = true })
+	defer func() { _ = replica.Close() }()
+	waitFor(t, replica, leader.durableNow())
+	// The replica stops following; the leader goes on and compacts twice,
+	// which prunes every segment the replica needs next.
+	close(replica.stop)
+	replica.runDone.Wait()
+	replica.stop = make(chan struct{}) // Close closes it again
+	replica.runDone.Add(1)
+	go func() { <-replica.stop; replica.runDone.Done() }()
+	for i := 3; i < 8; i++ {
+		commit(t, leader, ns(i))
+	}
+	if err := leader.Compact(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	for i := 8; i < 10; i++ {
+		commit(t, leader, ns(i))
+	}
+	if err := leader.Compact(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if err := replica.catchUp(context.Background()); err != nil {
+		t.Fatalf("catching up after the compaction: %v", err)
+	}
+	commit(t, leader, ns(10))
+	if err := replica.catchUp(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, replica, leader.durableNow())
+	if got, want := allRows(t, replica, 0), allRows(t, leader, 0); !slices.Equal(got, want) {
+		t.Fatalf("the replica's rows:\n%s\nthe leader's:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if len(replica.Children("")) != 11 {
+		t.Fatalf("the replica's index has %d namespaces, want 11", len(replica.Children("")))
+	}
+}

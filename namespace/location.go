@@ -75,6 +75,17 @@ func s3Options(q url.Values) map[string]string {
 }
 
 // uri is the URI of a key (a table directory) for Lance to open.
+// LocationURI returns the function that turns a table location (a key
+// under the catalog root objs) into the URI engines open, as
+// Service.LocationURI does.
+func LocationURI(objs *objstore.Store) (func(key string) string, error) {
+	r, err := newRoot(objs)
+	if err != nil {
+		return nil, err
+	}
+	return r.uri, nil
+}
+
 func (r root) uri(key string) string {
 	if r.scheme == "mem" {
 		return r.base + key

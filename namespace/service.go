@@ -43,6 +43,9 @@ type Config struct {
 	Catalog string
 	// Engine bounds the SQL engine of __manifest.
 	Engine manifesttable.EngineConfig
+	// NoSQL opens __manifest without a SQL engine in this process (a SQL
+	// worker process serves the queries).
+	NoSQL bool
 	// DurableTimeout bounds the wait of a catalog mutation for its segment
 	// (default 30s); past it the outcome is unknown (ServiceUnavailable).
 	DurableTimeout time.Duration
@@ -122,7 +125,7 @@ func Open(ctx context.Context, cfg Config) (*Service, error) {
 		return nil, err
 	}
 	s.table, err = manifesttable.Open(ctx, manifesttable.Config{Objects: cfg.Objects, Redis: cfg.Redis, Catalog: cfg.Catalog,
-		Engine: cfg.Engine, Logger: s.log, Now: s.now, CompactAfter: cfg.CompactAfter})
+		Engine: cfg.Engine, NoSQL: cfg.NoSQL, Logger: s.log, Now: s.now, CompactAfter: cfg.CompactAfter})
 	if err != nil {
 		return nil, err
 	}

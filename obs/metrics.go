@@ -38,6 +38,7 @@ type Metrics struct {
 	recoveries      *prometheus.CounterVec // result
 	recoveryTime    prometheus.Histogram
 	redisRestarts   prometheus.Counter
+	sqlRestarts     *prometheus.CounterVec
 	ready           prometheus.Gauge
 
 	segMu   sync.Mutex
@@ -89,10 +90,12 @@ func NewMetrics() *Metrics {
 		Help: "Duration of recoveries run by this process.", Buckets: prometheus.ExponentialBuckets(0.01, 2, 14)})
 	m.redisRestarts = prometheus.NewCounter(prometheus.CounterOpts{Name: "flightns_private_redis_restarts_total",
 		Help: "Restarts of the private redis-server after it died."})
+	m.sqlRestarts = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "flightns_sql_worker_restarts_total",
+		Help: "Restarts of the SQL worker process, by why the last one ended (exited, memory, stuck, unresponsive)."}, []string{"reason"})
 	m.ready = prometheus.NewGauge(prometheus.GaugeOpts{Name: "flightns_ready",
 		Help: "1 while the process is ready to serve (recovered, Redis answering), else 0."})
 	for _, c := range []prometheus.Collector{m.requests, m.requestDuration, m.commits, m.conflicts, m.claimDuration, m.finalize,
-		m.materialize, m.groupSize, m.query, m.redisErrors, m.storeErrors, m.recoveries, m.recoveryTime, m.redisRestarts, m.ready} {
+		m.materialize, m.groupSize, m.query, m.redisErrors, m.storeErrors, m.recoveries, m.recoveryTime, m.redisRestarts, m.sqlRestarts, m.ready} {
 		f(c)
 	}
 	return m
@@ -127,6 +130,10 @@ func (m *Metrics) Query(took time.Duration) { m.query.Observe(took.Seconds()) }
 
 // RedisRestarted counts a restart of the private redis-server.
 func (m *Metrics) RedisRestarted() { m.redisRestarts.Inc() }
+
+// SQLWorkerRestarted counts a restart of the SQL worker; kind is a short
+// reason (exited, memory, stuck, unresponsive).
+func (m *Metrics) SQLWorkerRestarted(kind string) { m.sqlRestarts.WithLabelValues(kind).Inc() }
 
 // ClaimObserver is the redisclaim hook.
 func (m *Metrics) ClaimObserver() *redisclaim.Observer {

@@ -74,7 +74,7 @@ func (p *Planner) PlanScan(ctx context.Context, id namespace.ID, filter string) 
 	for i, c := range pl.cols {
 		colIdx[c.name] = i
 	}
-	p.svc.Table().View(func(ix manifesttable.Index) {
+	p.cat.Table().View(func(ix manifesttable.Index) {
 		pl.Seq = ix.Seq()
 		for _, sp := range t.plans {
 			w := walker{p: p, ix: ix, plan: sp, filter: norm, out: pl, colIdx: colIdx,
@@ -151,7 +151,7 @@ func (w *walker) emit(r *manifesttable.Row, residual Expr) {
 	if len(w.slab) < n {
 		w.slab = make([]Value, 1024*n)
 	}
-	leaf := PlannedLeaf{ID: r.ObjectID, Location: w.p.svc.LocationURI(r.Location), SpecID: w.plan.spec.ID,
+	leaf := PlannedLeaf{ID: r.ObjectID, Location: w.p.cat.LocationURI(r.Location), SpecID: w.plan.spec.ID,
 		Values: w.slab[:n:n], Residual: residual.String()}
 	w.slab = w.slab[n:]
 	for i := range leaf.Values {

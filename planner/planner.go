@@ -26,16 +26,35 @@ const (
 // state of its own beyond a cache of parsed table definitions, keyed by
 // their exact properties.
 type Planner struct {
-	svc *namespace.Service
+	svc *namespace.Service // nil in a planner that only plans (NewScanner)
+	cat Catalog
 
 	mu    sync.Mutex
 	cache map[string]*Table // table id -> definition (checked against its metadata)
 }
 
+// Catalog is what planning reads: the catalog's __manifest table (its
+// index) and how a table's location becomes a URI. A namespace.Service is
+// one; a SQL worker process, which follows the catalog without a
+// namespace service, has its own.
+type Catalog interface {
+	Table() *manifesttable.Table
+	LocationURI(location string) string
+}
+
 // New returns a planner over svc.
 func New(svc *namespace.Service) *Planner {
-	return &Planner{svc: svc, cache: map[string]*Table{}}
+	return &Planner{svc: svc, cat: svc, cache: map[string]*Table{}}
 }
+
+// NewScanner returns a planner that only plans (PlanScan, Describe, and
+// plan_scan in SQL) over a catalog it reads; every change it is asked for
+// fails with Unsupported.
+func NewScanner(cat Catalog) *Planner {
+	return &Planner{cat: cat, cache: map[string]*Table{}}
+}
+
+var errReadOnlyPlanner = nserror.New(nserror.Unsupported, "this planner only plans: partitioned tables change through the namespace service")
 
 // Service is the namespace service the planner works on.
 func (p *Planner) Service() *namespace.Service { return p.svc }
@@ -77,6 +96,9 @@ type CreateTableRequest struct {
 // CreateTable creates a partitioned table. Its spec's id is 1 (whatever
 // the request says); field ids left empty are assigned 1, 2, ….
 func (p *Planner) CreateTable(ctx context.Context, req CreateTableRequest) (*Table, error) {
+	if p.svc == nil {
+		return nil, errReadOnlyPlanner
+	}
 	if err := req.ID.Validate("partitioned table"); err != nil {
 		return nil, err
 	}
@@ -124,6 +146,9 @@ func (p *Planner) CreateTable(ctx context.Context, req CreateTableRequest) (*Tab
 // concurrent evolutions cannot both win: the loser gets
 // ConcurrentModification.
 func (p *Planner) EvolveSpec(ctx context.Context, id namespace.ID, next Spec) (*Table, error) {
+	if p.svc == nil {
+		return nil, errReadOnlyPlanner
+	}
 	t, err := p.Describe(ctx, id)
 	if err != nil {
 		return nil, err
@@ -159,7 +184,7 @@ func (p *Planner) columnTypes(fields []resolved) (map[string]string, error) {
 	for _, f := range fields {
 		want[f.Column()] = string(f.col)
 	}
-	for _, r := range p.svc.Table().Objects() {
+	for _, r := range p.cat.Table().Objects() {
 		if r.ObjectType != manifesttable.TypeNamespace || !strings.Contains(r.Metadata, "partition_spec_v") {
 			continue
 		}
@@ -185,7 +210,7 @@ func (p *Planner) Describe(ctx context.Context, id namespace.ID) (*Table, error)
 	if err := id.Validate("partitioned table"); err != nil {
 		return nil, err
 	}
-	if err := p.svc.Table().Sync(ctx); err != nil {
+	if err := p.cat.Table().Sync(ctx); err != nil {
 		return nil, err
 	}
 	t, err := p.lookup(id)
@@ -202,7 +227,7 @@ func (p *Planner) Describe(ctx context.Context, id namespace.ID) (*Table, error)
 // lookup reads a definition from this process's index, parsing it only
 // when its properties changed.
 func (p *Planner) lookup(id namespace.ID) (*Table, error) {
-	row, ok := p.svc.Table().Object(manifesttable.TypeNamespace, id.String())
+	row, ok := p.cat.Table().Object(manifesttable.TypeNamespace, id.String())
 	if !ok {
 		return nil, nserror.New(nserror.NamespaceNotFound, "partitioned table %q does not exist", id.String())
 	}
@@ -225,11 +250,11 @@ func (p *Planner) lookup(id namespace.ID) (*Table, error) {
 // catchUp waits until every change logged before the call is in the
 // index.
 func (p *Planner) catchUp(ctx context.Context) error {
-	h, err := p.svc.Table().Head(ctx)
+	h, err := p.cat.Table().Head(ctx)
 	if err != nil || h == 0 {
 		return err
 	}
-	return p.svc.Table().WaitDurable(ctx, h)
+	return p.cat.Table().WaitDurable(ctx, h)
 }
 
 // parseTable reads a definition from namespace properties.
@@ -322,6 +347,9 @@ func (p *Planner) ResolveRow(ctx context.Context, id namespace.ID, row map[strin
 // current spec, given by field id (JSON values as for ResolveRow, in the
 // field's result type; absent is NULL).
 func (p *Planner) ResolveOrCreate(ctx context.Context, id namespace.ID, values map[string]any) (*Leaf, error) {
+	if p.svc == nil {
+		return nil, errReadOnlyPlanner
+	}
 	t, err := p.Describe(ctx, id)
 	if err != nil {
 		return nil, err
@@ -391,6 +419,9 @@ func partitionName(fieldID string, v Value) string {
 // each partition namespace (exist-ok) and the leaf table. Racing callers
 // agree on the names, so all of them end up at one leaf.
 func (p *Planner) resolve(ctx context.Context, t *Table, plan *specPlan, vals []Value) (*Leaf, error) {
+	if p.svc == nil {
+		return nil, errReadOnlyPlanner
+	}
 	id := t.ID.Child("v" + strconv.Itoa(int(plan.spec.ID)))
 	part := &namespace.PartitionRow{SpecID: plan.spec.ID, Values: map[string]any{}}
 	leaf := &Leaf{SpecID: plan.spec.ID, Values: map[string]any{}}
@@ -402,8 +433,8 @@ func (p *Planner) resolve(ctx context.Context, t *Table, plan *specPlan, vals []
 	}
 	leafID := id.Child(LeafName)
 	leaf.ID = leafID
-	if r, ok := p.svc.Table().Object(manifesttable.TypeTable, leafID.String()); ok {
-		leaf.Location = p.svc.LocationURI(r.Location)
+	if r, ok := p.cat.Table().Object(manifesttable.TypeTable, leafID.String()); ok {
+		leaf.Location = p.cat.LocationURI(r.Location)
 		return leaf, nil
 	}
 	for i, nsID := range path {
@@ -426,11 +457,11 @@ func (p *Planner) resolve(ctx context.Context, t *Table, plan *specPlan, vals []
 	if err := p.catchUp(ctx); err != nil {
 		return nil, err
 	}
-	r, ok := p.svc.Table().Object(manifesttable.TypeTable, leafID.String())
+	r, ok := p.cat.Table().Object(manifesttable.TypeTable, leafID.String())
 	if !ok {
 		return nil, nserror.New(nserror.ServiceUnavailable, "partition table %q exists but its row is not visible yet; retry", leafID.String())
 	}
-	leaf.Location = p.svc.LocationURI(r.Location)
+	leaf.Location = p.cat.LocationURI(r.Location)
 	return leaf, nil
 }
 
@@ -478,6 +509,9 @@ type CommitResponse struct {
 // written leaf and an assert_table_version per read leaf. A plan_scan sees
 // all of it or none of it.
 func (p *Planner) Commit(ctx context.Context, id namespace.ID, req CommitRequest) (*CommitResponse, error) {
+	if p.svc == nil {
+		return nil, errReadOnlyPlanner
+	}
 	if _, err := p.Describe(ctx, id); err != nil {
 		return nil, err
 	}

@@ -1,7 +1,8 @@
 // Package repair holds the operator's tools for a catalog that went wrong:
 // recover (rebuild Redis state from object storage), compact (write a
 // __manifest snapshot now), verify (compare every table's version records
-// with its manifests in storage, and optionally repair the drift), and gc
+// with its manifests in storage, and the __manifest table's segments and
+// snapshots with both; optionally repair the drift), and gc
 // (delete orphaned staging manifests). The `flightns admin` commands are
 // thin wrappers around it; a running server may serve the same catalog
 // meanwhile.
@@ -11,6 +12,11 @@
 //   - Object storage is the truth: verify repairs Redis and __manifest to
 //     agree with storage, never the other way round; it never writes or
 //     deletes a final manifest.
+//   - Verify reads __manifest from its files in storage alone
+//     (manifesttable.LoadState), never from the SQL engine or a running
+//     index, so a poisoned engine is never trusted; segments and snapshots
+//     are create-only history that it reports on and never rewrites (a
+//     missing version row is re-derived through the commit log).
 //   - gc deletes only staging objects (names "<final>-<suffix>") older than
 //     the safety window, and never one a version record still points at
 //     (a commit in flight).

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -55,14 +56,17 @@ type Table struct {
 	ID, Location string
 }
 
-// Tables lists every table of the catalog, by id.
+// Tables lists every table of the catalog, by id. A table row whose
+// location is not a usable table directory (see checkLocation) is left
+// out: nothing is read or written under it, and Verify reports it as
+// invalid-row.
 func Tables(ctx context.Context, svc *namespace.Service) ([]Table, error) {
 	if err := svc.Table().Sync(ctx); err != nil {
 		return nil, err
 	}
 	var out []Table
 	for _, r := range svc.Table().Objects() {
-		if r.ObjectType == manifesttable.TypeTable && r.Location != "" {
+		if r.ObjectType == manifesttable.TypeTable && r.Location != "" && checkLocation(r.Location) == nil {
 			out = append(out, Table{ID: r.ObjectID, Location: r.Location})
 		}
 	}
@@ -70,10 +74,12 @@ func Tables(ctx context.Context, svc *namespace.Service) ([]Table, error) {
 	return out, nil
 }
 
-// DriftKind names a disagreement between a version record and storage.
+// DriftKind names a disagreement between a version record, a __manifest
+// row or file, and storage.
 type DriftKind string
 
-// The kinds of drift.
+// The kinds of drift between the claim store's version records and the
+// final manifests in storage.
 const (
 	// MissingManifest: a version is recorded, its final manifest is gone
 	// (deleted behind the catalog's back, e.g. by Lance's cleanup).
@@ -88,18 +94,81 @@ const (
 	SizeMismatch DriftKind = "size-mismatch"
 )
 
+// The kinds of drift of the __manifest table as storage holds it (its
+// snapshots and log segments, read without the SQL engine; see
+// manifesttable.LoadState). Segments and snapshots are create-only
+// history: repair never rewrites them, so all of these are reported only,
+// except MissingRow.
+const (
+	// UnreadableManifestFile: a segment or snapshot under __manifest/
+	// does not parse, its metadata is malformed or disagrees with its
+	// name, or its name is not <seq:020>.parquet.
+	UnreadableManifestFile DriftKind = "unreadable-manifest-file"
+	// ForeignManifestFile: a segment or snapshot says it belongs to
+	// another catalog.
+	ForeignManifestFile DriftKind = "foreign-manifest-file"
+	// SegmentGap: the log segments after the newest snapshot do not
+	// continue it sequence by sequence (a hole or an overlap); a server
+	// refuses to load such a table.
+	SegmentGap DriftKind = "segment-gap"
+	// InvalidObjectID: a row's object_id is not a valid id (empty names,
+	// the delimiter inside a name, control characters, too deep or long;
+	// the empty id is valid only for the root namespace).
+	InvalidObjectID DriftKind = "invalid-object-id"
+	// InvalidRow: a row is not one the catalog writes (an unknown
+	// object_type, version 0, metadata that is not JSON), or a table row's
+	// location is not a usable table directory (outside the root, inside
+	// __manifest, or containing _versions).
+	InvalidRow DriftKind = "invalid-row"
+	// RowOutsideTable: a table_version row's manifest_path is not the
+	// final manifest of its version inside its table's _versions/
+	// directory (e.g. etc/passwd, or another table's directory).
+	RowOutsideTable DriftKind = "row-outside-table"
+	// RowMissingManifest: a table_version row names a final manifest that
+	// does not exist in storage.
+	RowMissingManifest DriftKind = "row-missing-manifest"
+	// RowSizeMismatch: a table_version row's manifest_size differs from
+	// the size of its final manifest in storage.
+	RowSizeMismatch DriftKind = "row-size-mismatch"
+	// RowWithoutTable: a table_version row's object_id has no table row.
+	RowWithoutTable DriftKind = "row-without-table"
+	// MissingRow: the claim store records a final version, claimed at a
+	// catalog sequence the segments already cover, and __manifest has no
+	// row of it. Repair re-derives the row from the record and the final
+	// manifest in storage and appends it to the commit log, so it reaches
+	// a new segment (only when the manifest exists in the table's
+	// directory; otherwise missing-manifest covers it).
+	MissingRow DriftKind = "missing-row"
+)
+
 // Drift is one disagreement.
 type Drift struct {
-	Kind     DriftKind
-	Table    string // table id
-	Version  uint64
-	Path     string // final manifest key
-	Detail   string
-	Repaired bool
+	Kind DriftKind `json:"kind"`
+	// Table is the table id; for __manifest rows, the row's object_id.
+	Table   string `json:"table,omitempty"`
+	Version uint64 `json:"version,omitempty"`
+	// Path is the final manifest key (a row's manifest_path); for
+	// __manifest files, the file's key.
+	Path string `json:"path,omitempty"`
+	// Object is the object_type of the __manifest row the drift is about
+	// ("" for version records and files).
+	Object   string `json:"object_type,omitempty"`
+	Detail   string `json:"detail,omitempty"`
+	Repaired bool   `json:"repaired"`
 }
 
 func (d Drift) String() string {
-	s := fmt.Sprintf("%s: table %s version %d (%s)", d.Kind, d.Table, d.Version, d.Path)
+	var s string
+	switch {
+	case d.Object != "" && d.Object != manifesttable.TypeTableVersion:
+		s = fmt.Sprintf("%s: %s %s", d.Kind, d.Object, quoted(d.Table))
+	case d.Object == manifesttable.TypeTableVersion && d.Version == 0:
+		s = fmt.Sprintf("%s: table_version rows of %s", d.Kind, quoted(d.Table))
+	case d.Table == "" && d.Version == 0:
+		s = fmt.Sprintf("%s: %s", d.Kind, d.Path)
+	default:
+		s = fmt.Sprintf("%s: table %s version %d (%s)", d.Kind, printable(d.Table), d.Version, printable(d.Path))
+	}
 	if d.Detail != "" {
 		s += ": " + d.Detail
 	}
@@ -109,11 +178,38 @@ func (d Drift) String() string {
 	return s
 }
 
+// quoted is s in double quotes, escaped.
+func quoted(s string) string { return strconv.Quote(s) }
+
+// printable is s as it is when it prints as one plain line, else quoted.
+func printable(s string) string {
+	if q := strconv.Quote(s); q[1:len(q)-1] != s {
+		return q
+	}
+	return s
+}
+
 // VerifyReport is what Verify found.
 type VerifyReport struct {
-	Tables   int
-	Versions int // version records checked
-	Drift    []Drift
+	Tables   int `json:"tables"`
+	Versions int `json:"version_records"` // version records checked
+	// Manifest is what was read of __manifest in storage.
+	Manifest ManifestStats `json:"manifest"`
+	Drift    []Drift       `json:"drift"`
+}
+
+// ManifestStats describes the __manifest table that Verify read from
+// storage.
+type ManifestStats struct {
+	// Seq is the catalog sequence the snapshot and the segments that
+	// continue it reach; Snapshot is that snapshot's sequence (0: none).
+	Seq      uint64 `json:"seq"`
+	Snapshot uint64 `json:"snapshot"`
+	// Snapshots and Segments count the files checked; Rows the rows of
+	// the state they make.
+	Snapshots int `json:"snapshots"`
+	Segments  int `json:"segments"`
+	Rows      int `json:"rows"`
 }
 
 // Unrepaired counts the drift left as it was.
@@ -127,22 +223,38 @@ func (r VerifyReport) Unrepaired() int {
 	return n
 }
 
-// Verify compares every table's version records with the final manifests
-// in its _versions directory, and with repair set fixes what it can (see
-// DriftKind).
+// Verify checks the catalog against object storage, and with repair set
+// fixes what it can (see DriftKind):
+//
+//  1. every table's version records in the claim store against the final
+//     manifests in its _versions directory;
+//  2. the __manifest table as storage holds it — the newest snapshot and
+//     every later log segment, read from the files alone, never from the
+//     SQL engine or this process's index — once every change logged
+//     before this step is in a segment: every segment and snapshot parses,
+//     belongs to this catalog and continues the sequence; every row's id is
+//     valid; every table_version row names the final manifest of its
+//     version inside its own table's directory, which exists with the
+//     row's size; every such row has a table row; and every final version
+//     the claim store records (at a sequence the segments cover) has a row.
+//
+// Progress counts tables: those of step 1, then those of step 2.
 func Verify(ctx context.Context, svc *namespace.Service, repair bool, progress Progress) (VerifyReport, error) {
 	var rep VerifyReport
 	tables, err := Tables(ctx, svc)
 	if err != nil {
 		return rep, err
 	}
-	progress.report(0, len(tables))
+	progress.report(0, 2*len(tables))
 	for i, t := range tables {
 		if err := verifyTable(ctx, svc.Claims(), t, repair, &rep); err != nil {
 			return rep, fmt.Errorf("repair: table %s: %w", t.ID, err)
 		}
 		rep.Tables++
-		progress.report(i+1, len(tables))
+		progress.report(i+1, 2*len(tables))
+	}
+	if err := verifyManifest(ctx, svc, repair, &rep, func(done, total int) { progress.report(len(tables)+done, len(tables)+total) }); err != nil {
+		return rep, err
 	}
 	return rep, nil
 }

@@ -71,10 +71,14 @@ func TestVerifyFindsAndRepairsDriftBetweenRecordsAndStorage(t *testing.T) {
 	ctx := context.Background()
 	a := table(t, svc, env.Root, "a", 3)
 	b := table(t, svc, env.Root, "b", 2)
-	var calls int
-	rep, err := Verify(ctx, svc, false, func(done, total int) { calls++ })
-	if err != nil || len(rep.Drift) != 0 || rep.Tables != 2 || rep.Versions != 5 || calls != 3 {
-		t.Fatalf("clean catalog: %+v, %v, %d progress calls", rep, err, calls)
+	var calls, lastDone, lastTotal int
+	rep, err := Verify(ctx, svc, false, func(done, total int) { calls, lastDone, lastTotal = calls+1, done, total })
+	if err != nil || len(rep.Drift) != 0 || rep.Tables != 2 || rep.Versions != 5 {
+		t.Fatalf("clean catalog: %+v, %v", rep, err)
+	}
+	// Progress goes over both tables twice: records, then __manifest rows.
+	if calls < 5 || lastDone != 4 || lastTotal != 4 {
+		t.Fatalf("progress: %d calls, last %d of %d; want at least 5, ending at 4 of 4", calls, lastDone, lastTotal)
 	}
 	// Lance's cleanup deletes an old manifest; someone writes one past the
 	// head around the catalog; another is rewritten with other bytes.
@@ -87,23 +91,26 @@ func TestVerifyFindsAndRepairsDriftBetweenRecordsAndStorage(t *testing.T) {
 	if err := os.WriteFile(final(a, 2), []byte("other bytes!"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// __manifest's rows of a's versions 1 and 2 disagree with storage too.
 	rep, err = Verify(ctx, svc, false, nil)
-	if got, want := kinds(rep), "missing-manifest@1/false size-mismatch@2/false unrecorded-manifest@3/false"; err != nil || got != want {
+	if got, want := kinds(rep), "missing-manifest@1/false size-mismatch@2/false unrecorded-manifest@3/false row-missing-manifest@1/false row-size-mismatch@2/false"; err != nil || got != want {
 		t.Fatalf("report: %q (%v), want %q", got, err, want)
 	}
 	rep, err = Verify(ctx, svc, true, nil)
-	if got, want := kinds(rep), "missing-manifest@1/true size-mismatch@2/false unrecorded-manifest@3/true"; err != nil || got != want {
+	// Forgetting version 1 deletes its row as well; recording b's version 3
+	// adds its row.
+	if got, want := kinds(rep), "missing-manifest@1/true size-mismatch@2/false unrecorded-manifest@3/true row-size-mismatch@2/false"; err != nil || got != want {
 		t.Fatalf("repair: %q (%v), want %q", got, err, want)
 	}
-	if rep.Unrepaired() != 1 {
-		t.Errorf("unrepaired %d, want 1 (a size mismatch needs a person)", rep.Unrepaired())
+	if rep.Unrepaired() != 2 {
+		t.Errorf("unrepaired %d, want 2 (a size mismatch needs a person)", rep.Unrepaired())
 	}
 	d, err := svc.DescribeTableVersion(ctx, namespace.DescribeTableVersionRequest{ID: namespace.ID{"ns", "b"}})
 	if err != nil || d.Version.Version != 3 {
 		t.Fatalf("b's latest after repair: %+v, %v", d, err)
 	}
 	rep, err = Verify(ctx, svc, false, nil)
-	if got := kinds(rep); err != nil || got != "size-mismatch@2/false" {
+	if got := kinds(rep); err != nil || got != "size-mismatch@2/false row-size-mismatch@2/false" {
 		t.Fatalf("after repair: %q (%v)", got, err)
 	}
 }

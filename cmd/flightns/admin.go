@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -13,7 +14,6 @@ import (
 	"github.com/schollz/progressbar/v3"
 	"golang.org/x/term"
 
-	"github.com/flightns/flightns/manifesttable"
 	"github.com/flightns/flightns/namespace"
 	"github.com/flightns/flightns/obs"
 	"github.com/flightns/flightns/repair"
@@ -30,7 +30,9 @@ Commands:
   recover   rebuild Redis state from object storage (--if-needed: only when lost)
   compact   write a __manifest snapshot now
   verify    check every table's version records against its manifests in
-            storage; --repair fixes the drift (exit 1 while drift remains)
+            storage, and the __manifest table's segments and snapshots (read
+            from storage, never from the SQL engine) against both; --repair
+            fixes what it can (exit 1 while drift remains); --format json
   gc        delete orphaned staging manifests older than --older-than
             (--dry-run lists them)
 `
@@ -50,6 +52,10 @@ func adminCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	sf.register(fs)
 	logLevel := fs.String("log-level", "warn", "log level: debug, info, warn or error")
 	var run func(ctx context.Context, svc *namespace.Service, d *catalogDeps) int
+	// fallback, when set, runs instead of failing when the store and Redis
+	// open but the catalog does not.
+	var fallback func(ctx context.Context, d *catalogDeps, openErr error) int
+	validate := func() error { return nil }
 	switch name {
 	case "recover":
 		ifNeeded := fs.Bool("if-needed", false, "recover only when Redis lost the catalog's state (default: always rebuild)")
@@ -78,7 +84,8 @@ func adminCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 			return 0
 		}
 	case "verify":
-		fix := fs.Bool("repair", false, "repair the drift: forget records of deleted manifests, record manifests above the head")
+		fix := fs.Bool("repair", false, "repair the drift: forget records of deleted manifests, record manifests above the head, re-derive missing __manifest version rows")
+		format := fs.String("format", "text", "report format: text (one line per drift, then a summary) or json (one object)")
 		run = func(ctx context.Context, svc *namespace.Service, _ *catalogDeps) int {
 			bar, progress := bar(stderr, "verifying tables")
 			rep, err := repair.Verify(ctx, svc, *fix, progress)
@@ -87,14 +94,28 @@ func adminCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 				_, _ = fmt.Fprintf(stderr, "flightns admin verify: %v\n", err)
 				return 1
 			}
-			for _, d := range rep.Drift {
-				_, _ = fmt.Fprintln(stdout, d)
-			}
-			_, _ = fmt.Fprintf(stdout, "verified %d tables, %d version records: %d drift, %d left\n", rep.Tables, rep.Versions, len(rep.Drift), rep.Unrepaired())
-			if rep.Unrepaired() > 0 {
+			return printVerify(stdout, stderr, *format, rep, "")
+		}
+		// A catalog that does not open (a server would refuse to load a
+		// segment or a snapshot) is still checked: its __manifest in
+		// storage alone says which files are wrong.
+		fallback = func(ctx context.Context, d *catalogDeps, openErr error) int {
+			_, _ = fmt.Fprintf(stderr, "flightns admin verify: %v\nchecking __manifest in storage alone\n", openErr)
+			bar, progress := bar(stderr, "verifying tables")
+			rep, err := repair.VerifyStorage(ctx, d.store, sf.catalog, progress)
+			_ = bar.Finish()
+			if err != nil {
+				_, _ = fmt.Fprintf(stderr, "flightns admin verify: %v\n", err)
 				return 1
 			}
-			return 0
+			printVerify(stdout, stderr, *format, rep, openErr.Error())
+			return 1
+		}
+		validate = func() error {
+			if *format != "text" && *format != "json" {
+				return fmt.Errorf("--format %q: want text or json", *format)
+			}
+			return nil
 		}
 	case "gc":
 		window := fs.Duration("older-than", 24*time.Hour, "safety window: only staging objects older than this are orphans (commits in flight are younger)")
@@ -123,34 +144,84 @@ func adminCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		}
 		return 2
 	}
+	if err := validate(); err != nil {
+		_, _ = fmt.Fprintf(stderr, "flightns admin %s: %v\n", name, err)
+		return 2
+	}
 	log, err := obs.NewLogger(stderr, "text", *logLevel)
 	if err != nil {
 		_, _ = fmt.Fprintf(stderr, "flightns admin: %v\n", err)
 		return 2
 	}
-	svc, deps, err := openCatalog(ctx, sf, log)
+	deps, err := openDeps(ctx, sf, log, true)
 	if err != nil {
 		_, _ = fmt.Fprintf(stderr, "flightns admin %s: %v\n", name, err)
 		return 1
 	}
 	defer deps.close(log)
+	svc, err := openCatalog(ctx, sf, deps, log)
+	if err != nil {
+		if fallback != nil {
+			return fallback(ctx, deps, err)
+		}
+		_, _ = fmt.Fprintf(stderr, "flightns admin %s: %v\n", name, err)
+		return 1
+	}
 	defer func() { _ = svc.Close() }()
 	return run(ctx, svc, deps)
 }
 
-// openCatalog opens the catalog for an admin command.
-func openCatalog(ctx context.Context, sf storeFlags, log *slog.Logger) (*namespace.Service, *catalogDeps, error) {
-	deps, err := openDeps(ctx, sf, log, true)
+// openCatalog opens the catalog for an admin command over its store and
+// Redis.
+func openCatalog(ctx context.Context, sf storeFlags, deps *catalogDeps, log *slog.Logger) (*namespace.Service, error) {
+	// The admin commands work on the catalog's durable state and never
+	// query: no SQL engine.
+	svc, err := namespace.Open(ctx, namespace.Config{Objects: deps.store, Redis: deps.redis, Catalog: sf.catalog, Logger: log, NoSQL: true})
 	if err != nil {
-		return nil, nil, err
+		return nil, fmt.Errorf("opening the catalog: %w", err)
 	}
-	svc, err := namespace.Open(ctx, namespace.Config{Objects: deps.store, Redis: deps.redis, Catalog: sf.catalog, Logger: log,
-		Engine: manifesttable.EngineConfig{MemoryLimit: "1GB"}})
-	if err != nil {
-		deps.close(log)
-		return nil, nil, fmt.Errorf("opening the catalog: %w", err)
+	return svc, nil
+}
+
+// printVerify writes a verify report in format (text or json) and returns
+// the exit code: 1 while drift is left unrepaired. openErr, when set, says
+// the catalog did not open and only storage was checked.
+func printVerify(stdout, stderr io.Writer, format string, rep repair.VerifyReport, openErr string) int {
+	code := 0
+	if rep.Unrepaired() > 0 {
+		code = 1
 	}
-	return svc, deps, nil
+	if format == "json" {
+		out := struct {
+			repair.VerifyReport
+			DriftCount  int    `json:"drift_count"`
+			Left        int    `json:"left"`
+			StorageOnly bool   `json:"storage_only,omitempty"`
+			OpenError   string `json:"open_error,omitempty"`
+		}{rep, len(rep.Drift), rep.Unrepaired(), openErr != "", openErr}
+		if out.Drift == nil {
+			out.Drift = []repair.Drift{}
+		}
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(out); err != nil {
+			_, _ = fmt.Fprintf(stderr, "flightns admin verify: %v\n", err)
+			return 1
+		}
+		return code
+	}
+	for _, d := range rep.Drift {
+		_, _ = fmt.Fprintln(stdout, d)
+	}
+	m := rep.Manifest
+	_, _ = fmt.Fprintf(stdout, "__manifest in storage: %d rows at catalog sequence %d (snapshot %d, then segments; %d snapshot and %d segment files checked)\n",
+		m.Rows, m.Seq, m.Snapshot, m.Snapshots, m.Segments)
+	if openErr != "" {
+		_, _ = fmt.Fprintf(stdout, "verified __manifest in storage only (the catalog does not open): %d drift, %d left\n", len(rep.Drift), rep.Unrepaired())
+		return 1
+	}
+	_, _ = fmt.Fprintf(stdout, "verified %d tables, %d version records: %d drift, %d left\n", rep.Tables, rep.Versions, len(rep.Drift), rep.Unrepaired())
+	return code
 }
 
 // isTerminal reports whether w is a terminal: progress is drawn only there

@@ -64,6 +64,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return nsCmd(ctx, args[1:], stdout, stderr)
 	case "table":
 		return tableCmd(ctx, args[1:], stdout, stderr)
+	case "sql-worker": // started by serve; not in the usage
+		return sqlWorkerCmd(ctx, stderr)
 	case "version", "--version", "-version":
 		_, _ = fmt.Fprintf(stdout, "flightns %s (%s %s/%s)\n", version, runtime.Version(), runtime.GOOS, runtime.GOARCH)
 		return 0

@@ -28,6 +28,7 @@ import (
 	"github.com/flightns/flightns/obs"
 	"github.com/flightns/flightns/redisclaim"
 	"github.com/flightns/flightns/restserver"
+	"github.com/flightns/flightns/sqlworker"
 )
 
 // serveConfig is what the serve flags configure.
@@ -46,6 +47,11 @@ type serveConfig struct {
 	maxBody     int64
 	sqlMemory   string
 	sqlThreads  int
+	sqlIsolate  string
+	sqlSpillDir string
+	sqlSpill    string
+	sqlWorkerMB string
+	sqlGrace    time.Duration
 	unmanaged   bool
 }
 
@@ -100,6 +106,16 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&cfg.limits.MaxConcurrentQueries, "max-concurrent-queries", int(envInt("FLIGHTNS_MAX_CONCURRENT_QUERIES", 32)), "queries running at once; one more fails at once [$FLIGHTNS_MAX_CONCURRENT_QUERIES]")
 	fs.StringVar(&cfg.sqlMemory, "sql-memory", envOr("FLIGHTNS_SQL_MEMORY", "4GB"), "memory limit of the embedded SQL engine (the __manifest data and every query) [$FLIGHTNS_SQL_MEMORY]")
 	fs.IntVar(&cfg.sqlThreads, "sql-threads", int(envInt("FLIGHTNS_SQL_THREADS", 2)), "threads of the embedded SQL engine [$FLIGHTNS_SQL_THREADS]")
+	fs.StringVar(&cfg.sqlIsolate, "sql-isolation", envOr("FLIGHTNS_SQL_ISOLATION", "process"),
+		"where SQL runs: process (a supervised worker process of its own, with a lower CPU priority and capped memory: no query can slow or stop a commit) or none (in this process; for tests and measurements) [$FLIGHTNS_SQL_ISOLATION]")
+	fs.StringVar(&cfg.sqlSpillDir, "sql-spill-dir", os.Getenv("FLIGHTNS_SQL_SPILL_DIR"),
+		"where queries may spill what does not fit in --sql-memory (default: <data>/sql-spill) [$FLIGHTNS_SQL_SPILL_DIR]")
+	fs.StringVar(&cfg.sqlSpill, "sql-spill-limit", envOr("FLIGHTNS_SQL_SPILL_LIMIT", "1GiB"),
+		"most bytes queries may spill, all together; 0B turns spilling off [$FLIGHTNS_SQL_SPILL_LIMIT]")
+	fs.StringVar(&cfg.sqlWorkerMB, "sql-worker-memory", os.Getenv("FLIGHTNS_SQL_WORKER_MEMORY"),
+		"cap of the SQL worker process's memory (its data segment; a query past it fails, and the worker is restarted if its resident set passes it) (default: --sql-memory + 512MiB) [$FLIGHTNS_SQL_WORKER_MEMORY]")
+	fs.DurationVar(&cfg.sqlGrace, "sql-stop-grace", envDuration("FLIGHTNS_SQL_STOP_GRACE", 2*time.Second),
+		"how long a stopped query (past its time limit, or its client gone) may take to end before the SQL worker is restarted [$FLIGHTNS_SQL_STOP_GRACE]")
 	fs.BoolVar(&cfg.unmanaged, "unmanaged", envOr("FLIGHTNS_UNMANAGED", "") == "true",
 		"unmanaged tables: Lance commits versions itself and the catalog only names and places tables; every process of a catalog must agree [$FLIGHTNS_UNMANAGED]")
 	if err := fs.Parse(args); err != nil {
@@ -149,11 +165,12 @@ func envDuration(name string, def time.Duration) time.Duration {
 // catalogDeps is an opened catalog's connections: its object store, its
 // Redis client, and the private redis-server when this process runs one.
 type catalogDeps struct {
-	store   *objstore.Store
-	redis   redis.UniversalClient
-	private *redisproc.Server // nil with --redis, or when sharing a running server's
-	lock    *os.File          // the data directory's lock, held with a private Redis
-	addr    string            // Redis address(es), for logs
+	store    *objstore.Store
+	redis    redis.UniversalClient
+	redisURL string            // what redis was opened from
+	private  *redisproc.Server // nil with --redis, or when sharing a running server's
+	lock     *os.File          // the data directory's lock, held with a private Redis
+	addr     string            // Redis address(es), for logs
 }
 
 // The private Redis of a data directory belongs to one process at a time,
@@ -189,6 +206,7 @@ func openDeps(ctx context.Context, c storeFlags, log *slog.Logger, share bool, s
 			return nil, err
 		}
 	}
+	d.redisURL = redisURL
 	if d.redis, d.addr, err = redisClient(redisURL); err != nil {
 		d.close(log)
 		return nil, err
@@ -348,8 +366,16 @@ func runServer(ctx context.Context, cfg serveConfig, log *slog.Logger) error {
 
 	log.Info("opening the catalog (recovering Redis state from storage if it was lost)", "root", deps.store.URI(), "redis", deps.addr, "catalog", cfg.store.catalog)
 	start := time.Now()
+	engine, err := cfg.engine()
+	if err != nil {
+		return err
+	}
+	isolated := cfg.sqlIsolate == "process"
+	if !isolated && cfg.sqlIsolate != "none" {
+		return fmt.Errorf("--sql-isolation %q: want process or none", cfg.sqlIsolate)
+	}
 	svc, err := namespace.Open(ctx, namespace.Config{Objects: deps.store, Redis: deps.redis, Catalog: cfg.store.catalog, Logger: log,
-		Engine:    manifesttable.EngineConfig{MemoryLimit: cfg.sqlMemory, Threads: cfg.sqlThreads},
+		Engine: engine, NoSQL: isolated,
 		Unmanaged: cfg.unmanaged, ClaimStep: debugClaimDelay(log), ClaimObserver: metrics.ClaimObserver()})
 	if err != nil {
 		return fmt.Errorf("opening the catalog: %w", err)
@@ -394,11 +420,21 @@ func runServer(ctx context.Context, cfg serveConfig, log *slog.Logger) error {
 		}()
 	}
 
+	var sql flightserver.SQL // nil: in this process
+	if isolated && cfg.flightAddr != "" {
+		sup, stop, err := startSQLWorker(cfg, engine, deps, metrics, log)
+		if err != nil {
+			return err
+		}
+		defer stop()
+		sql = sup
+	}
+
 	uInt, sInt := obs.Interceptors(metrics, log)
 	var stops []func(context.Context)
 	errc := make(chan error, 2)
 	if cfg.flightAddr != "" {
-		fsrv, err := flightserver.New(flightserver.Config{Service: svc, Auth: authn, TLSCertFile: cfg.tlsCert, TLSKeyFile: cfg.tlsKey,
+		fsrv, err := flightserver.New(flightserver.Config{Service: svc, SQL: sql, Auth: authn, TLSCertFile: cfg.tlsCert, TLSKeyFile: cfg.tlsKey,
 			Logger: log, Version: version, Limits: cfg.limits, Health: health.GRPC(),
 			UnaryInterceptors: []grpc.UnaryServerInterceptor{uInt}, StreamInterceptors: []grpc.StreamServerInterceptor{sInt}})
 		if err != nil {
@@ -475,6 +511,76 @@ func runServer(ctx context.Context, cfg serveConfig, log *slog.Logger) error {
 	closeSvc()
 	log.Info("flightns stopped")
 	return nil
+}
+
+// engine is the SQL engine's configuration: memory, threads, as many
+// queries at once as Flight admits, spill under the data directory.
+func (c serveConfig) engine() (manifesttable.EngineConfig, error) {
+	spill := c.sqlSpillDir
+	if spill == "" {
+		data, err := filepath.Abs(c.store.dataDir)
+		if err != nil {
+			return manifesttable.EngineConfig{}, err
+		}
+		spill = filepath.Join(data, "sql-spill")
+	}
+	if n, err := sqlworker.ParseSize(c.sqlSpill); err != nil {
+		return manifesttable.EngineConfig{}, fmt.Errorf("--sql-spill-limit: %w", err)
+	} else if n == 0 {
+		spill = ""
+	}
+	if _, err := sqlworker.ParseSize(c.sqlMemory); err != nil {
+		return manifesttable.EngineConfig{}, fmt.Errorf("--sql-memory: %w", err)
+	}
+	return manifesttable.EngineConfig{MemoryLimit: c.sqlMemory, Threads: c.sqlThreads, MaxQueries: c.limits.MaxConcurrentQueries,
+		SpillDir: spill, SpillLimit: c.sqlSpill}, nil
+}
+
+// startSQLWorker starts the supervised SQL worker process.
+func startSQLWorker(cfg serveConfig, engine manifesttable.EngineConfig, deps *catalogDeps, metrics *obs.Metrics, log *slog.Logger) (*sqlworker.Supervisor, func(), error) {
+	mem, _ := sqlworker.ParseSize(cfg.sqlMemory)
+	limit := mem + 512<<20
+	if cfg.sqlWorkerMB != "" {
+		n, err := sqlworker.ParseSize(cfg.sqlWorkerMB)
+		if err != nil {
+			return nil, nil, fmt.Errorf("--sql-worker-memory: %w", err)
+		}
+		if n < mem {
+			return nil, nil, fmt.Errorf("--sql-worker-memory %s is below --sql-memory %s", cfg.sqlWorkerMB, cfg.sqlMemory)
+		}
+		limit = n
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return nil, nil, err
+	}
+	if engine.SpillDir != "" {
+		if err := os.MkdirAll(engine.SpillDir, 0o700); err != nil {
+			return nil, nil, fmt.Errorf("the SQL spill directory: %w", err)
+		}
+	}
+	// A private directory per server process for the worker's socket, in
+	// the temporary directory: a socket's path must be short (108 bytes).
+	dir, err := os.MkdirTemp("", "flightns-sql-")
+	if err != nil {
+		return nil, nil, err
+	}
+	sup, err := sqlworker.StartSupervisor(sqlworker.SupervisorConfig{
+		Command: []string{self, "sql-worker"},
+		Spec: sqlworker.Spec{Root: deps.store.URI(), Redis: deps.redisURL, Catalog: cfg.store.catalog, Engine: engine,
+			DataLimit: limit, Nice: 19, StopGrace: cfg.sqlGrace, LogFormat: cfg.logFormat, LogLevel: cfg.logLevel},
+		Dir: dir, RSSLimit: limit, Logger: log, Restarted: metrics.SQLWorkerRestarted,
+	})
+	if err != nil {
+		_ = os.RemoveAll(dir)
+		return nil, nil, err
+	}
+	log.Info("SQL runs in a worker process", "memory", cfg.sqlMemory, "worker_memory_cap", limit, "threads", engine.Threads,
+		"max_queries", engine.MaxQueries, "spill_dir", engine.SpillDir, "spill_limit", engine.SpillLimit)
+	return sup, func() {
+		_ = sup.Close()
+		_ = os.RemoveAll(dir)
+	}, nil
 }
 
 // loadAuth reads the credentials file; none means no authentication.

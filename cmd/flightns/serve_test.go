@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -60,8 +61,13 @@ func TestServeWithNoFlagsServesFlightRESTMetricsAndStopsCleanlyOnSIGTERM(t *test
 	if s.redisPid == 0 || !alive(s.redisPid) {
 		t.Fatalf("no private redis-server running (pid %d)", s.redisPid)
 	}
-	if kids := children(s.cmd.Process.Pid); len(kids) != 1 || kids[0] != s.redisPid {
-		t.Fatalf("children of flightns: %v, want only the private redis-server %d", kids, s.redisPid)
+	// Its children: the private redis-server and the SQL worker.
+	worker := 0
+	for deadline := time.Now().Add(20 * time.Second); worker == 0 && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		worker = sqlWorkerPid(s.cmd.Process.Pid)
+	}
+	if kids := children(s.cmd.Process.Pid); len(kids) != 2 || !slices.Contains(kids, s.redisPid) || !slices.Contains(kids, worker) {
+		t.Fatalf("children of flightns: %v, want the private redis-server %d and the SQL worker %d", kids, s.redisPid, worker)
 	}
 	// REST creates a namespace; Flight SQL sees it.
 	mustREST(t, "127.0.0.1:31338", "/v1/namespace/demo/create", `{}`, nil)
@@ -119,6 +125,7 @@ func TestServeWithNoFlagsServesFlightRESTMetricsAndStopsCleanlyOnSIGTERM(t *test
 	}
 	s.stop()
 	waitGone(t, s.redisPid, "the private redis-server")
+	waitGone(t, worker, "the SQL worker")
 	if !strings.Contains(s.Log(), "private redis-server stopped") {
 		t.Errorf("no orderly stop of the private redis-server in the log")
 	}

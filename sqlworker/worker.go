@@ -1,0 +1,275 @@
+package sqlworker
+
+import (
+	"context"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/flight"
+	"github.com/apache/arrow-go/v18/arrow/ipc"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/redis/go-redis/v9"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+
+	"github.com/flightns/flightns/flightserver"
+	"github.com/flightns/flightns/manifesttable"
+	"github.com/flightns/flightns/namespace"
+	"github.com/flightns/flightns/nserror"
+	"github.com/flightns/flightns/objstore"
+	"github.com/flightns/flightns/planner"
+)
+
+// ServeConfig configures a worker process.
+type ServeConfig struct {
+	Objects *objstore.Store
+	Redis   redis.UniversalClient
+	Catalog string
+	Engine  manifesttable.EngineConfig
+	// Token is what every call must carry.
+	Token string
+	// StopGrace is how long a query may go on after its interrupt (its
+	// deadline, its client's cancel) before the worker gives up on it and
+	// exits (default 5 s).
+	StopGrace time.Duration
+	Logger    *slog.Logger
+}
+
+// ErrStuck ends Serve when a stopped query did not end within StopGrace.
+var ErrStuck = errors.New("sqlworker: a stopped query did not end; the worker exits so that a new one takes its place")
+
+// maxMessage bounds one message of the private protocol.
+const maxMessage = 64 << 20
+
+// Serve opens the catalog read-only with its SQL engine and answers the
+// server on l until ctx ends (nil) or a stopped query overstays (ErrStuck).
+func Serve(ctx context.Context, l net.Listener, cfg ServeConfig) error {
+	if cfg.StopGrace <= 0 {
+		cfg.StopGrace = 5 * time.Second
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	start := time.Now()
+	table, err := manifesttable.Open(ctx, manifesttable.Config{Objects: cfg.Objects, Redis: cfg.Redis, Catalog: cfg.Catalog,
+		Engine: cfg.Engine, ReadOnly: true, Logger: log})
+	if err != nil {
+		return fmt.Errorf("sqlworker: opening the catalog: %w", err)
+	}
+	stuck := false
+	defer func() {
+		if !stuck { // closing DuckDB would wait for the stuck query
+			_ = table.Close()
+		}
+	}()
+	uri, err := namespace.LocationURI(cfg.Objects)
+	if err != nil {
+		return err
+	}
+	if err := planner.NewScanner(scanCatalog{t: table, uri: uri}).RegisterSQL(ctx); err != nil {
+		return fmt.Errorf("sqlworker: the plan_scan SQL function: %w", err)
+	}
+	w := &worker{table: table, token: cfg.Token, watch: newWatch(cfg.StopGrace), alloc: memory.DefaultAllocator}
+	gs := grpc.NewServer(grpc.MaxRecvMsgSize(maxMessage), grpc.MaxSendMsgSize(maxMessage),
+		grpc.ChainUnaryInterceptor(w.unary), grpc.ChainStreamInterceptor(w.stream))
+	flight.RegisterFlightServiceServer(gs, w)
+	served := make(chan error, 1)
+	go func() { served <- gs.Serve(l) }()
+	log.Info("SQL worker ready", "took", time.Since(start).Round(time.Millisecond), "catalog_seq", table.Visible())
+	overstayed := w.watch.run(ctx)
+	select {
+	case <-ctx.Done():
+		gs.Stop()
+		return nil
+	case <-overstayed:
+		stuck = true
+		return ErrStuck
+	case err := <-served:
+		return err
+	}
+}
+
+// scanCatalog is what the worker's planner reads: its own replica.
+type scanCatalog struct {
+	t   *manifesttable.Table
+	uri func(string) string
+}
+
+func (c scanCatalog) Table() *manifesttable.Table      { return c.t }
+func (c scanCatalog) LocationURI(loc string) string    { return c.uri(loc) }
+func (w *worker) authorized(ctx context.Context) error { return checkToken(ctx, w.token) }
+
+// worker answers the private protocol.
+type worker struct {
+	flight.BaseFlightServer
+	table *manifesttable.Table
+	token string
+	watch *watch
+	alloc memory.Allocator
+}
+
+func checkToken(ctx context.Context, token string) error {
+	md, _ := metadata.FromIncomingContext(ctx)
+	got := md.Get(tokenHeader)
+	if len(got) != 1 || subtle.ConstantTimeCompare([]byte(got[0]), []byte(token)) != 1 {
+		return status.Error(codes.Unauthenticated, "sqlworker: wrong or missing token")
+	}
+	return nil
+}
+
+func (w *worker) unary(ctx context.Context, req any, _ *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
+	if err := w.authorized(ctx); err != nil {
+		return nil, err
+	}
+	return h(ctx, req)
+}
+
+func (w *worker) stream(srv any, ss grpc.ServerStream, _ *grpc.StreamServerInfo, h grpc.StreamHandler) error {
+	if err := w.authorized(ss.Context()); err != nil {
+		return err
+	}
+	done := w.watch.begin(ss.Context())
+	defer done()
+	return flightserver.ToStatus(h(srv, ss))
+}
+
+// DoGet runs the query a ticket names and streams its result.
+func (w *worker) DoGet(tk *flight.Ticket, stream flight.FlightService_DoGetServer) error {
+	ctx := stream.Context()
+	var t queryTicket
+	if err := json.Unmarshal(tk.GetTicket(), &t); err != nil {
+		return nserror.New(nserror.InvalidInput, "sqlworker: a bad ticket: %v", err)
+	}
+	args, err := decodeArgs(t.Args)
+	if err != nil {
+		return err
+	}
+	res, err := w.table.QueryAfter(ctx, t.After, t.Query, args...)
+	if err != nil {
+		return err
+	}
+	defer res.Release()
+	if err := stream.SetHeader(metadata.Pairs(seqHeader, strconv.FormatUint(res.Seq, 10))); err != nil {
+		return err
+	}
+	wr := flight.NewRecordWriter(stream, ipc.WithSchema(res.Schema()), ipc.WithAllocator(w.alloc))
+	for res.Next() {
+		if err := wr.Write(res.RecordBatch()); err != nil {
+			_ = wr.Close()
+			return err
+		}
+	}
+	if err := res.Err(); err != nil {
+		_ = wr.Close()
+		return err
+	}
+	return wr.Close()
+}
+
+// DoAction answers "schema" and "status".
+func (w *worker) DoAction(a *flight.Action, stream flight.FlightService_DoActionServer) error {
+	var body []byte
+	switch a.GetType() {
+	case actionSchema:
+		var req schemaRequest
+		if err := json.Unmarshal(a.GetBody(), &req); err != nil {
+			return nserror.New(nserror.InvalidInput, "sqlworker: a bad schema request: %v", err)
+		}
+		schema, params, err := w.table.QuerySchema(stream.Context(), req.Query)
+		if err != nil {
+			return err
+		}
+		fields := make([]arrow.Field, len(params))
+		for i, t := range params {
+			fields[i] = arrow.Field{Name: "$" + strconv.Itoa(i+1), Type: t, Nullable: true}
+		}
+		body = marshal(schemaReply{Schema: flight.SerializeSchema(schema, w.alloc),
+			Params: flight.SerializeSchema(arrow.NewSchema(fields, nil), w.alloc)})
+	case actionStatus:
+		body = marshal(Status{Pid: os.Getpid(), Visible: w.table.Visible()})
+	default:
+		return status.Errorf(codes.Unimplemented, "sqlworker: no action %q", a.GetType())
+	}
+	return stream.Send(&flight.Result{Body: body})
+}
+
+// watch notices a call that goes on StopGrace after its context ended:
+// DuckDB did not honour the interrupt.
+type watch struct {
+	grace time.Duration
+
+	mu    sync.Mutex
+	calls map[*call]struct{}
+}
+
+type call struct {
+	ctx     context.Context
+	endedAt time.Time // when ctx ended, once seen
+}
+
+func newWatch(grace time.Duration) *watch {
+	return &watch{grace: grace, calls: map[*call]struct{}{}}
+}
+
+// begin registers a call; the function it returns ends it.
+func (w *watch) begin(ctx context.Context) func() {
+	c := &call{ctx: ctx}
+	w.mu.Lock()
+	w.calls[c] = struct{}{}
+	w.mu.Unlock()
+	return func() {
+		w.mu.Lock()
+		delete(w.calls, c)
+		w.mu.Unlock()
+	}
+}
+
+// run checks the calls until ctx ends; the channel closes when one is
+// stuck.
+func (w *watch) run(ctx context.Context) <-chan struct{} {
+	stuck := make(chan struct{})
+	go func() {
+		t := time.NewTicker(w.grace / 10)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case now := <-t.C:
+				if w.check(now) {
+					close(stuck)
+					return
+				}
+			}
+		}
+	}()
+	return stuck
+}
+
+func (w *watch) check(now time.Time) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for c := range w.calls {
+		if c.ctx.Err() == nil {
+			continue
+		}
+		if c.endedAt.IsZero() {
+			c.endedAt = now
+		} else if now.Sub(c.endedAt) > w.grace {
+			return true
+		}
+	}
+	return false
+}
