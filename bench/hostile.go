@@ -446,7 +446,7 @@ func startServe(ctx context.Context, bin, dir string, args ...string) (*servePro
 	select {
 	case <-p.ready:
 	case <-p.exited:
-		return nil, fmt.Errorf("flightns serve exited before it was ready (%v):\n%s", p.err, p.tail(30))
+		return nil, fmt.Errorf("flightns serve exited before it was ready (%w):\n%s", p.err, p.tail(30))
 	case <-time.After(2 * time.Minute):
 		_ = p.stop(5 * time.Second)
 		return nil, fmt.Errorf("flightns serve was not ready within 2 minutes:\n%s", p.tail(30))

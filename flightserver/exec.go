@@ -187,12 +187,6 @@ func (p *parked[T]) take(id string) T {
 	return x
 }
 
-func (p *parked[T]) len() int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return len(p.m)
-}
-
 // A ticket names a query, the sequence it must see, and how much of its
 // time limit its planning took (milliseconds):
 // "q3|<after>|<spent>|s|<sql>" for a statement, "q3|<after>|<spent>|p|<handle>"

@@ -109,14 +109,20 @@ func (c *duckConn) execAll(qs ...string) error {
 	return nil
 }
 
-// uint64Of runs a query of flightns's own whose first value is a UBIGINT.
+// uint64Of runs a query of flightns's own whose first value is a
+// non-NULL UBIGINT.
 func (c *duckConn) uint64Of(q string) (uint64, error) {
 	var res mapping.Result
 	defer mapping.DestroyResult(&res)
 	if mapping.Query(c.c, q, &res) == mapping.StateError {
 		return 0, duckError(mapping.ResultError(&res), mapping.ResultErrorType(&res))
 	}
-	return uint64(mapping.ValueInt64(&res, 0, 0)), nil
+	chunk := mapping.FetchChunk(res)
+	if chunk.Ptr == nil || mapping.DataChunkGetSize(chunk) == 0 {
+		return 0, fmt.Errorf("manifesttable: %s: no row", q)
+	}
+	defer mapping.DestroyDataChunk(&chunk)
+	return *(*uint64)(mapping.VectorGetData(mapping.DataChunkGetVector(chunk, 0))), nil
 }
 
 // prepare prepares one statement of flightns's own.

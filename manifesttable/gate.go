@@ -142,12 +142,12 @@ func explainBody(q string) (string, bool) {
 	if strings.HasPrefix(s, "(") {
 		depth := 0
 		for i, r := range s {
-			switch {
-			case r == '(':
+			switch r {
+			case '(':
 				depth++
-			case r == ')':
+			case ')':
 				depth--
-			case r == '\'' || r == '"' || r == ';' || r == '-' || r == '/':
+			case '\'', '"', ';', '-', '/':
 				return "", false
 			}
 			if depth == 0 {

@@ -87,10 +87,10 @@ func (e *engine) registerTableFunction(f TableFunc) error {
 	}
 	mapping.DestroyLogicalType(&varchar)
 	t := &tableFunc{e: e, f: f}
-	mapping.TableFunctionSetExtraInfo(tf, newHandle(t), unsafe.Pointer(C.flightnsFreeHandle))
-	mapping.TableFunctionSetBind(tf, unsafe.Pointer(C.flightnsTableBind))
-	mapping.TableFunctionSetInit(tf, unsafe.Pointer(C.flightnsTableInit))
-	mapping.TableFunctionSetFunction(tf, unsafe.Pointer(C.flightnsTableScan))
+	mapping.TableFunctionSetExtraInfo(tf, newHandle(t), C.flightnsFreeHandle)
+	mapping.TableFunctionSetBind(tf, C.flightnsTableBind)
+	mapping.TableFunctionSetInit(tf, C.flightnsTableInit)
+	mapping.TableFunctionSetFunction(tf, C.flightnsTableScan)
 	e.wmu.Lock()
 	st := mapping.RegisterTableFunction(e.writer.c, tf)
 	e.wmu.Unlock()
@@ -139,7 +139,7 @@ func flightnsTableBind(info unsafe.Pointer) {
 		mapping.BindAddResultColumn(bi, f.Name, lt)
 		mapping.DestroyLogicalType(&lt)
 	}
-	mapping.BindSetBindData(bi, newHandle(&scanData{schema: schema, recs: recs}), unsafe.Pointer(C.flightnsFreeHandle))
+	mapping.BindSetBindData(bi, newHandle(&scanData{schema: schema, recs: recs}), C.flightnsFreeHandle)
 	mapping.BindSetCardinality(bi, mapping.IdxT(rows), true)
 }
 
@@ -147,7 +147,7 @@ func flightnsTableBind(info unsafe.Pointer) {
 func flightnsTableInit(info unsafe.Pointer) {
 	ii := mapping.InitInfo{Ptr: info}
 	mapping.InitSetMaxThreads(ii, 1)
-	mapping.InitSetInitData(ii, newHandle(&scanCursor{}), unsafe.Pointer(C.flightnsFreeHandle))
+	mapping.InitSetInitData(ii, newHandle(&scanCursor{}), C.flightnsFreeHandle)
 }
 
 // vectorSize is DuckDB's rows per chunk.

@@ -343,7 +343,7 @@ func (x *index) applySegment(seg *segment) error {
 		}
 	}
 	if err := x.noteColumns(rows); err != nil {
-		return fmt.Errorf("segment %d..%d: %v", seg.First, seg.Last, err)
+		return fmt.Errorf("segment %d..%d: %w", seg.First, seg.Last, err)
 	}
 	for _, c := range seg.Changes {
 		x.apply(c)

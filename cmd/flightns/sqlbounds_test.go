@@ -256,8 +256,11 @@ func TestTheSQLWorkerIsSupervised(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 	}
 	cancel()
-	<-slow
-	<-slow
+	for range 2 {
+		if err := <-slow; status.Code(err) != codes.Canceled && err != nil {
+			t.Logf("a cancelled slow query ended with %v", err)
+		}
+	}
 }
 
 // flightNamesNoFail is flightNames returning nothing on any error.
