@@ -256,16 +256,40 @@ func (a *arrowStreams) register(conn *duckConn, rr array.RecordReader) (name str
 	return name, release, nil
 }
 
-// arrowSchemaOf is the Arrow schema of a prepared statement's result.
+// arrowSchemaOf is the Arrow schema of a prepared statement's result, and
+// the options that convert its chunks (the caller destroys them).
 func arrowSchemaOf(conn *duckConn, ps mapping.PreparedStatement) (*arrow.Schema, arrowmapping.ArrowOptions, error) {
 	var opts arrowmapping.ArrowOptions
 	arrowmapping.ConnectionGetArrowOptions(conn.c, &opts)
-	n := mapping.PreparedStatementColumnCount(ps)
+	schema, err := arrowSchema(opts, mapping.PreparedStatementColumnCount(ps),
+		func(i mapping.IdxT) string { return mapping.PreparedStatementColumnName(ps, i) },
+		func(i mapping.IdxT) mapping.LogicalType { return mapping.PreparedStatementColumnLogicalType(ps, i) })
+	if err != nil {
+		arrowmapping.DestroyArrowOptions(&opts)
+	}
+	return schema, opts, err
+}
+
+// resultSchema is the Arrow schema of a result, and the options that
+// convert its chunks (the caller destroys them).
+func resultSchema(res *mapping.Result) (*arrow.Schema, arrowmapping.ArrowOptions, error) {
+	opts := arrowmapping.ResultGetArrowOptions(res)
+	schema, err := arrowSchema(opts, mapping.ColumnCount(res),
+		func(i mapping.IdxT) string { return mapping.ColumnName(res, i) },
+		func(i mapping.IdxT) mapping.LogicalType { return mapping.ColumnLogicalType(res, i) })
+	if err != nil {
+		arrowmapping.DestroyArrowOptions(&opts)
+	}
+	return schema, opts, err
+}
+
+// arrowSchema is the Arrow schema of n columns with these names and
+// DuckDB types.
+func arrowSchema(opts arrowmapping.ArrowOptions, n mapping.IdxT, name func(mapping.IdxT) string, typ func(mapping.IdxT) mapping.LogicalType) (*arrow.Schema, error) {
 	names := make([]string, n)
 	types := make([]mapping.LogicalType, n)
 	for i := range n {
-		names[i] = mapping.PreparedStatementColumnName(ps, i)
-		types[i] = mapping.PreparedStatementColumnLogicalType(ps, i)
+		names[i], types[i] = name(i), typ(i)
 	}
 	defer func() {
 		for i := range types {
@@ -274,10 +298,9 @@ func arrowSchemaOf(conn *duckConn, ps mapping.PreparedStatement) (*arrow.Schema,
 	}()
 	schema, ed := arrowmapping.NewArrowSchema(opts, types, names)
 	if err := errorData(ed); err != nil {
-		arrowmapping.DestroyArrowOptions(&opts)
-		return nil, opts, nserror.New(nserror.InvalidInput, "the result's types have no Arrow form: %v", err)
+		return nil, nserror.New(nserror.InvalidInput, "the result's types have no Arrow form: %v", err)
 	}
-	return schema, opts, nil
+	return schema, nil
 }
 
 // errorData turns DuckDB error data into an error (nil when none).

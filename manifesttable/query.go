@@ -190,29 +190,6 @@ func schemaOfNullRun(ps mapping.PreparedStatement) (*arrow.Schema, error) {
 	return schema, nil
 }
 
-// resultSchema is the Arrow schema of a result, and the options that
-// convert its chunks (the caller destroys them).
-func resultSchema(res *mapping.Result) (*arrow.Schema, arrowmapping.ArrowOptions, error) {
-	opts := arrowmapping.ResultGetArrowOptions(res)
-	n := mapping.ColumnCount(res)
-	names := make([]string, n)
-	types := make([]mapping.LogicalType, n)
-	for i := range n {
-		names[i] = mapping.ColumnName(res, i)
-		types[i] = mapping.ColumnLogicalType(res, i)
-	}
-	defer func() {
-		for i := range types {
-			mapping.DestroyLogicalType(&types[i])
-		}
-	}()
-	schema, ed := arrowmapping.NewArrowSchema(opts, types, names)
-	if err := errorData(ed); err != nil {
-		arrowmapping.DestroyArrowOptions(&opts)
-		return nil, opts, nserror.New(nserror.InvalidInput, "the result's types have no Arrow form: %v", err)
-	}
-	return schema, opts, nil
-}
 
 // paramArrowType is the Arrow type a client should bind for a parameter
 // DuckDB inferred as t; a parameter DuckDB cannot type takes a string.

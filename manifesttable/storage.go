@@ -234,18 +234,26 @@ func (s *storage) openSnapshot(ctx context.Context, seq uint64) (*snapshotReader
 		_ = pf.Close()
 		return nil, err
 	}
-	sr := &snapshotReader{Seq: seq, pf: pf, rr: rr, Extra: Columns{}, Raw: map[string]arrow.DataType{}}
-	for _, f := range rr.Schema().Fields() {
+	sr := &snapshotReader{Seq: seq, pf: pf, rr: rr}
+	sr.Extra, sr.Raw = schemaColumns(rr.Schema())
+	return sr, nil
+}
+
+// schemaColumns are the extra columns of a __manifest schema: those of a
+// type flightns models, and the others (kept raw).
+func schemaColumns(s *arrow.Schema) (Columns, map[string]arrow.DataType) {
+	extra, raw := Columns{}, map[string]arrow.DataType{}
+	for _, f := range s.Fields() {
 		if baseColumns[f.Name] {
 			continue
 		}
 		if t, ok := columnTypeOf(f.Type); ok {
-			sr.Extra[f.Name] = t
+			extra[f.Name] = t
 		} else {
-			sr.Raw[f.Name] = f.Type
+			raw[f.Name] = f.Type
 		}
 	}
-	return sr, nil
+	return extra, raw
 }
 
 // writeSnapshot writes the state at seq, read from batches (whose schema

@@ -289,15 +289,12 @@ func readSnapshotChecked(ctx context.Context, st storage, seq uint64, x *index) 
 	}
 	defer rr.Release()
 	if x != nil {
-		for _, f := range rr.Schema().Fields() {
-			if baseColumns[f.Name] {
-				continue
-			}
-			if t, ok := columnTypeOf(f.Type); ok {
-				x.extra[f.Name] = t
-			} else {
-				x.raw[f.Name] = f.Type
-			}
+		extra, raw := schemaColumns(rr.Schema())
+		for k, v := range extra {
+			x.extra[k] = v
+		}
+		for k, v := range raw {
+			x.raw[k] = v
 		}
 	}
 	sr := &snapshotReader{Seq: seq, pf: pf, rr: rr}

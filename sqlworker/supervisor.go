@@ -12,13 +12,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"sync"
 	"syscall"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 
+	"github.com/flightns/flightns/internal/child"
 	"github.com/flightns/flightns/manifesttable"
 	"github.com/flightns/flightns/nserror"
 )
@@ -95,24 +95,24 @@ type Supervisor struct {
 	log *slog.Logger
 
 	mu    sync.Mutex
-	cur   *child
+	cur   *proc
 	ready chan struct{} // closed while cur is set; replaced when it ends
 
 	stop chan struct{}
 	done chan struct{}
 }
 
-// child is one worker process.
-type child struct {
+// proc is one worker process.
+type proc struct {
 	cmd    *exec.Cmd
 	client *Client
-	exited chan struct{}
+	exited <-chan struct{}
 	mu     sync.Mutex
 	reason string // why the supervisor killed it, if it did
 	kind   string // the reason's short form
 }
 
-func (c *child) kill(kind, reason string) {
+func (c *proc) kill(kind, reason string) {
 	c.mu.Lock()
 	if c.reason == "" {
 		c.reason, c.kind = reason, kind
@@ -205,7 +205,7 @@ func (s *Supervisor) loop() {
 }
 
 // spawn starts a worker and waits until it answers.
-func (s *Supervisor) spawn() (*child, error) {
+func (s *Supervisor) spawn() (*proc, error) {
 	var tok [24]byte
 	_, _ = rand.Read(tok[:])
 	spec := s.cfg.Spec
@@ -219,27 +219,12 @@ func (s *Supervisor) spawn() (*child, error) {
 	cmd := exec.Command(s.cfg.Command[0], s.cfg.Command[1:]...)
 	cmd.Env = append(os.Environ(), SpecEnv+"="+string(env))
 	cmd.Stdout, cmd.Stderr = s.cfg.Stderr, s.cfg.Stderr
-	// The worker dies with the server. Pdeathsig fires when the parent
-	// *thread* exits, so the thread that forks is locked and kept until
-	// the worker exits.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
-	c := &child{cmd: cmd, exited: make(chan struct{})}
-	started := make(chan error, 1)
-	go func() {
-		runtime.LockOSThread()
-		defer runtime.UnlockOSThread()
-		if err := cmd.Start(); err != nil {
-			started <- err
-			close(c.exited)
-			return
-		}
-		started <- nil
-		_ = cmd.Wait()
-		close(c.exited)
-	}()
-	if err := <-started; err != nil {
+	// The worker dies with the server.
+	exited, err := child.Start(cmd)
+	if err != nil {
 		return nil, fmt.Errorf("sqlworker: starting %s: %w", s.cfg.Command[0], err)
 	}
+	c := &proc{cmd: cmd, exited: exited}
 	if c.client, err = Dial(spec.Socket, spec.Token); err != nil {
 		c.kill("exited", "its socket cannot be dialled")
 		<-c.exited
@@ -275,7 +260,7 @@ func (s *Supervisor) spawn() (*child, error) {
 
 // watch kills a worker whose resident set passes the limit or that stops
 // answering.
-func (s *Supervisor) watch(c *child) {
+func (s *Supervisor) watch(c *proc) {
 	pid := c.cmd.Process.Pid
 	tick := time.NewTicker(50 * time.Millisecond)
 	defer tick.Stop()
@@ -314,7 +299,7 @@ func (s *Supervisor) watch(c *child) {
 }
 
 // shutdown stops a worker: SIGTERM, then SIGKILL after two seconds.
-func (s *Supervisor) shutdown(c *child) {
+func (s *Supervisor) shutdown(c *proc) {
 	_ = c.cmd.Process.Signal(syscall.SIGTERM)
 	select {
 	case <-c.exited:
@@ -342,7 +327,7 @@ func (s *Supervisor) Pid() int {
 }
 
 // current waits, within ctx, for a running worker.
-func (s *Supervisor) current(ctx context.Context) (*child, error) {
+func (s *Supervisor) current(ctx context.Context) (*proc, error) {
 	for {
 		s.mu.Lock()
 		cur, ready := s.cur, s.ready

@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -17,6 +16,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/flightns/flightns/internal/child"
 )
 
 // Persistence selects how the server persists its data.
@@ -69,7 +70,7 @@ type Server struct {
 	bin  string
 	mu   sync.Mutex
 	cmd  *exec.Cmd
-	done chan struct{} // closed when the current process has exited
+	done <-chan struct{} // closed when the current process has exited
 }
 
 // Start starts a server and waits until it answers PING.
@@ -170,25 +171,9 @@ func (s *Server) start(ctx context.Context) error {
 	cmd := exec.Command(s.bin, s.args()...)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
-	// The child dies with its parent. Pdeathsig fires when the parent
-	// *thread* exits, so the thread that forks is locked and kept alive
-	// until the child exits.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
-	done := make(chan struct{})
-	started := make(chan error, 1)
-	go func() {
-		runtime.LockOSThread()
-		defer runtime.UnlockOSThread()
-		if err := cmd.Start(); err != nil {
-			started <- err
-			close(done)
-			return
-		}
-		started <- nil
-		_ = cmd.Wait()
-		close(done)
-	}()
-	if err := <-started; err != nil {
+	// The child dies with its parent.
+	done, err := child.Start(cmd)
+	if err != nil {
 		return fmt.Errorf("redisproc: starting %s: %w", s.bin, err)
 	}
 	s.mu.Lock()
