@@ -190,7 +190,6 @@ func schemaOfNullRun(ps mapping.PreparedStatement) (*arrow.Schema, error) {
 	return schema, nil
 }
 
-
 // paramArrowType is the Arrow type a client should bind for a parameter
 // DuckDB inferred as t; a parameter DuckDB cannot type takes a string.
 func paramArrowType(t mapping.Type) arrow.DataType {
