@@ -9,7 +9,6 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	bindings "github.com/duckdb/duckdb-go-bindings"
 	"github.com/duckdb/duckdb-go/v2/arrowmapping"
 	"github.com/duckdb/duckdb-go/v2/mapping"
 
@@ -86,35 +85,31 @@ func (e *engine) query(ctx context.Context, q string, args ...any) (*Result, err
 	if err != nil {
 		return nil, err
 	}
-	fail := func(err error) (*Result, error) {
+	g := e.commits.Load()
+	seq := e.Visible()
+	if args == nil {
+		args = []any{}
+	}
+	a, err := admit(r.conn, q, args)
+	if err == nil && (g%2 != 0 || e.commits.Load() != g) {
+		// The bind took the snapshot; the transaction names its sequence.
+		if seq, err = r.conn.uint64Of("SELECT seq FROM _meta"); err != nil {
+			mapping.DestroyPrepare(&a.ps)
+		}
+	}
+	if err == nil {
+		err = a.pend()
+	}
+	if err != nil {
 		r.end()
 		return nil, stopped(ctx, err)
 	}
-	g := e.commits.Load()
-	seq := e.Visible()
-	ps, err := classify(r.conn, q)
-	if err != nil {
-		return fail(err)
-	}
-	dr := &duckResult{req: r, ps: ps, refs: 1}
-	fail = func(err error) (*Result, error) {
+	dr := &duckResult{req: r, a: a, refs: 1}
+	fail := func(err error) (*Result, error) {
 		dr.Release()
 		return nil, stopped(ctx, err)
 	}
-	if g%2 != 0 || e.commits.Load() != g {
-		if seq, err = r.conn.uint64Of("SELECT seq FROM _meta"); err != nil {
-			return fail(err)
-		}
-	}
-	if err := bindArgs(ps, args); err != nil {
-		return fail(err)
-	}
-	if bindings.PendingPreparedStreaming(ps, &dr.pending) == mapping.StateError {
-		dr.hasPending = true
-		return fail(prepareError(mapping.PendingError(dr.pending)))
-	}
-	dr.hasPending = true
-	if mapping.ExecutePending(dr.pending, &dr.res) == mapping.StateError {
+	if mapping.ExecutePending(a.pending, &dr.res) == mapping.StateError {
 		dr.hasRes = true
 		return fail(duckError(mapping.ResultError(&dr.res), mapping.ResultErrorType(&dr.res)))
 	}
@@ -142,44 +137,72 @@ func (e *engine) schema(ctx context.Context, q string) (*arrow.Schema, []arrow.D
 		return nil, nil, err
 	}
 	defer r.end()
-	ps, err := classify(r.conn, q)
+	a, err := admit(r.conn, q, nil)
+	nparams := mapping.IdxT(0)
+	if err == nil {
+		nparams = mapping.NParams(a.ps)
+		err = a.pend()
+	}
+	if err != nil && nparams > 0 && nserror.CodeOf(err) != nserror.PermissionDenied && ctx.Err() == nil {
+		// NULL parameters did not fit (a LIMIT, a cast): its schema is the
+		// prepared statement's; running it checks it with its values.
+		return e.preparedSchema(ctx, q)
+	}
+	if err != nil {
+		return nil, nil, stopped(ctx, err)
+	}
+	defer a.destroy()
+	schema, opts, err := arrowSchemaOf(r.conn, a.ps)
+	if err == nil {
+		arrowmapping.DestroyArrowOptions(&opts)
+	} else if mapping.NParams(a.ps) > 0 {
+		// A statement whose result types hang on its parameters (a
+		// table function's argument): its types are those of a run with
+		// every parameter NULL, started but never fetched from.
+		schema, err = schemaOfNullRun(a)
+	}
+	if err != nil {
+		return nil, nil, stopped(ctx, err)
+	}
+	return schema, paramTypes(a.ps), nil
+}
+
+// preparedSchema is the schema of a statement from its prepared form
+// alone, in a request of its own.
+func (e *engine) preparedSchema(ctx context.Context, q string) (*arrow.Schema, []arrow.DataType, error) {
+	r, err := e.begin(ctx, e.planSlots)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer r.end()
+	ps, err := classify(r.conn, q, 0)
 	if err != nil {
 		return nil, nil, stopped(ctx, err)
 	}
 	defer mapping.DestroyPrepare(&ps)
 	schema, opts, err := arrowSchemaOf(r.conn, ps)
-	if err == nil {
-		arrowmapping.DestroyArrowOptions(&opts)
-	} else if mapping.NParams(ps) > 0 {
-		// A statement whose result types hang on its parameters (a
-		// table function's argument): its types are those of a run with
-		// every parameter NULL, started but never fetched from.
-		schema, err = schemaOfNullRun(ps)
-	}
 	if err != nil {
-		return nil, nil, stopped(ctx, err)
+		return nil, nil, err
 	}
+	arrowmapping.DestroyArrowOptions(&opts)
+	return schema, paramTypes(ps), nil
+}
+
+// paramTypes are the Arrow types of a statement's parameters.
+func paramTypes(ps mapping.PreparedStatement) []arrow.DataType {
 	params := make([]arrow.DataType, mapping.NParams(ps))
 	for i := range params {
 		params[i] = paramArrowType(mapping.ParamType(ps, mapping.IdxT(i+1)))
 	}
-	return schema, params, nil
+	return params
 }
 
-// schemaOfNullRun is the result schema of ps run with every parameter
-// NULL; the run stops before its first chunk.
-func schemaOfNullRun(ps mapping.PreparedStatement) (*arrow.Schema, error) {
-	if err := bindArgs(ps, make([]any, mapping.NParams(ps))); err != nil {
-		return nil, err
-	}
-	var pending mapping.PendingResult
-	defer mapping.DestroyPending(&pending)
-	if bindings.PendingPreparedStreaming(ps, &pending) == mapping.StateError {
-		return nil, prepareError(mapping.PendingError(pending))
-	}
+// schemaOfNullRun is the result schema of an admitted statement whose
+// parameters are all NULL; the run stops before its first chunk.
+func schemaOfNullRun(a *admitted) (*arrow.Schema, error) {
 	var res mapping.Result
 	defer mapping.DestroyResult(&res)
-	if mapping.ExecutePending(pending, &res) == mapping.StateError {
+	if mapping.ExecutePending(a.pending, &res) == mapping.StateError {
 		return nil, duckError(mapping.ResultError(&res), mapping.ResultErrorType(&res))
 	}
 	schema, opts, err := resultSchema(&res)
@@ -217,14 +240,13 @@ func paramArrowType(t mapping.Type) arrow.DataType {
 // duckResult streams a query's result: each Next fetches one chunk from
 // DuckDB, which computes it then, so a result never exists whole.
 type duckResult struct {
-	req     *request
-	ps      mapping.PreparedStatement
-	pending mapping.PendingResult
-	res     mapping.Result
-	opts    arrowmapping.ArrowOptions
-	schema  *arrow.Schema
+	req    *request
+	a      *admitted
+	res    mapping.Result
+	opts   arrowmapping.ArrowOptions
+	schema *arrow.Schema
 
-	hasPending, hasRes, hasOpts bool
+	hasRes, hasOpts bool
 
 	mu   sync.Mutex
 	refs int64
@@ -259,13 +281,10 @@ func (r *duckResult) Release() {
 	if r.hasRes {
 		mapping.DestroyResult(&r.res)
 	}
-	if r.hasPending {
-		mapping.DestroyPending(&r.pending)
-	}
 	if r.hasOpts {
 		arrowmapping.DestroyArrowOptions(&r.opts)
 	}
-	mapping.DestroyPrepare(&r.ps)
+	r.a.destroy()
 	r.req.end()
 }
 
