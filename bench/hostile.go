@@ -26,12 +26,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/apache/arrow-go/v18/arrow/flight"
-	"github.com/apache/arrow-go/v18/arrow/flight/flightsql"
-	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials/insecure"
-	"google.golang.org/grpc/status"
 
 	"github.com/flightns/flightns/nserror"
 	"github.com/flightns/flightns/objstore"
@@ -255,11 +250,7 @@ func (w *hostileWriter) phase(ctx context.Context, srv *serveProc, clients int, 
 	sampler := sampleTree(srv.pid(), srv.spillDir)
 	var ql *queryLoad
 	if hostile {
-		var err error
-		if ql, err = startQueries(ctx, srv.flight, hostileQueryClients); err != nil {
-			sampler.stop()
-			return ph, nil, err
-		}
+		ql = startQueries(ctx, srv.bin, srv.flight, hostileQueryClients)
 	}
 	ph.probe = startProbe(ctx, w.rc)
 	var mu sync.Mutex
@@ -396,6 +387,7 @@ func mib(b int64) string { return fmt.Sprintf("%.0f MiB", float64(b)/(1<<20)) }
 // serveProc is a `flightns serve` child process.
 type serveProc struct {
 	cmd          *exec.Cmd
+	bin          string // the flightns executable
 	flight, rest string
 	spillDir     string // where its queries spill
 
@@ -422,7 +414,7 @@ func startServe(ctx context.Context, bin, dir string, args ...string) (*servePro
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
-	p := &serveProc{cmd: cmd, ready: make(chan struct{}), exited: make(chan struct{})}
+	p := &serveProc{cmd: cmd, bin: bin, ready: make(chan struct{}), exited: make(chan struct{})}
 	go func() {
 		sc := bufio.NewScanner(stderr)
 		sc.Buffer(make([]byte, 64<<10), 1<<20)
@@ -824,20 +816,25 @@ func mergeProbes(ps ...*probe) Result {
 // --- the hostile queries ----------------------------------------------
 
 // queryLoad is clients Flight SQL clients running hostileQueries in a loop.
+// Each query is a `chrt --idle 0 flightns query --format arrow` child
+// process (SCHED_IDLE, as the SQL worker) whose output is discarded: on a machine of two cores, clients in this
+// process reading gigabytes of results would take the CPU from the
+// commits measured beside them, which remote query clients would not.
 type queryLoad struct {
-	cancel  context.CancelFunc
-	wg      sync.WaitGroup
-	start   time.Time
-	seconds float64
-	issued  atomic.Int64
+	bin, addr string
+	clients   int
+	cancel    context.CancelFunc
+	wg        sync.WaitGroup
+	start     time.Time
+	seconds   float64
+	issued    atomic.Int64
 
-	mu      sync.Mutex
-	codes   map[codes.Code]int
-	lat     []time.Duration
-	gaveUp  int          // no answer within 3× the timeout
-	late    int          // answered more than 1 s after the timeout
-	per     []queryStats // by hostileQueries index
-	clients []*flightsql.Client
+	mu     sync.Mutex
+	codes  map[codes.Code]int
+	lat    []time.Duration
+	gaveUp int          // no answer within 3× the timeout
+	late   int          // answered more than 1 s after the timeout
+	per    []queryStats // by hostileQueries index
 }
 
 // queryStats is what became of one of the hostile queries.
@@ -847,24 +844,18 @@ type queryStats struct {
 	longest      time.Duration
 }
 
-// startQueries connects clients Flight SQL clients to addr and starts
-// their loops; it returns once every client has sent its first query.
-func startQueries(ctx context.Context, addr string, clients int) (*queryLoad, error) {
+// startQueries starts clients loops of queries to the Flight SQL server
+// at addr, run by the flightns binary bin; it returns once every client
+// has sent its first query.
+func startQueries(ctx context.Context, bin, addr string, clients int) *queryLoad {
 	ctx, cancel := context.WithCancel(ctx)
-	ql := &queryLoad{cancel: cancel, codes: map[codes.Code]int{}, per: make([]queryStats, len(hostileQueries)), start: time.Now()}
-	for range clients {
-		fc, err := flightsql.NewClient(addr, nil, nil, grpc.WithTransportCredentials(insecure.NewCredentials()))
-		if err != nil {
-			ql.stop()
-			return nil, err
-		}
-		ql.clients = append(ql.clients, fc)
-	}
+	ql := &queryLoad{bin: bin, addr: addr, clients: clients, cancel: cancel, codes: map[codes.Code]int{},
+		per: make([]queryStats, len(hostileQueries)), start: time.Now()}
 	sel := hostileSelection()
-	for i, fc := range ql.clients {
+	for i := range clients {
 		ql.wg.Go(func() {
 			for n := i; ctx.Err() == nil; n++ {
-				ql.run(ctx, fc, sel[n%len(sel)])
+				ql.run(ctx, sel[n%len(sel)])
 			}
 		})
 	}
@@ -873,20 +864,19 @@ func startQueries(ctx context.Context, addr string, clients int) (*queryLoad, er
 	}
 	// Give the first queries a moment to get going.
 	time.Sleep(300 * time.Millisecond)
-	return ql, nil
+	return ql
 }
 
 // run sends one query and reads its whole result. Once sent, a query is
 // not cancelled by the end of the phase: the server's timeout ends it,
 // and how long that takes is part of the measurement.
-func (ql *queryLoad) run(ctx context.Context, fc *flightsql.Client, q int) {
+func (ql *queryLoad) run(ctx context.Context, q int) {
 	ql.issued.Add(1)
-	qctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 3*hostileQueryTimeout)
-	defer cancel()
+	giveUp := 3 * hostileQueryTimeout
 	t0 := time.Now()
-	err := queryDrain(qctx, fc, hostileQueries[q].sql)
+	code, err := ql.query(context.WithoutCancel(ctx), hostileQueries[q].sql, giveUp)
 	took := time.Since(t0)
-	if err != nil && took < hostileRefusalPause {
+	if code != codes.OK && took < hostileRefusalPause {
 		// Refused at once: pause, so that the load stays runaway
 		// queries rather than a loop of refusals.
 		defer time.Sleep(hostileRefusalPause)
@@ -895,12 +885,11 @@ func (ql *queryLoad) run(ctx context.Context, fc *flightsql.Client, q int) {
 	defer ql.mu.Unlock()
 	st := &ql.per[q]
 	st.sent++
-	if qctx.Err() != nil {
+	if err != nil || took >= giveUp {
 		ql.gaveUp++
 		st.gaveUp++
 		return
 	}
-	code := status.Code(err)
 	ql.codes[code]++
 	if st.codes == nil {
 		st.codes = map[codes.Code]int{}
@@ -913,42 +902,51 @@ func (ql *queryLoad) run(ctx context.Context, fc *flightsql.Client, q int) {
 	}
 }
 
-// queryDrain runs sql (GetFlightInfo, then DoGet of every endpoint) and
-// reads and discards its result.
-func queryDrain(ctx context.Context, fc *flightsql.Client, sql string) error {
-	info, err := fc.Execute(ctx, sql)
-	if err != nil {
-		return err
+// reCode finds the gRPC code in the error `flightns query` prints.
+var reCode = regexp.MustCompile(`code = (\w+)`)
+
+// codeByName is every gRPC code by its name.
+var codeByName = func() map[string]codes.Code {
+	m := map[string]codes.Code{}
+	for c := codes.OK; c <= codes.Unauthenticated; c++ {
+		m[c.String()] = c
 	}
-	for _, ep := range info.Endpoint {
-		stream, err := fc.Client.DoGet(ctx, ep.Ticket)
-		if err != nil {
-			return err
-		}
-		rdr, err := flight.NewRecordReader(stream)
-		if err != nil {
-			return err
-		}
-		for rdr.Next() {
-		}
-		err = rdr.Err()
-		rdr.Release()
-		if err != nil {
-			return err
+	return m
+}()
+
+// query runs sql (GetFlightInfo, then DoGet of every endpoint) in a
+// `flightns query` child under SCHED_IDLE, discards its result
+// and returns the answer's gRPC code; err is a query that could not be
+// run or told nothing within giveUp.
+func (ql *queryLoad) query(ctx context.Context, sql string, giveUp time.Duration) (codes.Code, error) {
+	ctx, cancel := context.WithTimeout(ctx, giveUp+5*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "chrt", "--idle", "0", ql.bin, "query", "--flight", ql.addr,
+		"--timeout", giveUp.String(), "--format", "arrow", sql)
+	cmd.Env = serveEnv()
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr // stdout: /dev/null
+	err := cmd.Run()
+	if err == nil {
+		return codes.OK, nil
+	}
+	var exit *exec.ExitError
+	if errors.As(err, &exit) && exit.ExitCode() == 1 {
+		if m := reCode.FindStringSubmatch(stderr.String()); m != nil {
+			if c, ok := codeByName[m[1]]; ok {
+				return c, nil
+			}
 		}
 	}
-	return nil
+	return codes.Unknown, fmt.Errorf("flightns query: %w: %s", err, strings.TrimSpace(stderr.String()))
 }
 
-// stop sends no more queries, waits for the answers of those in flight
-// and closes the clients.
+// stop sends no more queries and waits for the answers of those in
+// flight.
 func (ql *queryLoad) stop() {
 	ql.cancel()
 	ql.wg.Wait()
 	ql.seconds = time.Since(ql.start).Seconds()
-	for _, fc := range ql.clients {
-		_ = fc.Close()
-	}
 }
 
 // codeCounts is counts by gRPC code, in words.
@@ -1000,7 +998,7 @@ func (ql *queryLoad) result() Result {
 	defer ql.mu.Unlock()
 	lat := slices.Clone(ql.lat)
 	slices.Sort(lat)
-	r := Result{Clients: len(ql.clients), Ops: int64(len(lat)), Errors: int64(ql.gaveUp), Seconds: ql.seconds,
+	r := Result{Clients: ql.clients, Ops: int64(len(lat)), Errors: int64(ql.gaveUp), Seconds: ql.seconds,
 		P50Ms: pct(lat, 0.50), P95Ms: pct(lat, 0.95), P99Ms: pct(lat, 0.99)}
 	if r.Seconds > 0 {
 		r.OpsPerSec = float64(r.Ops) / r.Seconds

@@ -222,6 +222,11 @@ func duckError(msg string, t mapping.ErrorType) error {
 	case mapping.ErrorTypeInternal, mapping.ErrorTypeFatal, mapping.ErrorTypeNullPointer, mapping.ErrorTypeConnection,
 		mapping.ErrorTypeScheduler, mapping.ErrorTypeErrorIO:
 		code = nserror.Internal
+		if strings.Contains(msg, "std::bad_alloc") {
+			// An allocation failed while DuckDB built its error (the
+			// process's data segment is capped): out of memory too.
+			code = nserror.Throttling
+		}
 	case mapping.ErrorTypeInvalidInput, mapping.ErrorTypeInvalidConfiguration, mapping.ErrorTypeSettings:
 		if strings.Contains(msg, "configuration has been locked") {
 			code = nserror.PermissionDenied

@@ -123,3 +123,25 @@ func TestExplainBodyIsWhatTheExplainExplains(t *testing.T) {
 		}
 	}
 }
+
+// DuckDB's errors get the Lance code of what happened, by type; an
+// allocation that failed while DuckDB built its error (the SQL worker's
+// data segment is capped) is out of memory, not a fault of DuckDB.
+func TestDuckErrorsGetTheCodeOfWhatHappened(t *testing.T) {
+	for _, c := range []struct {
+		msg  string
+		want nserror.Code
+	}{
+		{"Binder Error: Referenced column \"x\" not found", nserror.InvalidInput},
+		{"Out of Memory Error: could not allocate block of size 256 KiB (512.0 MiB/512.0 MiB used)", nserror.Throttling},
+		{"INTERNAL Error: Primary exception: (%s %s %s)\nSecondary exception in ExceptionFormatValue: std::bad_alloc", nserror.Throttling},
+		{"INTERNAL Error: Attempted to access index 3 within vector of size 3", nserror.Internal},
+		{"Permission Error: disabled by configuration", nserror.PermissionDenied},
+		{"INTERRUPT Error: Interrupted!", nserror.ServiceUnavailable},
+		{"Invalid Input Error: Cannot change configuration option \"threads\" - the configuration has been locked", nserror.PermissionDenied},
+	} {
+		if got := nserror.CodeOf(prepareError(c.msg)); got != c.want {
+			t.Errorf("%q: %s, want %s", c.msg, got, c.want)
+		}
+	}
+}

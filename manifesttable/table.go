@@ -250,13 +250,34 @@ func (t *Table) load(ctx context.Context) error {
 //
 // A process that fell behind a compaction — the segments it needs next
 // were pruned, a newer snapshot covers them — starts again from the
-// newest snapshot, then goes on with the segments after it.
+// newest snapshot, then goes on with the segments after it; so does one
+// that a compaction overtook between listing the segments and reading
+// one.
 func (t *Table) catchUp(ctx context.Context) error {
 	t.amu.Lock()
 	defer t.amu.Unlock()
+	for {
+		pruned, err := t.catchUpLocked(ctx)
+		if err != nil || pruned == 0 {
+			return err
+		}
+		rebased, err := t.rebaseLocked(ctx)
+		if err != nil {
+			return err
+		}
+		if !rebased {
+			return nserror.New(nserror.Internal, "manifesttable: segment %d was listed, then gone, and no newer snapshot covers it", pruned)
+		}
+	}
+}
+
+// catchUpLocked is one pass of catchUp over the segments listed now; it
+// stops at a listed segment gone when it read it and returns its
+// sequence (pruned). Call with amu.
+func (t *Table) catchUpLocked(ctx context.Context) (pruned uint64, err error) {
 	firsts, err := t.st.listSeqs(ctx, logPrefix)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	rebased := false
 	for _, first := range firsts {
@@ -265,24 +286,27 @@ func (t *Table) catchUp(ctx context.Context) error {
 		}
 		if first != t.durable+1 && !rebased {
 			if rebased, err = t.rebaseLocked(ctx); err != nil {
-				return err
+				return 0, err
 			}
 			if first <= t.durable {
 				continue
 			}
 		}
 		if first != t.durable+1 {
-			return nserror.New(nserror.Internal, "manifesttable: segment %d follows sequence %d: the log in storage has a hole", first, t.durable)
+			return 0, nserror.New(nserror.Internal, "manifesttable: segment %d follows sequence %d: the log in storage has a hole", first, t.durable)
 		}
 		seg, err := t.st.readSegment(ctx, first)
+		if errors.Is(err, objstore.ErrNotFound) {
+			return first, nil
+		}
 		if err != nil {
-			return err
+			return 0, err
 		}
 		if err := t.acceptLocked(seg); err != nil {
-			return err
+			return 0, err
 		}
 	}
-	return nil
+	return 0, nil
 }
 
 // rebaseLocked replaces the state with the newest snapshot when it is

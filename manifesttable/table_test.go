@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -319,5 +320,50 @@ func TestAReplicaBehindACompactionStartsAgainFromTheSnapshot(t *testing.T) {
 	}
 	if len(replica.Children("")) != 11 {
 		t.Fatalf("the replica's index has %d namespaces, want 11", len(replica.Children("")))
+	}
+}
+
+// A process that lists the segments, then finds one gone when it reads it
+// (a compaction overtook it in between: the SQL worker starting while
+// commits run), starts again from the snapshot that covers it.
+func TestAReplicaOvertakenByACompactionWhileCatchingUpStartsAgainFromTheSnapshot(t *testing.T) {
+	e := newTenv(t)
+	leader := e.open()
+	defer func() { _ = leader.Close() }()
+	ns := func(i int) Change { return put(Row{ObjectType: TypeNamespace, ObjectID: fmt.Sprintf("n%02d", i)}) }
+	for i := range 3 {
+		commit(t, leader, ns(i))
+	}
+	var overtaken atomic.Bool
+	hook := objstore.FaultFunc(func(_ context.Context, op objstore.Op, key string, ph objstore.Phase) error {
+		if op != objstore.OpGet || ph != objstore.Before || !strings.HasPrefix(key, logPrefix) || !overtaken.CompareAndSwap(false, true) {
+			return nil
+		}
+		// Between the replica's listing and its read of the first
+		// segment: two compactions (two snapshots are kept) prune it.
+		for i := 3; i < 5; i++ {
+			commit(t, leader, ns(i))
+			if err := leader.Compact(context.Background()); err != nil {
+				t.Error(err)
+			}
+		}
+		return nil
+	})
+	objs, err := objstore.Open(context.Background(), e.objs.URI(), objstore.WithFaults(hook))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = objs.Close() }()
+	replica := e.open(func(c *Config) { c.ReadOnly, c.Objects = true, objs })
+	defer func() { _ = replica.Close() }()
+	if !overtaken.Load() {
+		t.Fatal("the replica never read a segment")
+	}
+	waitFor(t, replica, leader.durableNow())
+	if got, want := allRows(t, replica, 0), allRows(t, leader, 0); !slices.Equal(got, want) {
+		t.Fatalf("the replica's rows:\n%s\nthe leader's:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if n := len(replica.Children("")); n != 5 {
+		t.Fatalf("the replica's index has %d namespaces, want 5", n)
 	}
 }

@@ -11,6 +11,11 @@ import (
 	"github.com/flightns/flightns/nserror"
 )
 
+// StatusClientClosedRequest is the status of a request whose client went
+// away before its answer (nginx's 499): nobody reads it; it is logged and
+// counted with the code "Canceled", as gRPC names it.
+const StatusClientClosedRequest = 499
+
 // HTTPMiddleware wraps a REST handler: each request gets a request id
 // (kept from the caller's X-Request-Id, returned in the reply), is counted
 // and timed by operation (opName of its path) and result code (OK, or the
@@ -26,6 +31,9 @@ func HTTPMiddleware(next http.Handler, opName func(escapedPath string) string, m
 		took := time.Since(start)
 		op := opName(r.URL.EscapedPath())
 		code := rw.code()
+		if rw.status == StatusClientClosedRequest {
+			code = "Canceled"
+		}
 		if m != nil {
 			m.Request("rest", op, code, took)
 		}

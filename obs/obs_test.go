@@ -139,6 +139,11 @@ func TestHTTPMiddlewareLabelsByLanceCodeAndKeepsRequestIDs(t *testing.T) {
 		if RequestID(r.Context()) == "" {
 			t.Error("no request id in the handler's context")
 		}
+		if strings.HasSuffix(r.URL.Path, "/gone") {
+			w.WriteHeader(StatusClientClosedRequest)
+			_ = json.NewEncoder(w).Encode(map[string]any{"error": "context canceled", "code": 18})
+			return
+		}
 		if strings.HasSuffix(r.URL.Path, "/create") {
 			w.WriteHeader(http.StatusConflict)
 			_ = json.NewEncoder(w).Encode(map[string]any{"error": "taken", "code": 14})
@@ -167,6 +172,14 @@ func TestHTTPMiddlewareLabelsByLanceCodeAndKeepsRequestIDs(t *testing.T) {
 	}
 	if !strings.Contains(logBuf.String(), `"request_id":"abc-123"`) {
 		t.Errorf("log lacks the request id: %s", logBuf.String())
+	}
+	logBuf.Reset()
+	h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodPost, "/v1/table/t/gone", nil))
+	if got := testutil.ToFloat64(m.requests.WithLabelValues("rest", "gone", "Canceled")); got != 1 {
+		t.Errorf("a request its client left not counted as Canceled: %v", got)
+	}
+	if !strings.Contains(logBuf.String(), `"level":"DEBUG"`) || strings.Contains(logBuf.String(), `"level":"WARN"`) {
+		t.Errorf("a request its client left is not a warning: %s", logBuf.String())
 	}
 }
 

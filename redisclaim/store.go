@@ -548,7 +548,10 @@ func (s *Store) runFinalize(ctx context.Context, table string, version uint64, r
 		return Location{}, err
 	}
 	// Past the commit point: what follows is repair and garbage collection.
-	// Failures are logged and left for the next reader, never reported.
+	// Failures are logged and left for the next reader, never reported,
+	// and a caller that stopped waiting does not cut them short.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), afterCommitTimeout)
+	defer cancel()
 	ok, err := s.flip(ctx, table, version, rec)
 	if err != nil || !ok {
 		s.log.Warn("redisclaim: version is committed but its record could not be flipped", "table", table, "version", version, "ok", ok, "err", err)
@@ -571,6 +574,10 @@ func (s *Store) runFinalize(ctx context.Context, table string, version uint64, r
 	}
 	return loc, nil
 }
+
+// afterCommitTimeout bounds the repair a commit does past its commit
+// point (flip, staging cleanup), which its caller's cancel does not stop.
+const afterCommitTimeout = 10 * time.Second
 
 func (s *Store) flip(ctx context.Context, table string, version uint64, rec record) (bool, error) {
 	r, err := run(ctx, s.pipe, s.sc.flip, []string{s.k.Versions(table)},

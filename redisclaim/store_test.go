@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/flightns/flightns/nserror"
@@ -337,5 +338,43 @@ func TestStoreWorksOnARedisCluster(t *testing.T) {
 	}
 	if got := e.final("t", 5); got != "" {
 		t.Fatalf("a commit materialized while Redis was down: %q", got)
+	}
+}
+
+// A caller that stops waiting once its version is committed (a client
+// that hung up) does not leave the version half-finished: the flip and
+// the staging cleanup after the commit point run to their end.
+func TestACallerGoneAfterTheCommitPointDoesNotCutTheRepairShort(t *testing.T) {
+	for _, backend := range []string{"mem", "file"} {
+		t.Run(backend, func(t *testing.T) {
+			e := newEnv(t, backend)
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			var flipped atomic.Bool
+			f := StepFunc(func(_ context.Context, st Step, table string, v uint64) error {
+				switch st {
+				case StepFinalized:
+					cancel() // the caller hangs up just past the commit point
+				case StepFlipped:
+					flipped.Store(true)
+				}
+				return nil
+			})
+			e.step.Store(&f)
+			p := e.stage("t", 1, "mine")
+			loc, err := e.s.Put(ctx, "t", 1, p, 4, "")
+			if err != nil || loc.Version != 1 {
+				t.Fatalf("Put = %+v, %v; want version 1 (it is committed)", loc, err)
+			}
+			if !flipped.Load() {
+				t.Error("the record was not flipped")
+			}
+			if left := e.stagingLeft("t"); len(left) != 0 {
+				t.Errorf("staging left behind: %v", left)
+			}
+			if got := e.final("t", 1); got != "mine" {
+				t.Errorf("final manifest %q", got)
+			}
+		})
 	}
 }

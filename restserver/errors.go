@@ -9,6 +9,7 @@ import (
 	"net/http"
 
 	"github.com/flightns/flightns/nserror"
+	"github.com/flightns/flightns/obs"
 )
 
 // Codes of the Lance Namespace specification that nserror does not name
@@ -93,9 +94,15 @@ func (h *handler) writeError(w http.ResponseWriter, r *http.Request, err error) 
 	if errors.As(err, &he) {
 		status = he.status
 	}
+	if errors.Is(err, context.Canceled) && r.Context().Err() != nil {
+		// The client went away: not a failure of the server.
+		status = obs.StatusClientClosedRequest
+	}
 	body := errorBody{Error: err.Error(), Code: int(code), Instance: r.URL.EscapedPath(),
 		Detail: fmt.Sprintf("%s (code %d) answering %s %s", code, int(code), r.Method, r.URL.EscapedPath())}
 	switch {
+	case status == obs.StatusClientClosedRequest:
+		h.log.Debug("restserver: the client went away", "method", r.Method, "path", r.URL.EscapedPath(), "err", err)
 	case status >= 500:
 		h.log.Error("restserver: request failed", "method", r.Method, "path", r.URL.EscapedPath(), "code", int(code), "err", err)
 	default:

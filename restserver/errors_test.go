@@ -3,9 +3,12 @@
 package restserver
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
 	"errors"
+	"fmt"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -220,6 +223,24 @@ func TestInternalErrors(t *testing.T) {
 	if rec.Code != 503 || !strings.Contains(rec.Body.String(), `"code":17`) {
 		t.Fatalf("a deadline: %d %s", rec.Code, rec.Body)
 	}
+	// A request its client gave up on is not a failure of the server:
+	// 499, logged at debug; the same error with the client still there
+	// is one.
+	var logBuf bytes.Buffer
+	h.log = slog.New(slog.NewTextHandler(&logBuf, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	gone, hangUp := context.WithCancel(context.Background())
+	hangUp()
+	rec = httptest.NewRecorder()
+	h.writeError(rec, httptest.NewRequest("POST", "/v1/x", nil).WithContext(gone), fmt.Errorf("redisclaim: claim: %w", context.Canceled))
+	if rec.Code != 499 || logBuf.Len() != 0 {
+		t.Fatalf("the client went away: %d %s; log: %s", rec.Code, rec.Body, logBuf.String())
+	}
+	rec = httptest.NewRecorder()
+	h.writeError(rec, httptest.NewRequest("POST", "/v1/x", nil), fmt.Errorf("redisclaim: claim: %w", context.Canceled))
+	if rec.Code != 500 || !strings.Contains(logBuf.String(), "request failed") {
+		t.Fatalf("cancelled inside, the client still there: %d %s; log: %s", rec.Code, rec.Body, logBuf.String())
+	}
+	h.log = quiet
 	rec = httptest.NewRecorder()
 	h.writeError(rec, httptest.NewRequest("POST", "/v1/x", nil), nserror.New(nserror.Throttling, "slow down"))
 	if rec.Code != 429 || !strings.Contains(rec.Body.String(), `"code":21`) {

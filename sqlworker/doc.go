@@ -23,8 +23,8 @@
 //     a query that has not returned StopGrace after its interrupt makes
 //     the worker exit (the supervisor starts a new one), since DuckDB
 //     checks for interrupts only between steps.
-//   - CPU: the worker's threads run at a lower priority (nice), so a
-//     runaway query takes only the CPU commits leave.
+//   - CPU: the worker's threads run under SCHED_IDLE, so a runaway query
+//     takes only the CPU nothing else on the machine wants.
 //   - Concurrency: the engine runs at most MaxQueries queries at once.
 //
 // The Supervisor (in the server) starts the worker, restarts it when it

@@ -41,8 +41,10 @@ type Spec struct {
 	Token   string                     `json:"token"`
 	// DataLimit caps the worker's data segment (RLIMIT_DATA), in bytes.
 	DataLimit int64 `json:"data_limit"`
-	// Nice is the worker's scheduling priority (19: the lowest; commits get the CPU first).
-	Nice int `json:"nice"`
+	// Idle runs the worker's threads under SCHED_IDLE: commits get the CPU first.
+	Idle bool `json:"idle"`
+	// CPUs are the only CPUs the worker's threads run on (none: any).
+	CPUs []int `json:"cpus,omitempty"`
 	// StopGrace: see ServeConfig.
 	StopGrace time.Duration `json:"stop_grace"`
 	LogFormat string        `json:"log_format"`

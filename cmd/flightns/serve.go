@@ -52,6 +52,7 @@ type serveConfig struct {
 	sqlSpill    string
 	sqlWorkerMB string
 	sqlGrace    time.Duration
+	sqlCPUs     int
 	unmanaged   bool
 }
 
@@ -116,6 +117,8 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		"cap of the SQL worker process's memory (its data segment; a query past it fails, and the worker is restarted if its resident set passes it) (default: --sql-memory + 512MiB) [$FLIGHTNS_SQL_WORKER_MEMORY]")
 	fs.DurationVar(&cfg.sqlGrace, "sql-stop-grace", envDuration("FLIGHTNS_SQL_STOP_GRACE", 2*time.Second),
 		"how long a stopped query (past its time limit, or its client gone) may take to end before the SQL worker is restarted [$FLIGHTNS_SQL_STOP_GRACE]")
+	fs.IntVar(&cfg.sqlCPUs, "sql-cpus", int(envInt("FLIGHTNS_SQL_CPUS", 0)),
+		"how many CPUs the SQL worker may run on (the last of this process's); 0: all but one, so that commits always have a core no query can take [$FLIGHTNS_SQL_CPUS]")
 	fs.BoolVar(&cfg.unmanaged, "unmanaged", envOr("FLIGHTNS_UNMANAGED", "") == "true",
 		"unmanaged tables: Lance commits versions itself and the catalog only names and places tables; every process of a catalog must agree [$FLIGHTNS_UNMANAGED]")
 	if err := fs.Parse(args); err != nil {
@@ -550,6 +553,10 @@ func startSQLWorker(cfg serveConfig, engine manifesttable.EngineConfig, deps *ca
 		}
 		limit = n
 	}
+	cpus, err := sqlworker.WorkerCPUs(cfg.sqlCPUs)
+	if err != nil {
+		return nil, nil, err
+	}
 	self, err := os.Executable()
 	if err != nil {
 		return nil, nil, err
@@ -568,19 +575,27 @@ func startSQLWorker(cfg serveConfig, engine manifesttable.EngineConfig, deps *ca
 	sup, err := sqlworker.StartSupervisor(sqlworker.SupervisorConfig{
 		Command: []string{self, "sql-worker"},
 		Spec: sqlworker.Spec{Root: deps.store.URI(), Redis: deps.redisURL, Catalog: cfg.store.catalog, Engine: engine,
-			DataLimit: limit, Nice: 19, StopGrace: cfg.sqlGrace, LogFormat: cfg.logFormat, LogLevel: cfg.logLevel},
+			DataLimit: limit, Idle: true, CPUs: cpus, StopGrace: cfg.sqlGrace, LogFormat: cfg.logFormat, LogLevel: cfg.logLevel},
 		Dir: dir, RSSLimit: limit, Logger: log, Restarted: metrics.SQLWorkerRestarted,
 	})
 	if err != nil {
 		_ = os.RemoveAll(dir)
 		return nil, nil, err
 	}
-	log.Info("SQL runs in a worker process", "memory", cfg.sqlMemory, "worker_memory_cap", limit, "threads", engine.Threads,
+	log.Info("SQL runs in a worker process", "memory", cfg.sqlMemory, "worker_memory_cap", limit, "threads", engine.Threads, "cpus", cpuList(cpus),
 		"max_queries", engine.MaxQueries, "spill_dir", engine.SpillDir, "spill_limit", engine.SpillLimit)
 	return sup, func() {
 		_ = sup.Close()
 		_ = os.RemoveAll(dir)
 	}, nil
+}
+
+// cpuList names the SQL worker's CPUs for the log.
+func cpuList(cpus []int) string {
+	if len(cpus) == 0 {
+		return "all"
+	}
+	return strings.Trim(fmt.Sprint(cpus), "[]")
 }
 
 // loadAuth reads the credentials file; none means no authentication.

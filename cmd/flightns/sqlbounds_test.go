@@ -236,7 +236,18 @@ func TestTheSQLWorkerIsSupervised(t *testing.T) {
 	defer cancel()
 	slow := make(chan error, 2)
 	for range 2 {
-		go func() { slow <- fetchAll(qctx, fc, "SELECT sum(hash(range)) FROM range(100000000000)") }()
+		go func() {
+			// The worker frees the slots of the queries before these a
+			// moment after their clients have their answers: a refusal
+			// at the start is retried.
+			for start := time.Now(); ; time.Sleep(50 * time.Millisecond) {
+				err := fetchAll(qctx, fc, "SELECT sum(hash(range)) FROM range(100000000000)")
+				if status.Code(err) != codes.ResourceExhausted || time.Since(start) > 10*time.Second {
+					slow <- err
+					return
+				}
+			}
+		}()
 	}
 	// Once both run (they never end on their own), a third is refused.
 	deadline = time.Now().Add(30 * time.Second)
@@ -255,12 +266,86 @@ func TestTheSQLWorkerIsSupervised(t *testing.T) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+	// The worker's threads, DuckDB's among them, are all SCHED_IDLE; the
+	// server's are not.
+	if n, bad := schedPolicies(sqlWorkerPid(s.cmd.Process.Pid), schedIdle); n < 4 || len(bad) > 0 {
+		t.Errorf("SQL worker: %d threads, %d not SCHED_IDLE: %v", n, len(bad), bad)
+	}
+	if n, bad := schedPolicies(s.cmd.Process.Pid, schedNormal); n < 2 || len(bad) > 0 {
+		t.Errorf("server: %d threads, %d not SCHED_OTHER: %v", n, len(bad), bad)
+	}
+	// By default the worker runs on all CPUs but the first; the server
+	// on all of them.
+	want, err := sqlworker.WorkerCPUs(0)
+	if err != nil || len(want) == 0 {
+		t.Fatalf("the worker's CPUs: %v, %v (this test needs two CPUs or more)", want, err)
+	}
+	if bad := threadCPUs(sqlWorkerPid(s.cmd.Process.Pid), strings.Trim(strings.ReplaceAll(fmt.Sprint(want), " ", ","), "[]")); len(bad) > 0 {
+		t.Errorf("SQL worker threads on other CPUs: %v", bad)
+	}
+	if bad := threadCPUs(s.cmd.Process.Pid, threadCPUsOf(os.Getpid())); len(bad) > 0 {
+		t.Errorf("server threads kept from some CPUs: %v", bad)
+	}
 	cancel()
 	for range 2 {
 		if err := <-slow; status.Code(err) != codes.Canceled && err != nil {
 			t.Logf("a cancelled slow query ended with %v", err)
 		}
 	}
+}
+
+// Scheduling policies, as /proc/<pid>/task/<tid>/stat gives them.
+const (
+	schedNormal = 0
+	schedIdle   = 5
+)
+
+// schedPolicies counts the threads of pid and lists those whose
+// scheduling policy is not want.
+func schedPolicies(pid, want int) (int, []string) {
+	tasks, _ := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+	var bad []string
+	for _, task := range tasks {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/stat", pid, task.Name()))
+		if err != nil {
+			continue
+		}
+		// Fields after "(comm)": state is field 3, policy field 41.
+		s := string(b)
+		f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+		if len(f) < 39 || f[38] != fmt.Sprint(want) {
+			bad = append(bad, fmt.Sprintf("thread %s policy %v", task.Name(), f[min(38, len(f)-1)]))
+		}
+	}
+	return len(tasks), bad
+}
+
+// threadCPUs lists the threads of pid whose CPUs (Cpus_allowed_list,
+// as "1" or "2-3" or "1,3") are not want.
+func threadCPUs(pid int, want string) []string {
+	tasks, _ := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+	var bad []string
+	for _, task := range tasks {
+		if got := threadCPUsOf(pid, task.Name()); got != want && got != "" {
+			bad = append(bad, fmt.Sprintf("thread %s on %s, want %s", task.Name(), got, want))
+		}
+	}
+	return bad
+}
+
+// threadCPUsOf is the Cpus_allowed_list of pid (or of its thread tid).
+func threadCPUsOf(pid int, tid ...string) string {
+	path := fmt.Sprintf("/proc/%d/status", pid)
+	if len(tid) == 1 {
+		path = fmt.Sprintf("/proc/%d/task/%s/status", pid, tid[0])
+	}
+	b, _ := os.ReadFile(path)
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "Cpus_allowed_list:"); ok {
+			return strings.TrimSpace(v)
+		}
+	}
+	return ""
 }
 
 // flightNamesNoFail is flightNames returning nothing on any error.

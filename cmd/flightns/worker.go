@@ -23,7 +23,7 @@ func sqlWorkerCmd(ctx context.Context, stderr io.Writer) int {
 		return 2
 	}
 	// The bounds come first, before DuckDB allocates anything.
-	if err := sqlworker.LimitSelf(spec.DataLimit, spec.Nice); err != nil {
+	if err := sqlworker.LimitSelf(spec); err != nil {
 		_, _ = fmt.Fprintf(stderr, "flightns sql-worker: %v\n", err)
 		return 1
 	}
