@@ -82,7 +82,7 @@ func (s *Server) runQuery(ctx context.Context, query string, args []any, after u
 		for res.Next() {
 			rec := res.RecordBatch()
 			rows += rec.NumRows()
-			size += recordBytes(rec)
+			size += RecordBytes(rec)
 			switch {
 			case rows > lim.MaxResultRows:
 				ch <- flight.StreamChunk{Err: status.Errorf(codes.ResourceExhausted,

@@ -318,8 +318,8 @@ func (ps *preparedSet) len() int {
 	return len(ps.m)
 }
 
-// recordBytes is the size of a batch's buffers.
-func recordBytes(rec arrow.RecordBatch) int64 {
+// RecordBytes is the size of a batch's buffers.
+func RecordBytes(rec arrow.RecordBatch) int64 {
 	var n int64
 	for _, c := range rec.Columns() {
 		n += dataBytes(c.Data())

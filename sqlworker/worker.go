@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/flight"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
@@ -165,17 +166,109 @@ func (w *worker) DoGet(tk *flight.Ticket, stream flight.FlightService_DoGetServe
 		return err
 	}
 	wr := flight.NewRecordWriter(stream, ipc.WithSchema(res.Schema()), ipc.WithAllocator(w.alloc))
+	b := batcher{schema: res.Schema(), alloc: w.alloc, write: wr.Write}
 	for res.Next() {
-		if err := wr.Write(res.RecordBatch()); err != nil {
+		if err := b.add(res.RecordBatch()); err != nil {
+			b.drop()
 			_ = wr.Close()
 			return err
 		}
 	}
-	if err := res.Err(); err != nil {
+	err = b.flush()
+	if err == nil {
+		err = res.Err()
+	}
+	if err != nil {
 		_ = wr.Close()
 		return err
 	}
 	return wr.Close()
+}
+
+// A streamed result goes to the server in batches of up to batchRows rows
+// or batchBytes bytes, or what came within batchWait: DuckDB yields 2,048
+// rows at a time, and the server relays every message at normal priority
+// (beside commits), at a cost per message as much as per byte.
+const (
+	batchRows  = 64 << 10
+	batchBytes = 4 << 20
+	batchWait  = 50 * time.Millisecond
+)
+
+// batcher gathers record batches into larger ones for write.
+type batcher struct {
+	schema  *arrow.Schema
+	alloc   memory.Allocator
+	write   func(arrow.RecordBatch) error
+	pending []arrow.RecordBatch
+	rows    int64
+	bytes   int64
+	since   time.Time // when the first pending batch came
+}
+
+// add takes rec (the caller keeps its reference) and writes what has
+// gathered once it is large or old enough.
+func (b *batcher) add(rec arrow.RecordBatch) error {
+	rec.Retain()
+	if len(b.pending) == 0 {
+		b.since = time.Now()
+	}
+	b.pending = append(b.pending, rec)
+	b.rows += rec.NumRows()
+	b.bytes += flightserver.RecordBytes(rec)
+	if b.rows >= batchRows || b.bytes >= batchBytes || time.Since(b.since) >= batchWait {
+		return b.flush()
+	}
+	return nil
+}
+
+// flush writes what has gathered as one batch (as it came, if its
+// columns cannot be joined).
+func (b *batcher) flush() error {
+	defer b.drop()
+	if len(b.pending) < 2 {
+		for _, r := range b.pending {
+			if err := b.write(r); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	cols := make([]arrow.Array, b.schema.NumFields())
+	defer func() {
+		for _, c := range cols {
+			if c != nil {
+				c.Release()
+			}
+		}
+	}()
+	parts := make([]arrow.Array, len(b.pending))
+	for i := range cols {
+		for j, r := range b.pending {
+			parts[j] = r.Column(i)
+		}
+		c, err := array.Concatenate(parts, b.alloc)
+		if err != nil {
+			for _, r := range b.pending {
+				if err := b.write(r); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+		cols[i] = c
+	}
+	rec := array.NewRecordBatch(b.schema, cols, b.rows)
+	defer rec.Release()
+	return b.write(rec)
+}
+
+// drop releases what has gathered.
+func (b *batcher) drop() {
+	for _, r := range b.pending {
+		r.Release()
+	}
+	b.pending, b.rows, b.bytes = b.pending[:0], 0, 0
 }
 
 // DoAction answers "schema" and "status".

@@ -5,6 +5,7 @@ package sqlworker
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"path/filepath"
 	"slices"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
 
 	"github.com/flightns/flightns/internal/testutil/nstest"
 	"github.com/flightns/flightns/manifesttable"
@@ -224,4 +226,58 @@ func equalArg(a, b any) bool {
 		return ok && a.Equal(bt)
 	}
 	return a == b
+}
+
+// A streamed result reaches the server in batches far larger than
+// DuckDB's 2,048-row chunks, with every value as DuckDB made it: strings,
+// NULLs, lists and structs survive the joining of chunks.
+func TestResultsStreamInLargeBatchesWithEveryValue(t *testing.T) {
+	e := startWorker(t, 5*time.Second)
+	ctx := context.Background()
+	const n = 200_000
+	res, err := e.client.Query(ctx, `SELECT range AS i, range::VARCHAR AS s,
+		CASE WHEN range % 7 = 0 THEN NULL ELSE range * 1.5 END AS d,
+		[range, range + 1] AS l, {'a': range} AS st FROM range(200000)`, nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Release()
+	var batches, rows, sumI, sumLen, nulls, sumL, sumA int64
+	for res.Next() {
+		rec := res.RecordBatch()
+		batches++
+		rows += rec.NumRows()
+		is := rec.Column(0).(*array.Int64)
+		ss := rec.Column(1).(*array.String)
+		ds := rec.Column(2)
+		ls := rec.Column(3).(*array.List)
+		lv := ls.ListValues().(*array.Int64)
+		st := rec.Column(4).(*array.Struct).Field(0).(*array.Int64)
+		for r := 0; r < int(rec.NumRows()); r++ {
+			sumI += is.Value(r)
+			sumLen += int64(len(ss.Value(r)))
+			if ds.IsNull(r) {
+				nulls++
+			}
+			_, end := ls.ValueOffsets(r)
+			sumL += lv.Value(int(end) - 1)
+			sumA += st.Value(r)
+		}
+	}
+	if err := res.Err(); err != nil {
+		t.Fatal(err)
+	}
+	agg, err := e.client.Query(ctx, `SELECT concat_ws(' ', count(*), sum(range), sum(length(range::VARCHAR)),
+		count(*) FILTER (WHERE range % 7 = 0), sum(range + 1), sum(range)) FROM range(200000)`, nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := column(t, agg)
+	got := fmt.Sprintf("%d %d %d %d %d %d", rows, sumI, sumLen, nulls, sumL, sumA)
+	if len(want) != 1 || got != want[0] {
+		t.Fatalf("the streamed result sums to %s, DuckDB says %v", got, want)
+	}
+	if most := int64(n / 16384); batches > most {
+		t.Errorf("%d rows came in %d batches, want at most %d", n, batches, most)
+	}
 }

@@ -108,7 +108,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&cfg.sqlMemory, "sql-memory", envOr("FLIGHTNS_SQL_MEMORY", "4GB"), "memory limit of the embedded SQL engine (the __manifest data and every query) [$FLIGHTNS_SQL_MEMORY]")
 	fs.IntVar(&cfg.sqlThreads, "sql-threads", int(envInt("FLIGHTNS_SQL_THREADS", 2)), "threads of the embedded SQL engine [$FLIGHTNS_SQL_THREADS]")
 	fs.StringVar(&cfg.sqlIsolate, "sql-isolation", envOr("FLIGHTNS_SQL_ISOLATION", "process"),
-		"where SQL runs: process (a supervised worker process of its own, with a lower CPU priority and capped memory: no query can slow or stop a commit) or none (in this process; for tests and measurements) [$FLIGHTNS_SQL_ISOLATION]")
+		"where SQL runs: process (a supervised worker process of its own, under SCHED_IDLE off one CPU, with capped memory: no query can slow or stop a commit) or none (in this process; for tests and measurements) [$FLIGHTNS_SQL_ISOLATION]")
 	fs.StringVar(&cfg.sqlSpillDir, "sql-spill-dir", os.Getenv("FLIGHTNS_SQL_SPILL_DIR"),
 		"where queries may spill what does not fit in --sql-memory (default: <data>/sql-spill) [$FLIGHTNS_SQL_SPILL_DIR]")
 	fs.StringVar(&cfg.sqlSpill, "sql-spill-limit", envOr("FLIGHTNS_SQL_SPILL_LIMIT", "1GiB"),
