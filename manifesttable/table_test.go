@@ -279,12 +279,8 @@ func TestACompactionCutAnywhereLeavesALoadableTable(t *testing.T) {
 // SQL then equal the leader's.
 func TestAReplicaBehindACompactionStartsAgainFromTheSnapshot(t *testing.T) {
 	e := newTenv(t)
-	leader := e.open()
+	leader := openLeader(t, e, 3)
 	defer func() { _ = leader.Close() }()
-	ns := func(i int) Change { return put(Row{ObjectType: TypeNamespace, ObjectID: fmt.Sprintf("n%02d", i)}) }
-	for i := range 3 {
-		commit(t, leader, ns(i))
-	}
 	replica := e.open(func(c *Config) { c.ReadOnly = true })
 	defer func() { _ = replica.Close() }()
 	waitFor(t, replica, leader.durableNow())
@@ -296,13 +292,13 @@ func TestAReplicaBehindACompactionStartsAgainFromTheSnapshot(t *testing.T) {
 	replica.runDone.Add(1)
 	go func() { <-replica.stop; replica.runDone.Done() }()
 	for i := 3; i < 8; i++ {
-		commit(t, leader, ns(i))
+		commit(t, leader, nsChange(i))
 	}
 	if err := leader.Compact(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	for i := 8; i < 10; i++ {
-		commit(t, leader, ns(i))
+		commit(t, leader, nsChange(i))
 	}
 	if err := leader.Compact(context.Background()); err != nil {
 		t.Fatal(err)
@@ -310,16 +306,38 @@ func TestAReplicaBehindACompactionStartsAgainFromTheSnapshot(t *testing.T) {
 	if err := replica.catchUp(context.Background()); err != nil {
 		t.Fatalf("catching up after the compaction: %v", err)
 	}
-	commit(t, leader, ns(10))
+	commit(t, leader, nsChange(10))
 	if err := replica.catchUp(context.Background()); err != nil {
 		t.Fatal(err)
 	}
+	sameAsLeader(t, replica, leader, 11)
+}
+
+// nsChange creates namespace n<i>.
+func nsChange(i int) Change {
+	return put(Row{ObjectType: TypeNamespace, ObjectID: fmt.Sprintf("n%02d", i)})
+}
+
+// openLeader opens the table with namespaces n00… (count of them).
+func openLeader(t *testing.T, e *tenv, count int) *Table {
+	t.Helper()
+	leader := e.open()
+	for i := range count {
+		commit(t, leader, nsChange(i))
+	}
+	return leader
+}
+
+// sameAsLeader waits until replica has caught up with leader, then
+// compares their rows and the namespaces in the replica's index.
+func sameAsLeader(t *testing.T, replica, leader *Table, namespaces int) {
+	t.Helper()
 	waitFor(t, replica, leader.durableNow())
 	if got, want := allRows(t, replica, 0), allRows(t, leader, 0); !slices.Equal(got, want) {
 		t.Fatalf("the replica's rows:\n%s\nthe leader's:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
-	if len(replica.Children("")) != 11 {
-		t.Fatalf("the replica's index has %d namespaces, want 11", len(replica.Children("")))
+	if n := len(replica.Children("")); n != namespaces {
+		t.Fatalf("the replica's index has %d namespaces, want %d", n, namespaces)
 	}
 }
 
@@ -328,12 +346,8 @@ func TestAReplicaBehindACompactionStartsAgainFromTheSnapshot(t *testing.T) {
 // commits run), starts again from the snapshot that covers it.
 func TestAReplicaOvertakenByACompactionWhileCatchingUpStartsAgainFromTheSnapshot(t *testing.T) {
 	e := newTenv(t)
-	leader := e.open()
+	leader := openLeader(t, e, 3)
 	defer func() { _ = leader.Close() }()
-	ns := func(i int) Change { return put(Row{ObjectType: TypeNamespace, ObjectID: fmt.Sprintf("n%02d", i)}) }
-	for i := range 3 {
-		commit(t, leader, ns(i))
-	}
 	var overtaken atomic.Bool
 	hook := objstore.FaultFunc(func(_ context.Context, op objstore.Op, key string, ph objstore.Phase) error {
 		if op != objstore.OpGet || ph != objstore.Before || !strings.HasPrefix(key, logPrefix) || !overtaken.CompareAndSwap(false, true) {
@@ -342,7 +356,7 @@ func TestAReplicaOvertakenByACompactionWhileCatchingUpStartsAgainFromTheSnapshot
 		// Between the replica's listing and its read of the first
 		// segment: two compactions (two snapshots are kept) prune it.
 		for i := 3; i < 5; i++ {
-			commit(t, leader, ns(i))
+			commit(t, leader, nsChange(i))
 			if err := leader.Compact(context.Background()); err != nil {
 				t.Error(err)
 			}
@@ -359,11 +373,5 @@ func TestAReplicaOvertakenByACompactionWhileCatchingUpStartsAgainFromTheSnapshot
 	if !overtaken.Load() {
 		t.Fatal("the replica never read a segment")
 	}
-	waitFor(t, replica, leader.durableNow())
-	if got, want := allRows(t, replica, 0), allRows(t, leader, 0); !slices.Equal(got, want) {
-		t.Fatalf("the replica's rows:\n%s\nthe leader's:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
-	}
-	if n := len(replica.Children("")); n != 5 {
-		t.Fatalf("the replica's index has %d namespaces, want 5", n)
-	}
+	sameAsLeader(t, replica, leader, 5)
 }
