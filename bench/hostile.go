@@ -150,6 +150,9 @@ func runHostile(ctx context.Context, cfg Config, rep *Report) error {
 	if err != nil {
 		return err
 	}
+	if _, err := exec.LookPath("chrt"); err != nil {
+		return errors.New("the hostile-queries benchmark runs its query clients under SCHED_IDLE with chrt: install util-linux")
+	}
 	for _, mode := range hostileModesOf(cfg) {
 		if err := hostileMode(ctx, cfg, rep, bin, mode); err != nil {
 			return fmt.Errorf("--sql-isolation %s: %w", mode, err)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math"
 	"path"
 	"slices"
@@ -189,7 +190,13 @@ func (t *Table) materializeOnce(ctx context.Context) error {
 	if entries[0].seq > cursor+1 {
 		// Sequences are missing from the log: Redis lost them (or trimmed
 		// them unread). What they committed is re-derived from storage.
-		t.log.Warn("manifesttable: the commit log has a gap; re-deriving version rows from storage",
+		// Before a catalog's first segment the jump is only its first
+		// epoch's start: nothing to warn of, though storage is still read.
+		lv := slog.LevelWarn
+		if cursor == 0 {
+			lv = slog.LevelDebug
+		}
+		t.log.Log(ctx, lv, "manifesttable: the commit log has a gap; re-deriving version rows from storage",
 			"catalog", t.cfg.Catalog, "from", cursor+1, "to", entries[0].seq-1)
 		repaired, err := t.reconcile(ctx, cursor+1)
 		if err != nil {
