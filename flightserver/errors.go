@@ -37,6 +37,8 @@ var grpcCodes = map[nserror.Code]codes.Code{
 	nserror.InvalidTableState:          codes.FailedPrecondition,
 	nserror.TableSchemaValidationError: codes.InvalidArgument,
 	nserror.Throttling:                 codes.ResourceExhausted,
+	nserror.TableBranchNotFound:        codes.NotFound,
+	nserror.TableBranchAlreadyExists:   codes.AlreadyExists,
 }
 
 // ErrorDomain is the domain of the google.rpc.ErrorInfo detail that

@@ -226,6 +226,9 @@ func (b *batchBuilder) add(ctx context.Context, i int, op CommitTableOperation, 
 		if err := tableID(req.ID); err != nil {
 			return err
 		}
+		if err := commitsOnMain(req.Branch); err != nil {
+			return err
+		}
 		if err := b.touch(req.ID, "version"); err != nil {
 			return err
 		}
@@ -253,6 +256,9 @@ func (b *batchBuilder) add(ctx context.Context, i int, op CommitTableOperation, 
 	case op.DeleteTableVersions != nil:
 		req := op.DeleteTableVersions
 		if err := tableID(req.ID); err != nil {
+			return err
+		}
+		if err := onMain(req.Branch); err != nil {
 			return err
 		}
 		if err := b.touch(req.ID, "delete"); err != nil {

@@ -4,6 +4,7 @@ package namespace
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -98,4 +99,18 @@ func (e *tenv) locOf(tid ID) string {
 		e.t.Fatal(err)
 	}
 	return loc
+}
+
+// final reads version v's final manifest (V2 naming) of the table at loc;
+// "" when there is none.
+func (e *tenv) final(loc string, v uint64) string {
+	e.t.Helper()
+	b, err := e.objs.Get(context.Background(), redisclaim.ManifestPath(loc, redisclaim.V2, v))
+	if errors.Is(err, objstore.ErrNotFound) {
+		return ""
+	}
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return string(b)
 }

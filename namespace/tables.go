@@ -139,6 +139,9 @@ func (s *Service) DescribeTable(ctx context.Context, req DescribeTableRequest) (
 	if err != nil {
 		return nil, err
 	}
+	if err := onMain(req.Branch); err != nil {
+		return nil, err
+	}
 	r, _, err := s.row(ctx, manifesttable.TypeTable, req.ID)
 	if err != nil {
 		return nil, err

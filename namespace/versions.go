@@ -23,6 +23,30 @@ func (s *Service) tableVersion(loc redisclaim.Location) TableVersion {
 	return tv
 }
 
+// Branches. flightns keeps one version chain per table, main's; Lance
+// names a branch in every version request (absent: main). Until the
+// catalog keeps a chain per branch, a request for another branch is
+// refused, so that a version meant for a branch never lands on main.
+
+// onMain checks that branch names main for a request that reads or
+// forgets versions: another branch has no versions here
+// (TableBranchNotFound).
+func onMain(branch string) error {
+	if branch == "" || branch == "main" {
+		return nil
+	}
+	return nserror.New(nserror.TableBranchNotFound, "branch %q has no versions in this catalog: flightns keeps main's versions only", branch)
+}
+
+// commitsOnMain checks that branch names main for a request that commits
+// a version: committing on another branch is not supported.
+func commitsOnMain(branch string) error {
+	if branch == "" || branch == "main" {
+		return nil
+	}
+	return nserror.New(nserror.Unsupported, "branch %q: flightns commits versions of main only; a version of another branch is refused, never put on main", branch)
+}
+
 // stagedEntry validates one CreateTableVersion entry and resolves its table
 // and its staging manifest to keys.
 func (s *Service) stagedEntry(ctx context.Context, id ID, version int64, manifestPath string, size *int64, etag, naming string) (redisclaim.Entry, error) {
@@ -62,6 +86,9 @@ func (s *Service) stagedEntry(ctx context.Context, id ID, version int64, manifes
 // that path. A version already taken is ConcurrentModification; repeating
 // a successful request returns the same version.
 func (s *Service) CreateTableVersion(ctx context.Context, req CreateTableVersionRequest) (*CreateTableVersionResponse, error) {
+	if err := commitsOnMain(req.Branch); err != nil {
+		return nil, err
+	}
 	e, err := s.stagedEntry(ctx, req.ID, req.Version, req.ManifestPath, req.ManifestSize, req.ETag, req.NamingScheme)
 	if err != nil {
 		return nil, err
@@ -79,6 +106,9 @@ func (s *Service) CreateTableVersion(ctx context.Context, req CreateTableVersion
 func (s *Service) DescribeTableVersion(ctx context.Context, req DescribeTableVersionRequest) (*DescribeTableVersionResponse, error) {
 	loc, err := s.tableLoc(ctx, req.ID)
 	if err != nil {
+		return nil, err
+	}
+	if err := onMain(req.Branch); err != nil {
 		return nil, err
 	}
 	if req.Version != nil && *req.Version <= 0 {
@@ -117,6 +147,9 @@ func (s *Service) DescribeTableVersion(ctx context.Context, req DescribeTableVer
 func (s *Service) ListTableVersions(ctx context.Context, req ListTableVersionsRequest) (*ListTableVersionsResponse, error) {
 	loc, err := s.tableLoc(ctx, req.ID)
 	if err != nil {
+		return nil, err
+	}
+	if err := onMain(req.Branch); err != nil {
 		return nil, err
 	}
 	opts := redisclaim.ListOptions{Descending: req.Descending != nil && *req.Descending}
@@ -167,6 +200,9 @@ func (s *Service) BatchDeleteTableVersions(ctx context.Context, req BatchDeleteT
 	if err != nil {
 		return nil, err
 	}
+	if err := onMain(req.Branch); err != nil {
+		return nil, err
+	}
 	ranges, err := versionRanges(req.Ranges)
 	if err != nil {
 		return nil, err
@@ -206,6 +242,9 @@ func (s *Service) BatchCreateTableVersions(ctx context.Context, req BatchCreateT
 	}
 	entries := make([]redisclaim.Entry, len(req.Entries))
 	for i, in := range req.Entries {
+		if err := commitsOnMain(in.Branch); err != nil {
+			return nil, nserror.New(nserror.CodeOf(err), "entry %d: %w", i, err)
+		}
 		e, err := s.stagedEntry(ctx, in.ID, in.Version, in.ManifestPath, in.ManifestSize, in.ETag, in.NamingScheme)
 		if err != nil {
 			return nil, err

@@ -34,6 +34,8 @@ const (
 	InvalidTableState          Code = 19
 	TableSchemaValidationError Code = 20
 	Throttling                 Code = 21
+	TableBranchNotFound        Code = 22
+	TableBranchAlreadyExists   Code = 23
 )
 
 var codeNames = map[Code]string{
@@ -59,6 +61,8 @@ var codeNames = map[Code]string{
 	InvalidTableState:          "InvalidTableState",
 	TableSchemaValidationError: "TableSchemaValidationError",
 	Throttling:                 "Throttling",
+	TableBranchNotFound:        "TableBranchNotFound",
+	TableBranchAlreadyExists:   "TableBranchAlreadyExists",
 }
 
 // String returns the code's name as the specification spells it.

@@ -12,23 +12,16 @@ import (
 	"github.com/flightns/flightns/obs"
 )
 
-// Codes of the Lance Namespace specification that nserror does not name
-// (flightns has no branches); they appear here only to map them.
-const (
-	codeTableBranchNotFound      nserror.Code = 22
-	codeTableBranchAlreadyExists nserror.Code = 23
-)
-
 // statusOf maps a Lance Namespace error code to its HTTP status: the one
 // table of this surface, as the specification's catalog and Lance's own REST
 // server have it. Unknown codes are 500.
 func statusOf(c nserror.Code) int {
 	switch c {
 	case nserror.NamespaceNotFound, nserror.TableNotFound, nserror.TableIndexNotFound, nserror.TableTagNotFound,
-		nserror.TransactionNotFound, nserror.TableVersionNotFound, nserror.TableColumnNotFound, codeTableBranchNotFound:
+		nserror.TransactionNotFound, nserror.TableVersionNotFound, nserror.TableColumnNotFound, nserror.TableBranchNotFound:
 		return http.StatusNotFound
 	case nserror.NamespaceAlreadyExists, nserror.NamespaceNotEmpty, nserror.TableAlreadyExists, nserror.TableIndexAlreadyExists,
-		nserror.TableTagAlreadyExists, nserror.ConcurrentModification, nserror.InvalidTableState, codeTableBranchAlreadyExists:
+		nserror.TableTagAlreadyExists, nserror.ConcurrentModification, nserror.InvalidTableState, nserror.TableBranchAlreadyExists:
 		return http.StatusConflict
 	case nserror.InvalidInput, nserror.TableSchemaValidationError:
 		return http.StatusBadRequest

@@ -104,7 +104,11 @@ func TestLanceDBLifecycle(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			s := startServer(t, withConfig(func(c *namespace.Config) { c.Unmanaged = !tc.managed }))
 			var rep scenarioReport
-			node(t, nil, &rep, "scenario.mjs", s.url())
+			mode := "managed"
+			if !tc.managed {
+				mode = "unmanaged"
+			}
+			node(t, nil, &rep, "scenario.mjs", s.url(), mode)
 			if !rep.OK {
 				t.Fatalf("the scenario failed:\n%s", strings.Join(rep.Failures, "\n"))
 			}
