@@ -51,6 +51,14 @@ func TestBatchCommitTablesAppliesEveryOperation(t *testing.T) {
 	if l := must(s.ListTableVersions(ctx, ListTableVersionsRequest{ID: id("t0")})); len(l.Versions) != 2 {
 		t.Fatalf("t0 versions after the delete: %+v", l.Versions)
 	}
+	// A deleted version is gone, though its manifest is still in storage
+	// (Lance deletes its own files), and describing it does not bring it
+	// back.
+	_, err := s.DescribeTableVersion(ctx, DescribeTableVersionRequest{ID: id("t0"), Version: ptr(int64(2))})
+	wantCode(t, "describing a version deleted in a batch", err, nserror.TableVersionNotFound)
+	if l := must(s.ListTableVersions(ctx, ListTableVersionsRequest{ID: id("t0")})); len(l.Versions) != 2 {
+		t.Fatalf("t0 versions after describing a deleted one: %+v", l.Versions)
+	}
 	wantCode(t, "t2", s.TableExists(ctx, TableExistsRequest{ID: id("t2")}), nserror.TableNotFound)
 	// __manifest holds the declared table with the transaction's id.
 	if r, ok := s.Table().Object(manifesttable.TypeTable, "t1"); !ok || r.TxnID != resp.TransactionID {

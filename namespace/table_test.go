@@ -118,6 +118,14 @@ func TestTableLifecycle(t *testing.T) {
 	if del.DeletedCount != 1 {
 		t.Fatalf("batch delete: %+v", del)
 	}
+	if e.final(loc, 1) == "" {
+		t.Fatal("deleting version 1's record removed its manifest")
+	}
+	_, err = s.DescribeTableVersion(ctx, DescribeTableVersionRequest{ID: id("prod", "orders"), Version: ptr(int64(1))})
+	wantCode(t, "describing a deleted version", err, nserror.TableVersionNotFound)
+	if l := must(s.ListTableVersions(ctx, ListTableVersionsRequest{ID: id("prod", "orders")})); len(l.Versions) == 0 || l.Versions[0].Version == 1 {
+		t.Fatalf("versions after describing a deleted one: %+v", l.Versions)
+	}
 	_, err = s.BatchDeleteTableVersions(ctx, BatchDeleteTableVersionsRequest{ID: id("prod", "orders"), Ranges: []VersionRange{{StartVersion: 3, EndVersion: 2}}})
 	wantCode(t, "a reversed range", err, nserror.InvalidInput)
 	all := must(s.BatchDeleteTableVersions(ctx, BatchDeleteTableVersionsRequest{ID: id("prod", "orders"), Ranges: []VersionRange{{StartVersion: 0, EndVersion: -1}}}))

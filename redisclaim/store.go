@@ -235,6 +235,10 @@ func parseRecord(raw string) (record, error) {
 
 func (r record) staged() bool { return r.St == "staged" }
 
+// deleted is a tombstone: the version's record was deleted
+// (DeleteVersions); its manifest may still be in storage.
+func (r record) deleted() bool { return r.St == "deleted" }
+
 func (r record) size() int64 {
 	n, _ := strconv.ParseInt(r.Sz, 10, 64)
 	return n
@@ -669,6 +673,9 @@ func (s *Store) resolveVersion(ctx context.Context, table string, version uint64
 		if err != nil {
 			return Location{}, err
 		}
+		if rec.deleted() {
+			return Location{}, nserror.New(nserror.TableVersionNotFound, "version %d of table %s was deleted", v, table)
+		}
 		if !rec.staged() {
 			return rec.location(table, v), nil
 		}
@@ -703,8 +710,9 @@ func (s *Store) notFound(table string, version uint64) error {
 	return nserror.New(nserror.TableVersionNotFound, "table %s has no version %d", table, version)
 }
 
-// fromStorage answers for a version that Redis has no record of (deleted,
-// or lost): storage is the truth; a final manifest found there is recorded.
+// fromStorage answers for a version up to the head that Redis has no
+// record of (lost; a deleted one has a tombstone): storage is the truth; a
+// final manifest found there is recorded.
 func (s *Store) fromStorage(ctx context.Context, table string, version uint64) (Location, error) {
 	for _, scheme := range []NamingScheme{V2, V1} {
 		p := ManifestPath(table, scheme, version)

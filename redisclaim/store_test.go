@@ -285,6 +285,20 @@ func TestDeleteVersionsAndDelete(t *testing.T) {
 	if len(all) != 2 || all[0].Version != 3 || all[1].Version != 5 {
 		t.Fatalf("versions after delete: %+v", all)
 	}
+	// A deleted version's manifest stays in storage (Lance deletes its
+	// files); reading the version does not record it again.
+	if e.final("t", 1) != "1" {
+		t.Fatal("the manifest of a deleted version is gone")
+	}
+	if _, err := e.s.GetManifestLocation(ctx, "t", 1); !errors.Is(err, nserror.ErrTableVersionNotFound) {
+		t.Fatalf("reading a deleted version: %v", err)
+	}
+	if again, _, _ := e.s.ListVersions(ctx, "t", ListOptions{}); len(again) != 2 {
+		t.Fatalf("versions after reading a deleted one: %+v", again)
+	}
+	if n, err := e.s.DeleteVersions(ctx, "t", []Range{{Start: 1, End: 3}}); err != nil || n != 0 {
+		t.Fatalf("deleting deleted versions again = %d, %v; want 0", n, err)
+	}
 	if _, err := e.put("t", 5, "again"); !errors.Is(err, nserror.ErrConcurrentModification) {
 		t.Fatalf("a deleted version's number is reused: %v", err)
 	}

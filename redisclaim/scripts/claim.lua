@@ -125,7 +125,7 @@ for _, d in ipairs(dels) do
     for _, ver in ipairs(redis.call('ZRANGE', d[2], lo, hi, 'BYSCORE')) do
       local raw = redis.call('HGET', d[1], ver)
       if not raw or cjson.decode(raw).st ~= 'staged' then
-        redis.call('HDEL', d[1], ver)
+        redis.call('HSET', d[1], ver, '{"st":"deleted"}')
         redis.call('ZREM', d[2], ver)
         count = count + 1
       end

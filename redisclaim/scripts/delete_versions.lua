@@ -10,8 +10,10 @@
 -- ARGV[3..] pairs: start (inclusive), end (exclusive; "+inf" for no end)
 --
 -- Guarantee: staged records (commits in flight) are kept; the head never
--- moves. One log entry records the deletion. Replies {"NOEPOCH"} or
--- {"OK", deleted count, seq}.
+-- moves; a deleted version's record becomes a tombstone {"st":"deleted"}
+-- (out of the index), so that it is not read back from storage and
+-- recorded again. One log entry records the deletion. Replies
+-- {"NOEPOCH"} or {"OK", deleted count, seq}.
 if not redis.call('GET', KEYS[1]) then return {'NOEPOCH'} end
 local victims = {}
 for i = 3, #ARGV, 2 do
@@ -25,7 +27,7 @@ for i = 3, #ARGV, 2 do
 end
 if #victims == 0 then return {'OK', 0, ''} end
 for _, ver in ipairs(victims) do
-  redis.call('HDEL', KEYS[4], ver)
+  redis.call('HSET', KEYS[4], ver, '{"st":"deleted"}')
   redis.call('ZREM', KEYS[5], ver)
 end
 local seq = string.format('%d', redis.call('INCR', KEYS[2]))
