@@ -63,6 +63,11 @@ var actions = []action{
 	op("DescribeTableVersion", "Describe one version of a table (the latest when none is named).", auth.Read, (*svc).DescribeTableVersion),
 	op("ListTableVersions", "List a table's versions, paged, ascending or descending.", auth.Read, (*svc).ListTableVersions),
 	op("BatchDeleteTableVersions", "Delete ranges of a table's versions from the catalog.", auth.Write, (*svc).BatchDeleteTableVersions),
+	op("ListTableTags", "List a table's tags (Lance's own, in its _refs/tags/), paged.", auth.Read, (*svc).ListTableTags),
+	op("GetTableTagVersion", "The version a tag points to.", auth.Read, (*svc).GetTableTagVersion),
+	op("CreateTableTag", "Tag a version of the table (create-only, in Lance's format).", auth.Write, (*svc).CreateTableTag),
+	op("UpdateTableTag", "Point an existing tag to another version.", auth.Write, (*svc).UpdateTableTag),
+	op("DeleteTableTag", "Delete a tag.", auth.Write, (*svc).DeleteTableTag),
 	op("BatchCreateTableVersions", "Commit versions of several tables atomically: all or none.", auth.Write, (*svc).BatchCreateTableVersions),
 	op("BatchCommitTables", "Commit table versions, declarations and drops across tables atomically: all or none.", auth.Write, (*svc).BatchCommitTables),
 }

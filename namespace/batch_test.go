@@ -14,16 +14,6 @@ import (
 	"github.com/flightns/flightns/redisclaim"
 )
 
-func (e *tenv) withVersions(tid ID, n int) string {
-	e.t.Helper()
-	ctx := context.Background()
-	must(e.s.DeclareTable(ctx, DeclareTableRequest{ID: tid}))
-	loc := e.locOf(tid)
-	for v := 1; v <= n; v++ {
-		must(e.s.CreateTableVersion(ctx, CreateTableVersionRequest{ID: tid, Version: int64(v), ManifestPath: e.stage(loc, uint64(v), "m")}))
-	}
-	return loc
-}
 
 func TestBatchCommitTablesAppliesEveryOperation(t *testing.T) {
 	ctx := context.Background()

@@ -18,10 +18,8 @@ func TestABranchRequestNeverTouchesMain(t *testing.T) {
 	ctx := context.Background()
 	e := newTenv(t)
 	s := e.s
-	must(s.CreateNamespace(ctx, CreateNamespaceRequest{ID: id("ns")}))
-	tid := id("ns", "t")
-	must(s.DeclareTable(ctx, DeclareTableRequest{ID: tid}))
-	loc := e.locOf(tid)
+	tid := id("t")
+	loc := e.withVersions(tid, 0)
 	must(s.CreateTableVersion(ctx, CreateTableVersionRequest{ID: tid, Version: 1, Branch: "main", ManifestPath: e.stage(loc, 1, "m1")}))
 
 	// Lance's branches().create: list the branch's versions, then commit

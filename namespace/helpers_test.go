@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -113,4 +114,18 @@ func (e *tenv) final(loc string, v uint64) string {
 		e.t.Fatal(err)
 	}
 	return string(b)
+}
+
+// withVersions declares table tid (its namespace exists) and commits
+// versions 1..n, version v's manifest being v bytes; it returns the
+// table's location key.
+func (e *tenv) withVersions(tid ID, n int) string {
+	e.t.Helper()
+	ctx := context.Background()
+	must(e.s.DeclareTable(ctx, DeclareTableRequest{ID: tid}))
+	loc := e.locOf(tid)
+	for v := 1; v <= n; v++ {
+		must(e.s.CreateTableVersion(ctx, CreateTableVersionRequest{ID: tid, Version: int64(v), ManifestPath: e.stage(loc, uint64(v), strings.Repeat("m", v))}))
+	}
+	return loc
 }

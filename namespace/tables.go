@@ -142,6 +142,22 @@ func (s *Service) DescribeTable(ctx context.Context, req DescribeTableRequest) (
 	if err := onMain(req.Branch); err != nil {
 		return nil, err
 	}
+	if req.Tag != "" {
+		// The version a tag of Lance's points to.
+		if req.Version != nil {
+			return nil, nserror.New(nserror.InvalidInput, "describe a table at a version or at a tag, not both")
+		}
+		t, err := s.readTag(ctx, req.ID, loc, req.Tag)
+		if err != nil {
+			return nil, err
+		}
+		if t.Branch != nil {
+			if err := onMain(*t.Branch); err != nil {
+				return nil, err
+			}
+		}
+		req.Version = &t.Version
+	}
 	r, _, err := s.row(ctx, manifesttable.TypeTable, req.ID)
 	if err != nil {
 		return nil, err

@@ -126,12 +126,29 @@ func (s *Service) latestVersion(ctx context.Context, id ID, loc string) (int64, 
 // versionExists fails with TableVersionNotFound unless the table has
 // version v.
 func (s *Service) versionExists(ctx context.Context, id ID, loc string, v int64) error {
-	if s.managed() {
-		_, err := s.claims.GetManifestLocation(ctx, loc, uint64(v))
-		return err
-	}
-	_, err := s.storageVersion(ctx, id, loc, v)
+	_, err := s.versionOf(ctx, id, loc, v)
 	return err
+}
+
+// versionOf describes version v of the table, with its manifest's size:
+// from the claim records, or from storage for an unmanaged catalog.
+func (s *Service) versionOf(ctx context.Context, id ID, loc string, v int64) (TableVersion, error) {
+	if !s.managed() {
+		return s.storageVersion(ctx, id, loc, v)
+	}
+	l, err := s.claims.GetManifestLocation(ctx, loc, uint64(v))
+	if err != nil {
+		return TableVersion{}, err
+	}
+	tv := s.tableVersion(l)
+	if tv.ManifestSize == nil {
+		a, err := s.objs.Head(ctx, l.Path)
+		if err != nil {
+			return TableVersion{}, err
+		}
+		tv.ManifestSize = &a.Size
+	}
+	return tv, nil
 }
 
 // unmanagedWithVersions keeps the tables (full ids) that have a version in

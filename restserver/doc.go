@@ -28,7 +28,7 @@
 //
 // What it must not do: decide semantics (modes, preconditions, versions,
 // locations all belong to the service), touch Redis or object storage, or
-// serve data-plane operations (insert, query, indices, tags, branches):
+// serve data-plane operations (insert, query, indices, branches):
 // those answer Unsupported (0, HTTP 406), since Lance runs them itself
 // against the table's location.
 package restserver

@@ -98,6 +98,11 @@ var (
 		"version/create":   {"CreateTableVersion", true, createTableVersion, nil},
 		"version/describe": {"DescribeTableVersion", false, describeTableVersion, nil},
 		"version/delete":   {"BatchDeleteTableVersions", true, batchDeleteTableVersions, nil},
+		"tags/list":        {"ListTableTags", false, listTableTags, nil},
+		"tags/version":     {"GetTableTagVersion", false, getTableTagVersion, nil},
+		"tags/create":      {"CreateTableTag", true, createTableTag, nil},
+		"tags/update":      {"UpdateTableTag", true, updateTableTag, nil},
+		"tags/delete":      {"DeleteTableTag", true, deleteTableTag, nil},
 	}
 	listAllTablesRoute    = route{"ListAllTables", false, listAllTables, nil}
 	batchCreateRoute      = route{"BatchCreateTableVersions", true, batchCreateTableVersions, nil}
@@ -170,7 +175,7 @@ func match(p string) (route, *string, error) {
 
 func unsupported(kind, op string) error {
 	return nserror.New(nserror.Unsupported,
-		"%s operation %q is not supported by flightns: it serves namespaces, tables and table versions; data operations (insert, query, indices, tags, branches, …) run in the Lance engine against the table's location", kind, op)
+		"%s operation %q is not supported by flightns: it serves namespaces, tables, table versions and tags; data operations (insert, query, indices, branches, …) run in the Lance engine against the table's location", kind, op)
 }
 
 // serve checks the method, authenticates and authorizes, reads the

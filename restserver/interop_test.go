@@ -172,8 +172,43 @@ func TestLanceDBLifecycle(t *testing.T) {
 				}
 			}
 
+			tagsCheck(t, s, orders)
 			plainCheck(t, s, rep.Tables)
 		})
+	}
+}
+
+// tagsCheck: the tag LanceDB made in the scenario is listed and resolved
+// by the catalog, and one the catalog makes is LanceDB's to list, resolve
+// and check out, with the rows of its version.
+func tagsCheck(t *testing.T, s *server, orders []versionRows) {
+	t.Helper()
+	const table = "/v1/table/prod%24sales%24orders"
+	var list namespace.ListTableTagsResponse
+	ok(t, "tags/list", s.post(table+"/tags/list", nil)).decode(t, &list)
+	if c, found := list.Tags["first"]; !found || c.Version != 1 || c.ManifestSize <= 0 {
+		t.Fatalf("the tag LanceDB made, through the catalog: %+v", list.Tags)
+	}
+	var tv namespace.GetTableTagVersionResponse
+	ok(t, "tags/version", s.post(table+"/tags/version", map[string]any{"tag": "first"})).decode(t, &tv)
+	if tv.Version != 1 {
+		t.Fatalf("tags/version of first: %+v", tv)
+	}
+	ok(t, "tags/create", s.post(table+"/tags/create", map[string]any{"tag": "rest-made", "version": 2}))
+	wantError(t, "tags/create again", s.post(table+"/tags/create", map[string]any{"tag": "rest-made", "version": 3}), 9, 409)
+	var rep struct {
+		OK       bool             `json:"ok"`
+		Failures []string         `json:"failures"`
+		Tags     map[string]int64 `json:"tags"`
+		Version  int64            `json:"version"`
+		Rows     []string         `json:"rows"`
+	}
+	node(t, nil, &rep, "tags.mjs", s.url(), "rest-made")
+	if !rep.OK {
+		t.Fatalf("LanceDB reading the catalog's tag: %s", strings.Join(rep.Failures, "\n"))
+	}
+	if rep.Tags["first"] != 1 || rep.Tags["rest-made"] != 2 || rep.Version != 2 || !slices.Equal(rep.Rows, orders[1].Rows) {
+		t.Fatalf("LanceDB sees tags %v, rest-made at %d with rows %v; want version 2's rows %v", rep.Tags, rep.Version, rep.Rows, orders[1].Rows)
 	}
 }
 

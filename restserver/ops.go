@@ -192,6 +192,49 @@ func batchDeleteTableVersions(ctx context.Context, s *namespace.Service, c *call
 	return s.BatchDeleteTableVersions(ctx, req)
 }
 
+func listTableTags(ctx context.Context, s *namespace.Service, c *call) (any, error) {
+	var req namespace.ListTableTagsRequest
+	if err := c.request(&req, &req.ID); err != nil {
+		return nil, err
+	}
+	if err := c.paging(&req.PageToken, &req.Limit); err != nil {
+		return nil, err
+	}
+	return s.ListTableTags(ctx, req)
+}
+
+func getTableTagVersion(ctx context.Context, s *namespace.Service, c *call) (any, error) {
+	var req namespace.GetTableTagVersionRequest
+	if err := c.request(&req, &req.ID); err != nil {
+		return nil, err
+	}
+	return s.GetTableTagVersion(ctx, req)
+}
+
+func createTableTag(ctx context.Context, s *namespace.Service, c *call) (any, error) {
+	var req namespace.CreateTableTagRequest
+	if err := c.request(&req, &req.ID); err != nil {
+		return nil, err
+	}
+	return s.CreateTableTag(ctx, req)
+}
+
+func updateTableTag(ctx context.Context, s *namespace.Service, c *call) (any, error) {
+	var req namespace.CreateTableTagRequest
+	if err := c.request(&req, &req.ID); err != nil {
+		return nil, err
+	}
+	return s.UpdateTableTag(ctx, req)
+}
+
+func deleteTableTag(ctx context.Context, s *namespace.Service, c *call) (any, error) {
+	var req namespace.DeleteTableTagRequest
+	if err := c.request(&req, &req.ID); err != nil {
+		return nil, err
+	}
+	return s.DeleteTableTag(ctx, req)
+}
+
 // The two multi-table routes carry their ids in the body only.
 
 func batchCreateTableVersions(ctx context.Context, s *namespace.Service, c *call) (any, error) {

@@ -126,6 +126,10 @@ try {
   check("main's head after the refused branch", await t.version(), history[id].at(-1).version);
   check("main's rows after the refused branch", await rowsOf(t), history[id].at(-1).rows);
 
+  // Tags are Lance's own files: LanceDB makes one here; the Go test reads
+  // it through the catalog, makes another and has tags.mjs read it.
+  await (await t.tags()).create("first", 1);
+
   // Creating an existing table is refused; a table with data is not
   // overwritten by a second create.
   await expectError("creating orders again", () => db.createTable("orders", [row(100)], ns), /already exists/i);
