@@ -14,7 +14,6 @@ import (
 	"github.com/flightns/flightns/redisclaim"
 )
 
-
 func TestBatchCommitTablesAppliesEveryOperation(t *testing.T) {
 	ctx := context.Background()
 	e := newTenv(t)
