@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"sort"
 	"strings"
 	"time"
 	"unicode"
@@ -176,19 +175,9 @@ func (s *Service) ListTableTags(ctx context.Context, req ListTableTagsRequest) (
 	if err != nil {
 		return nil, err
 	}
-	prefix := tagsPrefix(loc)
-	var names []string
-	for a, err := range s.objs.List(ctx, prefix) {
-		if err != nil {
-			return nil, err
-		}
-		name, ok := strings.CutSuffix(a.Key[len(prefix):], ".json")
-		if ok && !strings.Contains(name, "/") && checkTagName(name) == nil {
-			names = append(names, name)
-		}
-	}
-	sort.Strings(names)
-	names, token, err := page(names, req.PageToken, req.Limit)
+	_, names, token, err := s.refPage(ctx, tagsPrefix(loc), func(file string) (string, bool) {
+		return file, checkTagName(file) == nil
+	}, req.PageToken, req.Limit)
 	if err != nil {
 		return nil, err
 	}

@@ -114,3 +114,37 @@ func inOrder(s string, subs []string) bool {
 	}
 	return true
 }
+
+// Branches are listed from Lance's own files, names unescaped ("team/x"
+// is team%2Fx.json), with their parents.
+func TestBranchesAreListedFromLancesFiles(t *testing.T) {
+	ctx := context.Background()
+	e := newTenv(t)
+	tid := id("t")
+	loc := e.withVersions(tid, 2)
+	files := map[string]string{
+		"dev.json": `{"parentBranch": null, "identifier": {"version_mapping": [[2, "cf0f"]]},
+			"parentVersion": 2, "createAt": 1796172517, "manifestSize": 425, "metadata": {}}`,
+		"team%2Fx.json": `{"parentBranch": "dev", "identifier": {"version_mapping": [[2, "cf0f"], [3, "6346"]]},
+			"parentVersion": 3, "createAt": 1796172518, "manifestSize": 542, "metadata": {"k": "v"}}`,
+		"notes.txt": `not a branch`,
+	}
+	for name, body := range files {
+		if err := e.objs.Put(ctx, loc+"/_refs/branches/"+name, []byte(body)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := must(e.s.ListTableBranches(ctx, ListTableBranchesRequest{ID: tid}))
+	dev, x := got.Branches["dev"], got.Branches["team/x"]
+	if len(got.Branches) != 2 || dev.ParentBranch != "" || dev.ParentVersion != 2 || dev.CreateAt != 1796172517 || dev.ManifestSize != 425 ||
+		x.ParentBranch != "dev" || x.ParentVersion != 3 || x.Metadata["k"] != "v" {
+		t.Fatalf("branches: %+v", got.Branches)
+	}
+	page := must(e.s.ListTableBranches(ctx, ListTableBranchesRequest{ID: tid, Limit: ptr(1)}))
+	if len(page.Branches) != 1 || page.PageToken != "dev" {
+		t.Fatalf("first page: %+v", page)
+	}
+	if next := must(e.s.ListTableBranches(ctx, ListTableBranchesRequest{ID: tid, PageToken: "dev"})); len(next.Branches) != 1 || next.Branches["team/x"].ParentVersion != 3 {
+		t.Fatalf("second page: %+v", next)
+	}
+}

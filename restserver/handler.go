@@ -103,6 +103,7 @@ var (
 		"tags/create":      {"CreateTableTag", true, createTableTag, nil},
 		"tags/update":      {"UpdateTableTag", true, updateTableTag, nil},
 		"tags/delete":      {"DeleteTableTag", true, deleteTableTag, nil},
+		"branches/list":    {"ListTableBranches", false, listTableBranches, nil},
 	}
 	listAllTablesRoute    = route{"ListAllTables", false, listAllTables, nil}
 	batchCreateRoute      = route{"BatchCreateTableVersions", true, batchCreateTableVersions, nil}

@@ -173,6 +173,14 @@ func TestLanceDBLifecycle(t *testing.T) {
 			}
 
 			tagsCheck(t, s, orders)
+			// The branch LanceDB made on the unmanaged catalog is listed
+			// from its files; on the managed one it was refused.
+			var br namespace.ListTableBranchesResponse
+			ok(t, "branches/list", s.post("/v1/table/prod%24sales%24orders/branches/list", nil)).decode(t, &br)
+			if dev, found := br.Branches["dev"]; tc.managed && len(br.Branches) != 0 ||
+				!tc.managed && (len(br.Branches) != 1 || !found || dev.ParentVersion <= 0 || dev.ManifestSize <= 0) {
+				t.Fatalf("branches of orders: %+v", br.Branches)
+			}
 			plainCheck(t, s, rep.Tables)
 		})
 	}

@@ -203,6 +203,17 @@ func listTableTags(ctx context.Context, s *namespace.Service, c *call) (any, err
 	return s.ListTableTags(ctx, req)
 }
 
+func listTableBranches(ctx context.Context, s *namespace.Service, c *call) (any, error) {
+	var req namespace.ListTableBranchesRequest
+	if err := c.request(&req, &req.ID); err != nil {
+		return nil, err
+	}
+	if err := c.paging(&req.PageToken, &req.Limit); err != nil {
+		return nil, err
+	}
+	return s.ListTableBranches(ctx, req)
+}
+
 func getTableTagVersion(ctx context.Context, s *namespace.Service, c *call) (any, error) {
 	var req namespace.GetTableTagVersionRequest
 	if err := c.request(&req, &req.ID); err != nil {
