@@ -236,16 +236,9 @@ func (b *batchBuilder) add(ctx context.Context, i int, op CommitTableOperation, 
 		if err != nil {
 			return err
 		}
-		staging, err := s.root.toKey(req.ManifestPath, "manifest_path")
+		e, err := s.entryAt(loc, req.Version, req.ManifestPath, req.ManifestSize, req.ETag, req.NamingScheme)
 		if err != nil {
 			return err
-		}
-		if req.Version <= 0 {
-			return nserror.New(nserror.InvalidInput, "version %d is not a table version", req.Version)
-		}
-		e := redisclaim.Entry{Table: loc, Version: uint64(req.Version), StagingPath: staging, ETag: req.ETag}
-		if req.ManifestSize != nil {
-			e.Size = *req.ManifestSize
 		}
 		if b.entryOf == nil {
 			b.entryOf = map[int]int{}

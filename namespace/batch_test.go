@@ -81,6 +81,14 @@ func TestBatchCommitTablesIsAllOrNothing(t *testing.T) {
 		{"a declare in a missing namespace", []CommitTableOperation{
 			{DeclareTable: &DeclareTableRequest{ID: id("nope", "x")}},
 		}, nserror.NamespaceNotFound},
+		// A version is checked as CreateTableVersion checks it.
+		{"a negative manifest size", []CommitTableOperation{
+			{DeclareTable: &DeclareTableRequest{ID: id("new1")}},
+			{CreateTableVersion: &CreateTableVersionRequest{ID: id("t"), Version: 2, ManifestPath: e.stage(loc, 2, "c"), ManifestSize: ptr(int64(-1))}},
+		}, nserror.InvalidInput},
+		{"a manifest named by another scheme than the one given", []CommitTableOperation{
+			{CreateTableVersion: &CreateTableVersionRequest{ID: id("t"), Version: 2, ManifestPath: e.stage(loc, 2, "d"), NamingScheme: "V1"}},
+		}, nserror.InvalidInput},
 	}
 	for _, c := range cases {
 		_, err := s.BatchCommitTables(ctx, BatchCommitTablesRequest{Operations: c.ops})

@@ -54,6 +54,12 @@ func (s *Service) stagedEntry(ctx context.Context, id ID, version int64, manifes
 	if err != nil {
 		return redisclaim.Entry{}, err
 	}
+	return s.entryAt(loc, version, manifestPath, size, etag, naming)
+}
+
+// entryAt validates a CreateTableVersion entry of the table at loc and
+// resolves its staging manifest to a key.
+func (s *Service) entryAt(loc string, version int64, manifestPath string, size *int64, etag, naming string) (redisclaim.Entry, error) {
 	if version <= 0 {
 		return redisclaim.Entry{}, nserror.New(nserror.InvalidInput, "version %d is not a table version (they start at 1)", version)
 	}
