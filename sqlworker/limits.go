@@ -1,6 +1,7 @@
 package sqlworker
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"strconv"
@@ -39,27 +40,37 @@ func LimitSelf(spec Spec) error {
 	for _, c := range spec.CPUs {
 		set.Set(c)
 	}
-	tasks, err := os.ReadDir("/proc/self/task")
-	if err != nil {
-		return fmt.Errorf("sqlworker: listing threads: %w", err)
-	}
-	for _, t := range tasks {
-		tid, err := strconv.Atoi(t.Name())
+	// A thread the runtime starts meanwhile inherits what its parent had
+	// when it was made: the passes go on until one finds no thread it had
+	// not seen, so every thread made from one not yet bounded is caught.
+	done := map[int]bool{}
+	for {
+		tasks, err := os.ReadDir("/proc/self/task")
 		if err != nil {
-			continue
+			return fmt.Errorf("sqlworker: listing threads: %w", err)
 		}
-		if len(spec.CPUs) > 0 {
-			if err := unix.SchedSetaffinity(tid, &set); err != nil {
-				return fmt.Errorf("sqlworker: keeping thread %d to CPUs %v: %w", tid, spec.CPUs, err)
+		fresh := false
+		for _, t := range tasks {
+			tid, err := strconv.Atoi(t.Name())
+			if err != nil || done[tid] {
+				continue
+			}
+			fresh, done[tid] = true, true
+			if len(spec.CPUs) > 0 {
+				if err := unix.SchedSetaffinity(tid, &set); err != nil && !errors.Is(err, unix.ESRCH) {
+					return fmt.Errorf("sqlworker: keeping thread %d to CPUs %v: %w", tid, spec.CPUs, err)
+				}
+			}
+			if spec.Idle {
+				if err := unix.SchedSetAttr(tid, &unix.SchedAttr{Policy: unix.SCHED_IDLE}, 0); err != nil && !errors.Is(err, unix.ESRCH) {
+					return fmt.Errorf("sqlworker: scheduling thread %d as idle: %w", tid, err)
+				}
 			}
 		}
-		if spec.Idle {
-			if err := unix.SchedSetAttr(tid, &unix.SchedAttr{Policy: unix.SCHED_IDLE}, 0); err != nil {
-				return fmt.Errorf("sqlworker: scheduling thread %d as idle: %w", tid, err)
-			}
+		if !fresh {
+			return nil
 		}
 	}
-	return nil
 }
 
 // WorkerCPUs chooses the CPUs of the worker among those the calling
