@@ -151,7 +151,12 @@ func (e *engine) schema(ctx context.Context, q string) (*arrow.Schema, []arrow.D
 	if err != nil {
 		return nil, nil, stopped(ctx, err)
 	}
-	defer a.destroy()
+	defer func() {
+		// The pending result may have scheduled the statement's tasks;
+		// interrupted, destroying it does not wait for them.
+		r.conn.interrupt()
+		a.destroy()
+	}()
 	schema, opts, err := arrowSchemaOf(r.conn, a.ps)
 	if err == nil {
 		arrowmapping.DestroyArrowOptions(&opts)
