@@ -14,6 +14,11 @@
 // per scenario). Progress is one line per finished measurement, under a
 // progress bar when the caller says its writer is a terminal.
 //
+// The hostile-queries scenario serves the real flightns binary in each SQL
+// isolation mode and measures REST commits quiet and beside runaway Flight
+// SQL queries, each run as a SCHED_IDLE `flightns query` child so that the
+// measuring process keeps its CPU (hostile.go).
+//
 // Benchmarks are run by `flightns bench` and `make bench`. The package's
 // test runs one quick scenario end to end to check the report and the
 // chart; it asserts their shape, never a speed.

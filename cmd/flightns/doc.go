@@ -9,6 +9,7 @@
 //	flightns table     tables of a running server (REST)
 //	flightns admin     recover, compact, verify [--repair], gc
 //	flightns bench     measure throughput and latency (JSON report)
+//	flightns sql-worker  the SQL worker serve starts (not for people)
 //	flightns version   print the version
 //	flightns help      print usage
 //
