@@ -19,6 +19,11 @@
 //     object index is rebuilt from __manifest (and the claims from the
 //     tables' _versions directories) before anything is accepted again.
 //
+//   - Lance's own refs are its files: tags (_refs/tags/) are read and
+//     written in Lance's format; branches (_refs/branches/) are listed.
+//     Version requests for a branch other than main are refused, never
+//     applied to main (onMain).
+//
 // Invariants: ids and locations are validated before they reach Redis or
 // storage; a table's location lies inside the catalog root; errors carry
 // Lance Namespace codes (nserror).

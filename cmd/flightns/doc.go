@@ -17,7 +17,8 @@
 // health, repair for the admin work, internal/redisproc for the private
 // Redis and its supervisor); every behaviour lives in a package of its
 // own. serve's lifecycle: metrics and health first (not ready), the
-// catalog opened and recovered, the listeners, ready; on SIGTERM/SIGINT
+// catalog opened and recovered, the supervised SQL worker (a process of
+// its own: SCHED_IDLE, off one CPU, capped memory), the listeners, ready; on SIGTERM/SIGINT
 // not ready, listeners drained, __manifest flushed, the catalog closed,
 // the private Redis stopped last; a second signal exits with 130.
 //
