@@ -11,10 +11,12 @@
 //     exists, name free, namespace empty for Restrict) that also appends
 //     them to the commit log; they are acknowledged only once the
 //     __manifest segment holding them is durable.
+//
 //   - Table versions go through redisclaim: a version exists once its
 //     final manifest exists in object storage; reads of versions (latest,
 //     describe, list) come from the claim records, so they see every
 //     acknowledged commit at once.
+//
 //   - Object storage is the system of record: when Redis loses its state the
 //     object index is rebuilt from __manifest (and the claims from the
 //     tables' _versions directories) before anything is accepted again.
