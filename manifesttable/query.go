@@ -282,6 +282,9 @@ func (r *duckResult) Release() {
 		r.cur.Release()
 		r.cur = nil
 	}
+	// An engine thread may be running a task of the statement; destroying
+	// its result waits for that task, which an interrupt ends.
+	r.req.conn.interrupt()
 	r.done = true
 	if r.hasRes {
 		mapping.DestroyResult(&r.res)

@@ -242,3 +242,74 @@ func TestAResultNamesTheSequenceItsRowsReflect(t *testing.T) {
 		}
 	}
 }
+
+// Planning a statement never waits for the statement to run: its pending
+// result schedules tasks, and an idle engine thread starts one at once;
+// destroying the pending result once waited for that task, which for an
+// endless aggregate ended only at the planner's deadline; so did
+// releasing a result before its end. Nor does planning wait for the
+// queries that hold the engine's threads.
+func TestPlanningDoesNotWaitForTheStatementToRun(t *testing.T) {
+	e := newTenv(t)
+	tb := e.open(func(c *Config) { c.Engine.Threads, c.Engine.MaxQueries = 2, 2 })
+	defer func() { _ = tb.Close() }()
+	const endless = `SELECT sum(hash(range)) FROM range(100000000000) a`
+	plan := func(what string) {
+		t.Helper()
+		for i := range 3 {
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			schema, _, err := tb.QuerySchema(ctx, endless)
+			late := ctx.Err()
+			cancel()
+			if err != nil || schema.NumFields() != 1 {
+				t.Fatalf("plan %d %s: %v, %v", i, what, schema, err)
+			}
+			if late != nil {
+				t.Fatalf("plan %d %s returned only when its deadline passed", i, what)
+			}
+		}
+	}
+	plan("on an idle engine")
+	// Nor does releasing a result nobody fetched.
+	for i := range 3 {
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		res, err := tb.Query(ctx, endless)
+		if err != nil {
+			cancel()
+			t.Fatal(err)
+		}
+		res.Release()
+		late := ctx.Err()
+		cancel()
+		if late != nil {
+			t.Fatalf("release %d of an unfetched result returned only when its deadline passed", i)
+		}
+	}
+	runCtx, stop := context.WithCancel(context.Background())
+	defer stop()
+	ended := make(chan error, 2)
+	for range 2 {
+		res, err := tb.Query(runCtx, endless)
+		if err != nil {
+			t.Fatal(err)
+		}
+		go func() {
+			defer res.Release()
+			for res.Next() {
+			}
+			ended <- res.Err()
+		}()
+	}
+	plan("while two queries run")
+	select {
+	case err := <-ended:
+		t.Fatalf("an endless query ended before the plans: %v", err)
+	default:
+	}
+	stop()
+	for range 2 {
+		if err := <-ended; err == nil {
+			t.Error("a cancelled endless query ended without an error")
+		}
+	}
+}
