@@ -212,6 +212,8 @@ func TestHandshakeWithABasicAuthPayload(t *testing.T) {
 func TestReadersCannotMutate(t *testing.T) {
 	e := start(t, withAuth)
 	e.seed()
+	orders := namespace.ID{"sales", "orders"}
+	must(e.svc.CreateTableTag(context.Background(), namespace.CreateTableTagRequest{ID: orders, Tag: "first", Version: 1}))
 	c := e.client()
 	basic, err := c.Client.AuthenticateBasicToken(context.Background(), "rita", "rita-pw")
 	if err != nil {
@@ -224,8 +226,19 @@ func TestReadersCannotMutate(t *testing.T) {
 		// Reading is fine.
 		info, err := c.Execute(ctx, "SELECT count(*) AS n FROM namespaces")
 		fetch(t, ctx, c, info, err)
-		if err := doAction(ctx, c.Client, "DescribeNamespace", map[string]any{"id": []string{"sales"}}, nil); err != nil {
-			t.Fatalf("%s describe: %v", what, err)
+		for _, a := range []struct {
+			name string
+			body any
+		}{
+			{"DescribeNamespace", map[string]any{"id": []string{"sales"}}},
+			{"ListTableTags", map[string]any{"id": orders}},
+			{"GetTableTagVersion", map[string]any{"id": orders, "tag": "first"}},
+			{"ListTableBranches", map[string]any{"id": orders}},
+			{"ListTableVersions", map[string]any{"id": orders}},
+		} {
+			if err := doAction(ctx, c.Client, a.name, a.body, nil); err != nil {
+				t.Fatalf("%s %s: %v", what, a.name, err)
+			}
 		}
 		for _, a := range []struct{ name, body string }{
 			{"CreateNamespace", `{"id":["x"]}`},
@@ -234,6 +247,14 @@ func TestReadersCannotMutate(t *testing.T) {
 			{"DropTable", `{"id":["sales","orders"]}`},
 			{"CreateTableVersion", `{"id":["sales","orders"],"version":4,"manifest_path":"x"}`},
 			{"BatchCommitTables", `{"operations":[]}`},
+			{"BatchCreateTableVersions", `{"entries":[]}`},
+			{"BatchDeleteTableVersions", `{"id":["sales","orders"],"ranges":[{"start_version":1,"end_version":3}]}`},
+			{"RenameTable", `{"id":["sales","orders"],"new_table_name":"o2"}`},
+			{"RegisterTable", `{"id":["sales","r"],"location":"x"}`},
+			{"DeregisterTable", `{"id":["sales","orders"]}`},
+			{"CreateTableTag", `{"id":["sales","orders"],"tag":"second","version":2}`},
+			{"UpdateTableTag", `{"id":["sales","orders"],"tag":"first","version":3}`},
+			{"DeleteTableTag", `{"id":["sales","orders"],"tag":"first"}`},
 		} {
 			s, err := c.Client.DoAction(ctx, &flight.Action{Type: a.name, Body: []byte(a.body)})
 			if err == nil {
@@ -247,6 +268,14 @@ func TestReadersCannotMutate(t *testing.T) {
 	list, err := e.svc.ListNamespaces(context.Background(), namespace.ListNamespacesRequest{})
 	if err != nil || !slices.Equal(list.Namespaces, []string{"ops", "sales"}) {
 		t.Fatalf("namespaces %v %v", list, err)
+	}
+	tags, err := e.svc.ListTableTags(context.Background(), namespace.ListTableTagsRequest{ID: orders})
+	if err != nil || len(tags.Tags) != 1 || tags.Tags["first"].Version != 1 {
+		t.Fatalf("tags %+v %v", tags, err)
+	}
+	versions, err := e.svc.ListTableVersions(context.Background(), namespace.ListTableVersionsRequest{ID: orders})
+	if err != nil || len(versions.Versions) != 3 {
+		t.Fatalf("versions %+v %v", versions, err)
 	}
 }
 

@@ -192,6 +192,55 @@ func TestAuthErrors(t *testing.T) {
 	}
 }
 
+// TestReadersCannotChangeTags: a reader lists tags, reads a tag's version
+// and lists branches; creating, moving or deleting a tag, or deleting
+// versions, needs the write role, and a refusal changes nothing.
+func TestReadersCannotChangeTags(t *testing.T) {
+	a, err := auth.New(auth.Config{Tokens: []auth.TokenEntry{
+		{Token: "reader-token-1", Name: "r", Role: "read"}, {Token: "writer-token-1", Name: "w", Role: "write"},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := startServer(t, withAuth(a))
+	writer := []string{"Authorization", "Bearer writer-token-1"}
+	reader := []string{"Authorization", "Bearer reader-token-1"}
+	ok(t, "create prod", s.post(pProd+"/create"+dq, nil, writer...))
+	ok(t, "create prod$sales", s.post(pSales+"/create"+dq, nil, writer...))
+	var d namespace.DeclareTableResponse
+	ok(t, "declare", s.post(pOrders+"/declare"+dq, nil, writer...)).decode(t, &d)
+	key := s.keyOf(d.Location)
+	for v := uint64(1); v <= 2; v++ {
+		ok(t, "commit", s.post(pOrders+"/version/create"+dq, map[string]any{"version": v, "manifest_path": s.stage(key, v, "m")}, writer...))
+	}
+	ok(t, "tag", s.post(pOrders+"/tags/create"+dq, map[string]any{"tag": "first", "version": 1}, writer...))
+	for _, r := range []struct{ route, body string }{
+		{"/tags/list", `{}`},
+		{"/tags/version", `{"tag":"first"}`},
+		{"/branches/list", `{}`},
+	} {
+		ok(t, "a reader: "+r.route, s.post(pOrders+r.route+dq, r.body, reader...))
+	}
+	for _, r := range []struct{ route, body string }{
+		{"/tags/create", `{"tag":"second","version":2}`},
+		{"/tags/update", `{"tag":"first","version":2}`},
+		{"/tags/delete", `{"tag":"first"}`},
+		{"/version/delete", `{"ranges":[{"start_version":1,"end_version":2}]}`},
+	} {
+		wantError(t, "a reader: "+r.route, s.post(pOrders+r.route+dq, r.body, reader...), 15, 403)
+	}
+	var list namespace.ListTableTagsResponse
+	ok(t, "tags", s.post(pOrders+"/tags/list"+dq, `{}`, reader...)).decode(t, &list)
+	if len(list.Tags) != 1 || list.Tags["first"].Version != 1 {
+		t.Fatalf("the tags changed: %+v", list.Tags)
+	}
+	var versions namespace.ListTableVersionsResponse
+	ok(t, "versions", s.post(pOrders+"/version/list"+dq, `{}`, reader...)).decode(t, &versions)
+	if len(versions.Versions) != 2 {
+		t.Fatalf("the versions changed: %+v", versions.Versions)
+	}
+}
+
 // TestServiceUnavailable: with Redis out of reach, the answer is 17 (503,
 // Retry-After): the client may retry. Once it is back, requests succeed.
 func TestServiceUnavailable(t *testing.T) {
