@@ -26,6 +26,7 @@ const (
 	ColReadBranch   = "read_branch"
 	ColReadTag      = "read_tag"
 	ColSpecID       = "partition_spec_id"
+	ColBranch       = "branch"
 
 	// Segment-only columns: what a change does and its catalog sequence.
 	colOp  = "_op"
@@ -49,6 +50,7 @@ var baseFields = []arrow.Field{
 	{Name: ColReadBranch, Type: arrow.BinaryTypes.String, Nullable: true},
 	{Name: ColReadTag, Type: arrow.BinaryTypes.String, Nullable: true},
 	{Name: ColSpecID, Type: arrow.PrimitiveTypes.Int32, Nullable: true},
+	{Name: ColBranch, Type: arrow.BinaryTypes.String, Nullable: true},
 }
 
 var baseColumns = func() map[string]bool {
@@ -173,6 +175,7 @@ func appendRow(b *array.RecordBuilder, schema *arrow.Schema, r *Row) {
 	} else {
 		b.Field(13).AppendNull()
 	}
+	appendStr(b.Field(14), r.Branch)
 	for i := len(baseFields); i < schema.NumFields(); i++ {
 		name := schema.Field(i).Name
 		if name == colOp || name == colSeq {
@@ -259,6 +262,7 @@ func readRecord(rec arrow.RecordBatch, extra Columns, raw map[string]arrow.DataT
 		return nil, fmt.Errorf("manifesttable: record without %s or %s", ColObjectID, ColObjectType)
 	}
 	loc, meta, path, txn, branch, tag := str(ColLocation), str(ColMetadata), str(ColManifestPath), str(ColTxnID), str(ColReadBranch), str(ColReadTag)
+	onBranch := str(ColBranch)
 	ver, size, rv := u64(ColTableVersion), u64(ColManifestSize), u64(ColReadVersion)
 	op, seq := str(colOp), u64(colSeq)
 	bases, _ := col(ColBaseObjects).(*array.List)
@@ -291,7 +295,8 @@ func readRecord(rec arrow.RecordBatch, extra Columns, raw map[string]arrow.DataT
 	out := make([]change, rec.NumRows())
 	for i := range out {
 		r := Row{ObjectID: id(i), ObjectType: typ(i), Location: loc(i), Metadata: meta(i), TableVersion: ver(i),
-			ManifestPath: path(i), ManifestSize: size(i), TxnID: txn(i), ReadVersion: rv(i), ReadBranch: branch(i), ReadTag: tag(i)}
+			ManifestPath: path(i), ManifestSize: size(i), TxnID: txn(i), ReadVersion: rv(i), ReadBranch: branch(i), ReadTag: tag(i),
+			Branch: onBranch(i)}
 		if bases != nil && bases.IsValid(i) {
 			start, end := bases.ValueOffsets(i)
 			vals := bases.ListValues().(*array.String)

@@ -193,7 +193,7 @@ var baseDDL = []struct{ name, typ string }{
 	{ColMetadata, "VARCHAR"}, {ColBaseObjects, "VARCHAR[]"}, {ColTableVersion, "UBIGINT"},
 	{ColManifestPath, "VARCHAR"}, {ColManifestSize, "UBIGINT"}, {ColCommittedAt, "TIMESTAMPTZ"},
 	{ColTxnID, "VARCHAR"}, {ColReadVersion, "UBIGINT"}, {ColReadBranch, "VARCHAR"}, {ColReadTag, "VARCHAR"},
-	{ColSpecID, "INTEGER"},
+	{ColSpecID, "INTEGER"}, {ColBranch, "VARCHAR"},
 }
 
 func columnsDDL(objects bool) string {
@@ -241,8 +241,8 @@ func (e *engine) createViews() error {
 		`CREATE OR REPLACE VIEW __manifest AS ` + union(`_seq_to IS NULL`),
 		`CREATE OR REPLACE MACRO manifest_at(n) AS TABLE ` + union(`_seq_from <= n AND (_seq_to IS NULL OR _seq_to > n)`),
 		`CREATE OR REPLACE VIEW namespaces AS SELECT object_id, metadata, committed_at FROM __manifest WHERE object_type = 'namespace'`,
-		`CREATE OR REPLACE VIEW tables AS SELECT * EXCLUDE (object_type, table_version, manifest_path, manifest_size) FROM __manifest WHERE object_type = 'table'`,
-		`CREATE OR REPLACE VIEW table_versions AS SELECT object_id AS table_id, table_version AS version, manifest_path, manifest_size, committed_at, txn_id, metadata FROM __manifest WHERE object_type = 'table_version'`,
+		`CREATE OR REPLACE VIEW tables AS SELECT * EXCLUDE (object_type, table_version, manifest_path, manifest_size, branch) FROM __manifest WHERE object_type = 'table'`,
+		`CREATE OR REPLACE VIEW table_versions AS SELECT object_id AS table_id, branch, table_version AS version, manifest_path, manifest_size, committed_at, txn_id, metadata FROM __manifest WHERE object_type = 'table_version'`,
 	}
 	if err := e.writer.execAll(stmts...); err != nil {
 		return fmt.Errorf("manifesttable: %w", err)
@@ -525,8 +525,8 @@ func (e *engine) applySegment(seg *segment) error {
 	var err error
 	for _, r := range retires {
 		if r.key.Type == TypeTableVersion {
-			err = w.exec(`UPDATE _versions SET _seq_to = ? WHERE object_id = ? AND table_version = ? AND _seq_to IS NULL`,
-				r.seq, r.key.ID, r.key.Version)
+			err = w.exec(`UPDATE _versions SET _seq_to = ? WHERE object_id = ? AND coalesce(branch, '') = ? AND table_version = ? AND _seq_to IS NULL`,
+				r.seq, r.key.ID, r.key.Branch, r.key.Version)
 		} else {
 			err = w.exec(`UPDATE _objects SET _seq_to = ? WHERE object_id = ? AND object_type = ? AND _seq_to IS NULL`,
 				r.seq, r.key.ID, r.key.Type)

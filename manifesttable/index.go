@@ -24,7 +24,7 @@ type index struct {
 	objects map[Key]Row         // namespaces and tables, current
 	byLoc   map[string]string   // table location -> table id
 	kids    map[string][]string // namespace id -> child ids (unsorted)
-	vers    map[string][]verRow // table id -> its current versions, ascending
+	vers    map[string][]verRow // verKey(table id, branch) -> its current versions, ascending
 	nvers   int                 // version rows in vers
 	extra   Columns             // extra columns of every row seen
 	raw     map[string]arrow.DataType
@@ -66,14 +66,31 @@ func toVerRow(r Row) verRow {
 	return vr
 }
 
-// row is the version row of table id.
-func (vr verRow) row(id string) Row {
+// verKey is the key in index.vers of a table branch's versions: the
+// table's id for main, the id, a NUL and the branch for another branch,
+// so that a table's branches sort right after it and before any other id.
+func verKey(id, branch string) string {
+	if branch == "" {
+		return id
+	}
+	return id + "\x00" + branch
+}
+
+// splitVerKey is verKey's inverse.
+func splitVerKey(k string) (id, branch string) {
+	id, branch, _ = strings.Cut(k, "\x00")
+	return id, branch
+}
+
+// row is the version row at vers key k.
+func (vr verRow) row(k string) Row {
+	id, branch := splitVerKey(k)
 	if vr.full != nil {
 		r := *vr.full
-		r.ObjectID = id
+		r.ObjectID, r.Branch = id, branch
 		return r
 	}
-	r := Row{ObjectID: id, ObjectType: TypeTableVersion, TableVersion: vr.v, ManifestPath: vr.path,
+	r := Row{ObjectID: id, Branch: branch, ObjectType: TypeTableVersion, TableVersion: vr.v, ManifestPath: vr.path,
 		ManifestSize: vr.size, TxnID: vr.txn}
 	if !vr.noAt {
 		r.CommittedAt = time.UnixMicro(vr.at).UTC()
@@ -98,12 +115,13 @@ func findVersion(vs []verRow, v uint64) (int, bool) {
 // putVersion inserts or replaces a version row.
 func (x *index) putVersion(r Row) {
 	vr := toVerRow(r)
-	vs := x.vers[r.ObjectID]
+	k := verKey(r.ObjectID, r.Branch)
+	vs := x.vers[k]
 	if n := len(vs); n == 0 || vs[n-1].v < vr.v {
 		if n == 0 {
-			r.ObjectID = strings.Clone(r.ObjectID)
+			k = strings.Clone(k)
 		}
-		x.vers[r.ObjectID] = append(vs, vr) // readers never look past their own length
+		x.vers[k] = append(vs, vr) // readers never look past their own length
 		x.nvers++
 		return
 	}
@@ -116,10 +134,10 @@ func (x *index) putVersion(r Row) {
 	} else {
 		x.nvers++
 	}
-	x.vers[r.ObjectID] = append(out, vs[i:]...)
+	x.vers[k] = append(out, vs[i:]...)
 }
 
-// deleteVersion removes a version row, if present.
+// deleteVersion removes a version row at vers key id, if present.
 func (x *index) deleteVersion(id string, v uint64) {
 	vs := x.vers[id]
 	i, ok := findVersion(vs, v)
@@ -136,13 +154,13 @@ func (x *index) deleteVersion(id string, v uint64) {
 	x.vers[id] = append(out, vs[i+1:]...)
 }
 
-// hasVersion reports whether table id has a current row of version v.
+// hasVersion reports whether vers key id has a current row of version v.
 func (x *index) hasVersion(id string, v uint64) bool {
 	_, ok := findVersion(x.vers[id], v)
 	return ok
 }
 
-// head is a table's highest current version (0: none).
+// head is the highest current version at vers key id (0: none).
 func (x *index) head(id string) uint64 {
 	vs := x.vers[id]
 	if len(vs) == 0 {
@@ -151,12 +169,31 @@ func (x *index) head(id string) uint64 {
 	return vs[len(vs)-1].v
 }
 
-// versionRows returns a table's current version rows, ascending.
+// versionRows returns the current version rows at vers key id (a table's
+// main versions for its id), ascending.
 func (x *index) versionRows(id string) []Row {
 	vs := x.vers[id]
 	out := make([]Row, len(vs))
 	for i, vr := range vs {
 		out[i] = vr.row(id)
+	}
+	return out
+}
+
+// allVersionRows returns a table's current version rows on every branch:
+// main's, then each branch's in order. Finding the branches scans vers:
+// it serves rare operations (a table dropped or renamed).
+func (x *index) allVersionRows(id string) []Row {
+	out := x.versionRows(id)
+	var branches []string
+	for k := range x.vers {
+		if kid, b := splitVerKey(k); kid == id && b != "" {
+			branches = append(branches, k)
+		}
+	}
+	slices.Sort(branches)
+	for _, k := range branches {
+		out = append(out, x.versionRows(k)...)
 	}
 	return out
 }
@@ -168,7 +205,7 @@ func (x *index) apply(c change) {
 	k := r.Key()
 	if k.Type == TypeTableVersion {
 		if c.del {
-			x.deleteVersion(k.ID, k.Version)
+			x.deleteVersion(verKey(k.ID, k.Branch), k.Version)
 		} else {
 			x.putVersion(r)
 		}
@@ -212,7 +249,7 @@ func (x *index) noteColumns(rows []Row) error {
 // existed reports whether the key of c has a current row.
 func (x *index) existed(k Key) bool {
 	if k.Type == TypeTableVersion {
-		return x.hasVersion(k.ID, k.Version)
+		return x.hasVersion(verKey(k.ID, k.Branch), k.Version)
 	}
 	_, ok := x.objects[k]
 	return ok
@@ -224,7 +261,7 @@ func (x *index) existed(k Key) bool {
 type frozen struct {
 	seq     uint64
 	objects []Row
-	ids     []string   // versioned tables, sorted
+	ids     []string   // vers keys, sorted
 	vers    [][]verRow // their versions
 	extra   Columns
 	raw     map[string]arrow.DataType

@@ -309,19 +309,24 @@ func (t *Table) republish(ctx context.Context) {
 }
 
 // translate turns log entries into row changes, in order. Version entries
-// name their table by directory; the row's object_id is the table's id
-// when a table row has that location (also one put earlier in the same
-// batch), else the directory itself.
+// name their chain by directory: a table's, or a branch's under the
+// table's tree/ (redisclaim.BranchChain). The row's object_id is the
+// table's id when a table row has that location (also one put earlier in
+// the same batch), else the directory itself; its branch is the chain's.
 func (t *Table) translate(ctx context.Context, entries []logEntry) ([]change, error) {
 	overlay := map[string]string{}
-	tableID := func(loc string) string {
+	idOf := func(loc string) (string, bool) {
 		if id, ok := overlay[loc]; ok {
-			return id
+			return id, true
 		}
-		if id, ok := t.TableByLocation(loc); ok {
-			return id
+		return t.TableByLocation(loc)
+	}
+	chainOf := func(chain string) (id, branch string) {
+		loc, branch := redisclaim.SplitChain(chain, func(l string) bool { _, ok := idOf(l); return ok })
+		if id, ok := idOf(loc); ok {
+			return id, branch
 		}
-		return loc
+		return loc, branch
 	}
 	var out []change
 	for _, e := range entries {
@@ -358,7 +363,7 @@ func (t *Table) translate(ctx context.Context, entries []logEntry) ([]change, er
 			if err := json.Unmarshal([]byte(e.str("key")), &k); err != nil {
 				return nil, fmt.Errorf("manifesttable: bad delete entry at %d: %w", e.seq, err)
 			}
-			out = append(out, change{seq: e.seq, del: true, row: Row{ObjectType: k.Type, ObjectID: k.ID, TableVersion: k.Version}})
+			out = append(out, change{seq: e.seq, del: true, row: Row{ObjectType: k.Type, ObjectID: k.ID, Branch: k.Branch, TableVersion: k.Version}})
 		case "version":
 			v, err := strconv.ParseUint(e.str("v"), 10, 64)
 			if err != nil {
@@ -373,39 +378,45 @@ func (t *Table) translate(ctx context.Context, entries []logEntry) ([]change, er
 			}
 			rec.FP, rec.Sz, rec.Tx, rec.Ts = raw["fp"], raw["sz"], raw["tx"], raw["ts"]
 			size, _ := strconv.ParseUint(rec.Sz, 10, 64)
-			row := Row{ObjectType: TypeTableVersion, ObjectID: tableID(e.str("t")), TableVersion: v,
+			id, branch := chainOf(e.str("t"))
+			row := Row{ObjectType: TypeTableVersion, ObjectID: id, Branch: branch, TableVersion: v,
 				ManifestPath: rec.FP, ManifestSize: size, TxnID: rec.Tx}
 			if us, err := strconv.ParseInt(rec.Ts, 10, 64); err == nil {
 				row.CommittedAt = time.UnixMicro(us).UTC()
 			}
 			out = append(out, change{seq: e.seq, row: row})
 		case "delete_versions":
-			id := tableID(e.str("t"))
+			id, branch := chainOf(e.str("t"))
 			for _, vs := range strings.Split(e.str("vs"), ",") {
 				v, err := strconv.ParseUint(vs, 10, 64)
 				if err != nil {
 					continue
 				}
-				out = append(out, change{seq: e.seq, del: true, row: Row{ObjectType: TypeTableVersion, ObjectID: id, TableVersion: v}})
+				out = append(out, change{seq: e.seq, del: true, row: versionKeyRow(id, branch, v)})
 			}
 		case "delete_version_ranges":
 			// Version rows in ranges "s:e;s:e" (e "" = no end).
-			id := tableID(e.str("t"))
+			id, branch := chainOf(e.str("t"))
 			for _, r := range t.versionsAt(out, id) {
-				if inRanges(r.TableVersion, e.str("ranges")) {
-					out = append(out, change{seq: e.seq, del: true, row: Row{ObjectType: TypeTableVersion, ObjectID: id, TableVersion: r.TableVersion}})
+				if r.Branch == branch && inRanges(r.TableVersion, e.str("ranges")) {
+					out = append(out, change{seq: e.seq, del: true, row: versionKeyRow(id, branch, r.TableVersion)})
 				}
 			}
 		case "drop_table":
-			id := tableID(e.str("t"))
+			// A table's drop takes every branch's rows; a branch's chain
+			// forgotten (Lance removed the branch) takes its own.
+			id, branch := chainOf(e.str("t"))
 			for _, r := range t.versionsAt(out, id) {
-				out = append(out, change{seq: e.seq, del: true, row: Row{ObjectType: TypeTableVersion, ObjectID: id, TableVersion: r.TableVersion}})
+				if branch == "" || r.Branch == branch {
+					out = append(out, change{seq: e.seq, del: true, row: versionKeyRow(id, r.Branch, r.TableVersion)})
+				}
 			}
 		case "rename_table":
-			// The version rows follow their table to its new id.
+			// The version rows, every branch's, follow their table to its
+			// new id.
 			from, to := e.str("from"), e.str("to")
 			for _, r := range t.versionsAt(out, from) {
-				out = append(out, change{seq: e.seq, del: true, row: Row{ObjectType: TypeTableVersion, ObjectID: from, TableVersion: r.TableVersion}})
+				out = append(out, change{seq: e.seq, del: true, row: versionKeyRow(from, r.Branch, r.TableVersion)})
 				r.ObjectID = to
 				out = append(out, change{seq: e.seq, row: r})
 			}
@@ -427,16 +438,23 @@ func lastChange(out []change, k Key) (r Row, seen, ok bool) {
 	return Row{}, false, false
 }
 
-// versionsAt returns table id's current version rows as of the changes
-// in out, which follow the index's state: the index's rows, then out's
-// puts and deletes of id's versions, in order.
+// versionKeyRow is the key of a version row, as a Row.
+func versionKeyRow(id, branch string, v uint64) Row {
+	return Row{ObjectType: TypeTableVersion, ObjectID: id, Branch: branch, TableVersion: v}
+}
+
+// versionsAt returns table id's current version rows, every branch's, as
+// of the changes in out, which follow the index's state: the index's
+// rows, then out's puts and deletes of id's versions, in order.
 func (t *Table) versionsAt(out []change, id string) []Row {
-	rows := t.VersionRows(id)
+	rows := t.allVersionRows(id)
 	for _, c := range out {
 		if c.row.ObjectType != TypeTableVersion || c.row.ObjectID != id {
 			continue
 		}
-		rows = slices.DeleteFunc(rows, func(r Row) bool { return r.TableVersion == c.row.TableVersion })
+		rows = slices.DeleteFunc(rows, func(r Row) bool {
+			return r.Branch == c.row.Branch && r.TableVersion == c.row.TableVersion
+		})
 		if !c.del {
 			rows = append(rows, c.row)
 		}

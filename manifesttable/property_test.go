@@ -83,7 +83,8 @@ func genRow(t *rapid.T) Row {
 		return r
 	default:
 		v := uint64(rapid.IntRange(1, 6).Draw(t, "version"))
-		return Row{ObjectType: TypeTableVersion, ObjectID: id, TableVersion: v,
+		branch := rapid.SampledFrom([]string{"", "", "dev", "a/b"}).Draw(t, "branch")
+		return Row{ObjectType: TypeTableVersion, ObjectID: id, Branch: branch, TableVersion: v,
 			ManifestPath: fmt.Sprintf("loc_%s/_versions/%d.manifest", id, v), ManifestSize: uint64(rapid.IntRange(1, 999).Draw(t, "size")),
 			CommittedAt: at, TxnID: rapid.SampledFrom([]string{"", "tx1"}).Draw(t, "txn")}
 	}

@@ -35,9 +35,12 @@ type Row struct {
 	TxnID        string    `json:"txn_id,omitempty"`
 	ReadVersion  uint64    `json:"read_version,omitempty"`
 	ReadBranch   string    `json:"read_branch,omitempty"`
-	ReadTag      string    `json:"read_tag,omitempty"`
-	HasSpecID    bool      `json:"has_spec_id,omitempty"`
-	SpecID       int32     `json:"partition_spec_id,omitempty"`
+	// Branch is the Lance branch of a table_version row ("" for main,
+	// NULL in storage).
+	Branch    string `json:"branch,omitempty"`
+	ReadTag   string `json:"read_tag,omitempty"`
+	HasSpecID bool   `json:"has_spec_id,omitempty"`
+	SpecID    int32  `json:"partition_spec_id,omitempty"`
 	// Extra holds partition_field_<id> columns and columns found in storage
 	// that this version does not know, by column name. A value's Go type
 	// follows its column's type (see ColumnType); nil is NULL.
@@ -45,30 +48,40 @@ type Row struct {
 }
 
 // Key identifies a row: (type, id) for namespaces and tables, (type, id,
-// version) for table versions, whose id is their table's.
+// branch, version) for table versions, whose id is their table's and
+// whose branch is "" on main.
 type Key struct {
 	Type    string
 	ID      string
+	Branch  string
 	Version uint64
 }
 
 // Key returns the row's key.
-func (r *Row) Key() Key { return Key{Type: r.ObjectType, ID: r.ObjectID, Version: r.TableVersion} }
+func (r *Row) Key() Key {
+	return Key{Type: r.ObjectType, ID: r.ObjectID, Branch: r.Branch, Version: r.TableVersion}
+}
 
 func (k Key) String() string {
+	if k.Type == TypeTableVersion && k.Branch != "" {
+		return fmt.Sprintf("%s %s@%s:%d", k.Type, k.ID, k.Branch, k.Version)
+	}
 	if k.Type == TypeTableVersion {
 		return fmt.Sprintf("%s %s@%d", k.Type, k.ID, k.Version)
 	}
 	return k.Type + " " + k.ID
 }
 
-// Less orders keys: by type, id, version.
+// Less orders keys: by type, id, branch (main first), version.
 func (k Key) Less(o Key) bool {
 	if k.Type != o.Type {
 		return k.Type < o.Type
 	}
 	if k.ID != o.ID {
 		return k.ID < o.ID
+	}
+	if k.Branch != o.Branch {
+		return k.Branch < o.Branch
 	}
 	return k.Version < o.Version
 }

@@ -604,12 +604,29 @@ func (t *Table) HighestVersion(tableID string) uint64 {
 	return t.ix.head(tableID)
 }
 
-// VersionRows returns a table's current version rows, ascending, as this
-// process's index holds them (every durable segment it has applied).
+// VersionRows returns a table's current version rows on main, ascending,
+// as this process's index holds them (every durable segment it has
+// applied).
 func (t *Table) VersionRows(tableID string) []Row {
 	t.imu.RLock()
 	defer t.imu.RUnlock()
 	return t.ix.versionRows(tableID)
+}
+
+// BranchVersionRows returns a table's current version rows on a branch
+// ("" is main), ascending.
+func (t *Table) BranchVersionRows(tableID, branch string) []Row {
+	t.imu.RLock()
+	defer t.imu.RUnlock()
+	return t.ix.versionRows(verKey(tableID, branch))
+}
+
+// allVersionRows returns a table's current version rows on every branch,
+// main first.
+func (t *Table) allVersionRows(tableID string) []Row {
+	t.imu.RLock()
+	defer t.imu.RUnlock()
+	return t.ix.allVersionRows(tableID)
 }
 
 // Visible returns the newest catalog sequence that queries see (without
@@ -787,6 +804,7 @@ const logMaxLen = 1_000_000
 type logKey struct {
 	Type    string `json:"object_type"`
 	ID      string `json:"object_id"`
+	Branch  string `json:"branch,omitempty"`
 	Version uint64 `json:"table_version,omitempty"`
 }
 

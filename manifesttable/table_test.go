@@ -33,15 +33,25 @@ func sampleChanges() []Change {
 	}
 }
 
+// branchChange is a version row of a Lance branch of sampleChanges' table.
+func branchChange() Change {
+	return put(Row{ObjectType: TypeTableVersion, ObjectID: "prod$sales$orders", Branch: "team/dev", TableVersion: 2,
+		ManifestPath: "ab12cd34_prod$sales$orders/tree/team/dev/_versions/18446744073709551613.manifest", ManifestSize: 700,
+		CommittedAt: time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)})
+}
+
 func TestRowsRoundTripThroughSegmentsAndARestart(t *testing.T) {
 	e := newTenv(t)
 	tb := e.open()
-	for _, c := range sampleChanges() {
+	for _, c := range append(sampleChanges(), branchChange()) {
 		commit(t, tb, c)
 	}
 	before := allRows(t, tb, 0)
-	if len(before) != 5 {
-		t.Fatalf("%d rows, want 5:\n%s", len(before), strings.Join(before, "\n"))
+	if len(before) != 6 {
+		t.Fatalf("%d rows, want 6:\n%s", len(before), strings.Join(before, "\n"))
+	}
+	if !strings.Contains(strings.Join(before, "\n"), "|team/dev") {
+		t.Fatalf("no row names the branch:\n%s", strings.Join(before, "\n"))
 	}
 	if err := tb.Close(); err != nil {
 		t.Fatal(err)
@@ -60,13 +70,19 @@ func TestRowsRoundTripThroughSegmentsAndARestart(t *testing.T) {
 	if v := again.HighestVersion("prod$sales$orders"); v != 2 {
 		t.Fatalf("highest version = %d", v)
 	}
+	if rows := again.BranchVersionRows("prod$sales$orders", "team/dev"); len(rows) != 1 || rows[0].ManifestSize != 700 || rows[0].Branch != "team/dev" {
+		t.Fatalf("the branch's rows after restart: %+v", rows)
+	}
+	if rows := again.VersionRows("prod$sales$orders"); len(rows) != 2 {
+		t.Fatalf("main's rows after restart: %+v", rows)
+	}
 }
 
 func TestSnapshotPlusSegmentsEqualTheRowsAppliedAndCompactionKeepsThemExactly(t *testing.T) {
 	ctx := context.Background()
 	e := newTenv(t)
 	tb := e.open(func(c *Config) { c.KeepSnapshots = 1 })
-	for _, c := range sampleChanges() {
+	for _, c := range append(sampleChanges(), branchChange()) {
 		commit(t, tb, c)
 	}
 	commit(t, tb, put(Row{ObjectType: TypeNamespace, ObjectID: "prod", Metadata: `{"owner":"cy"}`}))

@@ -372,18 +372,21 @@ func (s *State) TableByLocation(loc string) (string, bool) {
 	return id, ok
 }
 
-// VersionTables returns the object ids that have table_version rows,
-// sorted (whether or not a table row has that id).
+// VersionTables returns the object ids that have table_version rows on
+// main, sorted (whether or not a table row has that id).
 func (s *State) VersionTables() []string {
 	out := make([]string, 0, len(s.ix.vers))
-	for id := range s.ix.vers {
-		out = append(out, id)
+	for k := range s.ix.vers {
+		if _, branch := splitVerKey(k); branch == "" {
+			out = append(out, k)
+		}
 	}
 	slices.Sort(out)
 	return out
 }
 
-// VersionRows returns the table_version rows of object id, ascending.
+// VersionRows returns the table_version rows of object id on main,
+// ascending.
 func (s *State) VersionRows(id string) []Row { return s.ix.versionRows(id) }
 
 // HasVersion reports whether object id has a table_version row of

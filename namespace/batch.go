@@ -226,9 +226,6 @@ func (b *batchBuilder) add(ctx context.Context, i int, op CommitTableOperation, 
 		if err := tableID(req.ID); err != nil {
 			return err
 		}
-		if err := commitsOnMain(req.Branch); err != nil {
-			return err
-		}
 		if err := b.touch(req.ID, "version"); err != nil {
 			return err
 		}
@@ -236,8 +233,15 @@ func (b *batchBuilder) add(ctx context.Context, i int, op CommitTableOperation, 
 		if err != nil {
 			return err
 		}
-		e, err := s.entryAt(loc, req.Version, req.ManifestPath, req.ManifestSize, req.ETag, req.NamingScheme)
+		chain, err := chainOf(loc, req.Branch)
 		if err != nil {
+			return err
+		}
+		e, err := s.entryAt(chain, req.Version, req.ManifestPath, req.ManifestSize, req.ETag, req.NamingScheme)
+		if err != nil {
+			return err
+		}
+		if err := s.forked(ctx, e, req.Branch); err != nil {
 			return err
 		}
 		if b.entryOf == nil {
@@ -251,13 +255,14 @@ func (b *batchBuilder) add(ctx context.Context, i int, op CommitTableOperation, 
 		if err := tableID(req.ID); err != nil {
 			return err
 		}
-		if err := onMain(req.Branch); err != nil {
-			return err
-		}
 		if err := b.touch(req.ID, "delete"); err != nil {
 			return err
 		}
-		loc, err := b.existingTable(ctx, req.ID)
+		table, err := b.existingTable(ctx, req.ID)
+		if err != nil {
+			return err
+		}
+		loc, err := chainOf(table, req.Branch)
 		if err != nil {
 			return err
 		}

@@ -135,11 +135,13 @@ func (s *Service) tableLoc(ctx context.Context, id ID) (string, error) {
 // DescribeTable describes a table: its location (a URI Lance opens), its
 // properties, managed versioning, and its latest (or the asked) version.
 func (s *Service) DescribeTable(ctx context.Context, req DescribeTableRequest) (*DescribeTableResponse, error) {
-	loc, err := s.tableLoc(ctx, req.ID)
+	table, err := s.tableLoc(ctx, req.ID)
 	if err != nil {
 		return nil, err
 	}
-	if err := onMain(req.Branch); err != nil {
+	branch := req.Branch
+	loc, err := chainOf(table, branch)
+	if err != nil {
 		return nil, err
 	}
 	if req.Tag != "" {
@@ -147,14 +149,16 @@ func (s *Service) DescribeTable(ctx context.Context, req DescribeTableRequest) (
 		if req.Version != nil {
 			return nil, nserror.New(nserror.InvalidInput, "describe a table at a version or at a tag, not both")
 		}
-		t, err := s.readTag(ctx, req.ID, loc, req.Tag)
+		t, err := s.readTag(ctx, req.ID, table, req.Tag)
 		if err != nil {
 			return nil, err
 		}
+		branch = ""
 		if t.Branch != nil {
-			if err := onMain(*t.Branch); err != nil {
-				return nil, err
-			}
+			branch = *t.Branch
+		}
+		if loc, err = chainOf(table, branch); err != nil {
+			return nil, err
 		}
 		req.Version = &t.Version
 	}
@@ -162,7 +166,7 @@ func (s *Service) DescribeTable(ctx context.Context, req DescribeTableRequest) (
 	if err != nil {
 		return nil, err
 	}
-	resp := &DescribeTableResponse{Table: req.ID.Name(), Namespace: req.ID.Parent(), Location: s.root.uri(loc),
+	resp := &DescribeTableResponse{Table: req.ID.Name(), Namespace: req.ID.Parent(), Location: s.root.uri(table),
 		StorageOptions: s.root.options, Properties: propsOf(r), ManagedVersioning: s.managed()}
 	if resp.Namespace == nil {
 		resp.Namespace = []string{}
@@ -175,7 +179,7 @@ func (s *Service) DescribeTable(ctx context.Context, req DescribeTableRequest) (
 			return nil, nserror.New(nserror.InvalidInput, "version %d is not a table version", *req.Version)
 		}
 		if err := s.versionExists(ctx, req.ID, loc, *req.Version); err != nil {
-			return nil, err
+			return nil, s.orBranchNotFound(ctx, req.ID, loc, branch, err)
 		}
 		v := *req.Version
 		resp.Version = &v
@@ -184,6 +188,9 @@ func (s *Service) DescribeTable(ctx context.Context, req DescribeTableRequest) (
 	latest, ok, err := s.latestVersion(ctx, req.ID, loc)
 	if err != nil {
 		return nil, err
+	}
+	if !ok && !onMain(branch) {
+		return nil, nserror.New(nserror.TableBranchNotFound, "table %q has no branch %q", req.ID.String(), branch)
 	}
 	declared := !ok
 	resp.IsOnlyDeclared = &declared

@@ -95,9 +95,7 @@ func checkTagName(tag string) error {
 	switch {
 	case tag == "":
 		return bad("a tag's name cannot be empty")
-	case strings.IndexFunc(tag, func(r rune) bool {
-		return !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '.' && r != '-' && r != '_'
-	}) >= 0:
+	case strings.IndexFunc(tag, notRefChar) >= 0:
 		return bad("a tag's name is made of letters, digits, '.', '-' and '_'")
 	case strings.HasPrefix(tag, "."), strings.HasSuffix(tag, "."):
 		return bad("a tag's name cannot begin or end with a dot")
@@ -107,6 +105,12 @@ func checkTagName(tag string) error {
 		return bad("a tag's name cannot hold two consecutive dots")
 	}
 	return nil
+}
+
+// notRefChar reports a character Lance refuses in a tag's name and in a
+// segment of a branch's: anything but letters, digits, '.', '-' and '_'.
+func notRefChar(r rune) bool {
+	return !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '.' && r != '-' && r != '_'
 }
 
 func tagsPrefix(loc string) string { return loc + "/_refs/tags/" }
@@ -133,19 +137,23 @@ func (s *Service) readTag(ctx context.Context, id ID, loc, tag string) (tagFile,
 }
 
 // tagged builds the file of a tag pointing to version, checking that the
-// version exists (on main).
+// version exists on the branch (main when none is named).
 func (s *Service) tagged(ctx context.Context, id ID, loc string, version int64, branch string) (tagFile, error) {
-	if err := onMain(branch); err != nil {
+	chain, err := chainOf(loc, branch)
+	if err != nil {
 		return tagFile{}, err
 	}
 	if version <= 0 {
 		return tagFile{}, nserror.New(nserror.InvalidInput, "version %d is not a table version", version)
 	}
-	tv, err := s.versionOf(ctx, id, loc, version)
+	tv, err := s.versionOf(ctx, id, chain, version)
 	if err != nil {
-		return tagFile{}, err
+		return tagFile{}, s.orBranchNotFound(ctx, id, chain, branch, err)
 	}
 	t := tagFile{Version: version, Metadata: json.RawMessage("{}")}
+	if !onMain(branch) {
+		t.Branch = &branch
+	}
 	if tv.ManifestSize != nil {
 		t.ManifestSize = *tv.ManifestSize
 	}

@@ -3,6 +3,7 @@ package namespace
 import (
 	"context"
 	"strconv"
+	"strings"
 
 	"github.com/flightns/flightns/nserror"
 	"github.com/flightns/flightns/redisclaim"
@@ -23,38 +24,92 @@ func (s *Service) tableVersion(loc redisclaim.Location) TableVersion {
 	return tv
 }
 
-// Branches. flightns keeps one version chain per table, main's; Lance
-// names a branch in every version request (absent: main). Until the
-// catalog keeps a chain per branch, a request for another branch is
-// refused, so that a version meant for a branch never lands on main.
+// Branches. Lance names a branch in every version request (absent or
+// "main": main). Each branch of a table has a version chain of its own,
+// keyed as Lance lays it out: the table's tree/<branch>/ directory, whose
+// _versions/ holds the branch's manifests (redisclaim.BranchChain). A
+// request on one branch reads and writes that chain only.
 
-// onMain checks that branch names main for a request that reads or
-// forgets versions: another branch has no versions here
-// (TableBranchNotFound).
-func onMain(branch string) error {
-	if branch == "" || branch == "main" {
-		return nil
+// onMain reports whether branch names main.
+func onMain(branch string) bool { return branch == "" || branch == "main" }
+
+// chainOf is the version chain of a table's branch: the table's own
+// location for main, its tree/<branch> directory for another branch,
+// whose name must follow Lance's rules (InvalidInput otherwise).
+func chainOf(loc, branch string) (string, error) {
+	if onMain(branch) {
+		return loc, nil
 	}
-	return nserror.New(nserror.TableBranchNotFound, "branch %q has no versions in this catalog: flightns keeps main's versions only", branch)
+	if err := checkBranchName(branch); err != nil {
+		return "", err
+	}
+	return redisclaim.BranchChain(loc, branch), nil
 }
 
-// commitsOnMain checks that branch names main for a request that commits
-// a version: committing on another branch is not supported.
-func commitsOnMain(branch string) error {
-	if branch == "" || branch == "main" {
+// checkBranchName applies Lance's rules for a branch's name: segments
+// separated by single '/', each of letters, digits, '.', '-' and '_'; no
+// "..", no ".lock" ending.
+func checkBranchName(branch string) error {
+	bad := func(why string) error { return nserror.New(nserror.InvalidInput, "branch %q: %s", branch, why) }
+	switch {
+	case strings.Contains(branch, ".."):
+		return bad(`a branch name cannot contain ".."`)
+	case strings.HasSuffix(branch, ".lock"):
+		return bad(`a branch name cannot end with ".lock"`)
+	case len(branch) > 200:
+		return bad("a branch name is at most 200 characters")
+	}
+	for _, seg := range strings.Split(branch, "/") {
+		if seg == "" {
+			return bad("a branch name has no empty segment, and no '/' at its start or end")
+		}
+		if strings.IndexFunc(seg, notRefChar) >= 0 {
+			return bad("a branch name has letters, digits, '.', '-', '_' and '/' only")
+		}
+	}
+	return nil
+}
+
+// branchChain resolves a table and one of its branches to the branch's
+// chain.
+func (s *Service) branchChain(ctx context.Context, id ID, branch string) (string, error) {
+	loc, err := s.tableLoc(ctx, id)
+	if err != nil {
+		return "", err
+	}
+	return chainOf(loc, branch)
+}
+
+// orBranchNotFound turns a version's TableVersionNotFound on a branch
+// without any version into TableBranchNotFound: that branch does not
+// exist (yet) in the catalog.
+func (s *Service) orBranchNotFound(ctx context.Context, id ID, chain, branch string, err error) error {
+	if onMain(branch) || nserror.CodeOf(err) != nserror.TableVersionNotFound {
+		return err
+	}
+	if _, ok, lerr := s.latestVersion(ctx, id, chain); lerr != nil || ok {
+		return err
+	}
+	return nserror.New(nserror.TableBranchNotFound, "table %q has no branch %q", id.String(), branch)
+}
+
+// forked prepares a branch's chain for a commit of version (its first, at
+// the version the branch forks from); main needs nothing.
+func (s *Service) forked(ctx context.Context, e redisclaim.Entry, branch string) error {
+	if onMain(branch) {
 		return nil
 	}
-	return nserror.New(nserror.Unsupported, "branch %q: flightns commits versions of main only; a version of another branch is refused, never put on main", branch)
+	return s.claims.Fork(ctx, e.Table, e.Version)
 }
 
 // stagedEntry validates one CreateTableVersion entry and resolves its table
 // and its staging manifest to keys.
-func (s *Service) stagedEntry(ctx context.Context, id ID, version int64, manifestPath string, size *int64, etag, naming string) (redisclaim.Entry, error) {
-	loc, err := s.tableLoc(ctx, id)
+func (s *Service) stagedEntry(ctx context.Context, id ID, branch string, version int64, manifestPath string, size *int64, etag, naming string) (redisclaim.Entry, error) {
+	chain, err := s.branchChain(ctx, id, branch)
 	if err != nil {
 		return redisclaim.Entry{}, err
 	}
-	return s.entryAt(loc, version, manifestPath, size, etag, naming)
+	return s.entryAt(chain, version, manifestPath, size, etag, naming)
 }
 
 // entryAt validates a CreateTableVersion entry of the table at loc and
@@ -92,11 +147,11 @@ func (s *Service) entryAt(loc string, version int64, manifestPath string, size *
 // that path. A version already taken is ConcurrentModification; repeating
 // a successful request returns the same version.
 func (s *Service) CreateTableVersion(ctx context.Context, req CreateTableVersionRequest) (*CreateTableVersionResponse, error) {
-	if err := commitsOnMain(req.Branch); err != nil {
+	e, err := s.stagedEntry(ctx, req.ID, req.Branch, req.Version, req.ManifestPath, req.ManifestSize, req.ETag, req.NamingScheme)
+	if err != nil {
 		return nil, err
 	}
-	e, err := s.stagedEntry(ctx, req.ID, req.Version, req.ManifestPath, req.ManifestSize, req.ETag, req.NamingScheme)
-	if err != nil {
+	if err := s.forked(ctx, e, req.Branch); err != nil {
 		return nil, err
 	}
 	loc, err := s.claims.Put(ctx, e.Table, e.Version, e.StagingPath, e.Size, e.ETag)
@@ -110,11 +165,8 @@ func (s *Service) CreateTableVersion(ctx context.Context, req CreateTableVersion
 // DescribeTableVersion describes a version (the latest when none is
 // given).
 func (s *Service) DescribeTableVersion(ctx context.Context, req DescribeTableVersionRequest) (*DescribeTableVersionResponse, error) {
-	loc, err := s.tableLoc(ctx, req.ID)
+	loc, err := s.branchChain(ctx, req.ID, req.Branch)
 	if err != nil {
-		return nil, err
-	}
-	if err := onMain(req.Branch); err != nil {
 		return nil, err
 	}
 	if req.Version != nil && *req.Version <= 0 {
@@ -127,7 +179,7 @@ func (s *Service) DescribeTableVersion(ctx context.Context, req DescribeTableVer
 		}
 		tv, err := s.storageVersion(ctx, req.ID, loc, v)
 		if err != nil {
-			return nil, err
+			return nil, s.orBranchNotFound(ctx, req.ID, loc, req.Branch, err)
 		}
 		return &DescribeTableVersionResponse{Version: &tv}, nil
 	}
@@ -141,7 +193,7 @@ func (s *Service) DescribeTableVersion(ctx context.Context, req DescribeTableVer
 		l, err = s.claims.GetManifestLocation(ctx, loc, uint64(*req.Version))
 	}
 	if err != nil {
-		return nil, err
+		return nil, s.orBranchNotFound(ctx, req.ID, loc, req.Branch, err)
 	}
 	tv := s.tableVersion(l)
 	return &DescribeTableVersionResponse{Version: &tv}, nil
@@ -150,12 +202,12 @@ func (s *Service) DescribeTableVersion(ctx context.Context, req DescribeTableVer
 // ListTableVersions lists a table's versions, ascending or (descending)
 // newest first, a page at a time: page_token is the last version of the
 // previous page. Without a limit, all of them.
+//
+// A branch that does not exist has no versions: the list is empty, as
+// Lance expects when it creates a branch.
 func (s *Service) ListTableVersions(ctx context.Context, req ListTableVersionsRequest) (*ListTableVersionsResponse, error) {
-	loc, err := s.tableLoc(ctx, req.ID)
+	loc, err := s.branchChain(ctx, req.ID, req.Branch)
 	if err != nil {
-		return nil, err
-	}
-	if err := onMain(req.Branch); err != nil {
 		return nil, err
 	}
 	opts := redisclaim.ListOptions{Descending: req.Descending != nil && *req.Descending}
@@ -201,13 +253,19 @@ func (s *Service) ListTableVersions(ctx context.Context, req ListTableVersionsRe
 // BatchDeleteTableVersions forgets the records of versions in ranges
 // (start inclusive, end exclusive; end -1: no end; {0, -1}: all). The data
 // stays: Lance deletes its own files.
+//
+// On a branch without versions it is TableBranchNotFound.
 func (s *Service) BatchDeleteTableVersions(ctx context.Context, req BatchDeleteTableVersionsRequest) (*BatchDeleteTableVersionsResponse, error) {
-	loc, err := s.tableLoc(ctx, req.ID)
+	loc, err := s.branchChain(ctx, req.ID, req.Branch)
 	if err != nil {
 		return nil, err
 	}
-	if err := onMain(req.Branch); err != nil {
-		return nil, err
+	if !onMain(req.Branch) {
+		if _, ok, err := s.latestVersion(ctx, req.ID, loc); err != nil {
+			return nil, err
+		} else if !ok {
+			return nil, nserror.New(nserror.TableBranchNotFound, "table %q has no branch %q", req.ID.String(), req.Branch)
+		}
 	}
 	ranges, err := versionRanges(req.Ranges)
 	if err != nil {
@@ -248,11 +306,11 @@ func (s *Service) BatchCreateTableVersions(ctx context.Context, req BatchCreateT
 	}
 	entries := make([]redisclaim.Entry, len(req.Entries))
 	for i, in := range req.Entries {
-		if err := commitsOnMain(in.Branch); err != nil {
-			return nil, nserror.New(nserror.CodeOf(err), "entry %d: %w", i, err)
-		}
-		e, err := s.stagedEntry(ctx, in.ID, in.Version, in.ManifestPath, in.ManifestSize, in.ETag, in.NamingScheme)
+		e, err := s.stagedEntry(ctx, in.ID, in.Branch, in.Version, in.ManifestPath, in.ManifestSize, in.ETag, in.NamingScheme)
 		if err != nil {
+			return nil, err
+		}
+		if err := s.forked(ctx, e, in.Branch); err != nil {
 			return nil, err
 		}
 		entries[i] = e

@@ -33,12 +33,14 @@ var (
 	openEpochLua string
 	//go:embed scripts/list.lua
 	listLua string
+	//go:embed scripts/fork.lua
+	forkLua string
 )
 
 // scripts are run by SHA; go-redis falls back to EVAL (which loads the
 // script) on NOSCRIPT, so they survive a Redis restart or failover.
 type scripts struct {
-	claim, get, list, flip, seed, supersede, confirm, latest, deleteVersions, drop, openEpoch *redis.Script
+	claim, get, list, flip, seed, supersede, confirm, latest, deleteVersions, drop, openEpoch, fork *redis.Script
 }
 
 func newScripts() *scripts {
@@ -54,11 +56,12 @@ func newScripts() *scripts {
 		deleteVersions: redis.NewScript(deleteVersionsLua),
 		drop:           redis.NewScript(dropLua),
 		openEpoch:      redis.NewScript(openEpochLua),
+		fork:           redis.NewScript(forkLua),
 	}
 }
 
 func (s *scripts) all() []*redis.Script {
-	return []*redis.Script{s.claim, s.get, s.list, s.flip, s.seed, s.supersede, s.confirm, s.latest, s.deleteVersions, s.drop, s.openEpoch}
+	return []*redis.Script{s.claim, s.get, s.list, s.flip, s.seed, s.supersede, s.confirm, s.latest, s.deleteVersions, s.drop, s.openEpoch, s.fork}
 }
 
 // load loads every script (on every master of a cluster) so that the first

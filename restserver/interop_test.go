@@ -104,11 +104,7 @@ func TestLanceDBLifecycle(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			s := startServer(t, withConfig(func(c *namespace.Config) { c.Unmanaged = !tc.managed }))
 			var rep scenarioReport
-			mode := "managed"
-			if !tc.managed {
-				mode = "unmanaged"
-			}
-			node(t, nil, &rep, "scenario.mjs", s.url(), mode)
+			node(t, nil, &rep, "scenario.mjs", s.url())
 			if !rep.OK {
 				t.Fatalf("the scenario failed:\n%s", strings.Join(rep.Failures, "\n"))
 			}
@@ -173,12 +169,10 @@ func TestLanceDBLifecycle(t *testing.T) {
 			}
 
 			tagsCheck(t, s, orders)
-			// The branch LanceDB made on the unmanaged catalog is listed
-			// from its files; on the managed one it was refused.
+			// The branch LanceDB made is listed from its files.
 			var br namespace.ListTableBranchesResponse
 			ok(t, "branches/list", s.post("/v1/table/prod%24sales%24orders/branches/list", nil)).decode(t, &br)
-			if dev, found := br.Branches["dev"]; tc.managed && len(br.Branches) != 0 ||
-				!tc.managed && (len(br.Branches) != 1 || !found || dev.ParentVersion <= 0 || dev.ManifestSize <= 0) {
+			if dev, found := br.Branches["dev"]; len(br.Branches) != 1 || !found || dev.ParentVersion <= 0 || dev.ManifestSize <= 0 {
 				t.Fatalf("branches of orders: %+v", br.Branches)
 			}
 			plainCheck(t, s, rep.Tables)
@@ -532,4 +526,102 @@ func TestLanceDBAuth(t *testing.T) {
 			}
 		})
 	}
+}
+
+// branchesReport is what branches.mjs reports: each step's observations
+// and what a reader sees at the end.
+type branchesReport struct {
+	OK       bool              `json:"ok"`
+	Failures []string          `json:"failures"`
+	Steps    []json.RawMessage `json:"steps"`
+	Final    json.RawMessage   `json:"final"`
+}
+
+// TestLanceBranchesAsWithLancesOwnNamespace runs the branch scenario
+// (branches from main's latest, from a version of main and from a version
+// of another branch, commits on them, checkouts of their versions, tags on
+// them, a branch deleted and made again, restore, stats) through flightns
+// with managed versioning and through Lance's own directory namespace:
+// LanceDB must observe the same at every step. Then plain LanceDB, without
+// any namespace, reads the same branches, tags and rows from the table's
+// directory, and the catalog lists each branch's versions, and main's
+// untouched, in __manifest.
+func TestLanceBranchesAsWithLancesOwnNamespace(t *testing.T) {
+	s := startServer(t)
+	var dir, rest branchesReport
+	node(t, nil, &dir, "branches.mjs", "dir", t.TempDir())
+	node(t, nil, &rest, "branches.mjs", "rest", s.url())
+	for _, r := range []struct {
+		name string
+		rep  branchesReport
+	}{{"Lance's directory namespace", dir}, {"flightns", rest}} {
+		if !r.rep.OK {
+			t.Fatalf("the scenario through %s failed:\n%s", r.name, strings.Join(r.rep.Failures, "\n"))
+		}
+	}
+	if len(rest.Steps) != len(dir.Steps) {
+		t.Fatalf("%d steps through flightns, %d through Lance's own", len(rest.Steps), len(dir.Steps))
+	}
+	for i := range dir.Steps {
+		if !jsonEqual(t, rest.Steps[i], dir.Steps[i]) {
+			t.Errorf("step %d through flightns:\n%s\nthrough Lance's directory namespace:\n%s", i, rest.Steps[i], dir.Steps[i])
+		}
+	}
+	if !jsonEqual(t, rest.Final, dir.Final) {
+		t.Fatalf("the end through flightns:\n%s\nthrough Lance's directory namespace:\n%s", rest.Final, dir.Final)
+	}
+
+	d, err := s.service().DescribeTable(context.Background(), namespace.DescribeTableRequest{ID: namespace.ID{"items"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	u, err := url.Parse(d.Location)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var plain branchesReport
+	node(t, nil, &plain, "branches.mjs", "plain", u.Path)
+	if !plain.OK || !jsonEqual(t, plain.Final, rest.Final) {
+		t.Fatalf("plain LanceDB reading the table's directory (%v):\n%s\nthrough flightns:\n%s", plain.Failures, plain.Final, rest.Final)
+	}
+
+	// The catalog's own view: each branch's versions, main's apart.
+	versionsOf := func(branch string) []int64 {
+		var l namespace.ListTableVersionsResponse
+		ok(t, "version/list "+branch, s.post("/v1/table/items/version/list", map[string]any{"branch": branch})).decode(t, &l)
+		var out []int64
+		for _, v := range l.Versions {
+			out = append(out, v.Version)
+		}
+		return out
+	}
+	for branch, want := range map[string][]int64{"": {1, 2, 3, 4}, "dev": {2, 3, 4}, "old": {1, 2}, "team/sub": {3}, "gone": nil} {
+		if got := versionsOf(branch); !slices.Equal(got, want) {
+			t.Errorf("versions of branch %q: %v, want %v", branch, got, want)
+		}
+	}
+	wantError(t, "describing a branch that does not exist",
+		s.post("/v1/table/items/version/describe", map[string]any{"branch": "gone", "version": 1}), 22, 404)
+	created := 0
+	for _, r := range s.requests() {
+		if strings.Contains(r, "/version/create") && strings.HasSuffix(r, " 200") {
+			created++
+		}
+	}
+	if created < 4+3+2+1 {
+		t.Errorf("%d successful CreateTableVersion calls, want one per version of main and of every branch", created)
+	}
+}
+
+// jsonEqual compares two JSON documents by value.
+func jsonEqual(t *testing.T, a, b json.RawMessage) bool {
+	t.Helper()
+	var x, y any
+	if err := json.Unmarshal(a, &x); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &y); err != nil {
+		t.Fatal(err)
+	}
+	return fmt.Sprint(x) == fmt.Sprint(y)
 }
