@@ -69,7 +69,7 @@ $(LANCEDB_DIR)/node_modules/.package-lock.json: $(LANCEDB_DIR)/package.json $(LA
 FUZZ_TIME ?= 2000x
 FUZZERS := planner:FuzzParseFilter planner:FuzzPlanFilter planner:FuzzSpec planner:FuzzSchema \
 	restserver:FuzzParseID objstore:FuzzValidateKey redisclaim:FuzzParseManifestName reliability:FuzzRESTRequest \
-	manifesttable:FuzzSQL manifesttable:FuzzSQLGrammar
+	manifesttable:FuzzSQL manifesttable:FuzzSQLGrammar lancemanifest:FuzzRead
 
 fuzz: deps
 	@set -e; for f in $(FUZZERS); do \

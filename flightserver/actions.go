@@ -68,6 +68,7 @@ var actions = []action{
 	op("CreateTableTag", "Tag a version of the table (create-only, in Lance's format).", auth.Write, (*svc).CreateTableTag),
 	op("UpdateTableTag", "Point an existing tag to another version.", auth.Write, (*svc).UpdateTableTag),
 	op("DeleteTableTag", "Delete a tag.", auth.Write, (*svc).DeleteTableTag),
+	op("GetTableStats", "A table's statistics (rows, fragments, indices, bytes), read from its latest manifest.", auth.Read, (*svc).GetTableStats),
 	op("ListTableBranches", "List the branches Lance recorded for a table (its _refs/branches/), paged.", auth.Read, (*svc).ListTableBranches),
 	op("BatchCreateTableVersions", "Commit versions of several tables atomically: all or none.", auth.Write, (*svc).BatchCreateTableVersions),
 	op("BatchCommitTables", "Commit table versions, declarations and drops across tables atomically: all or none.", auth.Write, (*svc).BatchCommitTables),

@@ -103,6 +103,11 @@ func TestBranchesHaveTheirOwnChains(t *testing.T) {
 	if _, err := e.objs.DeletePrefix(ctx, dev+"/"); err != nil {
 		t.Fatal(err)
 	}
+	if got := versions("dev"); len(got) != 0 {
+		t.Fatalf("dev, deleted by Lance, lists %v", got)
+	}
+	_, err = s.DescribeTableVersion(ctx, DescribeTableVersionRequest{ID: tid, Branch: "dev"})
+	wantCode(t, "describing a branch Lance deleted", err, nserror.TableBranchNotFound)
 	must(s.CreateTableVersion(ctx, CreateTableVersionRequest{ID: tid, Version: 3, Branch: "dev", ManifestPath: e.stage(dev, 3, "dev again")}))
 	if got := versions("dev"); len(got) != 1 || got[0] != 3 || e.final(dev, 3) != "dev again" {
 		t.Fatalf("dev made again: %v, %q", got, e.final(dev, 3))

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 
+	"github.com/flightns/flightns/lancemanifest"
 	"github.com/flightns/flightns/nserror"
 )
 
@@ -182,6 +183,10 @@ type DescribeTableResponse struct {
 	Properties        Properties        `json:"properties"`
 	ManagedVersioning bool              `json:"managed_versioning"`
 	IsOnlyDeclared    *bool             `json:"is_only_declared,omitempty"`
+	// With load_detailed_metadata, from the version's manifest.
+	Schema   *lancemanifest.JSONSchema `json:"schema,omitempty"`
+	Stats    *TableBasicStats          `json:"stats,omitempty"`
+	Metadata map[string]string         `json:"metadata,omitempty"`
 }
 
 // TableExistsRequest asks whether a table (at a version) exists.

@@ -183,6 +183,9 @@ func (s *Service) DescribeTable(ctx context.Context, req DescribeTableRequest) (
 		}
 		v := *req.Version
 		resp.Version = &v
+		if err := s.detailed(ctx, req, loc, branch, resp); err != nil {
+			return nil, err
+		}
 		return resp, nil
 	}
 	latest, ok, err := s.latestVersion(ctx, req.ID, loc)
@@ -197,7 +200,33 @@ func (s *Service) DescribeTable(ctx context.Context, req DescribeTableRequest) (
 	if ok {
 		resp.Version = &latest
 	}
+	if err := s.detailed(ctx, req, loc, branch, resp); err != nil {
+		return nil, err
+	}
 	return resp, nil
+}
+
+// detailed adds, with load_detailed_metadata, what the described
+// version's manifest says: its schema, its basic statistics and Lance's
+// table metadata. A declared-only table has no manifest: it is
+// TableVersionNotFound, as the spec allows.
+func (s *Service) detailed(ctx context.Context, req DescribeTableRequest, chain, branch string, resp *DescribeTableResponse) error {
+	if req.LoadDetailedMetadata == nil || !*req.LoadDetailedMetadata {
+		return nil
+	}
+	var v int64
+	if resp.Version != nil {
+		v = *resp.Version
+	}
+	m, err := s.manifestAt(ctx, req.ID, chain, branch, v)
+	if err != nil {
+		return err
+	}
+	schema := m.Schema()
+	resp.Schema = &schema
+	resp.Stats = &TableBasicStats{NumDeletedRows: int64(m.DeletedRows()), NumFragments: int64(len(m.Fragments))}
+	resp.Metadata = m.TableMetadata
+	return nil
 }
 
 // TableExists succeeds when the table (and the version, if asked) exists.

@@ -71,13 +71,21 @@ func checkBranchName(branch string) error {
 }
 
 // branchChain resolves a table and one of its branches to the branch's
-// chain.
+// chain, for a request that reads it. Storage is the truth for branches:
+// a chain whose manifests Lance removed (it deleted the branch, which
+// makes no request) is forgotten here, so the branch reads as one that
+// does not exist.
 func (s *Service) branchChain(ctx context.Context, id ID, branch string) (string, error) {
 	loc, err := s.tableLoc(ctx, id)
 	if err != nil {
 		return "", err
 	}
-	return chainOf(loc, branch)
+	chain, err := chainOf(loc, branch)
+	if err != nil || onMain(branch) || !s.managed() {
+		return chain, err
+	}
+	_, err = s.claims.ForgetGone(ctx, chain)
+	return chain, err
 }
 
 // orBranchNotFound turns a version's TableVersionNotFound on a branch
@@ -105,7 +113,11 @@ func (s *Service) forked(ctx context.Context, e redisclaim.Entry, branch string)
 // stagedEntry validates one CreateTableVersion entry and resolves its table
 // and its staging manifest to keys.
 func (s *Service) stagedEntry(ctx context.Context, id ID, branch string, version int64, manifestPath string, size *int64, etag, naming string) (redisclaim.Entry, error) {
-	chain, err := s.branchChain(ctx, id, branch)
+	loc, err := s.tableLoc(ctx, id)
+	if err != nil {
+		return redisclaim.Entry{}, err
+	}
+	chain, err := chainOf(loc, branch)
 	if err != nil {
 		return redisclaim.Entry{}, err
 	}

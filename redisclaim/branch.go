@@ -2,9 +2,11 @@ package redisclaim
 
 import (
 	"context"
+	"errors"
 	"strings"
 
 	"github.com/flightns/flightns/nserror"
+	"github.com/flightns/flightns/objstore"
 )
 
 // treeDir is the directory of a Lance table under which each branch keeps
@@ -58,28 +60,60 @@ func (s *Store) Fork(ctx context.Context, chain string, version uint64) error {
 		return err
 	}
 	head, _, ok, err := s.GetLatestVersion(ctx, chain)
-	if err != nil {
-		return err
+	if err != nil || ok && head+1 == version {
+		return err // the branch's next commit: the claim decides
 	}
-	if ok && head+1 == version {
-		return nil
-	}
-	reset := "0"
+	gone := false
 	if ok {
-		found, err := s.scanVersions(ctx, chain)
-		if err != nil {
+		if gone, err = s.gone(ctx, chain); err != nil || !gone {
 			return err
 		}
-		if len(found) > 0 {
-			return nil
-		}
-		reset = "1"
+	}
+	return s.runFork(ctx, chain, version, gone)
+}
+
+// ForgetGone forgets a branch's chain whose versions Redis knows but whose
+// final manifests are all gone from storage: Lance deleted the branch
+// (its tree/<branch>/ directory) without telling the catalog. It reports
+// whether it did. A chain with a commit in flight is kept.
+func (s *Store) ForgetGone(ctx context.Context, chain string) (bool, error) {
+	if err := checkTable(chain); err != nil {
+		return false, err
+	}
+	loc, ok, err := s.GetLatestManifestLocation(ctx, chain)
+	if err != nil || !ok {
+		return false, err
+	}
+	// The latest manifest in storage is the common answer: one HEAD.
+	if _, err := s.objs.Head(ctx, loc.Path); err == nil || !errors.Is(err, objstore.ErrNotFound) {
+		return false, err
+	}
+	gone, err := s.gone(ctx, chain)
+	if err != nil || !gone {
+		return false, err
+	}
+	return true, s.runFork(ctx, chain, 0, true)
+}
+
+// gone reports whether storage holds no final manifest of the chain.
+func (s *Store) gone(ctx context.Context, chain string) (bool, error) {
+	found, err := s.scanVersions(ctx, chain)
+	return len(found) == 0, err
+}
+
+// runFork runs fork.lua: with reset the chain is forgotten first; with a
+// version > 0 an empty chain starts at it.
+func (s *Store) runFork(ctx context.Context, chain string, version uint64, reset bool) error {
+	flag := "0"
+	if reset {
+		flag = "1"
 	}
 	var r reply
-	err = s.withEpoch(ctx, func() (reply, error) {
+	err := s.withEpoch(ctx, func() (reply, error) {
+		var err error
 		r, err = run(ctx, s.pipe, s.sc.fork,
 			[]string{s.k.Epoch(), s.k.Heads(), s.k.Seq(), s.k.Log(), s.k.Versions(chain), s.k.Index(chain)},
-			chain, version, reset, s.logMaxLen)
+			chain, version, flag, s.logMaxLen)
 		return r, err
 	})
 	if err != nil {

@@ -16,18 +16,20 @@ import (
 	"github.com/flightns/flightns/nserror"
 )
 
-// The sequential specification of one table: its versions' contents in
-// order. A Put of head+1 appends; a Put of a taken version conflicts;
+// The sequential specification of one chain (a table's main, or one of
+// its Lance branches, forked at version base + 1): its versions' contents
+// in order. A Put of head+1 appends; a Put of a taken version conflicts;
 // GetLatest returns the head and its content; Get returns a version's
-// content. Put outcomes that are unknown (the writer crashed at a seam)
-// take effect exactly when their version is the next one at the point the
-// checker places them.
+// content (none below the fork). Put outcomes that are unknown (the writer
+// crashed at a seam) take effect exactly when their version is the next
+// one at the point the checker places them.
 
 type linInput struct {
 	op      string // put, latest, get
 	table   string
 	version uint64
 	content string
+	base    uint64 // a branch chain's versions start at base + 1
 }
 
 type linOutput struct {
@@ -58,8 +60,8 @@ var tableModel = porcupine.Model{
 		if st != "" {
 			versions = strings.Split(st, "\x00")
 		}
-		head := uint64(len(versions))
 		in, out := input.(linInput), output.(linOutput)
+		head := in.base + uint64(len(versions))
 		appendTo := func() string {
 			if st == "" {
 				return in.content
@@ -81,14 +83,14 @@ var tableModel = porcupine.Model{
 			}
 		case "latest":
 			if out.notFound {
-				return head == 0, st
+				return len(versions) == 0, st
 			}
-			return out.version == head && versions[head-1] == out.content, st
+			return len(versions) > 0 && out.version == head && versions[len(versions)-1] == out.content, st
 		case "get":
 			if out.notFound {
-				return in.version > head, st
+				return in.version <= in.base || in.version > head, st
 			}
-			return in.version <= head && versions[in.version-1] == out.content, st
+			return in.version > in.base && in.version <= head && versions[in.version-in.base-1] == out.content, st
 		}
 		return false, st
 	},
@@ -124,7 +126,14 @@ func TestHistoriesAreLinearizable(t *testing.T) {
 				})
 				e.step.Store(&f)
 			}
-			tables := []string{"a", "b", "c"}
+			// Main chains, and Lance branches forked from them.
+			tables := []string{"a", "b", "c", BranchChain("a", "dev"), BranchChain("b", "team/x")}
+			bases := map[string]uint64{BranchChain("a", "dev"): 2, BranchChain("b", "team/x"): 0}
+			for chain, base := range bases {
+				if err := e.s.Fork(ctx, chain, base+1); err != nil {
+					t.Fatal(err)
+				}
+			}
 			const clients, opsEach = 8, 60
 			var mu sync.Mutex
 			var history []porcupine.Operation
@@ -140,7 +149,7 @@ func TestHistoriesAreLinearizable(t *testing.T) {
 						call := time.Since(base).Nanoseconds()
 						switch r := rng.IntN(10); {
 						case r < 4:
-							in = linInput{op: "latest", table: tbl}
+							in = linInput{op: "latest", table: tbl, base: bases[tbl]}
 							loc, ok, err := e.s.GetLatestManifestLocation(ctx, tbl)
 							if err != nil {
 								t.Errorf("latest: %v", err)
@@ -152,7 +161,7 @@ func TestHistoriesAreLinearizable(t *testing.T) {
 							}
 						case r < 6:
 							v := uint64(1 + rng.IntN(8))
-							in = linInput{op: "get", table: tbl, version: v}
+							in = linInput{op: "get", table: tbl, version: v, base: bases[tbl]}
 							p, err := e.s.Get(ctx, tbl, v)
 							switch {
 							case errors.Is(err, nserror.ErrTableVersionNotFound):
@@ -175,9 +184,10 @@ func TestHistoriesAreLinearizable(t *testing.T) {
 								t.Errorf("latest before put: %v", err)
 								return
 							}
+							v = max(v, bases[tbl])
 							content := fmt.Sprintf("c%d-n%d", c, n)
 							p := e.stage(tbl, v+1, content)
-							in = linInput{op: "put", table: tbl, version: v + 1, content: content}
+							in = linInput{op: "put", table: tbl, version: v + 1, content: content, base: bases[tbl]}
 							call = time.Since(base).Nanoseconds()
 							_, err = e.s.Put(context.WithValue(ctx, writerKey{}, true), tbl, v+1, p, 0, "")
 							switch {
@@ -207,14 +217,17 @@ func TestHistoriesAreLinearizable(t *testing.T) {
 			if res != porcupine.Ok {
 				t.Fatalf("history of %d operations is not linearizable (%v)", len(history), res)
 			}
-			puts := 0
+			puts, onBranches := 0, 0
 			for _, op := range history {
-				if op.Input.(linInput).op == "put" && op.Output.(linOutput).ok {
+				if in := op.Input.(linInput); in.op == "put" && op.Output.(linOutput).ok {
 					puts++
+					if strings.Contains(in.table, "/tree/") {
+						onBranches++
+					}
 				}
 			}
-			if puts < 20 {
-				t.Fatalf("only %d successful puts: the history tests too little", puts)
+			if puts < 20 || onBranches < 5 {
+				t.Fatalf("only %d successful puts, %d on branches: the history tests too little", puts, onBranches)
 			}
 		})
 	}

@@ -104,6 +104,7 @@ var (
 		"tags/update":      {"UpdateTableTag", true, updateTableTag, nil},
 		"tags/delete":      {"DeleteTableTag", true, deleteTableTag, nil},
 		"branches/list":    {"ListTableBranches", false, listTableBranches, nil},
+		"stats":            {"GetTableStats", false, getTableStats, nil},
 	}
 	listAllTablesRoute    = route{"ListAllTables", false, listAllTables, nil}
 	batchCreateRoute      = route{"BatchCreateTableVersions", true, batchCreateTableVersions, nil}

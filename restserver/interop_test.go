@@ -602,6 +602,44 @@ func TestLanceBranchesAsWithLancesOwnNamespace(t *testing.T) {
 	}
 	wantError(t, "describing a branch that does not exist",
 		s.post("/v1/table/items/version/describe", map[string]any{"branch": "gone", "version": 1}), 22, 404)
+
+	// Statistics from the manifests, as LanceDB computed them from the
+	// data at the stats step (main after its restore, dev at its head).
+	var lance struct {
+		Value map[string]struct {
+			Rows, Indices, Fragments, Small int64
+			Lengths                         []int64
+		} `json:"value"`
+	}
+	for _, st := range rest.Steps {
+		if strings.Contains(string(st), `"step":"stats"`) {
+			if err := json.Unmarshal(st, &lance); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for _, branch := range []string{"main", "dev"} {
+		var got namespace.GetTableStatsResponse
+		ok(t, "stats "+branch, s.post("/v1/table/items/stats", map[string]any{"branch": branch})).decode(t, &got)
+		want := lance.Value[branch]
+		f := got.FragmentStats
+		l := f.Lengths
+		if got.NumRows != want.Rows || got.NumIndices != want.Indices || f.NumFragments != want.Fragments || f.NumSmallFragments != want.Small ||
+			!slices.Equal([]int64{l.Min, l.Max, l.Mean, l.P25, l.P50, l.P75, l.P99}, want.Lengths) || got.TotalBytes <= 0 {
+			t.Errorf("stats of %s: %+v; LanceDB says %+v", branch, got, want)
+		}
+	}
+	wantError(t, "stats of a branch that does not exist", s.post("/v1/table/items/stats", map[string]any{"branch": "gone"}), 22, 404)
+
+	// DescribeTable's detailed metadata: the schema LanceDB wrote, and
+	// the version's fragments.
+	var dt namespace.DescribeTableResponse
+	ok(t, "describe detailed", s.post("/v1/table/items/describe?load_detailed_metadata=true", map[string]any{"branch": "dev"})).decode(t, &dt)
+	schema, _ := json.Marshal(dt.Schema)
+	if string(schema) != `{"fields":[{"name":"id","nullable":true,"type":{"type":"float64"}},{"name":"amount","nullable":true,"type":{"type":"float64"}},{"name":"name","nullable":true,"type":{"type":"utf8"}}]}` ||
+		dt.Stats == nil || dt.Stats.NumFragments != lance.Value["dev"].Fragments || dt.Version == nil || *dt.Version != 4 {
+		t.Errorf("detailed description of dev: version %v, schema %s, stats %+v", dt.Version, schema, dt.Stats)
+	}
 	created := 0
 	for _, r := range s.requests() {
 		if strings.Contains(r, "/version/create") && strings.HasSuffix(r, " 200") {

@@ -272,3 +272,11 @@ func (c *call) request(req any, id *namespace.ID) error {
 	}
 	return c.bindID(id)
 }
+
+func getTableStats(ctx context.Context, s *namespace.Service, c *call) (any, error) {
+	var req namespace.GetTableStatsRequest
+	if err := c.request(&req, &req.ID); err != nil {
+		return nil, err
+	}
+	return s.GetTableStats(ctx, req)
+}

@@ -94,8 +94,15 @@ try {
     await t.checkout(1);
     await t.restore();
     await step("restore main@1", async () => ({ version: await t.version(), rows: await rowsOf(t) }));
-    const stats = await t.stats();
-    await step("stats", async () => ({ rows: stats.numRows, fragments: stats.fragmentStats.numFragments }));
+    // Statistics, as LanceDB computes them from the data (the Go test
+    // compares the catalog's GetTableStats with these).
+    const statsOf = async (table) => {
+      const s = await table.stats();
+      const f = s.fragmentStats;
+      return { rows: s.numRows, indices: s.numIndices, fragments: f.numFragments, small: f.numSmallFragments,
+        lengths: [f.lengths.min, f.lengths.max, f.lengths.mean, f.lengths.p25, f.lengths.p50, f.lengths.p75, f.lengths.p99] };
+    };
+    await step("stats", async () => ({ main: await statsOf(t), dev: await statsOf(await branches.checkout("dev")) }));
 
     // A second connection sees the same.
     const db2 = mode === "dir" ? await lancedb.connectNamespace("dir", { root: where }) : await connect(where);

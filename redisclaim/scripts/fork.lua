@@ -7,7 +7,7 @@
 -- KEYS[5]  {C}:v:<chain>    version records
 -- KEYS[6]  {C}:z:<chain>    version index
 -- ARGV[1]  chain (a table key: <table>/tree/<branch>)
--- ARGV[2]  version: the fork version, the chain's first
+-- ARGV[2]  version: the fork version, the chain's first (0: only forget)
 -- ARGV[3]  "1" when the caller found no final manifest of the chain in
 --          storage (Lance removed the branch): what Redis knows of it
 --          is forgotten first, with a drop_table log entry
@@ -32,7 +32,7 @@ if ARGV[3] == '1' and (head > 0 or redis.call('ZCARD', KEYS[6]) > 0) then
   redis.call('XADD', KEYS[4], 'MAXLEN', '~', ARGV[4], seq .. '-0', 'k', 'drop_table', 't', chain)
   head = 0
 end
-if head == 0 and redis.call('ZCARD', KEYS[6]) == 0 then
+if ver > 0 and head == 0 and redis.call('ZCARD', KEYS[6]) == 0 then
   head = ver - 1
   redis.call('HSET', KEYS[2], chain, string.format('%d', head))
 end

@@ -1,0 +1,19 @@
+// Package lancemanifest reads Lance manifest files: the table's schema,
+// its fragments with their rows, deletions and data files, its indices,
+// and the version's time, branch and writer, so that the catalog can
+// describe a table's shape and growth without opening its data.
+//
+// A manifest file (a table's _versions/<n>.manifest) ends with a 16-byte
+// footer: the little-endian int64 position of the manifest message, two
+// little-endian uint16 format versions, and the magic "LANC". At that
+// position a little-endian uint32 length precedes the protobuf-encoded
+// lance.table.Manifest message (protos/table.proto of lance-format/lance);
+// an index section, when present, is a lance.table.IndexSection message
+// at the position the manifest names, framed the same way.
+//
+// The messages are read with protowire, field by field, keeping only the
+// fields flightns uses and skipping every other (Lance adds fields often);
+// the reader never trusts a length or a position it has not checked
+// against the bytes it holds, and a malformed file is an error, never a
+// panic.
+package lancemanifest

@@ -1,0 +1,120 @@
+package redisclaim
+
+import (
+	"context"
+	"errors"
+	"testing"
+)
+
+func TestSplitChain(t *testing.T) {
+	tables := map[string]bool{"ab_t": true, "x/tree/y": true}
+	isTable := func(s string) bool { return tables[s] }
+	for chain, want := range map[string][2]string{
+		"ab_t":                  {"ab_t", ""},
+		"ab_t/tree/dev":         {"ab_t", "dev"},
+		"ab_t/tree/team/a/b":    {"ab_t", "team/a/b"},
+		"ab_t/tree/tree/x":      {"ab_t", "tree/x"},
+		"x/tree/y":              {"x/tree/y", ""}, // a table whose location has a tree/ in it
+		"x/tree/y/tree/b":       {"x/tree/y", "b"},
+		"unknown/tree/b":        {"unknown/tree/b", ""},
+		"ab_tx/tree/dev":        {"ab_tx/tree/dev", ""},
+		BranchChain("ab_t", ""): {"ab_t", ""},
+	} {
+		table, branch := SplitChain(chain, isTable)
+		if table != want[0] || branch != want[1] {
+			t.Errorf("SplitChain(%q) = %q, %q; want %q, %q", chain, table, branch, want[0], want[1])
+		}
+	}
+}
+
+// A branch's first commit is at the version it forks from, and a failure
+// at every seam of it is rolled forward by the next reader, exactly as on
+// main; main's chain is never touched.
+func TestABranchesFirstCommitSurvivesAFailureAtEverySeam(t *testing.T) {
+	ctx := context.Background()
+	for _, seam := range seams {
+		t.Run(string(seam), func(t *testing.T) {
+			e := newEnv(t, "file")
+			for v := uint64(1); v <= 3; v++ {
+				if _, err := e.put("t", v, "main"); err != nil {
+					t.Fatal(err)
+				}
+			}
+			dev := BranchChain("t", "dev")
+			if err := e.s.Fork(ctx, dev, 3); err != nil {
+				t.Fatal(err)
+			}
+			e.failAt(seam, dev, 3, errors.New("crash"))
+			if _, err := e.put(dev, 3, "dev 3"); err == nil {
+				t.Fatal("the fault did not fire")
+			}
+			e.noFaults()
+			// A second creator of the branch at the same version loses.
+			if err := e.s.Fork(ctx, dev, 3); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := e.put(dev, 3, "loser"); !isCode(err, 14) {
+				t.Fatalf("a second first commit of dev: %v, want ConcurrentModification", err)
+			}
+			other := e.open(e.s.Catalog())
+			v, _, ok, err := other.GetLatestVersion(ctx, dev)
+			if err != nil || !ok || v != 3 || e.final(dev, 3) != "dev 3" {
+				t.Fatalf("dev after a crash at %s: %d %v %v, final %q", seam, v, ok, err, e.final(dev, 3))
+			}
+			if _, err := e.put(dev, 4, "dev 4"); err != nil {
+				t.Fatalf("dev's next commit: %v", err)
+			}
+			if v, _, _, _ := other.GetLatestVersion(ctx, "t"); v != 3 || e.final("t", 4) != "" {
+				t.Fatalf("main moved: head %d, final 4 %q", v, e.final("t", 4))
+			}
+		})
+	}
+}
+
+// Fork starts only an empty chain: a chain with versions in storage is
+// left to the claim; one whose manifests are all gone is forgotten first
+// (ForgetGone does that alone), and a fork at version 1 needs nothing.
+func TestForkStartsOnlyAnEmptyOrVanishedChain(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t, "file")
+	dev := BranchChain("t", "dev")
+	if err := e.s.Fork(ctx, dev, 5); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.put(dev, 5, "dev 5"); err != nil {
+		t.Fatal(err)
+	}
+	// Another fork at 2 does not move the chain: version 2 is taken
+	// below the head.
+	if err := e.s.Fork(ctx, dev, 2); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.put(dev, 2, "late"); !isCode(err, 14) {
+		t.Fatalf("a fork below the head: %v, want ConcurrentModification", err)
+	}
+	if gone, err := e.s.ForgetGone(ctx, dev); err != nil || gone {
+		t.Fatalf("ForgetGone of a live chain: %v %v", gone, err)
+	}
+	// Lance deletes the branch's files.
+	if _, err := e.objs.DeletePrefix(ctx, dev+"/"); err != nil {
+		t.Fatal(err)
+	}
+	if gone, err := e.s.ForgetGone(ctx, dev); err != nil || !gone {
+		t.Fatalf("ForgetGone of a vanished chain: %v %v", gone, err)
+	}
+	if _, _, ok, err := e.s.GetLatestVersion(ctx, dev); err != nil || ok {
+		t.Fatalf("the forgotten chain still has a head: %v %v", ok, err)
+	}
+	if err := e.s.Fork(ctx, dev, 2); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.put(dev, 2, "again"); err != nil {
+		t.Fatalf("the branch made again: %v", err)
+	}
+	if err := e.s.Fork(ctx, BranchChain("t", "one"), 1); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.put(BranchChain("t", "one"), 1, "first"); err != nil {
+		t.Fatal(err)
+	}
+}
