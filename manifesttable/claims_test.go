@@ -135,6 +135,48 @@ func TestAGapInTheLogIsRepairedFromStorage(t *testing.T) {
 	}
 }
 
+// The same for Lance branches: a branch's versions committed in the gap
+// are found under its tree/<branch>/ (named by its rows or by Lance's ref
+// file), and the rows of a branch whose files Lance removed meanwhile go.
+func TestAGapInTheLogIsRepairedFromStorageOnBranchesToo(t *testing.T) {
+	ctx := context.Background()
+	e := newTenv(t)
+	tb := e.open()
+	commit(t, tb, put(Row{ObjectType: TypeTable, ObjectID: "t", Location: "loc_t"}))
+	cs := e.claims(tb)
+	dev, old, fresh := redisclaim.BranchChain("loc_t", "dev"), redisclaim.BranchChain("loc_t", "old"), redisclaim.BranchChain("loc_t", "team/new")
+	e.stageAndPut(cs, "loc_t", 1)
+	e.stageAndPut(cs, dev, 1)
+	e.stageAndPut(cs, old, 1)
+	l := e.stageAndPut(cs, old, 2)
+	waitFor(t, tb, l.Seq)
+	_ = tb.Close()
+	// Nobody materializes now: dev gets version 2, team/new is made (with
+	// its ref file), old is deleted by Lance.
+	ro := e.open(func(c *Config) { c.ReadOnly = true })
+	e.stageAndPut(cs, dev, 2)
+	if err := cs.Fork(ctx, fresh, 1); err != nil {
+		t.Fatal(err)
+	}
+	e.stageAndPut(cs, fresh, 1)
+	if err := e.objs.Put(ctx, redisclaim.BranchRefsPrefix("loc_t")+"team%2Fnew.json", []byte(`{}`)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.objs.DeletePrefix(ctx, old+"/"); err != nil {
+		t.Fatal(err)
+	}
+	_ = ro.Close()
+	e.redis.FlushAll()
+	tb = e.open()
+	defer func() { _ = tb.Close() }()
+	l = e.stageAndPut(e.claims(tb), "loc_t", 2) // recovers Redis, then commits
+	waitFor(t, tb, l.Seq)
+	got := rowsOf(t, tb, `SELECT coalesce(branch, 'main') || '@' || version FROM table_versions WHERE table_id = 't' ORDER BY 1`)
+	if !slices.Equal(got, []string{"dev@1", "dev@2", "main@1", "main@2", "team/new@1"}) {
+		t.Fatalf("versions after the repair: %v", got)
+	}
+}
+
 // A partition's read_version that names a version storage never got (its
 // claim was lost with Redis) falls back to the newest final version when
 // the gap is repaired.

@@ -462,10 +462,14 @@ func (t *Table) versionsAt(out []change, id string) []Row {
 	return rows
 }
 
-// reconcile re-derives every known table's version rows from its
-// _versions directory: versions in storage but not in the table are added,
-// and rows whose final manifest is gone are deleted. The changes carry seq.
+// reconcile re-derives every known table's version rows from storage:
+// main's from the table's _versions directory, each Lance branch's (those
+// with rows, and those Lance records in _refs/branches/) from its
+// tree/<branch>/_versions directory. Versions in storage but not in the
+// table are added, and rows whose final manifest is gone are deleted. The
+// changes carry seq.
 func (t *Table) reconcile(ctx context.Context, seq uint64) ([]change, error) {
+	type chain struct{ id, branch, loc string }
 	t.imu.RLock()
 	tables := map[string]string{} // id -> location
 	reads := map[string]Row{}     // tables with a read_version
@@ -477,46 +481,72 @@ func (t *Table) reconcile(ctx context.Context, seq uint64) ([]change, error) {
 			}
 		}
 	}
-	for id := range t.ix.vers {
-		if _, ok := tables[id]; !ok && objstore.ValidateKey(id) == nil {
+	branches := map[string]map[string]bool{} // id -> branches with rows
+	for k := range t.ix.vers {
+		id, branch := splitVerKey(k)
+		if branch != "" {
+			if branches[id] == nil {
+				branches[id] = map[string]bool{}
+			}
+			branches[id][branch] = true
+		} else if _, ok := tables[id]; !ok && objstore.ValidateKey(id) == nil {
 			tables[id] = id // versions of a directory without a table row
 		}
 	}
 	t.imu.RUnlock()
-	var out []change
+	var chains []chain
 	for id, loc := range tables {
-		var have []uint64
-		for _, r := range t.VersionRows(id) {
-			have = append(have, r.TableVersion)
+		chains = append(chains, chain{id, "", loc})
+		named := branches[id]
+		if named == nil {
+			named = map[string]bool{}
 		}
-		known := map[uint64]bool{}
-		for _, v := range have {
-			known[v] = true
-		}
-		found := map[uint64]bool{}
-		for a, err := range t.cfg.Objects.List(ctx, redisclaim.VersionsPrefix(loc)) {
+		prefix := redisclaim.BranchRefsPrefix(loc)
+		for a, err := range t.cfg.Objects.List(ctx, prefix) {
 			if err != nil {
 				return nil, err
 			}
-			m, err := redisclaim.ParseManifestName(path.Base(a.Key))
-			if err != nil || m.Staging || m.Detached || m.Version == 0 {
-				continue
-			}
-			found[m.Version] = true
-			if !known[m.Version] {
-				out = append(out, change{seq: seq, row: Row{ObjectType: TypeTableVersion, ObjectID: id, TableVersion: m.Version,
-					ManifestPath: a.Key, ManifestSize: uint64(a.Size), CommittedAt: a.ModTime.UTC().Truncate(time.Microsecond)}})
+			if b, ok := redisclaim.BranchOfRef(a.Key[len(prefix):]); ok {
+				named[b] = true
 			}
 		}
-		for _, v := range have {
+		for b := range named {
+			chains = append(chains, chain{id, b, redisclaim.BranchChain(loc, b)})
+		}
+	}
+	var out []change
+	for _, c := range chains {
+		known := map[uint64]bool{}
+		for _, r := range t.BranchVersionRows(c.id, c.branch) {
+			known[r.TableVersion] = true
+		}
+		found := map[uint64]bool{}
+		if objstore.ValidateKey(c.loc) == nil {
+			for a, err := range t.cfg.Objects.List(ctx, redisclaim.VersionsPrefix(c.loc)) {
+				if err != nil {
+					return nil, err
+				}
+				m, err := redisclaim.ParseManifestName(path.Base(a.Key))
+				if err != nil || m.Staging || m.Detached || m.Version == 0 {
+					continue
+				}
+				found[m.Version] = true
+				if !known[m.Version] {
+					out = append(out, change{seq: seq, row: Row{ObjectType: TypeTableVersion, ObjectID: c.id, Branch: c.branch,
+						TableVersion: m.Version, ManifestPath: a.Key, ManifestSize: uint64(a.Size),
+						CommittedAt: a.ModTime.UTC().Truncate(time.Microsecond)}})
+				}
+			}
+		}
+		for v := range known {
 			if !found[v] {
-				out = append(out, change{seq: seq, del: true, row: Row{ObjectType: TypeTableVersion, ObjectID: id, TableVersion: v}})
+				out = append(out, change{seq: seq, del: true, row: versionKeyRow(c.id, c.branch, v)})
 			}
 		}
 		// A read_version whose version never became final (its claim was
 		// lost with Redis before its transaction was recorded) falls back
 		// to the newest version storage has.
-		if r, ok := reads[id]; ok && !found[r.ReadVersion] {
+		if r, ok := reads[c.id]; ok && c.branch == "" && !found[r.ReadVersion] {
 			r.ReadVersion = 0
 			for v := range found {
 				r.ReadVersion = max(r.ReadVersion, v)

@@ -4,20 +4,20 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"net/url"
 	"sort"
 	"strings"
 
 	"github.com/flightns/flightns/nserror"
 	"github.com/flightns/flightns/objstore"
+	"github.com/flightns/flightns/redisclaim"
 )
 
 // Branches are Lance's: Lance writes _refs/branches/<name>.json (the name
 // path-escaped: "team/x" is team%2Fx.json) after a branch's first commit,
 // and keeps the branch's versions under tree/<name>/. On an unmanaged
 // catalog LanceDB makes and removes them without asking the catalog; on a
-// managed one their commits are refused (see onMain). ListTableBranches
-// reads the files, as Lance does.
+// managed one each branch's versions are a chain of their own (see
+// chainOf). ListTableBranches reads the files, as Lance does.
 
 // BranchContents is a branch in ListTableBranches.
 type BranchContents struct {
@@ -75,8 +75,6 @@ type ListTableBranchesResponse struct {
 	PageToken string                    `json:"page_token,omitempty"`
 }
 
-func branchesPrefix(loc string) string { return loc + "/_refs/branches/" }
-
 // ListTableBranches lists the branches Lance recorded for a table, by name,
 // a page at a time (page_token: the last name of the previous page).
 func (s *Service) ListTableBranches(ctx context.Context, req ListTableBranchesRequest) (*ListTableBranchesResponse, error) {
@@ -84,9 +82,8 @@ func (s *Service) ListTableBranches(ctx context.Context, req ListTableBranchesRe
 	if err != nil {
 		return nil, err
 	}
-	keys, names, token, err := s.refPage(ctx, branchesPrefix(loc), func(file string) (string, bool) {
-		name, err := url.PathUnescape(file)
-		return name, err == nil && name != ""
+	keys, names, token, err := s.refPage(ctx, redisclaim.BranchRefsPrefix(loc), func(stem string) (string, bool) {
+		return redisclaim.BranchOfRef(stem + ".json")
 	}, req.PageToken, req.Limit)
 	if err != nil {
 		return nil, err

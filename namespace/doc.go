@@ -23,8 +23,12 @@
 //
 //   - Lance's own refs are its files: tags (_refs/tags/) are read and
 //     written in Lance's format; branches (_refs/branches/) are listed.
-//     Version requests for a branch other than main are refused, never
-//     applied to main (onMain).
+//     Each branch's versions are a chain of their own under the table's
+//     tree/<branch>/ (chainOf): a branch request never reads or changes
+//     main's, and a branch whose manifests Lance removed is forgotten.
+//
+//   - Statistics and detailed metadata are read from the version's Lance
+//     manifest (lancemanifest), never from the commit path.
 //
 // Invariants: ids and locations are validated before they reach Redis or
 // storage; a table's location lies inside the catalog root; errors carry

@@ -30,8 +30,8 @@ func DecodeRequest(body []byte, v any) error {
 // The request and response models of the Lance Namespace operations, with
 // the JSON field names of the REST protocol (the Flight actions use the same
 // bodies). Fields the protocol has that flightns does not use (identity,
-// context, vend_credentials, …) are accepted and ignored; branch is
-// checked: flightns serves main only (see onMain).
+// context, vend_credentials, …) are accepted and ignored; branch selects
+// the branch's own version chain (see chainOf).
 
 // Common fields every request may carry.
 type Common struct {

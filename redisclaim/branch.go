@@ -3,6 +3,7 @@ package redisclaim
 import (
 	"context"
 	"errors"
+	"net/url"
 	"strings"
 
 	"github.com/flightns/flightns/nserror"
@@ -22,6 +23,22 @@ func BranchChain(table, branch string) string {
 		return table
 	}
 	return table + "/" + treeDir + "/" + branch
+}
+
+// BranchRefsPrefix is the listing prefix of the files in which Lance
+// records a table's branches: _refs/branches/<name>.json, the name
+// path-escaped ("team/x" is team%2Fx.json).
+func BranchRefsPrefix(table string) string { return table + "/_refs/branches/" }
+
+// BranchOfRef is the branch a file under BranchRefsPrefix records (its
+// name relative to the prefix); ok is false for any other file.
+func BranchOfRef(file string) (branch string, ok bool) {
+	stem, found := strings.CutSuffix(file, ".json")
+	if !found || strings.Contains(stem, "/") {
+		return "", false
+	}
+	name, err := url.PathUnescape(stem)
+	return name, err == nil && name != ""
 }
 
 // SplitChain splits a chain key into its table and branch, given which
