@@ -389,6 +389,29 @@ func (s *State) VersionTables() []string {
 // ascending.
 func (s *State) VersionRows(id string) []Row { return s.ix.versionRows(id) }
 
+// Branches returns the Lance branches of object id that have
+// table_version rows, sorted.
+func (s *State) Branches(id string) []string {
+	var out []string
+	for k := range s.ix.vers {
+		if kid, b := splitVerKey(k); kid == id && b != "" {
+			out = append(out, b)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// BranchVersionRows returns the table_version rows of object id on a
+// branch ("" is main), ascending.
+func (s *State) BranchVersionRows(id, branch string) []Row { return s.ix.versionRows(verKey(id, branch)) }
+
+// HasBranchVersion reports whether object id has a table_version row of
+// version v on a branch ("" is main).
+func (s *State) HasBranchVersion(id, branch string, v uint64) bool {
+	return s.ix.hasVersion(verKey(id, branch), v)
+}
+
 // HasVersion reports whether object id has a table_version row of
 // version v.
 func (s *State) HasVersion(id string, v uint64) bool { return s.ix.hasVersion(id, v) }

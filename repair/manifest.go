@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path"
+	"slices"
 	"strings"
 	"time"
 
@@ -104,8 +105,14 @@ func (c *manifestCheck) run(ctx context.Context, rep *VerifyReport, progress Pro
 	// Each table's version rows against its directory and its records.
 	progress.report(0, len(tables))
 	for i, t := range tables {
-		if err := c.tableRows(ctx, st, t, rep); err != nil {
-			return fmt.Errorf("repair: __manifest rows of table %s: %w", t.ID, err)
+		branches, err := c.branchesOf(ctx, st, t)
+		if err != nil {
+			return fmt.Errorf("repair: the branches of table %s: %w", t.ID, err)
+		}
+		for _, b := range append([]string{""}, branches...) {
+			if err := c.tableRows(ctx, st, t, b, rep); err != nil {
+				return fmt.Errorf("repair: __manifest rows of table %s (branch %q): %w", t.ID, b, err)
+			}
 		}
 		progress.report(i+1, len(tables))
 	}
@@ -126,16 +133,49 @@ func (c *manifestCheck) run(ctx context.Context, rep *VerifyReport, progress Pro
 	return nil
 }
 
-// tableRows checks one table's version rows and its final version
-// records against each other and against its _versions directory.
-func (c *manifestCheck) tableRows(ctx context.Context, st *manifesttable.State, t Table, rep *VerifyReport) error {
+// branchesOf lists a table's Lance branches: those with version rows and
+// those Lance records in _refs/branches/.
+func (c *manifestCheck) branchesOf(ctx context.Context, st *manifesttable.State, t Table) ([]string, error) {
+	seen := map[string]bool{}
+	for _, b := range st.Branches(t.ID) {
+		seen[b] = true
+	}
+	prefix := redisclaim.BranchRefsPrefix(t.Location)
+	list, err := c.objs.ListAll(ctx, prefix)
+	if err != nil {
+		return nil, err
+	}
+	for _, a := range list {
+		if b, ok := redisclaim.BranchOfRef(a.Key[len(prefix):]); ok {
+			seen[b] = true
+		}
+	}
+	out := make([]string, 0, len(seen))
+	for b := range seen {
+		out = append(out, b)
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
+// tableRows checks the version rows of one table's branch ("" is main)
+// and its final version records against each other and against the
+// branch's _versions directory (the table's own for main, tree/<branch>/
+// for another).
+func (c *manifestCheck) tableRows(ctx context.Context, st *manifesttable.State, t Table, branch string, rep *VerifyReport) error {
 	objs := c.objs
+	chain := redisclaim.BranchChain(t.Location, branch)
+	if branch != "" && objstore.ValidateKey(chain) != nil {
+		rep.Drift = append(rep.Drift, Drift{Kind: InvalidRow, Table: t.ID, Branch: branch, Object: manifesttable.TypeTableVersion,
+			Detail: "the branch's name makes no usable directory"})
+		return nil
+	}
 	// The records first: listing them finishes every commit still staged
 	// (helping), so a row claimed before the state was read names a
 	// manifest that is final by the time the directory is listed below.
 	var records []redisclaim.Location
 	for after := uint64(0); c.claims != nil; {
-		page, next, err := c.claims.ListVersions(ctx, t.Location, redisclaim.ListOptions{After: after})
+		page, next, err := c.claims.ListVersions(ctx, chain, redisclaim.ListOptions{After: after})
 		if err != nil {
 			return err
 		}
@@ -146,7 +186,7 @@ func (c *manifestCheck) tableRows(ctx context.Context, st *manifesttable.State, 
 		after = next
 	}
 	stored := map[string]objstore.Attrs{} // every object in _versions, by key
-	list, err := objs.ListAll(ctx, redisclaim.VersionsPrefix(t.Location))
+	list, err := objs.ListAll(ctx, redisclaim.VersionsPrefix(chain))
 	if err != nil {
 		return err
 	}
@@ -166,14 +206,14 @@ func (c *manifestCheck) tableRows(ctx context.Context, st *manifesttable.State, 
 		return a, err == nil, err
 	}
 
-	for _, r := range st.VersionRows(t.ID) {
-		d := Drift{Table: t.ID, Version: r.TableVersion, Path: r.ManifestPath, Object: manifesttable.TypeTableVersion}
+	for _, r := range st.BranchVersionRows(t.ID, branch) {
+		d := Drift{Table: t.ID, Branch: branch, Version: r.TableVersion, Path: r.ManifestPath, Object: manifesttable.TypeTableVersion}
 		if err := r.Validate(); err != nil {
 			d.Kind, d.Detail = InvalidRow, err.Error()
 			rep.Drift = append(rep.Drift, d)
 			continue
 		}
-		if why := outsideTable(r, t.Location); why != "" {
+		if why := outsideTable(r, chain); why != "" {
 			d.Kind, d.Detail = RowOutsideTable, why
 			rep.Drift = append(rep.Drift, d)
 			continue
@@ -199,19 +239,19 @@ func (c *manifestCheck) tableRows(ctx context.Context, st *manifesttable.State, 
 	var missing []manifesttable.Change
 	var missingAt []int // their drift's index in rep.Drift
 	for _, l := range records {
-		if l.Seq == 0 || l.Seq > st.Seq || st.HasVersion(t.ID, l.Version) {
+		if l.Seq == 0 || l.Seq > st.Seq || st.HasBranchVersion(t.ID, branch, l.Version) {
 			continue
 		}
-		d := Drift{Kind: MissingRow, Table: t.ID, Version: l.Version, Path: l.Path,
+		d := Drift{Kind: MissingRow, Table: t.ID, Branch: branch, Version: l.Version, Path: l.Path,
 			Detail: fmt.Sprintf("recorded final at catalog sequence %d, which the segments cover (up to %d)", l.Seq, st.Seq)}
 		a, ok, err := lookup(l.Path)
 		if err != nil {
 			return err
 		}
-		inside := outsideTable(manifesttable.Row{TableVersion: l.Version, ManifestPath: l.Path}, t.Location) == ""
+		inside := outsideTable(manifesttable.Row{TableVersion: l.Version, ManifestPath: l.Path}, chain) == ""
 		if c.repair && ok && inside {
 			missing = append(missing, manifesttable.Change{Row: manifesttable.Row{ObjectType: manifesttable.TypeTableVersion,
-				ObjectID: t.ID, TableVersion: l.Version, ManifestPath: a.Key, ManifestSize: uint64(a.Size),
+				ObjectID: t.ID, Branch: branch, TableVersion: l.Version, ManifestPath: a.Key, ManifestSize: uint64(a.Size),
 				CommittedAt: l.CommittedAt.UTC().Truncate(time.Microsecond), TxnID: l.TxnID}})
 			missingAt = append(missingAt, len(rep.Drift))
 		} else if c.repair {

@@ -241,3 +241,46 @@ func TestVerifyReportsUnreadableAndForeignManifestFilesAndHolesInTheLog(t *testi
 		t.Errorf("gap: %+v", gap)
 	}
 }
+
+// Verify covers each Lance branch's version rows as it covers main's: a
+// clean branch is clean; a branch row naming main's manifest is outside
+// the branch's directory; a branch version recorded final without a row
+// is re-derived, on its branch.
+func TestVerifyCoversLanceBranches(t *testing.T) {
+	env := nstest.New(t)
+	svc := env.Open(t)
+	ctx := context.Background()
+	dir := table(t, svc, env.Root, "a", 2)
+	a := locationOf(t, svc, "ns$a")
+	for v := uint64(2); v <= 3; v++ {
+		p := stage(t, filepath.Join(dir, "tree", "dev"), v)
+		if _, err := svc.CreateTableVersion(ctx, namespace.CreateTableVersionRequest{ID: namespace.ID{"ns", "a"}, Branch: "dev",
+			Version: int64(v), ManifestPath: "file://" + p}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rep, err := Verify(ctx, svc, false, nil)
+	if err != nil || len(rep.Drift) != 0 {
+		t.Fatalf("a clean catalog with a branch: %q, %v", kinds(rep), err)
+	}
+	bad := versionRow("ns$a", 7, redisclaim.ManifestPath(a, redisclaim.V2, 1), 8)
+	bad.Row.Branch = "dev"
+	forge(t, svc, bad, manifesttable.Change{Delete: true, Row: manifesttable.Row{ObjectType: manifesttable.TypeTableVersion,
+		ObjectID: "ns$a", Branch: "dev", TableVersion: 3}})
+	rep, err = Verify(ctx, svc, true, nil)
+	if got := kinds(rep); err != nil || got != "row-outside-table@7/false missing-row@3/true" {
+		t.Fatalf("repair: %q (%v)", got, err)
+	}
+	for _, d := range rep.Drift {
+		if d.Branch != "dev" || !strings.Contains(d.String(), "table ns$a branch dev version") {
+			t.Errorf("drift not on dev: %+v, %q", d, d)
+		}
+	}
+	rows := svc.Table().BranchVersionRows("ns$a", "dev")
+	if len(rows) != 3 || rows[1].TableVersion != 3 || rows[1].ManifestPath != redisclaim.ManifestPath(redisclaim.BranchChain(a, "dev"), redisclaim.V2, 3) {
+		t.Fatalf("dev's rows after repair: %+v", rows)
+	}
+	if main := svc.Table().VersionRows("ns$a"); len(main) != 2 {
+		t.Fatalf("main's rows: %+v", main)
+	}
+}

@@ -145,7 +145,9 @@ const (
 type Drift struct {
 	Kind DriftKind `json:"kind"`
 	// Table is the table id; for __manifest rows, the row's object_id.
-	Table   string `json:"table,omitempty"`
+	Table string `json:"table,omitempty"`
+	// Branch is the Lance branch of a version row or record ("" for main).
+	Branch  string `json:"branch,omitempty"`
 	Version uint64 `json:"version,omitempty"`
 	// Path is the final manifest key (a row's manifest_path); for
 	// __manifest files, the file's key.
@@ -166,6 +168,8 @@ func (d Drift) String() string {
 		s = fmt.Sprintf("%s: table_version rows of %s", d.Kind, quoted(d.Table))
 	case d.Table == "" && d.Version == 0:
 		s = fmt.Sprintf("%s: %s", d.Kind, d.Path)
+	case d.Branch != "":
+		s = fmt.Sprintf("%s: table %s branch %s version %d (%s)", d.Kind, printable(d.Table), printable(d.Branch), d.Version, printable(d.Path))
 	default:
 		s = fmt.Sprintf("%s: table %s version %d (%s)", d.Kind, printable(d.Table), d.Version, printable(d.Path))
 	}
