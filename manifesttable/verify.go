@@ -404,7 +404,9 @@ func (s *State) Branches(id string) []string {
 
 // BranchVersionRows returns the table_version rows of object id on a
 // branch ("" is main), ascending.
-func (s *State) BranchVersionRows(id, branch string) []Row { return s.ix.versionRows(verKey(id, branch)) }
+func (s *State) BranchVersionRows(id, branch string) []Row {
+	return s.ix.versionRows(verKey(id, branch))
+}
 
 // HasBranchVersion reports whether object id has a table_version row of
 // version v on a branch ("" is main).
