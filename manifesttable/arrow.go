@@ -27,6 +27,10 @@ const (
 	ColReadTag      = "read_tag"
 	ColSpecID       = "partition_spec_id"
 	ColBranch       = "branch"
+	ColNumRows      = "num_rows"
+	ColNumFragments = "num_fragments"
+	ColDataBytes    = "data_bytes"
+	ColSchema       = "schema"
 
 	// Segment-only columns: what a change does and its catalog sequence.
 	colOp  = "_op"
@@ -51,6 +55,10 @@ var baseFields = []arrow.Field{
 	{Name: ColReadTag, Type: arrow.BinaryTypes.String, Nullable: true},
 	{Name: ColSpecID, Type: arrow.PrimitiveTypes.Int32, Nullable: true},
 	{Name: ColBranch, Type: arrow.BinaryTypes.String, Nullable: true},
+	{Name: ColNumRows, Type: arrow.PrimitiveTypes.Uint64, Nullable: true},
+	{Name: ColNumFragments, Type: arrow.PrimitiveTypes.Uint64, Nullable: true},
+	{Name: ColDataBytes, Type: arrow.PrimitiveTypes.Uint64, Nullable: true},
+	{Name: ColSchema, Type: arrow.BinaryTypes.String, Nullable: true},
 }
 
 var baseColumns = func() map[string]bool {
@@ -176,6 +184,17 @@ func appendRow(b *array.RecordBuilder, schema *arrow.Schema, r *Row) {
 		b.Field(13).AppendNull()
 	}
 	appendStr(b.Field(14), r.Branch)
+	if r.Schema == "" {
+		// No statistics yet: NULL, not zero rows.
+		b.Field(15).AppendNull()
+		b.Field(16).AppendNull()
+		b.Field(17).AppendNull()
+	} else {
+		b.Field(15).(*array.Uint64Builder).Append(r.NumRows)
+		b.Field(16).(*array.Uint64Builder).Append(r.NumFragments)
+		b.Field(17).(*array.Uint64Builder).Append(r.DataBytes)
+	}
+	appendStr(b.Field(18), r.Schema)
 	for i := len(baseFields); i < schema.NumFields(); i++ {
 		name := schema.Field(i).Name
 		if name == colOp || name == colSeq {
@@ -262,7 +281,8 @@ func readRecord(rec arrow.RecordBatch, extra Columns, raw map[string]arrow.DataT
 		return nil, fmt.Errorf("manifesttable: record without %s or %s", ColObjectID, ColObjectType)
 	}
 	loc, meta, path, txn, branch, tag := str(ColLocation), str(ColMetadata), str(ColManifestPath), str(ColTxnID), str(ColReadBranch), str(ColReadTag)
-	onBranch := str(ColBranch)
+	onBranch, schemaOf := str(ColBranch), str(ColSchema)
+	nrows, nfrags, nbytes := u64(ColNumRows), u64(ColNumFragments), u64(ColDataBytes)
 	ver, size, rv := u64(ColTableVersion), u64(ColManifestSize), u64(ColReadVersion)
 	op, seq := str(colOp), u64(colSeq)
 	bases, _ := col(ColBaseObjects).(*array.List)
@@ -296,7 +316,7 @@ func readRecord(rec arrow.RecordBatch, extra Columns, raw map[string]arrow.DataT
 	for i := range out {
 		r := Row{ObjectID: id(i), ObjectType: typ(i), Location: loc(i), Metadata: meta(i), TableVersion: ver(i),
 			ManifestPath: path(i), ManifestSize: size(i), TxnID: txn(i), ReadVersion: rv(i), ReadBranch: branch(i), ReadTag: tag(i),
-			Branch: onBranch(i)}
+			Branch: onBranch(i), NumRows: nrows(i), NumFragments: nfrags(i), DataBytes: nbytes(i), Schema: schemaOf(i)}
 		if bases != nil && bases.IsValid(i) {
 			start, end := bases.ValueOffsets(i)
 			vals := bases.ListValues().(*array.String)

@@ -194,6 +194,7 @@ var baseDDL = []struct{ name, typ string }{
 	{ColManifestPath, "VARCHAR"}, {ColManifestSize, "UBIGINT"}, {ColCommittedAt, "TIMESTAMPTZ"},
 	{ColTxnID, "VARCHAR"}, {ColReadVersion, "UBIGINT"}, {ColReadBranch, "VARCHAR"}, {ColReadTag, "VARCHAR"},
 	{ColSpecID, "INTEGER"}, {ColBranch, "VARCHAR"},
+	{ColNumRows, "UBIGINT"}, {ColNumFragments, "UBIGINT"}, {ColDataBytes, "UBIGINT"}, {ColSchema, "VARCHAR"},
 }
 
 func columnsDDL(objects bool) string {
@@ -241,8 +242,8 @@ func (e *engine) createViews() error {
 		`CREATE OR REPLACE VIEW __manifest AS ` + union(`_seq_to IS NULL`),
 		`CREATE OR REPLACE MACRO manifest_at(n) AS TABLE ` + union(`_seq_from <= n AND (_seq_to IS NULL OR _seq_to > n)`),
 		`CREATE OR REPLACE VIEW namespaces AS SELECT object_id, metadata, committed_at FROM __manifest WHERE object_type = 'namespace'`,
-		`CREATE OR REPLACE VIEW tables AS SELECT * EXCLUDE (object_type, table_version, manifest_path, manifest_size, branch) FROM __manifest WHERE object_type = 'table'`,
-		`CREATE OR REPLACE VIEW table_versions AS SELECT object_id AS table_id, branch, table_version AS version, manifest_path, manifest_size, committed_at, txn_id, metadata FROM __manifest WHERE object_type = 'table_version'`,
+		`CREATE OR REPLACE VIEW tables AS SELECT * EXCLUDE (object_type, table_version, manifest_path, manifest_size, branch, num_rows, num_fragments, data_bytes, schema) FROM __manifest WHERE object_type = 'table'`,
+		`CREATE OR REPLACE VIEW table_versions AS SELECT object_id AS table_id, branch, table_version AS version, manifest_path, manifest_size, committed_at, txn_id, metadata, num_rows, num_fragments, data_bytes, schema FROM __manifest WHERE object_type = 'table_version'`,
 	}
 	if err := e.writer.execAll(stmts...); err != nil {
 		return fmt.Errorf("manifesttable: %w", err)

@@ -28,12 +28,13 @@ type index struct {
 	nvers   int                 // version rows in vers
 	extra   Columns             // extra columns of every row seen
 	raw     map[string]arrow.DataType
-	seq     uint64 // the catalog sequence the index stands at
+	seq     uint64            // the catalog sequence the index stands at
+	schemas map[string]string // version schemas, interned: most versions share one
 }
 
 func newIndex() index {
 	return index{objects: map[Key]Row{}, byLoc: map[string]string{}, kids: map[string][]string{},
-		vers: map[string][]verRow{}, extra: Columns{}, raw: map[string]arrow.DataType{}}
+		vers: map[string][]verRow{}, extra: Columns{}, raw: map[string]arrow.DataType{}, schemas: map[string]string{}}
 }
 
 // verRow is one current table version row. The common row (the version's
@@ -45,12 +46,22 @@ type verRow struct {
 	at   int64 // committed_at in µs since the epoch; 0 with noAt
 	path string
 	txn  string
-	full *Row // the row, when it has more than the fields above
-	noAt bool // committed_at is NULL
+	full *Row      // the row, when it has more than the fields above
+	st   *verStats // its statistics, once read from its manifest
+	noAt bool      // committed_at is NULL
+}
+
+// verStats is a version's statistics (see stats.go).
+type verStats struct {
+	rows, frags, bytes uint64
+	schema             string
 }
 
 func toVerRow(r Row) verRow {
 	vr := verRow{v: r.TableVersion, size: r.ManifestSize, path: r.ManifestPath, txn: r.TxnID}
+	if r.Schema != "" {
+		vr.st = &verStats{rows: r.NumRows, frags: r.NumFragments, bytes: r.DataBytes, schema: r.Schema}
+	}
 	if r.CommittedAt.IsZero() {
 		vr.noAt = true
 	} else {
@@ -92,6 +103,9 @@ func (vr verRow) row(k string) Row {
 	}
 	r := Row{ObjectID: id, Branch: branch, ObjectType: TypeTableVersion, TableVersion: vr.v, ManifestPath: vr.path,
 		ManifestSize: vr.size, TxnID: vr.txn}
+	if vr.st != nil {
+		r.NumRows, r.NumFragments, r.DataBytes, r.Schema = vr.st.rows, vr.st.frags, vr.st.bytes, vr.st.schema
+	}
 	if !vr.noAt {
 		r.CommittedAt = time.UnixMicro(vr.at).UTC()
 	}
@@ -115,6 +129,13 @@ func findVersion(vs []verRow, v uint64) (int, bool) {
 // putVersion inserts or replaces a version row.
 func (x *index) putVersion(r Row) {
 	vr := toVerRow(r)
+	if vr.st != nil && vr.full == nil {
+		if have, ok := x.schemas[vr.st.schema]; ok {
+			vr.st.schema = have
+		} else {
+			x.schemas[vr.st.schema] = vr.st.schema
+		}
+	}
 	k := verKey(r.ObjectID, r.Branch)
 	vs := x.vers[k]
 	if n := len(vs); n == 0 || vs[n-1].v < vr.v {

@@ -229,6 +229,7 @@ func (t *Table) materializeOnce(ctx context.Context) error {
 		return err
 	}
 	t.publishDurable(ctx, seg.Last)
+	t.noteVersions(seg)
 	if t.cfg.CompactAfter > 0 && since >= t.cfg.CompactAfter && t.compacting.TryLock() {
 		go func() {
 			defer t.compacting.Unlock()
@@ -274,10 +275,11 @@ func (t *Table) linger(ctx context.Context, entries []logEntry) bool {
 	return true
 }
 
-// onlyVersions reports whether every entry is a table version row.
+// onlyVersions reports whether every entry is a table version row or a
+// version's statistics: nobody waits for either.
 func onlyVersions(entries []logEntry) bool {
 	for _, e := range entries {
-		if e.str("k") != "version" {
+		if k := e.str("k"); k != "version" && k != "stats" {
 			return false
 		}
 	}
@@ -419,6 +421,10 @@ func (t *Table) translate(ctx context.Context, entries []logEntry) ([]change, er
 				out = append(out, change{seq: e.seq, del: true, row: versionKeyRow(from, r.Branch, r.TableVersion)})
 				r.ObjectID = to
 				out = append(out, change{seq: e.seq, row: r})
+			}
+		case "stats":
+			if c, ok := t.statsChange(out, e.seq, e.str("row")); ok {
+				out = append(out, c)
 			}
 		default:
 			t.log.Warn("manifesttable: unknown log entry kind", "kind", e.str("k"), "seq", e.seq)

@@ -35,12 +35,18 @@ type Row struct {
 	TxnID        string    `json:"txn_id,omitempty"`
 	ReadVersion  uint64    `json:"read_version,omitempty"`
 	ReadBranch   string    `json:"read_branch,omitempty"`
+	ReadTag      string    `json:"read_tag,omitempty"`
+	HasSpecID    bool      `json:"has_spec_id,omitempty"`
+	SpecID       int32     `json:"partition_spec_id,omitempty"`
 	// Branch is the Lance branch of a table_version row ("" for main,
 	// NULL in storage).
-	Branch    string `json:"branch,omitempty"`
-	ReadTag   string `json:"read_tag,omitempty"`
-	HasSpecID bool   `json:"has_spec_id,omitempty"`
-	SpecID    int32  `json:"partition_spec_id,omitempty"`
+	Branch string `json:"branch,omitempty"`
+	// A table_version row's statistics, read from its Lance manifest
+	// after the commit (see stats.go); zero and "" until then.
+	NumRows      uint64 `json:"num_rows,omitempty"`
+	NumFragments uint64 `json:"num_fragments,omitempty"`
+	DataBytes    uint64 `json:"data_bytes,omitempty"`
+	Schema       string `json:"schema,omitempty"` // the spec's JsonArrowSchema
 	// Extra holds partition_field_<id> columns and columns found in storage
 	// that this version does not know, by column name. A value's Go type
 	// follows its column's type (see ColumnType); nil is NULL.

@@ -52,6 +52,9 @@ type Config struct {
 	CompactAfter int
 	// KeepSnapshots is how many snapshots compaction keeps (default 2).
 	KeepSnapshots int
+	// NoVersionStats leaves version rows without the statistics read from
+	// their manifests (see stats.go).
+	NoVersionStats bool
 	// VersionLinger is how long the materializer lets a backlog of table
 	// version rows alone (nobody waits for them to be durable: the
 	// version's manifest already is) gather more before it writes them
@@ -110,10 +113,11 @@ type Table struct {
 	compacting sync.Mutex
 	closeOnce  sync.Once
 
-	flushNow    chan struct{} // wakes a lingering materializer
-	flushTo     atomic.Uint64 // someone waits for the sequences up to this
-	lingerSince time.Time     // when the materializer began lingering (its goroutine only)
-	applyQ      chan *segment // accepted segments, for the SQL engine
+	flushNow    chan struct{}     // wakes a lingering materializer
+	flushTo     atomic.Uint64     // someone waits for the sequences up to this
+	lingerSince time.Time         // when the materializer began lingering (its goroutine only)
+	applyQ      chan *segment     // accepted segments, for the SQL engine
+	statsQ      chan versionStats // version rows waiting for their statistics (nil: none read)
 	dmu         sync.Mutex
 	dcond       *sync.Cond
 	durableSeq  uint64      // what WaitDurable waits for
@@ -180,6 +184,11 @@ func Open(ctx context.Context, cfg Config) (*Table, error) {
 	}
 	t.runDone.Add(1)
 	go t.run()
+	if !cfg.NoVersionStats && !cfg.ReadOnly {
+		t.statsQ = make(chan versionStats, statsQueue)
+		t.runDone.Add(1)
+		go t.statsReader()
+	}
 	return t, nil
 }
 
@@ -789,6 +798,13 @@ func (t *Table) Append(ctx context.Context, changes []Change) (uint64, error) {
 		}
 		args = append(args, "put", string(b))
 	}
+	return t.appendEntries(ctx, args[1:])
+}
+
+// appendEntries appends log entries (kind, payload pairs) under one new
+// catalog sequence and returns it.
+func (t *Table) appendEntries(ctx context.Context, pairs []any) (uint64, error) {
+	args := append([]any{logMaxLen}, pairs...)
 	r, err := t.appendS.Run(ctx, t.cfg.Redis, []string{t.keys.epoch, t.keys.seq, t.keys.log}, args...).Slice()
 	if err != nil {
 		return 0, err

@@ -640,6 +640,21 @@ func TestLanceBranchesAsWithLancesOwnNamespace(t *testing.T) {
 		dt.Stats == nil || dt.Stats.NumFragments != lance.Value["dev"].Fragments || dt.Version == nil || *dt.Version != 4 {
 		t.Errorf("detailed description of dev: version %v, schema %s, stats %+v", dt.Version, schema, dt.Stats)
 	}
+	// table_versions carries each version's statistics, read from the
+	// manifests LanceDB wrote, a moment after the commits.
+	q := `SELECT coalesce(branch, 'main') || '@' || version || ':' || num_rows || '/' || num_fragments || '/' ||
+		json_extract_string(schema, '$.fields[1].name') FROM table_versions WHERE table_id = 'items' AND num_rows IS NOT NULL
+		AND (branch IS NULL AND version = 4 OR branch = 'dev' AND version = 4) ORDER BY 1`
+	var stats []string
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		if stats = queryStrings(t, s, q); len(stats) == 2 {
+			break
+		}
+	}
+	if want := []string{"dev@4:5/4/amount", "main@4:2/1/amount"}; !slices.Equal(stats, want) {
+		t.Errorf("table_versions statistics: %v, want %v", stats, want)
+	}
+
 	created := 0
 	for _, r := range s.requests() {
 		if strings.Contains(r, "/version/create") && strings.HasSuffix(r, " 200") {
@@ -662,4 +677,26 @@ func jsonEqual(t *testing.T, a, b json.RawMessage) bool {
 		t.Fatal(err)
 	}
 	return fmt.Sprint(x) == fmt.Sprint(y)
+}
+
+// queryStrings runs a query of one string column over the server's
+// __manifest and returns its values.
+func queryStrings(t *testing.T, s *server, q string) []string {
+	t.Helper()
+	res, err := s.service().Table().Query(context.Background(), q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Release()
+	var out []string
+	for res.Next() {
+		col := res.RecordBatch().Column(0).(interface {
+			Len() int
+			Value(int) string
+		})
+		for i := range col.Len() {
+			out = append(out, strings.Clone(col.Value(i)))
+		}
+	}
+	return out
 }
