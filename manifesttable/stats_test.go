@@ -75,7 +75,7 @@ func TestVersionRowsGetTheirStatisticsFromTheirManifests(t *testing.T) {
 	}
 
 	for _, payload := range []string{
-		`{"object_id":"t","table_version":9,"manifest_path":"loc_t/_versions/x.manifest","num_rows":1,"schema":"{}"}`,    // no such row
+		`{"object_id":"t","table_version":9,"manifest_path":"loc_t/_versions/x.manifest","num_rows":1,"schema":"{}"}`,     // no such row
 		`{"object_id":"t","table_version":2,"manifest_path":"loc_t/_versions/other.manifest","num_rows":1,"schema":"{}"}`, // another manifest
 		`{"object_id":"t","branch":"nope","table_version":2,"manifest_path":"loc_t/tree/nope/_versions/x","schema":"{}"}`,
 		`not json`,
