@@ -3,6 +3,7 @@ package redisclaim
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 )
 
@@ -116,5 +117,45 @@ func TestForkStartsOnlyAnEmptyOrVanishedChain(t *testing.T) {
 	}
 	if _, err := e.put(BranchChain("t", "one"), 1, "first"); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// Redis losing everything loses no branch: a branch's chain is found again
+// in its tree/<branch>/_versions, its next commit is head + 1 there, and a
+// multi-table claim across a branch and main commits both.
+func TestABranchSurvivesRedisLosingItsState(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t, "file")
+	dev := BranchChain("t", "team/dev")
+	if _, err := e.put("t", 1, "main 1"); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.s.Fork(ctx, dev, 1); err != nil {
+		t.Fatal(err)
+	}
+	for v := uint64(1); v <= 2; v++ {
+		if _, err := e.put(dev, v, fmt.Sprintf("dev %d", v)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e.redis.FlushAll()
+	if _, err := e.s.RecoverWithStats(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if v, _, ok, err := e.s.GetLatestVersion(ctx, dev); err != nil || !ok || v != 2 {
+		t.Fatalf("dev after Redis lost its state: %d %v %v", v, ok, err)
+	}
+	if _, err := e.put(dev, 2, "dev 2 again"); !isCode(err, 14) {
+		t.Fatalf("dev's version 2 again: %v, want ConcurrentModification", err)
+	}
+	b, err := e.s.BatchPut(ctx, []Entry{
+		{Table: dev, Version: 3, StagingPath: e.stage(dev, 3, "dev 3")},
+		{Table: "t", Version: 2, StagingPath: e.stage("t", 2, "main 2")},
+	})
+	if err != nil || len(b.Locations) != 2 {
+		t.Fatalf("a claim across dev and main: %+v, %v", b, err)
+	}
+	if e.final(dev, 3) != "dev 3" || e.final("t", 2) != "main 2" || e.final("t", 3) != "" {
+		t.Fatal("the batch's manifests are not where they belong")
 	}
 }
