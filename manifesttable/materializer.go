@@ -23,12 +23,8 @@ import (
 // commit log; every other process follows the segments it writes.
 func (t *Table) run() {
 	defer t.runDone.Done()
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := t.untilClosed()
 	defer cancel()
-	go func() {
-		<-t.stop
-		cancel()
-	}()
 	backoff := 10 * time.Millisecond
 	for ctx.Err() == nil {
 		var err error
@@ -140,6 +136,20 @@ type logEntry struct {
 }
 
 func (e logEntry) str(k string) string { s, _ := e.fields[k].(string); return s }
+
+// untilClosed is a context that ends when the table closes (or cancel is
+// called), for the table's background goroutines.
+func (t *Table) untilClosed() (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		select {
+		case <-t.stop:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	return ctx, cancel
+}
 
 // materializeOnce turns what is new in the log into one segment.
 func (t *Table) materializeOnce(ctx context.Context) error {

@@ -65,12 +65,8 @@ func (t *Table) noteVersions(seg *segment) {
 // statistics, a batch at a time, until the table closes.
 func (t *Table) statsReader() {
 	defer t.runDone.Done()
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := t.untilClosed()
 	defer cancel()
-	go func() {
-		<-t.stop
-		cancel()
-	}()
 	for {
 		var batch []versionStats
 		select {
