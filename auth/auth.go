@@ -1,13 +1,16 @@
 package auth
 
 import (
+	"bytes"
 	"crypto/rand"
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 	"sync"
@@ -84,15 +87,33 @@ type UserEntry struct {
 	Role     string `json:"role"`
 }
 
-// LoadFile reads a Config from a JSON file.
+// LoadFile reads a Config from a JSON file, strictly: a file that names
+// nobody would turn authentication off without a word, so an empty file,
+// unknown fields (a typo such as "token" for "tokens"), no users and no
+// tokens, or anything after the object are errors. New checks the
+// entries themselves.
 func LoadFile(path string) (Config, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return Config{}, err
 	}
+	bad := func(format string, args ...any) (Config, error) {
+		return Config{}, fmt.Errorf("auth: %s: "+format, append([]any{path}, args...)...)
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
 	var c Config
-	if err := json.Unmarshal(b, &c); err != nil {
-		return Config{}, fmt.Errorf("auth: %s: %w", path, err)
+	if err := dec.Decode(&c); err != nil {
+		if errors.Is(err, io.EOF) {
+			return bad("the file is empty: list tokens and/or users (or drop --auth-file to run without authentication)")
+		}
+		return bad("%v (the file holds {\"tokens\": [{\"token\", \"name\", \"role\"}], \"users\": [{\"name\", \"password\", \"role\"}]})", err)
+	}
+	if dec.More() {
+		return bad("more than one JSON value")
+	}
+	if len(c.Tokens) == 0 && len(c.Users) == 0 {
+		return bad("no tokens and no users: it would turn authentication off (drop --auth-file for that)")
 	}
 	return c, nil
 }
@@ -116,31 +137,45 @@ type session struct {
 	expires time.Time
 }
 
-// New builds an Authenticator; it fails on an unknown role or an empty
-// secret.
+// New builds an Authenticator; it fails on an unknown role, an empty
+// name or secret, a short token, or a name or token given twice.
 func New(c Config) (*Authenticator, error) {
 	a := &Authenticator{tokens: map[string]Principal{}, users: map[string]user{}, ttl: c.SessionTTL, sessions: map[string]session{}}
 	if a.ttl <= 0 {
 		a.ttl = 12 * time.Hour
 	}
-	for _, t := range c.Tokens {
+	names := map[string]bool{}
+	for i, t := range c.Tokens {
 		r, err := ParseRole(t.Role)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("auth: token %d (%q): %w", i+1, t.Name, err)
 		}
-		if len(t.Token) < 8 {
+		switch {
+		case t.Name == "":
+			return nil, fmt.Errorf("auth: token %d has no name (the name is who the logs and audit say called)", i+1)
+		case names[t.Name]:
+			return nil, fmt.Errorf("auth: the name %q is given twice", t.Name)
+		case len(t.Token) < 8:
 			return nil, fmt.Errorf("auth: token of %q is shorter than 8 characters", t.Name)
 		}
+		if _, dup := a.tokens[t.Token]; dup {
+			return nil, fmt.Errorf("auth: the token of %q is another's too", t.Name)
+		}
+		names[t.Name] = true
 		a.tokens[t.Token] = Principal{Name: t.Name, Role: r}
 	}
 	for _, u := range c.Users {
 		r, err := ParseRole(u.Role)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("auth: user %q: %w", u.Name, err)
 		}
 		if u.Name == "" || u.Password == "" {
 			return nil, fmt.Errorf("auth: a user needs a name and a password")
 		}
+		if names[u.Name] {
+			return nil, fmt.Errorf("auth: the name %q is given twice", u.Name)
+		}
+		names[u.Name] = true
 		var h [32]byte
 		if hx, ok := strings.CutPrefix(u.Password, "sha256:"); ok {
 			b, err := hex.DecodeString(hx)
@@ -154,6 +189,14 @@ func New(c Config) (*Authenticator, error) {
 		a.users[u.Name] = user{hash: h, p: Principal{Name: u.Name, Role: r}}
 	}
 	return a, nil
+}
+
+// Principals counts the tokens and the users.
+func (a *Authenticator) Principals() (tokens, users int) {
+	if a == nil {
+		return 0, 0
+	}
+	return len(a.tokens), len(a.users)
 }
 
 // Enabled reports whether callers must authenticate.

@@ -5,6 +5,9 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"errors"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/flightns/flightns/nserror"
@@ -70,5 +73,56 @@ func TestAuthenticator(t *testing.T) {
 		if _, err := New(bad); err == nil {
 			t.Errorf("New(%+v) accepted", bad)
 		}
+	}
+}
+
+// An auth file that names nobody, or says something flightns does not
+// understand, is refused, never read as "authentication off".
+func TestAnAuthFileThatNamesNobodyIsRefused(t *testing.T) {
+	dir := t.TempDir()
+	for name, body := range map[string]string{
+		"empty":            ``,
+		"spaces":           "  \n",
+		"empty object":     `{}`,
+		"no principals":    `{"tokens": [], "users": []}`,
+		"a typo":           `{"token": [{"token": "abcdefgh12", "name": "r", "role": "read"}]}`,
+		"an unknown field": `{"tokens": [{"token": "abcdefgh12", "name": "r", "role": "read", "admin": true}]}`,
+		"two values":       `{"tokens": [{"token": "abcdefgh12", "name": "r", "role": "read"}]} {}`,
+		"not JSON":         `tokens: [r]`,
+		"null":             `null`,
+	} {
+		p := filepath.Join(dir, strings.ReplaceAll(name, " ", "-")+".json")
+		if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if c, err := LoadFile(p); err == nil {
+			t.Errorf("%s: loaded %+v", name, c)
+		} else if !strings.Contains(err.Error(), p) {
+			t.Errorf("%s: the error does not name the file: %v", name, err)
+		}
+	}
+	for name, c := range map[string]Config{
+		"an unknown role":      {Tokens: []TokenEntry{{Token: "abcdefgh12", Name: "r", Role: "superuser"}}},
+		"a token without name": {Tokens: []TokenEntry{{Token: "abcdefgh12", Role: "read"}}},
+		"a short token":        {Tokens: []TokenEntry{{Token: "abc", Name: "r", Role: "read"}}},
+		"a name twice":         {Tokens: []TokenEntry{{Token: "abcdefgh12", Name: "r", Role: "read"}}, Users: []UserEntry{{Name: "r", Password: "pw", Role: "read"}}},
+		"a token twice":        {Tokens: []TokenEntry{{Token: "abcdefgh12", Name: "r", Role: "read"}, {Token: "abcdefgh12", Name: "w", Role: "write"}}},
+		"an empty password":    {Users: []UserEntry{{Name: "ana", Role: "read"}}},
+	} {
+		if _, err := New(c); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+	p := filepath.Join(dir, "good.json")
+	if err := os.WriteFile(p, []byte(`{"tokens": [{"token": "abcdefgh12", "name": "r", "role": "read"}], "users": [{"name": "ana", "password": "pw", "role": "write"}]}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c, err := LoadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := New(c)
+	if tokens, users := a.Principals(); err != nil || !a.Enabled() || tokens != 1 || users != 1 {
+		t.Fatalf("a good file: %d tokens, %d users, %v", tokens, users, err)
 	}
 }

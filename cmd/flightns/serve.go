@@ -344,6 +344,11 @@ func runServer(ctx context.Context, cfg serveConfig, log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
+	if tokens, users := authn.Principals(); authn.Enabled() {
+		log.Info("authentication on", "file", cfg.authFile, "tokens", tokens, "users", users)
+	} else {
+		log.Warn("authentication off: every caller may do everything (give --auth-file to require credentials)")
+	}
 	metrics := obs.NewMetrics()
 	deps, err := openDeps(ctx, cfg.store, log, false, objstore.WithObserver(metrics.StoreObserver()))
 	if err != nil {

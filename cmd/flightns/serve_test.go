@@ -364,3 +364,32 @@ func TestAuthFileProtectsFlightAndRESTButNotHealth(t *testing.T) {
 	}
 	s.stop()
 }
+
+// An auth file that names nobody stops serve before it listens, with the
+// file named; a good one is logged with how many principals it holds, and
+// no auth file at all is logged as authentication off.
+func TestServeRefusesAnAuthFileThatNamesNobody(t *testing.T) {
+	dir := t.TempDir()
+	for name, body := range map[string]string{"empty": "", "nobody": "{}", "a typo": `{"token": [{"token": "abcdefgh12", "name": "r", "role": "read"}]}`} {
+		f := filepath.Join(dir, strings.ReplaceAll(name, " ", "-")+".json")
+		if err := os.WriteFile(f, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		code, _, stderr := runCLI(t, dir, "serve", "--auth-file", f, "--flight-addr", "", "--rest-addr", "", "--metrics-addr", "")
+		if code == 0 || !strings.Contains(stderr, f) || !strings.Contains(stderr, "--auth-file") {
+			t.Errorf("%s: exit %d, stderr %s", name, code, stderr)
+		}
+	}
+	good := filepath.Join(dir, "good.json")
+	if err := os.WriteFile(good, []byte(`{"tokens": [{"token": "abcdefgh12", "name": "r", "role": "read"}]}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s := startServer(t, t.TempDir(), nil, "--auth-file", good)
+	if line := s.waitLog("authentication on", 10*time.Second); !strings.Contains(line, "tokens=1") {
+		t.Errorf("the log does not count the principals:\n%s", s.Log())
+	}
+	s.stop()
+	open := startServer(t, t.TempDir(), nil)
+	open.waitLog("authentication off", 10*time.Second)
+	open.stop()
+}
