@@ -3,6 +3,9 @@ package nserror
 import (
 	"errors"
 	"fmt"
+	"net"
+	"strings"
+	"syscall"
 )
 
 // Code is a Lance Namespace error code. The numbers are fixed by the Lance
@@ -130,8 +133,9 @@ func (e *Error) Is(target error) bool {
 	return ok && t.Message == "" && t.Err == nil && t.Code == e.Code
 }
 
-// CodeOf returns the code of the outermost *Error in err's chain, Internal
-// when there is none, and -1 for a nil error.
+// CodeOf returns the code of the outermost *Error in err's chain; for an
+// error without one, ServiceUnavailable when it means "not now" (see
+// Unavailable), else Internal; -1 for a nil error.
 func CodeOf(err error) Code {
 	if err == nil {
 		return -1
@@ -140,5 +144,39 @@ func CodeOf(err error) Code {
 	if errors.As(err, &e) {
 		return e.Code
 	}
+	if Unavailable(err) {
+		return ServiceUnavailable
+	}
 	return Internal
+}
+
+// redisNotNow are the Redis error replies that mean the server cannot
+// answer now but will: loading its data, a replica that became read-only
+// during a failover, a cluster without a slot's master, a resharding, a
+// master down.
+var redisNotNow = []string{"LOADING ", "READONLY ", "CLUSTERDOWN ", "TRYAGAIN ", "MASTERDOWN "}
+
+// Unavailable reports whether err means a dependency cannot answer now
+// but may soon, so that the outcome is unknown and the client may retry:
+// a network failure (Redis or the object store out of reach, a connection
+// refused or reset) or one of Redis's "not now" replies. It recognizes
+// Redis replies by what every Redis client error has (a RedisError method)
+// and the reply's first word, so that this package needs no Redis client.
+func Unavailable(err error) bool {
+	var oe *net.OpError
+	if errors.As(err, &oe) || errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) {
+		return true
+	}
+	for e := err; e != nil; e = errors.Unwrap(e) {
+		if _, ok := e.(interface{ RedisError() }); !ok {
+			continue
+		}
+		msg := e.Error()
+		for _, p := range redisNotNow {
+			if strings.HasPrefix(msg, p) {
+				return true
+			}
+		}
+	}
+	return false
 }
