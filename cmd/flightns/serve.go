@@ -190,6 +190,7 @@ const (
 // that one (admin commands) or to fail (a second server). close releases
 // everything, the private Redis last.
 func openDeps(ctx context.Context, c storeFlags, log *slog.Logger, share bool, storeOpts ...objstore.Option) (*catalogDeps, error) {
+	redis.SetLogger(redisLogger{log})
 	data, err := filepath.Abs(c.dataDir)
 	if err != nil {
 		return nil, err
@@ -601,6 +602,15 @@ func cpuList(cpus []int) string {
 		return "all"
 	}
 	return strings.Trim(fmt.Sprint(cpus), "[]")
+}
+
+// redisLogger sends go-redis's own messages ("failed to dial", pool
+// notes) through the structured log, at warn: they say Redis misbehaves,
+// which the server's health and errors say too.
+type redisLogger struct{ log *slog.Logger }
+
+func (l redisLogger) Printf(ctx context.Context, format string, v ...any) {
+	l.log.WarnContext(ctx, "redis client", "detail", fmt.Sprintf(format, v...))
 }
 
 // loadAuth reads the credentials file; none means no authentication.

@@ -262,6 +262,13 @@ func TestPrivateRedisKilledIsRestartedAndServingResumes(t *testing.T) {
 	if _, m := httpGet(t, "http://"+s.metrics+"/metrics"); !strings.Contains(m, "flightns_private_redis_restarts_total 1") {
 		t.Errorf("/metrics does not count the restart")
 	}
+	// The Redis client's own complaints while Redis was down went through
+	// the structured log, not as bare lines of their own.
+	for _, line := range strings.Split(s.Log(), "\n") {
+		if strings.HasPrefix(line, "redis: ") {
+			t.Errorf("an unstructured line of the Redis client: %s", line)
+		}
+	}
 	s.stop()
 }
 
