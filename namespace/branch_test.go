@@ -62,6 +62,18 @@ func TestBranchesHaveTheirOwnChains(t *testing.T) {
 	_, err = s.CreateTableVersion(ctx, CreateTableVersionRequest{ID: tid, Version: 9, Branch: "dev", ManifestPath: e.stage(dev, 9, "a gap")})
 	wantCode(t, "a branch's version that skips", err, nserror.InvalidInput)
 
+	// Errors name the table by its id (and branch), not by its directory.
+	for _, c := range []struct{ branch, want string }{{"", `table "t" has no version 99`}, {"dev", `table "t" (branch "dev") has no version 99`}} {
+		_, err = s.DescribeTableVersion(ctx, DescribeTableVersionRequest{ID: tid, Branch: c.branch, Version: ptr(int64(99))})
+		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), loc) {
+			t.Errorf("describing version 99 of %q: %v, want it to say %s", c.branch, err, c.want)
+		}
+	}
+	_, err = s.CreateTableVersion(ctx, CreateTableVersionRequest{ID: tid, Version: 2, ManifestPath: e.stage(loc, 2, "taken")})
+	if err == nil || !strings.Contains(err.Error(), `table "t" is taken`) && !strings.Contains(err.Error(), `of table "t"`) || strings.Contains(err.Error(), loc) {
+		t.Errorf("a taken version: %v", err)
+	}
+
 	// Main is as it was, and its version 3 is still its own.
 	if e.final(loc, 3) != "" || e.final(loc, 2) != "mm" {
 		t.Fatalf("main's manifests changed: 2 %q, 3 %q", e.final(loc, 2), e.final(loc, 3))

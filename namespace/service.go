@@ -130,7 +130,8 @@ func Open(ctx context.Context, cfg Config) (*Service, error) {
 		return nil, err
 	}
 	s.claims, err = redisclaim.New(ctx, redisclaim.Config{Redis: cfg.Redis, Objects: cfg.Objects, Catalog: cfg.Catalog,
-		Now: s.now, Step: cfg.ClaimStep, Observer: cfg.ClaimObserver, SeqFloor: s.table.SeqFloor, OnRecover: s.rebuildIndex, OnTxnCommitted: s.txnCommitted, Logger: s.log})
+		Now: s.now, Step: cfg.ClaimStep, Observer: cfg.ClaimObserver, SeqFloor: s.table.SeqFloor, OnRecover: s.rebuildIndex, OnTxnCommitted: s.txnCommitted,
+		NameOf: s.tableName, Logger: s.log})
 	if err != nil {
 		_ = s.table.Close()
 		return nil, err
@@ -150,6 +151,22 @@ func (s *Service) Close() error {
 
 // Claims is the claim store (the ExternalManifestStore Go API).
 func (s *Service) Claims() *redisclaim.Store { return s.claims }
+
+// tableName names a claim chain (a table's directory, or a branch's under
+// it) in error messages as callers know it: the table's id, and the
+// branch; "" for a directory no table has.
+func (s *Service) tableName(chain string) string {
+	isTable := func(loc string) bool { _, ok := s.table.TableByLocation(loc); return ok }
+	loc, branch := redisclaim.SplitChain(chain, isTable)
+	id, ok := s.table.TableByLocation(loc)
+	switch {
+	case !ok:
+		return ""
+	case branch != "":
+		return strconv.Quote(id) + " (branch " + strconv.Quote(branch) + ")"
+	}
+	return strconv.Quote(id)
+}
 
 // Table is the __manifest table.
 func (s *Service) Table() *manifesttable.Table { return s.table }

@@ -69,17 +69,28 @@ type Location struct {
 // ConflictError is the cause carried by a ConcurrentModification error: the
 // version is taken, and the table's head is Head.
 type ConflictError struct {
-	Table   string
+	Table   string // the table's key
+	Name    string // the table as errors name it (Config.NameOf)
 	Version uint64
 	Head    uint64
 }
 
 func (e *ConflictError) Error() string {
-	return fmt.Sprintf("version %d of table %s is taken (head is %d)", e.Version, e.Table, e.Head)
+	return fmt.Sprintf("version %d of table %s is taken (head is %d)", e.Version, e.Name, e.Head)
 }
 
-func conflict(table string, version, head uint64) error {
-	return nserror.New(nserror.ConcurrentModification, "%w", &ConflictError{Table: table, Version: version, Head: head})
+func (s *Store) conflict(table string, version, head uint64) error {
+	return nserror.New(nserror.ConcurrentModification, "%w", &ConflictError{Table: table, Name: s.name(table), Version: version, Head: head})
+}
+
+// name is a table as errors name it: Config.NameOf's name, else its key.
+func (s *Store) name(table string) string {
+	if s.nameOf != nil {
+		if n := s.nameOf(table); n != "" {
+			return n
+		}
+	}
+	return table
 }
 
 // Step names a point of the commit protocol where tests cut in.
@@ -133,6 +144,9 @@ type Config struct {
 	// rebuilt and before claims are accepted again, holding the recovery
 	// lock whose token it gets (scripts that rebuild other state check it).
 	OnRecover func(ctx context.Context, token string) error
+	// NameOf, if set, names a table key in error messages (the catalog's
+	// table id rather than its storage directory); "" keeps the key.
+	NameOf func(table string) string
 	// Logger (default slog.Default()).
 	Logger *slog.Logger
 }
@@ -152,6 +166,7 @@ type Store struct {
 	onRecover func(ctx context.Context, token string) error
 	onTxn     func(ctx context.Context, c TxnCommit) error
 	log       *slog.Logger
+	nameOf    func(table string) string
 	obs       *Observer
 	recoverMu sync.Mutex // one recovery at a time in this process
 }
@@ -166,7 +181,7 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 	}
 	s := &Store{
 		rdb: cfg.Redis, objs: cfg.Objects, catalog: cfg.Catalog, k: newKeys(cfg.Catalog), sc: newScripts(),
-		now: cfg.Now, step: cfg.Step, logMaxLen: cfg.LogMaxLen, seqFloor: cfg.SeqFloor, onRecover: cfg.OnRecover, onTxn: cfg.OnTxnCommitted, log: cfg.Logger, obs: cfg.Observer,
+		now: cfg.Now, step: cfg.Step, logMaxLen: cfg.LogMaxLen, seqFloor: cfg.SeqFloor, onRecover: cfg.OnRecover, onTxn: cfg.OnTxnCommitted, log: cfg.Logger, obs: cfg.Observer, nameOf: cfg.NameOf,
 	}
 	if s.now == nil {
 		s.now = time.Now
@@ -485,7 +500,7 @@ func (s *Store) runClaim(ctx context.Context, txnID string, txnRecord []byte, en
 		case "CONFLICT":
 			i := atoiOr(r.str(1), 1) - 1
 			head, _ := strconv.ParseUint(r.str(2), 10, 64)
-			return claimResult{}, conflict(entries[i].table, entries[i].version, head)
+			return claimResult{}, s.conflict(entries[i].table, entries[i].version, head)
 		case "GUARD":
 			return claimResult{}, &GuardError{Index: atoiOr(r.str(1), 1) - 1}
 		case "DUP", "OK":
@@ -613,9 +628,9 @@ func (s *Store) supersede(ctx context.Context, table string, version uint64, rec
 	}
 	if rec.Tx == "" {
 		s.deleteQuietly(ctx, rec.SP)
-		return conflict(table, version, head)
+		return s.conflict(table, version, head)
 	}
-	return nserror.New(nserror.Internal, "transaction %s: member version %d of table %s is occupied in storage by other bytes", rec.Tx, version, table)
+	return nserror.New(nserror.Internal, "transaction %s: member version %d of table %s is occupied in storage by other bytes", rec.Tx, version, s.name(table))
 }
 
 // resolveVersion returns a committed version's location, finishing a
@@ -625,7 +640,7 @@ func (s *Store) resolveVersion(ctx context.Context, table string, version uint64
 		return Location{}, err
 	}
 	if version > maxScriptVersion {
-		return Location{}, nserror.New(nserror.TableVersionNotFound, "table %s has no version %d", table, version)
+		return Location{}, nserror.New(nserror.TableVersionNotFound, "table %s has no version %d", s.name(table), version)
 	}
 	verArg := ""
 	if version != 0 {
@@ -674,7 +689,7 @@ func (s *Store) resolveVersion(ctx context.Context, table string, version uint64
 			return Location{}, err
 		}
 		if rec.deleted() {
-			return Location{}, nserror.New(nserror.TableVersionNotFound, "version %d of table %s was deleted", v, table)
+			return Location{}, nserror.New(nserror.TableVersionNotFound, "version %d of table %s was deleted", v, s.name(table))
 		}
 		if !rec.staged() {
 			return rec.location(table, v), nil
@@ -705,9 +720,9 @@ func (s *Store) resolveVersion(ctx context.Context, table string, version uint64
 
 func (s *Store) notFound(table string, version uint64) error {
 	if version == 0 {
-		return nserror.New(nserror.TableVersionNotFound, "table %s has no versions", table)
+		return nserror.New(nserror.TableVersionNotFound, "table %s has no versions", s.name(table))
 	}
-	return nserror.New(nserror.TableVersionNotFound, "table %s has no version %d", table, version)
+	return nserror.New(nserror.TableVersionNotFound, "table %s has no version %d", s.name(table), version)
 }
 
 // fromStorage answers for a version up to the head that Redis has no
@@ -802,7 +817,7 @@ func (s *Store) PutIfExists(ctx context.Context, table string, version uint64, p
 		return err
 	}
 	if rec.FP != path {
-		return nserror.New(nserror.InvalidInput, "version %d of table %s is claimed for %s, not %s", version, table, rec.FP, path)
+		return nserror.New(nserror.InvalidInput, "version %d of table %s is claimed for %s, not %s", version, s.name(table), rec.FP, path)
 	}
 	if size > 0 {
 		rec.Sz = strconv.FormatInt(size, 10)
@@ -812,7 +827,7 @@ func (s *Store) PutIfExists(ctx context.Context, table string, version uint64, p
 		return err
 	}
 	if !ok {
-		return nserror.New(nserror.ConcurrentModification, "version %d of table %s changed while it was being finalized", version, table)
+		return nserror.New(nserror.ConcurrentModification, "version %d of table %s changed while it was being finalized", version, s.name(table))
 	}
 	return nil
 }
