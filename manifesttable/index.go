@@ -206,16 +206,22 @@ func (x *index) versionRows(id string) []Row {
 // it serves rare operations (a table dropped or renamed).
 func (x *index) allVersionRows(id string) []Row {
 	out := x.versionRows(id)
-	var branches []string
+	for _, b := range x.branches(id) {
+		out = append(out, x.versionRows(verKey(id, b))...)
+	}
+	return out
+}
+
+// branches returns the Lance branches of table id that have version rows,
+// sorted. It scans vers: it serves rare operations.
+func (x *index) branches(id string) []string {
+	var out []string
 	for k := range x.vers {
 		if kid, b := splitVerKey(k); kid == id && b != "" {
-			branches = append(branches, k)
+			out = append(out, b)
 		}
 	}
-	slices.Sort(branches)
-	for _, k := range branches {
-		out = append(out, x.versionRows(k)...)
-	}
+	slices.Sort(out)
 	return out
 }
 

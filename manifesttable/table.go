@@ -630,6 +630,14 @@ func (t *Table) BranchVersionRows(tableID, branch string) []Row {
 	return t.ix.versionRows(verKey(tableID, branch))
 }
 
+// Branches returns the Lance branches of a table that have version rows,
+// sorted.
+func (t *Table) Branches(tableID string) []string {
+	t.imu.RLock()
+	defer t.imu.RUnlock()
+	return t.ix.branches(tableID)
+}
+
 // allVersionRows returns a table's current version rows on every branch,
 // main first.
 func (t *Table) allVersionRows(tableID string) []Row {

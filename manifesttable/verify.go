@@ -391,16 +391,7 @@ func (s *State) VersionRows(id string) []Row { return s.ix.versionRows(id) }
 
 // Branches returns the Lance branches of object id that have
 // table_version rows, sorted.
-func (s *State) Branches(id string) []string {
-	var out []string
-	for k := range s.ix.vers {
-		if kid, b := splitVerKey(k); kid == id && b != "" {
-			out = append(out, b)
-		}
-	}
-	slices.Sort(out)
-	return out
-}
+func (s *State) Branches(id string) []string { return s.ix.branches(id) }
 
 // BranchVersionRows returns the table_version rows of object id on a
 // branch ("" is main), ascending.

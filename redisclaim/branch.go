@@ -6,6 +6,8 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/flightns/flightns/nserror"
 	"github.com/flightns/flightns/objstore"
 )
@@ -60,6 +62,16 @@ func SplitChain(chain string, isTable func(string) bool) (table, branch string) 
 		}
 		i += j + 1
 	}
+}
+
+// Chains lists every chain Redis holds a head for: tables' and their
+// branches' (see SplitChain).
+func (s *Store) Chains(ctx context.Context) ([]string, error) {
+	keys, err := s.rdb.HKeys(ctx, s.k.Heads()).Result()
+	if errors.Is(err, redis.Nil) {
+		return nil, nil
+	}
+	return keys, err
 }
 
 // Fork prepares a branch's chain for a commit of version, the branch's

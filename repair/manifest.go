@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"path"
-	"slices"
 	"strings"
 	"time"
 
@@ -140,22 +139,10 @@ func (c *manifestCheck) branchesOf(ctx context.Context, st *manifesttable.State,
 	for _, b := range st.Branches(t.ID) {
 		seen[b] = true
 	}
-	prefix := redisclaim.BranchRefsPrefix(t.Location)
-	list, err := c.objs.ListAll(ctx, prefix)
-	if err != nil {
+	if err := refBranches(ctx, c.objs, t.Location, seen); err != nil {
 		return nil, err
 	}
-	for _, a := range list {
-		if b, ok := redisclaim.BranchOfRef(a.Key[len(prefix):]); ok {
-			seen[b] = true
-		}
-	}
-	out := make([]string, 0, len(seen))
-	for b := range seen {
-		out = append(out, b)
-	}
-	slices.Sort(out)
-	return out, nil
+	return sortedKeys(seen), nil
 }
 
 // tableRows checks the version rows of one table's branch ("" is main)

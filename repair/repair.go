@@ -14,6 +14,7 @@ import (
 
 	"github.com/flightns/flightns/manifesttable"
 	"github.com/flightns/flightns/namespace"
+	"github.com/flightns/flightns/nserror"
 	"github.com/flightns/flightns/objstore"
 	"github.com/flightns/flightns/redisclaim"
 )
@@ -250,9 +251,22 @@ func Verify(ctx context.Context, svc *namespace.Service, repair bool, progress P
 		return rep, err
 	}
 	progress.report(0, 2*len(tables))
+	recorded, err := recordedBranches(ctx, svc.Claims(), tables)
+	if err != nil {
+		return rep, err
+	}
 	for i, t := range tables {
-		if err := verifyTable(ctx, svc.Claims(), t, repair, &rep); err != nil {
+		if err := verifyTable(ctx, svc.Claims(), t, "", repair, &rep); err != nil {
 			return rep, fmt.Errorf("repair: table %s: %w", t.ID, err)
+		}
+		branches, err := liveBranches(ctx, svc, t, recorded[t.Location])
+		if err != nil {
+			return rep, fmt.Errorf("repair: the branches of table %s: %w", t.ID, err)
+		}
+		for _, b := range branches {
+			if err := verifyTable(ctx, svc.Claims(), t, b, repair, &rep); err != nil {
+				return rep, fmt.Errorf("repair: table %s branch %s: %w", t.ID, b, err)
+			}
 		}
 		rep.Tables++
 		progress.report(i+1, 2*len(tables))
@@ -263,12 +277,115 @@ func Verify(ctx context.Context, svc *namespace.Service, repair bool, progress P
 	return rep, nil
 }
 
-func verifyTable(ctx context.Context, claims *redisclaim.Store, t Table, repair bool, rep *VerifyReport) error {
-	objs := claims.Objects()
-	stored := map[uint64]objstore.Attrs{} // final manifests in storage
-	list, err := objs.ListAll(ctx, redisclaim.VersionsPrefix(t.Location))
+// recordedBranches maps each table's location to the branches whose
+// chains the claim store holds.
+func recordedBranches(ctx context.Context, claims *redisclaim.Store, tables []Table) (map[string][]string, error) {
+	locs := map[string]bool{}
+	for _, t := range tables {
+		locs[t.Location] = true
+	}
+	chains, err := claims.Chains(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string][]string{}
+	for _, c := range chains {
+		if loc, b := redisclaim.SplitChain(c, func(l string) bool { return locs[l] }); b != "" && locs[loc] {
+			out[loc] = append(out[loc], b)
+		}
+	}
+	return out, nil
+}
+
+// liveBranches lists a table's Lance branches: those the claim store
+// holds (recorded), those with __manifest rows and those Lance records in
+// _refs/branches/.
+func liveBranches(ctx context.Context, svc *namespace.Service, t Table, recorded []string) ([]string, error) {
+	seen := map[string]bool{}
+	for _, b := range recorded {
+		seen[b] = true
+	}
+	for _, b := range svc.Table().Branches(t.ID) {
+		seen[b] = true
+	}
+	if err := refBranches(ctx, svc.Claims().Objects(), t.Location, seen); err != nil {
+		return nil, err
+	}
+	return sortedKeys(seen), nil
+}
+
+// refBranches adds the branches Lance records under a table's
+// _refs/branches/ to seen.
+func refBranches(ctx context.Context, objs *objstore.Store, loc string, seen map[string]bool) error {
+	prefix := redisclaim.BranchRefsPrefix(loc)
+	list, err := objs.ListAll(ctx, prefix)
 	if err != nil {
 		return err
+	}
+	for _, a := range list {
+		if b, ok := redisclaim.BranchOfRef(a.Key[len(prefix):]); ok {
+			seen[b] = true
+		}
+	}
+	return nil
+}
+
+func sortedKeys(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// verifyTable checks the version records of one table's branch ("" is
+// main) against the branch's _versions directory. A branch whose
+// manifests are all gone (Lance deleted it) is forgotten whole on repair,
+// its __manifest rows with it.
+func verifyTable(ctx context.Context, claims *redisclaim.Store, t Table, branch string, repair bool, rep *VerifyReport) error {
+	objs := claims.Objects()
+	chain := redisclaim.BranchChain(t.Location, branch)
+	if objstore.ValidateKey(chain) != nil {
+		return nil // verifyManifest reports the branch's name
+	}
+	stored := map[uint64]objstore.Attrs{} // final manifests in storage
+	list, err := objs.ListAll(ctx, redisclaim.VersionsPrefix(chain))
+	if err != nil {
+		return err
+	}
+	if branch != "" && repair && len(list) == 0 {
+		// Lance deleted the branch: every record of it is missing-manifest.
+		var gone []Drift
+		for after := uint64(0); ; {
+			page, next, err := claims.ListVersions(ctx, chain, redisclaim.ListOptions{After: after})
+			if err != nil {
+				return err
+			}
+			for _, l := range page {
+				rep.Versions++
+				gone = append(gone, Drift{Kind: MissingManifest, Table: t.ID, Branch: branch, Version: l.Version, Path: l.Path,
+					Detail: "the branch's manifests are all gone (Lance deleted it)"})
+			}
+			if next == 0 {
+				break
+			}
+			after = next
+		}
+		if len(gone) > 0 {
+			forgot, err := claims.ForgetGone(ctx, chain)
+			if nserror.CodeOf(err) == nserror.ConcurrentModification {
+				err = nil // a commit of the branch is in flight: not gone
+			}
+			if err != nil {
+				return err
+			}
+			for i := range gone {
+				gone[i].Repaired = forgot
+			}
+			rep.Drift = append(rep.Drift, gone...)
+		}
+		return nil
 	}
 	for _, a := range list {
 		m, err := redisclaim.ParseManifestName(path.Base(a.Key))
@@ -279,7 +396,7 @@ func verifyTable(ctx context.Context, claims *redisclaim.Store, t Table, repair 
 	}
 	var head uint64
 	for after := uint64(0); ; {
-		page, next, err := claims.ListVersions(ctx, t.Location, redisclaim.ListOptions{After: after})
+		page, next, err := claims.ListVersions(ctx, chain, redisclaim.ListOptions{After: after})
 		if err != nil {
 			return err
 		}
@@ -289,21 +406,21 @@ func verifyTable(ctx context.Context, claims *redisclaim.Store, t Table, repair 
 			a, ok := stored[l.Version]
 			switch {
 			case !ok:
-				d := Drift{Kind: MissingManifest, Table: t.ID, Version: l.Version, Path: l.Path}
+				d := Drift{Kind: MissingManifest, Table: t.ID, Branch: branch, Version: l.Version, Path: l.Path}
 				if _, err := objs.Head(ctx, l.Path); err == nil {
 					continue // listed under another name scheme
 				} else if !errors.Is(err, objstore.ErrNotFound) {
 					return err
 				}
 				if repair {
-					if _, err := claims.DeleteVersions(ctx, t.Location, []redisclaim.Range{{Start: l.Version, End: l.Version + 1}}); err != nil {
+					if _, err := claims.DeleteVersions(ctx, chain, []redisclaim.Range{{Start: l.Version, End: l.Version + 1}}); err != nil {
 						return err
 					}
 					d.Repaired = true
 				}
 				rep.Drift = append(rep.Drift, d)
 			case l.Size > 0 && a.Size != l.Size:
-				rep.Drift = append(rep.Drift, Drift{Kind: SizeMismatch, Table: t.ID, Version: l.Version, Path: l.Path,
+				rep.Drift = append(rep.Drift, Drift{Kind: SizeMismatch, Table: t.ID, Branch: branch, Version: l.Version, Path: l.Path,
 					Detail: fmt.Sprintf("recorded %d bytes, storage holds %d", l.Size, a.Size)})
 			}
 		}
@@ -322,9 +439,9 @@ func verifyTable(ctx context.Context, claims *redisclaim.Store, t Table, repair 
 	slices.Sort(above)
 	for _, v := range above {
 		a := stored[v]
-		d := Drift{Kind: UnrecordedManifest, Table: t.ID, Version: v, Path: a.Key}
+		d := Drift{Kind: UnrecordedManifest, Table: t.ID, Branch: branch, Version: v, Path: a.Key}
 		if repair {
-			if err := claims.PutIfNotExists(ctx, t.Location, v, a.Key, a.Size, a.ETag); err != nil {
+			if err := claims.PutIfNotExists(ctx, chain, v, a.Key, a.Size, a.ETag); err != nil {
 				d.Detail = err.Error()
 			} else {
 				d.Repaired = true
