@@ -124,6 +124,9 @@ func Open(ctx context.Context, cfg Config) (*Service, error) {
 	if s.root, err = newRoot(cfg.Objects); err != nil {
 		return nil, err
 	}
+	if err := s.bindRoot(ctx); err != nil {
+		return nil, err
+	}
 	s.table, err = manifesttable.Open(ctx, manifesttable.Config{Objects: cfg.Objects, Redis: cfg.Redis, Catalog: cfg.Catalog,
 		Engine: cfg.Engine, NoSQL: cfg.NoSQL, Logger: s.log, Now: s.now, CompactAfter: cfg.CompactAfter})
 	if err != nil {
@@ -179,6 +182,10 @@ func (s *Service) Recover(ctx context.Context) error { return s.claims.Recover(c
 // and table of __manifest, holding the recovery lock.
 func (s *Service) rebuildIndex(ctx context.Context, token string) error {
 	if err := s.table.Refresh(ctx); err != nil {
+		return err
+	}
+	// Redis lost the record of the catalog's root with the rest.
+	if err := s.bindRoot(ctx); err != nil {
 		return err
 	}
 	// Children sets of the lost state go first: a stale one would make a

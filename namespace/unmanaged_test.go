@@ -10,6 +10,7 @@ import (
 
 	"github.com/flightns/flightns/manifesttable"
 	"github.com/flightns/flightns/nserror"
+	"github.com/flightns/flightns/objstore"
 	"github.com/flightns/flightns/redisclaim"
 )
 
@@ -18,6 +19,12 @@ import (
 // Lance committed to storage by itself.
 func TestUnmanagedCatalogReadsVersionsFromStorage(t *testing.T) {
 	e := newTenv(t)
+	// A catalog of its own needs a root of its own.
+	objs, err := objstore.Open(context.Background(), "file://"+t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.objs = objs
 	s, err := Open(context.Background(), Config{Objects: e.objs, Redis: e.rdb, Catalog: e.catalog + "u", Logger: quiet,
 		Engine: manifesttable.EngineConfig{MemoryLimit: "1GB"}, Unmanaged: true})
 	if err != nil {

@@ -20,6 +20,8 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+
+	"github.com/flightns/flightns/internal/testutil/redistest"
 )
 
 // flightNames runs a one-column query over Flight SQL and returns its values.
@@ -399,4 +401,27 @@ func TestServeRefusesAnAuthFileThatNamesNobody(t *testing.T) {
 	open := startServer(t, t.TempDir(), nil)
 	open.waitLog("authentication off", 10*time.Second)
 	open.stop()
+}
+
+// A second root on the same Redis catalog, or a root that belongs to
+// another catalog, stops serve with both named and exit 1; the first
+// server goes on serving.
+func TestServeRefusesASecondRootOnTheSameCatalog(t *testing.T) {
+	r := redistest.Start(t)
+	first := startServer(t, t.TempDir(), nil, "--redis", r.URL())
+	mustREST(t, first.rest, "/v1/namespace/ns/create", `{}`, nil)
+	other := t.TempDir()
+	code, _, stderr := runCLI(t, other, "serve", "--redis", r.URL(), "--flight-addr", "", "--rest-addr", "", "--metrics-addr", "")
+	// The log quotes the error: its quotes are escaped.
+	if code != 1 || !strings.Contains(stderr, `catalog \"flightns\" in this Redis belongs to the root file://`+filepath.Join(first.work, "flightns-data", "root")) ||
+		!strings.Contains(stderr, filepath.Join(other, "flightns-data", "root")) {
+		t.Fatalf("a second root: exit %d, stderr %s", code, stderr)
+	}
+	// The first root, under another catalog name, is refused too.
+	code, _, stderr = runCLI(t, first.work, "serve", "--redis", r.URL(), "--catalog", "else", "--flight-addr", "", "--rest-addr", "", "--metrics-addr", "")
+	if code != 1 || !strings.Contains(stderr, `belongs to catalog \"flightns\", not \"else\"`) {
+		t.Fatalf("a root of another catalog: exit %d, stderr %s", code, stderr)
+	}
+	mustREST(t, first.rest, "/v1/namespace/ns2/create", `{}`, nil)
+	first.stop()
 }
