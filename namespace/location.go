@@ -186,9 +186,13 @@ func (r root) tableLocation(given string) (string, error) {
 	if key == "__manifest" || strings.HasPrefix(key, "__manifest/") || strings.Contains("/"+key+"/", "/_versions/") {
 		return "", nserror.New(nserror.InvalidInput, "table location %q is reserved", given)
 	}
-	// The location goes back to engines as a URI, and URL parsers take a
-	// percent-encoded dot segment (%2e%2e) for a real one: refuse it, or
-	// the engine would write outside the root.
+	// The location goes back to engines as a URI, which URL parsers read
+	// differently from the path it names when it holds '%' (decoded, even
+	// twice: %252e%252e), '?' (a query) or '#' (a fragment): refuse them,
+	// or the engine would write elsewhere, even outside the root.
+	if i := strings.IndexAny(key, "%?#"); i >= 0 {
+		return "", nserror.New(nserror.InvalidInput, "table location %q has %q: a URI of it names another path; choose a location without '%%', '?' or '#'", given, key[i:i+1])
+	}
 	for seg := range strings.SplitSeq(key, "/") {
 		if u, err := url.PathUnescape(seg); err == nil && (u == "." || u == "..") {
 			return "", nserror.New(nserror.InvalidInput, "table location %q has an encoded %q segment", given, u)
