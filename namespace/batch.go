@@ -211,7 +211,11 @@ func (b *batchBuilder) add(ctx context.Context, i int, op CommitTableOperation, 
 			redisclaim.Write{Op: "hset", Key: k.loc(), Field: id, Value: loc},
 			redisclaim.Write{Op: "hset", Key: k.byloc(), Field: loc, Value: id},
 			redisclaim.Write{Op: "sadd", Key: k.kids(req.ID.Parent()), Value: id})
-		row := manifesttable.Row{ObjectType: manifesttable.TypeTable, ObjectID: id, Location: loc, Metadata: propsJSON(props),
+		meta, err := propsJSON(props)
+		if err != nil {
+			return err
+		}
+		row := manifesttable.Row{ObjectType: manifesttable.TypeTable, ObjectID: id, Location: loc, Metadata: meta,
 			CommittedAt: s.now().UTC(), TxnID: b.txnID}
 		raw, err := manifesttable.MarshalRow(row)
 		if err != nil {

@@ -4,7 +4,9 @@ package namespace
 
 import (
 	"context"
+	"fmt"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/flightns/flightns/nserror"
@@ -138,4 +140,48 @@ func TestBadIDsAreInvalidInput(t *testing.T) {
 	if n, _ := e.rdb.HLen(ctx, e.s.k.obj()).Result(); n != 0 {
 		t.Fatalf("bad ids indexed %d objects", n)
 	}
+}
+
+// Properties are bounded (count, key, value and total size) and a manifest
+// size is a manifest's: 0 or one that disagrees with the staged object is
+// refused; nothing refused is written.
+func TestPropertiesAndManifestSizesAreBounded(t *testing.T) {
+	ctx := context.Background()
+	e := newTenv(t)
+	s := e.s
+	many := Properties{}
+	for i := range MaxProperties + 1 {
+		many[fmt.Sprintf("k%d", i)] = "v"
+	}
+	wide := Properties{}
+	for i := range 5 {
+		wide[fmt.Sprintf("k%d", i)] = strings.Repeat("x", MaxPropertyValue)
+	}
+	for name, p := range map[string]Properties{
+		"too many":        many,
+		"a long key":      {strings.Repeat("k", MaxPropertyKey+1): "v"},
+		"a long value":    {"k": strings.Repeat("v", MaxPropertyValue+1)},
+		"too much in all": wide,
+		"an empty key":    {"": "v"},
+	} {
+		_, err := s.CreateNamespace(ctx, CreateNamespaceRequest{ID: id("n"), Properties: p})
+		wantCode(t, "a namespace with "+name, err, nserror.InvalidInput)
+		_, err = s.DeclareTable(ctx, DeclareTableRequest{ID: id("t"), Properties: p})
+		wantCode(t, "a table with "+name, err, nserror.InvalidInput)
+	}
+	if l := must(s.ListNamespaces(ctx, ListNamespacesRequest{})); len(l.Namespaces) != 0 {
+		t.Fatalf("refused namespaces were written: %v", l.Namespaces)
+	}
+	must(s.CreateNamespace(ctx, CreateNamespaceRequest{ID: id("n"), Properties: Properties{"owner": strings.Repeat("a", MaxPropertyValue)}}))
+
+	loc := e.withVersions(id("t"), 0)
+	for _, size := range []int64{0, -1, 3} {
+		_, err := s.CreateTableVersion(ctx, CreateTableVersionRequest{ID: id("t"), Version: 1, ManifestPath: e.stage(loc, 1, "four"), ManifestSize: &size})
+		wantCode(t, fmt.Sprintf("manifest_size %d for 4 bytes", size), err, nserror.InvalidInput)
+	}
+	if e.final(loc, 1) != "" {
+		t.Fatal("a refused version reached its final path")
+	}
+	four := int64(4)
+	must(s.CreateTableVersion(ctx, CreateTableVersionRequest{ID: id("t"), Version: 1, ManifestPath: e.stage(loc, 1, "four"), ManifestSize: &four}))
 }

@@ -30,7 +30,11 @@ func (s *Service) CreateNamespace(ctx context.Context, req CreateNamespaceReques
 	if props == nil {
 		props = Properties{}
 	}
-	row := manifesttable.Row{ObjectType: manifesttable.TypeNamespace, ObjectID: req.ID.String(), Metadata: propsJSON(props), CommittedAt: s.now().UTC()}
+	meta, err := propsJSON(props)
+	if err != nil {
+		return nil, err
+	}
+	row := manifesttable.Row{ObjectType: manifesttable.TypeNamespace, ObjectID: req.ID.String(), Metadata: meta, CommittedAt: s.now().UTC()}
 	req.Partition.apply(&row)
 	b, err := manifesttable.MarshalRow(row)
 	if err != nil {

@@ -72,7 +72,11 @@ func (s *Service) EvolveNamespace(ctx context.Context, req EvolveNamespaceReques
 		props = Properties{}
 	}
 	now := s.now().UTC()
-	parentRow := manifesttable.Row{ObjectType: manifesttable.TypeNamespace, ObjectID: req.ID.String(), Metadata: propsJSON(props), CommittedAt: now}
+	meta, err := propsJSON(props)
+	if err != nil {
+		return err
+	}
+	parentRow := manifesttable.Row{ObjectType: manifesttable.TypeNamespace, ObjectID: req.ID.String(), Metadata: meta, CommittedAt: now}
 	childRow := manifesttable.Row{ObjectType: manifesttable.TypeNamespace, ObjectID: child.String(), Metadata: "{}", CommittedAt: now}
 	req.ChildPartition.apply(&childRow)
 	var log []redisclaim.LogEntry

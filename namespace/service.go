@@ -318,12 +318,41 @@ func (s *Service) row(ctx context.Context, typ string, id ID) (manifesttable.Row
 	return r, ok, nil
 }
 
-func propsJSON(p Properties) string {
+// Bounds on the properties of a namespace or table: they are catalog
+// rows, held in memory by every process and in every snapshot.
+const (
+	MaxProperties     = 256       // properties of one object
+	MaxPropertyKey    = 256       // bytes of a key
+	MaxPropertyValue  = 64 << 10  // bytes of a value
+	MaxPropertiesSize = 256 << 10 // bytes of all keys and values together
+)
+
+// propsJSON checks properties against the bounds and encodes them for a
+// row's metadata; a property beyond a bound is InvalidInput.
+func propsJSON(p Properties) (string, error) {
+	if len(p) > MaxProperties {
+		return "", nserror.New(nserror.InvalidInput, "%d properties, more than %d", len(p), MaxProperties)
+	}
+	total := 0
+	for k, v := range p {
+		switch {
+		case k == "":
+			return "", nserror.New(nserror.InvalidInput, "a property with an empty key")
+		case len(k) > MaxPropertyKey:
+			return "", nserror.New(nserror.InvalidInput, "property key of %d bytes, more than %d", len(k), MaxPropertyKey)
+		case len(v) > MaxPropertyValue:
+			return "", nserror.New(nserror.InvalidInput, "property %q has a value of %d bytes, more than %d", k, len(v), MaxPropertyValue)
+		}
+		total += len(k) + len(v)
+	}
+	if total > MaxPropertiesSize {
+		return "", nserror.New(nserror.InvalidInput, "properties of %d bytes, more than %d", total, MaxPropertiesSize)
+	}
 	if p == nil {
 		p = Properties{}
 	}
-	b, _ := json.Marshal(p)
-	return string(b)
+	b, err := json.Marshal(p)
+	return string(b), err
 }
 
 func propsOf(r manifesttable.Row) Properties {

@@ -79,7 +79,11 @@ func (s *Service) createTable(ctx context.Context, id ID, loc string, props Prop
 	if props == nil {
 		props = Properties{}
 	}
-	row := manifesttable.Row{ObjectType: manifesttable.TypeTable, ObjectID: id.String(), Location: loc, Metadata: propsJSON(props), CommittedAt: s.now().UTC()}
+	meta, err := propsJSON(props)
+	if err != nil {
+		return nil, err
+	}
+	row := manifesttable.Row{ObjectType: manifesttable.TypeTable, ObjectID: id.String(), Location: loc, Metadata: meta, CommittedAt: s.now().UTC()}
 	part.apply(&row)
 	b, err := manifesttable.MarshalRow(row)
 	if err != nil {

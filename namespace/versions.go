@@ -145,8 +145,8 @@ func (s *Service) entryAt(loc string, version int64, manifestPath string, size *
 	}
 	e := redisclaim.Entry{Table: loc, Version: uint64(version), StagingPath: staging, ETag: etag}
 	if size != nil {
-		if *size < 0 {
-			return redisclaim.Entry{}, nserror.New(nserror.InvalidInput, "manifest_size %d is negative", *size)
+		if *size <= 0 {
+			return redisclaim.Entry{}, nserror.New(nserror.InvalidInput, "manifest_size %d: a manifest has bytes (give its size, or none)", *size)
 		}
 		e.Size = *size
 	}
