@@ -161,16 +161,11 @@ func (c *manifestCheck) tableRows(ctx context.Context, st *manifesttable.State, 
 	// (helping), so a row claimed before the state was read names a
 	// manifest that is final by the time the directory is listed below.
 	var records []redisclaim.Location
-	for after := uint64(0); c.claims != nil; {
-		page, next, err := c.claims.ListVersions(ctx, chain, redisclaim.ListOptions{After: after})
-		if err != nil {
+	if c.claims != nil {
+		var err error
+		if records, err = allRecords(ctx, c.claims, chain); err != nil {
 			return err
 		}
-		records = append(records, page...)
-		if next == 0 {
-			break
-		}
-		after = next
 	}
 	stored := map[string]objstore.Attrs{} // every object in _versions, by key
 	list, err := objs.ListAll(ctx, redisclaim.VersionsPrefix(chain))

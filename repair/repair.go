@@ -339,6 +339,22 @@ func sortedKeys(m map[string]bool) []string {
 	return out
 }
 
+// allRecords lists every version record of a chain.
+func allRecords(ctx context.Context, claims *redisclaim.Store, chain string) ([]redisclaim.Location, error) {
+	var out []redisclaim.Location
+	for after := uint64(0); ; {
+		page, next, err := claims.ListVersions(ctx, chain, redisclaim.ListOptions{After: after})
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, page...)
+		if next == 0 {
+			return out, nil
+		}
+		after = next
+	}
+}
+
 // verifyTable checks the version records of one table's branch ("" is
 // main) against the branch's _versions directory. A branch whose
 // manifests are all gone (Lance deleted it) is forgotten whole on repair,
@@ -356,21 +372,15 @@ func verifyTable(ctx context.Context, claims *redisclaim.Store, t Table, branch 
 	}
 	if branch != "" && repair && len(list) == 0 {
 		// Lance deleted the branch: every record of it is missing-manifest.
+		records, err := allRecords(ctx, claims, chain)
+		if err != nil {
+			return err
+		}
 		var gone []Drift
-		for after := uint64(0); ; {
-			page, next, err := claims.ListVersions(ctx, chain, redisclaim.ListOptions{After: after})
-			if err != nil {
-				return err
-			}
-			for _, l := range page {
-				rep.Versions++
-				gone = append(gone, Drift{Kind: MissingManifest, Table: t.ID, Branch: branch, Version: l.Version, Path: l.Path,
-					Detail: "the branch's manifests are all gone (Lance deleted it)"})
-			}
-			if next == 0 {
-				break
-			}
-			after = next
+		for _, l := range records {
+			rep.Versions++
+			gone = append(gone, Drift{Kind: MissingManifest, Table: t.ID, Branch: branch, Version: l.Version, Path: l.Path,
+				Detail: "the branch's manifests are all gone (Lance deleted it)"})
 		}
 		if len(gone) > 0 {
 			forgot, err := claims.ForgetGone(ctx, chain)
@@ -394,40 +404,34 @@ func verifyTable(ctx context.Context, claims *redisclaim.Store, t Table, branch 
 		}
 		stored[m.Version] = a
 	}
+	records, err := allRecords(ctx, claims, chain)
+	if err != nil {
+		return err
+	}
 	var head uint64
-	for after := uint64(0); ; {
-		page, next, err := claims.ListVersions(ctx, chain, redisclaim.ListOptions{After: after})
-		if err != nil {
-			return err
-		}
-		for _, l := range page {
-			rep.Versions++
-			head = max(head, l.Version)
-			a, ok := stored[l.Version]
-			switch {
-			case !ok:
-				d := Drift{Kind: MissingManifest, Table: t.ID, Branch: branch, Version: l.Version, Path: l.Path}
-				if _, err := objs.Head(ctx, l.Path); err == nil {
-					continue // listed under another name scheme
-				} else if !errors.Is(err, objstore.ErrNotFound) {
+	for _, l := range records {
+		rep.Versions++
+		head = max(head, l.Version)
+		a, ok := stored[l.Version]
+		switch {
+		case !ok:
+			d := Drift{Kind: MissingManifest, Table: t.ID, Branch: branch, Version: l.Version, Path: l.Path}
+			if _, err := objs.Head(ctx, l.Path); err == nil {
+				continue // listed under another name scheme
+			} else if !errors.Is(err, objstore.ErrNotFound) {
+				return err
+			}
+			if repair {
+				if _, err := claims.DeleteVersions(ctx, chain, []redisclaim.Range{{Start: l.Version, End: l.Version + 1}}); err != nil {
 					return err
 				}
-				if repair {
-					if _, err := claims.DeleteVersions(ctx, chain, []redisclaim.Range{{Start: l.Version, End: l.Version + 1}}); err != nil {
-						return err
-					}
-					d.Repaired = true
-				}
-				rep.Drift = append(rep.Drift, d)
-			case l.Size > 0 && a.Size != l.Size:
-				rep.Drift = append(rep.Drift, Drift{Kind: SizeMismatch, Table: t.ID, Branch: branch, Version: l.Version, Path: l.Path,
-					Detail: fmt.Sprintf("recorded %d bytes, storage holds %d", l.Size, a.Size)})
+				d.Repaired = true
 			}
+			rep.Drift = append(rep.Drift, d)
+		case l.Size > 0 && a.Size != l.Size:
+			rep.Drift = append(rep.Drift, Drift{Kind: SizeMismatch, Table: t.ID, Branch: branch, Version: l.Version, Path: l.Path,
+				Detail: fmt.Sprintf("recorded %d bytes, storage holds %d", l.Size, a.Size)})
 		}
-		if next == 0 {
-			break
-		}
-		after = next
 	}
 	// Final manifests above the head that no record names, in order.
 	var above []uint64
