@@ -350,6 +350,27 @@ func runServer(ctx context.Context, cfg serveConfig, log *slog.Logger) error {
 	} else {
 		log.Warn("authentication off: every caller may do everything (give --auth-file to require credentials)")
 	}
+	// The listeners are bound before anything else takes a port: the
+	// private redis-server listens on a free port of its own choosing,
+	// which must not be one of ours (a restart after kill -9 once found
+	// its --flight-addr taken by its new Redis).
+	metricsL, err := listen(cfg.metricsAddr, "--metrics-addr")
+	if err != nil {
+		return err
+	}
+	flightL, err := listen(cfg.flightAddr, "--flight-addr")
+	if err != nil {
+		closeAll(metricsL)
+		return err
+	}
+	restL, err := listen(cfg.restAddr, "--rest-addr")
+	if err != nil {
+		closeAll(metricsL, flightL)
+		return err
+	}
+	// Each server closes its listener when it stops; closing again is
+	// harmless, and closes those of servers that never started.
+	defer closeAll(metricsL, flightL, restL)
 	metrics := obs.NewMetrics()
 	deps, err := openDeps(ctx, cfg.store, log, false, objstore.WithObserver(metrics.StoreObserver()))
 	if err != nil {
@@ -362,11 +383,7 @@ func runServer(ctx context.Context, cfg serveConfig, log *slog.Logger) error {
 
 	// Metrics and health answer from the start: not ready until recovered.
 	var metricsSrv *http.Server
-	if cfg.metricsAddr != "" {
-		l, err := net.Listen("tcp", cfg.metricsAddr)
-		if err != nil {
-			return fmt.Errorf("--metrics-addr: %w", err)
-		}
+	if l := metricsL; l != nil {
 		metricsSrv = &http.Server{Handler: obs.Mux(metrics, health), ReadHeaderTimeout: 10 * time.Second}
 		go func() { _ = metricsSrv.Serve(l) }()
 		defer func() { _ = metricsSrv.Close() }()
@@ -449,10 +466,7 @@ func runServer(ctx context.Context, cfg serveConfig, log *slog.Logger) error {
 		if err != nil {
 			return err
 		}
-		l, err := net.Listen("tcp", cfg.flightAddr)
-		if err != nil {
-			return fmt.Errorf("--flight-addr: %w", err)
-		}
+		l := flightL
 		go func() { errc <- fsrv.Serve(l) }()
 		stops = append(stops, func(ctx context.Context) {
 			done := make(chan struct{})
@@ -467,11 +481,7 @@ func runServer(ctx context.Context, cfg serveConfig, log *slog.Logger) error {
 		})
 		log.Info("Flight SQL listening", "addr", l.Addr().String())
 	}
-	if cfg.restAddr != "" {
-		l, err := net.Listen("tcp", cfg.restAddr)
-		if err != nil {
-			return fmt.Errorf("--rest-addr: %w", err)
-		}
+	if l := restL; l != nil {
 		h := restserver.New(svc, restserver.Options{Auth: authn, Logger: log, MaxBodyBytes: cfg.maxBody})
 		hs := &http.Server{Handler: obs.HTTPMiddleware(h, restserver.OpName, metrics, log), ReadHeaderTimeout: 10 * time.Second}
 		go func() {
@@ -602,6 +612,27 @@ func cpuList(cpus []int) string {
 		return "all"
 	}
 	return strings.Trim(fmt.Sprint(cpus), "[]")
+}
+
+// listen binds a flag's TCP address; none for an empty one.
+func listen(addr, flag string) (net.Listener, error) {
+	if addr == "" {
+		return nil, nil
+	}
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", flag, err)
+	}
+	return l, nil
+}
+
+// closeAll closes the listeners that are there.
+func closeAll(ls ...net.Listener) {
+	for _, l := range ls {
+		if l != nil {
+			_ = l.Close()
+		}
+	}
 }
 
 // redisLogger sends go-redis's own messages ("failed to dial", pool

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -424,4 +425,22 @@ func TestServeRefusesASecondRootOnTheSameCatalog(t *testing.T) {
 	}
 	mustREST(t, first.rest, "/v1/namespace/ns2/create", `{}`, nil)
 	first.stop()
+}
+
+// serve binds its listeners before it starts its private Redis, so that
+// the Redis (on a free port of its own) can never take one of them: a
+// taken --flight-addr stops serve before any redis-server starts.
+func TestServeBindsItsListenersBeforeItsPrivateRedis(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = l.Close() }()
+	code, _, stderr := runCLI(t, t.TempDir(), "serve", "--flight-addr", l.Addr().String(), "--rest-addr", "127.0.0.1:0", "--metrics-addr", "127.0.0.1:0")
+	if code != 1 || !strings.Contains(stderr, "--flight-addr") || !strings.Contains(stderr, "address already in use") {
+		t.Fatalf("serve on a taken --flight-addr: exit %d, stderr %s", code, stderr)
+	}
+	if strings.Contains(stderr, "private redis-server started") {
+		t.Fatalf("the private Redis started before the listeners were bound:\n%s", stderr)
+	}
 }
