@@ -35,6 +35,7 @@ func (t *Table) run() {
 		}
 		if err != nil && ctx.Err() == nil {
 			t.log.Warn("manifesttable: materializer", "catalog", t.cfg.Catalog, "err", err)
+			t.noteStall(err)
 			select {
 			case <-ctx.Done():
 			case <-time.After(backoff):
@@ -42,8 +43,37 @@ func (t *Table) run() {
 			backoff = min(2*backoff, time.Second)
 			continue
 		}
+		t.noteStall(nil)
 		backoff = 10 * time.Millisecond
 	}
+}
+
+// noteStall records whether the last round of the materializer (or the
+// follower) failed, and since when it has been failing.
+func (t *Table) noteStall(err error) {
+	t.stallMu.Lock()
+	defer t.stallMu.Unlock()
+	switch {
+	case err == nil:
+		t.stallErr, t.stallSince = nil, time.Time{}
+	case t.stallErr == nil:
+		t.stallErr, t.stallSince = err, time.Now()
+	default:
+		t.stallErr = err
+	}
+}
+
+// Stalled reports why __manifest cannot make progress here: the
+// materializer (or, in a follower, the reading of segments) has failed
+// every round for at least d. A full disk, a store refusing writes or a
+// broken segment make it so; the first round that succeeds ends it.
+func (t *Table) Stalled(d time.Duration) (string, bool) {
+	t.stallMu.Lock()
+	defer t.stallMu.Unlock()
+	if t.stallErr == nil || time.Since(t.stallSince) < d {
+		return "", false
+	}
+	return fmt.Sprintf("__manifest has made no progress for %s: %v", time.Since(t.stallSince).Round(time.Second), t.stallErr), true
 }
 
 const leaseTime = 10 * time.Second
@@ -231,6 +261,7 @@ func (t *Table) materializeOnce(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	t.noteStall(nil) // progress: before anyone learns the segment is durable
 	t.amu.Lock()
 	err = t.acceptLocked(seg)
 	since := t.sinceSnap

@@ -118,11 +118,15 @@ type Table struct {
 	lingerSince time.Time         // when the materializer began lingering (its goroutine only)
 	applyQ      chan *segment     // accepted segments, for the SQL engine
 	statsQ      chan versionStats // version rows waiting for their statistics (nil: none read)
-	dmu         sync.Mutex
-	dcond       *sync.Cond
-	durableSeq  uint64      // what WaitDurable waits for
-	lost        [][2]uint64 // sequence ranges whose log entries were lost
-	runDone     sync.WaitGroup
+
+	stallMu    sync.Mutex
+	stallErr   error     // the materializer's last error, nil once a round succeeds (stallMu)
+	stallSince time.Time // when its rounds began to fail (stallMu)
+	dmu        sync.Mutex
+	dcond      *sync.Cond
+	durableSeq uint64      // what WaitDurable waits for
+	lost       [][2]uint64 // sequence ranges whose log entries were lost
+	runDone    sync.WaitGroup
 }
 
 type redisKeys struct{ epoch, seq, log, lease, durable string }

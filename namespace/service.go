@@ -46,6 +46,10 @@ type Config struct {
 	// NoSQL opens __manifest without a SQL engine in this process (a SQL
 	// worker process serves the queries).
 	NoSQL bool
+	// StallTimeout is how long __manifest may fail to make progress before
+	// a catalog mutation waiting for it fails with ServiceUnavailable
+	// (default 5s; see manifesttable.Table.Stalled).
+	StallTimeout time.Duration
 	// DurableTimeout bounds the wait of a catalog mutation for its segment
 	// (default 30s); past it the outcome is unknown (ServiceUnavailable).
 	DurableTimeout time.Duration
@@ -81,6 +85,9 @@ type Service struct {
 	now    func() time.Time
 
 	createS, dropS, renameS, rebuildS, clearKidsS, txnApplyS *redis.Script
+
+	closeOnce sync.Once
+	closeErr  error
 }
 
 type nsKeys struct{ tag string }
@@ -110,6 +117,9 @@ func Open(ctx context.Context, cfg Config) (*Service, error) {
 	}
 	if cfg.DurableTimeout <= 0 {
 		cfg.DurableTimeout = 30 * time.Second
+	}
+	if cfg.StallTimeout <= 0 {
+		cfg.StallTimeout = 5 * time.Second
 	}
 	s := &Service{cfg: cfg, objs: cfg.Objects, rdb: cfg.Redis, k: nsKeys{tag: "{" + cfg.Catalog + "}"}, log: cfg.Logger, now: cfg.Now,
 		createS: redis.NewScript(createObjectLua), dropS: redis.NewScript(dropObjectsLua), renameS: redis.NewScript(renameTableLua),
@@ -147,9 +157,13 @@ func Open(ctx context.Context, cfg Config) (*Service, error) {
 }
 
 // Close releases the service (not the Redis client or the object store).
+// It may be called more than once.
 func (s *Service) Close() error {
-	_ = s.claims.Close()
-	return s.table.Close()
+	s.closeOnce.Do(func() {
+		_ = s.claims.Close()
+		s.closeErr = s.table.Close()
+	})
+	return s.closeErr
 }
 
 // Claims is the claim store (the ExternalManifestStore Go API).
@@ -277,7 +291,39 @@ func (s *Service) durable(ctx context.Context, seqReply any) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.DurableTimeout)
 	defer cancel()
-	return s.table.WaitDurable(ctx, seq)
+	// A __manifest that cannot make progress (a full disk, a store that
+	// refuses writes) fails the wait once it has been so for StallTimeout,
+	// rather than at DurableTimeout.
+	wctx, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
+	go func() {
+		tick := time.NewTicker(100 * time.Millisecond)
+		defer tick.Stop()
+		var since time.Time // when this wait first saw __manifest stalled
+		for {
+			select {
+			case <-wctx.Done():
+				return
+			case <-tick.C:
+			}
+			reason, ok := s.table.Stalled(0)
+			switch {
+			case !ok:
+				since = time.Time{}
+			case since.IsZero():
+				since = time.Now()
+			case time.Since(since) >= s.cfg.StallTimeout:
+				stop(nserror.New(nserror.ServiceUnavailable, "the change may or may not take effect: %s", reason))
+				return
+			}
+		}
+	}()
+	err = s.table.WaitDurable(wctx, seq)
+	var ne *nserror.Error
+	if cause := context.Cause(wctx); err != nil && errors.As(cause, &ne) {
+		return cause
+	}
+	return err
 }
 
 // objectType returns the type of an object in the authoritative index

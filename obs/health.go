@@ -22,9 +22,11 @@ type Health struct {
 	grpc    *health.Server
 
 	mu        sync.Mutex
+	checks    []func() string // more conditions, each "" or why the process cannot serve
 	recovered bool
 	down      string // why the process is known to be unable to serve ("" when nothing is)
 	pingErr   error  // the last ping's error
+	checkDown string // the first reason of checks at the last Check
 	stopping  bool
 	ready     bool
 	reason    string
@@ -62,12 +64,29 @@ func (h *Health) Ready() (bool, string) {
 	return h.ready, h.reason
 }
 
-// Check pings Redis now and updates the state.
+// AddCheck adds a condition that Check evaluates: it returns why the
+// process cannot serve, or "".
+func (h *Health) AddCheck(check func() string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.checks = append(h.checks, check)
+}
+
+// Check pings Redis and evaluates the checks now, and updates the state.
 func (h *Health) Check(ctx context.Context) {
 	ctx, cancel := context.WithTimeout(ctx, time.Second)
 	err := h.ping(ctx)
 	cancel()
-	h.update(func() { h.pingErr = err })
+	h.mu.Lock()
+	checks := h.checks
+	h.mu.Unlock()
+	down := ""
+	for _, c := range checks {
+		if down = c(); down != "" {
+			break
+		}
+	}
+	h.update(func() { h.pingErr, h.checkDown = err, down })
 }
 
 // Run checks Redis every interval until ctx ends.
@@ -97,6 +116,8 @@ func (h *Health) update(change func()) {
 		ready, reason = false, h.down
 	case h.pingErr != nil:
 		ready, reason = false, fmt.Sprintf("redis does not answer: %v", h.pingErr)
+	case h.checkDown != "":
+		ready, reason = false, h.checkDown
 	}
 	changed := ready != h.ready || reason != h.reason
 	h.ready, h.reason = ready, reason

@@ -29,6 +29,8 @@ func TestReadyOnlyAfterRecoveryAndWhileRedisAnswers(t *testing.T) {
 	var pingErr error
 	m := NewMetrics()
 	h := NewHealth(func(context.Context) error { return pingErr }, m, quiet)
+	checkDown := ""
+	h.AddCheck(func() string { return checkDown })
 	ready := func() bool { ok, _ := h.Ready(); return ok }
 	steps := []struct {
 		name string
@@ -41,6 +43,8 @@ func TestReadyOnlyAfterRecoveryAndWhileRedisAnswers(t *testing.T) {
 		{"redis back", func() { pingErr = nil; h.Check(context.Background()) }, true},
 		{"private redis restarting", func() { h.SetDown("restarting") }, false},
 		{"restarted", func() { h.SetDown("") }, true},
+		{"a check fails", func() { checkDown = "__manifest has made no progress"; h.Check(context.Background()) }, false},
+		{"the check passes", func() { checkDown = ""; h.Check(context.Background()) }, true},
 		{"stopping", h.SetStopping, false},
 		{"stopping stays", func() { h.SetDown("") }, false},
 	}

@@ -499,6 +499,12 @@ func runServer(ctx context.Context, cfg serveConfig, log *slog.Logger) error {
 		})
 		log.Info("Lance Namespace REST listening", "addr", l.Addr().String())
 	}
+	// __manifest that cannot make progress (a full disk, a store refusing
+	// writes) makes the process not ready, with the reason.
+	health.AddCheck(func() string {
+		reason, _ := svc.Table().Stalled(stallReady)
+		return reason
+	})
 	health.SetRecovered()
 	bg.Add(1)
 	go func() { defer bg.Done(); health.Run(bgCtx, 500*time.Millisecond) }()
@@ -613,6 +619,10 @@ func cpuList(cpus []int) string {
 	}
 	return strings.Trim(fmt.Sprint(cpus), "[]")
 }
+
+// stallReady is how long __manifest may fail to make progress before the
+// process reports itself not ready.
+const stallReady = 2 * time.Second
 
 // listen binds a flag's TCP address; none for an empty one.
 func listen(addr, flag string) (net.Listener, error) {
