@@ -27,8 +27,12 @@ import (
 // on the materializer).
 const statsQueue = 4096
 
-// statsBatch is how many stats entries one append carries at most.
-const statsBatch = 128
+// statsBatch is how many stats entries one append carries at most, and
+// statsLinger how long the reader gathers versions before it reads them.
+const (
+	statsBatch  = 512
+	statsLinger = time.Second
+)
 
 // versionStats is a stats log entry's payload.
 type versionStats struct {
@@ -75,15 +79,23 @@ func (t *Table) statsReader() {
 		case j := <-t.statsQ:
 			batch = append(batch, j)
 		}
+		// Gather for a while: statistics are for people, not commits, and
+		// each append is a sequence and a segment more for the
+		// materializer, which commits share.
+		gather := time.NewTimer(statsLinger)
+	collect:
 		for len(batch) < statsBatch {
 			select {
 			case j := <-t.statsQ:
 				batch = append(batch, j)
-				continue
-			default:
+			case <-gather.C:
+				break collect
+			case <-ctx.Done():
+				gather.Stop()
+				return
 			}
-			break
 		}
+		gather.Stop()
 		var args []any
 		for _, j := range batch {
 			if err := t.readStats(ctx, &j); err != nil {
