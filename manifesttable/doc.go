@@ -9,6 +9,17 @@
 // engine (DuckDB, a read replica of the index, in processes that serve
 // SQL). Snapshots are written from the index.
 //
+// A table_version row is keyed (table, Lance branch, version): main's
+// branch is "" (NULL in storage); a version log entry names its chain by
+// directory, and a branch's chain is the table's tree/<branch>
+// (redisclaim.BranchChain). After a version row is durable, a background
+// reader in the materializing process reads the version's Lance manifest
+// and appends a "stats" entry (rows, fragments, data bytes, schema), at
+// most one a second; it applies only to the row it was read for, and
+// nothing on the commit path waits for it (stats.go). Stalled reports a
+// materializer whose rounds keep failing (a full disk), for readiness and
+// for mutations waiting on durability.
+//
 // Invariants: durable state — segments, snapshots, the translation of the
 // commit log (renames, drops, deleted ranges), reconciliation after Redis
 // lost state — is derived only from the index and the objects in storage,

@@ -1,8 +1,10 @@
 // Package repair holds the operator's tools for a catalog that went wrong:
 // recover (rebuild Redis state from object storage), compact (write a
 // __manifest snapshot now), verify (compare every table's version records
-// with its manifests in storage, and the __manifest table's segments and
-// snapshots with both; optionally repair the drift), and gc
+// with its manifests in storage — main's and each Lance branch's, under
+// tree/<branch>/ — and the __manifest table's segments and snapshots with
+// both; optionally repair the drift: a branch whose manifests Lance
+// removed is forgotten whole), and gc
 // (delete orphaned staging manifests). The `flightns admin` commands are
 // thin wrappers around it; a running server may serve the same catalog
 // meanwhile.

@@ -4,7 +4,8 @@
 // namespace.Service.
 //
 // A request goes through four steps and nothing else: match the route
-// (namespaces, tables, table versions, BatchCreateTableVersions,
+// (namespaces, tables, table versions — with their branch —, tags,
+// branch listing, table statistics, BatchCreateTableVersions,
 // BatchCommitTables), authorize (Authorization: Bearer or Basic, or
 // x-api-key; reads need the read role, mutations the write role), decode
 // (the {id} path segment form-decoded here and split on the delimiter
@@ -27,8 +28,12 @@
 //     Internal).
 //
 // What it must not do: decide semantics (modes, preconditions, versions,
-// locations all belong to the service), touch Redis or object storage, or
-// serve data-plane operations (insert, query, indices, branches):
-// those answer Unsupported (0, HTTP 406), since Lance runs them itself
-// against the table's location.
+// branches, locations all belong to the service), touch Redis or object
+// storage, or serve data-plane operations (insert, query, indices,
+// restore, branch create and delete): those answer Unsupported (0, HTTP
+// 406), since Lance runs them itself against the table's location.
+//
+// The conformance tests validate every served operation's requests and
+// replies against the Lance Namespace spec, vendored with its commit in
+// testdata/spec/.
 package restserver
