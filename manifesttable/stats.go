@@ -3,7 +3,6 @@ package manifesttable
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"time"
 
 	"github.com/flightns/flightns/lancemanifest"
@@ -40,6 +39,7 @@ type versionStats struct {
 	Branch       string `json:"branch,omitempty"`
 	Version      uint64 `json:"table_version"`
 	ManifestPath string `json:"manifest_path"`
+	ManifestSize uint64 `json:"-"` // the row's, to bound the read
 	NumRows      uint64 `json:"num_rows"`
 	NumFragments uint64 `json:"num_fragments"`
 	DataBytes    uint64 `json:"data_bytes"`
@@ -58,7 +58,7 @@ func (t *Table) noteVersions(seg *segment) {
 			continue
 		}
 		select {
-		case t.statsQ <- versionStats{ID: r.ObjectID, Branch: r.Branch, Version: r.TableVersion, ManifestPath: r.ManifestPath}:
+		case t.statsQ <- versionStats{ID: r.ObjectID, Branch: r.Branch, Version: r.TableVersion, ManifestPath: r.ManifestPath, ManifestSize: r.ManifestSize}:
 		default:
 			t.log.Debug("manifesttable: version statistics queue full; left without", "table", r.ObjectID, "version", r.TableVersion)
 		}
@@ -124,18 +124,7 @@ func (t *Table) statsReader() {
 
 // readStats fills j from its version's manifest.
 func (t *Table) readStats(ctx context.Context, j *versionStats) error {
-	a, err := t.cfg.Objects.Head(ctx, j.ManifestPath)
-	if err != nil {
-		return err
-	}
-	if a.Size > lancemanifest.MaxSize {
-		return errors.New("the manifest is larger than lancemanifest.MaxSize")
-	}
-	b, err := t.cfg.Objects.Get(ctx, j.ManifestPath)
-	if err != nil {
-		return err
-	}
-	m, err := lancemanifest.Read(b)
+	m, err := lancemanifest.Fetch(ctx, t.cfg.Objects, j.ManifestPath, int64(j.ManifestSize))
 	if err != nil {
 		return err
 	}

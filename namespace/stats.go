@@ -98,7 +98,7 @@ func (s *Service) manifestAt(ctx context.Context, id ID, chain, branch string, v
 		}
 		if !ok {
 			if !onMain(branch) {
-				return nil, nserror.New(nserror.TableBranchNotFound, "table %q has no branch %q", id.String(), branch)
+				return nil, noBranch(id, branch)
 			}
 			return nil, nserror.New(nserror.TableVersionNotFound, "table %q is declared only: it has no version yet", id.String())
 		}
@@ -112,15 +112,11 @@ func (s *Service) manifestAt(ctx context.Context, id ID, chain, branch string, v
 	if err != nil {
 		return nil, err
 	}
-	if tv.ManifestSize != nil && *tv.ManifestSize > lancemanifest.MaxSize {
-		return nil, nserror.New(nserror.Unsupported, "the manifest of version %d of table %q is %d bytes: flightns reads manifests up to %d",
-			v, id.String(), *tv.ManifestSize, lancemanifest.MaxSize)
+	var size int64
+	if tv.ManifestSize != nil {
+		size = *tv.ManifestSize
 	}
-	b, err := s.objs.Get(ctx, key)
-	if err != nil {
-		return nil, err
-	}
-	m, err := lancemanifest.Read(b)
+	m, err := lancemanifest.Fetch(ctx, s.objs, key, size)
 	if errors.Is(err, lancemanifest.ErrNotManifest) {
 		return nil, nserror.New(nserror.Internal, "the manifest of version %d of table %q: %v", v, id.String(), err)
 	}

@@ -197,7 +197,7 @@ func (s *Service) DescribeTable(ctx context.Context, req DescribeTableRequest) (
 		return nil, err
 	}
 	if !ok && !onMain(branch) {
-		return nil, nserror.New(nserror.TableBranchNotFound, "table %q has no branch %q", req.ID.String(), branch)
+		return nil, noBranch(req.ID, branch)
 	}
 	declared := !ok
 	resp.IsOnlyDeclared = &declared

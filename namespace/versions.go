@@ -98,6 +98,11 @@ func (s *Service) orBranchNotFound(ctx context.Context, id ID, chain, branch str
 	if _, ok, lerr := s.latestVersion(ctx, id, chain); lerr != nil || ok {
 		return err
 	}
+	return noBranch(id, branch)
+}
+
+// noBranch is TableBranchNotFound for a branch of table id.
+func noBranch(id ID, branch string) error {
 	return nserror.New(nserror.TableBranchNotFound, "table %q has no branch %q", id.String(), branch)
 }
 
@@ -276,7 +281,7 @@ func (s *Service) BatchDeleteTableVersions(ctx context.Context, req BatchDeleteT
 		if _, ok, err := s.latestVersion(ctx, req.ID, loc); err != nil {
 			return nil, err
 		} else if !ok {
-			return nil, nserror.New(nserror.TableBranchNotFound, "table %q has no branch %q", req.ID.String(), req.Branch)
+			return nil, noBranch(req.ID, req.Branch)
 		}
 	}
 	ranges, err := versionRanges(req.Ranges)
