@@ -30,45 +30,51 @@ func TestSplitChain(t *testing.T) {
 
 // A branch's first commit is at the version it forks from, and a failure
 // at every seam of it is rolled forward by the next reader, exactly as on
-// main; main's chain is never touched.
+// main, on every backend (the S3 one through the S3 protocol server);
+// main's chain is never touched.
 func TestABranchesFirstCommitSurvivesAFailureAtEverySeam(t *testing.T) {
+	for _, b := range backendsUnderTest {
+		for _, seam := range seams {
+			t.Run(b+"/"+string(seam), func(t *testing.T) { branchFirstCommitAtSeam(t, b, seam) })
+		}
+	}
+}
+
+// branchFirstCommitAtSeam is one case of the test above.
+func branchFirstCommitAtSeam(t *testing.T, backend string, seam Step) {
 	ctx := context.Background()
-	for _, seam := range seams {
-		t.Run(string(seam), func(t *testing.T) {
-			e := newEnv(t, "file")
-			for v := uint64(1); v <= 3; v++ {
-				if _, err := e.put("t", v, "main"); err != nil {
-					t.Fatal(err)
-				}
-			}
-			dev := BranchChain("t", "dev")
-			if err := e.s.Fork(ctx, dev, 3); err != nil {
-				t.Fatal(err)
-			}
-			e.failAt(seam, dev, 3, errors.New("crash"))
-			if _, err := e.put(dev, 3, "dev 3"); err == nil {
-				t.Fatal("the fault did not fire")
-			}
-			e.noFaults()
-			// A second creator of the branch at the same version loses.
-			if err := e.s.Fork(ctx, dev, 3); err != nil {
-				t.Fatal(err)
-			}
-			if _, err := e.put(dev, 3, "loser"); !isCode(err, 14) {
-				t.Fatalf("a second first commit of dev: %v, want ConcurrentModification", err)
-			}
-			other := e.open(e.s.Catalog())
-			v, _, ok, err := other.GetLatestVersion(ctx, dev)
-			if err != nil || !ok || v != 3 || e.final(dev, 3) != "dev 3" {
-				t.Fatalf("dev after a crash at %s: %d %v %v, final %q", seam, v, ok, err, e.final(dev, 3))
-			}
-			if _, err := e.put(dev, 4, "dev 4"); err != nil {
-				t.Fatalf("dev's next commit: %v", err)
-			}
-			if v, _, _, _ := other.GetLatestVersion(ctx, "t"); v != 3 || e.final("t", 4) != "" {
-				t.Fatalf("main moved: head %d, final 4 %q", v, e.final("t", 4))
-			}
-		})
+	e := newEnv(t, backend)
+	for v := uint64(1); v <= 3; v++ {
+		if _, err := e.put("t", v, "main"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	dev := BranchChain("t", "dev")
+	if err := e.s.Fork(ctx, dev, 3); err != nil {
+		t.Fatal(err)
+	}
+	e.failAt(seam, dev, 3, errors.New("crash"))
+	if _, err := e.put(dev, 3, "dev 3"); err == nil {
+		t.Fatal("the fault did not fire")
+	}
+	e.noFaults()
+	// A second creator of the branch at the same version loses.
+	if err := e.s.Fork(ctx, dev, 3); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.put(dev, 3, "loser"); !isCode(err, 14) {
+		t.Fatalf("a second first commit of dev: %v, want ConcurrentModification", err)
+	}
+	other := e.open(e.s.Catalog())
+	v, _, ok, err := other.GetLatestVersion(ctx, dev)
+	if err != nil || !ok || v != 3 || e.final(dev, 3) != "dev 3" {
+		t.Fatalf("dev after a crash at %s: %d %v %v, final %q", seam, v, ok, err, e.final(dev, 3))
+	}
+	if _, err := e.put(dev, 4, "dev 4"); err != nil {
+		t.Fatalf("dev's next commit: %v", err)
+	}
+	if v, _, _, _ := other.GetLatestVersion(ctx, "t"); v != 3 || e.final("t", 4) != "" {
+		t.Fatalf("main moved: head %d, final 4 %q", v, e.final("t", 4))
 	}
 }
 
