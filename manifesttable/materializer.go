@@ -15,6 +15,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/flightns/flightns/internal/redislock"
 	"github.com/flightns/flightns/objstore"
 	"github.com/flightns/flightns/redisclaim"
 )
@@ -109,9 +110,7 @@ func (t *Table) lead(ctx context.Context) bool {
 }
 
 func (t *Table) releaseLease(ctx context.Context) {
-	if v, err := t.cfg.Redis.Get(ctx, t.keys.lease).Result(); err == nil && v == t.token {
-		t.cfg.Redis.Del(ctx, t.keys.lease)
-	}
+	_, _ = redislock.Release(ctx, t.cfg.Redis, t.keys.lease, t.token)
 }
 
 // follow waits briefly for the leader's next segment and applies it.

@@ -11,6 +11,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/flightns/flightns/internal/redislock"
 	"github.com/flightns/flightns/nserror"
 	"github.com/flightns/flightns/objstore"
 )
@@ -247,9 +248,7 @@ func (s *Store) runRecovery(ctx context.Context, token string) (RecoveryStats, e
 
 // releaseLock deletes the recovery lock if token still holds it.
 func (s *Store) releaseLock(ctx context.Context, token string) {
-	if v, err := s.rdb.Get(ctx, s.k.Recovering()).Result(); err == nil && v == token {
-		s.rdb.Del(ctx, s.k.Recovering())
-	}
+	_, _ = redislock.Release(ctx, s.rdb, s.k.Recovering(), token)
 }
 
 // holdLock keeps the recovery lock alive while the recovery runs.
@@ -263,9 +262,7 @@ func (s *Store) holdLock(ctx context.Context, token string, stop <-chan struct{}
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			if v, err := s.rdb.Get(ctx, s.k.Recovering()).Result(); err == nil && v == token {
-				s.rdb.PExpire(ctx, s.k.Recovering(), time.Minute)
-			}
+			_, _ = redislock.Renew(ctx, s.rdb, s.k.Recovering(), token, time.Minute)
 		}
 	}
 }
