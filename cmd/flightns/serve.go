@@ -71,7 +71,7 @@ func (c *storeFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.rootURI, "root", os.Getenv("FLIGHTNS_ROOT"),
 		"catalog root URI: file:///abs/dir, or s3://bucket/prefix?region=…[&endpoint=…&use_path_style=true] with credentials from the standard AWS variables (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_REGION, AWS_PROFILE, …) (default: <data>/root) [$FLIGHTNS_ROOT]")
 	fs.StringVar(&c.redisURL, "redis", os.Getenv("FLIGHTNS_REDIS"),
-		"Redis URL: redis://[user:pass@]host:port[/db] (standalone; rediss:// for TLS), redis+sentinel://host:port?master_name=NAME&addr=host2:port (Sentinel), redis+cluster://host:port?addr=host2:port (Cluster); default: a private redis-server child with an fsynced append-only file in <data>/redis [$FLIGHTNS_REDIS]")
+		"Redis URL: redis://[user:pass@]host:port[/db] (standalone; rediss:// for TLS), unix:///path/redis.sock, redis+sentinel://host:port?master_name=NAME&addr=host2:port (Sentinel), redis+cluster://host:port?addr=host2:port (Cluster); default: a private redis-server child with an fsynced append-only file in <data>/redis [$FLIGHTNS_REDIS]")
 	fs.StringVar(&c.catalog, "catalog", envOr("FLIGHTNS_CATALOG", "flightns"),
 		"catalog name: its Redis keys share the hash tag {catalog}, so one Redis (or Cluster) can hold many catalogs [$FLIGHTNS_CATALOG]")
 }
@@ -173,6 +173,7 @@ type catalogDeps struct {
 	redisURL string            // what redis was opened from
 	private  *redisproc.Server // nil with --redis, or when sharing a running server's
 	lock     *os.File          // the data directory's lock, held with a private Redis
+	sockDir  string            // the private Redis's socket directory, when not in the data directory
 	addr     string            // Redis address(es), for logs
 }
 
@@ -245,7 +246,11 @@ func (d *catalogDeps) privateRedis(ctx context.Context, data string, share bool,
 		return strings.TrimSpace(string(b)), nil
 	}
 	d.lock = lock
-	rs, err := redisproc.Start(ctx, redisproc.Config{Dir: dir, Persistence: redisproc.AOFAlways})
+	sock, err := d.socketPath(dir)
+	if err != nil {
+		return "", err
+	}
+	rs, err := redisproc.Start(ctx, redisproc.Config{Dir: dir, Unix: sock, Persistence: redisproc.AOFAlways})
 	if err != nil {
 		if errors.Is(err, redisproc.ErrNotInstalled) {
 			return "", fmt.Errorf("no --redis URL, and the private Redis cannot start: %w; or pass --redis redis://host:port", err)
@@ -260,6 +265,26 @@ func (d *catalogDeps) privateRedis(ctx context.Context, data string, share bool,
 	return rs.URL(), nil
 }
 
+// maxSocketPath is what fits in a Unix socket address (sun_path is 108
+// bytes on Linux, 104 elsewhere, with its NUL).
+const maxSocketPath = 100
+
+// socketPath is where the private Redis listens: redis.sock in its own
+// directory, or, when that path is too long for a socket address, in a
+// fresh directory of this process under the system's temporary directory
+// (removed on close).
+func (d *catalogDeps) socketPath(dir string) (string, error) {
+	if p := filepath.Join(dir, "redis.sock"); len(p) <= maxSocketPath {
+		return p, nil
+	}
+	tmp, err := os.MkdirTemp("", "flightns-redis-")
+	if err != nil {
+		return "", err
+	}
+	d.sockDir = tmp
+	return filepath.Join(tmp, "redis.sock"), nil
+}
+
 func (d *catalogDeps) close(log *slog.Logger) {
 	if d.redis != nil {
 		_ = d.redis.Close()
@@ -271,6 +296,9 @@ func (d *catalogDeps) close(log *slog.Logger) {
 		} else {
 			log.Info("private redis-server stopped")
 		}
+	}
+	if d.sockDir != "" {
+		_ = os.RemoveAll(d.sockDir)
 	}
 	if d.lock != nil {
 		_ = d.lock.Close() // releases the lock
@@ -289,8 +317,15 @@ func redisClient(u string) (redis.UniversalClient, string, error) {
 		return nil, "", fmt.Errorf("--redis %q: not a URL (want redis://host:port)", u)
 	}
 	base, mode, _ := strings.Cut(scheme, "+")
+	if scheme == "unix" {
+		o, err := redis.ParseURL(u)
+		if err != nil {
+			return nil, "", fmt.Errorf("--redis %q: %w", u, err)
+		}
+		return redis.NewClient(o), o.Addr, nil
+	}
 	if base != "redis" && base != "rediss" {
-		return nil, "", fmt.Errorf("--redis %q: unknown scheme %q (want redis, rediss, redis+sentinel or redis+cluster)", u, scheme)
+		return nil, "", fmt.Errorf("--redis %q: unknown scheme %q (want redis, rediss, unix, redis+sentinel or redis+cluster)", u, scheme)
 	}
 	plain := base + "://" + rest
 	switch mode {
@@ -316,7 +351,7 @@ func redisClient(u string) (redis.UniversalClient, string, error) {
 		}
 		return redis.NewClusterClient(o), "cluster " + strings.Join(o.Addrs, ","), nil
 	}
-	return nil, "", fmt.Errorf("--redis %q: unknown scheme %q (want redis, rediss, redis+sentinel or redis+cluster)", u, scheme)
+	return nil, "", fmt.Errorf("--redis %q: unknown scheme %q (want redis, rediss, unix, redis+sentinel or redis+cluster)", u, scheme)
 }
 
 // debugClaimDelay is a test seam: FLIGHTNS_DEBUG_CLAIM_DELAY=<duration>
@@ -350,10 +385,10 @@ func runServer(ctx context.Context, cfg serveConfig, log *slog.Logger) error {
 	} else {
 		log.Warn("authentication off: every caller may do everything (give --auth-file to require credentials)")
 	}
-	// The listeners are bound before anything else takes a port: the
-	// private redis-server listens on a free port of its own choosing,
-	// which must not be one of ours (a restart after kill -9 once found
-	// its --flight-addr taken by its new Redis).
+	// The listeners are bound before anything else may take a port (a
+	// restart after kill -9 once found its --flight-addr taken by the
+	// private Redis, which then listened on a free TCP port; it now listens
+	// on a Unix socket only).
 	metricsL, err := listen(cfg.metricsAddr, "--metrics-addr")
 	if err != nil {
 		return err

@@ -64,6 +64,18 @@ func TestServeWithNoFlagsServesFlightRESTMetricsAndStopsCleanlyOnSIGTERM(t *test
 	if s.redisPid == 0 || !alive(s.redisPid) {
 		t.Fatalf("no private redis-server running (pid %d)", s.redisPid)
 	}
+	// The private Redis listens on a Unix socket only: no port of it can
+	// collide with the server's listeners.
+	b, err := os.ReadFile(filepath.Join(work, "flightns-data/redis/redis.url"))
+	if err != nil || !strings.HasPrefix(string(b), "unix:///") {
+		t.Fatalf("redis.url %q (%v), want a unix:// URL", b, err)
+	}
+	if fi, err := os.Stat(strings.TrimSpace(strings.TrimPrefix(string(b), "unix://"))); err != nil || fi.Mode()&os.ModeSocket == 0 {
+		t.Fatalf("the private Redis's socket: %v %v", fi, err)
+	}
+	if n := tcpListeners(t, s.redisPid); n != 0 {
+		t.Fatalf("the private redis-server listens on %d TCP sockets, want none", n)
+	}
 	// Its children: the private redis-server and the SQL worker.
 	worker := 0
 	for deadline := time.Now().Add(20 * time.Second); worker == 0 && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
@@ -443,4 +455,34 @@ func TestServeBindsItsListenersBeforeItsPrivateRedis(t *testing.T) {
 	if strings.Contains(stderr, "private redis-server started") {
 		t.Fatalf("the private Redis started before the listeners were bound:\n%s", stderr)
 	}
+}
+
+// tcpListeners counts the listening TCP sockets (IPv4 and IPv6) that
+// process pid holds open.
+func tcpListeners(t *testing.T, pid int) int {
+	t.Helper()
+	fds, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	inodes := map[string]bool{}
+	for _, fd := range fds {
+		if l, err := os.Readlink(fmt.Sprintf("/proc/%d/fd/%s", pid, fd.Name())); err == nil && strings.HasPrefix(l, "socket:[") {
+			inodes[strings.TrimSuffix(strings.TrimPrefix(l, "socket:["), "]")] = true
+		}
+	}
+	n := 0
+	for _, table := range []string{"/proc/net/tcp", "/proc/net/tcp6"} {
+		b, err := os.ReadFile(table)
+		if err != nil {
+			continue
+		}
+		for _, line := range strings.Split(string(b), "\n")[1:] {
+			f := strings.Fields(line)
+			if len(f) > 9 && f[3] == "0A" && inodes[f[9]] { // 0A: LISTEN
+				n++
+			}
+		}
+	}
+	return n
 }

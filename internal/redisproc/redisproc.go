@@ -47,8 +47,12 @@ func (p Persistence) String() string {
 type Config struct {
 	// Dir holds the server's data, log and nodes.conf. Required.
 	Dir string
-	// Port to listen on; 0 picks a free one.
+	// Port to listen on; 0 picks a free one. Ignored with Unix.
 	Port int
+	// Unix, when set, is the path of a Unix socket to listen on instead of
+	// any TCP port: no port to collide with, and a shorter round trip.
+	// Not with Cluster.
+	Unix string
 	// Persistence of the data set.
 	Persistence Persistence
 	// Cluster enables cluster mode (the bus port is Port+10000).
@@ -90,6 +94,13 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{cfg: cfg, bin: bin}
+	if cfg.Unix != "" {
+		if cfg.Cluster {
+			return nil, errors.New("redisproc: a cluster node cannot listen on a Unix socket only")
+		}
+		s.cfg.Port = 0
+		return s, s.start(ctx)
+	}
 	fixed := cfg.Port != 0
 	var err error
 	for attempt := 0; attempt < 5; attempt++ {
@@ -136,16 +147,20 @@ func FreePort(cluster bool) (int, error) {
 }
 
 func (s *Server) args() []string {
-	a := []string{
-		"--port", strconv.Itoa(s.cfg.Port),
-		"--bind", "127.0.0.1",
+	a := []string{"--port", strconv.Itoa(s.cfg.Port)}
+	if s.cfg.Unix != "" {
+		a = append(a, "--unixsocket", s.cfg.Unix, "--unixsocketperm", "700")
+	} else {
+		a = append(a, "--bind", "127.0.0.1")
+	}
+	a = append(a,
 		"--protected-mode", "yes",
 		"--daemonize", "no",
 		"--dir", s.cfg.Dir,
 		"--logfile", "redis.log",
 		"--save", "",
 		"--appendfilename", "appendonly.aof",
-	}
+	)
 	switch s.cfg.Persistence {
 	case None:
 		a = append(a, "--appendonly", "no")
@@ -186,7 +201,7 @@ func (s *Server) start(ctx context.Context) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	c := redis.NewClient(&redis.Options{Addr: s.Addr(), MaxRetries: -1, DialTimeout: 200 * time.Millisecond})
+	c := redis.NewClient(&redis.Options{Network: s.network(), Addr: s.Addr(), MaxRetries: -1, DialTimeout: 200 * time.Millisecond})
 	defer func() { _ = c.Close() }()
 	for {
 		if err := c.Ping(ctx).Err(); err == nil {
@@ -201,7 +216,7 @@ func (s *Server) start(ctx context.Context) error {
 			return fmt.Errorf("redisproc: redis-server exited at start: %s", log)
 		case <-ctx.Done():
 			_ = s.Kill()
-			return fmt.Errorf("redisproc: redis-server on port %d did not answer PING within %v: %s", s.cfg.Port, timeout, s.tailLog(out.String()))
+			return fmt.Errorf("redisproc: redis-server at %s did not answer PING within %v: %s", s.Addr(), timeout, s.tailLog(out.String()))
 		case <-time.After(5 * time.Millisecond):
 		}
 	}
@@ -216,13 +231,30 @@ func (s *Server) tailLog(stdout string) string {
 	return text
 }
 
-// Addr returns host:port.
-func (s *Server) Addr() string { return "127.0.0.1:" + strconv.Itoa(s.cfg.Port) }
+// Addr returns host:port, or the socket's path with Unix.
+func (s *Server) Addr() string {
+	if s.cfg.Unix != "" {
+		return s.cfg.Unix
+	}
+	return "127.0.0.1:" + strconv.Itoa(s.cfg.Port)
+}
 
-// URL returns a redis:// URL for the server.
-func (s *Server) URL() string { return "redis://" + s.Addr() }
+func (s *Server) network() string {
+	if s.cfg.Unix != "" {
+		return "unix"
+	}
+	return "tcp"
+}
 
-// Port returns the port.
+// URL returns a redis:// URL for the server, or a unix:// one with Unix.
+func (s *Server) URL() string {
+	if s.cfg.Unix != "" {
+		return "unix://" + s.cfg.Unix
+	}
+	return "redis://" + s.Addr()
+}
+
+// Port returns the port (0 with Unix).
 func (s *Server) Port() int { return s.cfg.Port }
 
 // Dir returns the data directory.
@@ -298,7 +330,7 @@ func (s *Server) Restart(ctx context.Context) error {
 
 // Client returns a new client for the server; the caller closes it.
 func (s *Server) Client() *redis.Client {
-	return redis.NewClient(&redis.Options{Addr: s.Addr()})
+	return redis.NewClient(&redis.Options{Network: s.network(), Addr: s.Addr()})
 }
 
 // FlushAll erases every key on the server.
