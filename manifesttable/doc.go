@@ -18,7 +18,10 @@
 // most one a second; it applies only to the row it was read for, and
 // nothing on the commit path waits for it (stats.go). Stalled reports a
 // materializer whose rounds keep failing (a full disk), for readiness and
-// for mutations waiting on durability.
+// for mutations waiting on durability. PlanStorageRepair and Quarantine
+// (repair.go) take the files a loader cannot use, and the segments past
+// the longest readable chain, out of the history into _quarantine/, for
+// `admin repair`.
 //
 // Invariants: durable state — segments, snapshots, the translation of the
 // commit log (renames, drops, deleted ranges), reconciliation after Redis

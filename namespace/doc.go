@@ -30,6 +30,12 @@
 //   - Statistics and detailed metadata are read from the version's Lance
 //     manifest (lancemanifest), never from the commit path.
 //
+//   - For repair: RestoreIndexedRows writes the rows of objects Redis's
+//     object index holds and __manifest lost; AdoptTableDirectories
+//     registers the table directories storage proves when nothing else is
+//     left. A drop that deletes data leaves a tombstone of the location
+//     (dropped.go) for gc.
+//
 // Invariants: ids and locations are validated before they reach Redis or
 // storage; a table's location lies inside the catalog root; errors carry
 // Lance Namespace codes (nserror).

@@ -4,10 +4,15 @@
 // with its manifests in storage — main's and each Lance branch's, under
 // tree/<branch>/ — and the __manifest table's segments and snapshots with
 // both; optionally repair the drift: a branch whose manifests Lance
-// removed is forgotten whole), and gc
-// (delete orphaned staging manifests). The `flightns admin` commands are
-// thin wrappers around it; a running server may serve the same catalog
-// meanwhile.
+// removed is forgotten whole), repair (Repair: a catalog whose __manifest
+// files are damaged keeps its longest readable chain, the other files go
+// to quarantine, and what is past the chain is re-derived from Redis's
+// commit log and object index and from storage, with a report of what is
+// lost), and gc (delete orphaned staging manifests, and what a stale
+// writer left in a dropped table's location). The `flightns admin`
+// commands are thin wrappers around it; a running server may serve the
+// same catalog meanwhile, except under Repair's quarantine, which refuses
+// while a server holds the materializer lease.
 //
 // Invariants:
 //
@@ -21,12 +26,17 @@
 //     missing version row is re-derived through the commit log).
 //   - gc deletes only staging objects (names "<final>-<suffix>") older than
 //     the safety window, and never one a version record still points at
-//     (a commit in flight).
+//     (a commit in flight); and, under a location a drop marked (its
+//     tombstone in __manifest/_dropped/) that no table owns again, files
+//     older than the window.
+//   - Repair never deletes a file of __manifest's history: it moves it
+//     (a create-only copy, then the delete) under __manifest/_quarantine/;
+//     an interrupted move is finished by the next run.
 //   - Every long operation reports progress through a callback and stops
 //     at the first error of storage or Redis, leaving what it did so far
 //     consistent (each repair is one protocol operation).
 //
 // What it must not do: rewrite history (heads only move up), delete
-// anything but staging objects, or run a recovery behind a lock other than
+// anything but staging objects and a dropped table's leftovers, or run a recovery behind a lock other than
 // the protocol's own (redisclaim serializes recoveries).
 package repair

@@ -462,6 +462,13 @@ type GCReport struct {
 	Staging  int      // staging objects seen
 	Orphaned []string // keys older than the window and claimed by no record
 	Deleted  int
+	// Dropped counts the locations of dropped tables checked; Leftovers
+	// lists the files written there after the drop (by a writer that
+	// still held the location) and older than the window; Cleared counts
+	// the locations that are empty now and forgotten.
+	Dropped   int
+	Leftovers []string
+	Cleared   int
 }
 
 // GC deletes the staging manifests of every table that are older than
@@ -518,7 +525,51 @@ func GC(ctx context.Context, svc *namespace.Service, window time.Duration, dryRu
 		rep.Tables++
 		progress.report(i+1, len(tables))
 	}
-	return rep, nil
+	return rep, collectDropped(ctx, svc, objs, window, dryRun, now, &rep)
+}
+
+// collectDropped deletes what was written under a dropped table's location
+// after its drop (files older than window; younger ones may belong to a
+// writer still at work, and wait for the next run), and forgets the
+// location once it is empty and its drop is older than window. A location
+// that a table owns again is left alone and forgotten.
+func collectDropped(ctx context.Context, svc *namespace.Service, objs *objstore.Store, window time.Duration, dryRun bool, now time.Time, rep *GCReport) error {
+	dropped, err := namespace.DroppedTables(ctx, objs)
+	if err != nil {
+		return err
+	}
+	for _, d := range dropped {
+		rep.Dropped++
+		_, owned := svc.Table().TableByLocation(d.Location)
+		left := 0
+		if !owned {
+			for a, err := range objs.List(ctx, d.Location+"/") {
+				if err != nil {
+					return err
+				}
+				if now.Sub(a.ModTime) <= window {
+					left++
+					continue
+				}
+				rep.Leftovers = append(rep.Leftovers, a.Key)
+				if dryRun {
+					left++
+					continue
+				}
+				if err := objs.Delete(ctx, a.Key); err != nil && !errors.Is(err, objstore.ErrNotFound) {
+					return err
+				}
+			}
+		}
+		if dryRun || left > 0 || (!owned && now.Sub(d.DroppedAt) <= window) {
+			continue
+		}
+		if err := objs.Delete(ctx, d.Key); err != nil && !errors.Is(err, objstore.ErrNotFound) {
+			return err
+		}
+		rep.Cleared++
+	}
+	return nil
 }
 
 // stagingInUse is the set of staging keys the table's version records

@@ -171,3 +171,69 @@ func TestForcedRecoverRebuildsAndCompactWritesASnapshot(t *testing.T) {
 		t.Error("no snapshot")
 	}
 }
+
+// A writer that staged a version before its table was dropped writes into
+// the dropped location afterwards: gc collects those files (once older
+// than the window) by the drop's tombstone, and never touches the data of
+// a deregistered table, which stays by design.
+func TestGCCollectsWhatAStaleWriterWroteIntoADroppedTable(t *testing.T) {
+	env := nstest.New(t)
+	svc := env.Open(t)
+	ctx := context.Background()
+	dropped := table(t, svc, env.Root, "gone", 1)
+	kept := table(t, svc, env.Root, "kept", 1)
+	if _, err := svc.DropTable(ctx, namespace.DropTableRequest{ID: namespace.ID{"ns", "gone"}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.DeregisterTable(ctx, namespace.DeregisterTableRequest{ID: namespace.ID{"ns", "kept"}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(dropped); !os.IsNotExist(err) {
+		t.Fatalf("the drop left the table's data: %v", err)
+	}
+	// The stale writer: a data file and a staged manifest, then a commit
+	// the catalog refuses.
+	data := filepath.Join(dropped, "data", "late.lance")
+	if err := os.MkdirAll(filepath.Dir(data), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(data, []byte("rows"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p := stage(t, dropped, 2)
+	size := int64(len("manifest"))
+	if _, err := svc.CreateTableVersion(ctx, namespace.CreateTableVersionRequest{ID: namespace.ID{"ns", "gone"}, Version: 2,
+		ManifestPath: "file://" + p, ManifestSize: &size}); err == nil {
+		t.Fatal("a commit into a dropped table was accepted")
+	}
+
+	// Within the window nothing goes: the writer may still be at work.
+	now := time.Now()
+	rep, err := GC(ctx, svc, time.Hour, false, now, nil)
+	if err != nil || rep.Dropped != 1 || len(rep.Leftovers) != 0 || rep.Cleared != 0 {
+		t.Fatalf("gc within the window: %+v, %v", rep, err)
+	}
+	later := now.Add(2 * time.Hour)
+	rep, err = GC(ctx, svc, time.Hour, true, later, nil)
+	if err != nil || len(rep.Leftovers) != 2 || rep.Cleared != 0 {
+		t.Fatalf("dry run: %+v, %v", rep, err)
+	}
+	if _, err := os.Stat(data); err != nil {
+		t.Fatalf("a dry run deleted %s: %v", data, err)
+	}
+	rep, err = GC(ctx, svc, time.Hour, false, later, nil)
+	if err != nil || len(rep.Leftovers) != 2 || rep.Cleared != 1 {
+		t.Fatalf("gc after the window: %+v, %v", rep, err)
+	}
+	for _, f := range []string{data, p} {
+		if _, err := os.Stat(f); !os.IsNotExist(err) {
+			t.Errorf("%s survived gc: %v", f, err)
+		}
+	}
+	if _, err := os.Stat(final(kept, 1)); err != nil {
+		t.Errorf("gc touched a deregistered table's data: %v", err)
+	}
+	if rep, err := GC(ctx, svc, time.Hour, false, later, nil); err != nil || rep.Dropped != 0 {
+		t.Fatalf("the location is not forgotten: %+v, %v", rep, err)
+	}
+}

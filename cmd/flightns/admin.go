@@ -33,7 +33,14 @@ Commands:
             storage, and the __manifest table's segments and snapshots (read
             from storage, never from the SQL engine) against both; --repair
             fixes what it can (exit 1 while drift remains); --format json
-  gc        delete orphaned staging manifests older than --older-than
+  repair    make a catalog whose __manifest files are damaged whole again:
+            keep the newest readable snapshot and the segments after it,
+            quarantine every other file (never delete), re-derive what is
+            past it from Redis and storage, verify, snapshot; reports what
+            could not be recovered (--dry-run plans only; --format json).
+            Stop every server of the catalog first.
+  gc        delete orphaned staging manifests older than --older-than, and
+            files a stale writer left in a dropped table's directory
             (--dry-run lists them)
 `
 
@@ -55,8 +62,30 @@ func adminCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	// fallback, when set, runs instead of failing when the store and Redis
 	// open but the catalog does not.
 	var fallback func(ctx context.Context, d *catalogDeps, openErr error) int
-	validate := func() error { return nil }
+	// raw, when set, runs instead of opening the catalog.
+	var raw func(ctx context.Context, d *catalogDeps, log *slog.Logger) int
+	format := "text"
 	switch name {
+	case "repair":
+		dry := fs.Bool("dry-run", false, "say what would be quarantined and recovered; change nothing")
+		fs.StringVar(&format, "format", "text", "report format: text or json")
+		raw = func(ctx context.Context, d *catalogDeps, log *slog.Logger) int {
+			bar, progress := bar(stderr, "repairing")
+			rep, err := repair.Repair(ctx, repair.RepairOptions{Objects: d.store, Redis: d.redis, Catalog: sf.catalog, DryRun: *dry, Now: time.Now(),
+				Progress: progress, Open: func(ctx context.Context) (*namespace.Service, error) { return openCatalog(ctx, sf, d, log) }})
+			_ = bar.Finish()
+			if format == "json" {
+				b, _ := json.MarshalIndent(rep, "", "  ")
+				_, _ = fmt.Fprintln(stdout, string(b))
+			} else {
+				_, _ = fmt.Fprint(stdout, rep.String())
+			}
+			if err != nil {
+				_, _ = fmt.Fprintf(stderr, "flightns admin repair: %v\n", err)
+				return 1
+			}
+			return 0
+		}
 	case "recover":
 		ifNeeded := fs.Bool("if-needed", false, "recover only when Redis lost the catalog's state (default: always rebuild)")
 		run = func(ctx context.Context, svc *namespace.Service, d *catalogDeps) int {
@@ -85,7 +114,7 @@ func adminCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		}
 	case "verify":
 		fix := fs.Bool("repair", false, "repair the drift: forget records of deleted manifests, record manifests above the head, re-derive missing __manifest version rows")
-		format := fs.String("format", "text", "report format: text (one line per drift, then a summary) or json (one object)")
+		fs.StringVar(&format, "format", "text", "report format: text (one line per drift, then a summary) or json (one object)")
 		run = func(ctx context.Context, svc *namespace.Service, _ *catalogDeps) int {
 			bar, progress := bar(stderr, "verifying tables")
 			rep, err := repair.Verify(ctx, svc, *fix, progress)
@@ -94,7 +123,7 @@ func adminCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 				_, _ = fmt.Fprintf(stderr, "flightns admin verify: %v\n", err)
 				return 1
 			}
-			return printVerify(stdout, stderr, *format, rep, "")
+			return printVerify(stdout, stderr, format, rep, "")
 		}
 		// A catalog that does not open (a server would refuse to load a
 		// segment or a snapshot) is still checked: its __manifest in
@@ -108,14 +137,8 @@ func adminCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 				_, _ = fmt.Fprintf(stderr, "flightns admin verify: %v\n", err)
 				return 1
 			}
-			printVerify(stdout, stderr, *format, rep, openErr.Error())
+			printVerify(stdout, stderr, format, rep, openErr.Error())
 			return 1
-		}
-		validate = func() error {
-			if *format != "text" && *format != "json" {
-				return fmt.Errorf("--format %q: want text or json", *format)
-			}
-			return nil
 		}
 	case "gc":
 		window := fs.Duration("older-than", 24*time.Hour, "safety window: only staging objects older than this are orphans (commits in flight are younger)")
@@ -131,7 +154,11 @@ func adminCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 			for _, k := range rep.Orphaned {
 				_, _ = fmt.Fprintln(stdout, "orphan:", k)
 			}
+			for _, k := range rep.Leftovers {
+				_, _ = fmt.Fprintln(stdout, "left in a dropped table:", k)
+			}
 			_, _ = fmt.Fprintf(stdout, "%d tables, %d staging objects, %d orphaned, %d deleted\n", rep.Tables, rep.Staging, len(rep.Orphaned), rep.Deleted)
+			_, _ = fmt.Fprintf(stdout, "%d dropped table locations, %d files left in them, %d locations forgotten\n", rep.Dropped, len(rep.Leftovers), rep.Cleared)
 			return 0
 		}
 	default:
@@ -144,8 +171,8 @@ func adminCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		}
 		return 2
 	}
-	if err := validate(); err != nil {
-		_, _ = fmt.Fprintf(stderr, "flightns admin %s: %v\n", name, err)
+	if format != "text" && format != "json" {
+		_, _ = fmt.Fprintf(stderr, "flightns admin %s: --format %q: want text or json\n", name, format)
 		return 2
 	}
 	log, err := obs.NewLogger(stderr, "text", *logLevel)
@@ -159,6 +186,9 @@ func adminCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		return 1
 	}
 	defer deps.close(log)
+	if raw != nil {
+		return raw(ctx, deps, log)
+	}
 	svc, err := openCatalog(ctx, sf, deps, log)
 	if err != nil {
 		if fallback != nil {

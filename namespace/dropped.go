@@ -1,0 +1,65 @@
+package namespace
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/flightns/flightns/manifesttable"
+	"github.com/flightns/flightns/objstore"
+)
+
+// DroppedPrefix holds one tombstone per table location whose data a drop
+// deleted: a writer that still held the location (it staged a version
+// before the drop) may write files there afterwards, which no table owns
+// and no table's gc walks. `admin gc` collects them by these tombstones;
+// a deregistered table's data, which stays by design, has none.
+const DroppedPrefix = manifesttable.Prefix + "_dropped/"
+
+// Dropped is a tombstone: a table location whose data was deleted.
+type Dropped struct {
+	Key       string    `json:"-"` // the tombstone's own key
+	Location  string    `json:"location"`
+	DroppedAt time.Time `json:"dropped_at"`
+}
+
+func droppedKey(loc string) string {
+	h := sha256.Sum256([]byte(loc))
+	return DroppedPrefix + hex.EncodeToString(h[:]) + ".json"
+}
+
+// markDropped writes the tombstone of a location before its data goes.
+func (s *Service) markDropped(ctx context.Context, loc string) error {
+	b, err := json.Marshal(Dropped{Location: loc, DroppedAt: s.now().UTC()})
+	if err != nil {
+		return err
+	}
+	return s.objs.Put(ctx, droppedKey(loc), b)
+}
+
+// DroppedTables lists the tombstones of dropped tables' locations.
+func DroppedTables(ctx context.Context, objs *objstore.Store) ([]Dropped, error) {
+	var out []Dropped
+	for a, err := range objs.List(ctx, DroppedPrefix) {
+		if err != nil {
+			return nil, err
+		}
+		b, err := objs.Get(ctx, a.Key)
+		if errors.Is(err, objstore.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		var d Dropped
+		if err := json.Unmarshal(b, &d); err != nil || d.Location == "" || droppedKey(d.Location) != a.Key {
+			continue // not ours: never acted on
+		}
+		d.Key = a.Key
+		out = append(out, d)
+	}
+	return out, nil
+}
