@@ -3,6 +3,7 @@ package namespace
 import (
 	"bytes"
 	"encoding/json"
+	"io"
 
 	"github.com/flightns/flightns/lancemanifest"
 	"github.com/flightns/flightns/nserror"
@@ -21,8 +22,15 @@ func DecodeRequest(body []byte, v any) error {
 	if b[0] != '{' {
 		return nserror.New(nserror.InvalidInput, "the request body must be a JSON object (the operation's request model)")
 	}
-	if err := json.Unmarshal(b, v); err != nil {
+	// Numbers decode as json.Number where the model leaves them open
+	// (partition values, rows): int64 beyond 2^53 stays exact.
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	if err := dec.Decode(v); err != nil {
 		return nserror.New(nserror.InvalidInput, "the request body is not valid: %v", err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nserror.New(nserror.InvalidInput, "the request body is not valid: data after the JSON object")
 	}
 	return nil
 }

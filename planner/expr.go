@@ -48,7 +48,11 @@ func (s *Schema) ByFieldID(id int32) (Column, bool) {
 // yields (over partition columns). String renders it as SQL.
 //
 // Every literal has the kind of the column it meets (the parser coerces
-// and checks); NULL literals only appear in IsNull.
+// and checks). A predicate with a NULL operand (x = NULL, x IN (NULL),
+// BETWEEN with a NULL bound, LIKE NULL) is UNKNOWN for every row: it
+// parses into Unknown, which stays UNKNOWN under NOT (SQL's three-valued
+// logic), so x NOT BETWEEN lo AND NULL is x < lo OR UNKNOWN — true where
+// x < lo.
 type Expr interface {
 	String() string
 	expr()
@@ -90,6 +94,10 @@ type (
 	Not struct{ X Expr }
 	// Literal is TRUE or FALSE.
 	Literal struct{ Value bool }
+	// Unknown is the NULL truth value: UNKNOWN for every row, and under
+	// NOT too. A filter keeps a row only where it is TRUE, so an Unknown
+	// that no NOT reaches (negation normal form) filters like FALSE.
+	Unknown struct{}
 	// Compare is `Column Op Value` (a literal on the left is flipped to the
 	// right by the parser).
 	Compare struct {
@@ -128,6 +136,7 @@ func (And) expr()     {}
 func (Or) expr()      {}
 func (Not) expr()     {}
 func (Literal) expr() {}
+func (Unknown) expr() {}
 func (Compare) expr() {}
 func (In) expr()      {}
 func (IsNull) expr()  {}
@@ -144,6 +153,8 @@ func (e Literal) String() string {
 	}
 	return "FALSE"
 }
+
+func (Unknown) String() string { return "NULL" }
 
 func (e Compare) String() string {
 	return quoteIdent(e.Column) + " " + e.Op.String() + " " + e.Value.SQL()

@@ -90,6 +90,8 @@ func sqlEval(e Expr, r row, schema *Schema) int {
 			return 1
 		}
 		return 0
+	case Unknown:
+		return -1
 	case Not:
 		v := sqlEval(x.X, r, schema)
 		if v < 0 {

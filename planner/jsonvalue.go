@@ -46,16 +46,8 @@ func jsonValue(raw any, k Kind, what string) (Value, error) {
 			return Bool(b), nil
 		}
 	case KindInt:
-		if n, ok := raw.(json.Number); ok {
-			if i, err := strconv.ParseInt(n.String(), 10, 64); err == nil {
-				return Int(i), nil
-			}
-		}
-		if i, ok := raw.(int64); ok {
+		if i, ok := exactInt(raw, true); ok {
 			return Int(i), nil
-		}
-		if f, ok := num(); ok && f == math.Trunc(f) && math.Abs(f) < 1<<53 {
-			return Int(int64(f)), nil
 		}
 	case KindFloat:
 		if f, ok := num(); ok {
@@ -75,19 +67,52 @@ func jsonValue(raw any, k Kind, what string) (Value, error) {
 			if err == nil {
 				return Date(floorDiv(d.Unix(), 86400)), nil
 			}
-		} else if f, ok := num(); ok && f == math.Trunc(f) {
-			return Date(int64(f)), nil
+		} else if n, ok := exactInt(raw, false); ok {
+			return Date(n), nil
 		}
 	case KindTimestamp:
 		if s, ok := raw.(string); ok {
 			if us, err := parseTimestamp(s); err == nil {
 				return Timestamp(us), nil
 			}
-		} else if f, ok := num(); ok && f == math.Trunc(f) {
-			return Timestamp(int64(f)), nil
+		} else if n, ok := exactInt(raw, false); ok {
+			return Timestamp(n), nil
 		}
 	}
 	return bad()
+}
+
+// exactInt reads an integer exactly: a json.Number or Go integer of any
+// size int64 holds, a decimal string when strings are allowed (how JSON
+// clients without 64-bit numbers send them), or a float64 only below
+// 2^53, where it is still exact. A number with a fraction or out of range
+// is not an integer.
+func exactInt(raw any, fromString bool) (int64, bool) {
+	switch x := raw.(type) {
+	case json.Number:
+		if i, err := strconv.ParseInt(x.String(), 10, 64); err == nil {
+			return i, true
+		}
+		f, err := x.Float64() // 1e3, 5.0
+		if err == nil && f == math.Trunc(f) && math.Abs(f) < 1<<53 {
+			return int64(f), true
+		}
+	case int64:
+		return x, true
+	case int:
+		return int64(x), true
+	case int32:
+		return int64(x), true
+	case float64:
+		if x == math.Trunc(x) && math.Abs(x) < 1<<53 {
+			return int64(x), true
+		}
+	case string:
+		if i, err := strconv.ParseInt(x, 10, 64); fromString && err == nil {
+			return i, true
+		}
+	}
+	return 0, false
 }
 
 // jsonOf is a value as JSON would carry it back: numbers, strings (dates

@@ -24,7 +24,8 @@ const (
 // [NOT] NULL, [NOT] LIKE, AND, OR, NOT, parentheses, TRUE and FALSE — with
 // literals of every source type (numbers, 'strings', DATE '…',
 // TIMESTAMP '…', TRUE, FALSE, NULL). Literals are coerced to the type of
-// the column they meet. An empty filter is TRUE. Every error is
+// the column they meet; NULL follows SQL's three-valued logic (see Expr).
+// An empty filter is TRUE. Every error is
 // InvalidInput and names its 1-based position in the filter.
 func ParseFilter(filter string, schema *Schema) (Expr, error) {
 	if len(filter) > MaxFilterBytes {
@@ -268,9 +269,12 @@ func (p *parser) predicate(depth int) (Expr, error) {
 	if err != nil {
 		return nil, err
 	}
-	if left.col == nil && !left.lit.Null && left.lit.Kind == KindBool && left.litTyp == "" {
-		// TRUE / FALSE alone, unless compared.
+	if left.col == nil && left.litTyp == "" && (left.lit.Null || left.lit.Kind == KindBool) {
+		// TRUE / FALSE / NULL alone, unless compared or tested.
 		if nt := p.peek(); nt.kind != tOp && !p.isKeyword(0, "IS") {
+			if left.lit.Null {
+				return Unknown{}, nil
+			}
 			return Literal{Value: left.lit.I != 0}, nil
 		}
 	}
@@ -289,15 +293,15 @@ func (p *parser) predicate(depth int) (Expr, error) {
 		}
 		return p.compare(left, op, right)
 	case p.keyword("IS"):
-		col, err := p.needColumn(left)
-		if err != nil {
-			return nil, err
-		}
 		not := p.keyword("NOT")
 		if !p.keyword("NULL") {
 			return nil, p.errAt(p.peek(), "expected NULL after IS, found %s", p.peek())
 		}
-		return IsNull{Column: col.Name, Negated: not}, nil
+		if left.col == nil {
+			// A literal IS [NOT] NULL is decided here.
+			return Literal{Value: left.lit.Null != not}, nil
+		}
+		return IsNull{Column: left.col.Name, Negated: not}, nil
 	case p.keyword("IN"):
 		col, err := p.needColumn(left)
 		if err != nil {
@@ -334,10 +338,18 @@ func (p *parser) predicate(depth int) (Expr, error) {
 		if err := p.expect(")"); err != nil {
 			return nil, err
 		}
-		if negated && hasNull {
-			return Literal{Value: false}, nil // x NOT IN (…, NULL) is never true
+		in := Expr(In{Column: col.Name, Values: vals, Negated: negated})
+		switch {
+		case !hasNull:
+			return in, nil
+		case len(vals) == 0:
+			return Unknown{}, nil
+		case negated:
+			// x NOT IN (a, NULL) is x <> a AND x <> NULL: never TRUE, but
+			// TRUE under NOT where x = a.
+			return And{in, Unknown{}}, nil
 		}
-		return In{Column: col.Name, Values: vals, Negated: negated}, nil
+		return Or{in, Unknown{}}, nil
 	case p.keyword("BETWEEN"):
 		col, err := p.needColumn(left)
 		if err != nil {
@@ -362,13 +374,18 @@ func (p *parser) predicate(depth int) (Expr, error) {
 		if err != nil {
 			return nil, err
 		}
-		if l.Null || h.Null {
-			return Literal{Value: false}, nil
+		// x BETWEEN l AND h is x >= l AND x <= h; NOT BETWEEN is
+		// x < l OR x > h; a NULL bound makes its half UNKNOWN.
+		bound := func(op CmpOp, v Value) Expr {
+			if v.Null {
+				return Unknown{}
+			}
+			return Compare{col.Name, op, v}
 		}
 		if negated {
-			return Or{Compare{col.Name, OpLt, l}, Compare{col.Name, OpGt, h}}, nil
+			return Or{bound(OpLt, l), bound(OpGt, h)}, nil
 		}
-		return And{Compare{col.Name, OpGtEq, l}, Compare{col.Name, OpLtEq, h}}, nil
+		return And{bound(OpGtEq, l), bound(OpLtEq, h)}, nil
 	case p.keyword("LIKE"):
 		col, err := p.needColumn(left)
 		if err != nil {
@@ -378,8 +395,11 @@ func (p *parser) predicate(depth int) (Expr, error) {
 			return nil, p.errAt(left.tok, "LIKE needs a string column; %s is %s", col.Name, col.Type)
 		}
 		pt := p.next()
+		if pt.kind == tIdent && strings.EqualFold(pt.text, "NULL") {
+			return Unknown{}, nil
+		}
 		if pt.kind != tString {
-			return nil, p.errAt(pt, "LIKE takes a 'pattern', found %s", pt)
+			return nil, p.errAt(pt, "LIKE takes a 'pattern' or NULL, found %s", pt)
 		}
 		return Like{Column: col.Name, Pattern: pt.text, Negated: negated}, nil
 	}
@@ -411,7 +431,7 @@ func (p *parser) compare(l operand, op token, r operand) (Expr, error) {
 		return nil, err
 	}
 	if v.Null {
-		return Literal{Value: false}, nil // x op NULL is never true
+		return Unknown{}, nil // x op NULL is UNKNOWN, also under NOT
 	}
 	return Compare{Column: l.col.Name, Op: o, Value: v}, nil
 }

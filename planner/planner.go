@@ -335,6 +335,9 @@ func (p *Planner) ResolveRow(ctx context.Context, id namespace.ID, row map[strin
 			if src[s], err = jsonValue(raw, c.Kind, c.Name); err != nil {
 				return nil, err
 			}
+			if err := checkFits(src[s], c.Type, c.Name); err != nil {
+				return nil, err
+			}
 		}
 		if vals[i], err = f.apply(src); err != nil {
 			return nil, err
@@ -373,6 +376,11 @@ func (p *Planner) ResolveOrCreate(ctx context.Context, id namespace.ID, values m
 		}
 		if vals[i], err = jsonValue(raw, f.kind, "partition field "+f.FieldID); err != nil {
 			return nil, err
+		}
+		if f.Transform != nil && f.Transform.Type == TransformIdentity {
+			if err := checkFits(vals[i], f.sources[0].Type, "partition field "+f.FieldID); err != nil {
+				return nil, err
+			}
 		}
 		if f.Transform != nil && (f.Transform.Type == TransformBucket || f.Transform.Type == TransformMultiBucket) &&
 			(vals[i].I < 0 || vals[i].I >= int64(f.Transform.NumBuckets)) {

@@ -16,7 +16,10 @@ const (
 
 // nnf pushes NOT down to the atoms, negating them, so that every atom is
 // judged on its own (under SQL's three-valued logic NOT of "never true" is
-// not "always true" when values may be NULL).
+// not "always true" when values may be NULL). Each rewrite is an identity
+// of three-valued logic (De Morgan; NOT (x < v) is x >= v, NULL for a
+// NULL x on both sides; NOT UNKNOWN is UNKNOWN), so the result is TRUE,
+// FALSE or UNKNOWN exactly where e is.
 func nnf(e Expr, neg bool) Expr {
 	switch x := e.(type) {
 	case Not:
@@ -211,6 +214,9 @@ func (p *specPlan) judge(e Expr, lv *leafValues) (tri, Expr) {
 			return yes, x
 		}
 		return no, x
+	case Unknown:
+		// In negation normal form no NOT is above it: never TRUE.
+		return no, Literal{Value: false}
 	case And:
 		conj := flattenAnd(e, nil)
 		res := yes

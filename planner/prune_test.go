@@ -118,6 +118,39 @@ func TestTruncatePrunesPrefixesAndRanges(t *testing.T) {
 	}
 }
 
+// NULL is UNKNOWN under NOT too (issue 17's minimal cases): x NOT
+// BETWEEN lo AND NULL is TRUE where x < lo, and NOT (l < NULL OR l < -1)
+// is never TRUE.
+func TestNullLiteralsFollowThreeValuedLogic(t *testing.T) {
+	tbl := testTable(t, `[{"source_ids":[3],"transform":{"type":"month"}}]`)
+	if k, res := kept(t, tbl, "d NOT BETWEEN DATE '1970-05-29' AND NULL", row{"d": day("1912-06-21")}); !k || res != "TRUE" {
+		t.Errorf("kept=%v residual=%q, want kept with residual TRUE (all of June 1912 is before the bound)", k, res)
+	}
+	if k, res := kept(t, tbl, "d NOT BETWEEN DATE '1970-05-29' AND NULL", row{"d": day("1970-05-03")}); !k || res != "d < DATE '1970-05-29'" {
+		t.Errorf("May 1970: kept=%v residual=%q, want kept with residual d < DATE '1970-05-29'", k, res)
+	}
+	if k, _ := kept(t, tbl, "d NOT BETWEEN DATE '1970-05-29' AND NULL", row{"d": day("1999-06-21")}); k {
+		t.Error("a month after the lower bound kept for NOT BETWEEN lo AND NULL (never TRUE there)")
+	}
+	id := testTable(t, `[{"source_ids":[2],"transform":{"type":"identity"}}]`)
+	for _, c := range []struct {
+		filter, residual string
+		kept             bool
+	}{
+		{"NOT (i < NULL OR i < -1)", "FALSE", false},
+		{"NOT (i IN (1, NULL))", "FALSE", false},
+		{"NOT (i NOT IN (1, NULL))", "i IN (1)", true},
+		{"NOT (s = NULL) OR i = 2", "i = 2", true},
+		{"NOT (s LIKE NULL) AND i = 2", "FALSE", false},
+		{"NOT NULL IS NULL OR i > 0", "i > 0", true},
+	} {
+		k, res := kept(t, id, c.filter, row{"s": String("x")})
+		if k != c.kept || (k && res != c.residual) {
+			t.Errorf("%s: kept=%v residual=%q, want kept=%v residual %q", c.filter, k, res, c.kept, c.residual)
+		}
+	}
+}
+
 func TestIdentityLeavesAnExactResidual(t *testing.T) {
 	tbl := testTable(t, `[{"source_ids":[2],"transform":{"type":"identity"}}]`)
 	k, res := kept(t, tbl, "s = 'x' AND i > 3", row{"s": String("x")})
@@ -182,6 +215,9 @@ func TestPlanNeverDropsAMatchingPartition(t *testing.T) {
 		tbl := testTable(t, spec+"]")
 		sp := tbl.plans[0]
 		literal := func(col string) string {
+			if rapid.IntRange(0, 9).Draw(rt, "null?") == 0 {
+				return "NULL"
+			}
 			switch col {
 			case "i", "n":
 				return fmt.Sprint(rapid.SampledFrom(ints).Draw(rt, "int"))
@@ -216,8 +252,8 @@ func TestPlanNeverDropsAMatchingPartition(t *testing.T) {
 				return col + " " + rapid.SampledFrom([]string{"", "NOT "}).Draw(rt, "not") + "IN (" + literal(col) + ", " + literal(col) + ")"
 			case 2:
 				if col == "s" {
-					pat := rapid.SampledFrom([]string{"a%", "ab%", "b%", "%b", "a_c", "%", "abc"}).Draw(rt, "pattern")
-					return "s " + rapid.SampledFrom([]string{"", "NOT "}).Draw(rt, "not") + "LIKE '" + pat + "'"
+					pat := rapid.SampledFrom([]string{"'a%'", "'ab%'", "'b%'", "'%b'", "'a_c'", "'%'", "'abc'", "NULL"}).Draw(rt, "pattern")
+					return "s " + rapid.SampledFrom([]string{"", "NOT "}).Draw(rt, "not") + "LIKE " + pat
 				}
 				return col + " BETWEEN " + literal(col) + " AND " + literal(col)
 			default:

@@ -3,6 +3,7 @@ package planner
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 
@@ -41,6 +42,37 @@ const FieldIDKey = "lance:field_id"
 type typeInfo struct {
 	kind Kind
 	col  manifesttable.ColumnType
+}
+
+// intBounds is the range of an integer type name narrower than int64.
+func intBounds(name string) (lo, hi int64, ok bool) {
+	switch strings.ToLower(strings.TrimSpace(name)) {
+	case "int8":
+		return math.MinInt8, math.MaxInt8, true
+	case "int16":
+		return math.MinInt16, math.MaxInt16, true
+	case "int32":
+		return math.MinInt32, math.MaxInt32, true
+	case "uint8":
+		return 0, math.MaxUint8, true
+	case "uint16":
+		return 0, math.MaxUint16, true
+	case "uint32":
+		return 0, math.MaxUint32, true
+	}
+	return 0, 0, false
+}
+
+// checkFits refuses an integer value outside its column type's range
+// (what would wrap in a narrow __manifest column or fail in an engine).
+func checkFits(v Value, typ, what string) error {
+	if v.Null || v.Kind != KindInt {
+		return nil
+	}
+	if lo, hi, ok := intBounds(typ); ok && (v.I < lo || v.I > hi) {
+		return nserror.New(nserror.InvalidInput, "%s: %d does not fit %s (%d..%d)", what, v.I, typ, lo, hi)
+	}
+	return nil
 }
 
 // typeOf resolves a JsonArrowDataType name.
