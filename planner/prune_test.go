@@ -2,6 +2,7 @@ package planner
 
 import (
 	"fmt"
+	"math"
 	"testing"
 	"time"
 
@@ -325,4 +326,29 @@ func TestLikeMatchAgreesWithTheReference(t *testing.T) {
 			rt.Fatalf("likeMatch(%q, %q) = %v", s, p, likeMatch(s, p))
 		}
 	})
+}
+
+// Partitions at the ends of the int64 and date ranges keep their whole
+// preimage: no bound wraps around.
+func TestPreimagesAtTheEdgesOfTheRangeDoNotWrap(t *testing.T) {
+	for _, c := range []struct {
+		spec, filter string
+		r            row
+	}{
+		{`[{"source_ids":[1],"transform":{"type":"truncate","width":10}}]`, "i = 9223372036854775807", row{"i": Int(math.MaxInt64)}},
+		{`[{"source_ids":[1],"transform":{"type":"truncate","width":10}}]`, "i = -9223372036854775808", row{"i": Int(math.MinInt64)}},
+		{`[{"source_ids":[1],"transform":{"type":"truncate","width":3}}]`, "i > 9223372036854775800", row{"i": Int(math.MaxInt64 - 1)}},
+		{`[{"source_ids":[4],"transform":{"type":"hour"}}]`, "ts >= TIMESTAMP '2024-01-01'", row{"ts": Timestamp(math.MaxInt64)}},
+		{`[{"source_ids":[4],"transform":{"type":"day"}}]`, "ts >= TIMESTAMP '2024-01-01'", row{"ts": Timestamp(math.MaxInt64)}},
+		{`[{"source_ids":[4],"transform":{"type":"year"}}]`, "ts >= TIMESTAMP '2024-01-01'", row{"ts": Timestamp(math.MaxInt64)}},
+		{`[{"source_ids":[4],"transform":{"type":"month"}}]`, "ts < TIMESTAMP '1900-01-01'", row{"ts": Timestamp(math.MinInt64)}},
+		{`[{"source_ids":[3],"transform":{"type":"day"}}]`, "d > DATE '2024-01-01'", row{"d": Date(math.MaxInt32)}},
+		{`[{"source_ids":[3],"transform":{"type":"year"}}]`, "d < DATE '1900-01-01'", row{"d": Date(math.MinInt32)}},
+		{`[{"source_ids":[3],"transform":{"type":"month"}}]`, "d > DATE '2024-01-01'", row{"d": Date(math.MaxInt32)}},
+	} {
+		tbl := testTable(t, c.spec)
+		if k, _ := kept(t, tbl, c.filter, c.r); !k {
+			t.Errorf("%s: %s pruned the partition of %v", c.spec, c.filter, c.r)
+		}
+	}
 }

@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"math"
 	"time"
 	"unicode/utf8"
 
@@ -115,17 +116,30 @@ func (r *resolved) preimage(p Value) (domain, bool) {
 	}
 	src := r.sources[0]
 	point := func(v Value) (domain, bool) { return domain{lo: &v, hi: &v, loIncl: true, hiIncl: true}, true }
-	span := func(fromMicros, toMicros int64) (domain, bool) { // [from, to) in time
+	// span is [from, from+n) units (days or hours) of time, or months,
+	// as an interval of the source's kind. Bounds past what the source
+	// can hold are clamped to its range (int64 microseconds; a date's
+	// days are read in seconds, which hold every date32).
+	span := func(unit string, from, n int64) (domain, bool) {
+		var loS, hiS int64 // [loS, hiS) in seconds, saturated
+		switch unit {
+		case "month":
+			loS, hiS = monthStartSeconds(from), monthStartSeconds(from+n)
+		case "day":
+			loS, hiS = satMul(from, 86400), satMul(satAdd(from, n), 86400)
+		case "hour":
+			loS, hiS = satMul(from, 3600), satMul(satAdd(from, n), 3600)
+		}
 		if src.Kind == KindDate {
-			lo, hi := Date(floorDiv(fromMicros, microsPerDay)), Date(floorDiv(toMicros-1, microsPerDay))
+			lo, hi := Date(floorDiv(loS, 86400)), Date(floorDiv(satAdd(hiS, -1), 86400))
 			return domain{lo: &lo, hi: &hi, loIncl: true, hiIncl: true}, true
 		}
-		lo, hi := Timestamp(fromMicros), Timestamp(toMicros-1)
+		hiUs := satMul(hiS, 1_000_000)
+		if hiUs != math.MaxInt64 { // (saturated: the top microsecond is inside)
+			hiUs--
+		}
+		lo, hi := Timestamp(satMul(loS, 1_000_000)), Timestamp(hiUs)
 		return domain{lo: &lo, hi: &hi, loIncl: true, hiIncl: true}, true
-	}
-	monthStart := func(m int64) int64 {
-		y, mo := floorDiv(m, 12), m-12*floorDiv(m, 12)
-		return time.Date(int(1970+y), time.Month(mo+1), 1, 0, 0, 0, 0, time.UTC).UnixMicro()
 	}
 	switch r.Transform.Type {
 	case TransformIdentity:
@@ -134,13 +148,13 @@ func (r *resolved) preimage(p Value) (domain, bool) {
 		}
 		return point(p)
 	case TransformYear:
-		return span(monthStart(p.I*12), monthStart((p.I+1)*12))
+		return span("month", satMul(p.I, 12), 12)
 	case TransformMonth:
-		return span(monthStart(p.I), monthStart(p.I+1))
+		return span("month", p.I, 1)
 	case TransformDay:
-		return span(p.I*microsPerDay, (p.I+1)*microsPerDay)
+		return span("day", p.I, 1)
 	case TransformHour:
-		return span(p.I*microsPerHour, (p.I+1)*microsPerHour)
+		return span("hour", p.I, 1)
 	case TransformTruncate:
 		w := int64(r.Transform.Width)
 		switch src.Kind {
@@ -148,9 +162,9 @@ func (r *resolved) preimage(p Value) (domain, bool) {
 			lo, hi := p.I, p.I
 			switch {
 			case p.I > 0:
-				hi = p.I + w - 1
+				hi = satAdd(p.I, w-1)
 			case p.I < 0:
-				lo = p.I - w + 1
+				lo = satAdd(p.I, -(w - 1))
 			default:
 				lo, hi = -(w - 1), w-1
 			}
@@ -168,6 +182,46 @@ func (r *resolved) preimage(p Value) (domain, bool) {
 		}
 	}
 	return domain{}, false
+}
+
+// monthStartSeconds is the first second of month m since 1970-01,
+// saturated at the int64 range.
+func monthStartSeconds(m int64) int64 {
+	y, mo := floorDiv(m, 12), m-12*floorDiv(m, 12)
+	const maxYear = 1 << 40 // far beyond any date32 or timestamp
+	switch {
+	case y > maxYear:
+		return math.MaxInt64
+	case y < -maxYear:
+		return math.MinInt64
+	}
+	return time.Date(int(1970+y), time.Month(mo+1), 1, 0, 0, 0, 0, time.UTC).Unix()
+}
+
+// satAdd and satMul are + and * saturated at the int64 range.
+func satAdd(a, b int64) int64 {
+	c := a + b
+	switch {
+	case a > 0 && b > 0 && c < 0:
+		return math.MaxInt64
+	case a < 0 && b < 0 && c >= 0:
+		return math.MinInt64
+	}
+	return c
+}
+
+func satMul(a, b int64) int64 {
+	if a == 0 || b == 0 {
+		return 0
+	}
+	c := a * b
+	if c/b != a || (a == -1 && b == math.MinInt64) || (b == -1 && a == math.MinInt64) {
+		if (a < 0) != (b < 0) {
+			return math.MinInt64
+		}
+		return math.MaxInt64
+	}
+	return c
 }
 
 // prefixDomain is every string (or byte string) starting with p.
