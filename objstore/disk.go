@@ -219,12 +219,12 @@ func (w *diskWriter) Close() error {
 		_ = w.b.root.Remove(w.tmp)
 		return err
 	}
-	return w.b.publish(w.tmp, w.key, w.ifNotExist, false)
+	return w.b.publish(w.tmp, w.key, w.ifNotExist, false, nil)
 }
 
 // writeFile writes data as the object key in one go (the Store's path; the
 // blob API streams through diskWriter).
-func (b *diskBucket) writeFile(key string, data []byte, ifNotExist, noSync bool) error {
+func (b *diskBucket) writeFile(key string, data []byte, ifNotExist, noSync bool, before func() error) error {
 	f, tmp, err := b.createTemp(key)
 	if err != nil {
 		return err
@@ -237,16 +237,23 @@ func (b *diskBucket) writeFile(key string, data []byte, ifNotExist, noSync bool)
 		_ = b.root.Remove(tmp)
 		return err
 	}
-	return b.publish(tmp, key, ifNotExist, noSync)
+	return b.publish(tmp, key, ifNotExist, noSync, before)
 }
 
 // publish makes a complete temp file durable and visible under key: fsync
 // it, move it into place — create-only with renameat2(RENAME_NOREPLACE),
 // which the kernel refuses when the name is taken, whichever process holds
-// it — and fsync the directory. With noSync it only moves it.
-func (b *diskBucket) publish(tmp, key string, ifNotExist, noSync bool) error {
+// it — and fsync the directory. With noSync it only moves it. before,
+// if set, runs right before the move; its error leaves key untouched.
+func (b *diskBucket) publish(tmp, key string, ifNotExist, noSync bool, before func() error) error {
 	if !noSync {
 		if err := b.gs.sync(tmp); err != nil {
+			_ = b.root.Remove(tmp)
+			return err
+		}
+	}
+	if before != nil {
+		if err := before(); err != nil {
 			_ = b.root.Remove(tmp)
 			return err
 		}
@@ -305,7 +312,7 @@ func (b *diskBucket) renameNoReplace(src, dst string) error {
 // linkIfAbsent publishes the existing object src under dst as well,
 // create-only, without copying bytes: src is fsynced, hard-linked to dst,
 // and dst's directory fsynced. It is the file:// fast path of CopyIfAbsent.
-func (b *diskBucket) linkIfAbsent(src, dst string) error {
+func (b *diskBucket) linkIfAbsent(src, dst string, before func() error) error {
 	if err := checkKey(src); err != nil {
 		return err
 	}
@@ -317,6 +324,9 @@ func (b *diskBucket) linkIfAbsent(src, dst string) error {
 		return err
 	}
 	if err := b.mkdirAllSync(path.Dir(dst)); err != nil {
+		return err
+	}
+	if err := before(); err != nil {
 		return err
 	}
 	if err := b.root.Link(src, dst); err != nil {
@@ -331,7 +341,8 @@ func (b *diskBucket) linkIfAbsent(src, dst string) error {
 // promoteIfAbsent moves the object src to dst, create-only: src is fsynced,
 // renamed (RENAME_NOREPLACE) and dst's directory fsynced. It is the file://
 // path of PromoteIfAbsent: one directory operation instead of link+unlink.
-func (b *diskBucket) promoteIfAbsent(src, dst string) error {
+// before runs right before the rename.
+func (b *diskBucket) promoteIfAbsent(src, dst string, before func() error) error {
 	if err := checkKey(src); err != nil {
 		return err
 	}
@@ -345,6 +356,9 @@ func (b *diskBucket) promoteIfAbsent(src, dst string) error {
 		if err := b.mkdirAllSync(path.Dir(dst)); err != nil {
 			return err
 		}
+	}
+	if err := before(); err != nil {
+		return err
 	}
 	if err := b.renameNoReplace(src, dst); err != nil {
 		return err
@@ -407,7 +421,7 @@ func (b *diskBucket) Copy(ctx context.Context, dstKey, srcKey string, _ *driver.
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	return b.writeFile(dstKey, data, false, false)
+	return b.writeFile(dstKey, data, false, false, nil)
 }
 
 func (b *diskBucket) Delete(_ context.Context, key string, _ *driver.DeleteOptions) error {

@@ -236,7 +236,7 @@ func (s *Store) Put(ctx context.Context, key string, data []byte, opts ...PutOpt
 	}
 	return s.do(ctx, OpPut, key, func() error {
 		if s.disk != nil {
-			return s.disk.writeFile(key, data, false, po.noSync)
+			return s.disk.writeFile(key, data, false, po.noSync, nil)
 		}
 		return s.bucket.WriteAll(ctx, key, data, &writeOpts)
 	})
@@ -251,7 +251,10 @@ func (s *Store) PutIfAbsent(ctx context.Context, key string, data []byte) error 
 
 func (s *Store) putIfAbsent(ctx context.Context, key string, data []byte) error {
 	if s.disk != nil {
-		return s.disk.writeFile(key, data, true, false)
+		return s.disk.writeFile(key, data, true, false, func() error { return gate(ctx) })
+	}
+	if err := gate(ctx); err != nil {
+		return err
 	}
 	opts := writeOpts
 	opts.IfNotExist = true
@@ -398,6 +401,26 @@ func (s *Store) PromoteIfAbsent(ctx context.Context, src, dst string) (CopyResul
 	return s.materialize(ctx, src, dst, true)
 }
 
+type gateKey struct{}
+
+// WithGate returns ctx carrying gate: PutIfAbsent, CopyIfAbsent and
+// PromoteIfAbsent under it call gate right before the destination can
+// become visible —
+// after the slow preparation (fsyncing the source, reading it) — and give
+// up, with gate's error, when it fails. A caller whose right to write the
+// destination expires with time checks it there.
+func WithGate(ctx context.Context, gate func() error) context.Context {
+	return context.WithValue(ctx, gateKey{}, gate)
+}
+
+// gate runs the context's gate, if any.
+func gate(ctx context.Context) error {
+	if g, ok := ctx.Value(gateKey{}).(func() error); ok && g != nil {
+		return g()
+	}
+	return nil
+}
+
 func (s *Store) materialize(ctx context.Context, src, dst string, consume bool) (CopyResult, error) {
 	if err := ValidateKey(src); err != nil {
 		return 0, err
@@ -406,17 +429,18 @@ func (s *Store) materialize(ctx context.Context, src, dst string, consume bool) 
 	err := s.do(ctx, OpCopyIfAbsent, dst, func() error {
 		var srcData []byte
 		var err error
+		before := func() error { return gate(ctx) }
 		switch {
 		case s.disk != nil && consume:
-			err = s.disk.promoteIfAbsent(src, dst)
+			err = s.disk.promoteIfAbsent(src, dst, before)
 		case s.disk != nil:
-			err = s.disk.linkIfAbsent(src, dst)
+			err = s.disk.linkIfAbsent(src, dst, before)
 		default:
 			srcData, err = s.bucket.ReadAll(ctx, src)
 			if err != nil {
 				return s.wrap(OpGet, src, err)
 			}
-			err = s.putIfAbsent(ctx, dst, srcData)
+			err = s.putIfAbsent(ctx, dst, srcData) // (its gate runs before the PUT)
 		}
 		if err == nil {
 			res = Copied

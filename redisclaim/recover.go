@@ -152,7 +152,27 @@ func (s *Store) runRecovery(ctx context.Context, token string) (RecoveryStats, e
 	go s.holdLock(ctx, token, stop)
 	s.log.Info("redisclaim: Redis has no epoch for this catalog; recovering from object storage", "catalog", s.catalog)
 
-	// 0. The sequence rises above everything durable first: what the
+	// 0. Writes entitled by a claim read from the lost state (promotions,
+	// transaction records) pass their gate within PromoteWindow of that
+	// reading, and land within another (a PUT in flight): wait them out,
+	// so that what is read from storage below includes every one that
+	// lands (a claim of the new epoch then cannot take its version: a
+	// transaction would be left partly committed). A catalog that never
+	// made anything durable has none.
+	fresh := false
+	if s.fresh != nil {
+		var err error
+		if fresh, err = s.fresh(ctx); err != nil {
+			return st, err
+		}
+	}
+	if !fresh {
+		if err := sleepCtx(ctx, 2*s.window); err != nil {
+			return st, err
+		}
+	}
+
+	// The sequence rises above everything durable first: what the
 	// recovery itself appends to the log must not reuse sequences.
 	var floor uint64
 	if s.seqFloor != nil {
@@ -244,6 +264,17 @@ func (s *Store) runRecovery(ctx context.Context, token string) (RecoveryStats, e
 	s.log.Info("redisclaim: recovery done", "catalog", s.catalog, "transactions", st.Transactions,
 		"rolled_forward", st.RolledForward, "voided", st.Voided, "stuck", st.Stuck, "tables_reseeded", st.TablesReseeded, "duration", st.Duration)
 	return st, nil
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
 }
 
 // releaseLock deletes the recovery lock if token still holds it.

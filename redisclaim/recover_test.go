@@ -141,7 +141,7 @@ func TestRedisRestartWithoutPersistenceUnderLoad(t *testing.T) {
 	var acks []ack
 	var afterRestart atomic.Int64
 	var restarted atomic.Bool
-	stop := time.Now().Add(3 * time.Second)
+	stop := time.Now().Add(6 * time.Second) // (a recovery waits 2 × PromoteWindow)
 	var wg sync.WaitGroup
 	for w := range writers {
 		wg.Go(func() {

@@ -134,6 +134,19 @@ type Config struct {
 	// Redis (the __manifest table's); recovery never lets the sequence fall
 	// below it. Default: 0.
 	SeqFloor func(ctx context.Context) (uint64, error)
+	// Fresh, if set, reports whether the catalog has never made anything
+	// durable (no __manifest segment): a recovery then has no claims of
+	// an earlier epoch to wait out (see PromoteWindow). Default: never.
+	Fresh func(ctx context.Context) (bool, error)
+	// PromoteWindow bounds how long after its claim was read a final
+	// manifest or a transaction record may be made visible on the
+	// strength of that reading (later, the claim is read again right
+	// before: objstore.WithGate), and a recovery that finds Redis's state
+	// lost waits twice this long before it reads storage and opens a new
+	// epoch: every such write of the lost epoch has landed or given up by
+	// then, so no claim of the new epoch can take a version one of them
+	// is about to promote. Default 1s.
+	PromoteWindow time.Duration
 	// OnTxnCommitted, if set, runs for every multi-table transaction once
 	// its members are final — by the coordinator, a helping reader, or a
 	// recovery (which passes its lock token, the epoch being absent) —
@@ -163,6 +176,8 @@ type Store struct {
 	step      StepFunc
 	logMaxLen int64
 	seqFloor  func(ctx context.Context) (uint64, error)
+	fresh     func(ctx context.Context) (bool, error)
+	window    time.Duration
 	onRecover func(ctx context.Context, token string) error
 	onTxn     func(ctx context.Context, c TxnCommit) error
 	log       *slog.Logger
@@ -181,10 +196,13 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 	}
 	s := &Store{
 		rdb: cfg.Redis, objs: cfg.Objects, catalog: cfg.Catalog, k: newKeys(cfg.Catalog), sc: newScripts(),
-		now: cfg.Now, step: cfg.Step, logMaxLen: cfg.LogMaxLen, seqFloor: cfg.SeqFloor, onRecover: cfg.OnRecover, onTxn: cfg.OnTxnCommitted, log: cfg.Logger, obs: cfg.Observer, nameOf: cfg.NameOf,
+		now: cfg.Now, step: cfg.Step, logMaxLen: cfg.LogMaxLen, seqFloor: cfg.SeqFloor, fresh: cfg.Fresh, window: cfg.PromoteWindow, onRecover: cfg.OnRecover, onTxn: cfg.OnTxnCommitted, log: cfg.Logger, obs: cfg.Observer, nameOf: cfg.NameOf,
 	}
 	if s.now == nil {
 		s.now = time.Now
+	}
+	if s.window <= 0 {
+		s.window = time.Second
 	}
 	if s.logMaxLen <= 0 {
 		s.logMaxLen = 1_000_000
@@ -379,6 +397,7 @@ func (s *Store) Put(ctx context.Context, table string, version uint64, staging s
 	if !found {
 		return s.retriedPut(ctx, e)
 	}
+	observed := time.Now() // the claim exists no earlier than this
 	c, err := s.claim(ctx, "", nil, []entry{e}, nil)
 	if err != nil {
 		var ce *ConflictError
@@ -398,12 +417,12 @@ func (s *Store) Put(ctx context.Context, table string, version uint64, staging s
 	rec := c.recs[0]
 	if rec.Tx != "" {
 		// The staging path belongs to a transaction: finish that.
-		if err := s.helpTxn(ctx, rec.Tx, c.epoch); err != nil && !errors.Is(err, errTxnGone) {
+		if err := s.helpTxn(ctx, rec.Tx, c.epoch, observed); err != nil && !errors.Is(err, errTxnGone) {
 			return Location{}, err
 		}
 		return s.resolveVersion(ctx, table, version)
 	}
-	return s.finalize(ctx, table, version, rec)
+	return s.finalize(ctx, table, version, rec, observed)
 }
 
 // retriedPut answers a Put whose staging object is gone: if the version was
@@ -542,12 +561,19 @@ func atoiOr(s string, def int) int {
 // runFinalize materializes a claimed, staged version of a single-table claim:
 // create-only copy (the commit point), flip, delete staging. It is what the
 // writer does after its claim and what a reader does to help.
-func (s *Store) runFinalize(ctx context.Context, table string, version uint64, rec record) (Location, error) {
+//
+// observed is when the claim was read (before the script that returned
+// it ran): the final object is made visible only within PromoteWindow of
+// a reading (a later one is made right before, when the first is too old),
+// which a recovery waits out before a new epoch may claim the version.
+func (s *Store) runFinalize(ctx context.Context, table string, version uint64, rec record, observed time.Time) (Location, error) {
 	loc := rec.location(table, version)
 	if !rec.staged() {
 		return loc, nil
 	}
-	_, err := s.objs.PromoteIfAbsent(ctx, rec.SP, rec.FP)
+	_, err := s.objs.PromoteIfAbsent(s.fenced(ctx, &observed, func(ctx context.Context) error {
+		return s.reconfirm(ctx, table, version, rec)
+	}), rec.SP, rec.FP)
 	switch {
 	case err == nil:
 	case errors.Is(err, objstore.ErrAlreadyExists):
@@ -592,6 +618,40 @@ func (s *Store) runFinalize(ctx context.Context, table string, version uint64, r
 		s.deleteQuietly(ctx, rec.SP)
 	}
 	return loc, nil
+}
+
+// fenced returns ctx with the gate of a write that a claim read at
+// *observed entitles: right before the write can become visible, a
+// reading older than PromoteWindow is made again (check), and the write
+// gives up if the claim no longer stands.
+func (s *Store) fenced(ctx context.Context, observed *time.Time, check func(context.Context) error) context.Context {
+	return objstore.WithGate(ctx, func() error {
+		if time.Since(*observed) < s.window {
+			return nil
+		}
+		at := time.Now()
+		if err := check(ctx); err != nil {
+			return err
+		}
+		*observed = at
+		return nil
+	})
+}
+
+// reconfirm reads a claim again before a late promotion: it must still
+// be staged, for the same staging object, in Redis's current state.
+func (s *Store) reconfirm(ctx context.Context, table string, version uint64, rec record) error {
+	r, err := run(ctx, s.pipe, s.sc.get, []string{s.k.Epoch(), s.k.Heads(), s.k.Versions(table)}, table, strconv.FormatUint(version, 10))
+	if err != nil {
+		return fmt.Errorf("redisclaim: get: %w", err)
+	}
+	if r.status() == "OK" && r.str(3) != "" {
+		if cur, err := parseRecord(r.str(3)); err == nil && cur.staged() && cur.SP == rec.SP && cur.FP == rec.FP {
+			return nil
+		}
+	}
+	return nserror.New(nserror.ServiceUnavailable,
+		"the claim of version %d of table %s is no longer in Redis as it was read (Redis lost its state meanwhile?): retry the same request to learn the outcome", version, s.name(table))
 }
 
 // afterCommitTimeout bounds the repair a commit does past its commit
@@ -648,6 +708,7 @@ func (s *Store) resolveVersion(ctx context.Context, table string, version uint64
 	}
 	gone := map[string]bool{}
 	for attempt := 0; attempt < 10; attempt++ {
+		observed := time.Now()
 		r, err := run(ctx, s.pipe, s.sc.get, []string{s.k.Epoch(), s.k.Heads(), s.k.Versions(table)}, table, verArg)
 		if err != nil {
 			return Location{}, fmt.Errorf("redisclaim: get: %w", err)
@@ -695,9 +756,9 @@ func (s *Store) resolveVersion(ctx context.Context, table string, version uint64
 			return rec.location(table, v), nil
 		}
 		if rec.Tx == "" {
-			return s.finalize(ctx, table, v, rec)
+			return s.finalize(ctx, table, v, rec, observed)
 		}
-		err = s.helpTxn(ctx, rec.Tx, epoch)
+		err = s.helpTxn(ctx, rec.Tx, epoch, observed)
 		if errors.Is(err, errEpochChanged) {
 			continue
 		}

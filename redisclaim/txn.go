@@ -169,6 +169,7 @@ func (s *Store) Commit(ctx context.Context, entries []Entry, x *Extras) (Batch, 
 	if err != nil {
 		return Batch{}, err
 	}
+	observed := time.Now() // the claims exist no earlier than this
 	c, err := s.claim(ctx, rec.TxnID, recBytes, es, x)
 	if err != nil {
 		var ce *ConflictError
@@ -189,7 +190,7 @@ func (s *Store) Commit(ctx context.Context, entries []Entry, x *Extras) (Batch, 
 	if !c.dup {
 		known = recBytes // the coordinator knows its record; helpers read it
 	}
-	if err := s.helpTxnRecord(ctx, txnID, c.epoch, known); err != nil && !errors.Is(err, errTxnGone) {
+	if err := s.helpTxnRecord(ctx, txnID, c.epoch, known, observed); err != nil && !errors.Is(err, errTxnGone) {
 		if errors.Is(err, errEpochChanged) {
 			return Batch{}, nserror.New(nserror.ServiceUnavailable,
 				"transaction %s: Redis lost its state while committing; recovery decides the outcome, retry the same request to learn it", txnID)
@@ -238,18 +239,25 @@ func (s *Store) batchResult(ctx context.Context, txnID string, es []entry) (Batc
 }
 
 // helpTxn finishes transaction id, whose claims were made or read in
-// epoch: write its record (create-only; the same bytes whoever writes
-// them), confirm the claims, finalize and flip every member, clean up.
-// errEpochChanged means Redis lost state in between: recovery decides.
-func (s *Store) helpTxn(ctx context.Context, id, epoch string) error {
-	return s.helpTxnRecord(ctx, id, epoch, nil)
+// epoch (observed: when, before the script that returned them ran): write
+// its record (create-only; the same bytes whoever writes them), confirm
+// the claims, finalize and flip every member, clean up. errEpochChanged
+// means Redis lost state in between: recovery decides.
+func (s *Store) helpTxn(ctx context.Context, id, epoch string, observed time.Time) error {
+	return s.helpTxnRecord(ctx, id, epoch, nil, observed)
 }
 
 // helpTxnRecord is helpTxn for a caller that may already hold the record's
 // bytes (the coordinator).
-func (s *Store) helpTxnRecord(ctx context.Context, id, epoch string, known []byte) error {
+//
+// The record is written only within PromoteWindow of reading the claims
+// in Redis (later, Redis is read again): a recovery waits that long before
+// it lists the records in storage, so a record written after a loss is
+// never missed by the recovery that opens the next epoch.
+func (s *Store) helpTxnRecord(ctx context.Context, id, epoch string, known []byte, observed time.Time) error {
 	raw, err := known, error(nil)
 	if raw == nil {
+		observed = time.Now()
 		raw, err = s.rdb.HGet(ctx, s.k.Txn(id), "record").Bytes()
 	}
 	switch {
@@ -266,7 +274,15 @@ func (s *Store) helpTxnRecord(ctx context.Context, id, epoch string, known []byt
 	case err != nil:
 		return err
 	default:
-		if err := s.putTxnRecord(ctx, id, raw); err != nil {
+		// The transaction's hash stands in Redis while its claims do.
+		err := s.putTxnRecord(s.fenced(ctx, &observed, func(ctx context.Context) error {
+			n, err := s.rdb.Exists(ctx, s.k.Txn(id)).Result()
+			if err == nil && n == 0 {
+				return errEpochChanged
+			}
+			return err
+		}), id, raw)
+		if err != nil {
 			return err
 		}
 	}

@@ -216,3 +216,63 @@ func TestATransactionOverManyNewTablesCommits(t *testing.T) {
 		t.Fatalf("%d members committed", len(b.Locations))
 	}
 }
+
+// A single-table commit that claimed version 2 of t1, then lost its claim
+// when Redis lost its state, must not promote it once a transaction of the
+// new epoch has claimed the same version: the transaction would be left
+// partly committed (t0 its own, t1 the other writer's). The recovery
+// waits PromoteWindow before it reads heads from storage, and the late
+// writer reads its claim again before it promotes, finds it gone, and
+// answers ServiceUnavailable; the transaction commits whole.
+func TestALostClaimCannotPromoteIntoANewEpochsTransaction(t *testing.T) {
+	for _, b := range []string{"mem", "file"} {
+		t.Run(b, func(t *testing.T) {
+			ctx := context.Background()
+			e := newEnv(t, b)
+			a := e.s
+			coord := e.open(a.catalog)
+			for _, tb := range []string{"t0", "t1"} {
+				if _, err := e.put(tb, 1, tb+" v1"); err != nil {
+					t.Fatal(err)
+				}
+			}
+			aClaimed, releaseA, aDone := make(chan struct{}), make(chan struct{}), make(chan struct{})
+			var errA error
+			var once, onceTxn sync.Once
+			f := StepFunc(func(_ context.Context, st Step, table string, v uint64) error {
+				switch {
+				case st == StepClaimed && table == "t1" && v == 2:
+					once.Do(func() { close(aClaimed); <-releaseA })
+				case st == StepTxnRecorded:
+					// Between the transaction's record and its promotions,
+					// the late writer gets to promote.
+					onceTxn.Do(func() { close(releaseA); <-aDone })
+				}
+				return nil
+			})
+			e.step.Store(&f)
+			stagedA := e.stage("t1", 2, "late single commit")
+			go func() {
+				_, errA = a.Put(ctx, "t1", 2, stagedA, int64(len("late single commit")), "")
+				close(aDone)
+			}()
+			<-aClaimed
+			e.redis.FlushAll()
+			es := []Entry{
+				{Table: "t0", Version: 2, StagingPath: e.stage("t0", 2, "txn t0"), Size: int64(len("txn t0"))},
+				{Table: "t1", Version: 2, StagingPath: e.stage("t1", 2, "txn t1"), Size: int64(len("txn t1"))},
+			}
+			_, err := coord.BatchPut(ctx, es)
+			<-aDone
+			if err != nil {
+				t.Fatalf("the transaction of the new epoch: %v (late writer: %v)", err, errA)
+			}
+			if got0, got1 := e.final("t0", 2), e.final("t1", 2); got0 != "txn t0" || got1 != "txn t1" {
+				t.Fatalf("the transaction is partly committed: t0 v2 %q, t1 v2 %q (late writer: %v)", got0, got1, errA)
+			}
+			if !isCode(errA, nserror.ServiceUnavailable) {
+				t.Fatalf("the late writer's answer: %v, want ServiceUnavailable (its claim was lost)", errA)
+			}
+		})
+	}
+}
