@@ -77,19 +77,23 @@ func (t *Table) Stalled(d time.Duration) (string, bool) {
 	return fmt.Sprintf("__manifest has made no progress for %s: %v", time.Since(t.stallSince).Round(time.Second), t.stallErr), true
 }
 
-const leaseTime = 10 * time.Second
+// LeaseTime is how long the materializer lease outlives its holder's last
+// renewal (renewed every third of it): a killed holder's successor takes
+// over within it. Two holders at once cost only a lost race (segments
+// are create-only), so it is short.
+const LeaseTime = 4 * time.Second
 
 // lead takes or renews the lease; it reports whether this process holds it.
 // A lease renewed less than a third of its time ago is not renewed again.
 func (t *Table) lead(ctx context.Context) bool {
 	t.leaderMu.Lock()
-	fresh := t.leading && time.Since(t.renewed) < leaseTime/3
+	fresh := t.leading && time.Since(t.renewed) < LeaseTime/3
 	t.leaderMu.Unlock()
 	if fresh {
 		return true
 	}
 	start := time.Now()
-	ok, err := t.leaseS.Run(ctx, t.cfg.Redis, []string{t.keys.lease}, t.token, leaseTime.Milliseconds()).Int()
+	ok, err := t.leaseS.Run(ctx, t.cfg.Redis, []string{t.keys.lease}, t.token, LeaseTime.Milliseconds()).Int()
 	held := err == nil && ok == 1 || t.cfg.ignoreLease
 	t.leaderMu.Lock()
 	if held && !t.leading {

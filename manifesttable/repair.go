@@ -118,7 +118,7 @@ func PlanStorageRepair(ctx context.Context, objs *objstore.Store, rdb redis.Univ
 // quarantine key of each file, in Remove's order.
 func (p *StorageRepair) Quarantine(ctx context.Context, objs *objstore.Store, rdb redis.UniversalClient, dir string, progress func(done, total int)) ([]string, error) {
 	if p.Holder != "" {
-		return nil, fmt.Errorf("a server materializes catalog %q (it holds the lease, token %s): stop every flightns serve of this catalog, then repair (a killed server's lease lapses within %s)", p.catalog, p.Holder, leaseTime)
+		return nil, fmt.Errorf("a server materializes catalog %q (it holds the lease, token %s): stop every flightns serve of this catalog, then repair (a killed server's lease lapses within %s)", p.catalog, p.Holder, LeaseTime)
 	}
 	if !strings.HasPrefix(dir, QuarantinePrefix) {
 		return nil, fmt.Errorf("manifesttable: quarantine directory %q is not under %s", dir, QuarantinePrefix)

@@ -780,6 +780,11 @@ func (t *Table) QuerySchema(ctx context.Context, q string) (*arrow.Schema, []arr
 
 var errNoSQL = nserror.New(nserror.ServiceUnavailable, "this process has no SQL engine (its queries run in a SQL worker)")
 
+// DurableApplied is the last sequence this process applied from a
+// durable segment (its own or the materializing process's): while it does
+// not move, nothing new becomes durable here.
+func (t *Table) DurableApplied() uint64 { return t.durableNow() }
+
 // durableNow is the last sequence applied from a durable segment.
 func (t *Table) durableNow() uint64 {
 	t.amu.Lock()

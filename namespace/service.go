@@ -50,6 +50,10 @@ type Config struct {
 	// a catalog mutation waiting for it fails with ServiceUnavailable
 	// (default 5s; see manifesttable.Table.Stalled).
 	StallTimeout time.Duration
+	// PromoteWindow is redisclaim.Config.PromoteWindow (default 1s): how
+	// long a recovery after Redis lost its state waits out promotions of
+	// the lost epoch.
+	PromoteWindow time.Duration
 	// DurableTimeout bounds the wait of a catalog mutation for its segment
 	// (default 30s); past it the outcome is unknown (ServiceUnavailable).
 	DurableTimeout time.Duration
@@ -143,7 +147,7 @@ func Open(ctx context.Context, cfg Config) (*Service, error) {
 		return nil, err
 	}
 	s.claims, err = redisclaim.New(ctx, redisclaim.Config{Redis: cfg.Redis, Objects: cfg.Objects, Catalog: cfg.Catalog,
-		Now: s.now, Step: cfg.ClaimStep, Observer: cfg.ClaimObserver, SeqFloor: s.table.SeqFloor, OnRecover: s.rebuildIndex, OnTxnCommitted: s.txnCommitted,
+		Now: s.now, Step: cfg.ClaimStep, Observer: cfg.ClaimObserver, SeqFloor: s.table.SeqFloor, Fresh: s.fresh, PromoteWindow: cfg.PromoteWindow, OnRecover: s.rebuildIndex, OnTxnCommitted: s.txnCommitted,
 		NameOf: s.tableName, Logger: s.log})
 	if err != nil {
 		_ = s.table.Close()
@@ -282,6 +286,13 @@ func (s *Service) mutate(ctx context.Context, sc *redis.Script, keys []string, a
 	return nil, nserror.New(nserror.ServiceUnavailable, "Redis keeps losing the catalog's state")
 }
 
+// fresh reports whether the catalog has never made anything durable in
+// __manifest (redisclaim.Config.Fresh).
+func (s *Service) fresh(ctx context.Context) (bool, error) {
+	d, err := s.table.DurableSeq(ctx)
+	return d == 0, err
+}
+
 // durable waits until the mutation at seq is in a durable __manifest
 // segment: the moment it may be acknowledged.
 func (s *Service) durable(ctx context.Context, seqReply any) error {
@@ -291,30 +302,40 @@ func (s *Service) durable(ctx context.Context, seqReply any) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.DurableTimeout)
 	defer cancel()
-	// A __manifest that cannot make progress (a full disk, a store that
-	// refuses writes) fails the wait once it has been so for StallTimeout,
-	// rather than at DurableTimeout.
+	// A __manifest that cannot make progress fails the wait once it has
+	// been so for StallTimeout, rather than at DurableTimeout: here (a full
+	// disk, a store that refuses writes), or anywhere (nothing became
+	// durable all that time: the process that materializes died and its
+	// lease has not lapsed yet).
 	wctx, stop := context.WithCancelCause(ctx)
 	defer stop(nil)
 	go func() {
 		tick := time.NewTicker(100 * time.Millisecond)
 		defer tick.Stop()
 		var since time.Time // when this wait first saw __manifest stalled
+		last, moved := s.table.DurableApplied(), time.Now()
 		for {
 			select {
 			case <-wctx.Done():
 				return
 			case <-tick.C:
 			}
+			if d := s.table.DurableApplied(); d != last {
+				last, moved = d, time.Now()
+			}
 			reason, ok := s.table.Stalled(0)
 			switch {
-			case !ok:
-				since = time.Time{}
-			case since.IsZero():
+			case ok && since.IsZero():
 				since = time.Now()
-			case time.Since(since) >= s.cfg.StallTimeout:
+			case ok && time.Since(since) >= s.cfg.StallTimeout:
 				stop(nserror.New(nserror.ServiceUnavailable, "the change may or may not take effect: %s", reason))
 				return
+			case ok:
+			case time.Since(moved) >= s.cfg.StallTimeout:
+				stop(nserror.New(nserror.ServiceUnavailable, "the change may or may not take effect: nothing in __manifest became durable for %s (is a process materializing it? a killed one's lease lapses within %s)", s.cfg.StallTimeout, manifesttable.LeaseTime))
+				return
+			default:
+				since = time.Time{}
 			}
 		}
 	}()

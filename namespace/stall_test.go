@@ -62,3 +62,38 @@ func TestAMutationFailsFastWhileManifestCannotMakeProgress(t *testing.T) {
 		t.Fatalf("namespaces after the stall: %v (the refused one's outcome was unknown; it took effect)", l.Namespaces)
 	}
 }
+
+// A mutation on a process that does not materialize, while the process
+// that does has died (its lease has not lapsed: nobody writes segments),
+// fails with ServiceUnavailable after StallTimeout instead of waiting for
+// the lease; once a process materializes again it takes effect.
+func TestAMutationFailsFastWhileNoProcessMaterializes(t *testing.T) {
+	ctx := context.Background()
+	e := newTenv(t)
+	_ = e.s.Close()
+	lease := "{" + e.catalog + "}:mlease"
+	if err := e.rdb.Set(ctx, lease, "a killed server", time.Minute).Err(); err != nil {
+		t.Fatal(err)
+	}
+	s, err := Open(ctx, Config{Objects: e.objs, Redis: e.rdb, Catalog: e.catalog, Logger: quiet, NoSQL: true,
+		StallTimeout: 300 * time.Millisecond, DurableTimeout: 10 * time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = s.Close() }()
+	start := time.Now()
+	_, err = s.CreateNamespace(ctx, CreateNamespaceRequest{ID: id("orphan")})
+	wantCode(t, "a mutation while no process materializes", err, nserror.ServiceUnavailable)
+	if !strings.Contains(err.Error(), "nothing in __manifest became durable") || time.Since(start) > time.Minute {
+		t.Fatalf("error %v after %s", err, time.Since(start))
+	}
+	// The dead holder's lease lapses: this process takes over.
+	if err := e.rdb.Del(ctx, lease).Err(); err != nil {
+		t.Fatal(err)
+	}
+	must(s.CreateNamespace(ctx, CreateNamespaceRequest{ID: id("later")}))
+	l := must(s.ListNamespaces(ctx, ListNamespacesRequest{}))
+	if strings.Join(l.Namespaces, ",") != "later,orphan" {
+		t.Fatalf("namespaces: %v", l.Namespaces)
+	}
+}
