@@ -141,7 +141,10 @@ type Result struct {
 	// is lower, the one that binds.
 	ClaimRatio float64 `json:"claim_ratio,omitempty"`
 	StoreRatio float64 `json:"store_ratio,omitempty"`
-	Note       string  `json:"note,omitempty"`
+	// Precision is, for a plan, the share of the leaves it returned that
+	// hold a row matching the filter (1: no leaf read in vain).
+	Precision float64 `json:"precision,omitempty"`
+	Note      string  `json:"note,omitempty"`
 }
 
 // Report is the JSON document of one run.
@@ -175,7 +178,7 @@ type Scenario struct {
 
 // Scenarios lists every scenario in the order a full run executes them.
 func Scenarios() []Scenario {
-	return append(append([]Scenario{objstoreScenario()}, commitScenarios()...), manifestScenario(), flightScenario(), namespaceScenario(), lanceScenario(), planScenario(), hostileScenario())
+	return append(append([]Scenario{objstoreScenario()}, commitScenarios()...), manifestScenario(), flightScenario(), namespaceScenario(), lanceScenario(), planScenario(), hostileScenario(), replicasScenario())
 }
 
 // Run executes the configured scenarios and returns the report.

@@ -1,0 +1,539 @@
+package bench
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/flightns/flightns/internal/redisproc"
+	"github.com/flightns/flightns/nserror"
+	"github.com/flightns/flightns/objstore"
+	"github.com/flightns/flightns/redisclaim"
+)
+
+// The replicas scenario: several `flightns serve` processes serving one
+// catalog (one Redis, one root, the same --catalog), as docs/operations.md
+// allows. Does a second and a third replica add throughput, or cost it?
+//
+// For each replica count, a fresh Redis (the run's persistence), a fresh
+// file:// root shared by the replicas, and the replicas themselves (this
+// executable's `serve`, each with its own data directory, loopback ports
+// and SQL worker; the first one started holds the materializer lease).
+// Then, at each --clients level, the same closed-loop clients, client c
+// talking to replica c mod n, measure:
+//
+//   - commits: REST CreateTableVersion of the next version of a random one
+//     of 1,024 tables, the writer's 1 KiB staging upload (no fsync, as a
+//     Lance writer does) included; a conflict learns the head and retries;
+//   - catalog mutations: REST CreateNamespace of a new namespace, each
+//     acknowledged once the lease holder's __manifest segment holding it
+//     is durable.
+//
+// Each result's ratio is its rate over one replica's at the same clients.
+//
+// The file is built without the duckdb_arrow tag as well (the scenario
+// only starts processes and speaks REST), so it carries its own small
+// process and REST helpers.
+
+// replicaCounts are the numbers of replicas measured, in order; the first
+// is the reference of the ratios.
+var replicaCounts = []int{1, 2, 3}
+
+// replicaTables is how many tables the commits spread over (tests use
+// fewer).
+var replicaTables = 1024
+
+func replicasScenario() Scenario {
+	return Scenario{
+		Name: "replicas",
+		Description: fmt.Sprintf("commits (REST CreateTableVersion, %d tables) and catalog mutations (REST CreateNamespace) with %v `flightns serve` replicas on one Redis and one file:// root, the same clients spread over the replicas; ratios to one replica",
+			replicaTables, replicaCounts),
+		Run:   runReplicas,
+		Steps: func(cfg Config) int { return 2 * len(replicaCounts) * len(cfg.Clients) },
+	}
+}
+
+func runReplicas(ctx context.Context, cfg Config, rep *Report) error {
+	bin, err := replicaBinary()
+	if err != nil {
+		return err
+	}
+	one := map[string]float64{} // one replica's ops/s by scenario kind and clients
+	for _, n := range replicaCounts {
+		if err := replicasAt(ctx, cfg, rep, bin, n, one); err != nil {
+			return fmt.Errorf("%d replicas: %w", n, err)
+		}
+	}
+	return nil
+}
+
+// replicaBinary finds the flightns executable to serve with:
+// $FLIGHTNS_BINARY, else this executable (flightns bench).
+func replicaBinary() (string, error) {
+	if b := os.Getenv("FLIGHTNS_BINARY"); b != "" {
+		return b, nil
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return "", err
+	}
+	if strings.HasSuffix(filepath.Base(exe), ".test") {
+		return "", errors.New("the replicas benchmark serves with the flightns binary: run it as `flightns bench`, or set FLIGHTNS_BINARY")
+	}
+	return exe, nil
+}
+
+// replicasAt measures n replicas on a Redis and a root of their own.
+func replicasAt(ctx context.Context, cfg Config, rep *Report, bin string, n int, one map[string]float64) error {
+	tmp, err := os.MkdirTemp("", "flightns-bench-replicas-")
+	if err != nil {
+		return err
+	}
+	defer func() { _ = os.RemoveAll(tmp) }()
+	rs, err := redisproc.Start(ctx, redisproc.Config{Dir: filepath.Join(tmp, "redis"), Persistence: cfg.persistence()})
+	if err != nil {
+		return err
+	}
+	defer func() { _ = rs.Kill() }()
+	objs, err := objstore.Open(ctx, "file://"+filepath.Join(tmp, "root"))
+	if err != nil {
+		return err
+	}
+	defer func() { _ = objs.Close() }()
+
+	var procs []*replicaProc
+	defer func() {
+		for _, p := range procs {
+			_ = p.stop(30 * time.Second)
+		}
+	}()
+	for i := range n {
+		p, err := startReplicaProc(ctx, bin, tmp, "--data", filepath.Join(tmp, fmt.Sprintf("replica%d", i)),
+			"--root", objs.URI(), "--redis", rs.URL(), "--log-format", "text",
+			"--flight-addr", "127.0.0.1:0", "--rest-addr", "127.0.0.1:0", "--metrics-addr", "127.0.0.1:0")
+		if err != nil {
+			return fmt.Errorf("replica %d: %w", i, err)
+		}
+		procs = append(procs, p)
+	}
+	w := &replicaWriter{objs: objs, payload: bytes.Repeat([]byte("m"), 1024), served: make([]atomic.Int64, n)}
+	for _, p := range procs {
+		w.rcs = append(w.rcs, newReplicaREST(p.rest))
+	}
+	if err := w.setup(ctx); err != nil {
+		return err
+	}
+
+	backend := "file"
+	for _, clients := range cfg.Clients {
+		for _, kind := range []string{"commits", "create-namespace"} {
+			for i := range w.served {
+				w.served[i].Store(0)
+			}
+			cpu0 := sampleReplicaCPU(procs, rs.Pid())
+			var r Result
+			if kind == "commits" {
+				r = Measure(ctx, clients, cfg.Duration, func(ctx context.Context, c int) Outcome { return w.commit(ctx, c%n) })
+			} else {
+				r = Measure(ctx, clients, cfg.Duration, func(ctx context.Context, c int) Outcome { return w.createNamespace(ctx, c%n) })
+			}
+			cpu := sampleReplicaCPU(procs, rs.Pid()).minus(cpu0)
+			r.Scenario, r.Backend = fmt.Sprintf("replicas:%s:%d", kind, n), backend
+			key := fmt.Sprintf("%s/%d", kind, clients)
+			if n == replicaCounts[0] {
+				one[key] = r.OpsPerSec
+			}
+			if base := one[key]; base > 0 {
+				r.Ceiling, r.Ratio = fmt.Sprintf("replicas:%s:%d", kind, replicaCounts[0]), r.OpsPerSec/base
+			}
+			what := fmt.Sprintf("REST CreateTableVersion of a random one of %d tables (the writer's 1 KiB staging upload included; a conflict learns the head and retries)", replicaTables)
+			if kind == "create-namespace" {
+				what = "REST CreateNamespace of a new namespace, acknowledged once durable in the lease holder's __manifest segment (replica 0 holds the lease)"
+			}
+			served := make([]string, n)
+			for i := range w.served {
+				served[i] = fmt.Sprint(w.served[i].Load())
+			}
+			r.Note = fmt.Sprintf("%s; %d `flightns serve` replica(s) on one Redis (persistence %s) and one file:// root shared by them, client c → replica c mod %d; answers by replica %s; ratio = ops/s ÷ one replica's at %d clients; %s",
+				what, n, cfg.persistence(), n, strings.Join(served, "/"), clients, cpu.busy(r.Seconds))
+			cfg.add(rep, r)
+		}
+	}
+	var stopErrs []error
+	for i, p := range procs {
+		if err := p.stop(30 * time.Second); err != nil {
+			stopErrs = append(stopErrs, fmt.Errorf("replica %d: %w", i, err))
+		}
+	}
+	return errors.Join(stopErrs...)
+}
+
+// replicaWriter commits and creates namespaces over REST through the
+// replicas, staging each manifest straight into the shared root as a
+// Lance writer would.
+type replicaWriter struct {
+	rcs     []*replicaREST
+	objs    *objstore.Store
+	payload []byte
+	keys    []string        // table directories under the root
+	heads   []atomic.Uint64 // newest version known, by table
+	nsSeq   atomic.Int64
+	served  []atomic.Int64 // answers (conflicts included) by replica
+}
+
+func replicaTable(k int) string { return fmt.Sprintf("bench$t%d", k) }
+
+// setup creates the namespace and the tables, and commits version 1 of
+// every table (a table's first commit costs more than the steady state),
+// spread over the replicas.
+func (w *replicaWriter) setup(ctx context.Context) error {
+	if err := w.rcs[0].post(ctx, "/v1/namespace/bench/create", map[string]any{"mode": "ExistOk"}, nil); err != nil {
+		return fmt.Errorf("creating namespace bench: %w", err)
+	}
+	w.keys, w.heads = make([]string, replicaTables), make([]atomic.Uint64, replicaTables)
+	var next atomic.Int64
+	errs := make([]error, 32)
+	var wg sync.WaitGroup
+	for g := range errs {
+		wg.Go(func() {
+			for k := int(next.Add(1) - 1); k < replicaTables; k = int(next.Add(1) - 1) {
+				rc := w.rcs[k%len(w.rcs)]
+				var d struct {
+					Location string `json:"location"`
+				}
+				if err := rc.post(ctx, "/v1/table/"+replicaTable(k)+"/declare", map[string]any{}, &d); err != nil {
+					errs[g] = fmt.Errorf("declaring %s: %w", replicaTable(k), err)
+					return
+				}
+				key, ok := strings.CutPrefix(strings.TrimSuffix(d.Location, "/"), w.objs.URI()+"/")
+				if !ok {
+					errs[g] = fmt.Errorf("table %s at %q is not under the root %s", replicaTable(k), d.Location, w.objs.URI())
+					return
+				}
+				w.keys[k] = key
+				if out := w.commitTable(ctx, k%len(w.rcs), k); out != OK {
+					errs[g] = fmt.Errorf("the first commit of %s failed", replicaTable(k))
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// commit commits the next version of a random table through replica r.
+func (w *replicaWriter) commit(ctx context.Context, r int) Outcome {
+	return w.commitTable(ctx, r, rand.IntN(replicaTables))
+}
+
+func (w *replicaWriter) commitTable(ctx context.Context, r, k int) Outcome {
+	v := w.heads[k].Load() + 1
+	key := redisclaim.StagingPath(redisclaim.ManifestPath(w.keys[k], redisclaim.V2, v))
+	if err := w.objs.Put(ctx, key, w.payload, objstore.NoSync()); err != nil {
+		return Failed
+	}
+	err := w.rcs[r].post(ctx, "/v1/table/"+replicaTable(k)+"/version/create", map[string]any{
+		"version": v, "manifest_path": w.objs.URI() + "/" + key, "manifest_size": len(w.payload)}, nil)
+	var re *replicaRESTError
+	if err == nil || errors.As(err, &re) {
+		w.served[r].Add(1)
+	}
+	if err == nil {
+		raise(&w.heads[k], v)
+		return OK
+	}
+	// Learn the head (a conflict, or a commit cut short that may have
+	// landed), without the measurement's deadline.
+	var d struct {
+		Version *uint64 `json:"version"`
+	}
+	if herr := w.rcs[r].post(context.WithoutCancel(ctx), "/v1/table/"+replicaTable(k)+"/describe", map[string]any{}, &d); herr == nil && d.Version != nil {
+		raise(&w.heads[k], *d.Version)
+	}
+	if errors.As(err, &re) && re.code == int(nserror.ConcurrentModification) {
+		return Conflict
+	}
+	return Failed
+}
+
+// createNamespace creates a new namespace through replica r.
+func (w *replicaWriter) createNamespace(ctx context.Context, r int) Outcome {
+	ns := fmt.Sprintf("bench$n%d", w.nsSeq.Add(1))
+	err := w.rcs[r].post(ctx, "/v1/namespace/"+ns+"/create", map[string]any{}, nil)
+	var re *replicaRESTError
+	if err == nil || errors.As(err, &re) {
+		w.served[r].Add(1)
+	}
+	if err != nil {
+		return Failed
+	}
+	return OK
+}
+
+// replicaCPU is CPU time in clock ticks (1/100 s): of the replicas'
+// server processes, of their children (the SQL workers), of Redis, of
+// this process (the clients), and of the whole machine (everything not
+// idle, other work included).
+type replicaCPU struct{ servers, workers, redis, clients, machine int64 }
+
+func sampleReplicaCPU(procs []*replicaProc, redisPid int) replicaCPU {
+	var c replicaCPU
+	for _, p := range procs {
+		pid := p.cmd.Process.Pid
+		c.servers += replicaTicks(pid)
+		for _, k := range replicaChildren(pid) {
+			c.workers += replicaTicks(k)
+		}
+	}
+	c.redis = replicaTicks(redisPid)
+	c.clients = replicaTicks(os.Getpid())
+	if b, err := os.ReadFile("/proc/stat"); err == nil {
+		// cpu user nice system idle iowait irq softirq steal …
+		line, _, _ := strings.Cut(string(b), "\n")
+		for i, f := range strings.Fields(line)[1:] {
+			v, _ := strconv.ParseInt(f, 10, 64)
+			if i != 3 && i != 4 && i < 8 {
+				c.machine += v
+			}
+		}
+	}
+	return c
+}
+
+func (c replicaCPU) minus(o replicaCPU) replicaCPU {
+	return replicaCPU{c.servers - o.servers, c.workers - o.workers, c.redis - o.redis, c.clients - o.clients, c.machine - o.machine}
+}
+
+// busy says how many cores each part kept busy on average over seconds.
+func (c replicaCPU) busy(seconds float64) string {
+	if seconds <= 0 {
+		return ""
+	}
+	f := func(t int64) float64 { return float64(t) / 100 / seconds }
+	return fmt.Sprintf("cores busy on average: servers %.2f, their SQL workers %.2f, Redis %.2f, the clients (this process) %.2f, the whole machine %.2f of %d",
+		f(c.servers), f(c.workers), f(c.redis), f(c.clients), f(c.machine), runtime.NumCPU())
+}
+
+// replicaTicks is a process's CPU time (utime + stime) in clock ticks, 0
+// if it is gone.
+func replicaTicks(pid int) int64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	s := string(b)
+	j := strings.LastIndexByte(s, ')') // after "pid (comm)"
+	if j < 0 {
+		return 0
+	}
+	f := strings.Fields(s[j+1:]) // state ppid … utime (12th) stime (13th)
+	if len(f) < 13 {
+		return 0
+	}
+	ut, _ := strconv.ParseInt(f[11], 10, 64)
+	st, _ := strconv.ParseInt(f[12], 10, 64)
+	return ut + st
+}
+
+// replicaChildren lists a process's children.
+func replicaChildren(pid int) []int {
+	tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/children", pid))
+	var out []int
+	for _, t := range tasks {
+		b, err := os.ReadFile(t)
+		if err != nil {
+			continue
+		}
+		for _, f := range strings.Fields(string(b)) {
+			if k, err := strconv.Atoi(f); err == nil {
+				out = append(out, k)
+			}
+		}
+	}
+	return out
+}
+
+// --- the replica processes and their REST surface -----------------------
+
+// replicaProc is a `flightns serve` child process.
+type replicaProc struct {
+	cmd    *exec.Cmd
+	rest   string // its REST address
+	mu     sync.Mutex
+	lines  []string // its log (the last 10,000 lines)
+	ready  chan struct{}
+	exited chan struct{}
+	err    error // of Wait
+	once   sync.Once
+}
+
+var reRESTAddr = regexp.MustCompile(`REST listening"? "?addr"?[=:]"?([0-9.]+:\d+)`)
+
+// startReplicaProc runs `bin serve args...` in dir with this process's
+// environment less the FLIGHTNS_ variables that would point it elsewhere
+// (the SQL engine's FLIGHTNS_SQL_* and FLIGHTNS_MAX_* pass), and waits
+// until it logs "flightns ready".
+func startReplicaProc(ctx context.Context, bin, dir string, args ...string) (*replicaProc, error) {
+	cmd := exec.Command(bin, append([]string{"serve"}, args...)...)
+	cmd.Dir = dir
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "FLIGHTNS_") || strings.HasPrefix(kv, "FLIGHTNS_SQL_") || strings.HasPrefix(kv, "FLIGHTNS_MAX_") {
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	p := &replicaProc{cmd: cmd, ready: make(chan struct{}), exited: make(chan struct{})}
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		sc.Buffer(make([]byte, 64<<10), 1<<20)
+		signalled := false
+		for sc.Scan() {
+			l := sc.Text()
+			p.mu.Lock()
+			if p.rest == "" {
+				if m := reRESTAddr.FindStringSubmatch(l); m != nil {
+					p.rest = m[1]
+				}
+			}
+			p.lines = append(p.lines, l)
+			if len(p.lines) > 10_000 {
+				p.lines = p.lines[len(p.lines)-10_000:]
+			}
+			p.mu.Unlock()
+			if !signalled && strings.Contains(l, "flightns ready") {
+				signalled = true
+				close(p.ready)
+			}
+		}
+		_, _ = io.Copy(io.Discard, stderr)
+		p.err = cmd.Wait()
+		close(p.exited)
+	}()
+	select {
+	case <-p.ready:
+	case <-p.exited:
+		return nil, fmt.Errorf("flightns serve exited before it was ready (%w):\n%s", p.err, p.tail(30))
+	case <-time.After(2 * time.Minute):
+		_ = p.stop(5 * time.Second)
+		return nil, fmt.Errorf("flightns serve was not ready within 2 minutes:\n%s", p.tail(30))
+	case <-ctx.Done():
+		_ = p.stop(5 * time.Second)
+		return nil, ctx.Err()
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.rest == "" {
+		go func() { _ = p.stop(5 * time.Second) }()
+		return nil, fmt.Errorf("flightns serve logged no REST address:\n%s", strings.Join(p.lines, "\n"))
+	}
+	return p, nil
+}
+
+// tail is the last n lines of the log.
+func (p *replicaProc) tail(n int) string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return strings.Join(p.lines[max(0, len(p.lines)-n):], "\n")
+}
+
+// stop sends SIGTERM and waits up to limit for the exit, then kills. Only
+// the first call acts.
+func (p *replicaProc) stop(limit time.Duration) error {
+	var err error
+	p.once.Do(func() {
+		_ = p.cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-p.exited:
+			if p.err != nil {
+				err = fmt.Errorf("flightns serve exited after SIGTERM: %w", p.err)
+			}
+		case <-time.After(limit):
+			_ = p.cmd.Process.Kill()
+			<-p.exited
+			err = fmt.Errorf("flightns serve did not exit within %s of SIGTERM; killed", limit)
+		}
+	})
+	return err
+}
+
+// replicaREST is a JSON client of one replica's REST surface.
+type replicaREST struct {
+	base string
+	hc   *http.Client
+}
+
+func newReplicaREST(addr string) *replicaREST {
+	tr := &http.Transport{MaxIdleConns: 512, MaxIdleConnsPerHost: 512, IdleConnTimeout: time.Minute}
+	return &replicaREST{base: "http://" + addr, hc: &http.Client{Transport: tr, Timeout: time.Minute}}
+}
+
+// replicaRESTError is a REST answer other than 200.
+type replicaRESTError struct {
+	status, code int
+	msg          string
+}
+
+func (e *replicaRESTError) Error() string {
+	return fmt.Sprintf("HTTP %d (code %d): %s", e.status, e.code, e.msg)
+}
+
+// post sends body as JSON to path and decodes a 200 answer into out.
+func (c *replicaREST) post(ctx context.Context, path string, body, out any) error {
+	b, err := json.Marshal(body)
+	if err != nil {
+		return err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.base+path, bytes.NewReader(b))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = resp.Body.Close() }()
+	raw, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return err
+	}
+	if resp.StatusCode != http.StatusOK {
+		var e struct {
+			Error string `json:"error"`
+			Code  int    `json:"code"`
+		}
+		_ = json.Unmarshal(raw, &e)
+		if e.Error == "" {
+			e.Error = string(raw)
+		}
+		return &replicaRESTError{status: resp.StatusCode, code: e.Code, msg: e.Error}
+	}
+	if out != nil {
+		return json.Unmarshal(raw, out)
+	}
+	return nil
+}
