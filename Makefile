@@ -65,8 +65,11 @@ $(LANCEDB_DIR)/node_modules/.package-lock.json: $(LANCEDB_DIR)/package.json $(LA
 	@touch $@
 
 ## fuzz: every fuzzer for FUZZ_TIME (default 2000 inputs each) from its
-## committed seeds; `make fuzz FUZZ_TIME=5m` for a longer hunt
+## committed seeds, then the plan_scan differential oracle over
+## ORACLE_CHECKS random catalogs (`make test` runs 12); `make fuzz
+## FUZZ_TIME=5m ORACLE_CHECKS=2000` for a longer hunt
 FUZZ_TIME ?= 2000x
+ORACLE_CHECKS ?= 500
 FUZZERS := planner:FuzzParseFilter planner:FuzzPlanFilter planner:FuzzSpec planner:FuzzSchema \
 	restserver:FuzzParseID objstore:FuzzValidateKey redisclaim:FuzzParseManifestName reliability:FuzzRESTRequest \
 	manifesttable:FuzzSQL manifesttable:FuzzSQLGrammar lancemanifest:FuzzRead
@@ -77,6 +80,7 @@ fuzz: deps
 	  echo "fuzz $$pkg $$name ($(FUZZ_TIME))"; \
 	  $(GO) test $(GOFLAGS_) -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZ_TIME) ./$$pkg; \
 	done
+	FLIGHTNS_ORACLE_CHECKS=$(ORACLE_CHECKS) $(GO) test $(GOFLAGS_) -count=1 -timeout 60m -run '^TestPlanScanOracle$$' ./planner
 
 ## fmt: gofmt every Go file
 fmt:

@@ -4,12 +4,10 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -135,7 +133,7 @@ func replicasAt(ctx context.Context, cfg Config, rep *Report, bin string, n int,
 	}
 	w := &replicaWriter{objs: objs, payload: bytes.Repeat([]byte("m"), 1024), served: make([]atomic.Int64, n)}
 	for _, p := range procs {
-		w.rcs = append(w.rcs, newReplicaREST(p.rest))
+		w.rcs = append(w.rcs, newRESTClient(p.rest))
 	}
 	if err := w.setup(ctx); err != nil {
 		return err
@@ -189,7 +187,7 @@ func replicasAt(ctx context.Context, cfg Config, rep *Report, bin string, n int,
 // replicas, staging each manifest straight into the shared root as a
 // Lance writer would.
 type replicaWriter struct {
-	rcs     []*replicaREST
+	rcs     []*restClient
 	objs    *objstore.Store
 	payload []byte
 	keys    []string        // table directories under the root
@@ -252,7 +250,7 @@ func (w *replicaWriter) commitTable(ctx context.Context, r, k int) Outcome {
 	}
 	err := w.rcs[r].post(ctx, "/v1/table/"+replicaTable(k)+"/version/create", map[string]any{
 		"version": v, "manifest_path": w.objs.URI() + "/" + key, "manifest_size": len(w.payload)}, nil)
-	var re *replicaRESTError
+	var re *restError
 	if err == nil || errors.As(err, &re) {
 		w.served[r].Add(1)
 	}
@@ -278,7 +276,7 @@ func (w *replicaWriter) commitTable(ctx context.Context, r, k int) Outcome {
 func (w *replicaWriter) createNamespace(ctx context.Context, r int) Outcome {
 	ns := fmt.Sprintf("bench$n%d", w.nsSeq.Add(1))
 	err := w.rcs[r].post(ctx, "/v1/namespace/"+ns+"/create", map[string]any{}, nil)
-	var re *replicaRESTError
+	var re *restError
 	if err == nil || errors.As(err, &re) {
 		w.served[r].Add(1)
 	}
@@ -478,62 +476,4 @@ func (p *replicaProc) stop(limit time.Duration) error {
 		}
 	})
 	return err
-}
-
-// replicaREST is a JSON client of one replica's REST surface.
-type replicaREST struct {
-	base string
-	hc   *http.Client
-}
-
-func newReplicaREST(addr string) *replicaREST {
-	tr := &http.Transport{MaxIdleConns: 512, MaxIdleConnsPerHost: 512, IdleConnTimeout: time.Minute}
-	return &replicaREST{base: "http://" + addr, hc: &http.Client{Transport: tr, Timeout: time.Minute}}
-}
-
-// replicaRESTError is a REST answer other than 200.
-type replicaRESTError struct {
-	status, code int
-	msg          string
-}
-
-func (e *replicaRESTError) Error() string {
-	return fmt.Sprintf("HTTP %d (code %d): %s", e.status, e.code, e.msg)
-}
-
-// post sends body as JSON to path and decodes a 200 answer into out.
-func (c *replicaREST) post(ctx context.Context, path string, body, out any) error {
-	b, err := json.Marshal(body)
-	if err != nil {
-		return err
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.base+path, bytes.NewReader(b))
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := c.hc.Do(req)
-	if err != nil {
-		return err
-	}
-	defer func() { _ = resp.Body.Close() }()
-	raw, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return err
-	}
-	if resp.StatusCode != http.StatusOK {
-		var e struct {
-			Error string `json:"error"`
-			Code  int    `json:"code"`
-		}
-		_ = json.Unmarshal(raw, &e)
-		if e.Error == "" {
-			e.Error = string(raw)
-		}
-		return &replicaRESTError{status: resp.StatusCode, code: e.Code, msg: e.Error}
-	}
-	if out != nil {
-		return json.Unmarshal(raw, out)
-	}
-	return nil
 }

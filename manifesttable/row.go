@@ -272,8 +272,13 @@ func MarshalRow(r Row) ([]byte, error) {
 			if !ok {
 				return nil, nserror.New(nserror.InvalidInput, "column %s: unsupported value %T", k, v)
 			}
-			if d, ok := v.(arrow.Date32); ok {
-				v = int32(d)
+			switch x := v.(type) {
+			case arrow.Date32:
+				v = int32(x)
+			case time.Time:
+				// Microseconds: every int64 timestamp, where RFC 3339 text
+				// stops at year 9999.
+				v = x.UnixMicro()
 			}
 			raw, err := json.Marshal(v)
 			if err != nil {
@@ -346,9 +351,14 @@ func decodeTyped(tv typedValue) (any, error) {
 		err = json.Unmarshal(tv.V, &v)
 		return arrow.Date32(v), err
 	case ColTimestamp:
-		var v time.Time
-		err = json.Unmarshal(tv.V, &v)
-		return v.UTC(), err
+		if len(tv.V) > 0 && tv.V[0] == '"' { // RFC 3339, as logs before microseconds held
+			var v time.Time
+			err = json.Unmarshal(tv.V, &v)
+			return v.UTC(), err
+		}
+		var us int64
+		err = json.Unmarshal(tv.V, &us)
+		return time.UnixMicro(us).UTC(), err
 	}
 	return nil, fmt.Errorf("unknown column type %q", tv.T)
 }

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -390,4 +391,31 @@ func TestAReplicaOvertakenByACompactionWhileCatchingUpStartsAgainFromTheSnapshot
 		t.Fatal("the replica never read a segment")
 	}
 	sameAsLeader(t, replica, leader, 5)
+}
+
+// A row's extra values survive the commit log's encoding exactly at the
+// ends of their ranges: timestamps of every int64 microsecond (RFC 3339
+// text stops at year 9999), int64 and date32 limits; logs written before
+// timestamps were microseconds still decode.
+func TestExtraValuesRoundTripAtTheEndsOfTheirRanges(t *testing.T) {
+	for _, v := range []any{time.UnixMicro(math.MaxInt64).UTC(), time.UnixMicro(math.MinInt64).UTC(), time.UnixMicro(253402300800000000).UTC(),
+		int64(math.MaxInt64), int64(math.MinInt64), arrow.Date32(math.MaxInt32), arrow.Date32(math.MinInt32)} {
+		r := Row{ObjectType: TypeNamespace, ObjectID: "p", Extra: map[string]any{"partition_field_1": v}}
+		b, err := MarshalRow(r)
+		if err != nil {
+			t.Fatalf("%v: %v", v, err)
+		}
+		back, err := UnmarshalRow(b)
+		if err != nil {
+			t.Fatalf("%v: %v", v, err)
+		}
+		if got := back.Extra["partition_field_1"]; got != v {
+			t.Fatalf("%v came back as %v", v, got)
+		}
+	}
+	old := []byte(`{"object_id":"p","object_type":"namespace","extra":{"partition_field_1":{"t":"timestamp","v":"2024-03-01T10:00:00Z"}}}`)
+	back, err := UnmarshalRow(old)
+	if err != nil || back.Extra["partition_field_1"] != time.Date(2024, 3, 1, 10, 0, 0, 0, time.UTC) {
+		t.Fatalf("an RFC 3339 timestamp of an older log: %v %v", back.Extra, err)
+	}
 }
