@@ -30,9 +30,17 @@
 //     written leaf, an assert_table_version per leaf read — so plans see
 //     all of it or none of it.
 //
-// Invariants: a plan never drops a leaf that may hold a matching row (the
-// property test checks it against brute force), and all it reads belongs
-// to one catalog sequence. The package keeps no state but a cache of parsed
+// Filters follow SQL's three-valued logic: NULL operands make UNKNOWN
+// (Unknown), which NOT keeps UNKNOWN; NOT is pushed to the atoms by
+// identities of that logic before the judgement, so a subexpression never
+// TRUE can be judged FALSE. Integers are exact over int64, and preimages
+// saturate at the ends of their ranges.
+//
+// Invariants: a plan never drops a leaf that may hold a matching row, and
+// a leaf's residual selects exactly the rows of the leaf the filter
+// selects (the differential oracle, oracle_test.go, checks both against
+// DuckDB over random catalogs, and that every surface answers the same);
+// all a plan reads belongs to one catalog sequence. The package keeps no state but a cache of parsed
 // definitions; it never writes Redis or object storage itself — every
 // change goes through the namespace service.
 package planner
