@@ -132,6 +132,7 @@ func planAt(ctx context.Context, cfg Config, rep *Report, leaves int) error {
 	for _, f := range filters {
 		var got int
 		var returned []planner.PlannedLeaf
+		var planErr error
 		reps := 200
 		if f.name == "broad" && leaves >= 100_000 {
 			reps = 30
@@ -140,9 +141,14 @@ func planAt(ctx context.Context, cfg Config, rep *Report, leaves int) error {
 			pl, err := p.PlanScan(ctx, namespace.ID{"events"}, f.filter)
 			if err == nil {
 				got, returned = len(pl.Leaves), pl.Leaves
+			} else {
+				planErr = err
 			}
 			return err
 		})
+		if planErr != nil {
+			return fmt.Errorf("plan %s: %w", f.name, planErr)
+		}
 		precision, err := planPrecision(returned, days, f.match, rowOf)
 		if err != nil {
 			return fmt.Errorf("plan %s: %w", f.name, err)

@@ -220,13 +220,21 @@ func (t *Table) materializeOnce(ctx context.Context) error {
 		return nil // read again, with what came meanwhile
 	}
 	// A batch never ends inside one sequence: entries of the last sequence
-	// might continue past Count.
+	// might continue past Count. A batch of one sequence is read to its
+	// end, however long (one Append or one cascade may log more entries
+	// than a segment usually holds; a segment must hold them all).
 	if len(res[0].Messages) == t.cfg.MaxSegmentEntries {
 		last := entries[len(entries)-1].seq
 		if entries[0].seq != last {
 			for len(entries) > 0 && entries[len(entries)-1].seq == last {
 				entries = entries[:len(entries)-1]
 			}
+		} else {
+			rest, err := t.restOfSequence(ctx, res[0].Messages[len(res[0].Messages)-1].ID, last)
+			if err != nil {
+				return err
+			}
+			entries = append(entries, rest...)
 		}
 	}
 	seg := &segment{First: cursor + 1, Last: entries[len(entries)-1].seq}
@@ -283,6 +291,26 @@ func (t *Table) materializeOnce(ctx context.Context) error {
 		}()
 	}
 	return nil
+}
+
+// restOfSequence reads the entries of sequence seq after the entry id
+// after, to the sequence's end.
+func (t *Table) restOfSequence(ctx context.Context, after string, seq uint64) ([]logEntry, error) {
+	var out []logEntry
+	end := fmt.Sprintf("%d-%d", seq, uint64(math.MaxUint64))
+	for {
+		msgs, err := t.cfg.Redis.XRangeN(ctx, t.keys.log, "("+after, end, int64(t.cfg.MaxSegmentEntries)).Result()
+		if err != nil {
+			return nil, err
+		}
+		for _, m := range msgs {
+			out = append(out, logEntry{seq: seq, fields: m.Values})
+		}
+		if len(msgs) < t.cfg.MaxSegmentEntries {
+			return out, nil
+		}
+		after = msgs[len(msgs)-1].ID
+	}
 }
 
 // linger waits, up to VersionLinger since the backlog was first seen, while

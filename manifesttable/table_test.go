@@ -419,3 +419,35 @@ func TestExtraValuesRoundTripAtTheEndsOfTheirRanges(t *testing.T) {
 		t.Fatalf("an RFC 3339 timestamp of an older log: %v %v", back.Extra, err)
 	}
 }
+
+// One sequence with more entries than a segment usually holds (one large
+// Append, as a cascade or a bulk load logs) is written whole: every row is
+// there, in this process and after a reload from storage.
+func TestASequenceLongerThanASegmentIsWrittenWhole(t *testing.T) {
+	ctx := context.Background()
+	e := newTenv(t)
+	tb := e.open(func(c *Config) { c.MaxSegmentEntries = 7 })
+	var changes []Change
+	for i := range 25 {
+		changes = append(changes, put(Row{ObjectType: TypeNamespace, ObjectID: fmt.Sprintf("big%03d", i)}))
+	}
+	seq, err := tb.Append(ctx, changes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tb.Append(ctx, []Change{put(Row{ObjectType: TypeNamespace, ObjectID: "after"})}); err != nil {
+		t.Fatal(err)
+	}
+	if err := tb.WaitDurable(ctx, seq+1); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(tb.Objects()); n != 26 {
+		t.Fatalf("%d rows after one sequence of 25 and one of 1, want 26", n)
+	}
+	_ = tb.Close()
+	again := e.open()
+	defer func() { _ = again.Close() }()
+	if n := len(again.Objects()); n != 26 {
+		t.Fatalf("%d rows after a reload, want 26", n)
+	}
+}
