@@ -3,13 +3,11 @@
 package bench
 
 import (
-	"bufio"
 	"bytes"
 	"cmp"
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"maps"
 	"os"
 	"os/exec"
@@ -21,7 +19,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"google.golang.org/grpc/codes"
@@ -387,17 +384,10 @@ func mib(b int64) string { return fmt.Sprintf("%.0f MiB", float64(b)/(1<<20)) }
 
 // serveProc is a `flightns serve` child process.
 type serveProc struct {
-	cmd          *exec.Cmd
+	childProc
 	bin          string // the flightns executable
 	flight, rest string
 	spillDir     string // where its queries spill
-
-	mu     sync.Mutex
-	lines  []string
-	ready  chan struct{}
-	exited chan struct{}
-	err    error // of Wait
-	once   sync.Once
 }
 
 var reAddr = regexp.MustCompile(`"?addr"?[=:]"?([0-9.]+:\d+)`)
@@ -415,37 +405,9 @@ func startServe(ctx context.Context, bin, dir string, args ...string) (*servePro
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
-	p := &serveProc{cmd: cmd, bin: bin, ready: make(chan struct{}), exited: make(chan struct{})}
-	go func() {
-		sc := bufio.NewScanner(stderr)
-		sc.Buffer(make([]byte, 64<<10), 1<<20)
-		signalled := false
-		for sc.Scan() {
-			l := sc.Text()
-			p.mu.Lock()
-			if len(p.lines) < 200_000 {
-				p.lines = append(p.lines, l)
-			}
-			p.mu.Unlock()
-			if !signalled && strings.Contains(l, "flightns ready") {
-				signalled = true
-				close(p.ready)
-			}
-		}
-		_, _ = io.Copy(io.Discard, stderr)
-		p.err = cmd.Wait()
-		close(p.exited)
-	}()
-	select {
-	case <-p.ready:
-	case <-p.exited:
-		return nil, fmt.Errorf("flightns serve exited before it was ready (%w):\n%s", p.err, p.tail(30))
-	case <-time.After(2 * time.Minute):
-		_ = p.stop(5 * time.Second)
-		return nil, fmt.Errorf("flightns serve was not ready within 2 minutes:\n%s", p.tail(30))
-	case <-ctx.Done():
-		_ = p.stop(5 * time.Second)
-		return nil, ctx.Err()
+	p := &serveProc{childProc: newChildProc(cmd), bin: bin}
+	if err := p.follow(ctx, stderr, 200_000, nil); err != nil {
+		return nil, err
 	}
 	p.mu.Lock()
 	for _, l := range p.lines {
@@ -568,34 +530,6 @@ func (p *serveProc) saveLog(name string) {
 	if err := os.MkdirAll(dir, 0o755); err == nil {
 		_ = os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644)
 	}
-}
-
-// tail is the last n lines of the log.
-func (p *serveProc) tail(n int) string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return strings.Join(p.lines[max(0, len(p.lines)-n):], "\n")
-}
-
-// stop sends SIGTERM and waits up to limit for the exit, then kills. Only
-// the first call acts; the error says whether it exited in time and
-// cleanly.
-func (p *serveProc) stop(limit time.Duration) error {
-	var err error
-	p.once.Do(func() {
-		_ = p.cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-p.exited:
-			if p.err != nil {
-				err = fmt.Errorf("flightns serve exited after SIGTERM: %w", p.err)
-			}
-		case <-time.After(limit):
-			_ = p.cmd.Process.Kill()
-			<-p.exited
-			err = fmt.Errorf("flightns serve did not exit within %s of SIGTERM; killed", limit)
-		}
-	})
-	return err
 }
 
 // --- REST commits and CreateNamespace --------------------------------

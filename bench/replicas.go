@@ -1,12 +1,10 @@
 package bench
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -17,7 +15,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/flightns/flightns/internal/redisproc"
@@ -373,14 +370,8 @@ func replicaChildren(pid int) []int {
 
 // replicaProc is a `flightns serve` child process.
 type replicaProc struct {
-	cmd    *exec.Cmd
-	rest   string // its REST address
-	mu     sync.Mutex
-	lines  []string // its log (the last 10,000 lines)
-	ready  chan struct{}
-	exited chan struct{}
-	err    error // of Wait
-	once   sync.Once
+	childProc        // (its log keeps the last 10,000 lines)
+	rest      string // its REST address
 }
 
 var reRESTAddr = regexp.MustCompile(`REST listening"? "?addr"?[=:]"?([0-9.]+:\d+)`)
@@ -404,43 +395,15 @@ func startReplicaProc(ctx context.Context, bin, dir string, args ...string) (*re
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
-	p := &replicaProc{cmd: cmd, ready: make(chan struct{}), exited: make(chan struct{})}
-	go func() {
-		sc := bufio.NewScanner(stderr)
-		sc.Buffer(make([]byte, 64<<10), 1<<20)
-		signalled := false
-		for sc.Scan() {
-			l := sc.Text()
-			p.mu.Lock()
-			if p.rest == "" {
-				if m := reRESTAddr.FindStringSubmatch(l); m != nil {
-					p.rest = m[1]
-				}
-			}
-			p.lines = append(p.lines, l)
-			if len(p.lines) > 10_000 {
-				p.lines = p.lines[len(p.lines)-10_000:]
-			}
-			p.mu.Unlock()
-			if !signalled && strings.Contains(l, "flightns ready") {
-				signalled = true
-				close(p.ready)
+	p := &replicaProc{childProc: newChildProc(cmd)}
+	if err := p.follow(ctx, stderr, 10_000, func(l string) {
+		if p.rest == "" {
+			if m := reRESTAddr.FindStringSubmatch(l); m != nil {
+				p.rest = m[1]
 			}
 		}
-		_, _ = io.Copy(io.Discard, stderr)
-		p.err = cmd.Wait()
-		close(p.exited)
-	}()
-	select {
-	case <-p.ready:
-	case <-p.exited:
-		return nil, fmt.Errorf("flightns serve exited before it was ready (%w):\n%s", p.err, p.tail(30))
-	case <-time.After(2 * time.Minute):
-		_ = p.stop(5 * time.Second)
-		return nil, fmt.Errorf("flightns serve was not ready within 2 minutes:\n%s", p.tail(30))
-	case <-ctx.Done():
-		_ = p.stop(5 * time.Second)
-		return nil, ctx.Err()
+	}); err != nil {
+		return nil, err
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -449,31 +412,4 @@ func startReplicaProc(ctx context.Context, bin, dir string, args ...string) (*re
 		return nil, fmt.Errorf("flightns serve logged no REST address:\n%s", strings.Join(p.lines, "\n"))
 	}
 	return p, nil
-}
-
-// tail is the last n lines of the log.
-func (p *replicaProc) tail(n int) string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return strings.Join(p.lines[max(0, len(p.lines)-n):], "\n")
-}
-
-// stop sends SIGTERM and waits up to limit for the exit, then kills. Only
-// the first call acts.
-func (p *replicaProc) stop(limit time.Duration) error {
-	var err error
-	p.once.Do(func() {
-		_ = p.cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-p.exited:
-			if p.err != nil {
-				err = fmt.Errorf("flightns serve exited after SIGTERM: %w", p.err)
-			}
-		case <-time.After(limit):
-			_ = p.cmd.Process.Kill()
-			<-p.exited
-			err = fmt.Errorf("flightns serve did not exit within %s of SIGTERM; killed", limit)
-		}
-	})
-	return err
 }

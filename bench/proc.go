@@ -1,0 +1,98 @@
+package bench
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"os/exec"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// childProc is a flightns child process a scenario runs, and its log.
+type childProc struct {
+	cmd    *exec.Cmd
+	mu     sync.Mutex
+	lines  []string
+	ready  chan struct{}
+	exited chan struct{}
+	err    error // of Wait
+	once   sync.Once
+}
+
+func newChildProc(cmd *exec.Cmd) childProc {
+	return childProc{cmd: cmd, ready: make(chan struct{}), exited: make(chan struct{})}
+}
+
+// tail is the last n lines of the log.
+func (p *childProc) tail(n int) string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return strings.Join(p.lines[max(0, len(p.lines)-n):], "\n")
+}
+
+// stop sends SIGTERM and waits up to limit for the exit, then kills. Only
+// the first call acts; the error says whether it exited in time and
+// cleanly.
+func (p *childProc) stop(limit time.Duration) error {
+	var err error
+	p.once.Do(func() {
+		_ = p.cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-p.exited:
+			if p.err != nil {
+				err = fmt.Errorf("flightns serve exited after SIGTERM: %w", p.err)
+			}
+		case <-time.After(limit):
+			_ = p.cmd.Process.Kill()
+			<-p.exited
+			err = fmt.Errorf("flightns serve did not exit within %s of SIGTERM; killed", limit)
+		}
+	})
+	return err
+}
+
+// follow reads the process's log from stderr, keeping its last maxLines
+// lines (onLine, if set, sees each line under p.mu), and waits until it
+// logs "flightns ready"; it stops the process when that does not come.
+func (p *childProc) follow(ctx context.Context, stderr io.Reader, maxLines int, onLine func(string)) error {
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		sc.Buffer(make([]byte, 64<<10), 1<<20)
+		signalled := false
+		for sc.Scan() {
+			l := sc.Text()
+			p.mu.Lock()
+			if onLine != nil {
+				onLine(l)
+			}
+			p.lines = append(p.lines, l)
+			if len(p.lines) > maxLines {
+				p.lines = p.lines[len(p.lines)-maxLines:]
+			}
+			p.mu.Unlock()
+			if !signalled && strings.Contains(l, "flightns ready") {
+				signalled = true
+				close(p.ready)
+			}
+		}
+		_, _ = io.Copy(io.Discard, stderr)
+		p.err = p.cmd.Wait()
+		close(p.exited)
+	}()
+	select {
+	case <-p.ready:
+		return nil
+	case <-p.exited:
+		return fmt.Errorf("flightns serve exited before it was ready (%w):\n%s", p.err, p.tail(30))
+	case <-time.After(2 * time.Minute):
+		_ = p.stop(5 * time.Second)
+		return fmt.Errorf("flightns serve was not ready within 2 minutes:\n%s", p.tail(30))
+	case <-ctx.Done():
+		_ = p.stop(5 * time.Second)
+		return ctx.Err()
+	}
+}
