@@ -19,6 +19,14 @@
 // SQL queries, each run as a SCHED_IDLE `flightns query` child so that the
 // measuring process keeps its CPU (hostile.go).
 //
+// The replicas scenario starts 1, 2 and 3 `flightns serve` processes on
+// one Redis and one root and reports commits and CreateNamespace per
+// second as ratios to one replica (replicas.go); it and hostile-queries
+// share one child-process runner (proc.go) and REST client (rest.go). The
+// plan scenario reports each plan's precision — the share of returned
+// leaves holding a matching row — next to its latency, and fails a run
+// whose plan leaves out a matching leaf.
+//
 // Benchmarks are run by `flightns bench` and `make bench`. The package's
 // test runs one quick scenario end to end to check the report and the
 // chart; it asserts their shape, never a speed.

@@ -2,6 +2,7 @@ package namespace
 
 import (
 	"context"
+	"maps"
 	"regexp"
 	"slices"
 	"strings"
@@ -109,13 +110,7 @@ func (s *Service) AdoptTableDirectories(ctx context.Context) ([]AdoptedTable, []
 	}
 	var adopted []AdoptedTable
 	var skipped []string
-	for _, dir := range slices.Sorted(func(yield func(string) bool) {
-		for d := range dirs {
-			if !yield(d) {
-				return
-			}
-		}
-	}) {
+	for _, dir := range slices.Sorted(maps.Keys(dirs)) {
 		if _, owned := s.table.TableByLocation(dir); owned {
 			continue
 		}
