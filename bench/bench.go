@@ -250,19 +250,29 @@ const (
 type Op func(ctx context.Context, client int) Outcome
 
 // Measure runs op in a closed loop from clients goroutines for d (or until
-// done, if given, reports true) and summarizes throughput and latency.
+// done, if given, reports true) and summarizes throughput and latency. On a
+// machine so loaded that no operation has succeeded within d, it runs on
+// until one does (up to 4×d if only failures and conflicts finish, or until
+// ctx ends): a result does not report a rate over nothing.
 func Measure(ctx context.Context, clients int, d time.Duration, op Op, done ...func() bool) Result {
-	ctx, cancel := context.WithTimeout(ctx, d)
+	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	if len(done) > 0 {
-		go func() {
-			for ctx.Err() == nil && !done[0]() {
-				time.Sleep(time.Millisecond)
-			}
-			cancel()
-		}()
-	}
 	var ops, errs, conflicts atomic.Int64
+	go func() {
+		deadline := time.Now().Add(d)
+		for ctx.Err() == nil {
+			if len(done) > 0 && done[0]() {
+				break
+			}
+			now := time.Now()
+			if now.After(deadline) && ops.Load() > 0 ||
+				now.After(deadline.Add(3*d)) && errs.Load()+conflicts.Load() > 0 {
+				break
+			}
+			time.Sleep(time.Millisecond)
+		}
+		cancel()
+	}()
 	lat := make([][]time.Duration, clients)
 	var wg sync.WaitGroup
 	start := time.Now()

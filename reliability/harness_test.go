@@ -27,6 +27,8 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
+
+	"github.com/flightns/flightns/flightserver"
 )
 
 var long = flag.Bool("long", false, "run the long form of the reliability suite (make reliability)")
@@ -379,6 +381,27 @@ func (c *restClient) must(t testing.TB, path string, v any, out any) {
 // server (so it had no effect).
 func refused(err error) bool {
 	return errors.Is(err, syscall.ECONNREFUSED)
+}
+
+// neverSent reports whether a request failed before it reached the
+// server: its connection was refused (REST), or gRPC could not dial. A
+// server's own answer that quotes a refused connection (its Redis's, say)
+// is not one: the server may have acted before it failed, an unknown
+// outcome (CI once counted a Flight batch that the server answered with
+// "dial tcp …: connection refused" as never sent, while a helper later
+// committed it, and the history looked illegal).
+func neverSent(err error) bool {
+	if err == nil {
+		return false
+	}
+	if refused(err) {
+		return true
+	}
+	if _, answered := flightserver.CodeOfStatus(err); answered {
+		return false
+	}
+	msg := err.Error()
+	return strings.Contains(msg, "Error while dialing") && strings.Contains(msg, "connection refused")
 }
 
 // flightClient is arrow-go's Flight client, optionally with credentials.

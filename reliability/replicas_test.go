@@ -179,7 +179,7 @@ func retryReason(code int, err error) string {
 	switch {
 	case err == nil:
 		return ""
-	case errors.Is(err, errNoEffect), refused(err), strings.Contains(err.Error(), "connection refused"):
+	case errors.Is(err, errNoEffect), neverSent(err):
 		return "refused"
 	case code == 17, strings.HasPrefix(err.Error(), "HTTP 503 "):
 		return "503"

@@ -446,7 +446,7 @@ func (w *worker) send(ctx context.Context, via int, tables []int, entries []map[
 		}
 		r, err := w.rest.post(ctx, p, body)
 		if err != nil {
-			if refused(err) {
+			if neverSent(err) {
 				return false, 0, errNoEffect
 			}
 			return false, 0, err
@@ -471,7 +471,7 @@ func (w *worker) send(ctx context.Context, via int, tables []int, entries []map[
 		if code, ok := flightserver.CodeOfStatus(err); ok && (code == 14 || code == 13) {
 			return false, int(code), nil
 		}
-		if strings.Contains(err.Error(), "connection refused") {
+		if neverSent(err) {
 			return false, 0, errNoEffect
 		}
 		return false, 0, err
@@ -623,10 +623,12 @@ func checkLinearizable(t *testing.T, h *history, lossy bool) {
 	ops := append([]porcupine.Operation(nil), h.ops...)
 	h.mu.Unlock()
 	limit := pick(120*time.Second, 10*time.Minute) // long rounds make long histories
-	res, info := porcupine.CheckOperationsVerbose(registerModel, ops, limit)
+	model := registerModel
+	res, info := porcupine.CheckOperationsVerbose(model, ops, limit)
 	if res == porcupine.Illegal && lossy {
-		if porcupine.CheckOperationsTimeout(lossyModel, ops, limit) == porcupine.Ok {
-			t.Logf("NOTE: not strictly linearizable, but linearizable once a rejection may be explained by a claim Redis lost (a known limit):\n%s", explain(ops))
+		model = lossyModel
+		if res, info = porcupine.CheckOperationsVerbose(model, ops, limit); res == porcupine.Ok {
+			t.Logf("NOTE: not strictly linearizable, but linearizable once a rejection may be explained by a claim Redis lost (a known limit):\n%s", explain(registerModel, ops))
 			return
 		}
 	}
@@ -635,10 +637,16 @@ func checkLinearizable(t *testing.T, h *history, lossy bool) {
 	case porcupine.Illegal:
 		f, err := os.CreateTemp("", "flightns-reliability-*.html")
 		if err == nil {
-			_ = porcupine.Visualize(registerModel, info, f)
+			_ = porcupine.Visualize(model, info, f)
 			_ = f.Close()
 		}
-		t.Fatalf("history of %d operations is not linearizable (visualization: %s)\n%s", len(ops), f.Name(), explain(ops))
+		all := "(not written)"
+		if g, err := os.CreateTemp("", "flightns-history-*.txt"); err == nil {
+			_, _ = g.WriteString(describeOps(append([]porcupine.Operation(nil), ops...), len(ops)))
+			_ = g.Close()
+			all = g.Name()
+		}
+		t.Fatalf("history of %d operations is not linearizable (visualization: %s, every operation: %s)\n%s", len(ops), f.Name(), all, explain(model, ops))
 	default:
 		t.Fatalf("porcupine could not decide a history of %d operations in time", len(ops))
 	}
@@ -646,8 +654,9 @@ func checkLinearizable(t *testing.T, h *history, lossy bool) {
 
 // explain projects the history on each table (a projection of a
 // linearizable history is linearizable) and lists the operations of the
-// first table whose projection is not, up to a bounded number.
-func explain(ops []porcupine.Operation) string {
+// first table whose projection is not, up to a bounded number, under the
+// model that gave the verdict.
+func explain(model porcupine.Model, ops []porcupine.Operation) string {
 	for tb := range maxTables {
 		var proj []porcupine.Operation
 		for _, op := range ops {
@@ -674,7 +683,7 @@ func explain(ops []porcupine.Operation) string {
 		if len(proj) == 0 {
 			continue
 		}
-		if porcupine.CheckOperationsTimeout(registerModel, proj, 30*time.Second) == porcupine.Illegal {
+		if porcupine.CheckOperationsTimeout(model, proj, 30*time.Second) == porcupine.Illegal {
 			return fmt.Sprintf("table %d's projection is not linearizable either; its operations:\n%s", tb, describeOps(proj, 100000))
 		}
 	}
@@ -701,7 +710,7 @@ func explain(ops []porcupine.Operation) string {
 	lo, hi := 1, len(sorted) // prefix(hi) is illegal
 	for k := 0; k < 20 && lo < hi; k++ {
 		mid := (lo + hi) / 2
-		if porcupine.CheckOperationsTimeout(registerModel, prefix(mid), 20*time.Second) == porcupine.Illegal {
+		if porcupine.CheckOperationsTimeout(model, prefix(mid), 20*time.Second) == porcupine.Illegal {
 			hi = mid
 		} else {
 			lo = mid + 1
