@@ -38,7 +38,7 @@ bench: build lancedb
 ## linearizability check, hostile input, a 10-minute soak); `make test`
 ## runs its short form. FLIGHTNS_SOAK=30m changes the soak's duration.
 reliability: redis-server
-	$(GO) test $(GOFLAGS_) -count=1 -timeout 60m -v ./reliability -args -long
+	$(GO) test $(GOFLAGS_) -count=1 -timeout 100m -v ./reliability -args -long
 
 ## soak: only the soak, for FLIGHTNS_SOAK (default 10m)
 soak: redis-server

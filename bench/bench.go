@@ -144,7 +144,11 @@ type Result struct {
 	// Precision is, for a plan, the share of the leaves it returned that
 	// hold a row matching the filter (1: no leaf read in vain).
 	Precision float64 `json:"precision,omitempty"`
-	Note      string  `json:"note,omitempty"`
+	// ServerP50Ms is the server's own time of a request (commit-steps),
+	// and StepsP50Ms its parts by step.
+	ServerP50Ms float64            `json:"server_p50_ms,omitempty"`
+	StepsP50Ms  map[string]float64 `json:"steps_p50_ms,omitempty"`
+	Note        string             `json:"note,omitempty"`
 }
 
 // Report is the JSON document of one run.
@@ -178,7 +182,7 @@ type Scenario struct {
 
 // Scenarios lists every scenario in the order a full run executes them.
 func Scenarios() []Scenario {
-	return append(append([]Scenario{objstoreScenario()}, commitScenarios()...), manifestScenario(), flightScenario(), namespaceScenario(), lanceScenario(), planScenario(), hostileScenario(), replicasScenario())
+	return append(append([]Scenario{objstoreScenario()}, commitScenarios()...), manifestScenario(), flightScenario(), namespaceScenario(), commitStepsScenario(), lanceScenario(), planScenario(), hostileScenario(), replicasScenario())
 }
 
 // Run executes the configured scenarios and returns the report.

@@ -198,17 +198,20 @@ func replicaTable(k int) string { return fmt.Sprintf("bench$t%d", k) }
 // setup creates the namespace and the tables, and commits version 1 of
 // every table (a table's first commit costs more than the steady state),
 // spread over the replicas.
-func (w *replicaWriter) setup(ctx context.Context) error {
+func (w *replicaWriter) setup(ctx context.Context) error { return w.setupTables(ctx, replicaTables) }
+
+// setupTables is setup with n tables.
+func (w *replicaWriter) setupTables(ctx context.Context, n int) error {
 	if err := w.rcs[0].post(ctx, "/v1/namespace/bench/create", map[string]any{"mode": "ExistOk"}, nil); err != nil {
 		return fmt.Errorf("creating namespace bench: %w", err)
 	}
-	w.keys, w.heads = make([]string, replicaTables), make([]atomic.Uint64, replicaTables)
+	w.keys, w.heads = make([]string, n), make([]atomic.Uint64, n)
 	var next atomic.Int64
 	errs := make([]error, 32)
 	var wg sync.WaitGroup
 	for g := range errs {
 		wg.Go(func() {
-			for k := int(next.Add(1) - 1); k < replicaTables; k = int(next.Add(1) - 1) {
+			for k := int(next.Add(1) - 1); k < n; k = int(next.Add(1) - 1) {
 				rc := w.rcs[k%len(w.rcs)]
 				var d struct {
 					Location string `json:"location"`

@@ -41,3 +41,7 @@ func planScenario() Scenario {
 func hostileScenario() Scenario {
 	return needsDuckDB("hostile-queries", "commits under hostile queries")
 }
+
+func commitStepsScenario() Scenario {
+	return needsDuckDB("commit-steps", "a lone writer's commit split into its steps")
+}
