@@ -1,5 +1,3 @@
-//go:build duckdb_arrow
-
 package planner_test
 
 // The oracle's side of the differential test (oracle_test.go): a catalog

@@ -1,5 +1,3 @@
-//go:build duckdb_arrow
-
 package planner_test
 
 // The differential oracle of issue 17: random partitioned tables (schemas

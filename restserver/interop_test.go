@@ -1,5 +1,3 @@
-//go:build duckdb_arrow
-
 package restserver
 
 // The interop suite: the real Lance engine (LanceDB for Node, pinned in
