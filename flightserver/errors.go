@@ -56,12 +56,11 @@ func toStatus(err error) error {
 	if _, ok := status.FromError(err); ok {
 		return err
 	}
-	switch {
-	case errors.Is(err, context.DeadlineExceeded):
-		return status.Error(codes.DeadlineExceeded, err.Error())
-	case errors.Is(err, context.Canceled):
+	if errors.Is(err, context.Canceled) {
 		return status.Error(codes.Canceled, err.Error())
 	}
+	// A deadline inside the server is an unknown outcome like any other:
+	// ServiceUnavailable, decided once by nserror for both surfaces.
 	code := nserror.CodeOf(err)
 	gc, ok := grpcCodes[code]
 	if !ok {
@@ -77,6 +76,12 @@ func toStatus(err error) error {
 		return st.Err()
 	}
 	return withInfo.Err()
+}
+
+// limitError is a server limit reached (Throttling: ResourceExhausted,
+// with the Lance code like every other error).
+func limitError(format string, args ...any) error {
+	return toStatus(nserror.New(nserror.Throttling, format, args...))
 }
 
 // ToStatus is toStatus for other gRPC services of flightns (the SQL

@@ -45,8 +45,7 @@ func (s *Server) runQuery(ctx context.Context, query string, args []any, after u
 	select {
 	case s.slots <- struct{}{}:
 	default:
-		return nil, nil, status.Errorf(codes.ResourceExhausted,
-			"too many concurrent queries (limit %d); retry shortly", s.limits.MaxConcurrentQueries)
+		return nil, nil, limitError("too many concurrent queries (limit %d); retry shortly", s.limits.MaxConcurrentQueries)
 	}
 	// The query's own context: what is left of its time limit, and the
 	// client's cancel.
@@ -85,11 +84,11 @@ func (s *Server) runQuery(ctx context.Context, query string, args []any, after u
 			size += RecordBytes(rec)
 			switch {
 			case rows > lim.MaxResultRows:
-				ch <- flight.StreamChunk{Err: status.Errorf(codes.ResourceExhausted,
+				ch <- flight.StreamChunk{Err: limitError(
 					"the result has more than %d rows, the server's limit: narrow the query (WHERE, LIMIT)", lim.MaxResultRows)}
 				return
 			case size > lim.MaxResultBytes:
-				ch <- flight.StreamChunk{Err: status.Errorf(codes.ResourceExhausted,
+				ch <- flight.StreamChunk{Err: limitError(
 					"the result is larger than %d bytes, the server's limit: narrow the query (fewer columns, WHERE, LIMIT)", lim.MaxResultBytes)}
 				return
 			}
@@ -105,7 +104,7 @@ func (s *Server) runQuery(ctx context.Context, query string, args []any, after u
 			case <-stall.C:
 				rec.Release()
 				s.log.Warn("a client stopped reading its query's result; the query is stopped", "timeout", lim.StalledResultTimeout)
-				fail(status.Errorf(codes.ResourceExhausted, "the client read nothing for %s: the query was stopped", lim.StalledResultTimeout))
+				fail(limitError("the client read nothing for %s: the query was stopped", lim.StalledResultTimeout))
 				return
 			}
 		}
@@ -164,8 +163,7 @@ func (p *parked[T]) park(x T) (string, error) {
 	if len(p.m) >= p.max {
 		p.mu.Unlock()
 		p.drop(x)
-		return "", status.Errorf(codes.ResourceExhausted,
-			"too many plans not yet fetched (limit %d): fetch (DoGet) what you plan", p.max)
+		return "", limitError("too many plans not yet fetched (limit %d): fetch (DoGet) what you plan", p.max)
 	}
 	p.m[id] = x
 	p.mu.Unlock()

@@ -11,8 +11,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/flight"
 	"github.com/apache/arrow-go/v18/arrow/flight/flightsql"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 
 	"github.com/flightns/flightns/manifesttable"
 	"github.com/flightns/flightns/nserror"
@@ -276,7 +274,7 @@ func (ps *preparedSet) add(p *prepared) ([]byte, error) {
 		}
 	}
 	if len(ps.m) >= ps.max {
-		return nil, status.Errorf(codes.ResourceExhausted, "too many open prepared statements (limit %d): close the ones you are done with", ps.max)
+		return nil, limitError("too many open prepared statements (limit %d): close the ones you are done with", ps.max)
 	}
 	p.used = now
 	ps.m[string(handle)] = p

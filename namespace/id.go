@@ -107,10 +107,18 @@ func ParseID(s, delim string) (ID, error) {
 	if s == "" || s == delim {
 		return ID{}, nil
 	}
+	// Bounded before it is split: a hostile string of delimiters must not
+	// become a huge slice.
+	if len(s) > 4*MaxIDLen {
+		return nil, nserror.New(nserror.InvalidInput, "id is %d bytes, more than %d", len(s), MaxIDLen)
+	}
+	if n := strings.Count(s, delim) + 1; n > MaxDepth {
+		return nil, nserror.New(nserror.InvalidInput, "id %q has %d levels, more than %d", s, n, MaxDepth)
+	}
 	id := ID(strings.Split(s, delim))
 	for _, n := range id {
 		if n == "" {
-			return nil, nserror.New(nserror.InvalidInput, "id %q has an empty name", s)
+			return nil, nserror.New(nserror.InvalidInput, "id %q has an empty name (split on the delimiter %q)", s, delim)
 		}
 	}
 	return id, id.Validate("object")

@@ -1,6 +1,7 @@
 package nserror
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net"
@@ -144,7 +145,9 @@ func CodeOf(err error) Code {
 	if errors.As(err, &e) {
 		return e.Code
 	}
-	if Unavailable(err) {
+	if Unavailable(err) || errors.Is(err, context.DeadlineExceeded) {
+		// The outcome is unknown: the client may retry (the same request
+		// is idempotent).
 		return ServiceUnavailable
 	}
 	return Internal

@@ -46,6 +46,8 @@ func TestCodeOf(t *testing.T) {
 		{"direct", New(InvalidInput, "bad id"), InvalidInput},
 		{"wrapped", fmt.Errorf("x: %w", New(ConcurrentModification, "taken")), ConcurrentModification},
 		{"sentinel", ErrThrottling, Throttling},
+		{"a deadline is an unknown outcome", fmt.Errorf("redis: %w", context.DeadlineExceeded), ServiceUnavailable},
+		{"a code given wins over the deadline", New(ConcurrentModification, "taken: %w", context.DeadlineExceeded), ConcurrentModification},
 	}
 	for _, c := range cases {
 		if got := CodeOf(c.err); got != c.want {

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 
 	"github.com/flightns/flightns/nserror"
@@ -63,20 +62,9 @@ func withStatus(status int, code nserror.Code, format string, args ...any) error
 	return &httpError{status: status, err: nserror.New(code, format, args...)}
 }
 
-// codeOf is the Lance code of err. Errors without one are Internal, except
-// a deadline or a network failure (Redis or the object store out of
-// reach), which are ServiceUnavailable: the outcome is unknown and the
-// client may retry.
-func codeOf(err error) nserror.Code {
-	var (
-		ne *nserror.Error
-		oe *net.OpError
-	)
-	if !errors.As(err, &ne) && (errors.Is(err, context.DeadlineExceeded) || errors.As(err, &oe)) {
-		return nserror.ServiceUnavailable
-	}
-	return nserror.CodeOf(err)
-}
+// codeOf is the Lance code of err (nserror decides it: a deadline or a
+// network failure is ServiceUnavailable, the outcome unknown).
+func codeOf(err error) nserror.Code { return nserror.CodeOf(err) }
 
 // writeError answers err as {error, code, detail, instance}, with the
 // status of its code (or of HTTP, for an *httpError).

@@ -2,7 +2,6 @@ package restserver
 
 import (
 	"net/url"
-	"strings"
 	"unicode/utf8"
 
 	"github.com/flightns/flightns/namespace"
@@ -50,23 +49,5 @@ func parseID(raw, delim string) (namespace.ID, error) {
 	if !utf8.ValidString(s) {
 		return nil, nserror.New(nserror.InvalidInput, "id %q in the path is not UTF-8", raw)
 	}
-	if s == delim {
-		return namespace.ID{}, nil
-	}
-	if len(s) > 4*namespace.MaxIDLen {
-		return nil, nserror.New(nserror.InvalidInput, "id in the path is %d bytes, more than %d", len(s), namespace.MaxIDLen)
-	}
-	id := namespace.ID(strings.Split(s, delim))
-	if len(id) > namespace.MaxDepth {
-		return nil, nserror.New(nserror.InvalidInput, "id %q has %d levels, more than %d", s, len(id), namespace.MaxDepth)
-	}
-	for _, n := range id {
-		if n == "" {
-			return nil, nserror.New(nserror.InvalidInput, "id %q has an empty name (split on the delimiter %q)", s, delim)
-		}
-	}
-	if err := id.Validate("object"); err != nil {
-		return nil, err
-	}
-	return id, nil
+	return namespace.ParseID(s, delim)
 }
