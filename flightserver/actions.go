@@ -14,65 +14,93 @@ import (
 
 // action is a Lance Namespace operation exposed as a Flight action: the
 // body is the operation's REST request model as JSON, the one result is
-// its REST response model as JSON.
+// its REST response model as JSON. Its name, description and role come
+// from namespace.Ops.
 type action struct {
 	name string
 	desc string
 	need auth.Role
-	run  func(ctx context.Context, s *namespace.Service, body []byte) (any, error)
+	run  actionFunc
 }
 
+type actionFunc func(ctx context.Context, s *namespace.Service, body []byte) (any, error)
+
 // op adapts one service method.
-func op[Req, Resp any](name, desc string, need auth.Role, f func(*namespace.Service, context.Context, Req) (Resp, error)) action {
-	return action{name: name, desc: desc, need: need, run: func(ctx context.Context, s *namespace.Service, body []byte) (any, error) {
+func op[Req, Resp any](f func(*namespace.Service, context.Context, Req) (Resp, error)) actionFunc {
+	return func(ctx context.Context, s *namespace.Service, body []byte) (any, error) {
 		var req Req
 		if err := namespace.DecodeRequest(body, &req); err != nil {
 			return nil, err
 		}
 		return f(s, ctx, req)
-	}}
+	}
 }
 
 // check adapts a method that answers only with an error (the Exists
 // operations): success replies {}.
-func check[Req any](name, desc string, f func(*namespace.Service, context.Context, Req) error) action {
-	return op(name, desc, auth.Read, func(s *namespace.Service, ctx context.Context, req Req) (struct{}, error) {
+func check[Req any](f func(*namespace.Service, context.Context, Req) error) actionFunc {
+	return op(func(s *namespace.Service, ctx context.Context, req Req) (struct{}, error) {
 		return struct{}{}, f(s, ctx, req)
 	})
 }
 
 type svc = namespace.Service
 
-// actions are the Lance Namespace operations, by name.
-var actions = []action{
-	op("CreateNamespace", "Create a namespace (mode create, exist_ok or overwrite).", auth.Write, (*svc).CreateNamespace),
-	op("ListNamespaces", "List the child namespaces of a namespace, paged.", auth.Read, (*svc).ListNamespaces),
-	op("DescribeNamespace", "Describe a namespace: its properties.", auth.Read, (*svc).DescribeNamespace),
-	check("NamespaceExists", "Succeed if the namespace exists, fail with NamespaceNotFound if not.", (*svc).NamespaceExists),
-	op("DropNamespace", "Drop a namespace (behavior restrict or cascade).", auth.Write, (*svc).DropNamespace),
-	op("DeclareTable", "Declare a table: reserve its name and location before its first version.", auth.Write, (*svc).DeclareTable),
-	op("RegisterTable", "Register an existing Lance table at a location.", auth.Write, (*svc).RegisterTable),
-	op("DescribeTable", "Describe a table: location, latest version, properties.", auth.Read, (*svc).DescribeTable),
-	check("TableExists", "Succeed if the table exists, fail with TableNotFound if not.", (*svc).TableExists),
-	op("ListTables", "List the tables of a namespace, paged.", auth.Read, (*svc).ListTables),
-	op("ListAllTables", "List every table of the catalog, paged.", auth.Read, (*svc).ListAllTables),
-	op("DeregisterTable", "Remove a table from the catalog, keeping its data.", auth.Write, (*svc).DeregisterTable),
-	op("DropTable", "Remove a table from the catalog and delete its data.", auth.Write, (*svc).DropTable),
-	op("RenameTable", "Rename a table, possibly into another namespace; its location stays.", auth.Write, (*svc).RenameTable),
-	op("CreateTableVersion", "Commit a staged manifest as the table's next version (put-if-not-exists).", auth.Write, (*svc).CreateTableVersion),
-	op("DescribeTableVersion", "Describe one version of a table (the latest when none is named).", auth.Read, (*svc).DescribeTableVersion),
-	op("ListTableVersions", "List a table's versions, paged, ascending or descending.", auth.Read, (*svc).ListTableVersions),
-	op("BatchDeleteTableVersions", "Delete ranges of a table's versions from the catalog.", auth.Write, (*svc).BatchDeleteTableVersions),
-	op("ListTableTags", "List a table's tags (Lance's own, in its _refs/tags/), paged.", auth.Read, (*svc).ListTableTags),
-	op("GetTableTagVersion", "The version a tag points to.", auth.Read, (*svc).GetTableTagVersion),
-	op("CreateTableTag", "Tag a version of the table (create-only, in Lance's format).", auth.Write, (*svc).CreateTableTag),
-	op("UpdateTableTag", "Point an existing tag to another version.", auth.Write, (*svc).UpdateTableTag),
-	op("DeleteTableTag", "Delete a tag.", auth.Write, (*svc).DeleteTableTag),
-	op("GetTableStats", "A table's statistics (rows, fragments, indices, bytes), read from its latest manifest.", auth.Read, (*svc).GetTableStats),
-	op("ListTableBranches", "List the branches Lance recorded for a table (its _refs/branches/), paged.", auth.Read, (*svc).ListTableBranches),
-	op("BatchCreateTableVersions", "Commit versions of several tables atomically: all or none.", auth.Write, (*svc).BatchCreateTableVersions),
-	op("BatchCommitTables", "Commit table versions, declarations and drops across tables atomically: all or none.", auth.Write, (*svc).BatchCommitTables),
+// actionFuncs run the operations of namespace.Ops that are actions, by name.
+var actionFuncs = map[string]actionFunc{
+	"CreateNamespace":          op((*svc).CreateNamespace),
+	"ListNamespaces":           op((*svc).ListNamespaces),
+	"DescribeNamespace":        op((*svc).DescribeNamespace),
+	"NamespaceExists":          check((*svc).NamespaceExists),
+	"DropNamespace":            op((*svc).DropNamespace),
+	"DeclareTable":             op((*svc).DeclareTable),
+	"RegisterTable":            op((*svc).RegisterTable),
+	"DescribeTable":            op((*svc).DescribeTable),
+	"TableExists":              check((*svc).TableExists),
+	"ListTables":               op((*svc).ListTables),
+	"ListAllTables":            op((*svc).ListAllTables),
+	"DeregisterTable":          op((*svc).DeregisterTable),
+	"DropTable":                op((*svc).DropTable),
+	"RenameTable":              op((*svc).RenameTable),
+	"CreateTableVersion":       op((*svc).CreateTableVersion),
+	"DescribeTableVersion":     op((*svc).DescribeTableVersion),
+	"ListTableVersions":        op((*svc).ListTableVersions),
+	"BatchDeleteTableVersions": op((*svc).BatchDeleteTableVersions),
+	"ListTableTags":            op((*svc).ListTableTags),
+	"GetTableTagVersion":       op((*svc).GetTableTagVersion),
+	"CreateTableTag":           op((*svc).CreateTableTag),
+	"UpdateTableTag":           op((*svc).UpdateTableTag),
+	"DeleteTableTag":           op((*svc).DeleteTableTag),
+	"GetTableStats":            op((*svc).GetTableStats),
+	"ListTableBranches":        op((*svc).ListTableBranches),
+	"BatchCreateTableVersions": op((*svc).BatchCreateTableVersions),
+	"BatchCommitTables":        op((*svc).BatchCommitTables),
 }
+
+// actions are the Lance Namespace operations, in namespace.Ops's order;
+// an operation without its function here, or a function without its
+// operation, stops the program at start (and its test).
+var actions = func() []action {
+	var out []action
+	for _, o := range namespace.Ops {
+		if !o.Action {
+			continue
+		}
+		f, ok := actionFuncs[o.Name]
+		if !ok {
+			panic("flightserver: no action function for " + o.Name)
+		}
+		need := auth.Read
+		if o.Write {
+			need = auth.Write
+		}
+		out = append(out, action{name: o.Name, desc: o.Desc, need: need, run: f})
+	}
+	if len(out) != len(actionFuncs) {
+		panic("flightserver: an action function has no operation in namespace.Ops")
+	}
+	return out
+}()
 
 var actionsByName = func() map[string]action {
 	m := make(map[string]action, len(actions))

@@ -98,6 +98,9 @@ func (l Limits) withDefaults() Limits {
 // Config configures a Server.
 type Config struct {
 	Service *namespace.Service
+	// Planner plans partitioned tables (default planner.New(Service));
+	// give the REST adapter the same one, so both share its cache.
+	Planner *planner.Planner
 	// SQL runs the queries (default: the SQL engine of Service's table, in
 	// this process).
 	SQL SQL
@@ -163,13 +166,16 @@ func New(cfg Config) (*Server, error) {
 	if sq == nil {
 		sq = tableSQL{t: cfg.Service.Table()}
 	}
+	if cfg.Planner == nil {
+		cfg.Planner = planner.New(cfg.Service)
+	}
 	s := &Server{
 		sql: sq,
 		svc: cfg.Service, table: cfg.Service.Table(), auth: a, log: log, limits: lim,
 		alloc:    memory.DefaultAllocator,
 		slots:    make(chan struct{}, lim.MaxConcurrentQueries),
 		prepared: newPreparedSet(lim.PreparedTTL, lim.MaxPreparedStatements),
-		planner:  planner.New(cfg.Service),
+		planner:  cfg.Planner,
 		plans:    newParked(lim.QueryTimeout, lim.MaxUnfetchedResults, func(*planner.Plan) {}),
 	}
 	if cfg.SQL == nil { // SQL in this process: plan_scan is answered here

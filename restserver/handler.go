@@ -32,6 +32,9 @@ type Options struct {
 	// Logger receives refused requests (debug) and failures (error);
 	// default slog.Default().
 	Logger *slog.Logger
+	// Planner plans partitioned tables (default planner.New(svc)); give
+	// the Flight adapter the same one, so both share its cache.
+	Planner *planner.Planner
 }
 
 // New returns the REST handler of svc: the /v1/... routes of the Lance
@@ -41,7 +44,10 @@ func New(svc *namespace.Service, opts Options) http.Handler {
 	if svc == nil {
 		panic("restserver: New needs a *namespace.Service")
 	}
-	h := &handler{svc: svc, plan: planner.New(svc), auth: opts.Auth, max: opts.MaxBodyBytes, log: opts.Logger}
+	h := &handler{svc: svc, plan: opts.Planner, auth: opts.Auth, max: opts.MaxBodyBytes, log: opts.Logger}
+	if h.plan == nil {
+		h.plan = planner.New(svc)
+	}
 	if h.max <= 0 {
 		h.max = DefaultMaxBodyBytes
 	}
@@ -72,44 +78,66 @@ type route struct {
 	op *planner.Op
 }
 
-// The routes below /v1/namespace/{id}/ and /v1/table/{id}/, by the rest of
-// the path. Anything else under those prefixes is an operation flightns
-// does not serve (data-plane operations run in the Lance engine): 406 with
-// code 0.
-var (
-	namespaceRoutes = map[string]route{
-		"create":     {"CreateNamespace", true, createNamespace, nil},
-		"list":       {"ListNamespaces", false, listNamespaces, nil},
-		"describe":   {"DescribeNamespace", false, describeNamespace, nil},
-		"drop":       {"DropNamespace", true, dropNamespace, nil},
-		"exists":     {"NamespaceExists", false, namespaceExists, nil},
-		"table/list": {"ListTables", false, listTables, nil},
+// routeFuncs serve the operations of namespace.Ops, by name.
+var routeFuncs = map[string]func(ctx context.Context, s *namespace.Service, c *call) (any, error){
+	"CreateNamespace":          createNamespace,
+	"ListNamespaces":           listNamespaces,
+	"DescribeNamespace":        describeNamespace,
+	"DropNamespace":            dropNamespace,
+	"NamespaceExists":          namespaceExists,
+	"ListTables":               listTables,
+	"ListAllTables":            listAllTables,
+	"RegisterTable":            registerTable,
+	"DescribeTable":            describeTable,
+	"TableExists":              tableExists,
+	"DropTable":                dropTable,
+	"DeregisterTable":          deregisterTable,
+	"DeclareTable":             declareTable,
+	"CreateEmptyTable":         declareTable,
+	"RenameTable":              renameTable,
+	"ListTableVersions":        listTableVersions,
+	"CreateTableVersion":       createTableVersion,
+	"DescribeTableVersion":     describeTableVersion,
+	"BatchDeleteTableVersions": batchDeleteTableVersions,
+	"ListTableTags":            listTableTags,
+	"GetTableTagVersion":       getTableTagVersion,
+	"CreateTableTag":           createTableTag,
+	"UpdateTableTag":           updateTableTag,
+	"DeleteTableTag":           deleteTableTag,
+	"ListTableBranches":        listTableBranches,
+	"GetTableStats":            getTableStats,
+	"BatchCreateTableVersions": batchCreateTableVersions,
+	"BatchCommitTables":        batchCommitTables,
+}
+
+// The routes, built from namespace.Ops: below /v1/namespace/{id}/ and
+// /v1/table/{id}/ by the rest of the path, and the routes without an id
+// by their whole path after /v1/. Anything else under those prefixes is
+// an operation flightns does not serve (data-plane operations run in the
+// Lance engine): 406 with code 0. An operation without its function, or
+// a function without its operation, stops the program at start (and its
+// test).
+var namespaceRoutes, tableRoutes, plainRoutes = func() (ns, tb, plain map[string]route) {
+	ns, tb, plain = map[string]route{}, map[string]route{}, map[string]route{}
+	for _, o := range namespace.Ops {
+		fn, ok := routeFuncs[o.Name]
+		if !ok {
+			panic("restserver: no route function for " + o.Name)
+		}
+		rt := route{name: o.Name, write: o.Write, fn: fn}
+		if rest, ok := strings.CutPrefix(o.Path, "namespace/{id}/"); ok {
+			ns[rest] = rt
+		} else if rest, ok := strings.CutPrefix(o.Path, "table/{id}/"); ok {
+			tb[rest] = rt
+		} else {
+			plain[o.Path] = rt
+		}
 	}
-	tableRoutes = map[string]route{
-		"register":         {"RegisterTable", true, registerTable, nil},
-		"describe":         {"DescribeTable", false, describeTable, nil},
-		"exists":           {"TableExists", false, tableExists, nil},
-		"drop":             {"DropTable", true, dropTable, nil},
-		"deregister":       {"DeregisterTable", true, deregisterTable, nil},
-		"declare":          {"DeclareTable", true, declareTable, nil},
-		"create-empty":     {"CreateEmptyTable", true, declareTable, nil},
-		"rename":           {"RenameTable", true, renameTable, nil},
-		"version/list":     {"ListTableVersions", false, listTableVersions, nil},
-		"version/create":   {"CreateTableVersion", true, createTableVersion, nil},
-		"version/describe": {"DescribeTableVersion", false, describeTableVersion, nil},
-		"version/delete":   {"BatchDeleteTableVersions", true, batchDeleteTableVersions, nil},
-		"tags/list":        {"ListTableTags", false, listTableTags, nil},
-		"tags/version":     {"GetTableTagVersion", false, getTableTagVersion, nil},
-		"tags/create":      {"CreateTableTag", true, createTableTag, nil},
-		"tags/update":      {"UpdateTableTag", true, updateTableTag, nil},
-		"tags/delete":      {"DeleteTableTag", true, deleteTableTag, nil},
-		"branches/list":    {"ListTableBranches", false, listTableBranches, nil},
-		"stats":            {"GetTableStats", false, getTableStats, nil},
+	if len(namespace.Ops) != len(routeFuncs) {
+		panic("restserver: a route function has no operation in namespace.Ops")
 	}
-	listAllTablesRoute    = route{"ListAllTables", false, listAllTables, nil}
-	batchCreateRoute      = route{"BatchCreateTableVersions", true, batchCreateTableVersions, nil}
-	batchCommitTableRoute = route{"BatchCommitTables", true, batchCommitTables, nil}
-)
+	return ns, tb, plain
+}()
 
 // call is one request on its way to the service.
 type call struct {
@@ -147,13 +175,10 @@ func match(p string) (route, *string, error) {
 		rest = strings.TrimSuffix(rest, "/")
 	}
 	segs := strings.Split(rest, "/")
+	if rt, ok := plainRoutes[rest]; ok {
+		return rt, nil, nil
+	}
 	switch {
-	case rest == "table":
-		return listAllTablesRoute, nil, nil
-	case rest == "table/batch-commit":
-		return batchCommitTableRoute, nil, nil
-	case rest == "table/version/batch-create":
-		return batchCreateRoute, nil, nil
 	case len(segs) >= 3 && segs[0] == "namespace":
 		op := strings.Join(segs[2:], "/")
 		if rt, ok := namespaceRoutes[op]; ok {

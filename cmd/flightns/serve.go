@@ -26,6 +26,7 @@ import (
 	"github.com/flightns/flightns/namespace"
 	"github.com/flightns/flightns/objstore"
 	"github.com/flightns/flightns/obs"
+	"github.com/flightns/flightns/planner"
 	"github.com/flightns/flightns/redisclaim"
 	"github.com/flightns/flightns/restserver"
 	"github.com/flightns/flightns/sqlworker"
@@ -492,10 +493,11 @@ func runServer(ctx context.Context, cfg serveConfig, log *slog.Logger) error {
 	}
 
 	uInt, sInt := obs.Interceptors(metrics, log)
+	plan := planner.New(svc) // one planner (and its cache) for both surfaces
 	var stops []func(context.Context)
 	errc := make(chan error, 2)
 	if cfg.flightAddr != "" {
-		fsrv, err := flightserver.New(flightserver.Config{Service: svc, SQL: sql, Auth: authn, TLSCertFile: cfg.tlsCert, TLSKeyFile: cfg.tlsKey,
+		fsrv, err := flightserver.New(flightserver.Config{Service: svc, Planner: plan, SQL: sql, Auth: authn, TLSCertFile: cfg.tlsCert, TLSKeyFile: cfg.tlsKey,
 			Logger: log, Version: version, Limits: cfg.limits, Health: health.GRPC(),
 			UnaryInterceptors: []grpc.UnaryServerInterceptor{uInt}, StreamInterceptors: []grpc.StreamServerInterceptor{sInt}})
 		if err != nil {
@@ -517,7 +519,7 @@ func runServer(ctx context.Context, cfg serveConfig, log *slog.Logger) error {
 		log.Info("Flight SQL listening", "addr", l.Addr().String())
 	}
 	if l := restL; l != nil {
-		h := restserver.New(svc, restserver.Options{Auth: authn, Logger: log, MaxBodyBytes: cfg.maxBody})
+		h := restserver.New(svc, restserver.Options{Auth: authn, Logger: log, MaxBodyBytes: cfg.maxBody, Planner: plan})
 		hs := &http.Server{Handler: obs.HTTPMiddleware(h, restserver.OpName, metrics, log), ReadHeaderTimeout: 10 * time.Second}
 		go func() {
 			if cfg.tlsCert != "" {

@@ -1,0 +1,76 @@
+package restserver
+
+import (
+	"os"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/flightns/flightns/namespace"
+	"github.com/flightns/flightns/planner"
+)
+
+// The route table of docs/rest.md is the one namespace.Ops and planner.Ops
+// make: every route with its operation, methods and role, nothing more,
+// nothing less. And docs/flight.md names every action.
+func TestTheDocsRouteTablesAreTheOpsTables(t *testing.T) {
+	type row struct{ methods, path, name, role string }
+	want := map[string]row{}
+	add := func(name, path string, write bool) {
+		r := row{"GET, POST", "/v1/" + path, name, "read"}
+		if write {
+			r.methods, r.role = "POST", "write"
+		}
+		want[name] = r
+	}
+	for _, o := range namespace.Ops {
+		add(o.Name, o.Path, o.Write)
+	}
+	for _, o := range planner.Ops {
+		add(o.Name, "namespace/{id}/"+o.Path, o.Write)
+	}
+
+	raw, err := os.ReadFile("../docs/rest.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	line := regexp.MustCompile("^\\| (GET, POST|POST) \\| `([^`]+)` \\| ([A-Za-z]+)[^|]* \\| (read|write) \\|$")
+	got := map[string]row{}
+	for _, l := range strings.Split(string(raw), "\n") {
+		if m := line.FindStringSubmatch(l); m != nil {
+			if _, dup := got[m[3]]; dup {
+				t.Errorf("docs/rest.md lists %s twice", m[3])
+			}
+			got[m[3]] = row{m[1], m[2], m[3], m[4]}
+		}
+	}
+	for name, w := range want {
+		if g, ok := got[name]; !ok {
+			t.Errorf("docs/rest.md has no route for %s (%s %s, %s)", name, w.methods, w.path, w.role)
+		} else if g != w {
+			t.Errorf("docs/rest.md: %+v, the ops tables say %+v", g, w)
+		}
+	}
+	for name := range got {
+		if _, ok := want[name]; !ok {
+			t.Errorf("docs/rest.md has a route for %s, which no ops table has", name)
+		}
+	}
+
+	fl, err := os.ReadFile("../docs/flight.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	words := strings.FieldsFunc(string(fl), func(r rune) bool { return !(r >= 'A' && r <= 'Z' || r >= 'a' && r <= 'z') })
+	for _, o := range namespace.Ops {
+		if o.Action && !slices.Contains(words, o.Name) {
+			t.Errorf("docs/flight.md does not name the action %s", o.Name)
+		}
+	}
+	for _, o := range planner.Ops {
+		if !slices.Contains(words, o.Name) {
+			t.Errorf("docs/flight.md does not name the action %s", o.Name)
+		}
+	}
+}
