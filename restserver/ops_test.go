@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unicode"
 
 	"github.com/flightns/flightns/namespace"
 	"github.com/flightns/flightns/planner"
@@ -62,7 +63,7 @@ func TestTheDocsRouteTablesAreTheOpsTables(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	words := strings.FieldsFunc(string(fl), func(r rune) bool { return !(r >= 'A' && r <= 'Z' || r >= 'a' && r <= 'z') })
+	words := strings.FieldsFunc(string(fl), func(r rune) bool { return !unicode.IsLetter(r) })
 	for _, o := range namespace.Ops {
 		if o.Action && !slices.Contains(words, o.Name) {
 			t.Errorf("docs/flight.md does not name the action %s", o.Name)
