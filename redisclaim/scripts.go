@@ -9,7 +9,24 @@ import (
 )
 
 // The Lua scripts, one file each, headed by their KEYS, ARGV and guarantee.
-// They are the only writers of the catalog's Redis state.
+// Every write of versions, heads, the epoch, the sequence and the commit
+// log goes through one of them (or through namespace's and manifesttable's
+// scripts, for objects and the materializer's lease). Four writes are
+// plain commands, each safe alone:
+//
+//   - the recovery lock, SETNX with an expiry (recover.go): it guards
+//     nothing but who recovers, and open_epoch.lua checks the token before
+//     it opens the epoch; released and renewed by compare-and-delete
+//     (internal/redislock);
+//   - DEL of a settled transaction's hash (txn.go finishTxn): only after
+//     every member is final and its record deleted from storage, so a
+//     reader that finds it gone finds no staged member either;
+//   - the catalog's root binding, SETNX (namespace/binding.go): written
+//     once, never changed;
+//   - the durable sequence, SET by the materializer's lease holder alone
+//     (manifesttable publishDurable), in order, or by `admin repair`,
+//     which refuses while a server holds that lease; a follower only reads
+//     it as a hint to load segments, which storage then proves.
 var (
 	//go:embed scripts/claim.lua
 	claimLua string
