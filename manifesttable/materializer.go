@@ -15,6 +15,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/flightns/flightns/internal/commitlog"
 	"github.com/flightns/flightns/internal/redislock"
 	"github.com/flightns/flightns/objstore"
 	"github.com/flightns/flightns/redisclaim"
@@ -351,7 +352,7 @@ func (t *Table) linger(ctx context.Context, entries []logEntry) bool {
 // version's statistics: nobody waits for either.
 func onlyVersions(entries []logEntry) bool {
 	for _, e := range entries {
-		if k := e.str("k"); k != "version" && k != "stats" {
+		if k := e.str(commitlog.KindField); k != commitlog.Version && k != commitlog.Stats {
 			return false
 		}
 	}
@@ -404,8 +405,8 @@ func (t *Table) translate(ctx context.Context, entries []logEntry) ([]change, er
 	}
 	var out []change
 	for _, e := range entries {
-		switch e.str("k") {
-		case "put":
+		switch e.str(commitlog.KindField) {
+		case commitlog.Put:
 			r, err := UnmarshalRow([]byte(e.str("row")))
 			if err != nil {
 				return nil, err
@@ -414,7 +415,7 @@ func (t *Table) translate(ctx context.Context, entries []logEntry) ([]change, er
 				overlay[r.Location] = r.ObjectID
 			}
 			out = append(out, change{seq: e.seq, row: r})
-		case "read_version":
+		case commitlog.ReadVersion:
 			// A partition table's read_version moves to v, never down:
 			// claims are logged in claim order, and a late entry of an
 			// older commit must not undo a newer one.
@@ -432,13 +433,13 @@ func (t *Table) translate(ctx context.Context, entries []logEntry) ([]change, er
 			}
 			r.ReadVersion = v
 			out = append(out, change{seq: e.seq, row: r})
-		case "delete":
+		case commitlog.Delete:
 			var k logKey
 			if err := json.Unmarshal([]byte(e.str("key")), &k); err != nil {
 				return nil, fmt.Errorf("manifesttable: bad delete entry at %d: %w", e.seq, err)
 			}
 			out = append(out, change{seq: e.seq, del: true, row: Row{ObjectType: k.Type, ObjectID: k.ID, Branch: k.Branch, TableVersion: k.Version}})
-		case "version":
+		case commitlog.Version:
 			v, err := strconv.ParseUint(e.str("v"), 10, 64)
 			if err != nil {
 				return nil, fmt.Errorf("manifesttable: bad version entry at %d: %w", e.seq, err)
@@ -459,7 +460,7 @@ func (t *Table) translate(ctx context.Context, entries []logEntry) ([]change, er
 				row.CommittedAt = time.UnixMicro(us).UTC()
 			}
 			out = append(out, change{seq: e.seq, row: row})
-		case "delete_versions":
+		case commitlog.DeleteVersions:
 			id, branch := chainOf(e.str("t"))
 			for _, vs := range strings.Split(e.str("vs"), ",") {
 				v, err := strconv.ParseUint(vs, 10, 64)
@@ -468,15 +469,20 @@ func (t *Table) translate(ctx context.Context, entries []logEntry) ([]change, er
 				}
 				out = append(out, change{seq: e.seq, del: true, row: versionKeyRow(id, branch, v)})
 			}
-		case "delete_version_ranges":
-			// Version rows in ranges "s:e;s:e" (e "" = no end).
+		case commitlog.DeleteVersionRanges:
+			// Version rows in ranges (commitlog.EncodeRanges).
+			ranges, err := commitlog.DecodeRanges(e.str("ranges"))
+			if err != nil {
+				t.log.Warn("manifesttable: a log entry with malformed version ranges is skipped", "seq", e.seq, "err", err)
+				continue
+			}
 			id, branch := chainOf(e.str("t"))
 			for _, r := range t.versionsAt(out, id) {
-				if r.Branch == branch && inRanges(r.TableVersion, e.str("ranges")) {
+				if r.Branch == branch && commitlog.InRanges(r.TableVersion, ranges) {
 					out = append(out, change{seq: e.seq, del: true, row: versionKeyRow(id, branch, r.TableVersion)})
 				}
 			}
-		case "drop_table":
+		case commitlog.DropTable:
 			// A table's drop takes every branch's rows; a branch's chain
 			// forgotten (Lance removed the branch) takes its own.
 			id, branch := chainOf(e.str("t"))
@@ -485,7 +491,7 @@ func (t *Table) translate(ctx context.Context, entries []logEntry) ([]change, er
 					out = append(out, change{seq: e.seq, del: true, row: versionKeyRow(id, r.Branch, r.TableVersion)})
 				}
 			}
-		case "rename_table":
+		case commitlog.RenameTable:
 			// The version rows, every branch's, follow their table to its
 			// new id.
 			from, to := e.str("from"), e.str("to")
@@ -494,12 +500,12 @@ func (t *Table) translate(ctx context.Context, entries []logEntry) ([]change, er
 				r.ObjectID = to
 				out = append(out, change{seq: e.seq, row: r})
 			}
-		case "stats":
+		case commitlog.Stats:
 			if c, ok := t.statsChange(out, e.seq, e.str("row")); ok {
 				out = append(out, c)
 			}
 		default:
-			t.log.Warn("manifesttable: unknown log entry kind", "kind", e.str("k"), "seq", e.seq)
+			t.log.Warn("manifesttable: unknown log entry kind", "kind", e.str(commitlog.KindField), "seq", e.seq)
 		}
 	}
 	return out, nil
@@ -633,26 +639,4 @@ func (t *Table) reconcile(ctx context.Context, seq uint64) ([]change, error) {
 		}
 	}
 	return out, nil
-}
-
-// inRanges reports whether v is in one of the ranges "s:e;s:e" (start
-// inclusive, end exclusive, "" = no end).
-func inRanges(v uint64, ranges string) bool {
-	for _, r := range strings.Split(ranges, ";") {
-		lo, hi, ok := strings.Cut(r, ":")
-		if !ok {
-			continue
-		}
-		s, err := strconv.ParseUint(lo, 10, 64)
-		if err != nil || v < s {
-			continue
-		}
-		if hi == "" {
-			return true
-		}
-		if e, err := strconv.ParseUint(hi, 10, 64); err == nil && v < e {
-			return true
-		}
-	}
-	return false
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"time"
 
+	"github.com/flightns/flightns/internal/commitlog"
 	"github.com/flightns/flightns/lancemanifest"
 	"github.com/flightns/flightns/objstore"
 )
@@ -107,7 +108,7 @@ func (t *Table) statsReader() {
 			if err != nil {
 				continue
 			}
-			args = append(args, "stats", string(b))
+			args = append(args, commitlog.Stats, string(b))
 		}
 		if len(args) == 0 {
 			continue

@@ -17,6 +17,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/flightns/flightns/internal/commitlog"
 	"github.com/flightns/flightns/nserror"
 	"github.com/flightns/flightns/objstore"
 )
@@ -798,12 +799,12 @@ func (t *Table) Append(ctx context.Context, changes []Change) (uint64, error) {
 	if len(changes) == 0 {
 		return 0, nserror.New(nserror.InvalidInput, "no changes to append")
 	}
-	args := []any{logMaxLen}
+	args := []any{commitlog.MaxLen}
 	for _, c := range changes {
 		if c.Delete {
 			k := c.Row.Key()
 			b, _ := json.Marshal(logKey(k))
-			args = append(args, "delete", string(b))
+			args = append(args, commitlog.Delete, string(b))
 			continue
 		}
 		if err := c.Row.Validate(); err != nil {
@@ -813,7 +814,7 @@ func (t *Table) Append(ctx context.Context, changes []Change) (uint64, error) {
 		if err != nil {
 			return 0, err
 		}
-		args = append(args, "put", string(b))
+		args = append(args, commitlog.Put, string(b))
 	}
 	return t.appendEntries(ctx, args[1:])
 }
@@ -821,7 +822,7 @@ func (t *Table) Append(ctx context.Context, changes []Change) (uint64, error) {
 // appendEntries appends log entries (kind, payload pairs) under one new
 // catalog sequence and returns it.
 func (t *Table) appendEntries(ctx context.Context, pairs []any) (uint64, error) {
-	args := append([]any{logMaxLen}, pairs...)
+	args := append([]any{commitlog.MaxLen}, pairs...)
 	r, err := t.appendS.Run(ctx, t.cfg.Redis, []string{t.keys.epoch, t.keys.seq, t.keys.log}, args...).Slice()
 	if err != nil {
 		return 0, err
@@ -831,8 +832,6 @@ func (t *Table) appendEntries(ctx context.Context, pairs []any) (uint64, error) 
 	}
 	return strconv.ParseUint(fmt.Sprint(r[1]), 10, 64)
 }
-
-const logMaxLen = 1_000_000
 
 type logKey struct {
 	Type    string `json:"object_type"`

@@ -1,9 +1,11 @@
 package manifesttable
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math"
 	"slices"
 	"strings"
@@ -13,6 +15,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 
+	"github.com/flightns/flightns/internal/commitlog"
 	"github.com/flightns/flightns/nserror"
 	"github.com/flightns/flightns/objstore"
 )
@@ -447,5 +450,21 @@ func TestASequenceLongerThanASegmentIsWrittenWhole(t *testing.T) {
 	defer func() { _ = again.Close() }()
 	if n := len(again.Objects()); n != 26 {
 		t.Fatalf("%d rows after a reload, want 26", n)
+	}
+}
+
+// The reader knows every kind of log entry commitlog defines (a kind it
+// does not know is logged and skipped, losing whatever it carried).
+func TestTheMaterializerKnowsEveryKindOfLogEntry(t *testing.T) {
+	var logs bytes.Buffer
+	e := newTenv(t)
+	tb := e.open(func(c *Config) { c.Logger = slog.New(slog.NewTextHandler(&logs, nil)) })
+	defer func() { _ = tb.Close() }()
+	// One at a time: an entry without its fields may fail alone.
+	for i, k := range append(slices.Clone(commitlog.Kinds), "no_such_kind") {
+		_, _ = tb.translate(context.Background(), []logEntry{{seq: uint64(i + 1), fields: map[string]any{commitlog.KindField: k}}})
+	}
+	if strings.Count(logs.String(), "unknown log entry kind") != 1 || !strings.Contains(logs.String(), "no_such_kind") {
+		t.Fatalf("the materializer should know every kind but the made-up one; its log:\n%s", logs.String())
 	}
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/flightns/flightns/internal/commitlog"
 	"github.com/flightns/flightns/manifesttable"
 	"github.com/flightns/flightns/nserror"
 	"github.com/flightns/flightns/redisclaim"
@@ -221,7 +222,7 @@ func (b *batchBuilder) add(ctx context.Context, i int, op CommitTableOperation, 
 		if err != nil {
 			return err
 		}
-		b.log = append(b.log, []string{"k", "put", "row", string(raw)})
+		b.log = append(b.log, []string{commitlog.KindField, commitlog.Put, "row", string(raw)})
 		b.declares = append(b.declares, id)
 		res.DeclareTable = &DeclareTableResponse{TransactionID: b.txnID, Location: s.root.uri(loc), StorageOptions: s.root.options,
 			Properties: props, ManagedVersioning: s.managed()}
@@ -279,15 +280,7 @@ func (b *batchBuilder) add(ctx context.Context, i int, op CommitTableOperation, 
 		}
 		b.deletionOf[i] = len(b.deletions)
 		b.deletions = append(b.deletions, redisclaim.Deletion{Table: loc, Ranges: ranges})
-		var rs []string
-		for _, r := range ranges {
-			end := ""
-			if r.End != 0 {
-				end = strconv.FormatUint(r.End, 10)
-			}
-			rs = append(rs, strconv.FormatUint(r.Start, 10)+":"+end)
-		}
-		b.log = append(b.log, []string{"k", "delete_version_ranges", "t", loc, "ranges", strings.Join(rs, ";")})
+		b.log = append(b.log, []string{commitlog.KindField, commitlog.DeleteVersionRanges, "t", loc, "ranges", commitlog.EncodeRanges(ranges)})
 		res.DeleteTableVersions = &BatchDeleteTableVersionsResponse{TransactionID: b.txnID}
 	case op.AssertTableVersion != nil:
 		req := op.AssertTableVersion
@@ -367,7 +360,7 @@ func (b *batchBuilder) add(ctx context.Context, i int, op CommitTableOperation, 
 			redisclaim.Write{Op: "hdel", Key: k.byloc(), Field: loc},
 			redisclaim.Write{Op: "srem", Key: k.kids(req.ID.Parent()), Value: id})
 		key, _ := json.Marshal(map[string]string{"object_type": manifesttable.TypeTable, "object_id": id})
-		b.log = append(b.log, []string{"k", "drop_table", "t", loc}, []string{"k", "delete", "key", string(key)})
+		b.log = append(b.log, []string{commitlog.KindField, commitlog.DropTable, "t", loc}, []string{commitlog.KindField, commitlog.Delete, "key", string(key)})
 		b.deregisters = append(b.deregisters, id)
 		b.deregisteredLocs = append(b.deregisteredLocs, loc)
 		res.DeregisterTable = &DeregisterTableResponse{TransactionID: b.txnID, ID: req.ID, Location: s.root.uri(loc)}
@@ -399,7 +392,7 @@ func (b *batchBuilder) readVersions(ops []CommitTableOperation, results []Commit
 			}
 			results[i].SetReadVersion.Version = v
 		}
-		out = append(out, redisclaim.LogEntry{"k", "read_version", "t", id.String(), "v", strconv.FormatInt(v, 10)})
+		out = append(out, redisclaim.LogEntry{commitlog.KindField, commitlog.ReadVersion, "t", id.String(), "v", strconv.FormatInt(v, 10)})
 	}
 	return out, nil
 }
@@ -432,7 +425,7 @@ func (s *Service) txnCommitted(ctx context.Context, c redisclaim.TxnCommit) erro
 			}
 		}
 	}
-	args := []any{c.RecoveryToken, logMaxLen}
+	args := []any{c.RecoveryToken, commitlog.MaxLen}
 	for _, e := range x.Entries {
 		args = append(args, len(e)/2)
 		for _, f := range e {

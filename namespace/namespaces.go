@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sort"
 
+	"github.com/flightns/flightns/internal/commitlog"
 	"github.com/flightns/flightns/manifesttable"
 	"github.com/flightns/flightns/nserror"
 )
@@ -43,7 +44,7 @@ func (s *Service) CreateNamespace(ctx context.Context, req CreateNamespaceReques
 	id := req.ID.String()
 	v, err := s.mutate(ctx, s.createS,
 		[]string{s.k.epoch(), s.k.obj(), s.k.loc(), s.k.byloc(), s.k.kids(req.ID.Parent()), s.k.kidsOf(id), s.k.seq(), s.k.log()},
-		id, req.ID.Parent().String(), manifesttable.TypeNamespace, lower(mode), "", string(b), logMaxLen)
+		id, req.ID.Parent().String(), manifesttable.TypeNamespace, lower(mode), "", string(b), commitlog.MaxLen)
 	if err != nil {
 		return nil, err
 	}
@@ -240,7 +241,7 @@ func (s *Service) drop(ctx context.Context, objs []objRef, restrict bool) (locs 
 	if restrict {
 		r = "1"
 	}
-	args := []any{logMaxLen, r}
+	args := []any{commitlog.MaxLen, r}
 	for _, o := range objs {
 		args = append(args, o.id, o.typ)
 		if o.typ == manifesttable.TypeNamespace {

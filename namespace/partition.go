@@ -7,6 +7,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/flightns/flightns/internal/commitlog"
 	"github.com/flightns/flightns/manifesttable"
 	"github.com/flightns/flightns/nserror"
 	"github.com/flightns/flightns/redisclaim"
@@ -85,7 +86,7 @@ func (s *Service) EvolveNamespace(ctx context.Context, req EvolveNamespaceReques
 		if err != nil {
 			return err
 		}
-		log = append(log, redisclaim.LogEntry{"k", "put", "row", string(raw)})
+		log = append(log, redisclaim.LogEntry{commitlog.KindField, commitlog.Put, "row", string(raw)})
 	}
 	id, k := req.ID.String(), s.k
 	x := &redisclaim.Extras{

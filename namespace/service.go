@@ -107,8 +107,6 @@ func (k nsKeys) seq() string             { return k.tag + ":seq" }
 func (k nsKeys) log() string             { return k.tag + ":log" }
 func (k nsKeys) pcols() string           { return k.tag + ":pcols" }
 
-const logMaxLen = 1_000_000
-
 // Open opens the catalog: loads __manifest, connects the claim store and,
 // if Redis lost the catalog's state, rebuilds it from storage before
 // returning.

@@ -8,6 +8,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/flightns/flightns/internal/commitlog"
 	"github.com/flightns/flightns/manifesttable"
 	"github.com/flightns/flightns/nserror"
 	"github.com/flightns/flightns/redisclaim"
@@ -91,7 +92,7 @@ func (s *Service) createTable(ctx context.Context, id ID, loc string, props Prop
 	}
 	v, err := s.mutate(ctx, s.createS,
 		[]string{s.k.epoch(), s.k.obj(), s.k.loc(), s.k.byloc(), s.k.kids(id.Parent()), s.k.kidsOf(id.String()), s.k.seq(), s.k.log()},
-		id.String(), id.Parent().String(), manifesttable.TypeTable, lower(mode), loc, string(b), logMaxLen)
+		id.String(), id.Parent().String(), manifesttable.TypeTable, lower(mode), loc, string(b), commitlog.MaxLen)
 	if err != nil {
 		return nil, err
 	}
@@ -379,7 +380,7 @@ func (s *Service) RenameTable(ctx context.Context, req RenameTableRequest) (*Ren
 	}
 	v, err := s.mutate(ctx, s.renameS,
 		[]string{s.k.epoch(), s.k.obj(), s.k.loc(), s.k.byloc(), s.k.kids(req.ID.Parent()), s.k.kids(parent), s.k.seq(), s.k.log()},
-		req.ID.String(), newID.String(), parent.String(), string(b), logMaxLen)
+		req.ID.String(), newID.String(), parent.String(), string(b), commitlog.MaxLen)
 	if err != nil {
 		return nil, err
 	}

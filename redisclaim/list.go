@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/flightns/flightns/internal/commitlog"
 	"github.com/flightns/flightns/nserror"
 )
 
@@ -85,9 +86,7 @@ func (s *Store) ListVersions(ctx context.Context, table string, opts ListOptions
 }
 
 // Range is a range of versions: Start inclusive, End exclusive (0: no end).
-type Range struct {
-	Start, End uint64
-}
+type Range = commitlog.Range
 
 // DeleteVersions forgets the records of the versions in ranges (staged
 // versions, commits in flight, are kept; the head never moves) and returns

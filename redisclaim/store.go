@@ -13,6 +13,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/flightns/flightns/internal/commitlog"
 	"github.com/flightns/flightns/nserror"
 	"github.com/flightns/flightns/objstore"
 )
@@ -128,7 +129,8 @@ type Config struct {
 	// Observer receives the timings of claims, finalizations and
 	// recoveries, for metrics (default none).
 	Observer *Observer
-	// LogMaxLen bounds the commit log approximately (default 1,000,000).
+	// LogMaxLen bounds the commit log approximately (default
+	// commitlog.MaxLen).
 	LogMaxLen int64
 	// SeqFloor returns the highest catalog sequence that is durable outside
 	// Redis (the __manifest table's); recovery never lets the sequence fall
@@ -205,7 +207,7 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 		s.window = time.Second
 	}
 	if s.logMaxLen <= 0 {
-		s.logMaxLen = 1_000_000
+		s.logMaxLen = commitlog.MaxLen
 	}
 	if s.log == nil {
 		s.log = slog.Default()

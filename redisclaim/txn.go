@@ -14,6 +14,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/flightns/flightns/internal/commitlog"
 	"github.com/flightns/flightns/nserror"
 	"github.com/flightns/flightns/objstore"
 )
@@ -560,15 +561,7 @@ func (s *Store) appendExtras(keys []string, args []any, x *Extras) ([]string, []
 		}
 		vi, _ := key(s.k.Versions(d.Table))
 		zi, _ := key(s.k.Index(d.Table))
-		var rs []string
-		for _, r := range d.Ranges {
-			end := ""
-			if r.End != 0 {
-				end = strconv.FormatUint(r.End, 10)
-			}
-			rs = append(rs, strconv.FormatUint(r.Start, 10)+":"+end)
-		}
-		args = append(args, vi, zi, strings.Join(rs, ";"))
+		args = append(args, vi, zi, commitlog.EncodeRanges(d.Ranges))
 	}
 	args = append(args, len(x.Log))
 	for _, e := range x.Log {
