@@ -18,6 +18,7 @@ import (
 
 	"github.com/duckdb/duckdb-go/v2"
 
+	"github.com/flightns/flightns/internal/commitlog"
 	"github.com/flightns/flightns/internal/redisproc"
 	"github.com/flightns/flightns/manifesttable"
 	"github.com/flightns/flightns/objstore"
@@ -133,7 +134,7 @@ func manifestAt(ctx context.Context, cfg Config, rep *Report, n int) error {
 	}
 	runtime.GC()
 	debug.FreeOSMemory()
-	if err := rdb.Set(ctx, "{"+catalog+"}:epoch", "bench", 0).Err(); err != nil {
+	if err := rdb.Set(ctx, commitlog.KeysOf(catalog).Epoch(), "bench", 0).Err(); err != nil {
 		return err
 	}
 

@@ -133,8 +133,8 @@ type Table struct {
 type redisKeys struct{ epoch, seq, log, lease, durable string }
 
 func newRedisKeys(catalog string) redisKeys {
-	t := "{" + catalog + "}"
-	return redisKeys{epoch: t + ":epoch", seq: t + ":seq", log: t + ":log", lease: t + ":mlease", durable: t + ":mdurable"}
+	k := commitlog.KeysOf(catalog)
+	return redisKeys{epoch: k.Epoch(), seq: k.Seq(), log: k.Log(), lease: k.Lease(), durable: k.Durable()}
 }
 
 // Open loads the table from storage (newest snapshot, then every later

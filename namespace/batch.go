@@ -144,9 +144,9 @@ func (b *batchBuilder) existingTable(ctx context.Context, id ID) (string, error)
 	}
 	k := b.s.k
 	notFound := nserror.New(nserror.TableNotFound, "table %q does not exist", id.String())
-	b.guard(notFound, redisclaim.Guard{Op: "eq", Key: k.obj(), Field: id.String(), Value: manifesttable.TypeTable})
+	b.guard(notFound, redisclaim.Guard{Op: "eq", Key: k.Obj(), Field: id.String(), Value: manifesttable.TypeTable})
 	b.guard(nserror.New(nserror.ConcurrentModification, "table %q changed during the batch", id.String()),
-		redisclaim.Guard{Op: "eq", Key: k.loc(), Field: id.String(), Value: loc})
+		redisclaim.Guard{Op: "eq", Key: k.Loc(), Field: id.String(), Value: loc})
 	return loc, nil
 }
 
@@ -203,14 +203,14 @@ func (b *batchBuilder) add(ctx context.Context, i int, op CommitTableOperation, 
 		b.declared[id] = loc
 		if parent := req.ID.Parent(); !parent.IsRoot() {
 			b.guard(nserror.New(nserror.NamespaceNotFound, "namespace %q of table %q does not exist", parent.String(), id),
-				redisclaim.Guard{Op: "eq", Key: k.obj(), Field: parent.String(), Value: manifesttable.TypeNamespace})
+				redisclaim.Guard{Op: "eq", Key: k.Obj(), Field: parent.String(), Value: manifesttable.TypeNamespace})
 		}
-		b.guard(nserror.New(nserror.TableAlreadyExists, "table %q already exists", id), redisclaim.Guard{Op: "absent", Key: k.obj(), Field: id})
-		b.guard(nserror.New(nserror.InvalidInput, "location %q already belongs to a table", loc), redisclaim.Guard{Op: "absent", Key: k.byloc(), Field: loc})
+		b.guard(nserror.New(nserror.TableAlreadyExists, "table %q already exists", id), redisclaim.Guard{Op: "absent", Key: k.Obj(), Field: id})
+		b.guard(nserror.New(nserror.InvalidInput, "location %q already belongs to a table", loc), redisclaim.Guard{Op: "absent", Key: k.ByLoc(), Field: loc})
 		b.writes = append(b.writes,
-			redisclaim.Write{Op: "hset", Key: k.obj(), Field: id, Value: manifesttable.TypeTable},
-			redisclaim.Write{Op: "hset", Key: k.loc(), Field: id, Value: loc},
-			redisclaim.Write{Op: "hset", Key: k.byloc(), Field: loc, Value: id},
+			redisclaim.Write{Op: "hset", Key: k.Obj(), Field: id, Value: manifesttable.TypeTable},
+			redisclaim.Write{Op: "hset", Key: k.Loc(), Field: id, Value: loc},
+			redisclaim.Write{Op: "hset", Key: k.ByLoc(), Field: loc, Value: id},
 			redisclaim.Write{Op: "sadd", Key: k.kids(req.ID.Parent()), Value: id})
 		meta, err := propsJSON(props)
 		if err != nil {
@@ -355,9 +355,9 @@ func (b *batchBuilder) add(ctx context.Context, i int, op CommitTableOperation, 
 		}
 		id := req.ID.String()
 		b.writes = append(b.writes,
-			redisclaim.Write{Op: "hdel", Key: k.obj(), Field: id},
-			redisclaim.Write{Op: "hdel", Key: k.loc(), Field: id},
-			redisclaim.Write{Op: "hdel", Key: k.byloc(), Field: loc},
+			redisclaim.Write{Op: "hdel", Key: k.Obj(), Field: id},
+			redisclaim.Write{Op: "hdel", Key: k.Loc(), Field: id},
+			redisclaim.Write{Op: "hdel", Key: k.ByLoc(), Field: loc},
 			redisclaim.Write{Op: "srem", Key: k.kids(req.ID.Parent()), Value: id})
 		key, _ := json.Marshal(map[string]string{"object_type": manifesttable.TypeTable, "object_id": id})
 		b.log = append(b.log, []string{commitlog.KindField, commitlog.DropTable, "t", loc}, []string{commitlog.KindField, commitlog.Delete, "key", string(key)})
@@ -432,7 +432,7 @@ func (s *Service) txnCommitted(ctx context.Context, c redisclaim.TxnCommit) erro
 			args = append(args, f)
 		}
 	}
-	keys := []string{s.k.epoch(), s.k.recovering(), s.claims.TxnKey(c.ID), s.k.seq(), s.k.log()}
+	keys := []string{s.k.Epoch(), s.k.Recovering(), s.claims.TxnKey(c.ID), s.k.Seq(), s.k.Log()}
 	v, err := s.txnApplyS.Run(ctx, s.rdb, keys, args...).Slice()
 	if err != nil {
 		return fmt.Errorf("namespace: applying transaction %s: %w", c.ID, err)

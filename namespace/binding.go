@@ -32,8 +32,6 @@ type binding struct {
 	Root    string `json:"root"` // the root's URI when it was bound, to name it
 }
 
-func (k nsKeys) root() string { return k.tag + ":root" }
-
 // bindRoot checks and records that the catalog and the root belong to
 // each other; the first process of a catalog on a root binds them. A
 // refused process writes nothing.
@@ -43,7 +41,7 @@ func (s *Service) bindRoot(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		have, err := s.rdb.Get(ctx, s.k.root()).Bytes()
+		have, err := s.rdb.Get(ctx, s.k.Root()).Bytes()
 		if err != nil && !errors.Is(err, redis.Nil) {
 			return err
 		}
@@ -54,7 +52,7 @@ func (s *Service) bindRoot(ctx context.Context) error {
 			}
 			if !found && bound.Root == s.objs.URI() {
 				return fmt.Errorf("namespace: catalog %q is bound to the root %s (id %s), but the root's marker %s is gone: restore it, or, once sure the root is the catalog's, delete the Redis key %s so that the next start binds them again",
-					s.cfg.Catalog, bound.Root, bound.RootID, bindingKey, s.k.root())
+					s.cfg.Catalog, bound.Root, bound.RootID, bindingKey, s.k.Root())
 			}
 			if !found || bound.RootID != marker.RootID {
 				return fmt.Errorf("namespace: catalog %q in this Redis belongs to the root %s (id %s); this root, %s, is another: refusing to serve it (give each root its own --catalog or Redis)",
@@ -78,7 +76,7 @@ func (s *Service) bindRoot(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		if set, err := s.rdb.SetNX(ctx, s.k.root(), raw, 0).Result(); err != nil || set {
+		if set, err := s.rdb.SetNX(ctx, s.k.Root(), raw, 0).Result(); err != nil || set {
 			return err
 		}
 		// Another process bound the catalog meanwhile: check against it.

@@ -43,7 +43,7 @@ func (s *Service) CreateNamespace(ctx context.Context, req CreateNamespaceReques
 	}
 	id := req.ID.String()
 	v, err := s.mutate(ctx, s.createS,
-		[]string{s.k.epoch(), s.k.obj(), s.k.loc(), s.k.byloc(), s.k.kids(req.ID.Parent()), s.k.kidsOf(id), s.k.seq(), s.k.log()},
+		[]string{s.k.Epoch(), s.k.Obj(), s.k.Loc(), s.k.ByLoc(), s.k.kids(req.ID.Parent()), s.k.Kids(id), s.k.Seq(), s.k.Log()},
 		id, req.ID.Parent().String(), manifesttable.TypeNamespace, lower(mode), "", string(b), commitlog.MaxLen)
 	if err != nil {
 		return nil, err
@@ -236,7 +236,7 @@ func (s *Service) descendants(id string) []objRef {
 // reports that a namespace listed has children not listed (retry).
 func (s *Service) drop(ctx context.Context, objs []objRef, restrict bool) (locs []string, changed bool, err error) {
 	topID, _ := ParseID(objs[0].id, "")
-	keys := []string{s.k.epoch(), s.k.obj(), s.k.loc(), s.k.byloc(), s.k.seq(), s.k.log(), s.k.kids(topID.Parent())}
+	keys := []string{s.k.Epoch(), s.k.Obj(), s.k.Loc(), s.k.ByLoc(), s.k.Seq(), s.k.Log(), s.k.kids(topID.Parent())}
 	r := "0"
 	if restrict {
 		r = "1"
@@ -245,7 +245,7 @@ func (s *Service) drop(ctx context.Context, objs []objRef, restrict bool) (locs 
 	for _, o := range objs {
 		args = append(args, o.id, o.typ)
 		if o.typ == manifesttable.TypeNamespace {
-			keys = append(keys, s.k.kidsOf(o.id))
+			keys = append(keys, s.k.Kids(o.id))
 		}
 	}
 	v, err := s.mutate(ctx, s.dropS, keys, args...)

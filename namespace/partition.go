@@ -91,28 +91,28 @@ func (s *Service) EvolveNamespace(ctx context.Context, req EvolveNamespaceReques
 	id, k := req.ID.String(), s.k
 	x := &redisclaim.Extras{
 		Guards: []redisclaim.Guard{
-			{Op: "eq", Key: k.obj(), Field: id, Value: manifesttable.TypeNamespace},
-			{Op: "absent", Key: k.obj(), Field: child.String()},
+			{Op: "eq", Key: k.Obj(), Field: id, Value: manifesttable.TypeNamespace},
+			{Op: "absent", Key: k.Obj(), Field: child.String()},
 		},
 		Writes: []redisclaim.Write{
-			{Op: "hset", Key: k.obj(), Field: child.String(), Value: manifesttable.TypeNamespace},
+			{Op: "hset", Key: k.Obj(), Field: child.String(), Value: manifesttable.TypeNamespace},
 			{Op: "sadd", Key: k.kids(req.ID), Value: child.String()},
 		},
 		Log: log,
 	}
 	for _, col := range sortedKeys(req.Columns) {
 		typ := req.Columns[col]
-		have, err := s.rdb.HGet(ctx, k.pcols(), col).Result()
+		have, err := s.rdb.HGet(ctx, k.PCols(), col).Result()
 		switch {
 		case errors.Is(err, redis.Nil):
-			x.Guards = append(x.Guards, redisclaim.Guard{Op: "absent", Key: k.pcols(), Field: col})
-			x.Writes = append(x.Writes, redisclaim.Write{Op: "hset", Key: k.pcols(), Field: col, Value: typ})
+			x.Guards = append(x.Guards, redisclaim.Guard{Op: "absent", Key: k.PCols(), Field: col})
+			x.Writes = append(x.Writes, redisclaim.Write{Op: "hset", Key: k.PCols(), Field: col, Value: typ})
 		case err != nil:
 			return err
 		case have != typ:
 			return nserror.New(nserror.InvalidInput, "column %s of __manifest is %s; it cannot also be %s", col, have, typ)
 		default:
-			x.Guards = append(x.Guards, redisclaim.Guard{Op: "eq", Key: k.pcols(), Field: col, Value: typ})
+			x.Guards = append(x.Guards, redisclaim.Guard{Op: "eq", Key: k.PCols(), Field: col, Value: typ})
 		}
 	}
 	batch, err := s.claims.Commit(ctx, nil, x)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/flightns/flightns/internal/commitlog"
 	"github.com/flightns/flightns/manifesttable"
 	"github.com/flightns/flightns/nserror"
 	"github.com/flightns/flightns/redisclaim"
@@ -24,12 +25,12 @@ type IndexedObject struct {
 // IndexedObjects lists catalog's objects in Redis's object index, by id
 // (none when Redis lost the catalog's state).
 func IndexedObjects(ctx context.Context, rdb redis.UniversalClient, catalog string) ([]IndexedObject, error) {
-	k := nsKeys{tag: "{" + catalog + "}"}
-	types, err := rdb.HGetAll(ctx, k.obj()).Result()
+	k := nsKeys{commitlog.KeysOf(catalog)}
+	types, err := rdb.HGetAll(ctx, k.Obj()).Result()
 	if err != nil {
 		return nil, err
 	}
-	locs, err := rdb.HGetAll(ctx, k.loc()).Result()
+	locs, err := rdb.HGetAll(ctx, k.Loc()).Result()
 	if err != nil {
 		return nil, err
 	}

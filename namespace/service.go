@@ -14,6 +14,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/flightns/flightns/internal/commitlog"
 	"github.com/flightns/flightns/manifesttable"
 	"github.com/flightns/flightns/nserror"
 	"github.com/flightns/flightns/objstore"
@@ -94,18 +95,11 @@ type Service struct {
 	closeErr  error
 }
 
-type nsKeys struct{ tag string }
+// nsKeys are the catalog's Redis keys (commitlog.Keys), and the children
+// set of an id.
+type nsKeys struct{ commitlog.Keys }
 
-func (k nsKeys) epoch() string           { return k.tag + ":epoch" }
-func (k nsKeys) recovering() string      { return k.tag + ":recovering" }
-func (k nsKeys) obj() string             { return k.tag + ":obj" }
-func (k nsKeys) loc() string             { return k.tag + ":loc" }
-func (k nsKeys) byloc() string           { return k.tag + ":byloc" }
-func (k nsKeys) kids(parent ID) string   { return k.tag + ":kids:" + parent.String() }
-func (k nsKeys) kidsOf(id string) string { return k.tag + ":kids:" + id }
-func (k nsKeys) seq() string             { return k.tag + ":seq" }
-func (k nsKeys) log() string             { return k.tag + ":log" }
-func (k nsKeys) pcols() string           { return k.tag + ":pcols" }
+func (k nsKeys) kids(parent ID) string { return k.Kids(parent.String()) }
 
 // Open opens the catalog: loads __manifest, connects the claim store and,
 // if Redis lost the catalog's state, rebuilds it from storage before
@@ -123,7 +117,7 @@ func Open(ctx context.Context, cfg Config) (*Service, error) {
 	if cfg.StallTimeout <= 0 {
 		cfg.StallTimeout = 5 * time.Second
 	}
-	s := &Service{cfg: cfg, objs: cfg.Objects, rdb: cfg.Redis, k: nsKeys{tag: "{" + cfg.Catalog + "}"}, log: cfg.Logger, now: cfg.Now,
+	s := &Service{cfg: cfg, objs: cfg.Objects, rdb: cfg.Redis, k: nsKeys{commitlog.KeysOf(cfg.Catalog)}, log: cfg.Logger, now: cfg.Now,
 		createS: redis.NewScript(createObjectLua), dropS: redis.NewScript(dropObjectsLua), renameS: redis.NewScript(renameTableLua),
 		rebuildS: redis.NewScript(rebuildIndexLua), clearKidsS: redis.NewScript(clearKidsLua), txnApplyS: redis.NewScript(txnApplyLua)}
 	if s.log == nil {
@@ -207,13 +201,13 @@ func (s *Service) rebuildIndex(ctx context.Context, token string) error {
 	// Children sets of the lost state go first: a stale one would make a
 	// re-created namespace look non-empty.
 	var stale []string
-	err := forEachKey(ctx, s.rdb, s.k.tag+":kids:*", func(key string) { stale = append(stale, key) })
+	err := forEachKey(ctx, s.rdb, s.k.KidsPattern(), func(key string) { stale = append(stale, key) })
 	if err != nil {
 		return err
 	}
 	for len(stale) > 0 {
 		n := min(len(stale), 500)
-		ok, err := s.clearKidsS.Run(ctx, s.rdb, append([]string{s.k.recovering()}, stale[:n]...), token).Int()
+		ok, err := s.clearKidsS.Run(ctx, s.rdb, append([]string{s.k.Recovering()}, stale[:n]...), token).Int()
 		if err != nil {
 			return fmt.Errorf("namespace: clearing the object index: %w", err)
 		}
@@ -226,7 +220,7 @@ func (s *Service) rebuildIndex(ctx context.Context, token string) error {
 	first := "1"
 	for start := 0; start < len(objects) || first == "1"; start += 200 {
 		end := min(start+200, len(objects))
-		keys := []string{s.k.recovering(), s.k.obj(), s.k.loc(), s.k.byloc()}
+		keys := []string{s.k.Recovering(), s.k.Obj(), s.k.Loc(), s.k.ByLoc()}
 		args := []any{token, first}
 		for _, r := range objects[start:end] {
 			id, _ := ParseID(r.ObjectID, "")
@@ -352,10 +346,10 @@ func (s *Service) objectType(ctx context.Context, id ID) (string, error) {
 		return manifesttable.TypeNamespace, nil
 	}
 	for attempt := 0; attempt < 3; attempt++ {
-		t, err := s.rdb.HGet(ctx, s.k.obj(), id.String()).Result()
+		t, err := s.rdb.HGet(ctx, s.k.Obj(), id.String()).Result()
 		if errors.Is(err, redis.Nil) {
 			// Redis may have lost its state: make sure it holds the epoch.
-			if n, err := s.rdb.Exists(ctx, s.k.epoch()).Result(); err != nil {
+			if n, err := s.rdb.Exists(ctx, s.k.Epoch()).Result(); err != nil {
 				return "", err
 			} else if n == 0 {
 				if err := s.Recover(ctx); err != nil {

@@ -91,7 +91,7 @@ func (s *Service) createTable(ctx context.Context, id ID, loc string, props Prop
 		return nil, err
 	}
 	v, err := s.mutate(ctx, s.createS,
-		[]string{s.k.epoch(), s.k.obj(), s.k.loc(), s.k.byloc(), s.k.kids(id.Parent()), s.k.kidsOf(id.String()), s.k.seq(), s.k.log()},
+		[]string{s.k.Epoch(), s.k.Obj(), s.k.Loc(), s.k.ByLoc(), s.k.kids(id.Parent()), s.k.Kids(id.String()), s.k.Seq(), s.k.Log()},
 		id.String(), id.Parent().String(), manifesttable.TypeTable, lower(mode), loc, string(b), commitlog.MaxLen)
 	if err != nil {
 		return nil, err
@@ -118,14 +118,14 @@ func (s *Service) tableLoc(ctx context.Context, id ID) (string, error) {
 		return "", err
 	}
 	for attempt := 0; attempt < 3; attempt++ {
-		loc, err := s.rdb.HGet(ctx, s.k.loc(), id.String()).Result()
+		loc, err := s.rdb.HGet(ctx, s.k.Loc(), id.String()).Result()
 		if err == nil {
 			return loc, nil
 		}
 		if !errors.Is(err, redis.Nil) {
 			return "", err
 		}
-		if n, err := s.rdb.Exists(ctx, s.k.epoch()).Result(); err != nil {
+		if n, err := s.rdb.Exists(ctx, s.k.Epoch()).Result(); err != nil {
 			return "", err
 		} else if n == 1 {
 			return "", nserror.New(nserror.TableNotFound, "table %q does not exist", id.String())
@@ -379,7 +379,7 @@ func (s *Service) RenameTable(ctx context.Context, req RenameTableRequest) (*Ren
 		return nil, err
 	}
 	v, err := s.mutate(ctx, s.renameS,
-		[]string{s.k.epoch(), s.k.obj(), s.k.loc(), s.k.byloc(), s.k.kids(req.ID.Parent()), s.k.kids(parent), s.k.seq(), s.k.log()},
+		[]string{s.k.Epoch(), s.k.Obj(), s.k.Loc(), s.k.ByLoc(), s.k.kids(req.ID.Parent()), s.k.kids(parent), s.k.Seq(), s.k.Log()},
 		req.ID.String(), newID.String(), parent.String(), string(b), commitlog.MaxLen)
 	if err != nil {
 		return nil, err

@@ -475,7 +475,7 @@ func (s *Store) SeedHead(ctx context.Context, table string) (uint64, error) {
 }
 
 // Tag is the hash tag every key of the catalog starts with: "{catalog}".
-func (s *Store) Tag() string { return s.k.tag }
+func (s *Store) Tag() string { return s.k.Tag() }
 
 // Guard is a precondition on state kept by a layer above, checked by the
 // claim script before it writes anything: Op "eq" (hash Key's Field equals
@@ -528,7 +528,7 @@ func (s *Store) appendExtras(keys []string, args []any, x *Extras) ([]string, []
 	}
 	keyIdx := map[string]int{}
 	key := func(k string) (int, error) {
-		if !strings.HasPrefix(k, s.k.tag+":") {
+		if !strings.HasPrefix(k, s.k.Tag()+":") {
 			return 0, fmt.Errorf("redisclaim: key %q is not a key of catalog %s", k, s.catalog)
 		}
 		if i, ok := keyIdx[k]; ok {

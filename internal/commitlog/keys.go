@@ -1,0 +1,67 @@
+package commitlog
+
+// Keys names the Redis keys of one catalog: the commit log and everything
+// the scripts keep beside it. Every key starts with the hash tag
+// {catalog}, so all of a catalog's keys live in one slot and every
+// multi-key script runs unchanged on Redis Cluster.
+type Keys struct {
+	tag string // "{catalog}"
+}
+
+// KeysOf names the keys of catalog (a valid catalog name: see
+// redisclaim.ValidateCatalog).
+func KeysOf(catalog string) Keys { return Keys{tag: "{" + catalog + "}"} }
+
+// Tag is the hash tag, "{catalog}".
+func (k Keys) Tag() string { return k.tag }
+
+// Epoch is present while Redis holds the catalog's state.
+func (k Keys) Epoch() string { return k.tag + ":epoch" }
+
+// Recovering is the lock of a running recovery.
+func (k Keys) Recovering() string { return k.tag + ":recovering" }
+
+// Seq is the catalog sequence counter.
+func (k Keys) Seq() string { return k.tag + ":seq" }
+
+// Log is the commit-log stream, entry ids <seq>-<i>.
+func (k Keys) Log() string { return k.tag + ":log" }
+
+// Heads maps a version chain to its head version.
+func (k Keys) Heads() string { return k.tag + ":heads" }
+
+// Versions maps version -> record of one version chain.
+func (k Keys) Versions(chain string) string { return k.tag + ":v:" + chain }
+
+// Index is the sorted set of one chain's recorded versions.
+func (k Keys) Index(chain string) string { return k.tag + ":z:" + chain }
+
+// Txn holds a transaction's record bytes and epoch until it settles.
+func (k Keys) Txn(id string) string { return k.tag + ":txn:" + id }
+
+// Obj maps an object id to its row (namespaces and tables).
+func (k Keys) Obj() string { return k.tag + ":obj" }
+
+// Loc maps a table id to its location.
+func (k Keys) Loc() string { return k.tag + ":loc" }
+
+// ByLoc maps a table location to its id.
+func (k Keys) ByLoc() string { return k.tag + ":byloc" }
+
+// Kids is the set of the children of the object id parent.
+func (k Keys) Kids(parent string) string { return k.tag + ":kids:" + parent }
+
+// KidsPattern matches every Kids key (SCAN).
+func (k Keys) KidsPattern() string { return k.tag + ":kids:*" }
+
+// PCols maps a partitioned table to its partition columns.
+func (k Keys) PCols() string { return k.tag + ":pcols" }
+
+// Root records the catalog root this catalog is bound to.
+func (k Keys) Root() string { return k.tag + ":root" }
+
+// Lease is the materializer's lease.
+func (k Keys) Lease() string { return k.tag + ":mlease" }
+
+// Durable is how far the commit log is durable in __manifest segments.
+func (k Keys) Durable() string { return k.tag + ":mdurable" }
