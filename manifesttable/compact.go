@@ -21,9 +21,9 @@ func (t *Table) Compact(ctx context.Context) error {
 }
 
 func (t *Table) compact(ctx context.Context) error {
-	t.imu.RLock()
-	f := t.ix.freeze()
-	t.imu.RUnlock()
+	t.idx.RLock()
+	f := t.idx.rows.freeze()
+	t.idx.RUnlock()
 	if f.seq == 0 {
 		return nil
 	}
@@ -38,9 +38,9 @@ func (t *Table) compact(ctx context.Context) error {
 	if err := t.st.writeSnapshot(ctx, f.seq, schema, next); err != nil {
 		return fmt.Errorf("manifesttable: writing snapshot %d: %w", f.seq, err)
 	}
-	t.amu.Lock()
-	t.snapshot, t.sinceSnap = f.seq, 0
-	t.amu.Unlock()
+	t.applied.Lock()
+	t.applied.snapshot, t.applied.sinceSnap = f.seq, 0
+	t.applied.Unlock()
 	return t.prune(ctx)
 }
 

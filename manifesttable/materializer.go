@@ -53,15 +53,15 @@ func (t *Table) run() {
 // noteStall records whether the last round of the materializer (or the
 // follower) failed, and since when it has been failing.
 func (t *Table) noteStall(err error) {
-	t.stallMu.Lock()
-	defer t.stallMu.Unlock()
+	t.stall.Lock()
+	defer t.stall.Unlock()
 	switch {
 	case err == nil:
-		t.stallErr, t.stallSince = nil, time.Time{}
-	case t.stallErr == nil:
-		t.stallErr, t.stallSince = err, time.Now()
+		t.stall.err, t.stall.since = nil, time.Time{}
+	case t.stall.err == nil:
+		t.stall.err, t.stall.since = err, time.Now()
 	default:
-		t.stallErr = err
+		t.stall.err = err
 	}
 }
 
@@ -70,12 +70,12 @@ func (t *Table) noteStall(err error) {
 // every round for at least d. A full disk, a store refusing writes or a
 // broken segment make it so; the first round that succeeds ends it.
 func (t *Table) Stalled(d time.Duration) (string, bool) {
-	t.stallMu.Lock()
-	defer t.stallMu.Unlock()
-	if t.stallErr == nil || time.Since(t.stallSince) < d {
+	t.stall.Lock()
+	defer t.stall.Unlock()
+	if t.stall.err == nil || time.Since(t.stall.since) < d {
 		return "", false
 	}
-	return fmt.Sprintf("__manifest has made no progress for %s: %v", time.Since(t.stallSince).Round(time.Second), t.stallErr), true
+	return fmt.Sprintf("__manifest has made no progress for %s: %v", time.Since(t.stall.since).Round(time.Second), t.stall.err), true
 }
 
 // LeaseTime is how long the materializer lease outlives its holder's last
@@ -87,35 +87,35 @@ const LeaseTime = 4 * time.Second
 // lead takes or renews the lease; it reports whether this process holds it.
 // A lease renewed less than a third of its time ago is not renewed again.
 func (t *Table) lead(ctx context.Context) bool {
-	t.leaderMu.Lock()
-	fresh := t.leading && time.Since(t.renewed) < LeaseTime/3
-	t.leaderMu.Unlock()
+	t.lease.Lock()
+	fresh := t.lease.leading && time.Since(t.lease.renewed) < LeaseTime/3
+	t.lease.Unlock()
 	if fresh {
 		return true
 	}
 	start := time.Now()
-	ok, err := t.leaseS.Run(ctx, t.cfg.Redis, []string{t.keys.lease}, t.token, LeaseTime.Milliseconds()).Int()
+	ok, err := t.leaseS.Run(ctx, t.cfg.Redis, []string{t.keys.lease}, t.lease.token, LeaseTime.Milliseconds()).Int()
 	held := err == nil && ok == 1 || t.cfg.ignoreLease
-	t.leaderMu.Lock()
-	if held && !t.leading {
+	t.lease.Lock()
+	if held && !t.lease.leading {
 		t.log.Info("manifesttable: this process materializes the commit log", "catalog", t.cfg.Catalog)
 		// Another leader may have written segments meanwhile.
-		t.leaderMu.Unlock()
+		t.lease.Unlock()
 		if err := t.catchUp(ctx); err != nil {
 			return false
 		}
-		t.leaderMu.Lock()
+		t.lease.Lock()
 	}
-	t.leading = held
+	t.lease.leading = held
 	if held {
-		t.renewed = start
+		t.lease.renewed = start
 	}
-	t.leaderMu.Unlock()
+	t.lease.Unlock()
 	return held
 }
 
 func (t *Table) releaseLease(ctx context.Context) {
-	_, _ = redislock.Release(ctx, t.cfg.Redis, t.keys.lease, t.token)
+	_, _ = redislock.Release(ctx, t.cfg.Redis, t.keys.lease, t.lease.token)
 }
 
 // follow waits briefly for the leader's next segment and applies it.
@@ -129,9 +129,9 @@ func (t *Table) follow(ctx context.Context) error {
 	if err != nil && !errors.Is(err, redis.Nil) {
 		return err
 	}
-	t.amu.Lock()
-	behind := v > t.durable
-	t.amu.Unlock()
+	t.applied.Lock()
+	behind := v > t.applied.durable
+	t.applied.Unlock()
 	if !behind {
 		return nil
 	}
@@ -147,12 +147,12 @@ func (t *Table) follow(ctx context.Context) error {
 // snapshot kept in storage goes (time travel reaches back as far as on
 // the leader).
 func (t *Table) forgetLikeTheLeader(ctx context.Context) error {
-	t.amu.Lock()
-	due := t.eng != nil && t.cfg.CompactAfter > 0 && t.sinceSnap >= t.cfg.CompactAfter
+	t.applied.Lock()
+	due := t.eng != nil && t.cfg.CompactAfter > 0 && t.applied.sinceSnap >= t.cfg.CompactAfter
 	if due {
-		t.sinceSnap = 0
+		t.applied.sinceSnap = 0
 	}
-	t.amu.Unlock()
+	t.applied.Unlock()
 	if !due {
 		return nil
 	}
@@ -188,9 +188,9 @@ func (t *Table) untilClosed() (context.Context, context.CancelFunc) {
 // materializeOnce turns what is new in the log into one segment.
 func (t *Table) materializeOnce(ctx context.Context) error {
 	t.republish(ctx)
-	t.amu.Lock()
-	cursor := t.durable
-	t.amu.Unlock()
+	t.applied.Lock()
+	cursor := t.applied.durable
+	t.applied.Unlock()
 	res, err := t.cfg.Redis.XRead(ctx, &redis.XReadArgs{
 		Streams: []string{t.keys.log, fmt.Sprintf("%d-%d", cursor, uint64(math.MaxUint64))},
 		Count:   int64(t.cfg.MaxSegmentEntries),
@@ -274,10 +274,10 @@ func (t *Table) materializeOnce(ctx context.Context) error {
 		return err
 	}
 	t.noteStall(nil) // progress: before anyone learns the segment is durable
-	t.amu.Lock()
+	t.applied.Lock()
 	err = t.acceptLocked(seg)
-	since := t.sinceSnap
-	t.amu.Unlock()
+	since := t.applied.sinceSnap
+	t.applied.Unlock()
 	if err != nil {
 		return err
 	}
@@ -375,9 +375,9 @@ func (t *Table) publishDurable(ctx context.Context, seq uint64) {
 // republish publishes the durable sequence again if its last publication
 // failed.
 func (t *Table) republish(ctx context.Context) {
-	t.amu.Lock()
-	d := t.durable
-	t.amu.Unlock()
+	t.applied.Lock()
+	d := t.applied.durable
+	t.applied.Unlock()
 	if t.published < d {
 		t.publishDurable(ctx, d)
 	}
@@ -554,10 +554,10 @@ func (t *Table) versionsAt(out []change, id string) []Row {
 // changes carry seq.
 func (t *Table) reconcile(ctx context.Context, seq uint64) ([]change, error) {
 	type chain struct{ id, branch, loc string }
-	t.imu.RLock()
+	t.idx.RLock()
 	tables := map[string]string{} // id -> location
 	reads := map[string]Row{}     // tables with a read_version
-	for k, r := range t.ix.objects {
+	for k, r := range t.idx.rows.objects {
 		if k.Type == TypeTable && r.Location != "" {
 			tables[k.ID] = r.Location
 			if r.ReadVersion > 0 {
@@ -566,7 +566,7 @@ func (t *Table) reconcile(ctx context.Context, seq uint64) ([]change, error) {
 		}
 	}
 	branches := map[string]map[string]bool{} // id -> branches with rows
-	for k := range t.ix.vers {
+	for k := range t.idx.rows.vers {
 		id, branch := splitVerKey(k)
 		if branch != "" {
 			if branches[id] == nil {
@@ -577,7 +577,7 @@ func (t *Table) reconcile(ctx context.Context, seq uint64) ([]change, error) {
 			tables[id] = id // versions of a directory without a table row
 		}
 	}
-	t.imu.RUnlock()
+	t.idx.RUnlock()
 	var chains []chain
 	for id, loc := range tables {
 		chains = append(chains, chain{id, "", loc})

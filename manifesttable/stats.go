@@ -158,10 +158,10 @@ func (t *Table) statsChange(out []change, seq uint64, payload string) (change, b
 
 // versionRow is the current version row of a table's branch.
 func (t *Table) versionRow(id, branch string, v uint64) (Row, bool) {
-	t.imu.RLock()
-	defer t.imu.RUnlock()
+	t.idx.RLock()
+	defer t.idx.RUnlock()
 	k := verKey(id, branch)
-	vs := t.ix.vers[k]
+	vs := t.idx.rows.vers[k]
 	i, ok := findVersion(vs, v)
 	if !ok {
 		return Row{}, false

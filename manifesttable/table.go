@@ -97,37 +97,58 @@ type Table struct {
 	appendS *redis.Script
 	leaseS  *redis.Script
 
-	imu sync.RWMutex
-	ix  index // every current row, at ix.seq
+	// idx is every current row (rows, at rows.seq), guarded by its lock.
+	idx struct {
+		sync.RWMutex
+		rows index
+	}
+	// applied is where the segments applied in order stand, guarded by its
+	// lock (held while a segment is applied).
+	applied struct {
+		sync.Mutex
+		durable   uint64 // last sequence applied from a segment
+		snapshot  uint64 // sequence of the snapshot the state started from
+		sinceSnap int    // segments applied since the last snapshot
+	}
+	// waiters is what WaitDurable waits on, guarded by its lock (cond
+	// signals each advance).
+	waiters struct {
+		sync.Mutex
+		cond *sync.Cond
+		seq  uint64      // durable and visible here
+		lost [][2]uint64 // sequence ranges whose log entries were lost
+	}
+	// stall is the materializer's failing rounds (for readiness and for
+	// mutations waiting on durability), guarded by its lock.
+	stall struct {
+		sync.Mutex
+		err   error     // the last round's error, nil once a round succeeds
+		since time.Time // when its rounds began to fail
+	}
+	// lease is the materializer's lease in Redis, guarded by its lock
+	// (token is set once at Open).
+	lease struct {
+		sync.Mutex
+		token   string
+		leading bool
+		renewed time.Time // when the lease was last renewed
+	}
 
-	amu        sync.Mutex // applying segments, in order
-	durable    uint64     // last sequence applied from a segment
-	snapshot   uint64     // sequence of the snapshot the state started from
-	sinceSnap  int        // segments applied since the last snapshot
-	token      string
+	// The materializer goroutine's own.
+	published   uint64        // the durable sequence last published
+	lingerSince time.Time     // when it began lingering
+	flushNow    chan struct{} // wakes a lingering materializer (any goroutine sends)
+	flushTo     atomic.Uint64 // someone waits for the sequences up to this (any goroutine)
+
+	applyQ chan *segment     // accepted segments, for the SQL engine
+	statsQ chan versionStats // version rows waiting for their statistics (nil: none read)
+
+	// Life cycle.
 	stop       chan struct{}
 	done       sync.WaitGroup
-	leading    bool
-	renewed    time.Time // when the lease was last renewed
-	published  uint64    // the durable sequence last published (materializer goroutine only)
-	leaderMu   sync.Mutex
-	compacting sync.Mutex
-	closeOnce  sync.Once
-
-	flushNow    chan struct{}     // wakes a lingering materializer
-	flushTo     atomic.Uint64     // someone waits for the sequences up to this
-	lingerSince time.Time         // when the materializer began lingering (its goroutine only)
-	applyQ      chan *segment     // accepted segments, for the SQL engine
-	statsQ      chan versionStats // version rows waiting for their statistics (nil: none read)
-
-	stallMu    sync.Mutex
-	stallErr   error     // the materializer's last error, nil once a round succeeds (stallMu)
-	stallSince time.Time // when its rounds began to fail (stallMu)
-	dmu        sync.Mutex
-	dcond      *sync.Cond
-	durableSeq uint64      // what WaitDurable waits for
-	lost       [][2]uint64 // sequence ranges whose log entries were lost
 	runDone    sync.WaitGroup
+	closeOnce  sync.Once
+	compacting sync.Mutex // one compaction at a time
 }
 
 type redisKeys struct{ epoch, seq, log, lease, durable string }
@@ -160,9 +181,10 @@ func Open(ctx context.Context, cfg Config) (*Table, error) {
 	}
 	t := &Table{cfg: cfg, st: storage{objs: cfg.Objects, catalog: cfg.Catalog}, log: cfg.Logger, keys: newRedisKeys(cfg.Catalog),
 		appendS: redis.NewScript(appendLua), leaseS: redis.NewScript(leaseLua),
-		ix:    newIndex(),
-		token: uuid.NewString(), stop: make(chan struct{}), applyQ: make(chan *segment, 256), flushNow: make(chan struct{}, 1)}
-	t.dcond = sync.NewCond(&t.dmu)
+		stop: make(chan struct{}), applyQ: make(chan *segment, 256), flushNow: make(chan struct{}, 1)}
+	t.idx.rows = newIndex()
+	t.lease.token = uuid.NewString()
+	t.waiters.cond = sync.NewCond(&t.waiters.Mutex)
 	if t.log == nil {
 		t.log = slog.Default()
 	}
@@ -183,7 +205,7 @@ func Open(ctx context.Context, cfg Config) (*Table, error) {
 	}
 	if t.eng != nil {
 		// Queries see everything loaded before Open returns.
-		if err := t.eng.waitVisible(ctx, t.durable); err != nil {
+		if err := t.eng.waitVisible(ctx, t.applied.durable); err != nil {
 			return fail(err)
 		}
 	}
@@ -217,11 +239,11 @@ func (t *Table) Close() error {
 	}
 	close(t.stop)
 	t.runDone.Wait()
-	t.leaderMu.Lock()
-	if t.leading {
+	t.lease.Lock()
+	if t.lease.leading {
 		t.releaseLease(context.Background())
 	}
-	t.leaderMu.Unlock()
+	t.lease.Unlock()
 	t.closeEngine()
 	return nil
 }
@@ -238,18 +260,18 @@ func (t *Table) load(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("manifesttable: loading snapshot %d: %w", seq, err)
 		}
-		t.imu.Lock()
-		err = loadSnapshot(&t.ix, sr)
-		t.imu.Unlock()
+		t.idx.Lock()
+		err = loadSnapshot(&t.idx.rows, sr)
+		t.idx.Unlock()
 		sr.Close()
 		if err != nil {
 			return fmt.Errorf("manifesttable: loading snapshot %d: %w", seq, err)
 		}
-		t.durable, t.snapshot = seq, seq
-		t.imu.Lock()
-		t.ix.seq = seq
-		f := t.ix.freeze()
-		t.imu.Unlock()
+		t.applied.durable, t.applied.snapshot = seq, seq
+		t.idx.Lock()
+		t.idx.rows.seq = seq
+		f := t.idx.rows.freeze()
+		t.idx.Unlock()
 		t.setDurable(seq)
 		if t.eng != nil {
 			if err := t.eng.loadFrozen(f); err != nil {
@@ -268,8 +290,8 @@ func (t *Table) load(ctx context.Context) error {
 // that a compaction overtook between listing the segments and reading
 // one.
 func (t *Table) catchUp(ctx context.Context) error {
-	t.amu.Lock()
-	defer t.amu.Unlock()
+	t.applied.Lock()
+	defer t.applied.Unlock()
 	for {
 		pruned, err := t.catchUpLocked(ctx)
 		if err != nil || pruned == 0 {
@@ -295,19 +317,19 @@ func (t *Table) catchUpLocked(ctx context.Context) (pruned uint64, err error) {
 	}
 	rebased := false
 	for _, first := range firsts {
-		if first <= t.durable {
+		if first <= t.applied.durable {
 			continue
 		}
-		if first != t.durable+1 && !rebased {
+		if first != t.applied.durable+1 && !rebased {
 			if rebased, err = t.rebaseLocked(ctx); err != nil {
 				return 0, err
 			}
-			if first <= t.durable {
+			if first <= t.applied.durable {
 				continue
 			}
 		}
-		if first != t.durable+1 {
-			return 0, nserror.New(nserror.Internal, "manifesttable: segment %d follows sequence %d: the log in storage has a hole", first, t.durable)
+		if first != t.applied.durable+1 {
+			return 0, nserror.New(nserror.Internal, "manifesttable: segment %d follows sequence %d: the log in storage has a hole", first, t.applied.durable)
 		}
 		seg, err := t.st.readSegment(ctx, first)
 		if errors.Is(err, objstore.ErrNotFound) {
@@ -327,7 +349,7 @@ func (t *Table) catchUpLocked(ctx context.Context) (pruned uint64, err error) {
 // newer than the state; it reports whether it did. Call with amu.
 func (t *Table) rebaseLocked(ctx context.Context) (bool, error) {
 	snaps, err := t.st.listSeqs(ctx, snapshotPrefix)
-	if err != nil || len(snaps) == 0 || snaps[len(snaps)-1] <= t.durable {
+	if err != nil || len(snaps) == 0 || snaps[len(snaps)-1] <= t.applied.durable {
 		return false, err
 	}
 	seq := snaps[len(snaps)-1]
@@ -343,12 +365,12 @@ func (t *Table) rebaseLocked(ctx context.Context) (bool, error) {
 	}
 	fresh.seq = seq
 	t.log.Warn("manifesttable: this process fell behind a compaction; it starts again from the newest snapshot",
-		"catalog", t.cfg.Catalog, "was_at", t.durable, "snapshot", seq)
-	t.imu.Lock()
-	t.ix = fresh
-	f := t.ix.freeze()
-	t.imu.Unlock()
-	t.durable, t.snapshot, t.sinceSnap = seq, seq, 0
+		"catalog", t.cfg.Catalog, "was_at", t.applied.durable, "snapshot", seq)
+	t.idx.Lock()
+	t.idx.rows = fresh
+	f := t.idx.rows.freeze()
+	t.idx.Unlock()
+	t.applied.durable, t.applied.snapshot, t.applied.sinceSnap = seq, seq, 0
 	t.setDurable(seq)
 	if t.eng != nil {
 		t.applyQ <- &segment{First: seq, Last: seq, reset: f}
@@ -363,8 +385,8 @@ func (t *Table) rebaseLocked(ctx context.Context) (bool, error) {
 // SQL engine, if this process has one, which applies segments in order
 // behind it. Call with amu.
 func (t *Table) acceptLocked(seg *segment) error {
-	if seg.First != t.durable+1 {
-		return nserror.New(nserror.Internal, "manifesttable: segment %d..%d does not follow %d", seg.First, seg.Last, t.durable)
+	if seg.First != t.applied.durable+1 {
+		return nserror.New(nserror.Internal, "manifesttable: segment %d..%d does not follow %d", seg.First, seg.Last, t.applied.durable)
 	}
 	rows := make([]Row, 0, len(seg.Changes))
 	for _, c := range seg.Changes {
@@ -372,9 +394,9 @@ func (t *Table) acceptLocked(seg *segment) error {
 			rows = append(rows, c.row)
 		}
 	}
-	t.imu.Lock()
-	if err := t.ix.noteColumns(rows); err != nil {
-		t.imu.Unlock()
+	t.idx.Lock()
+	if err := t.idx.rows.noteColumns(rows); err != nil {
+		t.idx.Unlock()
 		return nserror.New(nserror.Internal, "manifesttable: segment %d..%d: %v", seg.First, seg.Last, err)
 	}
 	seen := map[Key]bool{}
@@ -383,18 +405,18 @@ func (t *Table) acceptLocked(seg *segment) error {
 		k := c.row.Key()
 		if !seen[k] {
 			seen[k] = true
-			c.existed = t.ix.existed(k)
+			c.existed = t.idx.rows.existed(k)
 		}
-		t.ix.apply(*c)
+		t.idx.rows.apply(*c)
 	}
-	t.ix.seq = seg.Last
-	t.imu.Unlock()
-	t.durable = seg.Last
-	t.sinceSnap++
+	t.idx.rows.seq = seg.Last
+	t.idx.Unlock()
+	t.applied.durable = seg.Last
+	t.applied.sinceSnap++
 	if seg.LostFirst != 0 {
-		t.dmu.Lock()
-		t.lost = append(t.lost, [2]uint64{seg.LostFirst, seg.LostLast})
-		t.dmu.Unlock()
+		t.waiters.Lock()
+		t.waiters.lost = append(t.waiters.lost, [2]uint64{seg.LostFirst, seg.LostLast})
+		t.waiters.Unlock()
 	}
 	t.setDurable(seg.Last)
 	if t.eng != nil {
@@ -471,12 +493,12 @@ func (t *Table) mergeBacklog(seg *segment) (merged, reset *segment) {
 }
 
 func (t *Table) setDurable(seq uint64) {
-	t.dmu.Lock()
-	if seq > t.durableSeq {
-		t.durableSeq = seq
+	t.waiters.Lock()
+	if seq > t.waiters.seq {
+		t.waiters.seq = seq
 	}
-	t.dmu.Unlock()
-	t.dcond.Broadcast()
+	t.waiters.Unlock()
+	t.waiters.cond.Broadcast()
 }
 
 // loadSnapshot reads a snapshot's rows into the empty index x; its
@@ -524,9 +546,9 @@ func (t *Table) Sync(ctx context.Context) error {
 	if err != nil && !errors.Is(err, redis.Nil) {
 		return err
 	}
-	t.amu.Lock()
-	behind := v > t.durable
-	t.amu.Unlock()
+	t.applied.Lock()
+	behind := v > t.applied.durable
+	t.applied.Unlock()
 	if !behind {
 		return nil
 	}
@@ -535,10 +557,10 @@ func (t *Table) Sync(ctx context.Context) error {
 
 // Objects returns every current namespace and table row.
 func (t *Table) Objects() []Row {
-	t.imu.RLock()
-	defer t.imu.RUnlock()
-	out := make([]Row, 0, len(t.ix.objects))
-	for _, r := range t.ix.objects {
+	t.idx.RLock()
+	defer t.idx.RUnlock()
+	out := make([]Row, 0, len(t.idx.rows.objects))
+	for _, r := range t.idx.rows.objects {
 		out = append(out, r)
 	}
 	sortRows(out)
@@ -551,11 +573,11 @@ type Index struct{ t *Table }
 
 // Seq is the catalog sequence the view stands at: it holds every change
 // up to it and none after.
-func (x Index) Seq() uint64 { return x.t.ix.seq }
+func (x Index) Seq() uint64 { return x.t.idx.rows.seq }
 
 // Object returns the namespace or table row with that key.
 func (x Index) Object(typ, id string) (*Row, bool) {
-	r, ok := x.t.ix.objects[Key{Type: typ, ID: id}]
+	r, ok := x.t.idx.rows.objects[Key{Type: typ, ID: id}]
 	if !ok {
 		return nil, false
 	}
@@ -564,37 +586,37 @@ func (x Index) Object(typ, id string) (*Row, bool) {
 
 // ChildIDs returns the ids of the namespaces and tables directly inside
 // parent, unsorted. The slice must not be changed.
-func (x Index) ChildIDs(parent string) []string { return x.t.ix.kids[parent] }
+func (x Index) ChildIDs(parent string) []string { return x.t.idx.rows.kids[parent] }
 
 // Head returns a table's highest version row (0: none).
-func (x Index) Head(tableID string) uint64 { return x.t.ix.head(tableID) }
+func (x Index) Head(tableID string) uint64 { return x.t.idx.rows.head(tableID) }
 
 // View calls fn with the index held still: everything fn reads belongs to
 // one catalog sequence, so it never sees part of a segment (and so never
 // part of a transaction). fn must be quick and must not call back into t.
 func (t *Table) View(fn func(Index)) {
-	t.imu.RLock()
-	defer t.imu.RUnlock()
+	t.idx.RLock()
+	defer t.idx.RUnlock()
 	fn(Index{t: t})
 }
 
 // Object returns the current namespace or table row with that key.
 func (t *Table) Object(typ, id string) (Row, bool) {
-	t.imu.RLock()
-	defer t.imu.RUnlock()
-	r, ok := t.ix.objects[Key{Type: typ, ID: id}]
+	t.idx.RLock()
+	defer t.idx.RUnlock()
+	r, ok := t.idx.rows.objects[Key{Type: typ, ID: id}]
 	return r, ok
 }
 
 // Children returns the current namespaces and tables directly inside the
 // namespace parent ("" is the root), sorted by id.
 func (t *Table) Children(parent string) []Row {
-	t.imu.RLock()
-	defer t.imu.RUnlock()
+	t.idx.RLock()
+	defer t.idx.RUnlock()
 	var out []Row
-	for _, id := range t.ix.kids[parent] {
+	for _, id := range t.idx.rows.kids[parent] {
 		for _, typ := range []string{TypeNamespace, TypeTable} {
-			if r, ok := t.ix.objects[Key{Type: typ, ID: id}]; ok {
+			if r, ok := t.idx.rows.objects[Key{Type: typ, ID: id}]; ok {
 				out = append(out, r)
 			}
 		}
@@ -605,59 +627,59 @@ func (t *Table) Children(parent string) []Row {
 
 // TableByLocation returns the id of the table whose directory is loc.
 func (t *Table) TableByLocation(loc string) (string, bool) {
-	t.imu.RLock()
-	defer t.imu.RUnlock()
-	id, ok := t.ix.byLoc[loc]
+	t.idx.RLock()
+	defer t.idx.RUnlock()
+	id, ok := t.idx.rows.byLoc[loc]
 	return id, ok
 }
 
 // HighestVersion returns the highest current version row of a table.
 func (t *Table) HighestVersion(tableID string) uint64 {
-	t.imu.RLock()
-	defer t.imu.RUnlock()
-	return t.ix.head(tableID)
+	t.idx.RLock()
+	defer t.idx.RUnlock()
+	return t.idx.rows.head(tableID)
 }
 
 // VersionRows returns a table's current version rows on main, ascending,
 // as this process's index holds them (every durable segment it has
 // applied).
 func (t *Table) VersionRows(tableID string) []Row {
-	t.imu.RLock()
-	defer t.imu.RUnlock()
-	return t.ix.versionRows(tableID)
+	t.idx.RLock()
+	defer t.idx.RUnlock()
+	return t.idx.rows.versionRows(tableID)
 }
 
 // BranchVersionRows returns a table's current version rows on a branch
 // ("" is main), ascending.
 func (t *Table) BranchVersionRows(tableID, branch string) []Row {
-	t.imu.RLock()
-	defer t.imu.RUnlock()
-	return t.ix.versionRows(verKey(tableID, branch))
+	t.idx.RLock()
+	defer t.idx.RUnlock()
+	return t.idx.rows.versionRows(verKey(tableID, branch))
 }
 
 // Branches returns the Lance branches of a table that have version rows,
 // sorted.
 func (t *Table) Branches(tableID string) []string {
-	t.imu.RLock()
-	defer t.imu.RUnlock()
-	return t.ix.branches(tableID)
+	t.idx.RLock()
+	defer t.idx.RUnlock()
+	return t.idx.rows.branches(tableID)
 }
 
 // allVersionRows returns a table's current version rows on every branch,
 // main first.
 func (t *Table) allVersionRows(tableID string) []Row {
-	t.imu.RLock()
-	defer t.imu.RUnlock()
-	return t.ix.allVersionRows(tableID)
+	t.idx.RLock()
+	defer t.idx.RUnlock()
+	return t.idx.rows.allVersionRows(tableID)
 }
 
 // Visible returns the newest catalog sequence that queries see (without
 // a SQL engine: the sequence the index stands at).
 func (t *Table) Visible() uint64 {
 	if t.eng == nil {
-		t.imu.RLock()
-		defer t.imu.RUnlock()
-		return t.ix.seq
+		t.idx.RLock()
+		defer t.idx.RUnlock()
+		return t.idx.rows.seq
 	}
 	return t.eng.Visible()
 }
@@ -667,20 +689,20 @@ func (t *Table) Visible() uint64 {
 func (t *Table) WaitDurable(ctx context.Context, seq uint64) error {
 	t.Flush(seq)
 	stop := context.AfterFunc(ctx, func() {
-		t.dmu.Lock()
-		t.dcond.Broadcast()
-		t.dmu.Unlock()
+		t.waiters.Lock()
+		t.waiters.cond.Broadcast()
+		t.waiters.Unlock()
 	})
 	defer stop()
-	t.dmu.Lock()
-	defer t.dmu.Unlock()
-	for t.durableSeq < seq {
+	t.waiters.Lock()
+	defer t.waiters.Unlock()
+	for t.waiters.seq < seq {
 		if err := ctx.Err(); err != nil {
-			return nserror.New(nserror.ServiceUnavailable, "sequence %d is not durable yet (at %d): %w", seq, t.durableSeq, err)
+			return nserror.New(nserror.ServiceUnavailable, "sequence %d is not durable yet (at %d): %w", seq, t.waiters.seq, err)
 		}
-		t.dcond.Wait()
+		t.waiters.cond.Wait()
 	}
-	for _, r := range t.lost {
+	for _, r := range t.waiters.lost {
 		if r[0] <= seq && seq <= r[1] {
 			return nserror.New(nserror.ServiceUnavailable, "catalog sequence %d was lost with Redis's state before it was durable; the change did not happen, retry it", seq)
 		}
@@ -788,9 +810,9 @@ func (t *Table) DurableApplied() uint64 { return t.durableNow() }
 
 // durableNow is the last sequence applied from a durable segment.
 func (t *Table) durableNow() uint64 {
-	t.amu.Lock()
-	defer t.amu.Unlock()
-	return t.durable
+	t.applied.Lock()
+	defer t.applied.Unlock()
+	return t.applied.durable
 }
 
 // Append appends changes to the commit log as one catalog sequence and

@@ -20,9 +20,9 @@ func stateRows(s *State) []Row {
 // indexRows is every row of a Table's index, in key order.
 func indexRows(tb *Table) []Row {
 	rows := tb.Objects()
-	tb.imu.RLock()
-	f := tb.ix.freeze()
-	tb.imu.RUnlock()
+	tb.idx.RLock()
+	f := tb.idx.rows.freeze()
+	tb.idx.RUnlock()
 	for _, id := range f.ids {
 		rows = append(rows, tb.VersionRows(id)...)
 	}
