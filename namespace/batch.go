@@ -144,9 +144,9 @@ func (b *batchBuilder) existingTable(ctx context.Context, id ID) (string, error)
 	}
 	k := b.s.k
 	notFound := nserror.New(nserror.TableNotFound, "table %q does not exist", id.String())
-	b.guard(notFound, redisclaim.Guard{Op: "eq", Key: k.Obj(), Field: id.String(), Value: manifesttable.TypeTable})
+	b.guard(notFound, redisclaim.GuardEq(k.Obj(), id.String(), manifesttable.TypeTable))
 	b.guard(nserror.New(nserror.ConcurrentModification, "table %q changed during the batch", id.String()),
-		redisclaim.Guard{Op: "eq", Key: k.Loc(), Field: id.String(), Value: loc})
+		redisclaim.GuardEq(k.Loc(), id.String(), loc))
 	return loc, nil
 }
 
@@ -203,15 +203,15 @@ func (b *batchBuilder) add(ctx context.Context, i int, op CommitTableOperation, 
 		b.declared[id] = loc
 		if parent := req.ID.Parent(); !parent.IsRoot() {
 			b.guard(nserror.New(nserror.NamespaceNotFound, "namespace %q of table %q does not exist", parent.String(), id),
-				redisclaim.Guard{Op: "eq", Key: k.Obj(), Field: parent.String(), Value: manifesttable.TypeNamespace})
+				redisclaim.GuardEq(k.Obj(), parent.String(), manifesttable.TypeNamespace))
 		}
-		b.guard(nserror.New(nserror.TableAlreadyExists, "table %q already exists", id), redisclaim.Guard{Op: "absent", Key: k.Obj(), Field: id})
-		b.guard(nserror.New(nserror.InvalidInput, "location %q already belongs to a table", loc), redisclaim.Guard{Op: "absent", Key: k.ByLoc(), Field: loc})
+		b.guard(nserror.New(nserror.TableAlreadyExists, "table %q already exists", id), redisclaim.GuardAbsent(k.Obj(), id))
+		b.guard(nserror.New(nserror.InvalidInput, "location %q already belongs to a table", loc), redisclaim.GuardAbsent(k.ByLoc(), loc))
 		b.writes = append(b.writes,
-			redisclaim.Write{Op: "hset", Key: k.Obj(), Field: id, Value: manifesttable.TypeTable},
-			redisclaim.Write{Op: "hset", Key: k.Loc(), Field: id, Value: loc},
-			redisclaim.Write{Op: "hset", Key: k.ByLoc(), Field: loc, Value: id},
-			redisclaim.Write{Op: "sadd", Key: k.kids(req.ID.Parent()), Value: id})
+			redisclaim.HSet(k.Obj(), id, manifesttable.TypeTable),
+			redisclaim.HSet(k.Loc(), id, loc),
+			redisclaim.HSet(k.ByLoc(), loc, id),
+			redisclaim.SAdd(k.kids(req.ID.Parent()), id))
 		meta, err := propsJSON(props)
 		if err != nil {
 			return err
@@ -304,7 +304,7 @@ func (b *batchBuilder) add(ctx context.Context, i int, op CommitTableOperation, 
 			return nserror.New(nserror.ConcurrentModification, "table %q is at version %d, not %d", req.ID.String(), head, req.Version)
 		}
 		b.guard(nserror.New(nserror.ConcurrentModification, "table %q changed since version %d was read", req.ID.String(), req.Version),
-			redisclaim.Guard{Op: "eq", Key: s.claims.HeadsKey(), Field: loc, Value: strconv.FormatInt(req.Version, 10)})
+			redisclaim.GuardEq(s.claims.HeadsKey(), loc, strconv.FormatInt(req.Version, 10)))
 		res.AssertTableVersion = &struct{}{}
 	case op.SetReadVersion != nil:
 		req := op.SetReadVersion
@@ -355,10 +355,10 @@ func (b *batchBuilder) add(ctx context.Context, i int, op CommitTableOperation, 
 		}
 		id := req.ID.String()
 		b.writes = append(b.writes,
-			redisclaim.Write{Op: "hdel", Key: k.Obj(), Field: id},
-			redisclaim.Write{Op: "hdel", Key: k.Loc(), Field: id},
-			redisclaim.Write{Op: "hdel", Key: k.ByLoc(), Field: loc},
-			redisclaim.Write{Op: "srem", Key: k.kids(req.ID.Parent()), Value: id})
+			redisclaim.HDel(k.Obj(), id),
+			redisclaim.HDel(k.Loc(), id),
+			redisclaim.HDel(k.ByLoc(), loc),
+			redisclaim.SRem(k.kids(req.ID.Parent()), id))
 		key, _ := json.Marshal(map[string]string{"object_type": manifesttable.TypeTable, "object_id": id})
 		b.log = append(b.log, []string{commitlog.KindField, commitlog.DropTable, "t", loc}, []string{commitlog.KindField, commitlog.Delete, "key", string(key)})
 		b.deregisters = append(b.deregisters, id)

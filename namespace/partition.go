@@ -91,12 +91,12 @@ func (s *Service) EvolveNamespace(ctx context.Context, req EvolveNamespaceReques
 	id, k := req.ID.String(), s.k
 	x := &redisclaim.Extras{
 		Guards: []redisclaim.Guard{
-			{Op: "eq", Key: k.Obj(), Field: id, Value: manifesttable.TypeNamespace},
-			{Op: "absent", Key: k.Obj(), Field: child.String()},
+			redisclaim.GuardEq(k.Obj(), id, manifesttable.TypeNamespace),
+			redisclaim.GuardAbsent(k.Obj(), child.String()),
 		},
 		Writes: []redisclaim.Write{
-			{Op: "hset", Key: k.Obj(), Field: child.String(), Value: manifesttable.TypeNamespace},
-			{Op: "sadd", Key: k.kids(req.ID), Value: child.String()},
+			redisclaim.HSet(k.Obj(), child.String(), manifesttable.TypeNamespace),
+			redisclaim.SAdd(k.kids(req.ID), child.String()),
 		},
 		Log: log,
 	}
@@ -105,14 +105,14 @@ func (s *Service) EvolveNamespace(ctx context.Context, req EvolveNamespaceReques
 		have, err := s.rdb.HGet(ctx, k.PCols(), col).Result()
 		switch {
 		case errors.Is(err, redis.Nil):
-			x.Guards = append(x.Guards, redisclaim.Guard{Op: "absent", Key: k.PCols(), Field: col})
-			x.Writes = append(x.Writes, redisclaim.Write{Op: "hset", Key: k.PCols(), Field: col, Value: typ})
+			x.Guards = append(x.Guards, redisclaim.GuardAbsent(k.PCols(), col))
+			x.Writes = append(x.Writes, redisclaim.HSet(k.PCols(), col, typ))
 		case err != nil:
 			return err
 		case have != typ:
 			return nserror.New(nserror.InvalidInput, "column %s of __manifest is %s; it cannot also be %s", col, have, typ)
 		default:
-			x.Guards = append(x.Guards, redisclaim.Guard{Op: "eq", Key: k.PCols(), Field: col, Value: typ})
+			x.Guards = append(x.Guards, redisclaim.GuardEq(k.PCols(), col, typ))
 		}
 	}
 	batch, err := s.claims.Commit(ctx, nil, x)

@@ -478,14 +478,42 @@ func (s *Store) SeedHead(ctx context.Context, table string) (uint64, error) {
 func (s *Store) Tag() string { return s.k.Tag() }
 
 // Guard is a precondition on state kept by a layer above, checked by the
-// claim script before it writes anything: Op "eq" (hash Key's Field equals
-// Value), "absent" (hash Key has no Field), "empty" (set Key is empty).
+// claim script before it writes anything. Make one with GuardEq,
+// GuardAbsent or GuardEmpty; another Op is refused before the script runs
+// (and by the script).
 type Guard struct{ Op, Key, Field, Value string }
 
+// GuardEq holds when hash key's field equals value.
+func GuardEq(key, field, value string) Guard { return Guard{"eq", key, field, value} }
+
+// GuardAbsent holds when hash key has no field.
+func GuardAbsent(key, field string) Guard { return Guard{Op: "absent", Key: key, Field: field} }
+
+// GuardEmpty holds when set key is empty.
+func GuardEmpty(key string) Guard { return Guard{Op: "empty", Key: key} }
+
 // Write is a change to state kept by a layer above, made by the claim
-// script once every check passed: Op "hset" or "hdel" (hash Key, Field,
-// Value), "sadd" or "srem" (set Key, member Value).
+// script once every check passed. Make one with HSet, HDel, SAdd or SRem;
+// another Op is refused before the script runs (and by the script, before
+// it writes anything).
 type Write struct{ Op, Key, Field, Value string }
+
+// HSet sets hash key's field to value.
+func HSet(key, field, value string) Write { return Write{"hset", key, field, value} }
+
+// HDel deletes hash key's field.
+func HDel(key, field string) Write { return Write{Op: "hdel", Key: key, Field: field} }
+
+// SAdd adds member to set key.
+func SAdd(key, member string) Write { return Write{Op: "sadd", Key: key, Value: member} }
+
+// SRem removes member from set key.
+func SRem(key, member string) Write { return Write{Op: "srem", Key: key, Value: member} }
+
+var (
+	guardOps = map[string]bool{"eq": true, "absent": true, "empty": true}
+	writeOps = map[string]bool{"hset": true, "hdel": true, "sadd": true, "srem": true}
+)
 
 // Deletion removes the records of a table's versions in ranges, as
 // DeleteVersions does, in the same atomic step.
@@ -540,6 +568,9 @@ func (s *Store) appendExtras(keys []string, args []any, x *Extras) ([]string, []
 	}
 	args = append(args, len(x.Guards))
 	for _, g := range x.Guards {
+		if !guardOps[g.Op] {
+			return nil, nil, fmt.Errorf("redisclaim: unknown guard %q", g.Op)
+		}
 		i, err := key(g.Key)
 		if err != nil {
 			return nil, nil, err
@@ -548,6 +579,9 @@ func (s *Store) appendExtras(keys []string, args []any, x *Extras) ([]string, []
 	}
 	args = append(args, len(x.Writes))
 	for _, w := range x.Writes {
+		if !writeOps[w.Op] {
+			return nil, nil, fmt.Errorf("redisclaim: unknown write %q", w.Op)
+		}
 		i, err := key(w.Key)
 		if err != nil {
 			return nil, nil, err

@@ -98,6 +98,15 @@ if dups > 0 then
   end
 end
 
+-- Every write is known before anything is written (a script that fails
+-- half-way keeps what it wrote).
+for _, w in ipairs(writes) do
+  local op = w[1]
+  if op ~= 'hset' and op ~= 'hdel' and op ~= 'sadd' and op ~= 'srem' then
+    return redis.error_reply('claim.lua: unknown write ' .. tostring(op))
+  end
+end
+
 for g, gd in ipairs(guards) do
   local key, field, op, want = gd[1], gd[2], gd[3], gd[4]
   local ok
