@@ -295,6 +295,9 @@ func TestUnknownExtrasAreRefusedBeforeAnythingIsWritten(t *testing.T) {
 			t.Fatalf("an unknown extra: %v", err)
 		}
 	}
+	if seqBefore() != before {
+		t.Fatalf("a refused commit took a sequence: %q (was %q)", seqBefore(), before)
+	}
 	// The script, called past the Go side (in an open epoch): the unknown
 	// write is refused before the known one before it is made.
 	if err := e.s.Recover(ctx); err != nil {
