@@ -22,6 +22,7 @@ import (
 	"github.com/flightns/flightns/auth"
 	"github.com/flightns/flightns/flightserver"
 	"github.com/flightns/flightns/internal/redisproc"
+	"github.com/flightns/flightns/internal/redisurl"
 	"github.com/flightns/flightns/manifesttable"
 	"github.com/flightns/flightns/namespace"
 	"github.com/flightns/flightns/objstore"
@@ -213,9 +214,9 @@ func openDeps(ctx context.Context, c storeFlags, log *slog.Logger, share bool, s
 		}
 	}
 	d.redisURL = redisURL
-	if d.redis, d.addr, err = redisClient(redisURL); err != nil {
+	if d.redis, d.addr, err = redisurl.Client(redisURL); err != nil {
 		d.close(log)
-		return nil, err
+		return nil, fmt.Errorf("--redis: %w", err)
 	}
 	pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
@@ -307,52 +308,6 @@ func (d *catalogDeps) close(log *slog.Logger) {
 	if d.store != nil {
 		_ = d.store.Close()
 	}
-}
-
-// redisClient makes a client from a --redis URL: redis:// or rediss://
-// for one server, redis+sentinel:// (rediss+sentinel://) for Sentinel,
-// redis+cluster:// (rediss+cluster://) for a Cluster.
-func redisClient(u string) (redis.UniversalClient, string, error) {
-	scheme, rest, ok := strings.Cut(u, "://")
-	if !ok {
-		return nil, "", fmt.Errorf("--redis %q: not a URL (want redis://host:port)", u)
-	}
-	base, mode, _ := strings.Cut(scheme, "+")
-	if scheme == "unix" {
-		o, err := redis.ParseURL(u)
-		if err != nil {
-			return nil, "", fmt.Errorf("--redis %q: %w", u, err)
-		}
-		return redis.NewClient(o), o.Addr, nil
-	}
-	if base != "redis" && base != "rediss" {
-		return nil, "", fmt.Errorf("--redis %q: unknown scheme %q (want redis, rediss, unix, redis+sentinel or redis+cluster)", u, scheme)
-	}
-	plain := base + "://" + rest
-	switch mode {
-	case "":
-		o, err := redis.ParseURL(plain)
-		if err != nil {
-			return nil, "", fmt.Errorf("--redis %q: %w", u, err)
-		}
-		return redis.NewClient(o), o.Addr, nil
-	case "sentinel":
-		o, err := redis.ParseFailoverURL(plain)
-		if err != nil {
-			return nil, "", fmt.Errorf("--redis %q: %w", u, err)
-		}
-		if o.MasterName == "" {
-			return nil, "", fmt.Errorf("--redis %q: a Sentinel URL needs ?master_name=NAME", u)
-		}
-		return redis.NewFailoverClient(o), "sentinel " + strings.Join(o.SentinelAddrs, ",") + " master " + o.MasterName, nil
-	case "cluster":
-		o, err := redis.ParseClusterURL(plain)
-		if err != nil {
-			return nil, "", fmt.Errorf("--redis %q: %w", u, err)
-		}
-		return redis.NewClusterClient(o), "cluster " + strings.Join(o.Addrs, ","), nil
-	}
-	return nil, "", fmt.Errorf("--redis %q: unknown scheme %q (want redis, rediss, unix, redis+sentinel or redis+cluster)", u, scheme)
 }
 
 // debugClaimDelay is a test seam: FLIGHTNS_DEBUG_CLAIM_DELAY=<duration>

@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 
+	"github.com/flightns/flightns/internal/redisurl"
 	"github.com/flightns/flightns/objstore"
 	"github.com/flightns/flightns/obs"
 	"github.com/flightns/flightns/sqlworker"
@@ -39,7 +40,7 @@ func sqlWorkerCmd(ctx context.Context, stderr io.Writer) int {
 		return 1
 	}
 	defer func() { _ = objs.Close() }()
-	rdb, _, err := redisClient(spec.Redis)
+	rdb, _, err := redisurl.Client(spec.Redis)
 	if err != nil {
 		log.Error("connecting to Redis", "err", err)
 		return 1
