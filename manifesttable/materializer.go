@@ -388,127 +388,181 @@ func (t *Table) republish(ctx context.Context) {
 // table's tree/ (redisclaim.BranchChain). The row's object_id is the
 // table's id when a table row has that location (also one put earlier in
 // the same batch), else the directory itself; its branch is the chain's.
-func (t *Table) translate(ctx context.Context, entries []logEntry) ([]change, error) {
-	overlay := map[string]string{}
-	idOf := func(loc string) (string, bool) {
-		if id, ok := overlay[loc]; ok {
-			return id, true
-		}
-		return t.TableByLocation(loc)
-	}
-	chainOf := func(chain string) (id, branch string) {
-		loc, branch := redisclaim.SplitChain(chain, func(l string) bool { _, ok := idOf(l); return ok })
-		if id, ok := idOf(loc); ok {
-			return id, branch
-		}
-		return loc, branch
-	}
-	var out []change
+// Each kind of entry (commitlog) has its own method below.
+func (t *Table) translate(_ context.Context, entries []logEntry) ([]change, error) {
+	tr := &translator{t: t, overlay: map[string]string{}}
 	for _, e := range entries {
-		switch e.str(commitlog.KindField) {
-		case commitlog.Put:
-			r, err := UnmarshalRow([]byte(e.str("row")))
-			if err != nil {
-				return nil, err
-			}
-			if r.ObjectType == TypeTable && r.Location != "" {
-				overlay[r.Location] = r.ObjectID
-			}
-			out = append(out, change{seq: e.seq, row: r})
-		case commitlog.ReadVersion:
-			// A partition table's read_version moves to v, never down:
-			// claims are logged in claim order, and a late entry of an
-			// older commit must not undo a newer one.
-			v, err := strconv.ParseUint(e.str("v"), 10, 64)
-			if err != nil {
-				return nil, fmt.Errorf("manifesttable: bad read_version entry at %d: %w", e.seq, err)
-			}
-			id := e.str("t")
-			r, seen, ok := lastChange(out, Key{Type: TypeTable, ID: id})
-			if !seen {
-				r, ok = t.Object(TypeTable, id)
-			}
-			if !ok || v <= r.ReadVersion {
-				continue
-			}
-			r.ReadVersion = v
-			out = append(out, change{seq: e.seq, row: r})
-		case commitlog.Delete:
-			var k logKey
-			if err := json.Unmarshal([]byte(e.str("key")), &k); err != nil {
-				return nil, fmt.Errorf("manifesttable: bad delete entry at %d: %w", e.seq, err)
-			}
-			out = append(out, change{seq: e.seq, del: true, row: Row{ObjectType: k.Type, ObjectID: k.ID, Branch: k.Branch, TableVersion: k.Version}})
-		case commitlog.Version:
-			v, err := strconv.ParseUint(e.str("v"), 10, 64)
-			if err != nil {
-				return nil, fmt.Errorf("manifesttable: bad version entry at %d: %w", e.seq, err)
-			}
-			var rec struct {
-				FP, Sz, Tx, Ts string
-			}
-			var raw map[string]string
-			if err := json.Unmarshal([]byte(e.str("r")), &raw); err != nil {
-				return nil, fmt.Errorf("manifesttable: bad version record at %d: %w", e.seq, err)
-			}
-			rec.FP, rec.Sz, rec.Tx, rec.Ts = raw["fp"], raw["sz"], raw["tx"], raw["ts"]
-			size, _ := strconv.ParseUint(rec.Sz, 10, 64)
-			id, branch := chainOf(e.str("t"))
-			row := Row{ObjectType: TypeTableVersion, ObjectID: id, Branch: branch, TableVersion: v,
-				ManifestPath: rec.FP, ManifestSize: size, TxnID: rec.Tx}
-			if us, err := strconv.ParseInt(rec.Ts, 10, 64); err == nil {
-				row.CommittedAt = time.UnixMicro(us).UTC()
-			}
-			out = append(out, change{seq: e.seq, row: row})
-		case commitlog.DeleteVersions:
-			id, branch := chainOf(e.str("t"))
-			for _, vs := range strings.Split(e.str("vs"), ",") {
-				v, err := strconv.ParseUint(vs, 10, 64)
-				if err != nil {
-					continue
-				}
-				out = append(out, change{seq: e.seq, del: true, row: versionKeyRow(id, branch, v)})
-			}
-		case commitlog.DeleteVersionRanges:
-			// Version rows in ranges (commitlog.EncodeRanges).
-			ranges, err := commitlog.DecodeRanges(e.str("ranges"))
-			if err != nil {
-				t.log.Warn("manifesttable: a log entry with malformed version ranges is skipped", "seq", e.seq, "err", err)
-				continue
-			}
-			id, branch := chainOf(e.str("t"))
-			for _, r := range t.versionsAt(out, id) {
-				if r.Branch == branch && commitlog.InRanges(r.TableVersion, ranges) {
-					out = append(out, change{seq: e.seq, del: true, row: versionKeyRow(id, branch, r.TableVersion)})
-				}
-			}
-		case commitlog.DropTable:
-			// A table's drop takes every branch's rows; a branch's chain
-			// forgotten (Lance removed the branch) takes its own.
-			id, branch := chainOf(e.str("t"))
-			for _, r := range t.versionsAt(out, id) {
-				if branch == "" || r.Branch == branch {
-					out = append(out, change{seq: e.seq, del: true, row: versionKeyRow(id, r.Branch, r.TableVersion)})
-				}
-			}
-		case commitlog.RenameTable:
-			// The version rows, every branch's, follow their table to its
-			// new id.
-			from, to := e.str("from"), e.str("to")
-			for _, r := range t.versionsAt(out, from) {
-				out = append(out, change{seq: e.seq, del: true, row: versionKeyRow(from, r.Branch, r.TableVersion)})
-				r.ObjectID = to
-				out = append(out, change{seq: e.seq, row: r})
-			}
-		case commitlog.Stats:
-			if c, ok := t.statsChange(out, e.seq, e.str("row")); ok {
-				out = append(out, c)
-			}
-		default:
-			t.log.Warn("manifesttable: unknown log entry kind", "kind", e.str(commitlog.KindField), "seq", e.seq)
+		kind := e.str(commitlog.KindField)
+		f, ok := translators[kind]
+		if !ok {
+			t.log.Warn("manifesttable: unknown log entry kind", "kind", kind, "seq", e.seq)
+			continue
+		}
+		if err := f(tr, e); err != nil {
+			return nil, err
 		}
 	}
-	return out, nil
+	return tr.out, nil
+}
+
+// translators turn one entry of each kind into changes.
+var translators = map[string]func(*translator, logEntry) error{
+	commitlog.Put:                 (*translator).put,
+	commitlog.ReadVersion:         (*translator).readVersion,
+	commitlog.Delete:              (*translator).delete,
+	commitlog.Version:             (*translator).version,
+	commitlog.DeleteVersions:      (*translator).deleteVersions,
+	commitlog.DeleteVersionRanges: (*translator).deleteVersionRanges,
+	commitlog.DropTable:           (*translator).dropTable,
+	commitlog.RenameTable:         (*translator).renameTable,
+	commitlog.Stats:               (*translator).stats,
+}
+
+// translator is one translate call: the changes so far, and the tables
+// put earlier in the same batch (location → id).
+type translator struct {
+	t       *Table
+	overlay map[string]string
+	out     []change
+}
+
+func (tr *translator) add(c change) { tr.out = append(tr.out, c) }
+
+func (tr *translator) idOf(loc string) (string, bool) {
+	if id, ok := tr.overlay[loc]; ok {
+		return id, true
+	}
+	return tr.t.TableByLocation(loc)
+}
+
+func (tr *translator) chainOf(chain string) (id, branch string) {
+	loc, branch := redisclaim.SplitChain(chain, func(l string) bool { _, ok := tr.idOf(l); return ok })
+	if id, ok := tr.idOf(loc); ok {
+		return id, branch
+	}
+	return loc, branch
+}
+
+func (tr *translator) put(e logEntry) error {
+	r, err := UnmarshalRow([]byte(e.str("row")))
+	if err != nil {
+		return err
+	}
+	if r.ObjectType == TypeTable && r.Location != "" {
+		tr.overlay[r.Location] = r.ObjectID
+	}
+	tr.add(change{seq: e.seq, row: r})
+	return nil
+}
+
+// readVersion moves a partition table's read_version to v, never down:
+// claims are logged in claim order, and a late entry of an older commit
+// must not undo a newer one.
+func (tr *translator) readVersion(e logEntry) error {
+	v, err := strconv.ParseUint(e.str("v"), 10, 64)
+	if err != nil {
+		return fmt.Errorf("manifesttable: bad read_version entry at %d: %w", e.seq, err)
+	}
+	id := e.str("t")
+	r, seen, ok := lastChange(tr.out, Key{Type: TypeTable, ID: id})
+	if !seen {
+		r, ok = tr.t.Object(TypeTable, id)
+	}
+	if !ok || v <= r.ReadVersion {
+		return nil
+	}
+	r.ReadVersion = v
+	tr.add(change{seq: e.seq, row: r})
+	return nil
+}
+
+func (tr *translator) delete(e logEntry) error {
+	var k logKey
+	if err := json.Unmarshal([]byte(e.str("key")), &k); err != nil {
+		return fmt.Errorf("manifesttable: bad delete entry at %d: %w", e.seq, err)
+	}
+	tr.add(change{seq: e.seq, del: true, row: Row{ObjectType: k.Type, ObjectID: k.ID, Branch: k.Branch, TableVersion: k.Version}})
+	return nil
+}
+
+func (tr *translator) version(e logEntry) error {
+	v, err := strconv.ParseUint(e.str("v"), 10, 64)
+	if err != nil {
+		return fmt.Errorf("manifesttable: bad version entry at %d: %w", e.seq, err)
+	}
+	var raw map[string]string
+	if err := json.Unmarshal([]byte(e.str("r")), &raw); err != nil {
+		return fmt.Errorf("manifesttable: bad version record at %d: %w", e.seq, err)
+	}
+	size, _ := strconv.ParseUint(raw["sz"], 10, 64)
+	id, branch := tr.chainOf(e.str("t"))
+	row := Row{ObjectType: TypeTableVersion, ObjectID: id, Branch: branch, TableVersion: v,
+		ManifestPath: raw["fp"], ManifestSize: size, TxnID: raw["tx"]}
+	if us, err := strconv.ParseInt(raw["ts"], 10, 64); err == nil {
+		row.CommittedAt = time.UnixMicro(us).UTC()
+	}
+	tr.add(change{seq: e.seq, row: row})
+	return nil
+}
+
+func (tr *translator) deleteVersions(e logEntry) error {
+	id, branch := tr.chainOf(e.str("t"))
+	for _, vs := range strings.Split(e.str("vs"), ",") {
+		v, err := strconv.ParseUint(vs, 10, 64)
+		if err != nil {
+			continue
+		}
+		tr.add(change{seq: e.seq, del: true, row: versionKeyRow(id, branch, v)})
+	}
+	return nil
+}
+
+// deleteVersionRanges deletes the version rows in ranges
+// (commitlog.EncodeRanges).
+func (tr *translator) deleteVersionRanges(e logEntry) error {
+	ranges, err := commitlog.DecodeRanges(e.str("ranges"))
+	if err != nil {
+		tr.t.log.Warn("manifesttable: a log entry with malformed version ranges is skipped", "seq", e.seq, "err", err)
+		return nil
+	}
+	id, branch := tr.chainOf(e.str("t"))
+	for _, r := range tr.t.versionsAt(tr.out, id) {
+		if r.Branch == branch && commitlog.InRanges(r.TableVersion, ranges) {
+			tr.add(change{seq: e.seq, del: true, row: versionKeyRow(id, branch, r.TableVersion)})
+		}
+	}
+	return nil
+}
+
+// dropTable: a table's drop takes every branch's rows; a branch's chain
+// forgotten (Lance removed the branch) takes its own.
+func (tr *translator) dropTable(e logEntry) error {
+	id, branch := tr.chainOf(e.str("t"))
+	for _, r := range tr.t.versionsAt(tr.out, id) {
+		if branch == "" || r.Branch == branch {
+			tr.add(change{seq: e.seq, del: true, row: versionKeyRow(id, r.Branch, r.TableVersion)})
+		}
+	}
+	return nil
+}
+
+// renameTable: the version rows, every branch's, follow their table to
+// its new id.
+func (tr *translator) renameTable(e logEntry) error {
+	from, to := e.str("from"), e.str("to")
+	for _, r := range tr.t.versionsAt(tr.out, from) {
+		tr.add(change{seq: e.seq, del: true, row: versionKeyRow(from, r.Branch, r.TableVersion)})
+		r.ObjectID = to
+		tr.add(change{seq: e.seq, row: r})
+	}
+	return nil
+}
+
+func (tr *translator) stats(e logEntry) error {
+	if c, ok := tr.t.statsChange(tr.out, e.seq, e.str("row")); ok {
+		tr.add(c)
+	}
+	return nil
 }
 
 // lastChange finds the last change of k in out: seen if there is one,
