@@ -173,198 +173,232 @@ func (b *batchBuilder) add(ctx context.Context, i int, op CommitTableOperation, 
 	if set != 1 {
 		return nserror.New(nserror.InvalidInput, "an operation sets exactly one of declare_table, create_table_version, delete_table_versions, deregister_table, assert_table_version, set_read_version (%d set)", set)
 	}
-	s, k := b.s, b.s.k
 	switch {
 	case op.DeclareTable != nil:
-		req := op.DeclareTable
-		if err := tableID(req.ID); err != nil {
-			return err
-		}
-		if err := b.touch(req.ID, "declare"); err != nil {
-			return err
-		}
-		loc := defaultLocation(req.ID)
-		if req.Location != "" {
-			var err error
-			if loc, err = s.root.tableLocation(req.Location); err != nil {
-				return err
-			}
-		}
-		for other, l := range b.declared {
-			if l == loc {
-				return nserror.New(nserror.InvalidInput, "tables %q and %q share location %q", other, req.ID.String(), loc)
-			}
-		}
-		props := req.Properties
-		if props == nil {
-			props = Properties{}
-		}
-		id := req.ID.String()
-		b.declared[id] = loc
-		if parent := req.ID.Parent(); !parent.IsRoot() {
-			b.guard(nserror.New(nserror.NamespaceNotFound, "namespace %q of table %q does not exist", parent.String(), id),
-				redisclaim.GuardEq(k.Obj(), parent.String(), manifesttable.TypeNamespace))
-		}
-		b.guard(nserror.New(nserror.TableAlreadyExists, "table %q already exists", id), redisclaim.GuardAbsent(k.Obj(), id))
-		b.guard(nserror.New(nserror.InvalidInput, "location %q already belongs to a table", loc), redisclaim.GuardAbsent(k.ByLoc(), loc))
-		b.writes = append(b.writes,
-			redisclaim.HSet(k.Obj(), id, manifesttable.TypeTable),
-			redisclaim.HSet(k.Loc(), id, loc),
-			redisclaim.HSet(k.ByLoc(), loc, id),
-			redisclaim.SAdd(k.kids(req.ID.Parent()), id))
-		meta, err := propsJSON(props)
-		if err != nil {
-			return err
-		}
-		row := manifesttable.Row{ObjectType: manifesttable.TypeTable, ObjectID: id, Location: loc, Metadata: meta,
-			CommittedAt: s.now().UTC(), TxnID: b.txnID}
-		raw, err := manifesttable.MarshalRow(row)
-		if err != nil {
-			return err
-		}
-		b.log = append(b.log, []string{commitlog.KindField, commitlog.Put, "row", string(raw)})
-		b.declares = append(b.declares, id)
-		res.DeclareTable = &DeclareTableResponse{TransactionID: b.txnID, Location: s.root.uri(loc), StorageOptions: s.root.options,
-			Properties: props, ManagedVersioning: s.managed()}
+		return b.declareTable(ctx, i, op.DeclareTable, res)
 	case op.CreateTableVersion != nil:
-		req := op.CreateTableVersion
-		if err := tableID(req.ID); err != nil {
-			return err
-		}
-		if err := b.touch(req.ID, "version"); err != nil {
-			return err
-		}
-		loc, err := b.existingTable(ctx, req.ID)
-		if err != nil {
-			return err
-		}
-		chain, err := chainOf(loc, req.Branch)
-		if err != nil {
-			return err
-		}
-		e, err := s.entryAt(chain, req.Version, req.ManifestPath, req.ManifestSize, req.ETag, req.NamingScheme)
-		if err != nil {
-			return err
-		}
-		if err := s.forked(ctx, e, req.Branch); err != nil {
-			return err
-		}
-		if b.entryOf == nil {
-			b.entryOf = map[int]int{}
-		}
-		b.entryOf[i] = len(b.entries)
-		b.entries = append(b.entries, e)
-		res.CreateTableVersion = &CreateTableVersionResponse{}
+		return b.createTableVersion(ctx, i, op.CreateTableVersion, res)
 	case op.DeleteTableVersions != nil:
-		req := op.DeleteTableVersions
-		if err := tableID(req.ID); err != nil {
-			return err
-		}
-		if err := b.touch(req.ID, "delete"); err != nil {
-			return err
-		}
-		table, err := b.existingTable(ctx, req.ID)
-		if err != nil {
-			return err
-		}
-		loc, err := chainOf(table, req.Branch)
-		if err != nil {
-			return err
-		}
-		ranges, err := versionRanges(req.Ranges)
-		if err != nil {
-			return err
-		}
-		if b.deletionOf == nil {
-			b.deletionOf = map[int]int{}
-		}
-		b.deletionOf[i] = len(b.deletions)
-		b.deletions = append(b.deletions, redisclaim.Deletion{Table: loc, Ranges: ranges})
-		b.log = append(b.log, []string{commitlog.KindField, commitlog.DeleteVersionRanges, "t", loc, "ranges", commitlog.EncodeRanges(ranges)})
-		res.DeleteTableVersions = &BatchDeleteTableVersionsResponse{TransactionID: b.txnID}
+		return b.deleteTableVersions(ctx, i, op.DeleteTableVersions, res)
 	case op.AssertTableVersion != nil:
-		req := op.AssertTableVersion
-		if err := tableID(req.ID); err != nil {
-			return err
-		}
-		if req.Version < 0 {
-			return nserror.New(nserror.InvalidInput, "assert_table_version: version %d is negative", req.Version)
-		}
-		loc, err := b.existingTable(ctx, req.ID)
-		if err != nil {
-			return err
-		}
-		// The head is seeded first (from storage, or "0" for a table
-		// without versions), so the guard compares against a present field.
-		head, err := s.claims.SeedHead(ctx, loc)
-		if err != nil {
-			return err
-		}
-		if head != uint64(req.Version) {
-			return nserror.New(nserror.ConcurrentModification, "table %q is at version %d, not %d", req.ID.String(), head, req.Version)
-		}
-		b.guard(nserror.New(nserror.ConcurrentModification, "table %q changed since version %d was read", req.ID.String(), req.Version),
-			redisclaim.GuardEq(s.claims.HeadsKey(), loc, strconv.FormatInt(req.Version, 10)))
-		res.AssertTableVersion = &struct{}{}
+		return b.assertTableVersion(ctx, i, op.AssertTableVersion, res)
 	case op.SetReadVersion != nil:
-		req := op.SetReadVersion
-		if err := tableID(req.ID); err != nil {
-			return err
-		}
-		if err := b.touch(req.ID, "read_version"); err != nil {
-			return err
-		}
-		if req.Version < 0 {
-			return nserror.New(nserror.InvalidInput, "set_read_version: version %d is negative", req.Version)
-		}
-		if _, ok := b.declared[req.ID.String()]; ok {
-			return nserror.New(nserror.InvalidInput, "set_read_version: table %q is declared in this batch; declare it first", req.ID.String())
-		}
-		loc, err := b.existingTable(ctx, req.ID)
-		if err != nil {
-			return err
-		}
-		if req.Version > 0 {
-			heads, _, err := s.claims.LatestVersions(ctx, []string{loc})
-			if err != nil {
-				return err
-			}
-			if uint64(req.Version) > heads[0] {
-				return nserror.New(nserror.TableVersionNotFound, "set_read_version: table %q has no version %d (latest %d)", req.ID.String(), req.Version, heads[0])
-			}
-		}
-		if b.readVersionOf == nil {
-			b.readVersionOf = map[int]ID{}
-		}
-		b.readVersionOf[i] = req.ID
-		res.SetReadVersion = &SetReadVersionResponse{Version: req.Version}
+		return b.setReadVersion(ctx, i, op.SetReadVersion, res)
 	case op.DeregisterTable != nil:
-		req := op.DeregisterTable
-		if err := tableID(req.ID); err != nil {
+		return b.deregisterTable(ctx, i, op.DeregisterTable, res)
+	}
+	return nil
+}
+
+// declareTable adds operation i, a DeclareTable.
+func (b *batchBuilder) declareTable(_ context.Context, _ int, req *DeclareTableRequest, res *CommitTableResult) error {
+	s, k := b.s, b.s.k
+	if err := tableID(req.ID); err != nil {
+		return err
+	}
+	if err := b.touch(req.ID, "declare"); err != nil {
+		return err
+	}
+	loc := defaultLocation(req.ID)
+	if req.Location != "" {
+		var err error
+		if loc, err = s.root.tableLocation(req.Location); err != nil {
 			return err
 		}
-		if err := b.touch(req.ID, "deregister"); err != nil {
-			return err
+	}
+	for other, l := range b.declared {
+		if l == loc {
+			return nserror.New(nserror.InvalidInput, "tables %q and %q share location %q", other, req.ID.String(), loc)
 		}
-		if _, ok := b.declared[req.ID.String()]; ok {
-			return nserror.New(nserror.InvalidInput, "table %q is declared and deregistered in one batch", req.ID.String())
-		}
-		loc, err := b.existingTable(ctx, req.ID)
+	}
+	props := req.Properties
+	if props == nil {
+		props = Properties{}
+	}
+	id := req.ID.String()
+	b.declared[id] = loc
+	if parent := req.ID.Parent(); !parent.IsRoot() {
+		b.guard(nserror.New(nserror.NamespaceNotFound, "namespace %q of table %q does not exist", parent.String(), id),
+			redisclaim.GuardEq(k.Obj(), parent.String(), manifesttable.TypeNamespace))
+	}
+	b.guard(nserror.New(nserror.TableAlreadyExists, "table %q already exists", id), redisclaim.GuardAbsent(k.Obj(), id))
+	b.guard(nserror.New(nserror.InvalidInput, "location %q already belongs to a table", loc), redisclaim.GuardAbsent(k.ByLoc(), loc))
+	b.writes = append(b.writes,
+		redisclaim.HSet(k.Obj(), id, manifesttable.TypeTable),
+		redisclaim.HSet(k.Loc(), id, loc),
+		redisclaim.HSet(k.ByLoc(), loc, id),
+		redisclaim.SAdd(k.kids(req.ID.Parent()), id))
+	meta, err := propsJSON(props)
+	if err != nil {
+		return err
+	}
+	row := manifesttable.Row{ObjectType: manifesttable.TypeTable, ObjectID: id, Location: loc, Metadata: meta,
+		CommittedAt: s.now().UTC(), TxnID: b.txnID}
+	raw, err := manifesttable.MarshalRow(row)
+	if err != nil {
+		return err
+	}
+	b.log = append(b.log, []string{commitlog.KindField, commitlog.Put, "row", string(raw)})
+	b.declares = append(b.declares, id)
+	res.DeclareTable = &DeclareTableResponse{TransactionID: b.txnID, Location: s.root.uri(loc), StorageOptions: s.root.options,
+		Properties: props, ManagedVersioning: s.managed()}
+	return nil
+}
+
+// createTableVersion adds operation i, a CreateTableVersion.
+func (b *batchBuilder) createTableVersion(ctx context.Context, i int, req *CreateTableVersionRequest, res *CommitTableResult) error {
+	s := b.s
+	if err := tableID(req.ID); err != nil {
+		return err
+	}
+	if err := b.touch(req.ID, "version"); err != nil {
+		return err
+	}
+	loc, err := b.existingTable(ctx, req.ID)
+	if err != nil {
+		return err
+	}
+	chain, err := chainOf(loc, req.Branch)
+	if err != nil {
+		return err
+	}
+	e, err := s.entryAt(chain, req.Version, req.ManifestPath, req.ManifestSize, req.ETag, req.NamingScheme)
+	if err != nil {
+		return err
+	}
+	if err := s.forked(ctx, e, req.Branch); err != nil {
+		return err
+	}
+	if b.entryOf == nil {
+		b.entryOf = map[int]int{}
+	}
+	b.entryOf[i] = len(b.entries)
+	b.entries = append(b.entries, e)
+	res.CreateTableVersion = &CreateTableVersionResponse{}
+	return nil
+}
+
+// deleteTableVersions adds operation i, a DeleteTableVersions.
+func (b *batchBuilder) deleteTableVersions(ctx context.Context, i int, req *BatchDeleteTableVersionsRequest, res *CommitTableResult) error {
+	if err := tableID(req.ID); err != nil {
+		return err
+	}
+	if err := b.touch(req.ID, "delete"); err != nil {
+		return err
+	}
+	table, err := b.existingTable(ctx, req.ID)
+	if err != nil {
+		return err
+	}
+	loc, err := chainOf(table, req.Branch)
+	if err != nil {
+		return err
+	}
+	ranges, err := versionRanges(req.Ranges)
+	if err != nil {
+		return err
+	}
+	if b.deletionOf == nil {
+		b.deletionOf = map[int]int{}
+	}
+	b.deletionOf[i] = len(b.deletions)
+	b.deletions = append(b.deletions, redisclaim.Deletion{Table: loc, Ranges: ranges})
+	b.log = append(b.log, []string{commitlog.KindField, commitlog.DeleteVersionRanges, "t", loc, "ranges", commitlog.EncodeRanges(ranges)})
+	res.DeleteTableVersions = &BatchDeleteTableVersionsResponse{TransactionID: b.txnID}
+	return nil
+}
+
+// assertTableVersion adds operation i, a AssertTableVersion.
+func (b *batchBuilder) assertTableVersion(ctx context.Context, _ int, req *AssertTableVersionRequest, res *CommitTableResult) error {
+	s := b.s
+	if err := tableID(req.ID); err != nil {
+		return err
+	}
+	if req.Version < 0 {
+		return nserror.New(nserror.InvalidInput, "assert_table_version: version %d is negative", req.Version)
+	}
+	loc, err := b.existingTable(ctx, req.ID)
+	if err != nil {
+		return err
+	}
+	// The head is seeded first (from storage, or "0" for a table
+	// without versions), so the guard compares against a present field.
+	head, err := s.claims.SeedHead(ctx, loc)
+	if err != nil {
+		return err
+	}
+	if head != uint64(req.Version) {
+		return nserror.New(nserror.ConcurrentModification, "table %q is at version %d, not %d", req.ID.String(), head, req.Version)
+	}
+	b.guard(nserror.New(nserror.ConcurrentModification, "table %q changed since version %d was read", req.ID.String(), req.Version),
+		redisclaim.GuardEq(s.claims.HeadsKey(), loc, strconv.FormatInt(req.Version, 10)))
+	res.AssertTableVersion = &struct{}{}
+	return nil
+}
+
+// setReadVersion adds operation i, a SetReadVersion.
+func (b *batchBuilder) setReadVersion(ctx context.Context, i int, req *SetReadVersionRequest, res *CommitTableResult) error {
+	s := b.s
+	if err := tableID(req.ID); err != nil {
+		return err
+	}
+	if err := b.touch(req.ID, "read_version"); err != nil {
+		return err
+	}
+	if req.Version < 0 {
+		return nserror.New(nserror.InvalidInput, "set_read_version: version %d is negative", req.Version)
+	}
+	if _, ok := b.declared[req.ID.String()]; ok {
+		return nserror.New(nserror.InvalidInput, "set_read_version: table %q is declared in this batch; declare it first", req.ID.String())
+	}
+	loc, err := b.existingTable(ctx, req.ID)
+	if err != nil {
+		return err
+	}
+	if req.Version > 0 {
+		heads, _, err := s.claims.LatestVersions(ctx, []string{loc})
 		if err != nil {
 			return err
 		}
-		id := req.ID.String()
-		b.writes = append(b.writes,
-			redisclaim.HDel(k.Obj(), id),
-			redisclaim.HDel(k.Loc(), id),
-			redisclaim.HDel(k.ByLoc(), loc),
-			redisclaim.SRem(k.kids(req.ID.Parent()), id))
-		key, _ := json.Marshal(map[string]string{"object_type": manifesttable.TypeTable, "object_id": id})
-		b.log = append(b.log, []string{commitlog.KindField, commitlog.DropTable, "t", loc}, []string{commitlog.KindField, commitlog.Delete, "key", string(key)})
-		b.deregisters = append(b.deregisters, id)
-		b.deregisteredLocs = append(b.deregisteredLocs, loc)
-		res.DeregisterTable = &DeregisterTableResponse{TransactionID: b.txnID, ID: req.ID, Location: s.root.uri(loc)}
+		if uint64(req.Version) > heads[0] {
+			return nserror.New(nserror.TableVersionNotFound, "set_read_version: table %q has no version %d (latest %d)", req.ID.String(), req.Version, heads[0])
+		}
 	}
+	if b.readVersionOf == nil {
+		b.readVersionOf = map[int]ID{}
+	}
+	b.readVersionOf[i] = req.ID
+	res.SetReadVersion = &SetReadVersionResponse{Version: req.Version}
+	return nil
+}
+
+// deregisterTable adds operation i, a DeregisterTable.
+func (b *batchBuilder) deregisterTable(ctx context.Context, _ int, req *DeregisterTableRequest, res *CommitTableResult) error {
+	s, k := b.s, b.s.k
+	if err := tableID(req.ID); err != nil {
+		return err
+	}
+	if err := b.touch(req.ID, "deregister"); err != nil {
+		return err
+	}
+	if _, ok := b.declared[req.ID.String()]; ok {
+		return nserror.New(nserror.InvalidInput, "table %q is declared and deregistered in one batch", req.ID.String())
+	}
+	loc, err := b.existingTable(ctx, req.ID)
+	if err != nil {
+		return err
+	}
+	id := req.ID.String()
+	b.writes = append(b.writes,
+		redisclaim.HDel(k.Obj(), id),
+		redisclaim.HDel(k.Loc(), id),
+		redisclaim.HDel(k.ByLoc(), loc),
+		redisclaim.SRem(k.kids(req.ID.Parent()), id))
+	key, _ := json.Marshal(map[string]string{"object_type": manifesttable.TypeTable, "object_id": id})
+	b.log = append(b.log, []string{commitlog.KindField, commitlog.DropTable, "t", loc}, []string{commitlog.KindField, commitlog.Delete, "key", string(key)})
+	b.deregisters = append(b.deregisters, id)
+	b.deregisteredLocs = append(b.deregisteredLocs, loc)
+	res.DeregisterTable = &DeregisterTableResponse{TransactionID: b.txnID, ID: req.ID, Location: s.root.uri(loc)}
 	return nil
 }
 
