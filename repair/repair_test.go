@@ -2,11 +2,13 @@ package repair
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -235,5 +237,50 @@ func TestGCCollectsWhatAStaleWriterWroteIntoADroppedTable(t *testing.T) {
 	}
 	if rep, err := GC(ctx, svc, time.Hour, false, later, nil); err != nil || rep.Dropped != 0 {
 		t.Fatalf("the location is not forgotten: %+v, %v", rep, err)
+	}
+}
+
+// A staging object older than the window that a claim still names (its
+// writer claimed the version and stopped before the final manifest) is not
+// an orphan: gc neither lists nor deletes it, and the commit is finished
+// from it (reading the claims to learn which staging objects are in use
+// helps that commit along: on file:// its staging object becomes the
+// final manifest).
+func TestGCSparesAnOldStagingObjectAClaimStillNames(t *testing.T) {
+	env := nstest.New(t)
+	var cut atomic.Bool
+	svc := env.Open(t, func(c *namespace.Config) {
+		c.ClaimStep = func(_ context.Context, step redisclaim.Step, _ string, version uint64) error {
+			if cut.Load() && step == redisclaim.StepClaimed && version == 2 {
+				return errors.New("the writer stops right after its claim")
+			}
+			return nil
+		}
+	})
+	ctx := context.Background()
+	dir := table(t, svc, env.Root, "t", 1)
+	claimed := stage(t, dir, 2)
+	size := int64(len("manifest"))
+	cut.Store(true)
+	if _, err := svc.CreateTableVersion(ctx, namespace.CreateTableVersionRequest{ID: namespace.ID{"ns", "t"}, Version: 2,
+		ManifestPath: "file://" + claimed, ManifestSize: &size}); err == nil {
+		t.Fatal("the cut did not fire")
+	}
+	cut.Store(false)
+	now := time.Now()
+	past := now.Add(-2 * time.Hour)
+	if err := os.Chtimes(claimed, past, past); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := GC(ctx, svc, time.Hour, false, now, nil)
+	if err != nil || len(rep.Orphaned) != 0 || rep.Deleted != 0 {
+		t.Fatalf("gc: %+v, %v", rep, err)
+	}
+	d, err := svc.DescribeTableVersion(ctx, namespace.DescribeTableVersionRequest{ID: namespace.ID{"ns", "t"}})
+	if err != nil || d.Version.Version != 2 {
+		t.Fatalf("latest after gc: %+v, %v", d, err)
+	}
+	if b, err := os.ReadFile(final(dir, 2)); err != nil || string(b) != "manifest" {
+		t.Fatalf("version 2's final manifest: %q, %v", b, err)
 	}
 }
