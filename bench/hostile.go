@@ -90,10 +90,6 @@ func hostileSelection() []int {
 // hostileModes are the values of --sql-isolation measured, in order.
 var hostileModes = []string{"process", "none"}
 
-// flightnsBinary is the flightns executable the scenario serves with; empty
-// is $FLIGHTNS_BINARY, else this executable (flightns bench). Tests set it.
-var flightnsBinary string
-
 func hostileScenario() Scenario {
 	return Scenario{
 		Name: "hostile-queries",
@@ -120,26 +116,8 @@ func hostileModesOf(cfg Config) []string {
 	return out
 }
 
-// hostileBinary finds the flightns executable to serve with.
-func hostileBinary() (string, error) {
-	if flightnsBinary != "" {
-		return flightnsBinary, nil
-	}
-	if b := os.Getenv("FLIGHTNS_BINARY"); b != "" {
-		return b, nil
-	}
-	exe, err := os.Executable()
-	if err != nil {
-		return "", err
-	}
-	if strings.HasSuffix(filepath.Base(exe), ".test") {
-		return "", errors.New("the hostile-queries benchmark serves with the flightns binary: run it as `flightns bench`, or set FLIGHTNS_BINARY")
-	}
-	return exe, nil
-}
-
 func runHostile(ctx context.Context, cfg Config, rep *Report) error {
-	bin, err := hostileBinary()
+	bin, err := servingBinary("hostile-queries")
 	if err != nil {
 		return err
 	}

@@ -5,7 +5,9 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
@@ -95,4 +97,27 @@ func (p *childProc) follow(ctx context.Context, stderr io.Reader, maxLines int, 
 		_ = p.stop(5 * time.Second)
 		return ctx.Err()
 	}
+}
+
+// flightnsBinary is the flightns executable the serving scenarios run;
+// empty is $FLIGHTNS_BINARY, else this executable (flightns bench). Tests
+// set it.
+var flightnsBinary string
+
+// servingBinary finds the flightns executable the scenario serves with.
+func servingBinary(scenario string) (string, error) {
+	if flightnsBinary != "" {
+		return flightnsBinary, nil
+	}
+	if b := os.Getenv("FLIGHTNS_BINARY"); b != "" {
+		return b, nil
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return "", err
+	}
+	if strings.HasSuffix(filepath.Base(exe), ".test") {
+		return "", fmt.Errorf("the %s benchmark serves with the flightns binary: run it as `flightns bench`, or set FLIGHTNS_BINARY", scenario)
+	}
+	return exe, nil
 }

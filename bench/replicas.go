@@ -66,7 +66,7 @@ func replicasScenario() Scenario {
 }
 
 func runReplicas(ctx context.Context, cfg Config, rep *Report) error {
-	bin, err := replicaBinary()
+	bin, err := servingBinary("replicas")
 	if err != nil {
 		return err
 	}
@@ -77,22 +77,6 @@ func runReplicas(ctx context.Context, cfg Config, rep *Report) error {
 		}
 	}
 	return nil
-}
-
-// replicaBinary finds the flightns executable to serve with:
-// $FLIGHTNS_BINARY, else this executable (flightns bench).
-func replicaBinary() (string, error) {
-	if b := os.Getenv("FLIGHTNS_BINARY"); b != "" {
-		return b, nil
-	}
-	exe, err := os.Executable()
-	if err != nil {
-		return "", err
-	}
-	if strings.HasSuffix(filepath.Base(exe), ".test") {
-		return "", errors.New("the replicas benchmark serves with the flightns binary: run it as `flightns bench`, or set FLIGHTNS_BINARY")
-	}
-	return exe, nil
 }
 
 // replicasAt measures n replicas on a Redis and a root of their own.

@@ -23,6 +23,14 @@
 // the longest readable chain, out of the history into _quarantine/, for
 // `admin repair`.
 //
+// The commit log's entry kinds, keys and encodings are internal/commitlog's;
+// Table.translate turns each kind into row changes with a method of its
+// own (translators). Table's state is grouped by owner, each group with the
+// lock that guards it: idx (the rows), applied (segments applied in
+// order), waiters (WaitDurable), stall (failing rounds) and lease (the
+// materializer's lease). A build without the duckdb_arrow tag stops here
+// with one error naming the tag (engine_stub.go).
+//
 // Invariants: durable state — segments, snapshots, the translation of the
 // commit log (renames, drops, deleted ranges), reconciliation after Redis
 // lost state — is derived only from the index and the objects in storage,

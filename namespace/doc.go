@@ -27,6 +27,15 @@
 //     tree/<branch>/ (chainOf): a branch request never reads or changes
 //     main's, and a branch whose manifests Lance removed is forgotten.
 //
+//   - Ops is the one table of operations (name, REST path, role,
+//     description) the REST routes and the Flight actions are built from;
+//     ParseID is the one parser of ids, the REST adapter's included.
+//
+//   - A BatchCommitTables becomes one redisclaim.Commit: each operation
+//     kind has its method on batchBuilder, which adds typed guards and
+//     writes (redisclaim.GuardEq, HSet, …) and commit-log entries whose
+//     kinds and Redis keys come from internal/commitlog.
+//
 //   - Statistics and detailed metadata are read from the version's Lance
 //     manifest (lancemanifest), never from the commit path.
 //

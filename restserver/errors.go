@@ -62,14 +62,10 @@ func withStatus(status int, code nserror.Code, format string, args ...any) error
 	return &httpError{status: status, err: nserror.New(code, format, args...)}
 }
 
-// codeOf is the Lance code of err (nserror decides it: a deadline or a
-// network failure is ServiceUnavailable, the outcome unknown).
-func codeOf(err error) nserror.Code { return nserror.CodeOf(err) }
-
 // writeError answers err as {error, code, detail, instance}, with the
 // status of its code (or of HTTP, for an *httpError).
 func (h *handler) writeError(w http.ResponseWriter, r *http.Request, err error) {
-	code := codeOf(err)
+	code := nserror.CodeOf(err)
 	status := statusOf(code)
 	var he *httpError
 	if errors.As(err, &he) {
