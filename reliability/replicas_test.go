@@ -479,12 +479,7 @@ func (rr replicaRun) run(t *testing.T) {
 	var total counts
 	for r := range max(rr.rounds, 1) {
 		c := rr.round(t, fmt.Sprintf("rep%d", r))
-		total.Reads += c.Reads
-		total.Creates += c.Creates
-		total.Batches += c.Batches
-		total.OK += c.OK
-		total.Rejected += c.Rejected
-		total.Unknown += c.Unknown
+		total.add(c)
 	}
 	if rr.rounds > 1 {
 		t.Logf("all %d rounds: %+v", rr.rounds, total)

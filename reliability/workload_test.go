@@ -246,6 +246,16 @@ type counts struct {
 	Reads, Creates, Batches, OK, Rejected, Unknown int
 }
 
+// add adds o's counts to c (rounds summed into a run).
+func (c *counts) add(o counts) {
+	c.Reads += o.Reads
+	c.Creates += o.Creates
+	c.Batches += o.Batches
+	c.OK += o.OK
+	c.Rejected += o.Rejected
+	c.Unknown += o.Unknown
+}
+
 func (h *history) counts() counts {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -548,12 +558,7 @@ func (sc scenario) run(t *testing.T) result {
 	total := result{Faults: map[string]int{}}
 	for r := range max(sc.rounds, 1) {
 		res := sc.round(t, fmt.Sprintf("rel%d", r))
-		total.Reads += res.Reads
-		total.Creates += res.Creates
-		total.Batches += res.Batches
-		total.OK += res.OK
-		total.Rejected += res.Rejected
-		total.Unknown += res.Unknown
+		total.add(res.counts)
 		total.Finals += res.Finals
 		for k, v := range res.Faults {
 			total.Faults[k] += v
