@@ -14,10 +14,11 @@
 //	flightns help      print usage
 //
 // main only parses flags and wires packages together (obs for metrics and
-// health, repair for the admin work, internal/redisproc for the private
-// Redis and its supervisor); every behaviour lives in a package of its
-// own. serve's lifecycle: the listeners bound first (so nothing else can
-// take their ports), metrics and health (not ready), the private Redis
+// health, repair for the admin work, internal/privateredis for the private
+// Redis and the data directory's lock, internal/redisproc for its
+// supervisor); every behaviour lives in a package of its own. serve's
+// lifecycle: the listeners bound first (so nothing else can take their
+// ports), metrics and health (not ready), the private Redis
 // (its socket only, no TCP port) under the data directory's lock, the
 // catalog opened and recovered, the supervised SQL worker (a process of
 // its own: SCHED_IDLE, off one CPU, capped memory), the listeners, ready; on SIGTERM/SIGINT

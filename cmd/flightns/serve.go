@@ -13,7 +13,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -21,6 +20,7 @@ import (
 
 	"github.com/flightns/flightns/auth"
 	"github.com/flightns/flightns/flightserver"
+	"github.com/flightns/flightns/internal/privateredis"
 	"github.com/flightns/flightns/internal/redisproc"
 	"github.com/flightns/flightns/internal/redisurl"
 	"github.com/flightns/flightns/manifesttable"
@@ -172,20 +172,10 @@ func envDuration(name string, def time.Duration) time.Duration {
 type catalogDeps struct {
 	store    *objstore.Store
 	redis    redis.UniversalClient
-	redisURL string            // what redis was opened from
-	private  *redisproc.Server // nil with --redis, or when sharing a running server's
-	lock     *os.File          // the data directory's lock, held with a private Redis
-	sockDir  string            // the private Redis's socket directory, when not in the data directory
-	addr     string            // Redis address(es), for logs
+	redisURL string                // what redis was opened from
+	private  *privateredis.Private // nil with --redis
+	addr     string                // Redis address(es), for logs
 }
-
-// The private Redis of a data directory belongs to one process at a time,
-// which holds <data>/flightns.lock and publishes the Redis URL in
-// <data>/redis/redis.url while it runs.
-const (
-	lockName = "flightns.lock"
-	urlName  = "redis.url"
-)
 
 // openDeps opens the object store and connects to Redis. Without a URL it
 // starts the private redis-server of the data directory; when another
@@ -208,10 +198,11 @@ func openDeps(ctx context.Context, c storeFlags, log *slog.Logger, share bool, s
 	}
 	redisURL := c.redisURL
 	if redisURL == "" {
-		if redisURL, err = d.privateRedis(ctx, data, share, log); err != nil {
+		if d.private, err = privateredis.Open(ctx, data, share, log); err != nil {
 			d.close(log)
 			return nil, err
 		}
+		redisURL = d.private.URL()
 	}
 	d.redisURL = redisURL
 	if d.redis, d.addr, err = redisurl.Client(redisURL); err != nil {
@@ -227,83 +218,25 @@ func openDeps(ctx context.Context, c storeFlags, log *slog.Logger, share bool, s
 	return d, nil
 }
 
-// privateRedis starts the data directory's redis-server under its lock,
-// or returns the URL of the one a running process holds (share).
-func (d *catalogDeps) privateRedis(ctx context.Context, data string, share bool, log *slog.Logger) (string, error) {
-	dir := filepath.Join(data, "redis")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", err
+// ownRedis is the redis-server this process runs, to be supervised; nil
+// with --redis or when it shares a running server's.
+func (d *catalogDeps) ownRedis() *redisproc.Server {
+	if d.private == nil {
+		return nil
 	}
-	lock, err := os.OpenFile(filepath.Join(data, lockName), os.O_CREATE|os.O_RDWR, 0o644)
-	if err != nil {
-		return "", err
-	}
-	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-		_ = lock.Close()
-		b, rerr := os.ReadFile(filepath.Join(dir, urlName))
-		if !share || rerr != nil || len(b) == 0 {
-			return "", fmt.Errorf("another flightns process uses the data directory %s (its lock %s is held); stop it, or pass --data or --redis", data, lockName)
-		}
-		log.Info("using the private redis-server of the running flightns", "url", strings.TrimSpace(string(b)))
-		return strings.TrimSpace(string(b)), nil
-	}
-	d.lock = lock
-	sock, err := d.socketPath(dir)
-	if err != nil {
-		return "", err
-	}
-	rs, err := redisproc.Start(ctx, redisproc.Config{Dir: dir, Unix: sock, Persistence: redisproc.AOFAlways})
-	if err != nil {
-		if errors.Is(err, redisproc.ErrNotInstalled) {
-			return "", fmt.Errorf("no --redis URL, and the private Redis cannot start: %w; or pass --redis redis://host:port", err)
-		}
-		return "", fmt.Errorf("starting the private redis-server: %w", err)
-	}
-	d.private = rs
-	if err := os.WriteFile(filepath.Join(dir, urlName), []byte(rs.URL()+"\n"), 0o644); err != nil {
-		return "", err
-	}
-	log.Info("private redis-server started", "addr", rs.Addr(), "pid", rs.Pid(), "dir", rs.Dir(), "appendfsync", "always")
-	return rs.URL(), nil
+	return d.private.Server()
 }
 
-// maxSocketPath is what fits in a Unix socket address (sun_path is 108
-// bytes on Linux, 104 elsewhere, with its NUL).
-const maxSocketPath = 100
-
-// socketPath is where the private Redis listens: redis.sock in its own
-// directory, or, when that path is too long for a socket address, in a
-// fresh directory of this process under the system's temporary directory
-// (removed on close).
-func (d *catalogDeps) socketPath(dir string) (string, error) {
-	if p := filepath.Join(dir, "redis.sock"); len(p) <= maxSocketPath {
-		return p, nil
-	}
-	tmp, err := os.MkdirTemp("", "flightns-redis-")
-	if err != nil {
-		return "", err
-	}
-	d.sockDir = tmp
-	return filepath.Join(tmp, "redis.sock"), nil
-}
-
+// close releases everything, the private Redis after the client that
+// talks to it.
 func (d *catalogDeps) close(log *slog.Logger) {
 	if d.redis != nil {
 		_ = d.redis.Close()
 	}
 	if d.private != nil {
-		_ = os.Remove(filepath.Join(d.private.Dir(), urlName))
-		if err := d.private.Stop(); err != nil {
+		if err := d.private.Close(); err != nil {
 			log.Warn("stopping the private redis-server", "err", err)
-		} else {
-			log.Info("private redis-server stopped")
 		}
-	}
-	if d.sockDir != "" {
-		_ = os.RemoveAll(d.sockDir)
-	}
-	if d.lock != nil {
-		_ = d.lock.Close() // releases the lock
 	}
 	if d.store != nil {
 		_ = d.store.Close()
@@ -409,11 +342,11 @@ func runServer(ctx context.Context, cfg serveConfig, log *slog.Logger) error {
 	bgCtx, stopBg := context.WithCancel(context.WithoutCancel(ctx))
 	defer func() { stopBg(); bg.Wait() }()
 	log.Info("catalog open", "took", time.Since(start).Round(time.Millisecond), "objects", len(svc.Table().Objects()), "catalog_seq", svc.Table().Visible())
-	if deps.private != nil {
+	if rs := deps.ownRedis(); rs != nil {
 		bg.Add(1)
 		go func() {
 			defer bg.Done()
-			deps.private.Supervise(bgCtx, log, redisproc.Watch{
+			rs.Supervise(bgCtx, log, redisproc.Watch{
 				Died: func() { health.SetDown("the private redis-server died; restarting it") },
 				Restarted: func(ctx context.Context) {
 					metrics.RedisRestarted()
