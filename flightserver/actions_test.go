@@ -6,14 +6,22 @@ import (
 	"io"
 	"slices"
 	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/flight"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
 
+	"github.com/flightns/flightns/internal/testutil/nstest"
+	"github.com/flightns/flightns/manifesttable"
 	"github.com/flightns/flightns/namespace"
 	"github.com/flightns/flightns/nserror"
+	"github.com/flightns/flightns/objstore"
 )
 
 func TestListActionsNamesEveryOperationWithADescription(t *testing.T) {
@@ -147,19 +155,77 @@ func TestActionErrorsCarryTheLanceCode(t *testing.T) {
 	}
 }
 
+// The consistency header tells its two answers apart. With __manifest's
+// segments held back, a version is acknowledged (in the commit log) but
+// not yet in the SQL engine: "visible" answers at once with what the
+// engine has applied (the old version; a wait for the new one could not
+// end), while "latest" pins the head of the log when it is planned and
+// cannot answer until the segment is written, then answers the new one.
 func TestConsistencyHeader(t *testing.T) {
-	e := start(t)
+	ctx := context.Background()
+	env := nstest.New(t)
+	var holding atomic.Bool
+	release := make(chan struct{})
+	hold := objstore.FaultFunc(func(ctx context.Context, op objstore.Op, key string, ph objstore.Phase) error {
+		if op != objstore.OpPutIfAbsent || ph != objstore.Before || !strings.HasPrefix(key, manifesttable.Prefix) || !holding.Load() {
+			return nil
+		}
+		select {
+		case <-release:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	})
+	objs, err := objstore.Open(ctx, "file://"+env.Root, objstore.WithFaults(hold))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = objs.Close() })
+	svc := env.Open(t, func(c *namespace.Config) { c.Objects = objs })
+	released := sync.OnceFunc(func() { close(release) })
+	t.Cleanup(released)
+	e := serve(t, env, svc)
 	e.seed()
 	c := e.client()
-	for _, v := range []string{"latest", "visible"} {
-		ctx := metadata.AppendToOutgoingContext(context.Background(), ConsistencyHeader, v)
-		info, err := c.Execute(ctx, "SELECT count(*) AS n FROM namespaces")
-		_, recs := fetch(t, ctx, c, info, err)
-		if got := column(t, recs, "n"); !slices.Equal(got, []string{"2"}) {
-			t.Fatalf("%s: %v", v, got)
-		}
+	const q = "SELECT max(version) AS v FROM table_versions"
+	wctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	if err := svc.Table().WaitCaughtUp(wctx); err != nil {
+		t.Fatal(err)
 	}
-	ctx := metadata.AppendToOutgoingContext(context.Background(), ConsistencyHeader, "eventual-ish")
-	info, err := c.Execute(ctx, "SELECT 1")
-	wantStatus(t, "bad consistency", drain(ctx, c, info, err), codes.InvalidArgument)
+
+	holding.Store(true)
+	orders := namespace.ID{"sales", "orders"}
+	d := must(svc.DescribeTable(ctx, namespace.DescribeTableRequest{ID: orders}))
+	must(svc.CreateTableVersion(ctx, namespace.CreateTableVersionRequest{ID: orders, Version: 4, ManifestPath: e.stage(d.Location, 4)}))
+	with := func(consistency string) context.Context {
+		return metadata.AppendToOutgoingContext(wctx, ConsistencyHeader, consistency)
+	}
+
+	info, err := c.Execute(with("visible"), q)
+	if _, recs := fetch(t, wctx, c, info, err); !slices.Equal(column(t, recs, "v"), []string{"3"}) {
+		t.Fatalf("visible, the new version held back: %v, want the old newest version 3", column(t, recs, "v"))
+	}
+	latest, err := c.Execute(with("latest"), q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	short, cancelShort := context.WithTimeout(ctx, 500*time.Millisecond)
+	defer cancelShort()
+	if err := drain(short, c, latest, nil); status.Code(err) != codes.DeadlineExceeded {
+		t.Fatalf("latest, the new version held back: %v, want it to wait for the version (and time out)", err)
+	}
+
+	released()
+	if _, recs := fetch(t, wctx, c, latest, nil); !slices.Equal(column(t, recs, "v"), []string{"4"}) {
+		t.Fatalf("latest, planned while the version was held back: %v, want 4", column(t, recs, "v"))
+	}
+	info, err = c.Execute(with("visible"), q)
+	if _, recs := fetch(t, wctx, c, info, err); !slices.Equal(column(t, recs, "v"), []string{"4"}) {
+		t.Fatalf("visible, after latest saw version 4: %v", column(t, recs, "v"))
+	}
+
+	info, err = c.Execute(with("eventual-ish"), "SELECT 1")
+	wantStatus(t, "bad consistency", drain(wctx, c, info, err), codes.InvalidArgument)
 }

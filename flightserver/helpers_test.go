@@ -54,7 +54,13 @@ func withAuth(c *Config) {
 func start(t *testing.T, opts ...func(*Config)) *fenv {
 	t.Helper()
 	env := nstest.New(t)
-	svc := env.Open(t)
+	return serve(t, env, env.Open(t), opts...)
+}
+
+// serve starts a Flight server over svc, a service opened over env (with
+// a configuration of the test's own: a fault hook on its store, say).
+func serve(t *testing.T, env *nstest.Env, svc *namespace.Service, opts ...func(*Config)) *fenv {
+	t.Helper()
 	cfg := Config{Service: svc, Logger: nstest.Quiet, Version: "test"}
 	for _, o := range opts {
 		o(&cfg)

@@ -199,17 +199,37 @@ func TestARepairedGapTakesReadVersionsBackToStorage(t *testing.T) {
 
 // Version rows alone linger in the log (their manifests are durable
 // already) until the linger ends, a catalog change arrives, or someone
-// waits for them.
+// waits for them. The linger is asserted once the materializer has read
+// the row and chosen to wait (the lingering seam), not after a sleep.
 func TestVersionRowsLingerUntilSomeoneWaits(t *testing.T) {
 	ctx := context.Background()
 	e := newTenv(t)
-	tb := e.open(func(c *Config) { c.VersionLinger = time.Hour })
+	lingering := make(chan uint64, 64) // the last sequence of each backlog held back
+	tb := e.open(func(c *Config) {
+		c.VersionLinger = time.Hour
+		c.lingering = func(_, last uint64) {
+			select {
+			case lingering <- last:
+			default:
+			}
+		}
+	})
 	defer func() { _ = tb.Close() }()
 	commit(t, tb, put(Row{ObjectType: TypeTable, ObjectID: "ns$t", Location: "aa_ns$t"}))
 	cs := e.claims(tb)
 
+	// The materializer reads the lone version row and holds it back; only
+	// then is its absence from the SQL engine the linger's doing.
 	l := e.stageAndPut(cs, "aa_ns$t", 1)
-	time.Sleep(300 * time.Millisecond)
+	deadline := time.After(10 * time.Second)
+	for held := false; !held; {
+		select {
+		case last := <-lingering:
+			held = last >= l.Seq
+		case <-deadline:
+			t.Fatalf("the materializer never lingered over the version row at sequence %d (visible %d)", l.Seq, tb.Visible())
+		}
+	}
 	if v := tb.Visible(); v >= l.Seq {
 		t.Fatalf("a lone version row was materialized at once (visible %d, its sequence %d)", v, l.Seq)
 	}

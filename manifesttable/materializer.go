@@ -334,6 +334,9 @@ func (t *Table) linger(ctx context.Context, entries []logEntry) bool {
 		t.lingerSince = time.Time{}
 		return false
 	}
+	if t.cfg.lingering != nil {
+		t.cfg.lingering(entries[0].seq, entries[len(entries)-1].seq)
+	}
 	timer := time.NewTimer(wait)
 	defer timer.Stop()
 	for !waited() {

@@ -68,6 +68,11 @@ type Config struct {
 	Now func() time.Time
 
 	ignoreLease bool // tests: materialize without the lease, to race
+	// lingering (tests) is called by the materializer each time it starts
+	// to hold back a backlog of version rows, sequences first through
+	// last: a test learns that the materializer has seen the rows and
+	// chose to wait, instead of sleeping and hoping it had its chance.
+	lingering func(first, last uint64)
 }
 
 // Change is one row change: a put (insert or replace by key) or a delete.

@@ -126,12 +126,16 @@ func TestConcurrentRecoveriesRunOnce(t *testing.T) {
 
 // A load of single-table commits while Redis is killed and restarted with
 // no persistence: every acknowledged version stays, no final manifest is
-// overwritten, and commits resume after the automatic recovery.
+// overwritten, and commits resume after the automatic recovery. Redis is
+// killed once killAfter commits are acknowledged, restarted as soon as it
+// is dead, and the load ends once resumeAfter commits made wholly after
+// the restart are acknowledged (or fails after a generous deadline).
 func TestRedisRestartWithoutPersistenceUnderLoad(t *testing.T) {
 	ctx := context.Background()
 	r := redistest.Start(t, redistest.WithPersistence(redisproc.None))
 	e := newEnvOn(t, r, r.Client(), "file")
 	const writers, tables = 8, 4
+	const killAfter, resumeAfter = 20, 20
 	type ack struct {
 		table   string
 		version uint64
@@ -141,11 +145,23 @@ func TestRedisRestartWithoutPersistenceUnderLoad(t *testing.T) {
 	var acks []ack
 	var afterRestart atomic.Int64
 	var restarted atomic.Bool
-	stop := time.Now().Add(6 * time.Second) // (a recovery waits 2 × PromoteWindow)
+	loaded := make(chan struct{})  // closed at the killAfter-th acknowledgement
+	resumed := make(chan struct{}) // closed at the resumeAfter-th one after the restart
+	stop := make(chan struct{})    // ends the load
+	stopped := func() bool {
+		select {
+		case <-stop:
+			return true
+		default:
+			return false
+		}
+	}
 	var wg sync.WaitGroup
 	for w := range writers {
 		wg.Go(func() {
-			for n := 0; time.Now().Before(stop); n++ {
+			for n := 0; !stopped(); n++ {
+				// A commit counts as after the restart only if it began after it.
+				after := restarted.Load()
 				tbl := fmt.Sprintf("t%d", rand.IntN(tables))
 				v, _, _, err := e.s.GetLatestVersion(ctx, tbl)
 				if err != nil {
@@ -161,24 +177,42 @@ func TestRedisRestartWithoutPersistenceUnderLoad(t *testing.T) {
 					}
 					time.Sleep(5 * time.Millisecond) // Redis down: retry the same staging path
 				}
-				if err == nil {
-					mu.Lock()
-					acks = append(acks, ack{tbl, v + 1, content})
-					mu.Unlock()
-					if restarted.Load() {
-						afterRestart.Add(1)
-					}
+				if err != nil {
+					continue
+				}
+				mu.Lock()
+				acks = append(acks, ack{tbl, v + 1, content})
+				if len(acks) == killAfter {
+					close(loaded)
+				}
+				mu.Unlock()
+				if after && afterRestart.Add(1) == resumeAfter {
+					close(resumed)
 				}
 			}
 		})
 	}
-	time.Sleep(1200 * time.Millisecond)
-	if err := r.Kill(); err != nil {
+	// waitFor waits for c, or ends the load and fails the test.
+	waitFor := func(c <-chan struct{}, what string) {
+		t.Helper()
+		select {
+		case <-c:
+		case <-time.After(time.Minute):
+			close(stop)
+			wg.Wait()
+			mu.Lock()
+			defer mu.Unlock()
+			t.Fatalf("%s within a minute: %d commits acknowledged, %d after the restart", what, len(acks), afterRestart.Load())
+		}
+	}
+	waitFor(loaded, fmt.Sprintf("not %d commits acknowledged", killAfter))
+	if err := r.Kill(); err != nil { // returns once the process is gone
 		t.Fatal(err)
 	}
-	time.Sleep(100 * time.Millisecond)
-	r.Restart()
+	r.Restart() // returns once the new server answers PING
 	restarted.Store(true)
+	waitFor(resumed, fmt.Sprintf("not %d commits acknowledged after the restart", resumeAfter))
+	close(stop)
 	wg.Wait()
 
 	if len(acks) < 20 || afterRestart.Load() == 0 {

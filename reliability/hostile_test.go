@@ -20,9 +20,14 @@ import (
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/flight"
+	"github.com/apache/arrow-go/v18/arrow/flight/flightsql"
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
+	"github.com/flightns/flightns/flightserver"
 	"github.com/flightns/flightns/internal/testutil/redistest"
 	"github.com/flightns/flightns/internal/testutil/s3test"
 )
@@ -120,10 +125,12 @@ func hostileServer(t *testing.T) (*server, string, *catalog) {
 }
 
 // snapshot is the catalog as far as a client and the disk can tell: every
-// file under the root with its size, and the listings.
+// file under the root with its size, and the listings. It is taken once
+// the server is caught up, so a version row still lingering in the commit
+// log does not land on disk between two snapshots.
 func snapshot(t *testing.T, srv *server, root string) string {
 	t.Helper()
-	time.Sleep(300 * time.Millisecond) // let lingering version rows settle
+	caughtUp(t, srv)
 	var files []string
 	_ = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
@@ -148,6 +155,35 @@ func snapshot(t *testing.T, srv *server, root string) string {
 		fmt.Fprintf(&sb, "\n%s: %d %s", p, r.Status, r.Body)
 	}
 	return sb.String()
+}
+
+// caughtUp returns once every change acknowledged before it is durable
+// on disk and visible to SQL: a Flight SQL query with the consistency
+// "latest" (read-your-writes) answers only then.
+func caughtUp(t *testing.T, srv *server) {
+	t.Helper()
+	c, err := flightsql.NewClient(srv.flight, nil, nil, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = c.Close() }()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	ctx = metadata.AppendToOutgoingContext(ctx, "authorization", "Bearer "+adminToken, flightserver.ConsistencyHeader, "latest")
+	info, err := c.Execute(ctx, "SELECT 1")
+	if err != nil {
+		t.Fatalf("waiting for the catalog to catch up: %v", err)
+	}
+	r, err := c.DoGet(ctx, info.Endpoint[0].Ticket)
+	if err != nil {
+		t.Fatalf("waiting for the catalog to catch up: %v", err)
+	}
+	defer r.Release()
+	for r.Next() {
+	}
+	if err := r.Err(); err != nil {
+		t.Fatalf("waiting for the catalog to catch up: %v", err)
+	}
 }
 
 func fill(p string) string {
