@@ -32,14 +32,14 @@ func commitStepsScenario() Scenario {
 	return Scenario{
 		Name: "commit-steps",
 		Description: "a lone writer's CreateTableVersion over REST, as `flightns serve` runs it by default (private Redis on a Unix socket, AOF fsynced always), " +
-			"on tmpfs and on disk: client and server p50, and the server's time split into validate, claim, promote, flip and reply",
+			"on tmpfs and on disk: client and server p50, and the server's time split into validate, claim, promote, confirm and reply",
 		Run:   runCommitSteps,
 		Steps: func(Config) int { return 2 },
 	}
 }
 
 // commitStep names the parts of one commit's server time, in order.
-var commitSteps = []string{"validate", "claim", "promote", "flip", "reply"}
+var commitSteps = []string{"validate", "claim", "promote", "confirm", "reply"}
 
 func runCommitSteps(ctx context.Context, cfg Config, rep *Report) error {
 	type base struct{ backend, parent string }
@@ -65,7 +65,7 @@ func runCommitSteps(ctx context.Context, cfg Config, rep *Report) error {
 // alone, so there is one at a time) and keeps each part's samples.
 type stepClock struct {
 	mu                                 sync.Mutex
-	start, claimed, finalized, flipped time.Time
+	start, claimed, finalized, confirmed time.Time
 	claimTook                          time.Duration
 	server                             []time.Duration
 	parts                              map[string][]time.Duration
@@ -73,7 +73,7 @@ type stepClock struct {
 
 func (c *stepClock) begin() {
 	c.mu.Lock()
-	c.start, c.claimed, c.finalized, c.flipped, c.claimTook = time.Now(), time.Time{}, time.Time{}, time.Time{}, 0
+	c.start, c.claimed, c.finalized, c.confirmed, c.claimTook = time.Now(), time.Time{}, time.Time{}, time.Time{}, 0
 	c.mu.Unlock()
 }
 
@@ -85,8 +85,8 @@ func (c *stepClock) step(_ context.Context, step redisclaim.Step, _ string, _ ui
 		c.claimed = now
 	case redisclaim.StepFinalized:
 		c.finalized = now
-	case redisclaim.StepFlipped:
-		c.flipped = now
+	case redisclaim.StepConfirmed:
+		c.confirmed = now
 	}
 	c.mu.Unlock()
 	return nil
@@ -105,11 +105,11 @@ func (c *stepClock) end() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.server = append(c.server, end.Sub(c.start))
-	if c.claimed.IsZero() || c.finalized.IsZero() || c.flipped.IsZero() {
+	if c.claimed.IsZero() || c.finalized.IsZero() || c.confirmed.IsZero() {
 		return
 	}
 	claimStart := c.claimed.Add(-c.claimTook)
-	for i, d := range []time.Duration{claimStart.Sub(c.start), c.claimTook, c.finalized.Sub(c.claimed), c.flipped.Sub(c.finalized), end.Sub(c.flipped)} {
+	for i, d := range []time.Duration{claimStart.Sub(c.start), c.claimTook, c.finalized.Sub(c.claimed), c.confirmed.Sub(c.finalized), end.Sub(c.confirmed)} {
 		c.parts[commitSteps[i]] = append(c.parts[commitSteps[i]], d)
 	}
 }

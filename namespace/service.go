@@ -88,6 +88,7 @@ type Service struct {
 	k      nsKeys
 	log    *slog.Logger
 	now    func() time.Time
+	locs   locCache // tables' locations, for CreateTableVersion
 
 	createS, dropS, renameS, rebuildS, clearKidsS, txnApplyS *redis.Script
 

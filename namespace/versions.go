@@ -2,6 +2,7 @@ package namespace
 
 import (
 	"context"
+	"errors"
 	"strconv"
 	"strings"
 
@@ -163,20 +164,51 @@ func (s *Service) entryAt(loc string, version int64, manifestPath string, size *
 // copied create-only to its final path before the reply, which carries
 // that path. A version already taken is ConcurrentModification; repeating
 // a successful request returns the same version.
+//
+// The table's location comes from a cache when it holds the table, and
+// the claim script checks, with the claim, that the catalog's index still
+// gives the table that location (one Redis round trip fewer than reading
+// it first; a table dropped or re-created meanwhile fails the check, and
+// the location is read again).
 func (s *Service) CreateTableVersion(ctx context.Context, req CreateTableVersionRequest) (*CreateTableVersionResponse, error) {
-	e, err := s.stagedEntry(ctx, req.ID, req.Branch, req.Version, req.ManifestPath, req.ManifestSize, req.ETag, req.NamingScheme)
-	if err != nil {
+	if err := tableID(req.ID); err != nil {
 		return nil, err
 	}
-	if err := s.forked(ctx, e, req.Branch); err != nil {
-		return nil, err
+	id := req.ID.String()
+	for attempt := 0; attempt < 3; attempt++ {
+		tloc, ok := s.locs.get(id)
+		if !ok {
+			var err error
+			if tloc, err = s.tableLoc(ctx, req.ID); err != nil {
+				return nil, err
+			}
+			s.locs.put(id, tloc)
+		}
+		chain, err := chainOf(tloc, req.Branch)
+		if err != nil {
+			return nil, err
+		}
+		e, err := s.entryAt(chain, req.Version, req.ManifestPath, req.ManifestSize, req.ETag, req.NamingScheme)
+		if err != nil {
+			return nil, err
+		}
+		if err := s.forked(ctx, e, req.Branch); err != nil {
+			return nil, err
+		}
+		loc, err := s.claims.PutGuarded(ctx, e.Table, e.Version, e.StagingPath, e.Size, e.ETag,
+			[]redisclaim.Guard{redisclaim.GuardEq(s.k.Loc(), id, tloc)})
+		var ge *redisclaim.GuardError
+		if errors.As(err, &ge) {
+			s.locs.drop(id) // the table moved, or is gone: read it again
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		tv := s.tableVersion(loc)
+		return &CreateTableVersionResponse{TransactionID: loc.TxnID, Version: &tv}, nil
 	}
-	loc, err := s.claims.Put(ctx, e.Table, e.Version, e.StagingPath, e.Size, e.ETag)
-	if err != nil {
-		return nil, err
-	}
-	tv := s.tableVersion(loc)
-	return &CreateTableVersionResponse{TransactionID: loc.TxnID, Version: &tv}, nil
+	return nil, nserror.New(nserror.ConcurrentModification, "table %q kept changing while version %d was committed: retry", id, req.Version)
 }
 
 // DescribeTableVersion describes a version (the latest when none is

@@ -2,7 +2,6 @@ package redisclaim
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"testing"
 )
@@ -53,11 +52,7 @@ func branchFirstCommitAtSeam(t *testing.T, backend string, seam Step) {
 	if err := e.s.Fork(ctx, dev, 3); err != nil {
 		t.Fatal(err)
 	}
-	e.failAt(seam, dev, 3, errors.New("crash"))
-	if _, err := e.put(dev, 3, "dev 3"); err == nil {
-		t.Fatal("the fault did not fire")
-	}
-	e.noFaults()
+	e.crashAt(seam, dev, 3, "dev 3")
 	// A second creator of the branch at the same version loses.
 	if err := e.s.Fork(ctx, dev, 3); err != nil {
 		t.Fatal(err)

@@ -83,8 +83,8 @@ func (e *env) open(catalog string) *Store {
 }
 
 // failAt makes the protocol fail at step for (table, version) once.
-func (e *env) failAt(step Step, table string, version uint64, err error) {
-	var fired atomic.Bool
+func (e *env) failAt(step Step, table string, version uint64, err error) *atomic.Bool {
+	fired := new(atomic.Bool)
 	f := StepFunc(func(_ context.Context, st Step, t string, v uint64) error {
 		if st == step && t == table && v == version && fired.CompareAndSwap(false, true) {
 			return err
@@ -92,9 +92,30 @@ func (e *env) failAt(step Step, table string, version uint64, err error) {
 		return nil
 	})
 	e.step.Store(&f)
+	return fired
 }
 
 func (e *env) noFaults() { e.step.Store(nil) }
+
+// crashAt commits content as (table, version) with a fault at seam: the
+// commit fails there, or, for a seam past the reply, succeeds and the
+// fault fires after. Faults are off again afterwards.
+func (e *env) crashAt(seam Step, table string, version uint64, content string) {
+	e.t.Helper()
+	fired := e.failAt(seam, table, version, errors.New("crash"))
+	_, err := e.put(table, version, content)
+	switch {
+	case pastTheReply(seam) && err != nil:
+		e.t.Fatalf("a fault at %s, past the reply, failed the commit: %v", seam, err)
+	case !pastTheReply(seam) && err == nil:
+		e.t.Fatalf("a fault at %s did not fail the commit", seam)
+	}
+	e.s.after.Wait()
+	if !fired.Load() {
+		e.t.Fatalf("the commit never reached %s", seam)
+	}
+	e.noFaults()
+}
 
 // stage writes a staging manifest for (table, version) holding content.
 func (e *env) stage(table string, version uint64, content string) string {
@@ -125,9 +146,11 @@ func (e *env) final(table string, version uint64) string {
 	return string(b)
 }
 
-// stagingLeft lists the staging objects left in a table.
+// stagingLeft lists the staging objects left in a table, once the
+// writers' cleanups that follow their replies have run.
 func (e *env) stagingLeft(table string) []string {
 	e.t.Helper()
+	e.s.after.Wait()
 	var out []string
 	all, err := e.objs.ListAll(context.Background(), VersionsPrefix(table))
 	if err != nil {

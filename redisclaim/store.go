@@ -106,7 +106,12 @@ const (
 	// StepFinalized: a version's final manifest exists (the commit point of
 	// a single-table commit).
 	StepFinalized Step = "finalized"
-	// StepFlipped: a version's record says final.
+	// StepConfirmed: after its final manifest exists, the writer of a
+	// single-table commit read its claim back from Redis (it stands, or
+	// the head was raised from storage); the reply follows.
+	StepConfirmed Step = "confirmed"
+	// StepFlipped: a version's record says final. A writer flips after
+	// its reply, in the background; a reader that helps, before its own.
 	StepFlipped Step = "flipped"
 )
 
@@ -186,6 +191,13 @@ type Store struct {
 	nameOf    func(table string) string
 	obs       *Observer
 	recoverMu sync.Mutex // one recovery at a time in this process
+
+	// after tracks the repairs writers leave running past their reply
+	// (flip, staging cleanup); Close waits for them. afterSlots bounds
+	// how many run at once: a writer that finds none free does its
+	// repair before replying, as a reader does.
+	after      sync.WaitGroup
+	afterSlots chan struct{}
 }
 
 // New returns a Store and loads its scripts.
@@ -199,6 +211,7 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 	s := &Store{
 		rdb: cfg.Redis, objs: cfg.Objects, catalog: cfg.Catalog, k: newKeys(cfg.Catalog), sc: newScripts(),
 		now: cfg.Now, step: cfg.Step, logMaxLen: cfg.LogMaxLen, seqFloor: cfg.SeqFloor, fresh: cfg.Fresh, window: cfg.PromoteWindow, onRecover: cfg.OnRecover, onTxn: cfg.OnTxnCommitted, log: cfg.Logger, obs: cfg.Observer, nameOf: cfg.NameOf,
+		afterSlots: make(chan struct{}, maxAfterReply),
 	}
 	if s.now == nil {
 		s.now = time.Now
@@ -219,9 +232,11 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 	return s, nil
 }
 
-// Close stops the Store's background work. The Redis client and the object
+// Close waits for the repairs writers left running past their replies,
+// then stops the Store's background work. The Redis client and the object
 // store are the caller's to close.
 func (s *Store) Close() error {
+	s.after.Wait()
 	s.pipe.close()
 	return nil
 }
@@ -391,7 +406,20 @@ func (s *Store) stagedEntry(ctx context.Context, table string, version uint64, s
 // *ConflictError), deletes its staging object and never writes the final
 // path. Repeating a Put with the same staging path returns the same
 // location.
+//
+// The reply comes once the final manifest exists and the claim was read
+// back from Redis (the flip is a write, and needs an fsync of Redis's
+// append-only file: a read does not); the flip and the staging cleanup
+// follow it.
 func (s *Store) Put(ctx context.Context, table string, version uint64, staging string, size int64, etag string) (Location, error) {
+	return s.PutGuarded(ctx, table, version, staging, size, etag, nil)
+}
+
+// PutGuarded is Put with guards, checked by the claim script with the
+// claim: a layer above pins what it read before (such as the table's
+// location) without reading it again. A guard that fails is a
+// *GuardError, and nothing is claimed.
+func (s *Store) PutGuarded(ctx context.Context, table string, version uint64, staging string, size int64, etag string, guards []Guard) (Location, error) {
 	e, found, err := s.stagedEntry(ctx, table, version, staging, size, etag)
 	if err != nil {
 		return Location{}, err
@@ -400,7 +428,11 @@ func (s *Store) Put(ctx context.Context, table string, version uint64, staging s
 		return s.retriedPut(ctx, e)
 	}
 	observed := time.Now() // the claim exists no earlier than this
-	c, err := s.claim(ctx, "", nil, []entry{e}, nil)
+	var x *Extras
+	if len(guards) > 0 {
+		x = &Extras{Guards: guards}
+	}
+	c, err := s.claim(ctx, "", nil, []entry{e}, x)
 	if err != nil {
 		var ce *ConflictError
 		if errors.As(err, &ce) {
@@ -424,7 +456,7 @@ func (s *Store) Put(ctx context.Context, table string, version uint64, staging s
 		}
 		return s.resolveVersion(ctx, table, version)
 	}
-	return s.finalize(ctx, table, version, rec, observed)
+	return s.finalize(ctx, table, version, rec, observed, c.epoch)
 }
 
 // retriedPut answers a Put whose staging object is gone: if the version was
@@ -568,7 +600,12 @@ func atoiOr(s string, def int) int {
 // it ran): the final object is made visible only within PromoteWindow of
 // a reading (a later one is made right before, when the first is too old),
 // which a recovery waits out before a new epoch may claim the version.
-func (s *Store) runFinalize(ctx context.Context, table string, version uint64, rec record, observed time.Time) (Location, error) {
+//
+// epoch is the writer's claim's epoch; a helping reader passes "". The
+// writer replies once its claim has been read back (confirm) and leaves
+// the flip and the cleanup to run after its reply; a reader flips before
+// its own.
+func (s *Store) runFinalize(ctx context.Context, table string, version uint64, rec record, observed time.Time, epoch string) (Location, error) {
 	loc := rec.location(table, version)
 	if !rec.staged() {
 		return loc, nil
@@ -598,28 +635,78 @@ func (s *Store) runFinalize(ctx context.Context, table string, version uint64, r
 	// Failures are logged and left for the next reader, never reported,
 	// and a caller that stopped waiting does not cut them short.
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), afterCommitTimeout)
-	defer cancel()
+	if epoch == "" {
+		defer cancel()
+		return loc, s.repair(ctx, table, version, rec)
+	}
+	if !s.stands(ctx, table, version, rec, epoch) {
+		s.raiseHead(ctx, table, version)
+	}
+	if err := s.at(ctx, StepConfirmed, table, version); err != nil {
+		cancel()
+		return Location{}, err
+	}
+	select {
+	case s.afterSlots <- struct{}{}:
+		s.after.Go(func() {
+			defer func() { <-s.afterSlots }()
+			defer cancel()
+			_ = s.repair(ctx, table, version, rec)
+		})
+	default:
+		defer cancel()
+		if err := s.repair(ctx, table, version, rec); err != nil {
+			return Location{}, err
+		}
+	}
+	return loc, nil
+}
+
+// maxAfterReply bounds the writers' repairs running past their replies.
+const maxAfterReply = 256
+
+// repair flips a committed version's record to final and deletes its
+// staging object. A record that no longer carries the claim (Redis lost
+// it) has its head raised from storage instead. The error is the step
+// hook's: a fault injected at StepFlipped.
+func (s *Store) repair(ctx context.Context, table string, version uint64, rec record) error {
 	ok, err := s.flip(ctx, table, version, rec)
 	if err != nil || !ok {
 		s.log.Warn("redisclaim: version is committed but its record could not be flipped", "table", table, "version", version, "ok", ok, "err", err)
 		if err == nil {
-			// Redis lost the claim (restart, flush, failover) and may have
-			// seeded the head from storage before this final object was
-			// there: raise it now, so the version is visible once
-			// acknowledged (heads only move up).
-			if _, serr := s.seedFromStorage(ctx, table, false); serr != nil {
-				s.log.Warn("redisclaim: raising the head from storage after a lost claim", "table", table, "version", version, "err", serr)
-			}
+			s.raiseHead(ctx, table, version)
 		}
-		return loc, nil
+		return nil
 	}
 	if err := s.at(ctx, StepFlipped, table, version); err != nil {
-		return Location{}, err
+		return err
 	}
 	if s.objs.Kind() != objstore.KindFile { // on file:// staging was renamed into place
 		s.deleteQuietly(ctx, rec.SP)
 	}
-	return loc, nil
+	return nil
+}
+
+// stands reports whether a writer's claim is still in Redis, under the
+// epoch it was made in, after its final manifest was made (read-only: a
+// record a helper flipped meanwhile stands too).
+func (s *Store) stands(ctx context.Context, table string, version uint64, rec record, epoch string) bool {
+	r, err := run(ctx, s.pipe, s.sc.get, []string{s.k.Epoch(), s.k.Heads(), s.k.Versions(table)}, table, strconv.FormatUint(version, 10))
+	if err != nil || r.status() != "OK" || r.str(1) != epoch || r.str(3) == "" {
+		return false
+	}
+	cur, err := parseRecord(r.str(3))
+	return err == nil && cur.SP == rec.SP && cur.FP == rec.FP
+}
+
+// raiseHead re-reads a table's head from storage after Redis lost a claim
+// (restart, flush, failover) whose final manifest exists now: Redis may
+// have seeded the head from storage before that manifest was there, and
+// the version must be visible once acknowledged (heads only move up).
+func (s *Store) raiseHead(ctx context.Context, table string, version uint64) {
+	if _, err := s.seedFromStorage(ctx, table, false); err != nil {
+		s.log.Warn("redisclaim: raising the head from storage after a lost claim", "table", table, "version", version, "err", err)
+	}
 }
 
 // fenced returns ctx with the gate of a write that a claim read at
@@ -758,7 +845,7 @@ func (s *Store) resolveVersion(ctx context.Context, table string, version uint64
 			return rec.location(table, v), nil
 		}
 		if rec.Tx == "" {
-			return s.finalize(ctx, table, v, rec, observed)
+			return s.finalize(ctx, table, v, rec, observed, "")
 		}
 		err = s.helpTxn(ctx, rec.Tx, epoch, observed)
 		if errors.Is(err, errEpochChanged) {

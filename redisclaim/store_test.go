@@ -380,6 +380,7 @@ func TestACallerGoneAfterTheCommitPointDoesNotCutTheRepairShort(t *testing.T) {
 			if err != nil || loc.Version != 1 {
 				t.Fatalf("Put = %+v, %v; want version 1 (it is committed)", loc, err)
 			}
+			e.s.after.Wait() // the flip follows the reply
 			if !flipped.Load() {
 				t.Error("the record was not flipped")
 			}
@@ -390,5 +391,82 @@ func TestACallerGoneAfterTheCommitPointDoesNotCutTheRepairShort(t *testing.T) {
 				t.Errorf("final manifest %q", got)
 			}
 		})
+	}
+}
+
+// A writer replies before its record is flipped, but not before it has
+// read its claim back: Redis losing the claim once the final manifest
+// exists, with its epoch kept (a failover to a replica that had not seen
+// it), is caught there, and the head raised from storage, so the version
+// acknowledged is the one the next reader sees. The test takes the claim
+// away right after the promotion and reads the head before the flip that
+// follows the reply has run.
+func TestAClaimLostBeforeTheReplyIsReadBackFromStorage(t *testing.T) {
+	for _, backend := range []string{"mem", "file"} {
+		t.Run(backend, func(t *testing.T) {
+			ctx := context.Background()
+			e := newEnv(t, backend)
+			if _, err := e.put("t", 1, "v1"); err != nil {
+				t.Fatal(err)
+			}
+			release := make(chan struct{})
+			f := StepFunc(func(ctx context.Context, st Step, table string, v uint64) error {
+				switch {
+				case st == StepFinalized && v == 2:
+					// The claim is gone, the head back at 1.
+					if err := e.rdb.HDel(ctx, e.s.k.Versions(table), "2").Err(); err != nil {
+						return err
+					}
+					return e.rdb.HSet(ctx, e.s.k.Heads(), table, "1").Err()
+				case st == StepFlipped && v == 2:
+					<-release // (the flip found nothing to flip: not reached)
+				}
+				return nil
+			})
+			e.step.Store(&f)
+			loc, err := e.put("t", 2, "v2")
+			if err != nil || loc.Version != 2 {
+				t.Fatalf("Put = %+v, %v", loc, err)
+			}
+			head, _, ok, err := e.s.GetLatestVersion(ctx, "t")
+			close(release)
+			if err != nil || !ok || head != 2 {
+				t.Fatalf("latest right after the reply = %d %v %v, want 2", head, ok, err)
+			}
+			if got := e.final("t", 2); got != "v2" {
+				t.Fatalf("final v2 = %q", got)
+			}
+		})
+	}
+}
+
+// The reply does not wait for the flip and the staging cleanup: a writer
+// whose repair is held still gets its answer, and the repair finishes
+// after it (Close waits for it).
+func TestTheReplyDoesNotWaitForTheFlip(t *testing.T) {
+	e := newEnv(t, "mem")
+	hold := make(chan struct{})
+	var flipped atomic.Bool
+	f := StepFunc(func(_ context.Context, st Step, _ string, v uint64) error {
+		if st == StepFlipped && v == 1 {
+			<-hold
+			flipped.Store(true)
+		}
+		return nil
+	})
+	e.step.Store(&f)
+	if _, err := e.put("t", 1, "v1"); err != nil {
+		t.Fatal(err)
+	}
+	if flipped.Load() {
+		t.Fatal("the flip ran before the reply")
+	}
+	close(hold)
+	e.s.after.Wait()
+	if !flipped.Load() {
+		t.Fatal("the flip did not run after the reply")
+	}
+	if left := e.stagingLeft("t"); len(left) != 0 {
+		t.Fatalf("staging left after the repair: %v", left)
 	}
 }

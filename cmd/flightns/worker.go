@@ -8,6 +8,8 @@ import (
 	"net"
 	"os"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/flightns/flightns/internal/redisurl"
 	"github.com/flightns/flightns/objstore"
 	"github.com/flightns/flightns/obs"
@@ -34,6 +36,7 @@ func sqlWorkerCmd(ctx context.Context, stderr io.Writer) int {
 		return 2
 	}
 	log = log.With("process", "sql-worker", "pid", os.Getpid())
+	redis.SetLogger(redisLogger{log}) // the Redis client's complaints, structured as serve's
 	objs, err := objstore.Open(ctx, spec.Root)
 	if err != nil {
 		log.Error("opening the catalog root", "err", err)
