@@ -195,28 +195,43 @@ func openBackend(ctx context.Context, name string) (*objstore.Store, func(), err
 		}
 		return s, func() { _ = s.Close(); _ = os.RemoveAll(dir) }, nil
 	case "s3":
-		backend := s3mem.New()
-		if err := backend.CreateBucket("bench"); err != nil {
-			return nil, nil, err
-		}
-		srv := httptest.NewUnstartedServer(gofakes3.New(backend).Server())
-		// gofakes3 answers some failed conditions with a second
-		// WriteHeader; net/http would log each on stderr.
-		srv.Config.ErrorLog = log.New(io.Discard, "", 0)
-		srv.Start()
-		for k, v := range map[string]string{"AWS_ACCESS_KEY_ID": "bench", "AWS_SECRET_ACCESS_KEY": "bench", "AWS_EC2_METADATA_DISABLED": "true"} {
-			if os.Getenv(k) == "" {
-				_ = os.Setenv(k, v)
-			}
-		}
-		s, err := objstore.Open(ctx, "s3://bench?endpoint="+srv.URL+"&region=us-east-1&use_path_style=true&disable_https=true")
+		url, stop, err := startS3()
 		if err != nil {
-			srv.Close()
 			return nil, nil, err
 		}
-		return s, func() { _ = s.Close(); srv.Close() }, nil
+		s, err := openS3(ctx, url)
+		if err != nil {
+			stop()
+			return nil, nil, err
+		}
+		return s, func() { _ = s.Close(); stop() }, nil
 	}
 	return nil, nil, fmt.Errorf("unknown object-store backend %q (mem, file or s3)", name)
+}
+
+// startS3 serves a fresh in-process S3 server (gofakes3 over loopback
+// HTTP) with an empty bucket "bench", and returns its URL.
+func startS3() (string, func(), error) {
+	backend := s3mem.New()
+	if err := backend.CreateBucket("bench"); err != nil {
+		return "", nil, err
+	}
+	srv := httptest.NewUnstartedServer(gofakes3.New(backend).Server())
+	// gofakes3 answers some failed conditions with a second
+	// WriteHeader; net/http would log each on stderr.
+	srv.Config.ErrorLog = log.New(io.Discard, "", 0)
+	srv.Start()
+	return srv.URL, srv.Close, nil
+}
+
+// openS3 opens the bucket "bench" of the S3 server at endpoint.
+func openS3(ctx context.Context, endpoint string, opts ...objstore.Option) (*objstore.Store, error) {
+	for k, v := range map[string]string{"AWS_ACCESS_KEY_ID": "bench", "AWS_SECRET_ACCESS_KEY": "bench", "AWS_EC2_METADATA_DISABLED": "true"} {
+		if os.Getenv(k) == "" {
+			_ = os.Setenv(k, v)
+		}
+	}
+	return objstore.Open(ctx, "s3://bench?endpoint="+endpoint+"&region=us-east-1&use_path_style=true&disable_https=true", opts...)
 }
 
 // scriptedClaimCeiling runs redis-benchmark with the ceiling script at

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -143,6 +144,12 @@ func newCommitter(ctx context.Context, rdb *redis.Client, backend, catalog strin
 	if err != nil {
 		return nil, err
 	}
+	return newCommitterOn(ctx, rdb, objs, cleanup, backend, catalog, tables, perTxn)
+}
+
+// newCommitterOn is newCommitter on an open store (named backend in
+// errors), which cleanup closes.
+func newCommitterOn(ctx context.Context, rdb *redis.Client, objs *objstore.Store, cleanup func(), backend, catalog string, tables, perTxn int) (*committer, error) {
 	s, err := redisclaim.New(ctx, redisclaim.Config{Redis: rdb, Objects: objs, Catalog: catalog, Logger: quietLogger()})
 	if err != nil {
 		cleanup()
@@ -189,6 +196,8 @@ type committer struct {
 	heads   []atomic.Uint64
 	payload [1024]byte
 	cleanup func()
+	// onPut, if set, learns when each single-table Put ran.
+	onPut func(table string, start, end time.Time)
 }
 
 func (w *committer) close() {
@@ -207,7 +216,11 @@ func (w *committer) commit(ctx context.Context, _ int) Outcome {
 		if err := w.objs.Put(ctx, staging, w.payload[:], objstore.NoSync()); err != nil {
 			return Failed
 		}
+		start := time.Now()
 		_, err := w.s.Put(ctx, tbl, v, staging, int64(len(w.payload)), "")
+		if w.onPut != nil {
+			w.onPut(tbl, start, time.Now())
+		}
 		return w.outcome(ctx, err, i, v)
 	}
 	return w.commitTables(ctx, w.pick())

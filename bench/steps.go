@@ -64,11 +64,11 @@ func runCommitSteps(ctx context.Context, cfg Config, rep *Report) error {
 // stepClock times the parts of the one commit in flight (the writer is
 // alone, so there is one at a time) and keeps each part's samples.
 type stepClock struct {
-	mu                                 sync.Mutex
+	mu                                   sync.Mutex
 	start, claimed, finalized, confirmed time.Time
-	claimTook                          time.Duration
-	server                             []time.Duration
-	parts                              map[string][]time.Duration
+	claimTook                            time.Duration
+	server                               []time.Duration
+	parts                                map[string][]time.Duration
 }
 
 func (c *stepClock) begin() {

@@ -389,7 +389,7 @@ func (s *Store) ListAll(ctx context.Context, prefix string) ([]Attrs, error) {
 // conditions on CopyObject, and a copy that is not create-only could
 // overwrite a committed manifest.
 func (s *Store) CopyIfAbsent(ctx context.Context, src, dst string) (CopyResult, error) {
-	return s.materialize(ctx, src, dst, false)
+	return s.materialize(ctx, src, dst, false, nil)
 }
 
 // PromoteIfAbsent is CopyIfAbsent for a source that is no longer needed
@@ -398,7 +398,15 @@ func (s *Store) CopyIfAbsent(ctx context.Context, src, dst string) (CopyResult, 
 // so it is gone when Copied is returned; elsewhere it is copied as by
 // CopyIfAbsent and the caller deletes it.
 func (s *Store) PromoteIfAbsent(ctx context.Context, src, dst string) (CopyResult, error) {
-	return s.materialize(ctx, src, dst, true)
+	return s.materialize(ctx, src, dst, true, nil)
+}
+
+// PromoteIfAbsentFrom is PromoteIfAbsent for a caller that has read src
+// already: data is its bytes (src is immutable, a staging manifest), so
+// elsewhere than on file:// the promotion is one conditional PUT, without
+// reading src again. On file:// data is not used.
+func (s *Store) PromoteIfAbsentFrom(ctx context.Context, src, dst string, data []byte) (CopyResult, error) {
+	return s.materialize(ctx, src, dst, true, data)
 }
 
 type gateKey struct{}
@@ -421,13 +429,15 @@ func gate(ctx context.Context) error {
 	return nil
 }
 
-func (s *Store) materialize(ctx context.Context, src, dst string, consume bool) (CopyResult, error) {
+// materialize is CopyIfAbsent (consume false) and PromoteIfAbsent; known,
+// when not nil, is src's bytes, read by the caller.
+func (s *Store) materialize(ctx context.Context, src, dst string, consume bool, known []byte) (CopyResult, error) {
 	if err := ValidateKey(src); err != nil {
 		return 0, err
 	}
 	var res CopyResult
 	err := s.do(ctx, OpCopyIfAbsent, dst, func() error {
-		var srcData []byte
+		srcData := known
 		var err error
 		before := func() error { return gate(ctx) }
 		switch {
@@ -436,9 +446,10 @@ func (s *Store) materialize(ctx context.Context, src, dst string, consume bool) 
 		case s.disk != nil:
 			err = s.disk.linkIfAbsent(src, dst, before)
 		default:
-			srcData, err = s.bucket.ReadAll(ctx, src)
-			if err != nil {
-				return s.wrap(OpGet, src, err)
+			if srcData == nil {
+				if srcData, err = s.bucket.ReadAll(ctx, src); err != nil {
+					return s.wrap(OpGet, src, err)
+				}
 			}
 			err = s.putIfAbsent(ctx, dst, srcData) // (its gate runs before the PUT)
 		}

@@ -35,12 +35,12 @@ func (s *Store) claim(ctx context.Context, txnID string, txnRecord []byte, entri
 }
 
 // finalize is runFinalize, observed.
-func (s *Store) finalize(ctx context.Context, table string, version uint64, rec record, observed time.Time, epoch string) (Location, error) {
+func (s *Store) finalize(ctx context.Context, table string, version uint64, rec record, observed time.Time, w *claimant) (Location, error) {
 	if s.obs == nil || s.obs.Finalize == nil || !rec.staged() {
-		return s.runFinalize(ctx, table, version, rec, observed, epoch)
+		return s.runFinalize(ctx, table, version, rec, observed, w)
 	}
 	start := time.Now()
-	loc, err := s.runFinalize(ctx, table, version, rec, observed, epoch)
+	loc, err := s.runFinalize(ctx, table, version, rec, observed, w)
 	s.obs.Finalize(time.Since(start), err)
 	return loc, err
 }

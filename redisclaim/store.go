@@ -312,6 +312,7 @@ type entry struct {
 	version               uint64
 	size                  int64
 	etag                  string
+	data                  []byte // the staged bytes, when read before the claim (not on file://)
 }
 
 func (e entry) args() []any {
@@ -369,8 +370,9 @@ func checkStaging(table string, version uint64, staging string) (string, error) 
 }
 
 // stagedEntry checks a staging object in storage and builds its entry.
-// found is false when the object does not exist.
-func (s *Store) stagedEntry(ctx context.Context, table string, version uint64, staging string, size int64, etag string) (e entry, found bool, err error) {
+// found is false when the object does not exist. With read, the entry
+// carries the staged bytes where promoting means reading them.
+func (s *Store) stagedEntry(ctx context.Context, table string, version uint64, staging string, size int64, etag string, read bool) (e entry, found bool, err error) {
 	final, err := checkStaging(table, version, staging)
 	if err != nil {
 		return e, false, err
@@ -382,13 +384,14 @@ func (s *Store) stagedEntry(ctx context.Context, table string, version uint64, s
 		return e, false, nserror.New(nserror.InvalidInput, "e_tag %q is not a valid ETag", etag)
 	}
 	e = entry{table: table, version: version, staging: staging, final: final, size: size, etag: etag}
-	a, err := s.objs.Head(ctx, staging)
+	a, data, err := s.readStaged(ctx, staging, read)
 	if errors.Is(err, objstore.ErrNotFound) {
 		return e, false, nil
 	}
 	if err != nil {
 		return e, false, err
 	}
+	e.data = data
 	if size > 0 && a.Size != size {
 		return e, false, nserror.New(nserror.InvalidInput, "staging manifest %s has %d bytes, not the %d given", staging, a.Size, size)
 	}
@@ -397,6 +400,38 @@ func (s *Store) stagedEntry(ctx context.Context, table string, version uint64, s
 		e.etag = a.ETag
 	}
 	return e, true, nil
+}
+
+// readStaged returns a staging object's attributes and, with read, where
+// promoting it means reading it (not on file://), its bytes: both requests at once,
+// so that a commit waits for two sequential round trips to the store (this
+// one and the conditional PUT of its promotion), not three. Staging
+// objects are immutable: the bytes read before the claim are the bytes
+// the claim names.
+func (s *Store) readStaged(ctx context.Context, staging string, read bool) (objstore.Attrs, []byte, error) {
+	if !read || s.objs.Kind() == objstore.KindFile {
+		a, err := s.objs.Head(ctx, staging)
+		return a, nil, err
+	}
+	var data []byte
+	var getErr error
+	got := make(chan struct{})
+	go func() {
+		defer close(got)
+		data, getErr = s.objs.Get(ctx, staging)
+	}()
+	a, err := s.objs.Head(ctx, staging)
+	<-got
+	if err != nil {
+		return a, nil, err
+	}
+	if getErr != nil {
+		return a, nil, getErr
+	}
+	if int64(len(data)) != a.Size {
+		return a, nil, nserror.New(nserror.InvalidInput, "staging manifest %s changed while it was read (%d bytes, then %d): a staging manifest is written once", staging, a.Size, len(data))
+	}
+	return a, data, nil
 }
 
 // Put runs the staging workflow for one version: claim (version == head+1),
@@ -420,7 +455,7 @@ func (s *Store) Put(ctx context.Context, table string, version uint64, staging s
 // location) without reading it again. A guard that fails is a
 // *GuardError, and nothing is claimed.
 func (s *Store) PutGuarded(ctx context.Context, table string, version uint64, staging string, size int64, etag string, guards []Guard) (Location, error) {
-	e, found, err := s.stagedEntry(ctx, table, version, staging, size, etag)
+	e, found, err := s.stagedEntry(ctx, table, version, staging, size, etag, true)
 	if err != nil {
 		return Location{}, err
 	}
@@ -456,7 +491,15 @@ func (s *Store) PutGuarded(ctx context.Context, table string, version uint64, st
 		}
 		return s.resolveVersion(ctx, table, version)
 	}
-	return s.finalize(ctx, table, version, rec, observed, c.epoch)
+	return s.finalize(ctx, table, version, rec, observed, &claimant{epoch: c.epoch, data: e.data})
+}
+
+// claimant is what a writer brings to the finalization of its own claim:
+// the epoch it claimed in, and the staged bytes when it read them before
+// claiming. A reader that helps has neither.
+type claimant struct {
+	epoch string
+	data  []byte
 }
 
 // retriedPut answers a Put whose staging object is gone: if the version was
@@ -601,18 +644,21 @@ func atoiOr(s string, def int) int {
 // a reading (a later one is made right before, when the first is too old),
 // which a recovery waits out before a new epoch may claim the version.
 //
-// epoch is the writer's claim's epoch; a helping reader passes "". The
-// writer replies once its claim has been read back (confirm) and leaves
-// the flip and the cleanup to run after its reply; a reader flips before
-// its own.
-func (s *Store) runFinalize(ctx context.Context, table string, version uint64, rec record, observed time.Time, epoch string) (Location, error) {
+// w is the writer's; a helping reader passes nil. The writer replies once
+// its claim has been read back (confirm) and leaves the flip and the
+// cleanup to run after its reply; a reader flips before its own.
+func (s *Store) runFinalize(ctx context.Context, table string, version uint64, rec record, observed time.Time, w *claimant) (Location, error) {
 	loc := rec.location(table, version)
 	if !rec.staged() {
 		return loc, nil
 	}
-	_, err := s.objs.PromoteIfAbsent(s.fenced(ctx, &observed, func(ctx context.Context) error {
+	var known []byte
+	if w != nil {
+		known = w.data
+	}
+	_, err := s.objs.PromoteIfAbsentFrom(s.fenced(ctx, &observed, func(ctx context.Context) error {
 		return s.reconfirm(ctx, table, version, rec)
-	}), rec.SP, rec.FP)
+	}), rec.SP, rec.FP, known)
 	switch {
 	case err == nil:
 	case errors.Is(err, objstore.ErrAlreadyExists):
@@ -635,11 +681,11 @@ func (s *Store) runFinalize(ctx context.Context, table string, version uint64, r
 	// Failures are logged and left for the next reader, never reported,
 	// and a caller that stopped waiting does not cut them short.
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), afterCommitTimeout)
-	if epoch == "" {
+	if w == nil {
 		defer cancel()
 		return loc, s.repair(ctx, table, version, rec)
 	}
-	if !s.stands(ctx, table, version, rec, epoch) {
+	if !s.stands(ctx, table, version, rec, w.epoch) {
 		s.raiseHead(ctx, table, version)
 	}
 	if err := s.at(ctx, StepConfirmed, table, version); err != nil {
@@ -845,7 +891,7 @@ func (s *Store) resolveVersion(ctx context.Context, table string, version uint64
 			return rec.location(table, v), nil
 		}
 		if rec.Tx == "" {
-			return s.finalize(ctx, table, v, rec, observed, "")
+			return s.finalize(ctx, table, v, rec, observed, nil)
 		}
 		err = s.helpTxn(ctx, rec.Tx, epoch, observed)
 		if errors.Is(err, errEpochChanged) {

@@ -4,12 +4,18 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
+	"github.com/flightns/flightns/internal/testutil/redistest"
+	"github.com/flightns/flightns/internal/testutil/s3test"
 	"github.com/flightns/flightns/nserror"
+	"github.com/flightns/flightns/objstore"
 )
 
 var backendsUnderTest = []string{"mem", "file", "s3"}
@@ -468,5 +474,86 @@ func TestTheReplyDoesNotWaitForTheFlip(t *testing.T) {
 	}
 	if left := e.stagingLeft("t"); len(left) != 0 {
 		t.Fatalf("staging left after the repair: %v", left)
+	}
+}
+
+// On an object store reached over a network, a commit waits for two round
+// trips to it, not three: the staging manifest's attributes and bytes are
+// read at once before the claim, and the promotion is one conditional PUT
+// of those bytes (no second read after the claim). The requests are
+// counted at an HTTP proxy in front of the S3 protocol server.
+func TestAnS3CommitReadsItsStagingManifestOnceBeforeTheClaim(t *testing.T) {
+	ctx := context.Background()
+	r := redistest.Start(t)
+	proxy := s3test.StartFaultProxy(t, s3test.Start(t, "cat").URL)
+	var mu sync.Mutex
+	var seen []string
+	var afterClaim []string // requests that started after the claim
+	var claimedAt atomic.Pointer[time.Time]
+	var tracing atomic.Bool
+	proxy.Trace = func(method, path string, start, _ time.Time) {
+		if tracing.Load() {
+			req := method + " " + path[strings.LastIndex(path, "/")+1:]
+			mu.Lock()
+			seen = append(seen, req)
+			if c := claimedAt.Load(); c != nil && start.After(*c) {
+				afterClaim = append(afterClaim, req)
+			}
+			mu.Unlock()
+		}
+	}
+	objs, err := objstore.Open(ctx, proxy.URI("cat", "root"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = objs.Close() })
+	s, err := New(ctx, Config{Redis: r.Client(), Objects: objs, Catalog: "s3trips", Logger: quiet,
+		Step: func(_ context.Context, st Step, _ string, v uint64) error {
+			if st == StepClaimed && v == 2 {
+				now := time.Now()
+				claimedAt.Store(&now)
+			}
+			return nil
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	put := func(v uint64) (string, Location) {
+		staging := StagingPath(ManifestPath("t", V2, v))
+		if err := objs.Put(ctx, staging, []byte("manifest one")); err != nil {
+			t.Fatal(err)
+		}
+		tracing.Store(v == 2)
+		loc, err := s.Put(ctx, "t", v, staging, 12, "")
+		tracing.Store(false)
+		if err != nil || loc.Version != v {
+			t.Fatalf("Put = %+v, %v", loc, err)
+		}
+		s.after.Wait()
+		return staging, loc
+	}
+	put(1) // (a table new to Redis has its head read from a listing first)
+	staging, loc := put(2)
+	stagingName, finalName := staging[strings.LastIndex(staging, "/")+1:], loc.Path[strings.LastIndex(loc.Path, "/")+1:]
+	got := map[string]int{}
+	mu.Lock()
+	for _, req := range seen {
+		got[req]++
+	}
+	mu.Unlock()
+	want := map[string]int{"HEAD " + stagingName: 1, "GET " + stagingName: 1, "PUT " + finalName: 1}
+	maps.DeleteFunc(got, func(req string, _ int) bool {
+		return strings.HasPrefix(req, "DELETE ") // the cleanup after the reply may have begun
+	})
+	if !maps.Equal(got, want) {
+		t.Fatalf("requests during the commit: %v, want %v", got, want)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if !slices.Equal(afterClaim, []string{"PUT " + finalName}) {
+		t.Fatalf("requests after the claim: %v, want only the final manifest's PUT", afterClaim)
+	}
+	if b, err := objs.Get(ctx, loc.Path); err != nil || string(b) != "manifest one" {
+		t.Fatalf("final manifest %q, %v", b, err)
 	}
 }

@@ -127,7 +127,7 @@ func (s *Store) Commit(ctx context.Context, entries []Entry, x *Extras) (Batch, 
 		wg.Go(func() {
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			e, found, err := s.stagedEntry(ctx, in.Table, in.Version, in.StagingPath, in.Size, in.ETag)
+			e, found, err := s.stagedEntry(ctx, in.Table, in.Version, in.StagingPath, in.Size, in.ETag, false)
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil && firstErr == nil {

@@ -426,19 +426,36 @@ func (e *attackEnv) assertUnchanged(t *testing.T, before catalogState, after str
 // compares it with the model of the catalog.
 func (e *attackEnv) assertOrdinaryQuery(t *testing.T, after string) {
 	t.Helper()
-	start := time.Now()
-	rows, _, err := e.query(`SELECT (SELECT count(*) FROM tables) AS tables, (SELECT count(*) FROM namespaces) AS namespaces, 41 + 1 AS answer`)
+	rows, took, err := e.promptQuery(`SELECT (SELECT count(*) FROM tables) AS tables, (SELECT count(*) FROM namespaces) AS namespaces, 41 + 1 AS answer`)
 	if err != nil {
 		t.Errorf("after %s an ordinary query fails: %v", after, err)
 		return
 	}
-	if took := time.Since(start); took > prompt {
-		t.Errorf("after %s an ordinary query took %v", after, took.Round(time.Millisecond))
+	if took > prompt {
+		t.Errorf("after %s an ordinary query took %v, three times in a row", after, took.Round(time.Millisecond))
 	}
 	want := fmt.Sprintf("%d|%d|42", len(e.tables), len(e.namespaces))
 	if len(rows) != 1 || rows[0] != want {
 		t.Errorf("after %s an ordinary query returned %q, want %q", after, rows, want)
 	}
+}
+
+// promptQuery runs sql until it answers within prompt, three times at
+// most, and returns the last answer and how long it took. An attacker's
+// leftover that holds the engine slows every try; a machine busy with
+// something else for a moment slows one.
+func (e *attackEnv) promptQuery(sql string) ([]string, time.Duration, error) {
+	var rows []string
+	var took time.Duration
+	var err error
+	for range 3 {
+		start := time.Now()
+		rows, _, err = e.query(sql)
+		if took = time.Since(start); err != nil || took <= prompt {
+			break
+		}
+	}
+	return rows, took, err
 }
 
 // modelLines is the (object_type, object_id, table_version) of every row
@@ -1011,9 +1028,8 @@ func TestSQLAttack(t *testing.T) {
 				t.Fatalf("prepared GetFlightInfo %d: %v", i, err)
 			}
 		}
-		t0 := time.Now()
-		rows, _, err := e.query(`SELECT 1`)
-		if took := time.Since(t0); err != nil || len(rows) != 1 || rows[0] != "1" || took > prompt {
+		rows, took, err := e.promptQuery(`SELECT 1`)
+		if err != nil || len(rows) != 1 || rows[0] != "1" || took > prompt {
 			t.Errorf("SELECT 1 after 20 unfetched results: %q, %v, took %v", rows, err, took.Round(time.Millisecond))
 		}
 		e.assertUnchanged(t, before, "20 unfetched results")

@@ -24,8 +24,9 @@ type Faults struct {
 	// LostReplyRate passes the request on and then drops the connection
 	// without answering: the store acted, the caller cannot know.
 	LostReplyRate float64
-	// MaxLatency delays each request by a uniform random duration up to it.
-	MaxLatency time.Duration
+	// MinLatency and MaxLatency delay each request by a uniform random
+	// duration between them (MinLatency alone: exactly that long).
+	MinLatency, MaxLatency time.Duration
 }
 
 // FaultProxy is an HTTP reverse proxy in front of an S3 server that
@@ -39,6 +40,13 @@ type FaultProxy struct {
 
 	// Counts of what was injected and passed.
 	Errors, Lost, Delayed, Passed atomic.Int64
+
+	// Trace, if set before the first request, is called after every
+	// request with its method, path and when it arrived and was answered
+	// (the injected latency included).
+	Trace func(method, path string, start, end time.Time)
+
+	close func()
 }
 
 var errLostReply = errors.New("s3test: reply lost on purpose")
@@ -47,9 +55,21 @@ var errLostReply = errors.New("s3test: reply lost on purpose")
 // loopback port until the test ends; it injects nothing until Set.
 func StartFaultProxy(tb testing.TB, target string) *FaultProxy {
 	tb.Helper()
-	u, err := url.Parse(target)
+	p, err := NewFaultProxy(target)
 	if err != nil {
 		tb.Fatalf("s3test: %v", err)
+	}
+	tb.Cleanup(p.Close)
+	return p
+}
+
+// NewFaultProxy serves a proxy to target on a loopback port until Close
+// (for a benchmark, which has no test to end); it injects nothing until
+// Set.
+func NewFaultProxy(target string) (*FaultProxy, error) {
+	u, err := url.Parse(target)
+	if err != nil {
+		return nil, err
 	}
 	p := &FaultProxy{rng: rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 7))}
 	rp := httputil.NewSingleHostReverseProxy(u)
@@ -67,6 +87,10 @@ func StartFaultProxy(tb testing.TB, target string) *FaultProxy {
 		http.Error(w, err.Error(), http.StatusBadGateway)
 	}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if p.Trace != nil {
+			start := time.Now()
+			defer func() { p.Trace(r.Method, r.URL.Path, start, time.Now()) }()
+		}
 		f, roll, delay := p.draw()
 		if delay > 0 {
 			p.Delayed.Add(1)
@@ -91,10 +115,12 @@ func StartFaultProxy(tb testing.TB, target string) *FaultProxy {
 		}
 		rp.ServeHTTP(w, r)
 	}))
-	tb.Cleanup(srv.Close)
-	p.URL = srv.URL
-	return p
+	p.URL, p.close = srv.URL, srv.Close
+	return p, nil
 }
+
+// Close stops the proxy.
+func (p *FaultProxy) Close() { p.close() }
 
 type lostKey struct{}
 
@@ -108,8 +134,9 @@ func (p *FaultProxy) draw() (Faults, float64, time.Duration) {
 	f := p.faults
 	roll := p.rng.Float64()
 	var d time.Duration
-	if f.MaxLatency > 0 {
-		d = time.Duration(p.rng.Int64N(int64(f.MaxLatency)))
+	d = f.MinLatency
+	if f.MaxLatency > f.MinLatency {
+		d += time.Duration(p.rng.Int64N(int64(f.MaxLatency - f.MinLatency)))
 	}
 	return f, roll, d
 }
