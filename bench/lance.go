@@ -39,10 +39,10 @@ const (
 func lanceScenario() Scenario {
 	return Scenario{
 		Name: "lance",
-		Description: fmt.Sprintf("LanceDB (Node) appends, %d processes × %d one-row adds to one table: flightns REST with managed versioning vs connectNamespace(\"dir\")",
-			lanceProcesses, lanceAdds),
+		Description: fmt.Sprintf("LanceDB (Node) appends, %d processes × %d one-row adds to one table, and one client's createNamespace and createTable, %d of each in a row: flightns REST with managed versioning vs connectNamespace(\"dir\")",
+			lanceProcesses, lanceAdds, lanceCatalogOps),
 		Run:   runLance,
-		Steps: func(Config) int { return 8 },
+		Steps: func(Config) int { return 16 },
 	}
 }
 
@@ -81,7 +81,92 @@ func runLanceOn(ctx context.Context, cfg Config, rep *Report, dir, backend, pare
 			return err
 		}
 	}
+	return runLanceCatalog(ctx, cfg, rep, dir, backend, parent)
+}
+
+// lanceCatalogOps is how many namespaces, then tables, one LanceDB client
+// creates in a round of the catalog measurement.
+const lanceCatalogOps = 50
+
+// catalogReport is what interop/lancedb/catalog.mjs prints.
+type catalogReport struct {
+	OK          bool      `json:"ok"`
+	Errors      []string  `json:"errors"`
+	NamespaceMs []float64 `json:"namespaceMs"`
+	TableMs     []float64 `json:"tableMs"`
+}
+
+// runLanceCatalog measures one LanceDB client's catalog operations, one
+// after another: createNamespace, and createTable with a one-row batch
+// (the table and its first version), through flightns and through Lance's
+// directory namespace, alternating for lanceRounds rounds; each is
+// reported from the round with the median rate.
+func runLanceCatalog(ctx context.Context, cfg Config, rep *Report, dir, backend, parent string) error {
+	ops := []struct {
+		name string
+		lat  func(catalogReport) []float64
+	}{
+		{"create-namespace", func(r catalogReport) []float64 { return r.NamespaceMs }},
+		{"create-table", func(r catalogReport) []float64 { return r.TableMs }},
+	}
+	runs := map[string][]Result{}
+	for round := range lanceRounds {
+		tmp, err := os.MkdirTemp(parent, "flightns-bench-lance-catalog-")
+		if err != nil {
+			return err
+		}
+		uri, stop, err := startFlightnsREST(ctx, cfg, filepath.Join(tmp, "flightns"))
+		if err != nil {
+			_ = os.RemoveAll(tmp)
+			return err
+		}
+		for _, impl := range []string{"dir", "rest"} {
+			c := map[string]any{"impl": impl, "root": filepath.Join(tmp, "dir"), "uri": uri, "namespace": []string{"bench"},
+				"prefix": fmt.Sprintf("r%d", round), "count": lanceCatalogOps}
+			var out catalogReport
+			if err := runNode(ctx, dir, "catalog.mjs", c, &out); err != nil {
+				stop()
+				_ = os.RemoveAll(tmp)
+				return fmt.Errorf("catalog operations (%s): %w", impl, err)
+			}
+			for _, op := range ops {
+				runs[impl+op.name] = append(runs[impl+op.name], sequentialResult(op.lat(out)))
+			}
+		}
+		stop()
+		_ = os.RemoveAll(tmp)
+	}
+	for _, op := range ops {
+		d, f := medianRun(runs["dir"+op.name]), medianRun(runs["rest"+op.name])
+		d.Scenario, d.Backend = "lance-catalog:"+op.name+":dir", backend
+		d.Note = fmt.Sprintf(`one LanceDB client, %d in a row, connectNamespace("dir"); median of %d rounds: %s/s`, lanceCatalogOps, lanceRounds, rates(runs["dir"+op.name]))
+		f.Scenario, f.Backend, f.Ceiling = "lance-catalog:"+op.name+":flightns", backend, d.Scenario
+		if d.OpsPerSec > 0 {
+			f.Ratio = f.OpsPerSec / d.OpsPerSec
+		}
+		f.Note = fmt.Sprintf(`one LanceDB client, %d in a row, through flightns REST (acknowledged once durable); median of %d rounds: %s/s; %.2f× of Lance's own (target ≥ 1.0×)`,
+			lanceCatalogOps, lanceRounds, rates(runs["rest"+op.name]), f.Ratio)
+		cfg.add(rep, d)
+		cfg.add(rep, f)
+	}
 	return nil
+}
+
+// sequentialResult is the result of operations made one after another,
+// from their latencies in milliseconds.
+func sequentialResult(latMs []float64) Result {
+	r := Result{Clients: 1, Ops: int64(len(latMs))}
+	lat := make([]time.Duration, len(latMs))
+	for i, ms := range latMs {
+		lat[i] = time.Duration(ms * float64(time.Millisecond))
+		r.Seconds += ms / 1000
+	}
+	slices.Sort(lat)
+	if r.Seconds > 0 {
+		r.OpsPerSec = float64(r.Ops) / r.Seconds
+	}
+	r.P50Ms, r.P95Ms, r.P99Ms = pct(lat, 0.50), pct(lat, 0.95), pct(lat, 0.99)
+	return r
 }
 
 // lanceRounds is how many times each workload runs, alternating between
@@ -291,25 +376,38 @@ func lanceWorkload(ctx context.Context, dir string, base map[string]any, procs i
 }
 
 func runAppend(ctx context.Context, dir string, cfg map[string]any) (appendReport, error) {
-	b, err := json.Marshal(cfg)
-	if err != nil {
-		return appendReport{}, err
-	}
-	cmd := exec.CommandContext(ctx, "node", "append.mjs", string(b))
-	cmd.Dir = dir
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		return appendReport{}, fmt.Errorf("node append.mjs: %w: %s", err, stderr.String())
-	}
-	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
 	var rep appendReport
-	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &rep); err != nil {
-		return rep, fmt.Errorf("node append.mjs printed no report (%w): %s", err, out)
+	if err := runNode(ctx, dir, "append.mjs", cfg, &rep); err != nil {
+		return rep, err
 	}
 	if !rep.OK {
 		return rep, fmt.Errorf("node append.mjs: %d errors, the first: %s", len(rep.Errors), strings.Join(rep.Errors[:min(1, len(rep.Errors))], ""))
 	}
 	return rep, nil
+}
+
+// runNode runs one of the interop scripts in dir with its JSON config and
+// decodes the report it prints last into out. A catalog report that says
+// it failed is an error here; an append report is checked by its caller.
+func runNode(ctx context.Context, dir, script string, cfg map[string]any, out any) error {
+	b, err := json.Marshal(cfg)
+	if err != nil {
+		return err
+	}
+	cmd := exec.CommandContext(ctx, "node", script, string(b))
+	cmd.Dir = dir
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	stdout, err := cmd.Output()
+	if err != nil {
+		return fmt.Errorf("node %s: %w: %s", script, err, stderr.String())
+	}
+	lines := strings.Split(strings.TrimSpace(string(stdout)), "\n")
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), out); err != nil {
+		return fmt.Errorf("node %s printed no report (%w): %s", script, err, stdout)
+	}
+	if c, ok := out.(*catalogReport); ok && !c.OK {
+		return fmt.Errorf("node %s: %d errors, the first: %s", script, len(c.Errors), strings.Join(c.Errors[:min(1, len(c.Errors))], ""))
+	}
+	return nil
 }

@@ -51,12 +51,12 @@ func (s *Store) ListVersions(ctx context.Context, table string, opts ListOptions
 			}
 			continue
 		case "NOHEAD":
-			head, err := s.seedFromStorage(ctx, table, false)
-			if err != nil {
+			// Seeded with head 0 when storage has no versions either: the
+			// table's next list (Lance lists a new table's versions twice
+			// while it creates it) and its first claim then need no
+			// listing of storage.
+			if _, err := s.seedFromStorage(ctx, table, true); err != nil {
 				return nil, 0, err
-			}
-			if head == 0 {
-				return nil, 0, nil
 			}
 			continue
 		}

@@ -557,3 +557,24 @@ func TestAnS3CommitReadsItsStagingManifestOnceBeforeTheClaim(t *testing.T) {
 		t.Fatalf("final manifest %q, %v", b, err)
 	}
 }
+
+// Listing a table that has no versions anywhere records its head as 0, so
+// that the next listing and the first claim read nothing from storage
+// (Lance lists a new table's versions twice before its first commit); a
+// table whose versions are only in storage is seeded from them.
+func TestListingAnEmptyTableRecordsItsHead(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t, "file")
+	if locs, _, err := e.s.ListVersions(ctx, "fresh", ListOptions{}); err != nil || len(locs) != 0 {
+		t.Fatalf("ListVersions of a new table = %v, %v", locs, err)
+	}
+	if h, err := e.rdb.HGet(ctx, e.s.k.Heads(), "fresh").Result(); err != nil || h != "0" {
+		t.Fatalf("head after listing a new table = %q, %v; want 0", h, err)
+	}
+	if _, err := e.put("fresh", 1, "v1"); err != nil {
+		t.Fatalf("the first commit after the listing: %v", err)
+	}
+	if locs, _, err := e.s.ListVersions(ctx, "fresh", ListOptions{}); err != nil || len(locs) != 1 || locs[0].Version != 1 {
+		t.Fatalf("ListVersions after the first commit = %+v, %v", locs, err)
+	}
+}
