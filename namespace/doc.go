@@ -15,7 +15,9 @@
 //   - Table versions go through redisclaim: a version exists once its
 //     final manifest exists in object storage; reads of versions (latest,
 //     describe, list) come from the claim records, so they see every
-//     acknowledged commit at once.
+//     acknowledged commit at once. CreateTableVersion takes the table's
+//     location from a cache (locCache), pinned by a guard in the claim
+//     script: a stale entry costs a retry, never a wrong commit.
 //
 //   - Object storage is the system of record: when Redis loses its state the
 //     object index is rebuilt from __manifest (and the claims from the

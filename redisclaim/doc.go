@@ -4,9 +4,13 @@
 //
 // A writer stages a manifest; a Lua script claims version N for it (only
 // head + 1, never twice); the staged object is promoted create-only to its
-// final path (the commit point); the record is flipped to final and the
-// staging object removed. Any reader that finds a claimed, staged version
-// finishes it. Multi-table claims carry a commit record that is their
+// final path (the commit point); the writer reads its claim back (a
+// claim Redis lost meanwhile has the head raised from storage) and
+// replies; then the record is flipped to final and the staging object
+// removed, after the reply. Any reader that finds a claimed, staged
+// version finishes it. On object stores reached over a network the
+// staging object is read before the claim, so a commit waits for two
+// round trips to the store (the read, the conditional PUT). Multi-table claims carry a commit record that is their
 // commit point, rolled forward by the caller, a reader or recovery.
 // Deleted versions leave a tombstone, so they are not read back from
 // storage. When Redis loses its state, Recover rebuilds heads and records
