@@ -75,19 +75,29 @@ func (cfg Config) backendCount() int {
 	return n
 }
 
-func runCommits(ctx context.Context, cfg Config, rep *Report, name string, tables, perTxn int) error {
+// scenarioRedis starts a private Redis with the run's persistence in a
+// fresh temporary directory, and a client of it; stop kills it and
+// removes the directory.
+func scenarioRedis(ctx context.Context, cfg Config) (rdb *redis.Client, stop func(), err error) {
 	dir, err := os.MkdirTemp("", "flightns-bench-")
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
-	defer func() { _ = os.RemoveAll(dir) }()
 	rs, err := redisproc.Start(ctx, redisproc.Config{Dir: dir + "/redis", Persistence: cfg.persistence()})
+	if err != nil {
+		_ = os.RemoveAll(dir)
+		return nil, nil, err
+	}
+	rdb = redis.NewClient(&redis.Options{Addr: rs.Addr(), PoolSize: 256})
+	return rdb, func() { _ = rdb.Close(); _ = rs.Kill(); _ = os.RemoveAll(dir) }, nil
+}
+
+func runCommits(ctx context.Context, cfg Config, rep *Report, name string, tables, perTxn int) error {
+	rdb, stop, err := scenarioRedis(ctx, cfg)
 	if err != nil {
 		return err
 	}
-	defer func() { _ = rs.Kill() }()
-	rdb := redis.NewClient(&redis.Options{Addr: rs.Addr(), PoolSize: 256})
-	defer func() { _ = rdb.Close() }()
+	defer stop()
 
 	// One catalog and store per backend, kept across the concurrency
 	// levels: each level commits on top of the last, as a catalog in use.

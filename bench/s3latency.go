@@ -3,15 +3,11 @@ package bench
 import (
 	"context"
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 	"sync"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
-	"github.com/flightns/flightns/internal/redisproc"
 	"github.com/flightns/flightns/internal/testutil/s3test"
 )
 
@@ -41,18 +37,11 @@ func commitS3LatencyScenario() Scenario {
 }
 
 func runS3Latency(ctx context.Context, cfg Config, rep *Report) error {
-	dir, err := os.MkdirTemp("", "flightns-bench-s3lat-")
+	rdb, stop, err := scenarioRedis(ctx, cfg)
 	if err != nil {
 		return err
 	}
-	defer func() { _ = os.RemoveAll(dir) }()
-	rs, err := redisproc.Start(ctx, redisproc.Config{Dir: dir + "/redis", Persistence: cfg.persistence()})
-	if err != nil {
-		return err
-	}
-	defer func() { _ = rs.Kill() }()
-	rdb := redis.NewClient(&redis.Options{Addr: rs.Addr(), PoolSize: 256})
-	defer func() { _ = rdb.Close() }()
+	defer stop()
 
 	url, stopS3, err := startS3()
 	if err != nil {
