@@ -3,6 +3,7 @@ package manifesttable
 import (
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -23,7 +24,7 @@ import (
 type index struct {
 	objects map[Key]Row         // namespaces and tables, current
 	byLoc   map[string]string   // table location -> table id
-	kids    map[string][]string // namespace id -> child ids (unsorted)
+	kids    map[string]*kidList // namespace id -> its children
 	vers    map[string][]verRow // verKey(table id, branch) -> its current versions, ascending
 	nvers   int                 // version rows in vers
 	extra   Columns             // extra columns of every row seen
@@ -33,7 +34,7 @@ type index struct {
 }
 
 func newIndex() index {
-	return index{objects: map[Key]Row{}, byLoc: map[string]string{}, kids: map[string][]string{},
+	return index{objects: map[Key]Row{}, byLoc: map[string]string{}, kids: map[string]*kidList{},
 		vers: map[string][]verRow{}, extra: Columns{}, raw: map[string]arrow.DataType{}, schemas: map[string]string{}}
 }
 
@@ -242,10 +243,12 @@ func (x *index) apply(c change) {
 		if old.ObjectType == TypeTable && old.Location != "" {
 			delete(x.byLoc, old.Location)
 		}
-		parent := parentID(k.ID)
-		x.kids[parent] = removeString(x.kids[parent], k.ID)
+		if kl := x.kids[parentID(k.ID)]; kl != nil {
+			kl.ids = removeString(kl.ids, k.ID)
+		}
 		delete(x.objects, k)
 	}
+	defer x.touched(k.ID) // after the change: a new parent's list exists by then
 	if c.del {
 		return
 	}
@@ -255,7 +258,40 @@ func (x *index) apply(c change) {
 	}
 	if k.ID != "" {
 		parent := parentID(k.ID)
-		x.kids[parent] = append(x.kids[parent], k.ID)
+		kl := x.kids[parent]
+		if kl == nil {
+			kl = &kidList{}
+			x.kids[parent] = kl
+		}
+		kl.ids = append(kl.ids, k.ID)
+	}
+}
+
+// kidList is a namespace's children, and the generation of everything
+// below it.
+type kidList struct {
+	ids []string // child ids, unsorted
+	// gen is the stamp of the last change to a namespace or table at any
+	// depth below: a reader that built something from the subtree at
+	// one generation knows it is still what the index holds while the
+	// generation is the same.
+	gen uint64
+}
+
+// stamps numbers the index's changes to namespaces and tables, across
+// every index of the process (a rebuilt index never repeats a stamp, so a
+// generation read from an older index never matches a newer one).
+var stamps atomic.Uint64
+
+// touched records a change to the namespace or table id in the
+// generation of each of its ancestors.
+func (x *index) touched(id string) {
+	stamp := stamps.Add(1)
+	for p := id; p != ""; {
+		p = parentID(p)
+		if kl := x.kids[p]; kl != nil {
+			kl.gen = stamp
+		}
 	}
 }
 

@@ -591,7 +591,24 @@ func (x Index) Object(typ, id string) (*Row, bool) {
 
 // ChildIDs returns the ids of the namespaces and tables directly inside
 // parent, unsorted. The slice must not be changed.
-func (x Index) ChildIDs(parent string) []string { return x.t.idx.rows.kids[parent] }
+func (x Index) ChildIDs(parent string) []string {
+	if kl := x.t.idx.rows.kids[parent]; kl != nil {
+		return kl.ids
+	}
+	return nil
+}
+
+// Generation identifies the state of everything below the namespace id:
+// it changes whenever a namespace or table at any depth under id is
+// created, changed or removed (versions excepted), and a generation seen
+// in one view equals one seen in a later view only when nothing below id
+// changed in between. 0: id has never had children in this index.
+func (x Index) Generation(id string) uint64 {
+	if kl := x.t.idx.rows.kids[id]; kl != nil {
+		return kl.gen
+	}
+	return 0
+}
 
 // Head returns a table's highest version row (0: none).
 func (x Index) Head(tableID string) uint64 { return x.t.idx.rows.head(tableID) }
@@ -619,7 +636,7 @@ func (t *Table) Children(parent string) []Row {
 	t.idx.RLock()
 	defer t.idx.RUnlock()
 	var out []Row
-	for _, id := range t.idx.rows.kids[parent] {
+	for _, id := range (Index{t: t}).ChildIDs(parent) {
 		for _, typ := range []string{TypeNamespace, TypeTable} {
 			if r, ok := t.idx.rows.objects[Key{Type: typ, ID: id}]; ok {
 				out = append(out, r)

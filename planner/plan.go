@@ -77,12 +77,21 @@ func (p *Planner) PlanScan(ctx context.Context, id namespace.ID, filter string) 
 	p.cat.Table().View(func(ix manifesttable.Index) {
 		pl.Seq = ix.Seq()
 		for _, sp := range t.plans {
-			w := walker{p: p, ix: ix, plan: sp, filter: norm, out: pl, colIdx: colIdx,
+			w := walker{ix: ix, plan: sp, filter: norm, out: pl, slot: make([]int, len(sp.fields)),
 				lv: newLeafValues(len(sp.fields))}
-			root := t.ID.Child("v" + strconv.Itoa(int(sp.spec.ID))).String()
-			if _, ok := ix.Object(manifesttable.TypeNamespace, root); ok {
-				w.walk(root, 0, norm)
+			for i, f := range sp.fields {
+				w.slot[i] = colIdx[f.Column()]
 			}
+			root := t.ID.Child("v" + strconv.Itoa(int(sp.spec.ID))).String()
+			if _, ok := ix.Object(manifesttable.TypeNamespace, root); !ok {
+				continue
+			}
+			tree := p.tree(ix, sp, root)
+			if tree.leaf != nil {
+				// No fields: the leaf knows no more than its namespace.
+				w.emit(tree.leaf, norm)
+			}
+			w.walk(tree.nodes, 0, norm)
 		}
 	})
 	return pl, nil
@@ -105,66 +114,65 @@ func (t *Table) partitionColumns() []planColumn {
 }
 
 type walker struct {
-	p      *Planner
 	ix     manifesttable.Index
 	plan   *specPlan
 	filter Expr
 	out    *Plan
-	colIdx map[string]int
+	slot   []int // each field's place among the plan's partition columns
 	lv     leafValues
 	slab   []Value // where leaves' values are cut from
 }
 
-// walk visits the children of a partition namespace at depth level (the
-// number of fields whose values are known); residual is what is left of
-// the filter there.
-func (w *walker) walk(parent string, level int, residual Expr) {
-	fields := w.plan.fields
-	if level == len(fields) {
-		// The leaf knows no more than its namespace: its judgement is made.
-		if r, ok := w.ix.Object(manifesttable.TypeTable, parent+namespace.Delimiter+LeafName); ok {
-			w.emit(r, residual)
+// walk visits the partition namespaces nodes, the values of field level
+// (the fields before it known); residual is what is left of the filter
+// there.
+func (w *walker) walk(nodes []partNode, level int, residual Expr) {
+	last := level+1 == len(w.plan.fields)
+	for i := range nodes {
+		n := &nodes[i]
+		if n.known {
+			w.lv.vals[level], w.lv.known[level], w.lv.dom[level] = n.val, true, n.dom
 		}
-		return
-	}
-	f := &fields[level]
-	for _, child := range w.ix.ChildIDs(parent) {
-		r, ok := w.ix.Object(manifesttable.TypeNamespace, child)
-		if !ok {
-			continue
+		res := residual
+		keep := true
+		if lit, ok := residual.(Literal); !ok || !lit.Value { // (TRUE: settled above, every row below matches)
+			var t tri
+			t, res = w.plan.judge(w.filter, &w.lv)
+			keep = t != no
 		}
-		if v, known := valueOf(r.Extra[w.plan.cols[level]], f.kind); known {
-			w.plan.set(&w.lv, level, v)
-		}
-		if lit, ok := residual.(Literal); ok && lit.Value {
-			// Settled above: every row below matches.
-			w.walk(child, level+1, residual)
-		} else if t, res := w.plan.judge(w.filter, &w.lv); t != no {
-			w.walk(child, level+1, res)
+		switch {
+		case !keep:
+		case last:
+			// The leaf knows no more than its namespace: its judgement is made.
+			if n.leaf != nil {
+				w.emit(n.leaf, res)
+			}
+		default:
+			w.walk(n.kids, level+1, res)
 		}
 		w.lv.known[level] = false
 	}
 }
 
-func (w *walker) emit(r *manifesttable.Row, residual Expr) {
+func (w *walker) emit(l *partLeaf, residual Expr) {
 	n := len(w.out.cols)
 	if len(w.slab) < n {
 		w.slab = make([]Value, 1024*n)
 	}
-	leaf := PlannedLeaf{ID: r.ObjectID, Location: w.p.cat.LocationURI(r.Location), SpecID: w.plan.spec.ID,
+	leaf := PlannedLeaf{ID: l.id, Location: l.location, SpecID: w.plan.spec.ID,
 		Values: w.slab[:n:n], Residual: residual.String()}
 	w.slab = w.slab[n:]
 	for i := range leaf.Values {
 		leaf.Values[i] = Null(w.out.cols[i].kind)
 	}
-	for i, f := range w.plan.fields {
+	for i, slot := range w.slot {
 		if w.lv.known[i] { // (a value this version cannot read stays NULL, and the leaf in the plan)
-			leaf.Values[w.colIdx[f.Column()]] = w.lv.vals[i]
+			leaf.Values[slot] = w.lv.vals[i]
 		}
 	}
-	leaf.Version = r.ReadVersion
+	leaf.Version = l.readVersion
 	if leaf.Version == 0 {
-		leaf.Version = w.ix.Head(r.ObjectID)
+		leaf.Version = w.ix.Head(l.id)
 	}
 	w.out.Leaves = append(w.out.Leaves, leaf)
 }

@@ -29,8 +29,10 @@ type Planner struct {
 	svc *namespace.Service // nil in a planner that only plans (NewScanner)
 	cat Catalog
 
-	mu    sync.Mutex
-	cache map[string]*Table // table id -> definition (checked against its metadata)
+	mu        sync.Mutex
+	cache     map[string]*Table     // table id -> definition (checked against its metadata); guarded by mu
+	trees     map[treeKey]*partTree // partition trees by spec root (tree.go); guarded by mu
+	treeNodes int                   // nodes in trees; guarded by mu
 }
 
 // Catalog is what planning reads: the catalog's __manifest table (its

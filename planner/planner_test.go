@@ -351,3 +351,29 @@ func TestInt64ValuesRoundTripExactly(t *testing.T) {
 		}
 	}
 }
+
+// Plans walk a cached copy of each spec's partition tree: a leaf created,
+// a leaf dropped or a version committed after a plan shows in the next
+// plan (the tree is rebuilt when anything below the spec's root changed;
+// versions are read when planned).
+func TestAPlanSeesEveryChangeAfterThePlanBefore(t *testing.T) {
+	e := newPenv(t)
+	e.create("ev", `[{"source_ids":[2],"transform":{"type":"identity"}}]`)
+	id := namespace.ID{"ev"}
+	us := must(e.p.ResolveRow(ctx, id, map[string]any{"s": "us"})).ID
+	if got := e.plan("ev", ""); len(got) != 1 || got[us.String()].Version != 0 {
+		t.Fatalf("first plan: %v", got)
+	}
+	eu := must(e.p.ResolveRow(ctx, id, map[string]any{"s": "eu"})).ID
+	if got := e.plan("ev", ""); len(got) != 2 {
+		t.Fatalf("after a new leaf: %v, want us and eu", got)
+	}
+	must(e.svc.CreateTableVersion(ctx, namespace.CreateTableVersionRequest{ID: us, Version: 1, ManifestPath: e.stage(us, 1, "v1")}))
+	if got := e.plan("ev", "s = 'us'")[us.String()]; got.Version != 1 {
+		t.Fatalf("after a commit: %+v, want version 1", got)
+	}
+	must(e.svc.DropTable(ctx, namespace.DropTableRequest{ID: eu}))
+	if got := e.plan("ev", ""); len(got) != 1 || got[us.String()].Version != 1 {
+		t.Fatalf("after dropping eu's leaf: %v, want us alone", got)
+	}
+}

@@ -94,13 +94,18 @@ func newLeafValues(n int) leafValues {
 
 // set makes field i's value known.
 func (p *specPlan) set(lv *leafValues, i int, v Value) {
-	lv.vals[i], lv.known[i] = v, true
+	lv.vals[i], lv.known[i], lv.dom[i] = v, true, p.domainAt(i, v)
+}
+
+// domainAt is what field i's value v says about the field's source
+// column.
+func (p *specPlan) domainAt(i int, v Value) domain {
 	fd, usable := p.fields[i].preimage(v)
 	if !usable {
 		// A hash still tells NULL from not NULL.
 		fd = domain{null: v.Null}
 	}
-	lv.dom[i] = fd
+	return fd
 }
 
 // domainOf intersects what the known fields on a column say about it;
