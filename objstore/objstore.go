@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"iter"
 	"net/url"
@@ -14,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/smithy-go"
 	"gocloud.dev/blob"
 	"gocloud.dev/blob/driver"
@@ -281,6 +283,49 @@ func (s *Store) Get(ctx context.Context, key string) ([]byte, error) {
 		return err
 	})
 	return data, err
+}
+
+// GetWithAttrs reads the whole object at key and its attributes, in one
+// request where the store's answer to a read carries them (S3: a GET
+// answers with the object's size and ETag); elsewhere the attributes are
+// asked for too.
+func (s *Store) GetWithAttrs(ctx context.Context, key string) ([]byte, Attrs, error) {
+	if s.disk != nil {
+		data, err := s.Get(ctx, key)
+		if err != nil {
+			return nil, Attrs{}, err
+		}
+		a, err := s.Head(ctx, key)
+		return data, a, err
+	}
+	var data []byte
+	a := Attrs{Key: key}
+	err := s.do(ctx, OpGet, key, func() error {
+		r, err := s.bucket.NewReader(ctx, key, nil)
+		if err != nil {
+			return err
+		}
+		defer func() { _ = r.Close() }()
+		if data, err = io.ReadAll(r); err != nil {
+			return err
+		}
+		a.Size, a.ModTime = r.Size(), r.ModTime()
+		var out s3.GetObjectOutput
+		if r.As(&out) && out.ETag != nil {
+			a.ETag = *out.ETag
+			return nil
+		}
+		ba, err := s.bucket.Attributes(ctx, key)
+		if err != nil {
+			return err
+		}
+		a.ETag = ba.ETag
+		return nil
+	})
+	if err != nil {
+		return nil, Attrs{}, err
+	}
+	return data, a, nil
 }
 
 // Head returns the object's attributes.

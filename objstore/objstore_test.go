@@ -474,3 +474,31 @@ func TestPromoteRaceHasOneWinnerAndRenamesOnFile(t *testing.T) {
 		})
 	}
 }
+
+// GetWithAttrs answers what Get and Head answer, on every backend (on S3
+// from the GET alone), and a missing object is ErrNotFound.
+func TestGetWithAttrsIsGetAndHead(t *testing.T) {
+	ctx := context.Background()
+	for name, s := range backends(t) {
+		if err := s.Put(ctx, "a/obj", []byte("some bytes")); err != nil {
+			t.Fatal(err)
+		}
+		data, a, err := s.GetWithAttrs(ctx, "a/obj")
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		h, err := s.Head(ctx, "a/obj")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(data) != "some bytes" || a.Size != 10 || a.ETag != h.ETag || a.Key != "a/obj" {
+			t.Errorf("%s: GetWithAttrs = %q %+v; Head = %+v", name, data, a, h)
+		}
+		if name == "s3" && a.ETag == "" {
+			t.Errorf("s3: no ETag from the GET")
+		}
+		if _, _, err := s.GetWithAttrs(ctx, "a/missing"); !errors.Is(err, objstore.ErrNotFound) {
+			t.Errorf("%s: a missing object: %v", name, err)
+		}
+	}
+}

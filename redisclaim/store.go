@@ -403,35 +403,18 @@ func (s *Store) stagedEntry(ctx context.Context, table string, version uint64, s
 }
 
 // readStaged returns a staging object's attributes and, with read, where
-// promoting it means reading it (not on file://), its bytes: both requests at once,
-// so that a commit waits for two sequential round trips to the store (this
-// one and the conditional PUT of its promotion), not three. Staging
-// objects are immutable: the bytes read before the claim are the bytes
-// the claim names.
+// promoting it means reading it (not on file://), its bytes, read with
+// the attributes in one request: a commit then waits for two sequential
+// round trips to the store (this one and the conditional PUT of its
+// promotion), not three. Staging objects are immutable: the bytes read
+// before the claim are the bytes the claim names.
 func (s *Store) readStaged(ctx context.Context, staging string, read bool) (objstore.Attrs, []byte, error) {
 	if !read || s.objs.Kind() == objstore.KindFile {
 		a, err := s.objs.Head(ctx, staging)
 		return a, nil, err
 	}
-	var data []byte
-	var getErr error
-	got := make(chan struct{})
-	go func() {
-		defer close(got)
-		data, getErr = s.objs.Get(ctx, staging)
-	}()
-	a, err := s.objs.Head(ctx, staging)
-	<-got
-	if err != nil {
-		return a, nil, err
-	}
-	if getErr != nil {
-		return a, nil, getErr
-	}
-	if int64(len(data)) != a.Size {
-		return a, nil, nserror.New(nserror.InvalidInput, "staging manifest %s changed while it was read (%d bytes, then %d): a staging manifest is written once", staging, a.Size, len(data))
-	}
-	return a, data, nil
+	data, a, err := s.objs.GetWithAttrs(ctx, staging)
+	return a, data, err
 }
 
 // Put runs the staging workflow for one version: claim (version == head+1),
