@@ -198,6 +198,8 @@ type Store struct {
 	// repair before replying, as a reader does.
 	after      sync.WaitGroup
 	afterSlots chan struct{}
+	afterMu    sync.Mutex // orders after.Go with Close's Wait
+	closing    bool       // guarded by afterMu: no more repairs past replies
 }
 
 // New returns a Store and loads its scripts.
@@ -236,6 +238,9 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 // then stops the Store's background work. The Redis client and the object
 // store are the caller's to close.
 func (s *Store) Close() error {
+	s.afterMu.Lock()
+	s.closing = true
+	s.afterMu.Unlock()
 	s.after.Wait()
 	s.pipe.close()
 	return nil
@@ -675,20 +680,35 @@ func (s *Store) runFinalize(ctx context.Context, table string, version uint64, r
 		cancel()
 		return Location{}, err
 	}
-	select {
-	case s.afterSlots <- struct{}{}:
-		s.after.Go(func() {
-			defer func() { <-s.afterSlots }()
-			defer cancel()
-			_ = s.repair(ctx, table, version, rec)
-		})
-	default:
-		defer cancel()
-		if err := s.repair(ctx, table, version, rec); err != nil {
-			return Location{}, err
-		}
+	if s.afterReply(func() { defer cancel(); _ = s.repair(ctx, table, version, rec) }) {
+		return loc, nil
+	}
+	defer cancel()
+	if err := s.repair(ctx, table, version, rec); err != nil {
+		return Location{}, err
 	}
 	return loc, nil
+}
+
+// afterReply runs fn in the background, past the writer's reply, unless
+// maxAfterReply run already or the Store is closing; false: the caller
+// runs it itself.
+func (s *Store) afterReply(fn func()) bool {
+	s.afterMu.Lock()
+	defer s.afterMu.Unlock()
+	if s.closing {
+		return false
+	}
+	select {
+	case s.afterSlots <- struct{}{}:
+	default:
+		return false
+	}
+	s.after.Go(func() {
+		defer func() { <-s.afterSlots }()
+		fn()
+	})
+	return true
 }
 
 // maxAfterReply bounds the writers' repairs running past their replies.
