@@ -124,7 +124,11 @@ func runLanceCatalog(ctx context.Context, cfg Config, rep *Report, dir, backend,
 			c := map[string]any{"impl": impl, "root": filepath.Join(tmp, "dir"), "uri": uri, "namespace": []string{"bench"},
 				"prefix": fmt.Sprintf("r%d", round), "count": lanceCatalogOps}
 			var out catalogReport
-			if err := runNode(ctx, dir, "catalog.mjs", c, &out); err != nil {
+			err := runNode(ctx, dir, "catalog.mjs", c, &out)
+			if err == nil && !out.OK {
+				err = scriptFailed("catalog.mjs", out.Errors)
+			}
+			if err != nil {
 				stop()
 				_ = os.RemoveAll(tmp)
 				return fmt.Errorf("catalog operations (%s): %w", impl, err)
@@ -381,14 +385,19 @@ func runAppend(ctx context.Context, dir string, cfg map[string]any) (appendRepor
 		return rep, err
 	}
 	if !rep.OK {
-		return rep, fmt.Errorf("node append.mjs: %d errors, the first: %s", len(rep.Errors), strings.Join(rep.Errors[:min(1, len(rep.Errors))], ""))
+		return rep, scriptFailed("append.mjs", rep.Errors)
 	}
 	return rep, nil
 }
 
+// scriptFailed is the error of an interop script whose report lists errs.
+func scriptFailed(script string, errs []string) error {
+	return fmt.Errorf("node %s: %d errors, the first: %s", script, len(errs), strings.Join(errs[:min(1, len(errs))], ""))
+}
+
 // runNode runs one of the interop scripts in dir with its JSON config and
-// decodes the report it prints last into out. A catalog report that says
-// it failed is an error here; an append report is checked by its caller.
+// decodes the report it prints last into out; the caller reads whether
+// the report says it succeeded.
 func runNode(ctx context.Context, dir, script string, cfg map[string]any, out any) error {
 	b, err := json.Marshal(cfg)
 	if err != nil {
@@ -405,9 +414,6 @@ func runNode(ctx context.Context, dir, script string, cfg map[string]any, out an
 	lines := strings.Split(strings.TrimSpace(string(stdout)), "\n")
 	if err := json.Unmarshal([]byte(lines[len(lines)-1]), out); err != nil {
 		return fmt.Errorf("node %s printed no report (%w): %s", script, err, stdout)
-	}
-	if c, ok := out.(*catalogReport); ok && !c.OK {
-		return fmt.Errorf("node %s: %d errors, the first: %s", script, len(c.Errors), strings.Join(c.Errors[:min(1, len(c.Errors))], ""))
 	}
 	return nil
 }

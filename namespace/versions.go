@@ -123,6 +123,11 @@ func (s *Service) stagedEntry(ctx context.Context, id ID, branch string, version
 	if err != nil {
 		return redisclaim.Entry{}, err
 	}
+	return s.entryIn(loc, branch, version, manifestPath, size, etag, naming)
+}
+
+// entryIn is entryAt on the chain of branch of the table at loc.
+func (s *Service) entryIn(loc, branch string, version int64, manifestPath string, size *int64, etag, naming string) (redisclaim.Entry, error) {
 	chain, err := chainOf(loc, branch)
 	if err != nil {
 		return redisclaim.Entry{}, err
@@ -184,11 +189,7 @@ func (s *Service) CreateTableVersion(ctx context.Context, req CreateTableVersion
 			}
 			s.locs.put(id, tloc)
 		}
-		chain, err := chainOf(tloc, req.Branch)
-		if err != nil {
-			return nil, err
-		}
-		e, err := s.entryAt(chain, req.Version, req.ManifestPath, req.ManifestSize, req.ETag, req.NamingScheme)
+		e, err := s.entryIn(tloc, req.Branch, req.Version, req.ManifestPath, req.ManifestSize, req.ETag, req.NamingScheme)
 		if err != nil {
 			return nil, err
 		}

@@ -740,12 +740,8 @@ func (s *Store) repair(ctx context.Context, table string, version uint64, rec re
 // epoch it was made in, after its final manifest was made (read-only: a
 // record a helper flipped meanwhile stands too).
 func (s *Store) stands(ctx context.Context, table string, version uint64, rec record, epoch string) bool {
-	r, err := run(ctx, s.pipe, s.sc.get, []string{s.k.Epoch(), s.k.Heads(), s.k.Versions(table)}, table, strconv.FormatUint(version, 10))
-	if err != nil || r.status() != "OK" || r.str(1) != epoch || r.str(3) == "" {
-		return false
-	}
-	cur, err := parseRecord(r.str(3))
-	return err == nil && cur.SP == rec.SP && cur.FP == rec.FP
+	now, cur, err := s.claimNow(ctx, table, version)
+	return err == nil && now == epoch && cur.SP == rec.SP && cur.FP == rec.FP
 }
 
 // raiseHead re-reads a table's head from storage after Redis lost a claim
@@ -779,17 +775,31 @@ func (s *Store) fenced(ctx context.Context, observed *time.Time, check func(cont
 // reconfirm reads a claim again before a late promotion: it must still
 // be staged, for the same staging object, in Redis's current state.
 func (s *Store) reconfirm(ctx context.Context, table string, version uint64, rec record) error {
-	r, err := run(ctx, s.pipe, s.sc.get, []string{s.k.Epoch(), s.k.Heads(), s.k.Versions(table)}, table, strconv.FormatUint(version, 10))
+	epoch, cur, err := s.claimNow(ctx, table, version)
 	if err != nil {
-		return fmt.Errorf("redisclaim: get: %w", err)
+		return err
 	}
-	if r.status() == "OK" && r.str(3) != "" {
-		if cur, err := parseRecord(r.str(3)); err == nil && cur.staged() && cur.SP == rec.SP && cur.FP == rec.FP {
-			return nil
-		}
+	if epoch != "" && cur.staged() && cur.SP == rec.SP && cur.FP == rec.FP {
+		return nil
 	}
 	return nserror.New(nserror.ServiceUnavailable,
 		"the claim of version %d of table %s is no longer in Redis as it was read (Redis lost its state meanwhile?): retry the same request to learn the outcome", version, s.name(table))
+}
+
+// claimNow reads a version's record as Redis holds it now, with the
+// epoch; epoch "" when Redis has no epoch, no head or no such record.
+func (s *Store) claimNow(ctx context.Context, table string, version uint64) (epoch string, rec record, err error) {
+	r, err := run(ctx, s.pipe, s.sc.get, []string{s.k.Epoch(), s.k.Heads(), s.k.Versions(table)}, table, strconv.FormatUint(version, 10))
+	if err != nil {
+		return "", record{}, fmt.Errorf("redisclaim: get: %w", err)
+	}
+	if r.status() != "OK" || r.str(3) == "" {
+		return "", record{}, nil
+	}
+	if rec, err = parseRecord(r.str(3)); err != nil {
+		return "", record{}, nil
+	}
+	return r.str(1), rec, nil
 }
 
 // afterCommitTimeout bounds the repair a commit does past its commit
