@@ -173,3 +173,30 @@ func TestRenameKeepsLocationAndVersions(t *testing.T) {
 		t.Fatalf("version rows under the new id at sequence %d: %d, want 3", seq, n)
 	}
 }
+
+// CreateTableVersion takes a table's location from its cache, checked by
+// the claim script: a writer whose cache still holds a table another
+// process has deregistered meanwhile is refused (TableNotFound), and no
+// version of it is written; once the table is declared again, commits go
+// on.
+func TestACommitToATableDroppedElsewhereIsRefused(t *testing.T) {
+	ctx := context.Background()
+	e := newTenv(t)
+	must(e.s.CreateNamespace(ctx, CreateNamespaceRequest{ID: id("prod")}))
+	tid := id("prod", "t")
+	loc := e.withVersions(tid, 1) // the writer's cache now holds the table
+	other := e.open()
+	defer func() { _ = other.Close() }()
+	must(other.DeregisterTable(ctx, DeregisterTableRequest{ID: tid}))
+	_, err := e.s.CreateTableVersion(ctx, CreateTableVersionRequest{ID: tid, Version: 2, ManifestPath: e.stage(loc, 2, "after the drop")})
+	wantCode(t, "a commit to a table dropped by another process", err, nserror.TableNotFound)
+	if got := e.final(loc, 2); got != "" {
+		t.Fatalf("version 2 of a dropped table was written: %q", got)
+	}
+	must(other.DeclareTable(ctx, DeclareTableRequest{ID: tid}))
+	newLoc := e.locOf(tid)
+	v := must(e.s.CreateTableVersion(ctx, CreateTableVersionRequest{ID: tid, Version: 1, ManifestPath: e.stage(newLoc, 1, "again")}))
+	if v.Version.Version != 1 || e.final(newLoc, 1) != "again" {
+		t.Fatalf("the first commit after declaring the table again: %+v, final %q", v.Version, e.final(newLoc, 1))
+	}
+}
