@@ -161,7 +161,14 @@ func TestActionErrorsCarryTheLanceCode(t *testing.T) {
 // engine has applied (the old version; a wait for the new one could not
 // end), while "latest" pins the head of the log when it is planned and
 // cannot answer until the segment is written, then answers the new one.
+// A query GetFlightInfo starts waits there (and a client that gives up
+// leaves nothing waiting); one it only plans waits in its DoGet.
 func TestConsistencyHeader(t *testing.T) {
+	t.Run("started", func(t *testing.T) { testConsistencyHeader(t, 32) })
+	t.Run("planned", func(t *testing.T) { testConsistencyHeader(t, 3) })
+}
+
+func testConsistencyHeader(t *testing.T, slots int) {
 	ctx := context.Background()
 	env := nstest.New(t)
 	var holding atomic.Bool
@@ -185,7 +192,7 @@ func TestConsistencyHeader(t *testing.T) {
 	svc := env.Open(t, func(c *namespace.Config) { c.Objects = objs })
 	released := sync.OnceFunc(func() { close(release) })
 	t.Cleanup(released)
-	e := serve(t, env, svc)
+	e := serve(t, env, svc, func(c *Config) { c.Limits.MaxConcurrentQueries = slots })
 	e.seed()
 	c := e.client()
 	const q = "SELECT max(version) AS v FROM table_versions"
@@ -207,18 +214,31 @@ func TestConsistencyHeader(t *testing.T) {
 	if _, recs := fetch(t, wctx, c, info, err); !slices.Equal(column(t, recs, "v"), []string{"3"}) {
 		t.Fatalf("visible, the new version held back: %v, want the old newest version 3", column(t, recs, "v"))
 	}
-	latest, err := c.Execute(with("latest"), q)
-	if err != nil {
-		t.Fatal(err)
-	}
-	short, cancelShort := context.WithTimeout(ctx, 500*time.Millisecond)
+	short, cancelShort := context.WithTimeout(metadata.AppendToOutgoingContext(ctx, ConsistencyHeader, "latest"), 500*time.Millisecond)
 	defer cancelShort()
-	if err := drain(short, c, latest, nil); status.Code(err) != codes.DeadlineExceeded {
-		t.Fatalf("latest, the new version held back: %v, want it to wait for the version (and time out)", err)
+	var latest *flight.FlightInfo
+	if e.srv.limits.MaxStartedQueries > 0 {
+		_, err := c.Execute(short, q)
+		if status.Code(err) != codes.DeadlineExceeded {
+			t.Fatalf("latest, the new version held back: %v, want GetFlightInfo to wait for the version (and time out)", err)
+		}
+		waitFor(t, "the query the client gave up on stops waiting", func() bool {
+			return e.srv.started.len() == 0 && len(e.srv.slots) == 0
+		})
+	} else {
+		if latest, err = c.Execute(with("latest"), q); err != nil {
+			t.Fatal(err)
+		}
+		if err := drain(short, c, latest, nil); status.Code(err) != codes.DeadlineExceeded {
+			t.Fatalf("latest, the new version held back: %v, want DoGet to wait for the version (and time out)", err)
+		}
 	}
 
 	released()
-	if _, recs := fetch(t, wctx, c, latest, nil); !slices.Equal(column(t, recs, "v"), []string{"4"}) {
+	if latest == nil {
+		latest, err = c.Execute(with("latest"), q)
+	}
+	if _, recs := fetch(t, wctx, c, latest, err); !slices.Equal(column(t, recs, "v"), []string{"4"}) {
 		t.Fatalf("latest, planned while the version was held back: %v, want 4", column(t, recs, "v"))
 	}
 	info, err = c.Execute(with("visible"), q)

@@ -22,16 +22,39 @@ import (
 	"github.com/flightns/flightns/nserror"
 )
 
-// A query runs at DoGet, as arrow-go's Flight SQL examples do.
-// GetFlightInfo passes the text through the gate and returns its result
-// schema (the statement is prepared; nothing of it runs) and a ticket
-// naming the query and the catalog sequence it must see: with the
-// "latest" consistency, the head of the commit log when it was planned.
-// A ticket nobody fetches holds nothing on the server. DoGet takes a
-// concurrency slot (failing at once when none is free), runs the query
-// in the SQL engine under the query time limit, and streams its result
-// batch by batch as DuckDB computes it; a client that stops reading for
-// StalledResultTimeout loses its query and its slot.
+// A query runs once. GetFlightInfo passes the text through the gate and,
+// when a slot is free, starts it at once: the running query's result
+// schema goes into the FlightInfo, and the query waits, parked under a
+// random id the ticket carries, for the DoGet that streams it — so a
+// statement is planned once, not once for its schema and again for its
+// run. A started query holds its slot; one nobody fetches within
+// StalledResultTimeout is stopped and its slot freed, and at most
+// MaxStartedQueries wait at once. Without a free slot (or once that many
+// wait), GetFlightInfo only plans the statement (nothing of it runs) and
+// its DoGet runs it. Either way the ticket names the query and the
+// catalog sequence it must see — with the "latest" consistency, the head
+// of the commit log when it was planned — so any DoGet that finds no
+// started query (expired, or sent to another server) runs it from the
+// ticket. DoGet streams the result batch by batch as DuckDB computes it,
+// under the query time limit (counted from the planning); a client that
+// stops reading for StalledResultTimeout loses its query and its slot.
+
+// running is a query started in the SQL engine, holding a slot: its
+// result, its time limit, and what it runs (the ticket's kind and payload,
+// which a DoGet must name to take it).
+type running struct {
+	res    *manifesttable.Result
+	qctx   context.Context
+	cancel context.CancelFunc
+	what   string
+}
+
+// release stops the query and frees its slot.
+func (s *Server) release(r *running) {
+	r.res.Release()
+	r.cancel()
+	<-s.slots
+}
 
 // runQuery starts query and returns its stream. The slot, the engine's
 // result and the time limit are released when the stream ends.
@@ -47,19 +70,73 @@ func (s *Server) runQuery(ctx context.Context, query string, args []any, after u
 	default:
 		return nil, nil, limitError("too many concurrent queries (limit %d); retry shortly", s.limits.MaxConcurrentQueries)
 	}
-	// The query's own context: what is left of its time limit, and the
-	// client's cancel.
-	qctx, cancel := context.WithTimeout(ctx, left)
-	release := func() {
-		cancel()
-		<-s.slots
-	}
-	res, err := s.sql.Query(qctx, query, args, after)
+	r, err := s.start(ctx, ctx, query, args, after, left)
 	if err != nil {
-		err = s.timeoutError(ctx, qctx, err)
-		release()
 		return nil, nil, err
 	}
+	return s.stream(ctx, r)
+}
+
+// start runs query in the SQL engine with a slot the caller took, under
+// a time limit of left from now, within base (which the client's cancel
+// may end); rpc is the call that asked.
+func (s *Server) start(rpc, base context.Context, query string, args []any, after uint64, left time.Duration) (*running, error) {
+	qctx, cancel := context.WithTimeout(base, left)
+	res, err := s.sql.Query(qctx, query, args, after)
+	if err != nil {
+		err = s.timeoutError(rpc, qctx, err)
+		cancel()
+		<-s.slots
+		return nil, err
+	}
+	return &running{res: res, qctx: qctx, cancel: cancel}, nil
+}
+
+// startEarly starts a query GetFlightInfo planned, to be taken by the
+// DoGet of the ticket whose kind and payload are what, and returns its
+// id and its result schema; no id and a nil error when there is no
+// query, no slot is free or MaxStartedQueries already wait (the DoGet
+// runs it then).
+func (s *Server) startEarly(ctx context.Context, query string, args []any, after uint64, what string) (string, *arrow.Schema, error) {
+	if query == "" || s.started.len() >= s.limits.MaxStartedQueries {
+		return "", nil, nil
+	}
+	select {
+	case s.slots <- struct{}{}:
+	default:
+		return "", nil, nil
+	}
+	// The query outlives the call that starts it: once started, only its
+	// time limit, the TTL of its wait and the DoGet that takes it end it.
+	// Until then (its wait for the catalog sequence included), the call's
+	// client may.
+	base, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	unlink := context.AfterFunc(ctx, cancel)
+	r, err := s.start(ctx, base, query, args, after, s.limits.QueryTimeout)
+	if !unlink() || err != nil {
+		cancel()
+		if err == nil {
+			s.release(r)
+			err = ctx.Err()
+		}
+		return "", nil, err
+	}
+	stopRun := r.cancel
+	r.cancel = func() { stopRun(); cancel() }
+	r.what = what
+	schema := r.res.Schema()
+	id, err := s.started.park(r, what)
+	if err != nil {
+		return "", schema, nil // released by park; the DoGet runs it
+	}
+	return id, schema, nil
+}
+
+// stream streams a running query's result to the DoGet call ctx, which
+// also stops it when the client goes away.
+func (s *Server) stream(ctx context.Context, r *running) (*arrow.Schema, <-chan flight.StreamChunk, error) {
+	res, qctx := r.res, r.qctx
+	stop := context.AfterFunc(ctx, r.cancel)
 	_ = grpc.SetHeader(ctx, metadata.Pairs(SeqHeader, strconv.FormatUint(res.Seq, 10)))
 	ch := make(chan flight.StreamChunk, 1)
 	// fail ends the stream with err, unless nobody reads it any more.
@@ -72,8 +149,8 @@ func (s *Server) runQuery(ctx context.Context, query string, args []any, after u
 	}
 	go func() {
 		defer close(ch)
-		defer release()
-		defer res.Release()
+		defer s.release(r)
+		defer stop()
 		var rows, size int64
 		lim := s.limits
 		stall := time.NewTimer(lim.StalledResultTimeout)
@@ -154,8 +231,8 @@ func newParked[T comparable](ttl time.Duration, maxN int, drop func(T)) *parked[
 }
 
 // park stores x and returns its id; x is dropped if it is not taken
-// within the TTL.
-func (p *parked[T]) park(x T) (string, error) {
+// within the TTL. Only a take that names the same what finds it.
+func (p *parked[T]) park(x T, what string) (string, error) {
 	var b [12]byte
 	_, _ = rand.Read(b[:])
 	id := hex.EncodeToString(b[:])
@@ -165,49 +242,77 @@ func (p *parked[T]) park(x T) (string, error) {
 		p.drop(x)
 		return "", limitError("too many plans not yet fetched (limit %d): fetch (DoGet) what you plan", p.max)
 	}
-	p.m[id] = x
+	key := id + "|" + what
+	p.m[key] = x
 	p.mu.Unlock()
 	time.AfterFunc(p.ttl, func() {
 		var zero T
-		if x := p.take(id); x != zero {
+		if x := p.takeKey(key); x != zero {
 			p.drop(x)
 		}
 	})
 	return id, nil
 }
 
-// take removes and returns what is parked under id, or the zero value.
-func (p *parked[T]) take(id string) T {
+// take removes and returns what is parked under id for what, or the zero
+// value.
+func (p *parked[T]) take(id, what string) T { return p.takeKey(id + "|" + what) }
+
+func (p *parked[T]) takeKey(key string) T {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	x := p.m[id]
-	delete(p.m, id)
+	x := p.m[key]
+	delete(p.m, key)
 	return x
 }
 
-// A ticket names a query, the sequence it must see, and how much of its
-// time limit its planning took (milliseconds):
-// "q3|<after>|<spent>|s|<sql>" for a statement, "q3|<after>|<spent>|p|<handle>"
-// for a prepared statement (run with the parameters bound when it is
+// dropAll drops everything parked.
+func (p *parked[T]) dropAll() {
+	p.mu.Lock()
+	all := p.m
+	p.m = make(map[string]T)
+	p.mu.Unlock()
+	for _, x := range all {
+		p.drop(x)
+	}
+}
+
+func (p *parked[T]) len() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.m)
+}
+
+// A ticket names a query, the sequence it must see, how much of its time
+// limit its planning took (milliseconds), and the id of the query
+// GetFlightInfo started for it, if any:
+// "q4|<after>|<spent>|s|<started>|<sql>" for a statement,
+// "q4|<after>|<spent>|p|<started>|<handle>" for a prepared statement (run
+// with the parameters bound when it was planned, or else when it is
 // fetched). A ticket is the client's: DoGet trusts nothing in it (the SQL
 // goes through the gate again; a forged sequence only makes the query
-// wait, and a forged planning time only gives it the time it would have
-// had, within its time limit).
+// wait, a forged planning time only gives it the time it would have had,
+// within its time limit, and a started query is found only by its random
+// id together with the very text or handle it runs).
 type ticket struct {
 	after         uint64
 	spent         time.Duration
 	kind, payload string
+	started       string
 }
 
+// what is the ticket's query, as a started query is parked under.
+func (t ticket) what() string { return t.kind + "|" + t.payload }
+
 func (t ticket) encode() ([]byte, error) {
-	return flightsql.CreateStatementQueryTicket([]byte("q3|" + strconv.FormatUint(t.after, 10) + "|" +
-		strconv.FormatInt(t.spent.Milliseconds(), 10) + "|" + t.kind + "|" + t.payload))
+	return flightsql.CreateStatementQueryTicket([]byte("q4|" + strconv.FormatUint(t.after, 10) + "|" +
+		strconv.FormatInt(t.spent.Milliseconds(), 10) + "|" + t.kind + "|" + t.started + "|" + t.payload))
 }
 
 func parseTicket(handle []byte) (ticket, error) {
 	bad := nserror.New(nserror.InvalidInput, "not a flightns statement ticket")
-	parts := strings.SplitN(string(handle), "|", 5)
-	if len(parts) != 5 || parts[0] != "q3" || (parts[3] != "s" && parts[3] != "p") {
+	parts := strings.SplitN(string(handle), "|", 6)
+	if len(parts) != 6 || parts[0] != "q4" || (parts[3] != "s" && parts[3] != "p") {
 		return ticket{}, bad
 	}
 	after, err := strconv.ParseUint(parts[1], 10, 64)
@@ -218,7 +323,7 @@ func parseTicket(handle []byte) (ticket, error) {
 	if err != nil {
 		return ticket{}, bad
 	}
-	return ticket{after: after, spent: time.Duration(ms) * time.Millisecond, kind: parts[3], payload: parts[4]}, nil
+	return ticket{after: after, spent: time.Duration(ms) * time.Millisecond, kind: parts[3], started: parts[4], payload: parts[5]}, nil
 }
 
 // ConsistencyHeader chooses what a query waits for: "latest" (the

@@ -58,7 +58,7 @@ func (s *Server) doPlannerAction(op planner.Op, cmd *flight.Action, stream fligh
 
 // planInfo parks a plan and describes it.
 func (s *Server) planInfo(pl *planner.Plan, request []byte, desc *flight.FlightDescriptor) (*flight.FlightInfo, error) {
-	id, err := s.plans.park(pl)
+	id, err := s.plans.park(pl, "")
 	if err != nil {
 		return nil, err
 	}
@@ -108,7 +108,7 @@ func (s *Server) DoGet(tkt *flight.Ticket, stream flight.FlightService_DoGetServ
 		return err
 	}
 	id, request, _ := bytes.Cut(rest, []byte("\n"))
-	pl := s.plans.take(string(id))
+	pl := s.plans.take(string(id), "")
 	if pl == nil {
 		op, _ := planner.OpByName("PlanScan")
 		resp, err := op.Run(ctx, s.planner, request, nil)

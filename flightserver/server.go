@@ -58,9 +58,13 @@ type Limits struct {
 	// 10,000); PreparedTTL is how long an unused one lives (default 15 min).
 	MaxPreparedStatements int
 	PreparedTTL           time.Duration
+	// MaxStartedQueries bounds the queries GetFlightInfo started that wait
+	// for their DoGet, each holding a slot (default a quarter of
+	// MaxConcurrentQueries, rounded down: none below 4); past it,
+	// GetFlightInfo only plans. Unfetched tickets never hold more slots.
+	MaxStartedQueries int
 	// MaxUnfetchedResults bounds the plans (plan_scan) made and not yet
-	// fetched by DoGet (default 1,024). A planned SQL query holds nothing
-	// until its DoGet runs it.
+	// fetched by DoGet (default 1,024).
 	MaxUnfetchedResults int
 }
 
@@ -82,6 +86,9 @@ func (l Limits) withDefaults() Limits {
 	}
 	if l.MaxConcurrentQueries <= 0 {
 		l.MaxConcurrentQueries = 32
+	}
+	if l.MaxStartedQueries <= 0 {
+		l.MaxStartedQueries = l.MaxConcurrentQueries / 4
 	}
 	if l.MaxPreparedStatements <= 0 {
 		l.MaxPreparedStatements = 10_000
@@ -143,6 +150,7 @@ type Server struct {
 	grpc     *grpc.Server
 	planner  *planner.Planner
 	plans    *parked[*planner.Plan] // plans between the PlanScan action and DoGet
+	started  *parked[*running]      // queries GetFlightInfo started, until their DoGet
 }
 
 // New builds a Server; Serve starts it.
@@ -178,6 +186,7 @@ func New(cfg Config) (*Server, error) {
 		planner:  cfg.Planner,
 		plans:    newParked(lim.QueryTimeout, lim.MaxUnfetchedResults, func(*planner.Plan) {}),
 	}
+	s.started = newParked(lim.StalledResultTimeout, lim.MaxStartedQueries, s.release)
 	if cfg.SQL == nil { // SQL in this process: plan_scan is answered here
 		if err := s.planner.RegisterSQL(context.Background()); err != nil {
 			return nil, fmt.Errorf("flightserver: the plan_scan SQL function: %w", err)
@@ -247,8 +256,15 @@ func publicStream(authn grpc.StreamServerInterceptor) grpc.StreamServerIntercept
 // Serve accepts Flight calls on l until Stop or GracefulStop.
 func (s *Server) Serve(l net.Listener) error { return s.grpc.Serve(l) }
 
-// GracefulStop stops accepting calls and waits for running ones.
-func (s *Server) GracefulStop() { s.grpc.GracefulStop() }
+// GracefulStop stops accepting calls and waits for running ones; the
+// queries started for a DoGet that can no longer come are stopped.
+func (s *Server) GracefulStop() {
+	s.grpc.GracefulStop()
+	s.started.dropAll()
+}
 
-// Stop closes every connection at once.
-func (s *Server) Stop() { s.grpc.Stop() }
+// Stop closes every connection at once and stops the started queries.
+func (s *Server) Stop() {
+	s.grpc.Stop()
+	s.started.dropAll()
+}

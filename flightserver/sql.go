@@ -49,27 +49,37 @@ func (q *sqlServer) GetFlightInfoStatement(ctx context.Context, cmd flightsql.St
 	if len(cmd.GetTransactionId()) > 0 {
 		return nil, errNoTransactions
 	}
-	start := time.Now()
-	schema, _, err := q.s.schema(ctx, cmd.GetQuery())
-	if err != nil {
-		return nil, err
-	}
-	return q.plannedInfo(ctx, desc, schema, "s", cmd.GetQuery(), start)
+	return q.plannedInfo(ctx, desc, nil, ticket{kind: "s", payload: cmd.GetQuery()}, cmd.GetQuery(), nil)
 }
 
-// plannedInfo returns the FlightInfo whose ticket runs a planned query;
-// the planning began at start (it counts toward the query time limit).
-func (q *sqlServer) plannedInfo(ctx context.Context, desc *flight.FlightDescriptor, schema *arrow.Schema, kind, payload string, start time.Time) (*flight.FlightInfo, error) {
+// plannedInfo returns the FlightInfo whose ticket t runs query with args
+// (t's sequence and planning time are filled in here). It starts the
+// query when it can (see exec.go); otherwise it plans it, unless schema
+// is already known.
+func (q *sqlServer) plannedInfo(ctx context.Context, desc *flight.FlightDescriptor, schema *arrow.Schema, t ticket, query string, args []any) (*flight.FlightInfo, error) {
+	start := time.Now()
 	after, err := q.s.after(ctx)
 	if err != nil {
 		return nil, err
 	}
-	t, err := ticket{after: after, spent: time.Since(start), kind: kind, payload: payload}.encode()
+	id, started, err := q.s.startEarly(ctx, query, args, after, t.what())
+	switch {
+	case err != nil:
+		return nil, err
+	case started != nil:
+		schema = started
+	case schema == nil:
+		if schema, _, err = q.s.schema(ctx, query); err != nil {
+			return nil, err
+		}
+	}
+	t.after, t.spent, t.started = after, time.Since(start), id
+	tk, err := t.encode()
 	if err != nil {
 		return nil, err
 	}
 	return &flight.FlightInfo{
-		Endpoint:         []*flight.FlightEndpoint{{Ticket: &flight.Ticket{Ticket: t}}},
+		Endpoint:         []*flight.FlightEndpoint{{Ticket: &flight.Ticket{Ticket: tk}}},
 		FlightDescriptor: desc,
 		Schema:           flight.SerializeSchema(schema, q.s.alloc),
 		TotalRecords:     -1,
@@ -91,6 +101,11 @@ func (q *sqlServer) DoGetStatement(ctx context.Context, tk flightsql.StatementQu
 	t, err := parseTicket(tk.GetStatementHandle())
 	if err != nil {
 		return nil, nil, err
+	}
+	if t.started != "" {
+		if r := q.s.started.take(t.started, t.what()); r != nil {
+			return q.s.stream(ctx, r)
+		}
 	}
 	if t.kind == "p" {
 		return q.runPrepared(ctx, []byte(t.payload), t.after, t.spent)
@@ -162,12 +177,16 @@ func (q *sqlServer) ClosePreparedStatement(_ context.Context, req flightsql.Acti
 // GetFlightInfoPreparedStatement plans a prepared query: its ticket runs
 // it with the parameters bound when it is fetched.
 func (q *sqlServer) GetFlightInfoPreparedStatement(ctx context.Context, cmd flightsql.PreparedStatementQuery, desc *flight.FlightDescriptor) (*flight.FlightInfo, error) {
-	start := time.Now()
-	p, err := q.s.prepared.get(cmd.GetPreparedStatementHandle())
+	handle := cmd.GetPreparedStatementHandle()
+	p, err := q.s.prepared.get(handle)
 	if err != nil {
 		return nil, err
 	}
-	return q.plannedInfo(ctx, desc, p.schema, "p", string(cmd.GetPreparedStatementHandle()), start)
+	query := p.query
+	if len(p.args) != len(p.params.Fields()) {
+		query = "" // not started: its DoGet says what is missing
+	}
+	return q.plannedInfo(ctx, desc, p.schema, ticket{kind: "p", payload: string(handle)}, query, p.args)
 }
 
 // runPrepared runs a prepared statement with its bound parameters.

@@ -49,7 +49,7 @@ func (e *engine) begin(ctx context.Context, pool chan struct{}) (*request, error
 	r := &request{e: e, pool: pool, conn: conn, id: connectionID(conn)}
 	e.ctxs.Store(r.id, ctx)
 	r.stopIn = interrupter(ctx, conn, interruptEvery)
-	if err := conn.execAll("USE "+DatabaseName, "BEGIN TRANSACTION READ ONLY"); err != nil {
+	if err := conn.run("USE " + DatabaseName + "; BEGIN TRANSACTION READ ONLY"); err != nil {
 		r.end()
 		return nil, err
 	}
@@ -61,7 +61,7 @@ func (e *engine) begin(ctx context.Context, pool chan struct{}) (*request, error
 func (r *request) end() {
 	r.once.Do(func() {
 		r.stopIn()
-		_ = r.conn.exec("ROLLBACK")
+		_ = r.conn.run("ROLLBACK")
 		r.e.ctxs.Delete(r.id)
 		r.conn.close()
 		<-r.pool
