@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -23,14 +24,23 @@ import (
 // history. It is a read replica of the table's Go index: segments flow
 // into it, nothing flows out of it into durable state.
 //
-// Two physical tables keep the rows: _objects (namespaces and tables) and
-// _versions (table versions, without an object_type column). Each row has
-// the catalog sequence range in which it is current: [_seq_from, _seq_to).
-// The view __manifest is their union at the newest sequence; the table
-// macro manifest_at(n) is the same at sequence n. Because the view puts the
-// constant 'table_version' in the versions branch, a filter on object_type
-// folds away there and a filter on object_id uses the ART index: a point
-// look-up stays under a millisecond at millions of rows.
+// Physical tables keep the rows: _objects (namespaces and tables) and
+// _versions (table versions, without an object_type column) hold the
+// current rows, _objects_past and _versions_past the rows that stopped
+// being current (kept for time travel until purged). Each row has the
+// catalog sequence range in which it is current: [_seq_from, _seq_to),
+// _seq_to NULL in the current tables. The view __manifest is the union of
+// the current tables, with no filter of its own; the table macro
+// manifest_at(n) is the union of all four at sequence n.
+//
+// That shape is what lets DuckDB use the ART index on object_id: a table
+// scan uses an index only when exactly one filter is pushed into it. So
+// the current rows need no filter to tell them from history; the view
+// puts the constant 'table_version' in the versions branch (a filter on
+// object_type folds away there); and its table_version is coalesce(x, x),
+// the same value, which a Top-N (ORDER BY version … LIMIT) cannot push
+// into the scan as a second, dynamic filter. A point look-up and a
+// table's newest versions are then index scans at any size.
 //
 // One writer connection applies segments, each in one transaction that
 // also records the sequence it reached in _meta. A query gets a new
@@ -129,6 +139,8 @@ func openEngine(_ context.Context, cfg EngineConfig) (*engine, error) {
 		`USE ` + DatabaseName,
 		`CREATE TABLE _objects (` + columnsDDL(true) + `, _seq_from UBIGINT NOT NULL, _seq_to UBIGINT)`,
 		`CREATE TABLE _versions (` + columnsDDL(false) + `, _seq_from UBIGINT NOT NULL, _seq_to UBIGINT)`,
+		`CREATE TABLE _objects_past AS FROM _objects`,
+		`CREATE TABLE _versions_past AS FROM _versions`,
 		`CREATE INDEX _objects_id ON _objects (object_id)`,
 		`CREATE INDEX _versions_id ON _versions (object_id)`,
 		`CREATE TABLE _meta (seq UBIGINT NOT NULL, oldest UBIGINT NOT NULL)`,
@@ -228,19 +240,28 @@ func (e *engine) createViews() error {
 	for _, c := range cols {
 		q := quoteIdent(c)
 		obj = append(obj, q)
-		if c == ColObjectType {
+		switch c {
+		case ColObjectType:
 			ver = append(ver, `'table_version' AS object_type`)
-		} else {
+		case ColTableVersion:
+			ver = append(ver, `coalesce(`+q+`, `+q+`) AS `+q)
+		default:
 			ver = append(ver, q)
 		}
 	}
-	union := func(cond string) string {
-		return `SELECT ` + strings.Join(obj, ", ") + ` FROM _objects WHERE ` + cond +
-			` UNION ALL SELECT ` + strings.Join(ver, ", ") + ` FROM _versions WHERE ` + cond
+	sel := func(cols []string, table, cond string) string {
+		q := `SELECT ` + strings.Join(cols, ", ") + ` FROM ` + table
+		if cond != "" {
+			q += ` WHERE ` + cond
+		}
+		return q
 	}
+	const current, past = `_seq_from <= n`, `_seq_from <= n AND _seq_to > n`
 	stmts := []string{
-		`CREATE OR REPLACE VIEW __manifest AS ` + union(`_seq_to IS NULL`),
-		`CREATE OR REPLACE MACRO manifest_at(n) AS TABLE ` + union(`_seq_from <= n AND (_seq_to IS NULL OR _seq_to > n)`),
+		`CREATE OR REPLACE VIEW __manifest AS ` + sel(obj, "_objects", "") + ` UNION ALL ` + sel(ver, "_versions", ""),
+		`CREATE OR REPLACE MACRO manifest_at(n) AS TABLE ` + strings.Join([]string{
+			sel(obj, "_objects", current), sel(obj, "_objects_past", past),
+			sel(ver, "_versions", current), sel(ver, "_versions_past", past)}, " UNION ALL "),
 		`CREATE OR REPLACE VIEW namespaces AS SELECT object_id, metadata, committed_at FROM __manifest WHERE object_type = 'namespace'`,
 		`CREATE OR REPLACE VIEW tables AS SELECT * EXCLUDE (object_type, table_version, manifest_path, manifest_size, branch, num_rows, num_fragments, data_bytes, schema) FROM __manifest WHERE object_type = 'table'`,
 		`CREATE OR REPLACE VIEW table_versions AS SELECT object_id AS table_id, branch, table_version AS version, manifest_path, manifest_size, committed_at, txn_id, metadata, num_rows, num_fragments, data_bytes, schema FROM __manifest WHERE object_type = 'table_version'`,
@@ -262,7 +283,7 @@ func (e *engine) addColumns(extra Columns, raw map[string]arrow.DataType) error 
 			}
 			continue
 		}
-		for _, tbl := range []string{"_objects", "_versions"} {
+		for _, tbl := range physicalTables {
 			if err := e.writer.exec(fmt.Sprintf(`ALTER TABLE %s ADD COLUMN %s %s`, tbl, quoteIdent(name), sqlType(t))); err != nil {
 				return err
 			}
@@ -277,7 +298,7 @@ func (e *engine) addColumns(extra Columns, raw map[string]arrow.DataType) error 
 		if _, ok := e.extra[name]; ok {
 			continue
 		}
-		for _, tbl := range []string{"_objects", "_versions"} {
+		for _, tbl := range physicalTables {
 			if err := e.writer.exec(fmt.Sprintf(`ALTER TABLE %s ADD COLUMN %s VARCHAR`, tbl, quoteIdent(name))); err != nil {
 				return err
 			}
@@ -291,24 +312,37 @@ func (e *engine) addColumns(extra Columns, raw map[string]arrow.DataType) error 
 	return nil
 }
 
-// insertRows appends rows (to _objects or _versions by type), row i
-// current over [from[i], to[i]) (to[i] 0: still current), through an
-// Arrow view.
+// physicalTables are the tables that hold the rows, all with the same
+// columns but for object_type (absent from the versions tables).
+var physicalTables = []string{"_objects", "_objects_past", "_versions", "_versions_past"}
+
+// tableOf is the physical table of a row of type typ, current or not.
+func tableOf(typ string, current bool) string {
+	t := "_objects"
+	if typ == TypeTableVersion {
+		t = "_versions"
+	}
+	if !current {
+		t += "_past"
+	}
+	return t
+}
+
+// insertRows appends rows (to the table of their type, and of the current
+// rows or the past ones), row i current over [from[i], to[i]) (to[i] 0:
+// still current), through an Arrow view.
 func (e *engine) insertRows(rows []Row, from, to []uint64) error {
-	var parts [2]struct {
+	var parts [4]struct {
 		rows     []Row
 		from, to []uint64
 	}
 	for i := range rows {
-		p := &parts[0]
-		if rows[i].ObjectType == TypeTableVersion {
-			p = &parts[1]
-		}
+		p := &parts[slices.Index(physicalTables, tableOf(rows[i].ObjectType, to[i] == 0))]
 		p.rows = append(p.rows, rows[i])
 		p.from = append(p.from, from[i])
 		p.to = append(p.to, to[i])
 	}
-	for i, table := range []string{"_objects", "_versions"} {
+	for i, table := range physicalTables {
 		p := parts[i]
 		if len(p.rows) == 0 {
 			continue
@@ -357,7 +391,7 @@ func rawAsString(rows []Row, raw map[string]arrow.DataType) []Row {
 func (e *engine) insertRecord(table string, rec arrow.RecordBatch, from, to []uint64) error {
 	var cols []string
 	for _, c := range e.columnList() {
-		if table == "_versions" && c == ColObjectType {
+		if strings.HasPrefix(table, "_versions") && c == ColObjectType {
 			continue
 		}
 		cols = append(cols, c)
@@ -456,11 +490,11 @@ func (e *engine) insertMixed(rec arrow.RecordBatch, seq uint64) error {
 		for i := range seqs {
 			seqs[i] = seq
 		}
-		table := "_objects"
+		typ := TypeTable
 		if isVer {
-			table = "_versions"
+			typ = TypeTableVersion
 		}
-		err := e.insertRecord(table, part, seqs, nil)
+		err := e.insertRecord(tableOf(typ, true), part, seqs, nil)
 		part.Release()
 		if err != nil {
 			return err
@@ -525,12 +559,15 @@ func (e *engine) applySegment(seg *segment) error {
 	}
 	var err error
 	for _, r := range retires {
+		// A retired row moves to the past, its _seq_to the change's.
+		cond, args := `object_id = ? AND object_type = ?`, []any{r.key.ID, r.key.Type}
 		if r.key.Type == TypeTableVersion {
-			err = w.exec(`UPDATE _versions SET _seq_to = ? WHERE object_id = ? AND coalesce(branch, '') = ? AND table_version = ? AND _seq_to IS NULL`,
-				r.seq, r.key.ID, r.key.Branch, r.key.Version)
-		} else {
-			err = w.exec(`UPDATE _objects SET _seq_to = ? WHERE object_id = ? AND object_type = ? AND _seq_to IS NULL`,
-				r.seq, r.key.ID, r.key.Type)
+			cond, args = `object_id = ? AND coalesce(branch, '') = ? AND table_version = ?`, []any{r.key.ID, r.key.Branch, r.key.Version}
+		}
+		cur, old := tableOf(r.key.Type, true), tableOf(r.key.Type, false)
+		err = w.exec(`INSERT INTO `+old+` SELECT * REPLACE (CAST(? AS UBIGINT) AS _seq_to) FROM `+cur+` WHERE `+cond, append([]any{r.seq}, args...)...)
+		if err == nil {
+			err = w.exec(`DELETE FROM `+cur+` WHERE `+cond, args...)
 		}
 		if err != nil {
 			break
@@ -616,7 +653,11 @@ func (e *engine) load(f *frozen, replace bool) error {
 	}
 	err := func() error {
 		if replace {
-			if err := e.writer.execAll(`DELETE FROM _objects`, `DELETE FROM _versions`); err != nil {
+			var clear []string
+			for _, t := range physicalTables {
+				clear = append(clear, `DELETE FROM `+t)
+			}
+			if err := e.writer.execAll(clear...); err != nil {
 				return err
 			}
 		}
@@ -690,8 +731,8 @@ func (e *engine) purgeHistory(seq uint64) error {
 	e.wmu.Lock()
 	defer e.wmu.Unlock()
 	err := e.writer.execAll(
-		fmt.Sprintf(`DELETE FROM _objects WHERE _seq_to IS NOT NULL AND _seq_to <= %d`, seq),
-		fmt.Sprintf(`DELETE FROM _versions WHERE _seq_to IS NOT NULL AND _seq_to <= %d`, seq),
+		fmt.Sprintf(`DELETE FROM _objects_past WHERE _seq_to <= %d`, seq),
+		fmt.Sprintf(`DELETE FROM _versions_past WHERE _seq_to <= %d`, seq),
 		fmt.Sprintf(`UPDATE _meta SET oldest = greatest(oldest, %d)`, seq))
 	if err != nil {
 		return err
