@@ -63,7 +63,11 @@ func runManifest(ctx context.Context, cfg Config, rep *Report) error {
 }
 
 // A generated catalog: 1% namespaces and tables, the rest versions, 1,000
-// per table of the first tables (for the listing), then 100 per table.
+// per table of the first ten tables (for the listing) and 100 per table of
+// the others, in commit order: every table's version 1, then every table's
+// version 2, and so on, as a catalog whose tables are written side by side
+// grows. A table's versions are spread over the whole table, so only an
+// index finds them without a scan.
 func genRows(n int, emit func([]Row) error) (tables []string, err error) {
 	const batch = 64 * 1024
 	buf := make([]Row, 0, batch)
@@ -92,25 +96,23 @@ func genRows(n int, emit func([]Row) error) (tables []string, err error) {
 		buf = append(buf, Row{ObjectType: manifesttable.TypeNamespace, ObjectID: fmt.Sprintf("ns%03d", i)})
 	}
 	remaining := n - nTables - min(100, nTables)
-	t := 0
-	for remaining > 0 {
-		id := tables[t%len(tables)]
-		per := 100
-		if t < 10 {
-			per = 1000
-		}
-		for v := 1; v <= per && remaining > 0; v++ {
+	for v := 1; v <= 1000 && remaining > 0; v++ {
+		for t, id := range tables {
+			if v > 100 && t >= 10 {
+				break
+			}
 			buf = append(buf, Row{ObjectType: manifesttable.TypeTableVersion, ObjectID: id, TableVersion: uint64(v),
 				ManifestPath: fmt.Sprintf("%08x_%s/_versions/%020d.manifest", t, id, ^uint64(0)-uint64(v)), ManifestSize: 4096 + uint64(v),
 				CommittedAt: at.Add(time.Duration(v) * time.Second)})
-			remaining--
+			if remaining--; remaining == 0 {
+				break
+			}
 			if len(buf) == batch {
 				if err := flush(); err != nil {
 					return nil, err
 				}
 			}
 		}
-		t++
 	}
 	return tables, flush()
 }

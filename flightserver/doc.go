@@ -14,13 +14,16 @@
 // goes to arrow-go's Flight SQL router) → sqlServer (one short method per
 // Flight SQL command).
 //
-// Queries: GetFlightInfo plans — the SQL goes through the gate (exactly
-// one read-only statement, classified by DuckDB's parser before anything
-// runs) and the result schema comes from the prepared statement — and puts
-// the SQL and the catalog sequence to wait for in the ticket; DoGet runs
-// it and streams the result batch by batch, so every row of a result
-// reflects one catalog sequence, named in the x-flightns-catalog-seq
-// header. The queries run wherever Config.SQL says: the SQL engine of this
+// Queries: GetFlightInfo passes the SQL through the gate (exactly one
+// read-only statement, classified by DuckDB's parser before anything
+// runs), puts the SQL and the catalog sequence to wait for in the ticket
+// and, when a slot is free, starts the query there: its schema is the
+// running query's, and the query waits (at most StalledResultTimeout, at
+// most MaxStartedQueries of them) for the DoGet of its ticket, so a
+// statement is planned once. Without a slot it only plans (the schema
+// comes from the prepared statement), and DoGet runs it. DoGet streams the
+// result batch by batch, so every row of a result reflects one catalog
+// sequence, named in the x-flightns-catalog-seq header. The queries run wherever Config.SQL says: the SQL engine of this
 // process, or a SQL worker process (package sqlworker). A query waits
 // until every change acknowledged anywhere before it was planned is
 // visible (x-flightns-consistency: latest, the default; "visible" skips
