@@ -40,13 +40,11 @@ import (
 // stops reading for StalledResultTimeout loses its query and its slot.
 
 // running is a query started in the SQL engine, holding a slot: its
-// result, its time limit, and what it runs (the ticket's kind and payload,
-// which a DoGet must name to take it).
+// result and its time limit.
 type running struct {
 	res    *manifesttable.Result
 	qctx   context.Context
 	cancel context.CancelFunc
-	what   string
 }
 
 // release stops the query and frees its slot.
@@ -123,7 +121,6 @@ func (s *Server) startEarly(ctx context.Context, query string, args []any, after
 	}
 	stopRun := r.cancel
 	r.cancel = func() { stopRun(); cancel() }
-	r.what = what
 	schema := r.res.Schema()
 	id, err := s.started.park(r, what)
 	if err != nil {
