@@ -33,14 +33,20 @@ func TestPointQueriesAndNewestVersionsAreIndexScans(t *testing.T) {
 	commit(t, tb, del(TypeTableVersion, "ns$t07", 60), del(TypeTableVersion, "ns$t07", 59),
 		put(Row{ObjectType: TypeTable, ObjectID: "ns$t03", Location: "ns$t03", Metadata: `{"k":"v"}`}))
 
-	for _, q := range []string{
-		`SELECT MAX(table_version) FROM __manifest WHERE object_id = 'ns$t07' AND object_type = 'table_version'`,
-		`SELECT version, manifest_path FROM table_versions WHERE table_id = 'ns$t07' ORDER BY version DESC LIMIT 1000`,
-		`SELECT version FROM table_versions WHERE table_id = 'ns$t07' ORDER BY version DESC LIMIT 5`,
+	for _, q := range []struct {
+		sql  string
+		args []any
+	}{
+		{`SELECT MAX(table_version) FROM __manifest WHERE object_id = 'ns$t07' AND object_type = 'table_version'`, nil},
+		{`SELECT version, manifest_path FROM table_versions WHERE table_id = 'ns$t07' ORDER BY version DESC LIMIT 1000`, nil},
+		{`SELECT version FROM table_versions WHERE table_id = 'ns$t07' ORDER BY version DESC LIMIT 5`, nil},
+		// A prepared statement's parameter, bound before it runs.
+		{`SELECT MAX(table_version) FROM __manifest WHERE object_id = ? AND object_type = 'table_version'`, []any{"ns$t07"}},
+		{`SELECT version FROM table_versions WHERE table_id = ? ORDER BY version DESC LIMIT 1000`, []any{"ns$t07"}},
 	} {
-		plan := strings.Join(rowsOf(t, tb, "EXPLAIN ANALYZE "+q), "\n")
+		plan := strings.Join(rowsOf(t, tb, "EXPLAIN ANALYZE "+q.sql, q.args...), "\n")
 		if !strings.Contains(plan, "Index Scan") || strings.Contains(plan, "Sequential Scan") {
-			t.Errorf("%s: not read through the index:\n%s", q, plan)
+			t.Errorf("%s: not read through the index:\n%s", q.sql, plan)
 		}
 	}
 	if got := rowsOf(t, tb, `SELECT MAX(table_version) FROM __manifest WHERE object_id = 'ns$t07' AND object_type = 'table_version'`); !slices.Equal(got, []string{"58"}) {
