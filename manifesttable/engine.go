@@ -6,7 +6,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -316,17 +315,21 @@ func (e *engine) addColumns(extra Columns, raw map[string]arrow.DataType) error 
 // columns but for object_type (absent from the versions tables).
 var physicalTables = []string{"_objects", "_objects_past", "_versions", "_versions_past"}
 
-// tableOf is the physical table of a row of type typ, current or not.
-func tableOf(typ string, current bool) string {
-	t := "_objects"
+// tableIndex is the index in physicalTables of the table of a row of type
+// typ, current or not.
+func tableIndex(typ string, current bool) int {
+	i := 0
 	if typ == TypeTableVersion {
-		t = "_versions"
+		i = 2
 	}
 	if !current {
-		t += "_past"
+		i++
 	}
-	return t
+	return i
 }
+
+// tableOf is the physical table of a row of type typ, current or not.
+func tableOf(typ string, current bool) string { return physicalTables[tableIndex(typ, current)] }
 
 // insertRows appends rows (to the table of their type, and of the current
 // rows or the past ones), row i current over [from[i], to[i]) (to[i] 0:
@@ -337,7 +340,7 @@ func (e *engine) insertRows(rows []Row, from, to []uint64) error {
 		from, to []uint64
 	}
 	for i := range rows {
-		p := &parts[slices.Index(physicalTables, tableOf(rows[i].ObjectType, to[i] == 0))]
+		p := &parts[tableIndex(rows[i].ObjectType, to[i] == 0)]
 		p.rows = append(p.rows, rows[i])
 		p.from = append(p.from, from[i])
 		p.to = append(p.to, to[i])
@@ -731,8 +734,8 @@ func (e *engine) purgeHistory(seq uint64) error {
 	e.wmu.Lock()
 	defer e.wmu.Unlock()
 	err := e.writer.execAll(
-		fmt.Sprintf(`DELETE FROM _objects_past WHERE _seq_to <= %d`, seq),
-		fmt.Sprintf(`DELETE FROM _versions_past WHERE _seq_to <= %d`, seq),
+		fmt.Sprintf(`DELETE FROM %s WHERE _seq_to <= %d`, tableOf(TypeTable, false), seq),
+		fmt.Sprintf(`DELETE FROM %s WHERE _seq_to <= %d`, tableOf(TypeTableVersion, false), seq),
 		fmt.Sprintf(`UPDATE _meta SET oldest = greatest(oldest, %d)`, seq))
 	if err != nil {
 		return err
