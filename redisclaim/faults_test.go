@@ -22,11 +22,11 @@ import (
 // writer must roll the commit forward, and no loser's bytes may reach a
 // final path.
 
-var seams = []Step{StepClaimed, StepFinalized, StepConfirmed, StepFlipped}
+var seams = []Step{StepClaimed, StepFinalized, StepConfirmed, StepFlipping, StepFlipped}
 
 // pastTheReply says whether a writer reaches a seam only after its reply:
 // a fault there cannot fail the commit it follows.
-func pastTheReply(seam Step) bool { return seam == StepFlipped }
+func pastTheReply(seam Step) bool { return seam == StepFlipping || seam == StepFlipped }
 
 func TestAFailureAtEverySeamIsRolledForwardByTheNextReader(t *testing.T) {
 	ctx := context.Background()
@@ -162,7 +162,7 @@ func TestAProcessKilledAtEverySeamLosesNothing(t *testing.T) {
 
 func TestATransactionKilledBetweenMembersIsCompletedByAReader(t *testing.T) {
 	ctx := context.Background()
-	for _, seam := range []Step{StepClaimed, StepTxnRecorded, StepFinalized, StepFlipped} {
+	for _, seam := range []Step{StepClaimed, StepTxnRecorded, StepFinalized, StepFlipping, StepFlipped} {
 		t.Run(string(seam), func(t *testing.T) {
 			e := newEnv(t, "file")
 			tables := []string{"a", "b", "c"}

@@ -110,10 +110,18 @@ const (
 	// single-table commit read its claim back from Redis (it stands, or
 	// the head was raised from storage); the reply follows.
 	StepConfirmed Step = "confirmed"
+	// StepFlipping: a committed version's record is about to be flipped
+	// to final. A writer of a single-table commit is past its reply here.
+	StepFlipping Step = "flipping"
 	// StepFlipped: a version's record says final. A writer flips after
 	// its reply, in the background; a reader that helps, before its own.
 	StepFlipped Step = "flipped"
 )
+
+// Steps lists the seams in protocol order.
+func Steps() []Step {
+	return []Step{StepClaimed, StepTxnRecorded, StepFinalized, StepConfirmed, StepFlipping, StepFlipped}
+}
 
 // StepFunc is called at every seam; an error aborts the operation right
 // there, as a crash would, and is returned to the caller.
@@ -717,8 +725,11 @@ const maxAfterReply = 256
 // repair flips a committed version's record to final and deletes its
 // staging object. A record that no longer carries the claim (Redis lost
 // it) has its head raised from storage instead. The error is the step
-// hook's: a fault injected at StepFlipped.
+// hook's: a fault injected at StepFlipping or StepFlipped.
 func (s *Store) repair(ctx context.Context, table string, version uint64, rec record) error {
+	if err := s.at(ctx, StepFlipping, table, version); err != nil {
+		return err
+	}
 	ok, err := s.flip(ctx, table, version, rec)
 	if err != nil || !ok {
 		s.log.Warn("redisclaim: version is committed but its record could not be flipped", "table", table, "version", version, "ok", ok, "err", err)

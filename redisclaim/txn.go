@@ -375,6 +375,11 @@ func (s *Store) finishTxn(ctx context.Context, rec txnRecord) error {
 	// Past the commit point, every member durable. Flip and clean up; a
 	// failure here is repaired by the next helper.
 	// The flips run concurrently, so the pipeliner sends them together.
+	for _, m := range rec.Members {
+		if err := s.at(ctx, StepFlipping, m.Table, m.Version); err != nil {
+			return err
+		}
+	}
 	flipped := make([]bool, len(rec.Members))
 	for i, m := range rec.Members {
 		wg.Go(func() {

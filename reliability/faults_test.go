@@ -5,11 +5,13 @@ import (
 	"math/rand/v2"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/flightns/flightns/internal/testutil/redistest"
 	"github.com/flightns/flightns/internal/testutil/s3test"
+	"github.com/flightns/flightns/redisclaim"
 )
 
 // fileRoot is a file:// root in a fresh directory.
@@ -53,33 +55,55 @@ func TestLinearizableServerKill9(t *testing.T) {
 	t.Run("private redis", func(t *testing.T) {
 		data := t.TempDir()
 		srv := startServer(t, nil, "--data", data)
-		killScenario(t, srv, "file://"+filepath.Join(data, "root"))
+		killScenario(srv, "file://"+filepath.Join(data, "root")).run(t)
 	})
 	t.Run("external redis", func(t *testing.T) {
 		r := redistest.Start(t)
 		root := fileRoot(t)
 		srv := startServer(t, nil, "--redis", r.URL(), "--root", root)
-		killScenario(t, srv, root)
+		killScenario(srv, root).run(t)
 	})
-	// Every commit held 20 ms after its claim (FLIGHTNS_DEBUG_CLAIM_DELAY):
-	// most kills land between a claim and its final manifest.
-	t.Run("killed between claim and finalize", func(t *testing.T) {
-		r := redistest.Start(t)
-		root := fileRoot(t)
-		srv := startServer(t, []string{"FLIGHTNS_DEBUG_CLAIM_DELAY=20ms"}, "--redis", r.URL(), "--root", root)
-		killScenario(t, srv, root)
-	})
+	// Every commit held 20 ms at one step of the commit protocol
+	// (FLIGHTNS_DEBUG_STEP_DELAY), each step in turn: a kill follows a
+	// commit's arrival at the step, so it lands while commits wait there
+	// (between claim and final manifest, between the final manifest and the
+	// read-back, between the read-back and the reply, between the reply and
+	// the flip, ...).
+	for _, step := range redisclaim.Steps() {
+		t.Run("killed at "+string(step), func(t *testing.T) {
+			r := redistest.Start(t)
+			root := fileRoot(t)
+			srv := startServer(t, []string{"FLIGHTNS_DEBUG_STEP_DELAY=" + string(step) + "=20ms"}, "--redis", r.URL(), "--root", root)
+			var atStep atomic.Int32
+			sc := killScenario(srv, root)
+			sc.duration, sc.rounds = pick(5*time.Second, 20*time.Second), pick(1, 2)
+			sc.faults = []fault{{"server kill -9 at " + string(step) + " + restart", func(t *testing.T, _ *rand.Rand) {
+				if srv.awaitLog(heldAtStep, 5*time.Second) {
+					atStep.Add(1)
+				}
+				srv.restart()
+			}}}
+			sc.run(t)
+			if atStep.Load() == 0 {
+				t.Fatalf("no kill followed a commit held at %s", step)
+			}
+		})
+	}
 }
 
-func killScenario(t *testing.T, srv *server, root string) {
-	scenario{
+// heldAtStep is what the server logs when FLIGHTNS_DEBUG_STEP_DELAY holds a
+// commit.
+const heldAtStep = "commit held at a protocol step"
+
+func killScenario(srv *server, root string) scenario {
+	return scenario{
 		storeURI: root, srv: srv, tables: 3, clients: 4,
 		duration: pick(7*time.Second, 30*time.Second), rounds: pick(1, 4), every: pick(2*time.Second, 5*time.Second),
 		faults: []fault{{"server kill -9 + restart", func(t *testing.T, rng *rand.Rand) {
 			time.Sleep(time.Duration(rng.IntN(50)) * time.Millisecond)
 			srv.restart()
 		}}},
-	}.run(t)
+	}
 }
 
 // All Redis faults and server kills mixed in one history.

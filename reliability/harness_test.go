@@ -211,6 +211,23 @@ func (s *server) Log() string {
 	return s.log.String()
 }
 
+// awaitLog waits, up to limit, until the running process logs a line
+// holding text after the call; it reports whether one came.
+func (s *server) awaitLog(text string, limit time.Duration) bool {
+	s.mu.Lock()
+	log, from := s.log, s.log.Len()
+	s.mu.Unlock()
+	for deadline := time.Now().Add(limit); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+		s.mu.Lock()
+		found := s.log == log && bytes.Contains(log.Bytes()[from:], []byte(text))
+		s.mu.Unlock()
+		if found {
+			return true
+		}
+	}
+	return false
+}
+
 // Pid is the running process's pid.
 func (s *server) Pid() int {
 	s.mu.Lock()

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -243,22 +244,30 @@ func (d *catalogDeps) close(log *slog.Logger) {
 	}
 }
 
-// debugClaimDelay is a test seam: FLIGHTNS_DEBUG_CLAIM_DELAY=<duration>
-// holds every table-version commit that long right after its claim, so a
-// test can signal the server while a commit is in flight.
-func debugClaimDelay(log *slog.Logger) redisclaim.StepFunc {
-	d, err := time.ParseDuration(os.Getenv("FLIGHTNS_DEBUG_CLAIM_DELAY"))
-	if err != nil || d <= 0 {
-		return nil
+// debugStepDelay is a test seam: FLIGHTNS_DEBUG_STEP_DELAY=<step>=<duration>
+// holds every commit that long at one step of the commit protocol (a
+// redisclaim.Step: claimed, txn-recorded, finalized, confirmed, flipping,
+// flipped), so a test can signal or kill the server while commits wait
+// there.
+func debugStepDelay(log *slog.Logger) (redisclaim.StepFunc, error) {
+	spec := os.Getenv("FLIGHTNS_DEBUG_STEP_DELAY")
+	if spec == "" {
+		return nil, nil
 	}
-	log.Warn("FLIGHTNS_DEBUG_CLAIM_DELAY is set: every commit is held after its claim (a testing aid)", "delay", d)
-	return func(ctx context.Context, step redisclaim.Step, table string, version uint64) error {
-		if step == redisclaim.StepClaimed {
-			log.Info("commit held after its claim", "table", table, "version", version, "delay", d)
+	name, dur, _ := strings.Cut(spec, "=")
+	step := redisclaim.Step(name)
+	d, err := time.ParseDuration(dur)
+	if !slices.Contains(redisclaim.Steps(), step) || err != nil || d <= 0 {
+		return nil, fmt.Errorf("FLIGHTNS_DEBUG_STEP_DELAY=%q: want <step>=<duration>, a step one of %v", spec, redisclaim.Steps())
+	}
+	log.Warn("FLIGHTNS_DEBUG_STEP_DELAY is set: every commit is held at a protocol step (a testing aid)", "step", step, "delay", d)
+	return func(ctx context.Context, at redisclaim.Step, table string, version uint64) error {
+		if at == step {
+			log.Info("commit held at a protocol step", "step", step, "table", table, "version", version, "delay", d)
 			time.Sleep(d)
 		}
 		return nil
-	}
+	}, nil
 }
 
 // runServer runs the server until ctx ends, then shuts it down in order:
@@ -320,13 +329,17 @@ func runServer(ctx context.Context, cfg serveConfig, log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
+	held, err := debugStepDelay(log)
+	if err != nil {
+		return err
+	}
 	isolated := cfg.sqlIsolate == "process"
 	if !isolated && cfg.sqlIsolate != "none" {
 		return fmt.Errorf("--sql-isolation %q: want process or none", cfg.sqlIsolate)
 	}
 	svc, err := namespace.Open(ctx, namespace.Config{Objects: deps.store, Redis: deps.redis, Catalog: cfg.store.catalog, Logger: log,
 		Engine: engine, NoSQL: isolated,
-		Unmanaged: cfg.unmanaged, ClaimStep: debugClaimDelay(log), ClaimObserver: metrics.ClaimObserver()})
+		Unmanaged: cfg.unmanaged, ClaimStep: held, ClaimObserver: metrics.ClaimObserver()})
 	if err != nil {
 		return fmt.Errorf("opening the catalog: %w", err)
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -23,6 +24,7 @@ import (
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
 	"github.com/flightns/flightns/internal/testutil/redistest"
+	"github.com/flightns/flightns/redisclaim"
 )
 
 // flightNames runs a one-column query over Flight SQL and returns its values.
@@ -159,12 +161,12 @@ func TestServeHelpExplainsEveryFlag(t *testing.T) {
 func TestACommitInFlightAtSIGTERMCompletes(t *testing.T) {
 	t.Parallel()
 	work := t.TempDir()
-	s := startServer(t, work, []string{"FLIGHTNS_DEBUG_CLAIM_DELAY=1500ms"})
+	s := startServer(t, work, []string{"FLIGHTNS_DEBUG_STEP_DELAY=claimed=1500ms"})
 	loc := declareTable(t, s.rest, "ns", "t")
 	n := s.lineCount()
 	result := make(chan int, 1)
 	go func() { result <- commitVersion(t, s.rest, "ns$t", loc, 1) }()
-	s.waitLogAfter(n, "commit held after its claim", 30*time.Second)
+	s.waitLogAfter(n, "commit held at a protocol step", 30*time.Second)
 	if err := s.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
@@ -301,11 +303,11 @@ func TestServeWithoutRedisServerNamesThePackage(t *testing.T) {
 func TestASecondSignalExitsAtOnceWith130(t *testing.T) {
 	t.Parallel()
 	work := t.TempDir()
-	s := startServer(t, work, []string{"FLIGHTNS_DEBUG_CLAIM_DELAY=10m"})
+	s := startServer(t, work, []string{"FLIGHTNS_DEBUG_STEP_DELAY=claimed=10m"})
 	loc := declareTable(t, s.rest, "s", "t")
 	n := s.lineCount()
 	go func() { _ = commitVersionNoFail(s.rest, "s$t", loc) }()
-	s.waitLogAfter(n, "commit held after its claim", 30*time.Second)
+	s.waitLogAfter(n, "commit held at a protocol step", 30*time.Second)
 	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT} {
 		if sig == syscall.SIGINT {
 			s.waitLogAfter(n, "flightns stopping", 30*time.Second)
@@ -464,4 +466,26 @@ func tcpListeners(t *testing.T, pid int) int {
 		}
 	}
 	return n
+}
+
+// The step-delay seam names a real step and a positive duration, or the
+// server refuses to start: a typo must not silently test nothing.
+func TestTheStepDelaySeamRefusesWhatItDoesNotKnow(t *testing.T) {
+	for _, bad := range []string{"claim=20ms", "claimed", "claimed=", "claimed=-1s", "claimed=soon", "=20ms"} {
+		t.Setenv("FLIGHTNS_DEBUG_STEP_DELAY", bad)
+		if f, err := debugStepDelay(slog.New(slog.DiscardHandler)); err == nil || f != nil {
+			t.Errorf("FLIGHTNS_DEBUG_STEP_DELAY=%q accepted", bad)
+		}
+	}
+	t.Setenv("FLIGHTNS_DEBUG_STEP_DELAY", "flipping=1ms")
+	f, err := debugStepDelay(slog.New(slog.DiscardHandler))
+	if err != nil || f == nil {
+		t.Fatalf("flipping=1ms: %v", err)
+	}
+	start := time.Now()
+	_ = f(context.Background(), redisclaim.StepClaimed, "t", 1)
+	_ = f(context.Background(), redisclaim.StepFlipping, "t", 1)
+	if time.Since(start) < time.Millisecond {
+		t.Error("the commit was not held at flipping")
+	}
 }
