@@ -84,6 +84,7 @@ func TestLinearizableServerKill9(t *testing.T) {
 				srv.restart()
 			}}}
 			sc.run(t)
+			t.Logf("%d kills followed a commit held at %s", atStep.Load(), step)
 			if atStep.Load() == 0 {
 				t.Fatalf("no kill followed a commit held at %s", step)
 			}
