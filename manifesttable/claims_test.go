@@ -221,15 +221,7 @@ func TestVersionRowsLingerUntilSomeoneWaits(t *testing.T) {
 	// The materializer reads the lone version row and holds it back; only
 	// then is its absence from the SQL engine the linger's doing.
 	l := e.stageAndPut(cs, "aa_ns$t", 1)
-	deadline := time.After(10 * time.Second)
-	for held := false; !held; {
-		select {
-		case last := <-lingering:
-			held = last >= l.Seq
-		case <-deadline:
-			t.Fatalf("the materializer never lingered over the version row at sequence %d (visible %d)", l.Seq, tb.Visible())
-		}
-	}
+	awaitLinger(t, lingering, l.Seq, tb)
 	if v := tb.Visible(); v >= l.Seq {
 		t.Fatalf("a lone version row was materialized at once (visible %d, its sequence %d)", v, l.Seq)
 	}
@@ -243,13 +235,44 @@ func TestVersionRowsLingerUntilSomeoneWaits(t *testing.T) {
 		t.Fatalf("after WaitCaughtUp: %v", got)
 	}
 
-	// A catalog change behind a lingering version row ends the linger.
+	// Someone waiting in another process (a follower here) ends it too: its
+	// follower asks the leader through Redis. Without that, this waits an
+	// hour.
+	replica := e.open(func(c *Config) { c.ReadOnly = true })
+	defer func() { _ = replica.Close() }()
 	l = e.stageAndPut(cs, "aa_ns$t", 2)
+	awaitLinger(t, lingering, l.Seq, tb)
+	if err := replica.WaitCaughtUp(wctx); err != nil {
+		t.Fatalf("a follower waiting for a lingering version row: %v", err)
+	}
+	if got := rowsOf(t, replica, `SELECT version FROM table_versions ORDER BY 1`); !slices.Equal(got, []string{"1", "2"}) {
+		t.Fatalf("the follower after WaitCaughtUp: %v", got)
+	}
+
+	// A catalog change behind a lingering version row ends the linger.
+	l = e.stageAndPut(cs, "aa_ns$t", 3)
 	seq := commit(t, tb, put(Row{ObjectType: TypeNamespace, ObjectID: "ns"}))
 	if seq < l.Seq {
 		t.Fatalf("sequences out of order: %d < %d", seq, l.Seq)
 	}
-	if got := rowsOf(t, tb, `SELECT version FROM table_versions ORDER BY 1`); !slices.Equal(got, []string{"1", "2"}) {
+	if got := rowsOf(t, tb, `SELECT version FROM table_versions ORDER BY 1`); !slices.Equal(got, []string{"1", "2", "3"}) {
 		t.Fatalf("after a catalog change: %v", got)
+	}
+}
+
+// awaitLinger returns once the materializer of tb has chosen to hold back
+// a backlog reaching sequence seq.
+func awaitLinger(t *testing.T, lingering <-chan uint64, seq uint64, tb *Table) {
+	t.Helper()
+	deadline := time.After(10 * time.Second)
+	for {
+		select {
+		case last := <-lingering:
+			if last >= seq {
+				return
+			}
+		case <-deadline:
+			t.Fatalf("the materializer never lingered over the version row at sequence %d (visible %d)", seq, tb.Visible())
+		}
 	}
 }

@@ -328,6 +328,59 @@ func tableIndex(typ string, current bool) int {
 	return i
 }
 
+// retire is a current row that a change moves to the past: the change's
+// sequence becomes its _seq_to.
+type retire struct {
+	key Key
+	seq uint64
+}
+
+// retireBatch bounds the keys one retiring statement lists.
+const retireBatch = 256
+
+// retire moves the current rows of rs to the past tables, one statement
+// pair per physical table: a statement's planning, more than its rows, is
+// its cost, and a segment retires a row for every version whose
+// statistics it brings. Call within the writer's transaction.
+func (e *engine) retire(rs []retire) error {
+	for _, versions := range []bool{false, true} {
+		var vals []string
+		var args []any
+		for _, r := range rs {
+			if (r.key.Type == TypeTableVersion) != versions {
+				continue
+			}
+			if versions {
+				vals = append(vals, "(CAST(? AS VARCHAR), CAST(? AS VARCHAR), CAST(? AS UBIGINT), CAST(? AS UBIGINT))")
+				args = append(args, r.key.ID, r.key.Branch, r.key.Version, r.seq)
+			} else {
+				vals = append(vals, "(CAST(? AS VARCHAR), CAST(? AS VARCHAR), CAST(? AS UBIGINT))")
+				args = append(args, r.key.ID, r.key.Type, r.seq)
+			}
+		}
+		if len(vals) == 0 {
+			continue
+		}
+		typ := TypeNamespace
+		keys := `(VALUES ` + strings.Join(vals, ", ") + `) r(id, typ, seq)`
+		cond := `c.object_id = r.id AND c.object_type = r.typ`
+		if versions {
+			typ = TypeTableVersion
+			keys = `(VALUES ` + strings.Join(vals, ", ") + `) r(id, br, ver, seq)`
+			cond = `c.object_id = r.id AND coalesce(c.branch, '') = r.br AND c.table_version = r.ver`
+		}
+		cur, past := tableOf(typ, true), tableOf(typ, false)
+		if err := e.writer.exec(`INSERT INTO `+past+` SELECT c.* REPLACE (r.seq AS _seq_to) FROM `+cur+` c, `+keys+` WHERE `+cond, args...); err != nil {
+			return err
+		}
+		// The DELETE's keys are the same list; its seq column goes unused.
+		if err := e.writer.exec(`DELETE FROM `+cur+` c USING `+keys+` WHERE `+cond, args...); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // tableOf is the physical table of a row of type typ, current or not.
 func tableOf(typ string, current bool) string { return physicalTables[tableIndex(typ, current)] }
 
@@ -518,10 +571,6 @@ func (e *engine) insertMixed(rec arrow.RecordBatch, seq uint64) error {
 func (e *engine) applySegment(seg *segment) error {
 	e.wmu.Lock()
 	defer e.wmu.Unlock()
-	type retire struct {
-		key Key
-		seq uint64
-	}
 	var retires []retire
 	var puts []Row
 	var from, to []uint64
@@ -561,20 +610,8 @@ func (e *engine) applySegment(seg *segment) error {
 		return err
 	}
 	var err error
-	for _, r := range retires {
-		// A retired row moves to the past, its _seq_to the change's.
-		cond, args := `object_id = ? AND object_type = ?`, []any{r.key.ID, r.key.Type}
-		if r.key.Type == TypeTableVersion {
-			cond, args = `object_id = ? AND coalesce(branch, '') = ? AND table_version = ?`, []any{r.key.ID, r.key.Branch, r.key.Version}
-		}
-		cur, old := tableOf(r.key.Type, true), tableOf(r.key.Type, false)
-		err = w.exec(`INSERT INTO `+old+` SELECT * REPLACE (CAST(? AS UBIGINT) AS _seq_to) FROM `+cur+` WHERE `+cond, append([]any{r.seq}, args...)...)
-		if err == nil {
-			err = w.exec(`DELETE FROM `+cur+` WHERE `+cond, args...)
-		}
-		if err != nil {
-			break
-		}
+	for start := 0; start < len(retires) && err == nil; start += retireBatch {
+		err = e.retire(retires[start:min(start+retireBatch, len(retires))])
 	}
 	if err == nil && len(puts) > 0 {
 		err = e.insertRows(puts, from, to)

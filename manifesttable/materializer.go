@@ -118,23 +118,44 @@ func (t *Table) releaseLease(ctx context.Context) {
 	_, _ = redislock.Release(ctx, t.cfg.Redis, t.keys.lease, t.lease.token)
 }
 
-// follow waits briefly for the leader's next segment and applies it.
+// follow waits briefly for the leader's next segment and applies it. It
+// first passes on what someone here waits for (Flush) to the leader,
+// which would otherwise let version rows linger. It polls every
+// followMin while segments come or someone waits, and backs off to
+// followMax while the catalog is idle; a Flush wakes it at once.
 func (t *Table) follow(ctx context.Context) error {
+	timer := time.NewTimer(t.followWait)
 	select {
 	case <-ctx.Done():
+		timer.Stop()
 		return nil
-	case <-time.After(5 * time.Millisecond):
+	case <-timer.C:
+	case <-t.flushNow:
+		timer.Stop()
+	}
+	t.applied.Lock()
+	durable := t.applied.durable
+	t.applied.Unlock()
+	want := t.flushTo.Load()
+	t.followWait = min(2*max(t.followWait, followMin), followMax)
+	if want > durable {
+		t.followWait = followMin
+	}
+	if want > durable && want > t.askedFlush {
+		if err := t.cfg.Redis.ZAddGT(ctx, t.keys.flush, redis.Z{Score: float64(want), Member: flushMember}).Err(); err != nil {
+			return err
+		}
+		t.askedFlush = want
 	}
 	v, err := t.cfg.Redis.Get(ctx, t.keys.durable).Uint64()
 	if err != nil && !errors.Is(err, redis.Nil) {
 		return err
 	}
-	t.applied.Lock()
-	behind := v > t.applied.durable
-	t.applied.Unlock()
+	behind := v > durable
 	if !behind {
 		return nil
 	}
+	t.followWait = followMin
 	if err := t.catchUp(ctx); err != nil {
 		return err
 	}
@@ -339,16 +360,44 @@ func (t *Table) linger(ctx context.Context, entries []logEntry) bool {
 	}
 	timer := time.NewTimer(wait)
 	defer timer.Stop()
+	asked := time.NewTicker(flushPoll)
+	defer asked.Stop()
 	for !waited() {
 		select {
 		case <-timer.C:
 			return true
 		case <-t.flushNow:
+		case <-asked.C:
+			t.flushAsked(ctx)
 		case <-ctx.Done():
 			return true
 		}
 	}
 	return true
+}
+
+// A follower reads how far the leader's segments are every followMin
+// while the catalog changes, and at most every followMax while it is idle.
+const (
+	followMin = 5 * time.Millisecond
+	followMax = 50 * time.Millisecond
+)
+
+// flushMember is the one member of the Flush sorted set.
+const flushMember = "seq"
+
+// flushPoll is how often a lingering materializer reads what other
+// processes wait for.
+const flushPoll = 5 * time.Millisecond
+
+// flushAsked ends the linger over what another process waits for (its
+// follower raised the Flush key).
+func (t *Table) flushAsked(ctx context.Context) {
+	score, err := t.cfg.Redis.ZScore(ctx, t.keys.flush, flushMember).Result()
+	if err != nil || score < 1 {
+		return // nobody asked (or Redis failed: the linger ends by itself)
+	}
+	t.Flush(uint64(score))
 }
 
 // onlyVersions reports whether every entry is a table version row or a

@@ -59,8 +59,9 @@ type Config struct {
 	// VersionLinger is how long the materializer lets a backlog of table
 	// version rows alone (nobody waits for them to be durable: the
 	// version's manifest already is) gather more before it writes them
-	// (default 25ms; negative: never). Catalog mutations, which wait, and a
-	// query waiting to see the newest change end the linger at once.
+	// (default 100ms; negative: never). Catalog mutations, which wait, and a
+	// query waiting to see the newest change, in this process or another
+	// (through the Redis key commitlog.Keys.Flush), end the linger.
 	VersionLinger time.Duration
 	// Logger (default slog.Default()).
 	Logger *slog.Logger
@@ -142,8 +143,10 @@ type Table struct {
 	// The materializer goroutine's own.
 	published   uint64        // the durable sequence last published
 	lingerSince time.Time     // when it began lingering
-	flushNow    chan struct{} // wakes a lingering materializer (any goroutine sends)
+	flushNow    chan struct{} // wakes a lingering materializer, or a follower (any goroutine sends)
 	flushTo     atomic.Uint64 // someone waits for the sequences up to this (any goroutine)
+	askedFlush  uint64        // the highest flushTo a follower asked the leader for (run's goroutine)
+	followWait  time.Duration // a follower's next poll of the leader's progress (run's goroutine)
 
 	applyQ chan *segment     // accepted segments, for the SQL engine
 	statsQ chan versionStats // version rows waiting for their statistics (nil: none read)
@@ -156,11 +159,11 @@ type Table struct {
 	compacting sync.Mutex // one compaction at a time
 }
 
-type redisKeys struct{ epoch, seq, log, lease, durable string }
+type redisKeys struct{ epoch, seq, log, lease, durable, flush string }
 
 func newRedisKeys(catalog string) redisKeys {
 	k := commitlog.KeysOf(catalog)
-	return redisKeys{epoch: k.Epoch(), seq: k.Seq(), log: k.Log(), lease: k.Lease(), durable: k.Durable()}
+	return redisKeys{epoch: k.Epoch(), seq: k.Seq(), log: k.Log(), lease: k.Lease(), durable: k.Durable(), flush: k.Flush()}
 }
 
 // Open loads the table from storage (newest snapshot, then every later
@@ -173,7 +176,7 @@ func Open(ctx context.Context, cfg Config) (*Table, error) {
 		cfg.MaxSegmentEntries = 4096
 	}
 	if cfg.VersionLinger == 0 {
-		cfg.VersionLinger = 25 * time.Millisecond
+		cfg.VersionLinger = 100 * time.Millisecond
 	}
 	if cfg.CompactAfter == 0 {
 		cfg.CompactAfter = 1000
@@ -768,8 +771,9 @@ func (t *Table) WaitCaughtUp(ctx context.Context) error {
 	return t.WaitVisible(ctx, h)
 }
 
-// Flush ends the materializer's linger over sequences up to seq, if this
-// process materializes: they are written now.
+// Flush ends the materializer's linger over sequences up to seq: if this
+// process materializes, they are written now; if another does, this
+// process's follower asks it to (within a few milliseconds).
 func (t *Table) Flush(seq uint64) {
 	for {
 		cur := t.flushTo.Load()

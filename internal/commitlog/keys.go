@@ -65,3 +65,8 @@ func (k Keys) Lease() string { return k.tag + ":mlease" }
 
 // Durable is how far the commit log is durable in __manifest segments.
 func (k Keys) Durable() string { return k.tag + ":mdurable" }
+
+// Flush is a sorted set whose one member's score is the highest catalog
+// sequence some process waits to see in __manifest (raised only, ZADD
+// GT): the materializer does not let a backlog up to it linger.
+func (k Keys) Flush() string { return k.tag + ":mflush" }
