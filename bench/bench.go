@@ -148,7 +148,12 @@ type Result struct {
 	// and StepsP50Ms its parts by step.
 	ServerP50Ms float64            `json:"server_p50_ms,omitempty"`
 	StepsP50Ms  map[string]float64 `json:"steps_p50_ms,omitempty"`
-	Note        string             `json:"note,omitempty"`
+	// ServerCPUMs and RedisCPUMs are the CPU time the server (flightns in
+	// the benchmark's process) and its Redis spent per operation while
+	// the clients ran (lance), in milliseconds.
+	ServerCPUMs float64 `json:"server_cpu_ms_per_op,omitempty"`
+	RedisCPUMs  float64 `json:"redis_cpu_ms_per_op,omitempty"`
+	Note        string  `json:"note,omitempty"`
 }
 
 // Report is the JSON document of one run.

@@ -115,7 +115,7 @@ func runLanceCatalog(ctx context.Context, cfg Config, rep *Report, dir, backend,
 		if err != nil {
 			return err
 		}
-		uri, stop, err := startFlightnsREST(ctx, cfg, filepath.Join(tmp, "flightns"))
+		uri, _, stop, err := startFlightnsREST(ctx, cfg, filepath.Join(tmp, "flightns"))
 		if err != nil {
 			_ = os.RemoveAll(tmp)
 			return err
@@ -198,13 +198,13 @@ func runLanceAt(ctx context.Context, cfg Config, rep *Report, dir, backend, pare
 	if dirRes.OpsPerSec > 0 {
 		flRes.Ratio = flRes.OpsPerSec / dirRes.OpsPerSec
 	}
-	flRes.Note = fmt.Sprintf("connectNamespace(\"rest\") with managed versioning: every commit claimed in Redis and made durable (fsync) by flightns; median of %d rounds: %s commits/s; %.0f vs %.0f commits/s = %.2f× of Lance's own (target ≥ 0.9×)",
-		lanceRounds, rates(flRuns), flRes.OpsPerSec, dirRes.OpsPerSec, flRes.Ratio)
+	flRes.Note = fmt.Sprintf("connectNamespace(\"rest\") with managed versioning: every commit claimed in Redis and made durable (fsync) by flightns; median of %d rounds: %s commits/s; %.0f vs %.0f commits/s = %.2f× of Lance's own (target ≥ 0.9×); CPU per commit in that round: flightns %.2f ms, Redis %.2f ms",
+		lanceRounds, rates(flRuns), flRes.OpsPerSec, dirRes.OpsPerSec, flRes.Ratio, flRes.ServerCPUMs, flRes.RedisCPUMs)
 	rep.Results = append(rep.Results, flRes)
 	cfg.progress(flRes)
 	if cfg.Progress != nil {
-		_, _ = fmt.Fprintf(cfg.Progress, "lance (%s, %d processes × %d adds): flightns %.1f commits/s, Lance dir %.1f commits/s, ratio %.2f\n",
-			backend, procs, lanceAdds, flRes.OpsPerSec, dirRes.OpsPerSec, flRes.Ratio)
+		_, _ = fmt.Fprintf(cfg.Progress, "lance (%s, %d processes × %d adds): flightns %.1f commits/s, Lance dir %.1f commits/s, ratio %.2f; CPU per commit: flightns %.2f ms, Redis %.2f ms\n",
+			backend, procs, lanceAdds, flRes.OpsPerSec, dirRes.OpsPerSec, flRes.Ratio, flRes.ServerCPUMs, flRes.RedisCPUMs)
 	}
 	return nil
 }
@@ -221,18 +221,18 @@ func lanceRound(ctx context.Context, cfg Config, dir, parent string, procs int) 
 
 	// Lance's own directory namespace: commits straight to the directory.
 	dirCfg := map[string]any{"impl": "dir", "root": filepath.Join(tmp, "dir"), "namespace": []string{}, "table": "log"}
-	if dirRes, err = lanceWorkload(ctx, dir, dirCfg, procs); err != nil {
+	if dirRes, err = lanceWorkload(ctx, dir, dirCfg, procs, 0); err != nil {
 		return dirRes, flRes, fmt.Errorf("the directory namespace of Lance: %w", err)
 	}
 
 	// flightns: REST, managed versioning, a file:// root and its own Redis.
-	uri, stop, err := startFlightnsREST(ctx, cfg, filepath.Join(tmp, "flightns"))
+	uri, redisPid, stop, err := startFlightnsREST(ctx, cfg, filepath.Join(tmp, "flightns"))
 	if err != nil {
 		return dirRes, flRes, err
 	}
 	defer stop()
 	flCfg := map[string]any{"impl": "rest", "uri": uri, "namespace": []string{"bench"}, "table": "log"}
-	if flRes, err = lanceWorkload(ctx, dir, flCfg, procs); err != nil {
+	if flRes, err = lanceWorkload(ctx, dir, flCfg, procs, redisPid); err != nil {
 		return dirRes, flRes, fmt.Errorf("flightns: %w", err)
 	}
 	return dirRes, flRes, nil
@@ -284,14 +284,14 @@ func lanceDir() (string, error) {
 
 // startFlightnsREST serves a namespace service over REST on a loopback
 // port and returns its URI and how to stop it.
-func startFlightnsREST(ctx context.Context, cfg Config, dir string) (string, func(), error) {
+func startFlightnsREST(ctx context.Context, cfg Config, dir string) (uri string, redisPid int, stop func(), err error) {
 	var cleanup []func()
-	stop := func() {
+	stop = func() {
 		for i := len(cleanup) - 1; i >= 0; i-- {
 			cleanup[i]()
 		}
 	}
-	fail := func(err error) (string, func(), error) { stop(); return "", nil, err }
+	fail := func(err error) (string, int, func(), error) { stop(); return "", 0, nil, err }
 	rs, err := redisproc.Start(ctx, redisproc.Config{Dir: filepath.Join(dir, "redis"), Persistence: cfg.persistence()})
 	if err != nil {
 		return fail(err)
@@ -321,7 +321,7 @@ func startFlightnsREST(ctx context.Context, cfg Config, dir string) (string, fun
 		defer cancel()
 		_ = srv.Shutdown(sctx)
 	})
-	return "http://" + ln.Addr().String(), stop, nil
+	return "http://" + ln.Addr().String(), rs.Pid(), stop, nil
 }
 
 // appendReport is what interop/lancedb/append.mjs prints.
@@ -336,7 +336,10 @@ type appendReport struct {
 
 // lanceWorkload creates the table, then runs procs appenders, started at
 // one instant, and measures from the first add to the last.
-func lanceWorkload(ctx context.Context, dir string, base map[string]any, procs int) (Result, error) {
+//
+// With redisPid, the CPU time of this process (where flightns serves) and
+// of that Redis from the adds' start to their end is reported per add.
+func lanceWorkload(ctx context.Context, dir string, base map[string]any, procs, redisPid int) (Result, error) {
 	setup := map[string]any{"setup": true}
 	for k, v := range base {
 		setup[k] = v
@@ -344,7 +347,13 @@ func lanceWorkload(ctx context.Context, dir string, base map[string]any, procs i
 	if _, err := runAppend(ctx, dir, setup); err != nil {
 		return Result{}, fmt.Errorf("creating the table: %w", err)
 	}
-	start := time.Now().Add(3 * time.Second).UnixMilli() // after every process has loaded LanceDB
+	startAt := time.Now().Add(3 * time.Second) // after every process has loaded LanceDB
+	start := startAt.UnixMilli()
+	cpuAtStart := make(chan [2]time.Duration, 1)
+	go func() {
+		time.Sleep(time.Until(startAt))
+		cpuAtStart <- [2]time.Duration{procCPU(os.Getpid()), procCPU(redisPid)}
+	}()
 	reps := make([]appendReport, procs)
 	errs := make([]error, procs)
 	var wg sync.WaitGroup
@@ -356,6 +365,7 @@ func lanceWorkload(ctx context.Context, dir string, base map[string]any, procs i
 		wg.Go(func() { reps[w], errs[w] = runAppend(ctx, dir, c) })
 	}
 	wg.Wait()
+	cpuAtEnd := [2]time.Duration{procCPU(os.Getpid()), procCPU(redisPid)}
 	if err := errors.Join(errs...); err != nil {
 		return Result{}, err
 	}
@@ -376,6 +386,10 @@ func lanceWorkload(ctx context.Context, dir string, base map[string]any, procs i
 		r.OpsPerSec = float64(r.Ops) / r.Seconds
 	}
 	r.P50Ms, r.P95Ms, r.P99Ms = pct(lat, 0.50), pct(lat, 0.95), pct(lat, 0.99)
+	if c := <-cpuAtStart; redisPid != 0 && r.Ops > 0 {
+		r.ServerCPUMs = float64(cpuAtEnd[0]-c[0]) / float64(time.Millisecond) / float64(r.Ops)
+		r.RedisCPUMs = float64(cpuAtEnd[1]-c[1]) / float64(time.Millisecond) / float64(r.Ops)
+	}
 	return r, nil
 }
 

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -120,4 +121,44 @@ func servingBinary(scenario string) (string, error) {
 		return "", fmt.Errorf("the %s benchmark serves with the flightns binary: run it as `flightns bench`, or set FLIGHTNS_BINARY", scenario)
 	}
 	return exe, nil
+}
+
+// procTicks is a process's CPU time (utime + stime) in clock ticks, 0
+// if it is gone.
+func procTicks(pid int) int64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	s := string(b)
+	j := strings.LastIndexByte(s, ')') // after "pid (comm)"
+	if j < 0 {
+		return 0
+	}
+	f := strings.Fields(s[j+1:]) // state ppid … utime (12th) stime (13th)
+	if len(f) < 13 {
+		return 0
+	}
+	ut, _ := strconv.ParseInt(f[11], 10, 64)
+	st, _ := strconv.ParseInt(f[12], 10, 64)
+	return ut + st
+}
+
+// procCPU is the CPU time a process's threads have run, from the
+// scheduler's nanosecond accounting (/proc/<pid>/task/*/schedstat), 0 if
+// it is gone: fine enough to divide among a few dozen operations, where
+// clock ticks (10 ms) are not.
+func procCPU(pid int) time.Duration {
+	stats, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/schedstat", pid))
+	var total time.Duration
+	for _, f := range stats {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		ns, _, _ := strings.Cut(string(b), " ")
+		n, _ := strconv.ParseInt(ns, 10, 64)
+		total += time.Duration(n)
+	}
+	return total
 }

@@ -280,13 +280,13 @@ func sampleReplicaCPU(procs []*replicaProc, redisPid int) replicaCPU {
 	var c replicaCPU
 	for _, p := range procs {
 		pid := p.cmd.Process.Pid
-		c.servers += replicaTicks(pid)
+		c.servers += procTicks(pid)
 		for _, k := range replicaChildren(pid) {
-			c.workers += replicaTicks(k)
+			c.workers += procTicks(k)
 		}
 	}
-	c.redis = replicaTicks(redisPid)
-	c.clients = replicaTicks(os.Getpid())
+	c.redis = procTicks(redisPid)
+	c.clients = procTicks(os.Getpid())
 	if b, err := os.ReadFile("/proc/stat"); err == nil {
 		// cpu user nice system idle iowait irq softirq steal …
 		line, _, _ := strings.Cut(string(b), "\n")
@@ -312,27 +312,6 @@ func (c replicaCPU) busy(seconds float64) string {
 	f := func(t int64) float64 { return float64(t) / 100 / seconds }
 	return fmt.Sprintf("cores busy on average: servers %.2f, their SQL workers %.2f, Redis %.2f, the clients (this process) %.2f, the whole machine %.2f of %d",
 		f(c.servers), f(c.workers), f(c.redis), f(c.clients), f(c.machine), runtime.NumCPU())
-}
-
-// replicaTicks is a process's CPU time (utime + stime) in clock ticks, 0
-// if it is gone.
-func replicaTicks(pid int) int64 {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0
-	}
-	s := string(b)
-	j := strings.LastIndexByte(s, ')') // after "pid (comm)"
-	if j < 0 {
-		return 0
-	}
-	f := strings.Fields(s[j+1:]) // state ppid … utime (12th) stime (13th)
-	if len(f) < 13 {
-		return 0
-	}
-	ut, _ := strconv.ParseInt(f[11], 10, 64)
-	st, _ := strconv.ParseInt(f[12], 10, 64)
-	return ut + st
 }
 
 // replicaChildren lists a process's children.
