@@ -263,7 +263,8 @@ func (e *engine) createViews() error {
 			sel(ver, "_versions", current), sel(ver, "_versions_past", past)}, " UNION ALL "),
 		`CREATE OR REPLACE VIEW namespaces AS SELECT object_id, metadata, committed_at FROM __manifest WHERE object_type = 'namespace'`,
 		`CREATE OR REPLACE VIEW tables AS SELECT * EXCLUDE (object_type, table_version, manifest_path, manifest_size, branch, num_rows, num_fragments, data_bytes, schema) FROM __manifest WHERE object_type = 'table'`,
-		`CREATE OR REPLACE VIEW table_versions AS SELECT object_id AS table_id, branch, table_version AS version, manifest_path, manifest_size, committed_at, txn_id, metadata, num_rows, num_fragments, data_bytes, schema FROM __manifest WHERE object_type = 'table_version'`,
+		// Straight from _versions: nothing of _objects to bind, plan or scan.
+		`CREATE OR REPLACE VIEW table_versions AS SELECT object_id AS table_id, branch, coalesce(table_version, table_version) AS version, manifest_path, manifest_size, committed_at, txn_id, metadata, num_rows, num_fragments, data_bytes, schema FROM _versions`,
 	}
 	if err := e.writer.execAll(stmts...); err != nil {
 		return fmt.Errorf("manifesttable: %w", err)
