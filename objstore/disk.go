@@ -338,19 +338,22 @@ func (b *diskBucket) linkIfAbsent(src, dst string, before func() error) error {
 	return b.gs.sync(path.Dir(dst))
 }
 
-// promoteIfAbsent moves the object src to dst, create-only: src is fsynced,
-// renamed (RENAME_NOREPLACE) and dst's directory fsynced. It is the file://
-// path of PromoteIfAbsent: one directory operation instead of link+unlink.
-// before runs right before the rename.
-func (b *diskBucket) promoteIfAbsent(src, dst string, before func() error) error {
+// promoteIfAbsent moves the object src to dst, create-only: src is fsynced
+// (unless synced, from syncObject, is still what src is), renamed
+// (RENAME_NOREPLACE) and dst's directory fsynced. It is the file:// path of
+// PromoteIfAbsent: one directory operation instead of link+unlink. before
+// runs right before the rename.
+func (b *diskBucket) promoteIfAbsent(src, dst string, synced fs.FileInfo, before func() error) error {
 	if err := checkKey(src); err != nil {
 		return err
 	}
 	if err := checkKey(dst); err != nil {
 		return err
 	}
-	if err := b.gs.sync(src); err != nil {
-		return err
+	if !b.unchanged(src, synced) {
+		if err := b.gs.sync(src); err != nil {
+			return err
+		}
 	}
 	if path.Dir(dst) != path.Dir(src) {
 		if err := b.mkdirAllSync(path.Dir(dst)); err != nil {
@@ -364,6 +367,35 @@ func (b *diskBucket) promoteIfAbsent(src, dst string, before func() error) error
 		return err
 	}
 	return b.gs.sync(path.Dir(dst))
+}
+
+// syncObject fsyncs the object at key and returns its attributes from
+// before the fsync began: a write after them changes what unchanged sees.
+func (b *diskBucket) syncObject(key string) (fs.FileInfo, error) {
+	if err := checkKey(key); err != nil {
+		return nil, err
+	}
+	fi, err := b.root.Lstat(key)
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file", key)
+	}
+	if err := b.gs.sync(key); err != nil {
+		return nil, err
+	}
+	return fi, nil
+}
+
+// unchanged reports whether key is still the file synced describes (same
+// inode, size and modification time), so that its fsync still holds.
+func (b *diskBucket) unchanged(key string, synced fs.FileInfo) bool {
+	if synced == nil {
+		return false
+	}
+	fi, err := b.root.Lstat(key)
+	return err == nil && os.SameFile(fi, synced) && fi.Size() == synced.Size() && fi.ModTime().Equal(synced.ModTime())
 }
 
 // readFile reads a whole regular file.

@@ -23,6 +23,7 @@ type groupSync struct {
 	mu     sync.Mutex
 	queue  []*syncReq
 	active bool
+	calls  int // sync calls so far, for tests
 }
 
 type syncReq struct {
@@ -46,6 +47,7 @@ func (g *groupSync) close() error { return g.dir.Close() }
 func (g *groupSync) sync(paths ...string) error {
 	r := &syncReq{paths: paths, done: make(chan struct{})}
 	g.mu.Lock()
+	g.calls++
 	g.queue = append(g.queue, r)
 	if g.active {
 		g.mu.Unlock()

@@ -19,7 +19,8 @@
 //
 // Operations: Put, PutIfAbsent (create-only), Get, Head (size, ETag), List
 // (by prefix, sorted by key), CopyIfAbsent and PromoteIfAbsent (materialize
-// a staging object at a final key, create-only), Delete. Errors match ErrNotFound,
+// a staging object at a final key, create-only; Durable fsyncs a source
+// ahead of its promotion), Delete. Errors match ErrNotFound,
 // ErrAlreadyExists or ErrInvalidInput with errors.Is; anything else is an
 // I/O error of the store.
 //

@@ -434,7 +434,7 @@ func (s *Store) ListAll(ctx context.Context, prefix string) ([]Attrs, error) {
 // conditions on CopyObject, and a copy that is not create-only could
 // overwrite a committed manifest.
 func (s *Store) CopyIfAbsent(ctx context.Context, src, dst string) (CopyResult, error) {
-	return s.materialize(ctx, src, dst, false, nil)
+	return s.materialize(ctx, src, dst, false, nil, nil)
 }
 
 // PromoteIfAbsent is CopyIfAbsent for a source that is no longer needed
@@ -443,15 +443,37 @@ func (s *Store) CopyIfAbsent(ctx context.Context, src, dst string) (CopyResult, 
 // so it is gone when Copied is returned; elsewhere it is copied as by
 // CopyIfAbsent and the caller deletes it.
 func (s *Store) PromoteIfAbsent(ctx context.Context, src, dst string) (CopyResult, error) {
-	return s.materialize(ctx, src, dst, true, nil)
+	return s.materialize(ctx, src, dst, true, nil, nil)
 }
 
 // PromoteIfAbsentFrom is PromoteIfAbsent for a caller that has read src
 // already: data is its bytes (src is immutable, a staging manifest), so
 // elsewhere than on file:// the promotion is one conditional PUT, without
-// reading src again. On file:// data is not used.
-func (s *Store) PromoteIfAbsentFrom(ctx context.Context, src, dst string, data []byte) (CopyResult, error) {
-	return s.materialize(ctx, src, dst, true, data)
+// reading src again. On file:// data is not used, and synced, when not
+// nil, is what Durable returned for src: the promotion skips src's fsync
+// if src is still the file Durable synced.
+func (s *Store) PromoteIfAbsentFrom(ctx context.Context, src, dst string, data []byte, synced *Synced) (CopyResult, error) {
+	return s.materialize(ctx, src, dst, true, data, synced)
+}
+
+// Synced is what Durable made durable: on file://, the file's identity,
+// size and modification time when its fsync began.
+type Synced struct{ fi fs.FileInfo }
+
+// Durable makes the object at key durable and says what it synced. On
+// file:// it fsyncs the object's file (sharing the fsync with concurrent
+// callers), so that a later promotion of the object need not: a writer
+// runs it while it waits for something else (its claim). Other stores'
+// objects are durable once written, and Durable does nothing there.
+func (s *Store) Durable(key string) (*Synced, error) {
+	if s.disk == nil {
+		return &Synced{}, nil
+	}
+	fi, err := s.disk.syncObject(key)
+	if err != nil {
+		return nil, err
+	}
+	return &Synced{fi: fi}, nil
 }
 
 type gateKey struct{}
@@ -475,8 +497,9 @@ func gate(ctx context.Context) error {
 }
 
 // materialize is CopyIfAbsent (consume false) and PromoteIfAbsent; known,
-// when not nil, is src's bytes, read by the caller.
-func (s *Store) materialize(ctx context.Context, src, dst string, consume bool, known []byte) (CopyResult, error) {
+// when not nil, is src's bytes, read by the caller, and synced what
+// Durable made durable of src.
+func (s *Store) materialize(ctx context.Context, src, dst string, consume bool, known []byte, synced *Synced) (CopyResult, error) {
 	if err := ValidateKey(src); err != nil {
 		return 0, err
 	}
@@ -487,7 +510,11 @@ func (s *Store) materialize(ctx context.Context, src, dst string, consume bool, 
 		before := func() error { return gate(ctx) }
 		switch {
 		case s.disk != nil && consume:
-			err = s.disk.promoteIfAbsent(src, dst, before)
+			var fi fs.FileInfo
+			if synced != nil {
+				fi = synced.fi
+			}
+			err = s.disk.promoteIfAbsent(src, dst, fi, before)
 		case s.disk != nil:
 			err = s.disk.linkIfAbsent(src, dst, before)
 		default:

@@ -458,6 +458,7 @@ func (s *Store) PutGuarded(ctx context.Context, table string, version uint64, st
 	if !found {
 		return s.retriedPut(ctx, e)
 	}
+	synced := s.syncStaged(e.staging)
 	observed := time.Now() // the claim exists no earlier than this
 	var x *Extras
 	if len(guards) > 0 {
@@ -487,15 +488,38 @@ func (s *Store) PutGuarded(ctx context.Context, table string, version uint64, st
 		}
 		return s.resolveVersion(ctx, table, version)
 	}
-	return s.finalize(ctx, table, version, rec, observed, &claimant{epoch: c.epoch, data: e.data})
+	return s.finalize(ctx, table, version, rec, observed, &claimant{epoch: c.epoch, data: e.data, synced: synced})
 }
 
 // claimant is what a writer brings to the finalization of its own claim:
-// the epoch it claimed in, and the staged bytes when it read them before
-// claiming. A reader that helps has neither.
+// the epoch it claimed in, the staged bytes when it read them before
+// claiming, and the fsync of its staging object it started then. A reader
+// that helps has none of them.
 type claimant struct {
-	epoch string
-	data  []byte
+	epoch  string
+	data   []byte
+	synced func() *objstore.Synced
+}
+
+// syncStaged starts making a writer's staging object durable while its
+// claim runs, and returns what waits for it (nil where objects are
+// durable once written). On file:// the promotion needs the staged bytes
+// fsynced before the final name may exist; begun here, that fsync runs
+// alongside the claim's own (Redis's append-only file) instead of after
+// it. A failure is not an answer: the promotion then fsyncs itself.
+func (s *Store) syncStaged(staging string) func() *objstore.Synced {
+	if s.objs.Kind() != objstore.KindFile {
+		return nil
+	}
+	done := make(chan *objstore.Synced, 1)
+	go func() {
+		synced, err := s.objs.Durable(staging)
+		if err != nil {
+			synced = nil
+		}
+		done <- synced
+	}()
+	return func() *objstore.Synced { return <-done }
 }
 
 // retriedPut answers a Put whose staging object is gone: if the version was
@@ -649,12 +673,16 @@ func (s *Store) runFinalize(ctx context.Context, table string, version uint64, r
 		return loc, nil
 	}
 	var known []byte
+	var synced *objstore.Synced
 	if w != nil {
 		known = w.data
+		if w.synced != nil {
+			synced = w.synced()
+		}
 	}
 	_, err := s.objs.PromoteIfAbsentFrom(s.fenced(ctx, &observed, func(ctx context.Context) error {
 		return s.reconfirm(ctx, table, version, rec)
-	}), rec.SP, rec.FP, known)
+	}), rec.SP, rec.FP, known, synced)
 	switch {
 	case err == nil:
 	case errors.Is(err, objstore.ErrAlreadyExists):
