@@ -103,7 +103,9 @@ func etagOf(fi fs.FileInfo) string {
 	return fmt.Sprintf("%x-%x-%x", ino, fi.ModTime().UnixMicro(), fi.Size())
 }
 
-func (b *diskBucket) Attributes(_ context.Context, key string) (*driver.Attributes, error) {
+// statObject returns the attributes of the object at key: a regular file
+// (anything else is not an object).
+func (b *diskBucket) statObject(key string) (fs.FileInfo, error) {
 	if err := checkKey(key); err != nil {
 		return nil, err
 	}
@@ -113,6 +115,14 @@ func (b *diskBucket) Attributes(_ context.Context, key string) (*driver.Attribut
 	}
 	if !fi.Mode().IsRegular() {
 		return nil, &fs.PathError{Op: "stat", Path: key, Err: fs.ErrNotExist}
+	}
+	return fi, nil
+}
+
+func (b *diskBucket) Attributes(_ context.Context, key string) (*driver.Attributes, error) {
+	fi, err := b.statObject(key)
+	if err != nil {
+		return nil, err
 	}
 	return &driver.Attributes{
 		ContentType: "application/octet-stream",
@@ -372,15 +382,9 @@ func (b *diskBucket) promoteIfAbsent(src, dst string, synced fs.FileInfo, before
 // syncObject fsyncs the object at key and returns its attributes from
 // before the fsync began: a write after them changes what unchanged sees.
 func (b *diskBucket) syncObject(key string) (fs.FileInfo, error) {
-	if err := checkKey(key); err != nil {
-		return nil, err
-	}
-	fi, err := b.root.Lstat(key)
+	fi, err := b.statObject(key)
 	if err != nil {
 		return nil, err
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s is not a regular file", key)
 	}
 	if err := b.gs.sync(key); err != nil {
 		return nil, err
@@ -394,7 +398,7 @@ func (b *diskBucket) unchanged(key string, synced fs.FileInfo) bool {
 	if synced == nil {
 		return false
 	}
-	fi, err := b.root.Lstat(key)
+	fi, err := b.root.Stat(key)
 	return err == nil && os.SameFile(fi, synced) && fi.Size() == synced.Size() && fi.ModTime().Equal(synced.ModTime())
 }
 
