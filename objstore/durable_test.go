@@ -85,13 +85,20 @@ func TestAPromotionTrustsDurableOnlyForAnUnchangedSource(t *testing.T) {
 	}
 
 	// Without Durable's answer, or with a failed one, the source is fsynced.
-	if _, err := s.Durable("t/missing/_versions/1.manifest-x"); err == nil {
-		t.Fatal("Durable of a missing object succeeded")
+	// Durable refuses what is not an object of the root, before any fsync.
+	before := syncCalls(s)
+	for _, key := range []string{"t/missing/_versions/1.manifest-x", "t/unchanged", "../escape", "/etc/passwd", "t/../../x"} {
+		if _, err := s.Durable(key); err == nil {
+			t.Errorf("Durable(%q) succeeded", key)
+		}
+	}
+	if got := syncCalls(s) - before; got != 0 {
+		t.Errorf("Durable of non-objects asked for %d fsyncs, want 0", got)
 	}
 	if err := s.Put(ctx, "t/plain/_versions/1.manifest-x", []byte("staged"), NoSync()); err != nil {
 		t.Fatal(err)
 	}
-	before := syncCalls(s)
+	before = syncCalls(s)
 	if _, err := s.PromoteIfAbsentFrom(ctx, "t/plain/_versions/1.manifest-x", "t/plain/_versions/1.manifest", nil, nil); err != nil {
 		t.Fatal(err)
 	}

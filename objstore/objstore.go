@@ -464,10 +464,11 @@ type Synced struct{ fi fs.FileInfo }
 // file:// it fsyncs the object's file (sharing the fsync with concurrent
 // callers), so that a later promotion of the object need not: a writer
 // runs it while it waits for something else (its claim). Other stores'
-// objects are durable once written, and Durable does nothing there.
+// objects are durable once written: Durable does nothing there and
+// returns nil, which a promotion takes as "nothing synced ahead".
 func (s *Store) Durable(key string) (*Synced, error) {
 	if s.disk == nil {
-		return &Synced{}, nil
+		return nil, nil
 	}
 	fi, err := s.disk.syncObject(key)
 	if err != nil {
