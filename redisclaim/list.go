@@ -2,6 +2,7 @@ package redisclaim
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 
@@ -88,21 +89,44 @@ func (s *Store) ListVersions(ctx context.Context, table string, opts ListOptions
 // Range is a range of versions: Start inclusive, End exclusive (0: no end).
 type Range = commitlog.Range
 
-// DeleteVersions forgets the records of the versions in ranges (staged
-// versions, commits in flight, are kept; the head never moves) and returns
-// how many it removed. Object storage is not touched: Lance deletes its own
-// files.
+// DeleteVersions forgets the records of the versions in ranges and returns
+// how many it removed; the head never moves. Every version acknowledged
+// before the call is among them: a commit it finds half-finished (claimed,
+// its record not yet flipped) it finishes first, as a reader does; a
+// commit that begins while it runs may be kept. Object storage is not
+// touched: Lance deletes its own files.
 func (s *Store) DeleteVersions(ctx context.Context, table string, ranges []Range) (int, error) {
-	if err := checkTable(table); err != nil {
+	args, err := s.deletionArgs(table, ranges)
+	if err != nil {
 		return 0, err
 	}
-	if len(ranges) == 0 || len(ranges) > 1000 {
-		return 0, nserror.New(nserror.InvalidInput, "delete 1 to 1000 version ranges, not %d", len(ranges))
+	if err := s.finishStaged(ctx, table, args); err != nil {
+		return 0, err
 	}
-	args := []any{table, s.logMaxLen}
+	var n int
+	err = s.withEpoch(ctx, func() (reply, error) {
+		r, err := s.runDeleteVersions(ctx, table, "delete", args)
+		if err == nil && r.status() == "OK" {
+			n = atoiOr(r.str(1), 0)
+		}
+		return r, err
+	})
+	return n, err
+}
+
+// deletionArgs checks a deletion and returns the delete_versions script's
+// arguments from its mode on.
+func (s *Store) deletionArgs(table string, ranges []Range) ([]any, error) {
+	if err := checkTable(table); err != nil {
+		return nil, err
+	}
+	if len(ranges) == 0 || len(ranges) > 1000 {
+		return nil, nserror.New(nserror.InvalidInput, "delete 1 to 1000 version ranges, not %d", len(ranges))
+	}
+	args := make([]any, 0, 2*len(ranges))
 	for _, rg := range ranges {
 		if rg.End != 0 && rg.End <= rg.Start {
-			return 0, nserror.New(nserror.InvalidInput, "version range [%d, %d) is empty or reversed", rg.Start, rg.End)
+			return nil, nserror.New(nserror.InvalidInput, "version range [%d, %d) is empty or reversed", rg.Start, rg.End)
 		}
 		end := "+inf"
 		if rg.End != 0 {
@@ -110,16 +134,45 @@ func (s *Store) DeleteVersions(ctx context.Context, table string, ranges []Range
 		}
 		args = append(args, strconv.FormatUint(rg.Start, 10), end)
 	}
-	var n int
+	return args, nil
+}
+
+func (s *Store) runDeleteVersions(ctx context.Context, table, mode string, ranges []any) (reply, error) {
+	return run(ctx, s.pipe, s.sc.deleteVersions,
+		[]string{s.k.Epoch(), s.k.Seq(), s.k.Log(), s.k.Versions(table), s.k.Index(table)},
+		append([]any{table, s.logMaxLen, mode}, ranges...)...)
+}
+
+// finishStaged finishes the half-done commits among a table's versions in
+// ranges (deletionArgs), helping as a reader does, so that a deletion that
+// follows finds final every version acknowledged before it began. A writer
+// replies before it flips its record (the flip follows the reply), so
+// without this a version just acknowledged would look in flight and be
+// kept.
+func (s *Store) finishStaged(ctx context.Context, table string, ranges []any) error {
+	var staged []string
 	err := s.withEpoch(ctx, func() (reply, error) {
-		r, err := run(ctx, s.pipe, s.sc.deleteVersions,
-			[]string{s.k.Epoch(), s.k.Seq(), s.k.Log(), s.k.Versions(table), s.k.Index(table)}, args...)
-		if err == nil && r.status() == "OK" {
-			n = atoiOr(r.str(1), 0)
+		r, err := s.runDeleteVersions(ctx, table, "probe", ranges)
+		if err == nil && r.status() == "STAGED" {
+			for i := 1; i < len(r); i++ {
+				staged = append(staged, r.str(i))
+			}
 		}
 		return r, err
 	})
-	return n, err
+	if err != nil {
+		return err
+	}
+	for _, sv := range staged {
+		v, err := strconv.ParseUint(sv, 10, 64)
+		if err != nil {
+			return fmt.Errorf("redisclaim: probe replied version %q", sv)
+		}
+		if _, err := s.resolveVersion(ctx, table, v); err != nil && !errors.Is(err, nserror.ErrTableVersionNotFound) {
+			return err
+		}
+	}
+	return nil
 }
 
 // LatestVersions returns the heads of several tables (0 for a table
@@ -170,4 +223,22 @@ func (s *Store) LatestVersions(ctx context.Context, tables []string) ([]uint64, 
 		seeded = true
 	}
 	return nil, 0, nserror.New(nserror.ServiceUnavailable, "redisclaim: reading heads did not settle")
+}
+
+// settleDeletions finishes the half-done commits among the versions a
+// claim's extras delete (finishStaged), before the claim.
+func (s *Store) settleDeletions(ctx context.Context, x *Extras) error {
+	if x == nil {
+		return nil
+	}
+	for _, d := range x.Deletions {
+		args, err := s.deletionArgs(d.Table, d.Ranges)
+		if err != nil {
+			return err
+		}
+		if err := s.finishStaged(ctx, d.Table, args); err != nil {
+			return err
+		}
+	}
+	return nil
 }

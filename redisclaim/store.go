@@ -571,6 +571,9 @@ type claimResult struct {
 // re-reading storage as the script asks. txnID and txnRecord are empty for
 // a single-table claim.
 func (s *Store) runClaim(ctx context.Context, txnID string, txnRecord []byte, entries []entry, x *Extras) (claimResult, error) {
+	if err := s.settleDeletions(ctx, x); err != nil {
+		return claimResult{}, err
+	}
 	keys := []string{s.k.Epoch(), s.k.Heads(), s.k.Seq(), s.k.Log(), s.k.Txn(txnID)}
 	now := strconv.FormatInt(s.now().UnixMicro(), 10)
 	args := []any{txnID, now, len(entries), string(txnRecord), s.logMaxLen}

@@ -319,6 +319,67 @@ func TestDeleteVersionsAndDelete(t *testing.T) {
 	}
 }
 
+// A writer replies before it flips its record; a deletion right after
+// the reply must still delete the version (it once kept it, taking the
+// staged record for a commit in flight), both alone and in a batch.
+func TestDeletionsFinishVersionsWhoseFlipIsPending(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t, "mem")
+	var failing atomic.Bool
+	var failed atomic.Int32
+	failing.Store(true)
+	f := StepFunc(func(_ context.Context, st Step, _ string, _ uint64) error {
+		if st == StepFlipping && failing.Load() {
+			failed.Add(1)
+			return errors.New("injected: flip fails")
+		}
+		return nil
+	})
+	e.step.Store(&f)
+	for v := uint64(1); v <= 5; v++ {
+		if _, err := e.put("t", v, fmt.Sprint(v)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := e.put("u", 1, "u1"); err != nil {
+		t.Fatal(err)
+	}
+	for failed.Load() < 6 { // every writer's flip failed: the records stay staged
+		time.Sleep(time.Millisecond)
+	}
+	failing.Store(false)
+	staged := 0
+	for v := 1; v <= 5; v++ {
+		raw, err := e.rdb.HGet(ctx, e.s.k.Versions("t"), fmt.Sprint(v)).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(raw, `"staged"`) {
+			staged++
+		}
+	}
+	if staged != 5 {
+		t.Fatalf("%d of 5 records are staged; the test needs all", staged)
+	}
+	n, err := e.s.DeleteVersions(ctx, "t", []Range{{Start: 1, End: 3}})
+	if err != nil || n != 2 {
+		t.Fatalf("DeleteVersions = %d, %v; want 2", n, err)
+	}
+	b, err := e.s.Commit(ctx, []Entry{{Table: "u", Version: 2, StagingPath: e.stage("u", 2, "u2")}},
+		&Extras{Deletions: []Deletion{{Table: "t", Ranges: []Range{{Start: 3}}}, {Table: "u", Ranges: []Range{{Start: 1, End: 2}}}}})
+	if err != nil || len(b.Deleted) != 2 || b.Deleted[0] != 3 || b.Deleted[1] != 1 {
+		t.Fatalf("a batch deleting versions = %+v, %v; want 3 and 1 deleted", b, err)
+	}
+	for _, tv := range []struct {
+		table string
+		left  int
+	}{{"t", 0}, {"u", 1}} {
+		if all, _, err := e.s.ListVersions(ctx, tv.table, ListOptions{}); err != nil || len(all) != tv.left {
+			t.Fatalf("versions of %s after the deletions: %+v, %v; want %d", tv.table, all, err, tv.left)
+		}
+	}
+}
+
 func TestStoreWorksOnARedisCluster(t *testing.T) {
 	ctx := context.Background()
 	cl := redistestCluster(t)

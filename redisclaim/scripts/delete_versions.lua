@@ -7,24 +7,34 @@
 -- KEYS[5]  {C}:z:<table>    version index
 -- ARGV[1]  table
 -- ARGV[2]  approximate MAXLEN of the commit log
--- ARGV[3..] pairs: start (inclusive), end (exclusive; "+inf" for no end)
+-- ARGV[3]  "probe": list the staged versions in the ranges, change nothing;
+--          "delete": delete the others
+-- ARGV[4..] pairs: start (inclusive), end (exclusive; "+inf" for no end)
 --
--- Guarantee: staged records (commits in flight) are kept; the head never
--- moves; a deleted version's record becomes a tombstone {"st":"deleted"}
--- (out of the index), so that it is not read back from storage and
--- recorded again. One log entry records the deletion. Replies
--- {"NOEPOCH"} or {"OK", deleted count, seq}.
+-- Guarantee: staged records are kept (the caller probed first and finished
+-- those it found, so a staged record here is a commit that began after
+-- the deletion did); the head never moves; a deleted version's record
+-- becomes a tombstone {"st":"deleted"} (out of the index), so that it is
+-- not read back from storage and recorded again. One log entry records the
+-- deletion. Replies {"NOEPOCH"}, {"STAGED", version...} to a probe, or
+-- {"OK", deleted count, seq}.
 if not redis.call('GET', KEYS[1]) then return {'NOEPOCH'} end
-local victims = {}
-for i = 3, #ARGV, 2 do
+local probe = ARGV[3] == 'probe'
+local victims, staged = {}, {'STAGED'}
+for i = 4, #ARGV, 2 do
   local hi = ARGV[i + 1]
   if hi ~= '+inf' then hi = '(' .. hi end
   local vers = redis.call('ZRANGE', KEYS[5], ARGV[i], hi, 'BYSCORE')
   for _, ver in ipairs(vers) do
     local raw = redis.call('HGET', KEYS[4], ver)
-    if not raw or cjson.decode(raw).st ~= 'staged' then victims[#victims + 1] = ver end
+    if raw and cjson.decode(raw).st == 'staged' then
+      staged[#staged + 1] = ver
+    else
+      victims[#victims + 1] = ver
+    end
   end
 end
+if probe then return staged end
 if #victims == 0 then return {'OK', 0, ''} end
 for _, ver in ipairs(victims) do
   redis.call('HSET', KEYS[4], ver, '{"st":"deleted"}')
