@@ -68,7 +68,13 @@ func newEnvOn(t testing.TB, r *redistest.Server, rdb redis.UniversalClient, back
 // as far as the protocol can tell).
 func (e *env) open(catalog string) *Store {
 	e.t.Helper()
-	s, err := New(context.Background(), Config{Redis: e.rdb, Objects: e.objs, Catalog: catalog, Logger: quiet,
+	return e.openLogging(catalog, quiet)
+}
+
+// openLogging is open with the store's logs going to log.
+func (e *env) openLogging(catalog string, log *slog.Logger) *Store {
+	e.t.Helper()
+	s, err := New(context.Background(), Config{Redis: e.rdb, Objects: e.objs, Catalog: catalog, Logger: log,
 		Step: func(ctx context.Context, st Step, table string, v uint64) error {
 			if f := e.step.Load(); f != nil {
 				return (*f)(ctx, st, table, v)

@@ -1,9 +1,11 @@
 package redisclaim
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"maps"
 	"slices"
 	"strings"
@@ -378,6 +380,60 @@ func TestDeletionsFinishVersionsWhoseFlipIsPending(t *testing.T) {
 			t.Fatalf("versions of %s after the deletions: %+v, %v; want %d", tv.table, all, err, tv.left)
 		}
 	}
+}
+
+// A writer's flip that comes after its version was deleted (a deletion
+// helped it first) finds the tombstone: the version was final, nothing is
+// wrong, and nothing is logged or re-read from storage.
+func TestAFlipAfterTheDeletionIsQuiet(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t, "mem")
+	var logs syncBuffer
+	s := e.openLogging("catflip", slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelWarn})))
+	type writerKey struct{}
+	entered, release := make(chan struct{}), make(chan struct{})
+	f := StepFunc(func(ctx context.Context, st Step, _ string, _ uint64) error {
+		if st == StepFlipping && ctx.Value(writerKey{}) != nil {
+			close(entered)
+			<-release
+		}
+		return nil
+	})
+	e.step.Store(&f)
+	wctx := context.WithValue(ctx, writerKey{}, true)
+	if _, err := s.Put(wctx, "t", 1, e.stage("t", 1, "1"), 1, ""); err != nil {
+		t.Fatal(err)
+	}
+	<-entered // the writer has replied and waits to flip
+	if n, err := s.DeleteVersions(ctx, "t", []Range{{Start: 1}}); err != nil || n != 1 {
+		t.Fatalf("DeleteVersions = %d, %v; want 1", n, err)
+	}
+	close(release)
+	s.after.Wait()
+	if out := logs.String(); out != "" {
+		t.Fatalf("the writer's late flip logged:\n%s", out)
+	}
+	if _, err := s.GetManifestLocation(ctx, "t", 1); !errors.Is(err, nserror.ErrTableVersionNotFound) {
+		t.Fatalf("the deleted version after the writer's flip: %v", err)
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for a logger and a test at once.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
 }
 
 func TestStoreWorksOnARedisCluster(t *testing.T) {

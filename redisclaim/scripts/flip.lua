@@ -9,11 +9,13 @@
 --
 -- Guarantee: only a record still claimed with that staging path changes,
 -- and only from staged to final; a record already final stays as it is.
--- Replies 1 when the record is (now) final, 0 when it is missing or was
--- claimed with another staging path.
+-- Replies 1 when the record is (now) final or a tombstone (a deletion
+-- finishes a staged version before it deletes it, so a tombstone was
+-- final), 0 when it is missing or was claimed with another staging path.
 local raw = redis.call('HGET', KEYS[1], ARGV[1])
 if not raw then return 0 end
 local r = cjson.decode(raw)
+if r.st == 'deleted' then return 1 end
 if r.sp ~= ARGV[2] or r.fp ~= ARGV[3] then return 0 end
 if r.st == 'final' then return 1 end
 r.st = 'final'
