@@ -100,17 +100,15 @@ func (s *Store) DeleteVersions(ctx context.Context, table string, ranges []Range
 	if err != nil {
 		return 0, err
 	}
-	if err := s.finishStaged(ctx, table, args); err != nil {
+	// Commonly nothing is half-finished and one script deletes.
+	n, staged, err := s.runDeletion(ctx, table, "settle", args)
+	if err != nil || len(staged) == 0 {
+		return n, err
+	}
+	if err := s.finish(ctx, table, staged); err != nil {
 		return 0, err
 	}
-	var n int
-	err = s.withEpoch(ctx, func() (reply, error) {
-		r, err := s.runDeleteVersions(ctx, table, "delete", args)
-		if err == nil && r.status() == "OK" {
-			n = atoiOr(r.str(1), 0)
-		}
-		return r, err
-	})
+	n, _, err = s.runDeletion(ctx, table, "delete", args)
 	return n, err
 }
 
@@ -137,37 +135,42 @@ func (s *Store) deletionArgs(table string, ranges []Range) ([]any, error) {
 	return args, nil
 }
 
-func (s *Store) runDeleteVersions(ctx context.Context, table, mode string, ranges []any) (reply, error) {
-	return run(ctx, s.pipe, s.sc.deleteVersions,
-		[]string{s.k.Epoch(), s.k.Seq(), s.k.Log(), s.k.Versions(table), s.k.Index(table)},
-		append([]any{table, s.logMaxLen, mode}, ranges...)...)
-}
-
-// finishStaged finishes the half-done commits among a table's versions in
-// ranges (deletionArgs), helping as a reader does, so that a deletion that
-// follows finds final every version acknowledged before it began. A writer
-// replies before it flips its record (the flip follows the reply), so
-// without this a version just acknowledged would look in flight and be
-// kept.
-func (s *Store) finishStaged(ctx context.Context, table string, ranges []any) error {
-	var staged []string
+// runDeletion runs delete_versions.lua in mode over ranges (deletionArgs)
+// and returns how many versions it deleted or the staged versions it
+// found instead.
+func (s *Store) runDeletion(ctx context.Context, table, mode string, ranges []any) (int, []uint64, error) {
+	var n int
+	var staged []uint64
 	err := s.withEpoch(ctx, func() (reply, error) {
-		r, err := s.runDeleteVersions(ctx, table, "probe", ranges)
-		if err == nil && r.status() == "STAGED" {
+		r, err := run(ctx, s.pipe, s.sc.deleteVersions,
+			[]string{s.k.Epoch(), s.k.Seq(), s.k.Log(), s.k.Versions(table), s.k.Index(table)},
+			append([]any{table, s.logMaxLen, mode}, ranges...)...)
+		if err != nil {
+			return r, err
+		}
+		switch r.status() {
+		case "OK":
+			n = atoiOr(r.str(1), 0)
+		case "STAGED":
 			for i := 1; i < len(r); i++ {
-				staged = append(staged, r.str(i))
+				v, perr := strconv.ParseUint(r.str(i), 10, 64)
+				if perr != nil {
+					return r, fmt.Errorf("redisclaim: delete_versions replied version %q", r.str(i))
+				}
+				staged = append(staged, v)
 			}
 		}
-		return r, err
+		return r, nil
 	})
-	if err != nil {
-		return err
-	}
-	for _, sv := range staged {
-		v, err := strconv.ParseUint(sv, 10, 64)
-		if err != nil {
-			return fmt.Errorf("redisclaim: probe replied version %q", sv)
-		}
+	return n, staged, err
+}
+
+// finish finishes a table's half-done commits at versions, helping as a
+// reader does, so that a deletion that follows finds them final: a writer
+// replies before it flips its record, and without this a version just
+// acknowledged would look in flight to the deletion and be kept.
+func (s *Store) finish(ctx context.Context, table string, versions []uint64) error {
+	for _, v := range versions {
 		if _, err := s.resolveVersion(ctx, table, v); err != nil && !errors.Is(err, nserror.ErrTableVersionNotFound) {
 			return err
 		}
@@ -226,7 +229,8 @@ func (s *Store) LatestVersions(ctx context.Context, tables []string) ([]uint64, 
 }
 
 // settleDeletions finishes the half-done commits among the versions a
-// claim's extras delete (finishStaged), before the claim.
+// claim's extras delete, before the claim (whose script then deletes the
+// rest, as "delete" does).
 func (s *Store) settleDeletions(ctx context.Context, x *Extras) error {
 	if x == nil {
 		return nil
@@ -236,7 +240,11 @@ func (s *Store) settleDeletions(ctx context.Context, x *Extras) error {
 		if err != nil {
 			return err
 		}
-		if err := s.finishStaged(ctx, d.Table, args); err != nil {
+		_, staged, err := s.runDeletion(ctx, d.Table, "probe", args)
+		if err != nil {
+			return err
+		}
+		if err := s.finish(ctx, d.Table, staged); err != nil {
 			return err
 		}
 	}

@@ -1,6 +1,7 @@
 package reliability
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"net/http"
@@ -211,15 +212,21 @@ func TestSoak(t *testing.T) {
 
 // median takes each measure's median separately.
 func median(ss []sample) sample {
-	n := len(ss)
-	rss, fds, gs, heap, commits := make([]int64, n), make([]int, n), make([]float64, n), make([]float64, n), make([]int64, n)
-	for i, s := range ss {
-		rss[i], fds[i], gs[i], heap[i], commits[i] = s.rssKB, s.fds, s.goroutines, s.heapBytes, s.commits
+	return sample{
+		rssKB:      mid(ss, func(s sample) int64 { return s.rssKB }),
+		fds:        mid(ss, func(s sample) int { return s.fds }),
+		goroutines: mid(ss, func(s sample) float64 { return s.goroutines }),
+		heapBytes:  mid(ss, func(s sample) float64 { return s.heapBytes }),
+		commits:    mid(ss, func(s sample) int64 { return s.commits }),
 	}
-	slices.Sort(rss)
-	slices.Sort(fds)
-	slices.Sort(gs)
-	slices.Sort(heap)
-	slices.Sort(commits)
-	return sample{rssKB: rss[n/2], fds: fds[n/2], goroutines: gs[n/2], heapBytes: heap[n/2], commits: commits[n/2]}
+}
+
+// mid is the median of one measure of ss.
+func mid[T cmp.Ordered](ss []sample, of func(sample) T) T {
+	xs := make([]T, len(ss))
+	for i, s := range ss {
+		xs[i] = of(s)
+	}
+	slices.Sort(xs)
+	return xs[len(xs)/2]
 }

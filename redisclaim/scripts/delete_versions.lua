@@ -8,18 +8,19 @@
 -- ARGV[1]  table
 -- ARGV[2]  approximate MAXLEN of the commit log
 -- ARGV[3]  "probe": list the staged versions in the ranges, change nothing;
---          "delete": delete the others
+--          "settle": as "probe" when there are any, else as "delete";
+--          "delete": delete the versions that are not staged
 -- ARGV[4..] pairs: start (inclusive), end (exclusive; "+inf" for no end)
 --
--- Guarantee: staged records are kept (the caller probed first and finished
--- those it found, so a staged record here is a commit that began after
--- the deletion did); the head never moves; a deleted version's record
+-- Guarantee: staged records are kept (the caller settled or probed first
+-- and finished those it found, so a staged record at "delete" is a commit
+-- that began after the deletion did); the head never moves; a deleted version's record
 -- becomes a tombstone {"st":"deleted"} (out of the index), so that it is
 -- not read back from storage and recorded again. One log entry records the
--- deletion. Replies {"NOEPOCH"}, {"STAGED", version...} to a probe, or
+-- deletion. Replies {"NOEPOCH"}, {"STAGED", version...} (probe, settle), or
 -- {"OK", deleted count, seq}.
 if not redis.call('GET', KEYS[1]) then return {'NOEPOCH'} end
-local probe = ARGV[3] == 'probe'
+local mode = ARGV[3]
 local victims, staged = {}, {'STAGED'}
 for i = 4, #ARGV, 2 do
   local hi = ARGV[i + 1]
@@ -34,7 +35,7 @@ for i = 4, #ARGV, 2 do
     end
   end
 end
-if probe then return staged end
+if mode == 'probe' or (mode == 'settle' and #staged > 1) then return staged end
 if #victims == 0 then return {'OK', 0, ''} end
 for _, ver in ipairs(victims) do
   redis.call('HSET', KEYS[4], ver, '{"st":"deleted"}')
