@@ -9,12 +9,16 @@ GOFLAGS_ := -tags $(TAGS)
 BIN      := $(CURDIR)/bin
 GOLANGCI_LINT_VERSION := v2.15.0
 TEST_TIMEOUT ?= 30m
+# The S3 server of the tests and benchmarks (run as its own process, never
+# linked): internal/minioproc.Version must be the same.
+MINIO_VERSION := v0.0.0-20260212201848-7aac2a2c5b7c
+MINIO := $(BIN)/minio-$(MINIO_VERSION)
 
 export PATH := $(PATH):/usr/local/go/bin
 
 LANCEDB_DIR := interop/lancedb
 
-.PHONY: all build test run bench reliability soak fmt lint vet deps redis-server lancedb clean fuzz
+.PHONY: all build test run bench reliability soak fmt lint vet deps redis-server lancedb minio clean fuzz
 
 all: build
 
@@ -22,8 +26,8 @@ all: build
 build:
 	$(GO) build $(GOFLAGS_) -o $(BIN)/flightns ./cmd/flightns
 
-## test: the whole suite against real Redis servers and an in-process S3 server
-test: deps
+## test: the whole suite against real Redis servers, MinIO and LanceDB
+test: deps minio
 	$(GO) test $(GOFLAGS_) -timeout $(TEST_TIMEOUT) ./...
 
 ## run: start flightns with its defaults (data in ./flightns-data, private redis-server)
@@ -31,17 +35,17 @@ run: deps build
 	$(BIN)/flightns serve
 
 ## bench: measure throughput and latency; JSON report under bench-results/
-bench: build lancedb
+bench: build lancedb minio
 	$(BIN)/flightns bench
 
 ## reliability: the long form of the reliability suite (faults under a
 ## linearizability check, hostile input, a 10-minute soak); `make test`
 ## runs its short form. FLIGHTNS_SOAK=30m changes the soak's duration.
-reliability: redis-server
+reliability: redis-server minio
 	$(GO) test $(GOFLAGS_) -count=1 -timeout 100m -v ./reliability -args -long
 
 ## soak: only the soak, for FLIGHTNS_SOAK (default 10m)
-soak: redis-server
+soak: redis-server minio
 	$(GO) test $(GOFLAGS_) -count=1 -timeout 60m -v -run 'TestSoak' ./reliability -args -long
 
 ## deps: install what the tests and the server need when it is missing
@@ -49,6 +53,18 @@ deps: redis-server lancedb
 
 redis-server:
 	@scripts/ensure-redis.sh
+
+## minio: the pinned MinIO server of the S3 tests and benchmarks, built
+## with `go install` into bin/ when missing (about 4 minutes on 2 cores,
+## once); internal/minioproc finds it there.
+minio: $(MINIO)
+
+$(MINIO):
+	@mkdir -p $(BIN)/.minio-build
+	@echo "installing the MinIO server $(MINIO_VERSION) into bin/ (go install; a few minutes, once)" >&2
+	GOBIN=$(BIN)/.minio-build $(GO) install github.com/minio/minio@$(MINIO_VERSION)
+	mv $(BIN)/.minio-build/minio $@
+	@rmdir $(BIN)/.minio-build
 
 ## lancedb: the pinned LanceDB (Node) of the REST interop tests and the lance
 ## benchmark, installed from the lockfile when missing or out of date.
@@ -74,7 +90,7 @@ FUZZERS := planner:FuzzParseFilter planner:FuzzPlanFilter planner:FuzzSpec plann
 	restserver:FuzzParseID objstore:FuzzValidateKey redisclaim:FuzzParseManifestName reliability:FuzzRESTRequest \
 	manifesttable:FuzzSQL manifesttable:FuzzSQLGrammar lancemanifest:FuzzRead
 
-fuzz: deps
+fuzz: deps minio
 	@set -e; for f in $(FUZZERS); do \
 	  pkg=$${f%%:*}; name=$${f##*:}; \
 	  echo "fuzz $$pkg $$name ($(FUZZ_TIME))"; \

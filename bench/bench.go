@@ -48,6 +48,12 @@ type Config struct {
 	// RedisPersistence of the Redis servers the benchmarks start: "none"
 	// (default), "everysec" or "always".
 	RedisPersistence string
+	// Processes lists the LanceDB writer processes of the lance and
+	// lance-s3 scenarios (default 1 and 4).
+	Processes []int
+	// Rounds is how many alternating rounds the lance scenarios run of
+	// each workload, reporting the median (default 3).
+	Rounds int
 
 	// run is the state shared by the scenarios of one Run: the ceilings
 	// measured so far and the progress display.
@@ -79,6 +85,12 @@ func (cfg Config) withDefaults() Config {
 	}
 	if len(cfg.TxnTables) == 0 {
 		cfg.TxnTables = []int{2, 4, 16}
+	}
+	if len(cfg.Processes) == 0 {
+		cfg.Processes = []int{1, lanceProcesses}
+	}
+	if cfg.Rounds <= 0 {
+		cfg.Rounds = 3
 	}
 	return cfg
 }
@@ -153,7 +165,13 @@ type Result struct {
 	// the clients ran (lance), in milliseconds.
 	ServerCPUMs float64 `json:"server_cpu_ms_per_op,omitempty"`
 	RedisCPUMs  float64 `json:"redis_cpu_ms_per_op,omitempty"`
-	Note        string  `json:"note,omitempty"`
+	// S3PerOp is the S3 requests per operation, counted at a proxy in
+	// front of the S3 server (everyone's: flightns's and the engine's),
+	// and S3Sequential the median of the longest chain of them one
+	// operation waited for one after another (lance-s3).
+	S3PerOp      float64 `json:"s3_requests_per_op,omitempty"`
+	S3Sequential float64 `json:"s3_sequential_per_op,omitempty"`
+	Note         string  `json:"note,omitempty"`
 }
 
 // Report is the JSON document of one run.
@@ -187,7 +205,7 @@ type Scenario struct {
 
 // Scenarios lists every scenario in the order a full run executes them.
 func Scenarios() []Scenario {
-	return append(append([]Scenario{objstoreScenario()}, commitScenarios()...), manifestScenario(), flightScenario(), namespaceScenario(), commitStepsScenario(), commitS3LatencyScenario(), lanceScenario(), planScenario(), hostileScenario(), replicasScenario())
+	return append(append([]Scenario{objstoreScenario()}, commitScenarios()...), manifestScenario(), flightScenario(), namespaceScenario(), commitStepsScenario(), commitS3LatencyScenario(), lanceScenario(), lanceS3Scenario(), planScenario(), hostileScenario(), replicasScenario())
 }
 
 // Run executes the configured scenarios and returns the report.
@@ -361,6 +379,12 @@ func (r Result) line() string {
 		r.Scenario, r.Backend, r.Clients, r.OpsPerSec, r.P50Ms, r.P95Ms, r.P99Ms, r.Errors, r.Conflicts)
 	if r.Ratio > 0 {
 		s += fmt.Sprintf(" ratio=%.2f", r.Ratio)
+	}
+	if r.S3PerOp > 0 {
+		s += fmt.Sprintf(" s3/op=%.2f", r.S3PerOp)
+	}
+	if r.S3Sequential > 0 {
+		s += fmt.Sprintf(" s3-sequential=%.0f", r.S3Sequential)
 	}
 	return s
 }

@@ -13,7 +13,7 @@ import (
 )
 
 // A quick run of the multi-table scenario, end to end against a real
-// redis-server, redis-benchmark, a local directory and the in-process S3
+// redis-server, redis-benchmark, a local directory and a MinIO
 // server, yields a JSON report whose every commit result carries its
 // ceilings, and a chart that decodes as a PNG.
 func TestQuickRunWritesReportAndChart(t *testing.T) {

@@ -6,9 +6,6 @@ import (
 	"encoding/csv"
 	"errors"
 	"fmt"
-	"io"
-	"log"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,10 +15,9 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/johannesboyne/gofakes3"
-	"github.com/johannesboyne/gofakes3/backend/s3mem"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/flightns/flightns/internal/minioproc"
 	"github.com/flightns/flightns/internal/redisproc"
 	"github.com/flightns/flightns/objstore"
 )
@@ -38,7 +34,7 @@ var ceilingLua string
 //     with the run's persistence, at the same number of connections: the
 //     most claims per second Redis can linearize here.
 //   - objstore-put — create-only 1 KiB puts to fresh keys on a fresh store
-//     of the backend (file://, mem://, s3:// on an in-process S3 server):
+//     of the backend (file://, mem://, s3:// on a MinIO server):
 //     the durable write under every commit and every catalog mutation.
 //
 // A result's ratio is its rate of work over the lower of the ceilings it
@@ -172,8 +168,7 @@ func (c *ceilings) compare(ctx context.Context, cfg Config, rep *Report, r *Resu
 var backends = []string{"mem", "file", "s3"}
 
 // openBackend opens a fresh, empty store of the named backend: memory, a
-// temporary directory, or a bucket on an in-process S3 server (gofakes3
-// over loopback HTTP, a new one each time so memory does not pile up).
+// temporary directory, or a bucket on a MinIO server of its own.
 // cleanup closes it and removes what it holds.
 func openBackend(ctx context.Context, name string) (*objstore.Store, func(), error) {
 	switch name {
@@ -195,7 +190,7 @@ func openBackend(ctx context.Context, name string) (*objstore.Store, func(), err
 		}
 		return s, func() { _ = s.Close(); _ = os.RemoveAll(dir) }, nil
 	case "s3":
-		url, stop, err := startS3()
+		url, stop, err := startS3(ctx)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -209,29 +204,28 @@ func openBackend(ctx context.Context, name string) (*objstore.Store, func(), err
 	return nil, nil, fmt.Errorf("unknown object-store backend %q (mem, file or s3)", name)
 }
 
-// startS3 serves a fresh in-process S3 server (gofakes3 over loopback
-// HTTP) with an empty bucket "bench", and returns its URL.
-func startS3() (string, func(), error) {
-	backend := s3mem.New()
-	if err := backend.CreateBucket("bench"); err != nil {
+// startS3 starts a fresh MinIO server (internal/minioproc: the pinned
+// release, its own process, data in a new temporary directory on disk)
+// with an empty bucket "bench", and returns its URL.
+func startS3(ctx context.Context) (string, func(), error) {
+	dir, err := os.MkdirTemp("", "flightns-bench-minio-")
+	if err != nil {
 		return "", nil, err
 	}
-	srv := httptest.NewUnstartedServer(gofakes3.New(backend).Server())
-	// gofakes3 answers some failed conditions with a second
-	// WriteHeader; net/http would log each on stderr.
-	srv.Config.ErrorLog = log.New(io.Discard, "", 0)
-	srv.Start()
-	return srv.URL, srv.Close, nil
+	m, err := minioproc.Start(ctx, minioproc.Config{Dir: dir, Buckets: []string{"bench"}})
+	if err != nil {
+		_ = os.RemoveAll(dir)
+		return "", nil, err
+	}
+	for k, v := range minioproc.Env() {
+		_ = os.Setenv(k, v)
+	}
+	return m.URL, func() { _ = m.Stop(); _ = os.RemoveAll(dir) }, nil
 }
 
 // openS3 opens the bucket "bench" of the S3 server at endpoint.
 func openS3(ctx context.Context, endpoint string, opts ...objstore.Option) (*objstore.Store, error) {
-	for k, v := range map[string]string{"AWS_ACCESS_KEY_ID": "bench", "AWS_SECRET_ACCESS_KEY": "bench", "AWS_EC2_METADATA_DISABLED": "true"} {
-		if os.Getenv(k) == "" {
-			_ = os.Setenv(k, v)
-		}
-	}
-	return objstore.Open(ctx, "s3://bench?endpoint="+endpoint+"&region=us-east-1&use_path_style=true&disable_https=true", opts...)
+	return objstore.Open(ctx, objstore.S3URI(endpoint, "bench", ""), opts...)
 }
 
 // scriptedClaimCeiling runs redis-benchmark with the ceiling script at

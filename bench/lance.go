@@ -76,7 +76,7 @@ func runLance(ctx context.Context, cfg Config, rep *Report) error {
 // one process alone (the cost of a commit), then lanceProcesses at once on
 // one table (the stated workload, where commits contend).
 func runLanceOn(ctx context.Context, cfg Config, rep *Report, dir, backend, parent string) error {
-	for _, procs := range []int{1, lanceProcesses} {
+	for _, procs := range cfg.Processes {
 		if err := runLanceAt(ctx, cfg, rep, dir, backend, parent, procs); err != nil {
 			return err
 		}
@@ -110,12 +110,12 @@ func runLanceCatalog(ctx context.Context, cfg Config, rep *Report, dir, backend,
 		{"create-table", func(r catalogReport) []float64 { return r.TableMs }},
 	}
 	runs := map[string][]Result{}
-	for round := range lanceRounds {
+	for round := range cfg.Rounds {
 		tmp, err := os.MkdirTemp(parent, "flightns-bench-lance-catalog-")
 		if err != nil {
 			return err
 		}
-		uri, _, stop, err := startFlightnsREST(ctx, cfg, filepath.Join(tmp, "flightns"))
+		uri, _, stop, err := startFlightnsREST(ctx, cfg, filepath.Join(tmp, "flightns"), "")
 		if err != nil {
 			_ = os.RemoveAll(tmp)
 			return err
@@ -143,13 +143,13 @@ func runLanceCatalog(ctx context.Context, cfg Config, rep *Report, dir, backend,
 	for _, op := range ops {
 		d, f := medianRun(runs["dir"+op.name]), medianRun(runs["rest"+op.name])
 		d.Scenario, d.Backend = "lance-catalog:"+op.name+":dir", backend
-		d.Note = fmt.Sprintf(`one LanceDB client, %d in a row, connectNamespace("dir"); median of %d rounds: %s/s`, lanceCatalogOps, lanceRounds, rates(runs["dir"+op.name]))
+		d.Note = fmt.Sprintf(`one LanceDB client, %d in a row, connectNamespace("dir"); median of %d rounds: %s/s`, lanceCatalogOps, cfg.Rounds, rates(runs["dir"+op.name]))
 		f.Scenario, f.Backend, f.Ceiling = "lance-catalog:"+op.name+":flightns", backend, d.Scenario
 		if d.OpsPerSec > 0 {
 			f.Ratio = f.OpsPerSec / d.OpsPerSec
 		}
 		f.Note = fmt.Sprintf(`one LanceDB client, %d in a row, through flightns REST (acknowledged once durable); median of %d rounds: %s/s; %.2f× of Lance's own (target ≥ 1.0×)`,
-			lanceCatalogOps, lanceRounds, rates(runs["rest"+op.name]), f.Ratio)
+			lanceCatalogOps, cfg.Rounds, rates(runs["rest"+op.name]), f.Ratio)
 		cfg.add(rep, d)
 		cfg.add(rep, f)
 	}
@@ -173,14 +173,13 @@ func sequentialResult(latMs []float64) Result {
 	return r
 }
 
-// lanceRounds is how many times each workload runs, alternating between
-// the two namespaces so that drift in the machine's load hits both alike;
-// the median round of each is reported.
-const lanceRounds = 3
+// Each workload runs cfg.Rounds times, alternating between the two
+// namespaces so that drift in the machine's load hits both alike; the
+// median round of each is reported.
 
 func runLanceAt(ctx context.Context, cfg Config, rep *Report, dir, backend, parent string, procs int) error {
 	var dirRuns, flRuns []Result
-	for range lanceRounds {
+	for range cfg.Rounds {
 		d, f, err := lanceRound(ctx, cfg, dir, parent, procs)
 		if err != nil {
 			return err
@@ -190,7 +189,7 @@ func runLanceAt(ctx context.Context, cfg Config, rep *Report, dir, backend, pare
 	dirRes, flRes := medianRun(dirRuns), medianRun(flRuns)
 	dirRes.Scenario, dirRes.Backend = "lance:dir", backend
 	dirRes.Note = fmt.Sprintf(`connectNamespace("dir"): Lance commits to the directory itself (no fsync); median of %d rounds: %s commits/s`,
-		lanceRounds, rates(dirRuns))
+		cfg.Rounds, rates(dirRuns))
 	rep.Results = append(rep.Results, dirRes)
 	cfg.progress(dirRes)
 	flRes.Scenario, flRes.Backend = "lance:flightns", backend
@@ -199,7 +198,7 @@ func runLanceAt(ctx context.Context, cfg Config, rep *Report, dir, backend, pare
 		flRes.Ratio = flRes.OpsPerSec / dirRes.OpsPerSec
 	}
 	flRes.Note = fmt.Sprintf("connectNamespace(\"rest\") with managed versioning: every commit claimed in Redis and made durable (fsync) by flightns; median of %d rounds: %s commits/s; %.0f vs %.0f commits/s = %.2f× of Lance's own (target ≥ 0.9×); CPU per commit in that round: flightns %.2f ms, Redis %.2f ms",
-		lanceRounds, rates(flRuns), flRes.OpsPerSec, dirRes.OpsPerSec, flRes.Ratio, flRes.ServerCPUMs, flRes.RedisCPUMs)
+		cfg.Rounds, rates(flRuns), flRes.OpsPerSec, dirRes.OpsPerSec, flRes.Ratio, flRes.ServerCPUMs, flRes.RedisCPUMs)
 	rep.Results = append(rep.Results, flRes)
 	cfg.progress(flRes)
 	if cfg.Progress != nil {
@@ -221,18 +220,18 @@ func lanceRound(ctx context.Context, cfg Config, dir, parent string, procs int) 
 
 	// Lance's own directory namespace: commits straight to the directory.
 	dirCfg := map[string]any{"impl": "dir", "root": filepath.Join(tmp, "dir"), "namespace": []string{}, "table": "log"}
-	if dirRes, err = lanceWorkload(ctx, dir, dirCfg, procs, 0); err != nil {
+	if dirRes, _, err = lanceWorkload(ctx, dir, dirCfg, procs, 0); err != nil {
 		return dirRes, flRes, fmt.Errorf("the directory namespace of Lance: %w", err)
 	}
 
 	// flightns: REST, managed versioning, a file:// root and its own Redis.
-	uri, redisPid, stop, err := startFlightnsREST(ctx, cfg, filepath.Join(tmp, "flightns"))
+	uri, redisPid, stop, err := startFlightnsREST(ctx, cfg, filepath.Join(tmp, "flightns"), "")
 	if err != nil {
 		return dirRes, flRes, err
 	}
 	defer stop()
 	flCfg := map[string]any{"impl": "rest", "uri": uri, "namespace": []string{"bench"}, "table": "log"}
-	if flRes, err = lanceWorkload(ctx, dir, flCfg, procs, redisPid); err != nil {
+	if flRes, _, err = lanceWorkload(ctx, dir, flCfg, procs, redisPid); err != nil {
 		return dirRes, flRes, fmt.Errorf("flightns: %w", err)
 	}
 	return dirRes, flRes, nil
@@ -283,8 +282,9 @@ func lanceDir() (string, error) {
 }
 
 // startFlightnsREST serves a namespace service over REST on a loopback
-// port and returns its URI and how to stop it.
-func startFlightnsREST(ctx context.Context, cfg Config, dir string) (uri string, redisPid int, stop func(), err error) {
+// port, with its Redis in dir and its catalog at root (default: a
+// file:// root in dir), and returns its URI and how to stop it.
+func startFlightnsREST(ctx context.Context, cfg Config, dir, root string) (uri string, redisPid int, stop func(), err error) {
 	var cleanup []func()
 	stop = func() {
 		for i := len(cleanup) - 1; i >= 0; i-- {
@@ -299,7 +299,10 @@ func startFlightnsREST(ctx context.Context, cfg Config, dir string) (uri string,
 	cleanup = append(cleanup, func() { _ = rs.Kill() })
 	rdb := redis.NewClient(&redis.Options{Addr: rs.Addr(), PoolSize: 64})
 	cleanup = append(cleanup, func() { _ = rdb.Close() })
-	objs, err := objstore.Open(ctx, "file://"+filepath.Join(dir, "root"))
+	if root == "" {
+		root = "file://" + filepath.Join(dir, "root")
+	}
+	objs, err := objstore.Open(ctx, root)
 	if err != nil {
 		return fail(err)
 	}
@@ -332,20 +335,24 @@ type appendReport struct {
 	StartMs int64     `json:"startMs"`
 	EndMs   int64     `json:"endMs"`
 	LatMs   []float64 `json:"latMs"`
+	// Spans are the adds' [start, end], in fractional milliseconds since
+	// the epoch.
+	Spans [][2]float64 `json:"spans"`
 }
 
 // lanceWorkload creates the table, then runs procs appenders, started at
-// one instant, and measures from the first add to the last.
+// one instant, and measures from the first add to the last; it returns
+// the appenders' reports too.
 //
 // With redisPid, the CPU time of this process (where flightns serves) and
 // of that Redis from the adds' start to their end is reported per add.
-func lanceWorkload(ctx context.Context, dir string, base map[string]any, procs, redisPid int) (Result, error) {
+func lanceWorkload(ctx context.Context, dir string, base map[string]any, procs, redisPid int) (Result, []appendReport, error) {
 	setup := map[string]any{"setup": true}
 	for k, v := range base {
 		setup[k] = v
 	}
 	if _, err := runAppend(ctx, dir, setup); err != nil {
-		return Result{}, fmt.Errorf("creating the table: %w", err)
+		return Result{}, nil, fmt.Errorf("creating the table: %w", err)
 	}
 	startAt := time.Now().Add(3 * time.Second) // after every process has loaded LanceDB
 	start := startAt.UnixMilli()
@@ -367,7 +374,7 @@ func lanceWorkload(ctx context.Context, dir string, base map[string]any, procs, 
 	wg.Wait()
 	cpuAtEnd := [2]time.Duration{procCPU(os.Getpid()), procCPU(redisPid)}
 	if err := errors.Join(errs...); err != nil {
-		return Result{}, err
+		return Result{}, nil, err
 	}
 	r := Result{Clients: procs}
 	first, last := reps[0].StartMs, reps[0].EndMs
@@ -390,7 +397,7 @@ func lanceWorkload(ctx context.Context, dir string, base map[string]any, procs, 
 		r.ServerCPUMs = float64(cpuAtEnd[0]-c[0]) / float64(time.Millisecond) / float64(r.Ops)
 		r.RedisCPUMs = float64(cpuAtEnd[1]-c[1]) / float64(time.Millisecond) / float64(r.Ops)
 	}
-	return r, nil
+	return r, reps, nil
 }
 
 func runAppend(ctx context.Context, dir string, cfg map[string]any) (appendReport, error) {

@@ -11,7 +11,7 @@ import (
 func objstoreScenario() Scenario {
 	return Scenario{
 		Name:        "objstore-put",
-		Description: "create-only 1 KiB puts to fresh keys on mem://, file:// and s3:// (in-process S3 server)",
+		Description: "create-only 1 KiB puts to fresh keys on mem://, file:// and s3:// (a MinIO server of its own)",
 		Run: func(ctx context.Context, cfg Config, rep *Report) error {
 			for _, b := range backends {
 				if !cfg.wants(b) {

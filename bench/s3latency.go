@@ -8,7 +8,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/flightns/flightns/internal/testutil/s3test"
+	"github.com/flightns/flightns/internal/s3proxy"
 )
 
 // The latency every S3 request gets in commit-s3-latency: 15 ms ± 5 ms,
@@ -20,7 +20,7 @@ const (
 
 // commitS3LatencyScenario measures single-table commits on s3:// when
 // every request to the store takes as long as it does over a network:
-// the in-process S3 server behind s3test.FaultProxy, which delays each
+// a MinIO server behind s3proxy, which delays each
 // request 10–20 ms and injects no errors. A lone writer first shows how
 // many requests one commit's Put sends and how many of them it waits for
 // one after another (the critical path); then each --clients level runs,
@@ -29,7 +29,7 @@ const (
 func commitS3LatencyScenario() Scenario {
 	return Scenario{
 		Name: "commit-s3-latency",
-		Description: "single-table commits over 1,024 tables on s3:// with 15 ms ± 5 ms per S3 request (s3test.FaultProxy, no errors): " +
+		Description: "single-table commits over 1,024 tables on s3:// with 15 ms ± 5 ms per S3 request (s3proxy, no errors): " +
 			"S3 requests per commit and how many are sequential (lone writer), and commits/s at each --clients level against clients / lone-writer latency",
 		Run:   runS3Latency,
 		Steps: func(cfg Config) int { return len(cfg.Clients) + 1 },
@@ -43,12 +43,12 @@ func runS3Latency(ctx context.Context, cfg Config, rep *Report) error {
 	}
 	defer stop()
 
-	url, stopS3, err := startS3()
+	url, stopS3, err := startS3(ctx)
 	if err != nil {
 		return err
 	}
 	defer stopS3()
-	proxy, err := s3test.NewFaultProxy(url)
+	proxy, err := s3proxy.Start(url)
 	if err != nil {
 		return err
 	}
@@ -65,7 +65,7 @@ func runS3Latency(ctx context.Context, cfg Config, rep *Report) error {
 		return err
 	}
 	defer w.close()
-	proxy.Set(s3test.Faults{MinLatency: s3MinLatency, MaxLatency: s3MaxLatency})
+	proxy.Set(s3proxy.Faults{MinLatency: s3MinLatency, MaxLatency: s3MaxLatency})
 
 	lone, err := s3LoneWriter(ctx, cfg, w, trace)
 	if err != nil {
@@ -174,10 +174,10 @@ type s3Trace struct {
 func (t *s3Trace) start() { t.mu.Lock(); t.on, t.ops = true, nil; t.mu.Unlock() }
 func (t *s3Trace) stop()  { t.mu.Lock(); t.on = false; t.mu.Unlock() }
 
-func (t *s3Trace) observe(_, path string, start, end time.Time) {
+func (t *s3Trace) observe(r s3proxy.Request) {
 	t.mu.Lock()
 	if t.on {
-		t.ops = append(t.ops, s3Op{path: path, start: start, end: end})
+		t.ops = append(t.ops, s3Op{path: r.Path, start: r.Start, end: r.End})
 	}
 	t.mu.Unlock()
 }

@@ -156,7 +156,7 @@ func (t *Table) follow(ctx context.Context) error {
 		return nil
 	}
 	t.followWait = followMin
-	if err := t.catchUp(ctx); err != nil {
+	if err := t.catchUpTo(ctx, v); err != nil {
 		return err
 	}
 	return t.forgetLikeTheLeader(ctx)
@@ -553,6 +553,7 @@ func (tr *translator) version(e logEntry) error {
 	if us, err := strconv.ParseInt(raw["ts"], 10, 64); err == nil {
 		row.CommittedAt = time.UnixMicro(us).UTC()
 	}
+	tr.t.noted(&row)
 	tr.add(change{seq: e.seq, row: row})
 	return nil
 }

@@ -3,6 +3,7 @@ package manifesttable
 import (
 	"context"
 	"encoding/json"
+	"sync"
 	"time"
 
 	"github.com/flightns/flightns/internal/commitlog"
@@ -129,12 +130,112 @@ func (t *Table) readStats(ctx context.Context, j *versionStats) error {
 	if err != nil {
 		return err
 	}
+	return j.fill(m)
+}
+
+// fill sets j's statistics from its version's manifest.
+func (j *versionStats) fill(m *lancemanifest.Manifest) error {
 	schema, err := json.Marshal(m.Schema())
 	if err != nil {
 		return err
 	}
 	j.NumRows, j.NumFragments, j.DataBytes, j.Schema = m.Rows(), uint64(len(m.Fragments)), m.DataBytes(), string(schema)
 	return nil
+}
+
+// Where a writer of this process holds the bytes of the final manifest it
+// made (on S3 it read them to copy them), the materializer takes the
+// version row's statistics from them when it translates the version's
+// log entry (NoteManifest): the row is then written with its statistics
+// in the segment that adds it, without a read of the manifest or a
+// segment more for a stats entry. The bytes are those of the final
+// object (it was made from them, create-only, or found holding them), so
+// the row is derived from storage as every other is. A version whose
+// bytes are not here (another process's commit, a full cache, an entry
+// translated before its promotion ended) gets them from the reader above.
+
+// The bounds of the manifests noted and not yet used: the oldest go first.
+const (
+	recentManifests     = 1024
+	recentManifestBytes = 64 << 20
+)
+
+// manifestCache holds final manifests' bytes by path until the
+// materializer uses them.
+type manifestCache struct {
+	mu     sync.Mutex
+	byPath map[string][]byte
+	order  []string // paths in the order noted (some may be used already)
+	bytes  int
+}
+
+// NoteManifest tells the table that the final manifest at path (a key
+// relative to the catalog root) holds data: a writer of this process made
+// it from those bytes. It keeps them, within bounds, until the version's
+// row is materialized.
+func (t *Table) NoteManifest(path string, data []byte) {
+	c := &t.recent
+	if len(data) == 0 || len(data) > recentManifestBytes/16 {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.byPath == nil {
+		c.byPath = map[string][]byte{}
+	}
+	if _, ok := c.byPath[path]; ok {
+		return
+	}
+	c.byPath[path] = data
+	c.order = append(c.order, path)
+	c.bytes += len(data)
+	for len(c.byPath) > recentManifests || c.bytes > recentManifestBytes {
+		old := c.order[0]
+		c.order = c.order[1:]
+		if b, ok := c.byPath[old]; ok {
+			c.bytes -= len(b)
+			delete(c.byPath, old)
+		}
+	}
+	if len(c.order) > 4*recentManifests { // used paths linger in order
+		live := c.order[:0]
+		for _, p := range c.order {
+			if _, ok := c.byPath[p]; ok {
+				live = append(live, p)
+			}
+		}
+		c.order = live
+	}
+}
+
+// take removes and returns the bytes noted for path (nil: none).
+func (c *manifestCache) take(path string) []byte {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	b, ok := c.byPath[path]
+	if ok {
+		delete(c.byPath, path)
+		c.bytes -= len(b)
+	}
+	return b
+}
+
+// noted fills a new version row's statistics from the manifest bytes a
+// writer of this process noted for it, if any.
+func (t *Table) noted(r *Row) {
+	b := t.recent.take(r.ManifestPath)
+	if b == nil || uint64(len(b)) != r.ManifestSize {
+		return
+	}
+	m, err := lancemanifest.Read(b)
+	if err != nil {
+		return // not a Lance manifest: no statistics, as the reader would find
+	}
+	j := versionStats{}
+	if j.fill(m) != nil {
+		return
+	}
+	r.NumRows, r.NumFragments, r.DataBytes, r.Schema = j.NumRows, j.NumFragments, j.DataBytes, j.Schema
 }
 
 // statsChange turns a stats entry into the change of its version row:

@@ -59,7 +59,8 @@ type Config struct {
 	// VersionLinger is how long the materializer lets a backlog of table
 	// version rows alone (nobody waits for them to be durable: the
 	// version's manifest already is) gather more before it writes them
-	// (default 100ms; negative: never). Catalog mutations, which wait, and a
+	// (default 100ms, 1s on s3://, where every segment costs a PUT and a
+	// GET by each follower; negative: never). Catalog mutations, which wait, and a
 	// query waiting to see the newest change, in this process or another
 	// (through the Redis key commitlog.Keys.Flush), end the linger.
 	VersionLinger time.Duration
@@ -150,6 +151,7 @@ type Table struct {
 
 	applyQ chan *segment     // accepted segments, for the SQL engine
 	statsQ chan versionStats // version rows waiting for their statistics (nil: none read)
+	recent manifestCache     // final manifests' bytes this process's writers noted (stats.go)
 
 	// Life cycle.
 	stop       chan struct{}
@@ -177,6 +179,9 @@ func Open(ctx context.Context, cfg Config) (*Table, error) {
 	}
 	if cfg.VersionLinger == 0 {
 		cfg.VersionLinger = 100 * time.Millisecond
+		if cfg.Objects.Kind() == objstore.KindS3 {
+			cfg.VersionLinger = time.Second
+		}
 	}
 	if cfg.CompactAfter == 0 {
 		cfg.CompactAfter = 1000
@@ -313,6 +318,31 @@ func (t *Table) catchUp(ctx context.Context) error {
 			return nserror.New(nserror.Internal, "manifesttable: segment %d was listed, then gone, and no newer snapshot covers it", pruned)
 		}
 	}
+}
+
+// catchUpTo loads the segments up to the durable sequence seq that the
+// leader published. A segment is named by its first sequence, so the one
+// after the state is read by name, without listing the log: on S3 a
+// follower then pays one request a segment, not two. Whatever it cannot
+// read so (a compaction took the segment, a hole) is left to catchUp.
+func (t *Table) catchUpTo(ctx context.Context, seq uint64) error {
+	t.applied.Lock()
+	for t.applied.durable < seq {
+		seg, err := t.st.readSegment(ctx, t.applied.durable+1)
+		if err != nil {
+			break // (not there: catchUp lists)
+		}
+		if err := t.acceptLocked(seg); err != nil {
+			t.applied.Unlock()
+			return err
+		}
+	}
+	done := t.applied.durable >= seq
+	t.applied.Unlock()
+	if done {
+		return nil
+	}
+	return t.catchUp(ctx)
 }
 
 // catchUpLocked is one pass of catchUp over the segments listed now; it

@@ -141,7 +141,7 @@ func Open(ctx context.Context, cfg Config) (*Service, error) {
 	}
 	s.claims, err = redisclaim.New(ctx, redisclaim.Config{Redis: cfg.Redis, Objects: cfg.Objects, Catalog: cfg.Catalog,
 		Now: s.now, Step: cfg.ClaimStep, Observer: cfg.ClaimObserver, SeqFloor: s.table.SeqFloor, Fresh: s.fresh, PromoteWindow: cfg.PromoteWindow, OnRecover: s.rebuildIndex, OnTxnCommitted: s.txnCommitted,
-		NameOf: s.tableName, Logger: s.log})
+		OnPromoted: s.table.NoteManifest, NameOf: s.tableName, Logger: s.log})
 	if err != nil {
 		_ = s.table.Close()
 		return nil, err

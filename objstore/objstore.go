@@ -8,15 +8,21 @@ import (
 	"io"
 	"io/fs"
 	"iter"
+	"log/slog"
 	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 	"github.com/aws/smithy-go"
+	"github.com/aws/smithy-go/logging"
+	gcaws "gocloud.dev/aws"
 	"gocloud.dev/blob"
 	"gocloud.dev/blob/driver"
 	"gocloud.dev/blob/memblob"
@@ -86,6 +92,11 @@ type Option func(*Store)
 // WithFaults installs a fault hook.
 func WithFaults(f FaultFunc) Option { return func(s *Store) { s.fault = f } }
 
+// WithLogger sends what the storage client has to say (the AWS SDK's
+// warnings; its debug lines only at debug level) to log (default
+// slog.Default()).
+func WithLogger(log *slog.Logger) Option { return func(s *Store) { s.log = log } }
+
 // Attrs describes an object.
 type Attrs struct {
 	Key     string
@@ -111,8 +122,19 @@ type Store struct {
 	kind   Kind
 	bucket *blob.Bucket
 	disk   *diskBucket // set for file://
+	s3     *s3Bucket   // set for s3://
 	fault  FaultFunc
 	obs    ObserveFunc
+	log    *slog.Logger
+}
+
+// s3Bucket is the S3 client of an s3:// store, for what gocloud.dev/blob
+// does in more requests than S3 needs (a delete is a HEAD and a DELETE
+// there) or not at all (batched deletes).
+type s3Bucket struct {
+	client *s3.Client
+	name   string
+	prefix string // "" or "prefix/"
 }
 
 // Open opens the store at uri: file:///absolute/dir (created when missing),
@@ -125,14 +147,17 @@ func Open(ctx context.Context, uri string, opts ...Option) (*Store, error) {
 	if err != nil {
 		return nil, nserror.New(nserror.InvalidInput, "storage URI %q: %v", uri, err)
 	}
-	s := &Store{uri: uri}
+	s := &Store{uri: uri, log: slog.Default()}
+	for _, o := range opts {
+		o(s)
+	}
 	switch u.Scheme {
 	case "file":
 		s.kind = KindFile
 		s.bucket, s.disk, err = openFileURI(u)
 	case "s3":
 		s.kind = KindS3
-		s.bucket, err = openS3URI(ctx, u)
+		s.bucket, s.s3, err = openS3URI(ctx, u, s.log)
 	case "mem":
 		s.kind = KindMem
 		if u.Host != "" || (u.Path != "" && u.Path != "/") || u.RawQuery != "" {
@@ -146,9 +171,6 @@ func Open(ctx context.Context, uri string, opts ...Option) (*Store, error) {
 	}
 	if err != nil {
 		return nil, err
-	}
-	for _, o := range opts {
-		o(s)
 	}
 	return s, nil
 }
@@ -169,19 +191,55 @@ func openFileURI(u *url.URL) (*blob.Bucket, *diskBucket, error) {
 	return openDisk(u.Path)
 }
 
-func openS3URI(ctx context.Context, u *url.URL) (*blob.Bucket, error) {
+// The parameters of an s3:// URI this package reads itself; the others
+// go to gocloud.dev/aws (region, endpoint, profile, checksum settings…).
+const (
+	paramPathStyle    = "use_path_style"
+	paramDisableHTTPS = "disable_https"
+	paramChecksums    = "response_checksum_validation"
+)
+
+func openS3URI(ctx context.Context, u *url.URL, log *slog.Logger) (*blob.Bucket, *s3Bucket, error) {
 	if u.Host == "" {
-		return nil, nserror.New(nserror.InvalidInput, "s3 URI %q names no bucket", u.String())
+		return nil, nil, nserror.New(nserror.InvalidInput, "s3 URI %q names no bucket", u.String())
 	}
 	prefix := strings.Trim(u.Path, "/")
 	if err := ValidatePrefix(prefix); err != nil {
-		return nil, nserror.New(nserror.InvalidInput, "s3 URI %q: bad prefix: %w", u.String(), err)
+		return nil, nil, nserror.New(nserror.InvalidInput, "s3 URI %q: bad prefix: %w", u.String(), err)
 	}
-	bu := *u
-	bu.Path = ""
-	b, err := (&s3blob.URLOpener{}).OpenBucketURL(ctx, &bu)
+	q := u.Query()
+	var pathStyle, noHTTPS bool
+	for _, p := range []struct {
+		key string
+		v   *bool
+	}{{paramPathStyle, &pathStyle}, {paramDisableHTTPS, &noHTTPS}} {
+		if raw := q.Get(p.key); raw != "" {
+			v, err := strconv.ParseBool(raw)
+			if err != nil {
+				return nil, nil, nserror.New(nserror.InvalidInput, "s3 URI %q: %s=%q is not a boolean", u.String(), p.key, raw)
+			}
+			*p.v = v
+			q.Del(p.key)
+		}
+	}
+	// Objects are validated by what flightns reads of them, not by a
+	// checksum the store may not send (MinIO, most S3 servers other than
+	// AWS's): without this the SDK says so once per GET.
+	if !q.Has(paramChecksums) {
+		q.Set(paramChecksums, "when_required")
+	}
+	cfg, err := gcaws.V2ConfigFromURLParams(ctx, q)
 	if err != nil {
-		return nil, nserror.New(nserror.InvalidInput, "s3 URI %q: %v", u.String(), err)
+		return nil, nil, nserror.New(nserror.InvalidInput, "s3 URI %q: %v", u.String(), err)
+	}
+	cfg.Logger = sdkLogger{log}
+	client := s3.NewFromConfig(cfg, func(o *s3.Options) {
+		o.UsePathStyle = pathStyle
+		o.EndpointOptions.DisableHTTPS = noHTTPS
+	})
+	b, err := s3blob.OpenBucket(ctx, client, u.Host, &s3blob.Options{RequestChecksumCalculation: cfg.RequestChecksumCalculation})
+	if err != nil {
+		return nil, nil, nserror.New(nserror.InvalidInput, "s3 URI %q: %v", u.String(), err)
 	}
 	ok, err := b.IsAccessible(ctx)
 	if err != nil || !ok {
@@ -189,12 +247,43 @@ func openS3URI(ctx context.Context, u *url.URL) (*blob.Bucket, error) {
 		if err == nil {
 			err = errors.New("it does not exist or is not accessible")
 		}
-		return nil, fmt.Errorf("s3 bucket %q: %w", u.Host, err)
+		return nil, nil, fmt.Errorf("s3 bucket %q: %w", u.Host, err)
 	}
+	sb := &s3Bucket{client: client, name: u.Host}
 	if prefix != "" {
 		b = blob.PrefixedBucket(b, prefix+"/")
+		sb.prefix = prefix + "/"
 	}
-	return b, nil
+	return b, sb, nil
+}
+
+// sdkLogger passes the AWS SDK's log lines to slog: warnings as
+// warnings, the rest (debug) at debug level.
+type sdkLogger struct{ log *slog.Logger }
+
+func (l sdkLogger) Logf(c logging.Classification, format string, v ...any) {
+	level := slog.LevelDebug
+	if c == logging.Warn {
+		level = slog.LevelWarn
+	}
+	if l.log.Enabled(context.Background(), level) {
+		l.log.Log(context.Background(), level, "objstore: S3 client: "+fmt.Sprintf(format, v...))
+	}
+}
+
+// S3URI is the root URI of bucket (and an optional prefix) on the S3
+// server at endpoint (http://host:port), path-style, region us-east-1:
+// what a self-hosted S3 server such as MinIO is opened with.
+func S3URI(endpoint, bucket, prefix string) string {
+	p := ""
+	if prefix != "" {
+		p = "/" + prefix
+	}
+	q := url.Values{"endpoint": {endpoint}, "region": {"us-east-1"}, paramPathStyle: {"true"}}
+	if strings.HasPrefix(endpoint, "http://") {
+		q.Set(paramDisableHTTPS, "true")
+	}
+	return "s3://" + bucket + p + "?" + q.Encode()
 }
 
 // URI returns the URI the store was opened with.
@@ -351,14 +440,80 @@ func (s *Store) Head(ctx context.Context, key string) (Attrs, error) {
 	return a, err
 }
 
-// Delete removes the object at key; ErrNotFound when there is none.
+// Delete removes the object at key. Deleting an object that is not there
+// succeeds too (S3 answers a DELETE the same either way), so on S3 it is
+// one request.
 func (s *Store) Delete(ctx context.Context, key string) error {
-	return s.do(ctx, OpDelete, key, func() error {
-		if s.disk != nil {
+	err := s.do(ctx, OpDelete, key, func() error {
+		switch {
+		case s.disk != nil:
 			return s.disk.Delete(ctx, key, nil)
+		case s.s3 != nil:
+			_, err := s.s3.client.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String(s.s3.name), Key: aws.String(s.s3.prefix + key)})
+			return err
 		}
 		return s.bucket.Delete(ctx, key)
 	})
+	if errors.Is(err, ErrNotFound) {
+		return nil
+	}
+	return err
+}
+
+// deleteBatch is the most keys one S3 DeleteObjects request takes.
+const deleteBatch = 1000
+
+// DeleteMany removes the objects at keys, as Delete does each: on S3 in
+// one request per thousand keys (DeleteObjects). An error names a key
+// that could not be deleted; the others may be gone.
+func (s *Store) DeleteMany(ctx context.Context, keys []string) error {
+	if s.s3 == nil {
+		for _, k := range keys {
+			if err := s.Delete(ctx, k); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	for len(keys) > 0 {
+		n := min(len(keys), deleteBatch)
+		if err := s.deleteObjects(ctx, keys[:n]); err != nil {
+			return err
+		}
+		keys = keys[n:]
+	}
+	return nil
+}
+
+// deleteObjects deletes up to deleteBatch keys in one request.
+func (s *Store) deleteObjects(ctx context.Context, keys []string) error {
+	ids := make([]types.ObjectIdentifier, len(keys))
+	for i, k := range keys {
+		if err := ValidateKey(k); err != nil {
+			return err
+		}
+		if err := s.hook(ctx, OpDelete, k, Before); err != nil {
+			return err
+		}
+		ids[i] = types.ObjectIdentifier{Key: aws.String(s.s3.prefix + k)}
+	}
+	start := time.Now()
+	out, err := s.s3.client.DeleteObjects(ctx, &s3.DeleteObjectsInput{Bucket: aws.String(s.s3.name),
+		Delete: &types.Delete{Objects: ids, Quiet: aws.Bool(true)}})
+	if err == nil && len(out.Errors) > 0 {
+		e := out.Errors[0]
+		err = fmt.Errorf("%d of %d keys not deleted, the first %s: %s", len(out.Errors), len(keys), aws.ToString(e.Key), aws.ToString(e.Message))
+	}
+	s.observe(OpDelete, keys[0], start, err)
+	if err != nil {
+		return s.wrap(OpDelete, keys[0], err)
+	}
+	for _, k := range keys {
+		if err := s.hook(ctx, OpDelete, k, After); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // List yields every object whose key starts with prefix, in ascending key
@@ -707,7 +862,7 @@ func (s *Store) DeletePrefix(ctx context.Context, prefix string) (int, error) {
 		if err != nil {
 			return n, err
 		}
-		if err := s.Delete(ctx, a.Key); err != nil && !errors.Is(err, ErrNotFound) {
+		if err := s.Delete(ctx, a.Key); err != nil {
 			return n, err
 		}
 		n++

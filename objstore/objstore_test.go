@@ -5,12 +5,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"github.com/flightns/flightns/internal/testutil/s3test"
 	"github.com/flightns/flightns/nserror"
@@ -75,8 +80,32 @@ func TestBasicOperationsOnEveryBackend(t *testing.T) {
 			if err := s.Delete(ctx, "t/x"); err != nil {
 				t.Fatal(err)
 			}
-			if err := s.Delete(ctx, "t/x"); !errors.Is(err, objstore.ErrNotFound) {
-				t.Fatalf("second Delete: %v, want ErrNotFound", err)
+			if err := s.Delete(ctx, "t/x"); err != nil {
+				t.Fatalf("second Delete: %v, want success (a delete of nothing is done)", err)
+			}
+			if _, err := s.Head(ctx, "t/x"); !errors.Is(err, objstore.ErrNotFound) {
+				t.Fatalf("Head after Delete: %v, want ErrNotFound", err)
+			}
+			// DeleteMany: one request per thousand keys on S3; missing
+			// keys are no error; keys outside the store are refused.
+			var many []string
+			for i := range 1005 {
+				k := fmt.Sprintf("many/%04d", i)
+				if i%2 == 0 {
+					if err := s.Put(ctx, k, []byte("x"), objstore.NoSync()); err != nil {
+						t.Fatal(err)
+					}
+				}
+				many = append(many, k)
+			}
+			if err := s.DeleteMany(ctx, many); err != nil {
+				t.Fatalf("DeleteMany: %v", err)
+			}
+			if left, err := s.ListAll(ctx, "many/"); err != nil || len(left) != 0 {
+				t.Fatalf("after DeleteMany: %d objects left, %v", len(left), err)
+			}
+			if err := s.DeleteMany(ctx, []string{"ok", "../escape"}); !errors.Is(err, nserror.ErrInvalidInput) {
+				t.Fatalf("DeleteMany of a bad key: %v, want InvalidInput", err)
 			}
 		})
 	}
@@ -500,5 +529,45 @@ func TestGetWithAttrsIsGetAndHead(t *testing.T) {
 		if _, _, err := s.GetWithAttrs(ctx, "a/missing"); !errors.Is(err, objstore.ErrNotFound) {
 			t.Errorf("%s: a missing object: %v", name, err)
 		}
+	}
+}
+
+// The AWS SDK says nothing per request: its lines go to the store's
+// logger (debug, unless a warning), never straight to stderr, where
+// they printed "Response has no supported checksum" once per GET.
+func TestTheS3ClientLogsNothingPerRequestOnStderr(t *testing.T) {
+	ctx := context.Background()
+	srv := s3test.Start(t, "quiet")
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stderr := os.Stderr
+	os.Stderr = w // the SDK's default logger writes to the stderr of its opening
+	var logged bytes.Buffer
+	s, err := objstore.Open(ctx, srv.URI("quiet", ""), objstore.WithLogger(slog.New(slog.NewTextHandler(&logged, nil))))
+	if err == nil {
+		for i := range 20 {
+			// Written as Lance writes its manifests: without a checksum,
+			// so the store has none to send back.
+			k := fmt.Sprintf("k%d", i)
+			if _, err = srv.Client().PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String("quiet"), Key: aws.String(k), Body: strings.NewReader("x")},
+				func(o *s3.Options) { o.RequestChecksumCalculation = aws.RequestChecksumCalculationWhenRequired }); err != nil {
+				break
+			}
+			if _, err = s.Get(ctx, k); err != nil {
+				break
+			}
+		}
+		_ = s.Close()
+	}
+	os.Stderr = stderr
+	_ = w.Close()
+	printed, _ := io.ReadAll(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(printed) > 0 || logged.Len() > 0 {
+		t.Fatalf("20 PUTs and GETs printed %q on stderr and logged %q at info level", printed, logged.String())
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -25,6 +27,9 @@ type env struct {
 	objs  *objstore.Store
 	s     *Store
 	step  atomic.Pointer[StepFunc]
+
+	mu     sync.Mutex
+	stores []*Store // every Store opened on this env, e.s first
 }
 
 var catalogSeq atomic.Int64
@@ -85,6 +90,9 @@ func (e *env) openLogging(catalog string, log *slog.Logger) *Store {
 		e.t.Fatal(err)
 	}
 	e.t.Cleanup(func() { _ = s.Close() })
+	e.mu.Lock()
+	e.stores = append(e.stores, s)
+	e.mu.Unlock()
 	return s
 }
 
@@ -153,10 +161,11 @@ func (e *env) final(table string, version uint64) string {
 }
 
 // stagingLeft lists the staging objects left in a table, once the
-// writers' cleanups that follow their replies have run.
+// writers' cleanups that follow their replies have run and the staging
+// objects they queued for deletion are deleted.
 func (e *env) stagingLeft(table string) []string {
 	e.t.Helper()
-	e.s.after.Wait()
+	e.settle()
 	var out []string
 	all, err := e.objs.ListAll(context.Background(), VersionsPrefix(table))
 	if err != nil {
@@ -168,6 +177,19 @@ func (e *env) stagingLeft(table string) []string {
 		}
 	}
 	return out
+}
+
+// settle waits, in every Store opened on this env, for the repairs that
+// follow the writers' replies and for the deletions of the staging
+// objects they queued.
+func (e *env) settle() {
+	e.mu.Lock()
+	stores := slices.Clone(e.stores)
+	e.mu.Unlock()
+	for _, s := range stores {
+		s.after.Wait()
+		s.sweep.flush()
+	}
 }
 
 func isCode(err error, code nserror.Code) bool { return err != nil && nserror.CodeOf(err) == code }

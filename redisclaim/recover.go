@@ -343,7 +343,7 @@ func (s *Store) rollForward(ctx context.Context, rec txnRecord, token string) (t
 		}
 		for i, m := range rec.Members {
 			if states[i] == memberFree {
-				s.deleteQuietly(ctx, m.StagingPath)
+				s.discard(m.StagingPath)
 			}
 		}
 		return txnVoided, nil
@@ -363,7 +363,7 @@ func (s *Store) rollForward(ctx context.Context, rec txnRecord, token string) (t
 		return 0, err
 	}
 	for _, m := range rec.Members {
-		s.deleteQuietly(ctx, m.StagingPath)
+		s.discard(m.StagingPath)
 	}
 	if err := s.objs.Delete(ctx, txnKey(rec.TxnID)); err != nil && !errors.Is(err, objstore.ErrNotFound) {
 		return 0, err

@@ -74,6 +74,11 @@ type ConflictError struct {
 	Name    string // the table as errors name it (Config.NameOf)
 	Version uint64
 	Head    uint64
+
+	// takenBy is the staging path the version's live record names, when
+	// the claim script saw one ("" when the version was found in storage
+	// or the record is a tombstone).
+	takenBy string
 }
 
 func (e *ConflictError) Error() string {
@@ -172,6 +177,12 @@ type Config struct {
 	// rebuilt and before claims are accepted again, holding the recovery
 	// lock whose token it gets (scripts that rebuild other state check it).
 	OnRecover func(ctx context.Context, token string) error
+	// OnPromoted, if set, is told the bytes of a final manifest a writer
+	// of this Store made from bytes it held (where promoting meant
+	// reading the staged manifest: not on file://), once the final object
+	// holds them: the catalog takes the version's statistics from them
+	// instead of reading the manifest again. It must not block.
+	OnPromoted func(path string, data []byte)
 	// NameOf, if set, names a table key in error messages (the catalog's
 	// table id rather than its storage directory); "" keeps the key.
 	NameOf func(table string) string
@@ -195,6 +206,7 @@ type Store struct {
 	window    time.Duration
 	onRecover func(ctx context.Context, token string) error
 	onTxn     func(ctx context.Context, c TxnCommit) error
+	promoted  func(path string, data []byte)
 	log       *slog.Logger
 	nameOf    func(table string) string
 	obs       *Observer
@@ -208,6 +220,10 @@ type Store struct {
 	afterSlots chan struct{}
 	afterMu    sync.Mutex // orders after.Go with Close's Wait
 	closing    bool       // guarded by afterMu: no more repairs past replies
+
+	// sweep deletes, in batches, the staging objects no commit needs
+	// any more (sweep.go).
+	sweep *sweeper
 }
 
 // New returns a Store and loads its scripts.
@@ -220,7 +236,7 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 	}
 	s := &Store{
 		rdb: cfg.Redis, objs: cfg.Objects, catalog: cfg.Catalog, k: newKeys(cfg.Catalog), sc: newScripts(),
-		now: cfg.Now, step: cfg.Step, logMaxLen: cfg.LogMaxLen, seqFloor: cfg.SeqFloor, fresh: cfg.Fresh, window: cfg.PromoteWindow, onRecover: cfg.OnRecover, onTxn: cfg.OnTxnCommitted, log: cfg.Logger, obs: cfg.Observer, nameOf: cfg.NameOf,
+		now: cfg.Now, step: cfg.Step, logMaxLen: cfg.LogMaxLen, seqFloor: cfg.SeqFloor, fresh: cfg.Fresh, window: cfg.PromoteWindow, onRecover: cfg.OnRecover, onTxn: cfg.OnTxnCommitted, promoted: cfg.OnPromoted, log: cfg.Logger, obs: cfg.Observer, nameOf: cfg.NameOf,
 		afterSlots: make(chan struct{}, maxAfterReply),
 	}
 	if s.now == nil {
@@ -235,6 +251,7 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 	if s.log == nil {
 		s.log = slog.Default()
 	}
+	s.sweep = newSweeper(s.objs, s.log)
 	if err := s.sc.load(ctx, s.rdb); err != nil {
 		return nil, err
 	}
@@ -242,14 +259,16 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 	return s, nil
 }
 
-// Close waits for the repairs writers left running past their replies,
-// then stops the Store's background work. The Redis client and the object
-// store are the caller's to close.
+// Close waits for the repairs writers left running past their replies
+// and deletes the staging objects they left queued, then stops the
+// Store's background work. The Redis client and the object store are the
+// caller's to close.
 func (s *Store) Close() error {
 	s.afterMu.Lock()
 	s.closing = true
 	s.afterMu.Unlock()
 	s.after.Wait()
+	s.sweep.close()
 	s.pipe.close()
 	return nil
 }
@@ -468,12 +487,12 @@ func (s *Store) PutGuarded(ctx context.Context, table string, version uint64, st
 	if err != nil {
 		var ce *ConflictError
 		if errors.As(err, &ce) {
-			if s.ownsFinal(ctx, e) {
+			if ce.takenBy == "" && s.ownsFinal(ctx, e) {
 				// Redis forgot the claim but storage has our bytes at
 				// this version: our own commit, retried.
 				return s.resolveVersion(ctx, table, version)
 			}
-			s.deleteQuietly(ctx, e.staging)
+			s.discard(e.staging)
 		}
 		return Location{}, err
 	}
@@ -542,21 +561,27 @@ func (s *Store) retriedPut(ctx context.Context, e entry) (Location, error) {
 }
 
 // ownsFinal reports whether the final object of e exists and holds exactly
-// e's staged bytes.
+// e's staged bytes. A caller asks only when Redis names no other staging
+// object for the version: a live record of another claim means the final
+// object, if any, is that claim's (only a record's own staging object is
+// ever promoted), and asking would cost a loser a read or two.
 func (s *Store) ownsFinal(ctx context.Context, e entry) bool {
 	fin, err := s.objs.Get(ctx, e.final)
 	if err != nil {
 		return false
 	}
-	st, err := s.objs.Get(ctx, e.staging)
-	return err == nil && string(st) == string(fin)
+	st := e.data
+	if st == nil {
+		if st, err = s.objs.Get(ctx, e.staging); err != nil {
+			return false
+		}
+	}
+	return string(st) == string(fin)
 }
 
-func (s *Store) deleteQuietly(ctx context.Context, key string) {
-	if err := s.objs.Delete(ctx, key); err != nil && !errors.Is(err, objstore.ErrNotFound) {
-		s.log.Warn("redisclaim: deleting a staging manifest", "key", key, "err", err)
-	}
-}
+// discard queues a staging object that no commit needs any more for
+// deletion (sweep.go); the caller does not wait for it.
+func (s *Store) discard(key string) { s.sweep.add(key) }
 
 // claimResult is what a successful claim script returned.
 type claimResult struct {
@@ -619,7 +644,14 @@ func (s *Store) runClaim(ctx context.Context, txnID string, txnRecord []byte, en
 		case "CONFLICT":
 			i := atoiOr(r.str(1), 1) - 1
 			head, _ := strconv.ParseUint(r.str(2), 10, 64)
-			return claimResult{}, s.conflict(entries[i].table, entries[i].version, head)
+			err := s.conflict(entries[i].table, entries[i].version, head)
+			if by := r.str(3); by != "" {
+				var ce *ConflictError
+				if errors.As(err, &ce) {
+					ce.takenBy = by
+				}
+			}
+			return claimResult{}, err
 		case "GUARD":
 			return claimResult{}, &GuardError{Index: atoiOr(r.str(1), 1) - 1}
 		case "DUP", "OK":
@@ -688,6 +720,9 @@ func (s *Store) runFinalize(ctx context.Context, table string, version uint64, r
 	}), rec.SP, rec.FP, known, synced)
 	switch {
 	case err == nil:
+		if known != nil && s.promoted != nil {
+			s.promoted(rec.FP, known)
+		}
 	case errors.Is(err, objstore.ErrAlreadyExists):
 		return Location{}, s.supersede(ctx, table, version, rec)
 	case errors.Is(err, objstore.ErrNotFound):
@@ -773,7 +808,7 @@ func (s *Store) repair(ctx context.Context, table string, version uint64, rec re
 		return err
 	}
 	if s.objs.Kind() != objstore.KindFile { // on file:// staging was renamed into place
-		s.deleteQuietly(ctx, rec.SP)
+		s.discard(rec.SP)
 	}
 	return nil
 }
@@ -877,7 +912,7 @@ func (s *Store) supersede(ctx context.Context, table string, version uint64, rec
 		return err
 	}
 	if rec.Tx == "" {
-		s.deleteQuietly(ctx, rec.SP)
+		s.discard(rec.SP)
 		return s.conflict(table, version, head)
 	}
 	return nserror.New(nserror.Internal, "transaction %s: member version %d of table %s is occupied in storage by other bytes", rec.Tx, version, s.name(table))

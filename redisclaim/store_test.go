@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/flightns/flightns/internal/s3proxy"
 	"github.com/flightns/flightns/internal/testutil/redistest"
 	"github.com/flightns/flightns/internal/testutil/s3test"
 	"github.com/flightns/flightns/nserror"
@@ -92,6 +93,7 @@ func TestClaimsAreStrict(t *testing.T) {
 	if got := e.final("t", 1); got != "one" {
 		t.Fatalf("final v1 = %q after a losing claim", got)
 	}
+	e.settle()
 	if _, err := e.objs.Head(ctx, loser); err == nil {
 		t.Fatalf("the loser's staging object %s was not deleted", loser)
 	}
@@ -610,9 +612,9 @@ func TestAnS3CommitReadsItsStagingManifestOnceBeforeTheClaim(t *testing.T) {
 	var claimedAt atomic.Pointer[time.Time]
 	var tracing atomic.Bool
 	traced := make(chan struct{})
-	proxy.Trace = func(method, path string, start, _ time.Time) {
+	proxy.Trace = func(r s3proxy.Request) {
 		if tracing.Load() {
-			req := method + " " + path[strings.LastIndex(path, "/")+1:]
+			start, req := r.Start, r.Method+" "+r.Path[strings.LastIndex(r.Path, "/")+1:]
 			mu.Lock()
 			seen = append(seen, req)
 			if c := claimedAt.Load(); c != nil && start.After(*c) {

@@ -176,7 +176,7 @@ func (s *Store) Commit(ctx context.Context, entries []Entry, x *Extras) (Batch, 
 		var ce *ConflictError
 		if errors.As(err, &ce) {
 			for _, e := range es {
-				s.deleteQuietly(ctx, e.staging)
+				s.discard(e.staging)
 			}
 		}
 		return Batch{}, err
@@ -402,9 +402,8 @@ func (s *Store) finishTxn(ctx context.Context, rec txnRecord) error {
 	}
 	if s.objs.Kind() != objstore.KindFile { // on file:// staging was renamed into place
 		for _, m := range rec.Members {
-			wg.Go(func() { s.deleteQuietly(ctx, m.StagingPath) })
+			s.discard(m.StagingPath)
 		}
-		wg.Wait()
 	}
 	if err := s.objs.Delete(ctx, txnKey(rec.TxnID)); err != nil && !errors.Is(err, objstore.ErrNotFound) {
 		s.log.Warn("redisclaim: deleting a settled transaction record", "txn", rec.TxnID, "err", err)

@@ -29,9 +29,11 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	replot := fs.String("replot", "", "draw the chart of an existing JSON report (to --chart, or beside it) and exit")
 	manifestRows := fs.String("manifest-rows", "", "comma-separated __manifest sizes for the manifest and flight scenarios (default: 1000000; with --quick 100000)")
 	txnTables := fs.String("txn-tables", "2,4,16", "comma-separated table counts of the multi-table transactions")
-	backends := fs.String("backends", "", "comma-separated object-store backends to measure: mem, file, s3 (default: all)")
+	backends := fs.String("backends", "", "comma-separated backends to measure: mem, file, tmpfs, s3, minio, minio+10ms (default: all a scenario has)")
 	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of the run to this file")
 	persistence := fs.String("redis-persistence", "none", "persistence of the benchmark's Redis: none, everysec or always")
+	processes := fs.String("processes", "", "comma-separated LanceDB writer processes of the lance scenarios (default: 1,4)")
+	rounds := fs.Int("rounds", 0, "alternating rounds of each lance workload, the median reported (default: 3)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
@@ -60,6 +62,10 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if cfg.Clients, ok = parseCounts(stderr, "--clients", *clients, 1); !ok {
 		return 2
 	}
+	if cfg.Processes, ok = parseCounts(stderr, "--processes", *processes, 1); !ok {
+		return 2
+	}
+	cfg.Rounds = *rounds
 	if *backends != "" {
 		cfg.Backends = strings.Split(*backends, ",")
 	}

@@ -3,24 +3,29 @@
 //
 //   node append.mjs '<json config>'
 //
-// config: {"impl": "rest"|"dir", "uri": <flightns uri> | "root": <dir>,
+// config: {"impl": "rest"|"dir", "uri": <flightns uri> | "root": <dir or s3:// URI>,
+//          "storageOptions": {...} (dir on S3: aws_endpoint, aws_region, …),
 //          "namespace": [...], "table": name, "worker": n, "count": n,
 //          "startAt": <ms since epoch; the adds start then>, "setup": bool}
 // With setup, the script creates the namespace and the table (one row,
 // id 0) and exits. Prints {"ok", "worker", "added", "errors", "startMs",
-// "endMs", "version", "latMs": [the latency of every add]}.
-import { lancedb, connect, emit, row, errorText } from "./lib.mjs";
+// "endMs", "version", "latMs": [the latency of every add],
+// "spans": [[start, end] of every add, ms since the epoch, fractional]}.
+import { lancedb, connect, connectDir, emit, row, errorText } from "./lib.mjs";
 
 const cfg = JSON.parse(process.argv[2]);
-const out = { ok: false, worker: cfg.worker ?? 0, added: 0, errors: [], latMs: [] };
+const out = { ok: false, worker: cfg.worker ?? 0, added: 0, errors: [], latMs: [], spans: [] };
 try {
-  const db = cfg.impl === "dir" ? await lancedb.connectNamespace("dir", { root: cfg.root }) : await connect(cfg.uri);
+  const db = cfg.impl === "dir" ? await connectDir(cfg.root, cfg.storageOptions) : await connect(cfg.uri);
   if (cfg.setup) {
     if (cfg.namespace.length > 0) await db.createNamespace(cfg.namespace);
     const t = await db.createTable(cfg.table, [row(0)], cfg.namespace);
     out.version = await t.version();
   } else {
-    const t = await db.openTable(cfg.table, cfg.namespace);
+    // (Lance's directory namespace passes no storage options of its own
+    // to the tables it opens: they go with each openTable.)
+    const opened = cfg.storageOptions ? { storageOptions: cfg.storageOptions } : undefined;
+    const t = await db.openTable(cfg.table, cfg.namespace, opened);
     const wait = (cfg.startAt ?? 0) - Date.now();
     if (wait > 0) await new Promise((r) => setTimeout(r, wait));
     out.startMs = Date.now();
@@ -32,7 +37,9 @@ try {
       } catch (e) {
         out.errors.push(errorText(e));
       }
-      out.latMs.push(performance.now() - t0);
+      const t1 = performance.now();
+      out.latMs.push(t1 - t0);
+      out.spans.push([performance.timeOrigin + t0, performance.timeOrigin + t1]);
     }
     out.endMs = Date.now();
     out.version = await t.version();

@@ -5,8 +5,13 @@
 // (plain: no namespace at all).
 //
 //   node branches.mjs rest <flightns uri>
-//   node branches.mjs dir <root directory>
-//   node branches.mjs plain <table directory>
+//   node branches.mjs dir <root directory or s3:// URI> [storage options json]
+//   node branches.mjs plain <table directory, or s3://…/<name>.lance> [storage options json]
+//
+// Through flightns LanceDB needs nothing but the URI: where the table is,
+// and how to reach its storage, come from the catalog (credentials from
+// the environment). The other two modes take the storage options of an
+// s3:// root (aws_endpoint, aws_region, keys…) as Lance's own users give them.
 //
 // Prints {"ok": bool, "failures": [...], "steps": [...], "final": {...}}:
 // each step names what was done and what LanceDB saw after it (versions
@@ -15,9 +20,10 @@
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { lancedb, connect, emit, row, rowsOf, errorText } from "./lib.mjs";
+import { lancedb, connect, connectDir, emit, row, rowsOf, errorText } from "./lib.mjs";
 
-const [mode, where] = process.argv.slice(2);
+const [mode, where, options] = process.argv.slice(2);
+const storageOptions = options ? JSON.parse(options) : undefined;
 const report = { ok: false, failures: [], steps: [] };
 
 // seen is what a reader of the table observes: its branches (by name,
@@ -43,15 +49,23 @@ async function step(name, fn) {
 
 try {
   if (mode === "plain") {
-    // LanceDB's listing database opens <db>/<name>.lance: the table's
-    // directory is linked as t.lance into a fresh directory.
-    const db = fs.mkdtempSync(path.join(os.tmpdir(), "flightns-plain-"));
-    fs.symlinkSync(where, path.join(db, "t.lance"));
-    report.final = await seen(await (await lancedb.connect(db)).openTable("t"));
-    fs.rmSync(db, { recursive: true });
+    // LanceDB's listing database opens <db>/<name>.lance: a table
+    // directory is linked as t.lance into a fresh directory; an s3:// table
+    // is given as <db>/<name>.lance.
+    if (where.startsWith("s3://")) {
+      const m = where.match(/^(.*)\/([^/]+)\.lance\/?$/);
+      if (!m) throw new Error(`${where} is not <db>/<name>.lance`);
+      report.final = await seen(await (await lancedb.connect(m[1], { storageOptions })).openTable(m[2]));
+    } else {
+      const db = fs.mkdtempSync(path.join(os.tmpdir(), "flightns-plain-"));
+      fs.symlinkSync(where, path.join(db, "t.lance"));
+      report.final = await seen(await (await lancedb.connect(db)).openTable("t"));
+      fs.rmSync(db, { recursive: true });
+    }
     report.ok = true;
   } else {
-    const db = mode === "dir" ? await lancedb.connectNamespace("dir", { root: where }) : await connect(where);
+    const open = () => (mode === "dir" ? connectDir(where, storageOptions) : connect(where));
+    const db = await open();
     const t = await db.createTable("items", [row(1), row(2)]);
     await t.add([row(3)]);
     const branches = await t.branches();
@@ -105,8 +119,10 @@ try {
     await step("stats", async () => ({ main: await statsOf(t), dev: await statsOf(await branches.checkout("dev")) }));
 
     // A second connection sees the same.
-    const db2 = mode === "dir" ? await lancedb.connectNamespace("dir", { root: where }) : await connect(where);
-    report.final = await seen(await db2.openTable("items"));
+    // (Lance's directory namespace hands the tables it opens no storage
+    // options of its own: on S3 they go with openTable.)
+    const db2 = await open();
+    report.final = await seen(await db2.openTable("items", [], storageOptions && { storageOptions }));
     report.ok = true;
   }
 } catch (e) {

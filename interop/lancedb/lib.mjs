@@ -15,6 +15,18 @@ export async function connect(uri) {
   return lancedb.connectNamespace("rest", { uri, headers });
 }
 
+// connectDir opens Lance's own directory namespace at root (a directory,
+// or an s3:// URI with storageOptions: aws_endpoint, aws_region, …). On
+// S3 Lance needs the options twice: as the namespace's "storage.*"
+// properties (its own reads and writes of the root) and as the
+// connection's storage options (the tables it opens).
+export async function connectDir(root, storageOptions) {
+  if (!storageOptions) return lancedb.connectNamespace("dir", { root });
+  const extraProperties = {};
+  for (const [k, v] of Object.entries(storageOptions)) extraProperties[`storage.${k}`] = v;
+  return lancedb.connectNamespace("dir", { root, extraProperties }, { storageOptions });
+}
+
 // emit prints one JSON line.
 export function emit(obj) {
   process.stdout.write(JSON.stringify(obj) + "\n");

@@ -25,7 +25,8 @@
 -- rollback). Replies:
 --   {"NOEPOCH"}                  Redis lost our state: recover first
 --   {"NOHEAD", i}                table i has no head yet: seed it from storage
---   {"CONFLICT", i, head}        version_i is taken (by another staging path)
+--   {"CONFLICT", i, head[, sp]}  version_i is taken (by another staging path:
+--                                sp, when its live record names one)
 --   {"GAP", i, head}             version_i > head_i + 1
 --   {"DUP", epoch, rec_1..rec_n} all already claimed with these staging paths
 --                                (by one transaction, for n > 1)
@@ -72,7 +73,9 @@ for i = 1, n do
     -- helper's roll-forward)? Then it is a duplicate, not a conflict.
     local r = cjson.decode(existing)
     if r.sp ~= staging or (owner ~= nil and r.tx ~= owner) or (n > 1 and r.tx == '') then
-      return {'CONFLICT', i, head}
+      local by = ''
+      if r.st ~= 'deleted' and r.sp then by = r.sp end
+      return {'CONFLICT', i, head, by}
     end
     owner = r.tx
     dups = dups + 1

@@ -1,44 +1,65 @@
 package s3test
 
 import (
-	"fmt"
-	"net/http/httptest"
+	"context"
+	"os"
 	"testing"
 
-	"github.com/johannesboyne/gofakes3"
-	"github.com/johannesboyne/gofakes3/backend/s3mem"
+	"github.com/flightns/flightns/internal/minioproc"
+	"github.com/flightns/flightns/internal/s3proxy"
 )
 
-// Server is a running gofakes3 server.
-type Server struct {
-	URL     string // http://127.0.0.1:port
-	Backend *s3mem.Backend
-}
+// Server is a running MinIO server of one test: its URL
+// (http://127.0.0.1:port), URI(bucket, prefix) of a root on it, and its
+// S3 Client.
+type Server struct{ *minioproc.Server }
 
-// Start serves a fresh in-memory S3 with the given buckets created, and
-// stops it when the test ends.
+// Start starts a MinIO server of its own (data on tmpfs where the machine
+// has one) with the given buckets created, sets the credentials S3
+// clients need in the environment (t.Setenv), and stops the server when
+// the test ends. A machine without the pinned MinIO fails the test with
+// the command that installs it.
 func Start(tb testing.TB, buckets ...string) *Server {
 	tb.Helper()
-	backend := s3mem.New()
-	for _, b := range buckets {
-		if err := backend.CreateBucket(b); err != nil {
-			tb.Fatalf("s3test: creating bucket %q: %v", b, err)
-		}
+	dir := tempDir(tb)
+	m, err := minioproc.Start(context.Background(), minioproc.Config{Dir: dir, Buckets: buckets})
+	if err != nil {
+		tb.Fatalf("s3test: %v", err)
 	}
-	faker := gofakes3.New(backend)
-	srv := httptest.NewServer(faker.Server())
-	tb.Cleanup(srv.Close)
-	tb.Setenv("AWS_ACCESS_KEY_ID", "flightns-test")
-	tb.Setenv("AWS_SECRET_ACCESS_KEY", "flightns-test")
-	tb.Setenv("AWS_EC2_METADATA_DISABLED", "true")
-	return &Server{URL: srv.URL, Backend: backend}
+	tb.Cleanup(func() { _ = m.Stop() })
+	for k, v := range minioproc.Env() {
+		tb.Setenv(k, v)
+	}
+	return &Server{m}
 }
 
-// URI returns the s3:// URI of bucket (and optional prefix) on this server.
-func (s *Server) URI(bucket, prefix string) string {
-	p := ""
-	if prefix != "" {
-		p = "/" + prefix
+// tempDir is a directory for a server's data, removed when the test
+// ends: on /dev/shm where there is one (the tests' objects need no disk),
+// else the test's temporary directory.
+func tempDir(tb testing.TB) string {
+	if st, err := os.Stat("/dev/shm"); err == nil && st.IsDir() {
+		if dir, err := os.MkdirTemp("/dev/shm", "flightns-minio-"); err == nil {
+			tb.Cleanup(func() { _ = os.RemoveAll(dir) })
+			return dir
+		}
 	}
-	return fmt.Sprintf("s3://%s%s?endpoint=%s&region=us-east-1&use_path_style=true&disable_https=true", bucket, p, s.URL)
+	return tb.TempDir()
+}
+
+// FaultProxy is an s3proxy.Proxy in front of a test's server.
+type FaultProxy = s3proxy.Proxy
+
+// Faults is what a FaultProxy injects.
+type Faults = s3proxy.Faults
+
+// StartFaultProxy serves a proxy to target (an S3 server's URL) on a
+// loopback port until the test ends; it injects nothing until Set.
+func StartFaultProxy(tb testing.TB, target string) *FaultProxy {
+	tb.Helper()
+	p, err := s3proxy.Start(target)
+	if err != nil {
+		tb.Fatalf("s3test: %v", err)
+	}
+	tb.Cleanup(p.Close)
+	return p
 }

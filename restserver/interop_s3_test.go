@@ -1,0 +1,144 @@
+package restserver
+
+import (
+	"context"
+	"encoding/json"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+
+	"github.com/flightns/flightns/internal/minioproc"
+	"github.com/flightns/flightns/internal/testutil/s3test"
+	"github.com/flightns/flightns/namespace"
+	"github.com/flightns/flightns/objstore"
+)
+
+// TestLanceDBOnS3 runs the branch and tag scenario with the data on a
+// MinIO server: through flightns (an s3:// root), where LanceDB is given
+// nothing but the REST URI — where each table is and how to reach the
+// store come from DescribeTable and DeclareTable, the keys from the
+// environment as for any AWS client — and through Lance's own directory
+// namespace on the same bucket, given the storage options a Lance user
+// writes. LanceDB must observe the same at every step. Then plain LanceDB
+// (lancedb.connect, no namespace) reads the table flightns committed, with
+// the options the catalog handed out, and sees the same branches, tags
+// and rows; and the catalog hands out no secret.
+func TestLanceDBOnS3(t *testing.T) {
+	ctx := context.Background()
+	srv := s3test.Start(t, "lake")
+	objs, err := objstore.Open(ctx, srv.URI("lake", "cat"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = objs.Close() })
+	s := startServer(t, withConfig(func(c *namespace.Config) { c.Objects = objs }))
+
+	dirOptions, _ := json.Marshal(map[string]string{
+		"aws_endpoint": srv.URL, "aws_region": minioproc.Region, "aws_allow_http": "true",
+		"aws_virtual_hosted_style_request": "false",
+		"aws_access_key_id":                minioproc.AccessKey, "aws_secret_access_key": minioproc.SecretKey,
+	})
+	var dir, rest branchesReport
+	node(t, nil, &dir, "branches.mjs", "dir", "s3://lake/dir", string(dirOptions))
+	node(t, nil, &rest, "branches.mjs", "rest", s.url())
+	for _, r := range []struct {
+		name string
+		rep  branchesReport
+	}{{"Lance's directory namespace on S3", dir}, {"flightns on S3", rest}} {
+		if !r.rep.OK {
+			t.Fatalf("the scenario through %s failed:\n%s", r.name, strings.Join(r.rep.Failures, "\n"))
+		}
+	}
+	if len(rest.Steps) != len(dir.Steps) {
+		t.Fatalf("%d steps through flightns, %d through Lance's own", len(rest.Steps), len(dir.Steps))
+	}
+	for i := range dir.Steps {
+		if !jsonEqual(t, rest.Steps[i], dir.Steps[i]) {
+			t.Errorf("step %d through flightns:\n%s\nthrough Lance's directory namespace:\n%s", i, rest.Steps[i], dir.Steps[i])
+		}
+	}
+	if !jsonEqual(t, rest.Final, dir.Final) {
+		t.Fatalf("the end through flightns:\n%s\nthrough Lance's directory namespace:\n%s", rest.Final, dir.Final)
+	}
+
+	// What the catalog told LanceDB: the table's s3:// location in the
+	// bucket, and how to reach the store, and nothing secret.
+	var d namespace.DescribeTableResponse
+	ok(t, "describe items", s.post("/v1/table/items/describe", nil)).decode(t, &d)
+	want := map[string]string{"aws_endpoint": srv.URL, "aws_region": minioproc.Region, "aws_allow_http": "true",
+		"aws_virtual_hosted_style_request": "false"}
+	if len(d.StorageOptions) != len(want) {
+		t.Errorf("storage options %v, want exactly %v", d.StorageOptions, want)
+	}
+	for k, v := range want {
+		if d.StorageOptions[k] != v {
+			t.Errorf("storage option %s = %q, want %q (all: %v)", k, d.StorageOptions[k], v, d.StorageOptions)
+		}
+	}
+	u, err := url.Parse(d.Location)
+	if err != nil || u.Scheme != "s3" || u.Host != "lake" || !strings.HasPrefix(u.Path, "/cat/") {
+		t.Fatalf("location %q is not in s3://lake/cat/", d.Location)
+	}
+	tableKey := strings.TrimPrefix(u.Path, "/")
+	if n := countObjects(t, srv, tableKey+"/_versions/"); n < 4 {
+		t.Fatalf("%d objects under %s/_versions/ in the bucket", n, tableKey)
+	}
+
+	// Plain LanceDB opens <db>/<name>.lance only: the table's objects are
+	// copied, byte for byte, to plain/items.lance in the same bucket (Lance
+	// tables refer to their files relative to their own directory).
+	copyPrefix(t, srv, tableKey+"/", "plain/items.lance/")
+	plainOptions := map[string]string{"aws_access_key_id": minioproc.AccessKey, "aws_secret_access_key": minioproc.SecretKey}
+	for k, v := range d.StorageOptions {
+		plainOptions[k] = v
+	}
+	po, _ := json.Marshal(plainOptions)
+	var plain branchesReport
+	node(t, nil, &plain, "branches.mjs", "plain", "s3://lake/plain/items.lance", string(po))
+	if !plain.OK || !jsonEqual(t, plain.Final, rest.Final) {
+		t.Fatalf("plain LanceDB reading the table on S3 (%v):\n%s\nthrough flightns:\n%s", plain.Failures, plain.Final, rest.Final)
+	}
+}
+
+// countObjects counts the objects under prefix in the bucket "lake".
+func countObjects(t *testing.T, srv *s3test.Server, prefix string) int {
+	t.Helper()
+	n := 0
+	p := s3.NewListObjectsV2Paginator(srv.Client(), &s3.ListObjectsV2Input{Bucket: aws.String("lake"), Prefix: aws.String(prefix)})
+	for p.HasMorePages() {
+		page, err := p.NextPage(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		n += len(page.Contents)
+	}
+	return n
+}
+
+// copyPrefix copies every object under from to the same name under to,
+// in the bucket "lake", server-side.
+func copyPrefix(t *testing.T, srv *s3test.Server, from, to string) {
+	t.Helper()
+	ctx := context.Background()
+	p := s3.NewListObjectsV2Paginator(srv.Client(), &s3.ListObjectsV2Input{Bucket: aws.String("lake"), Prefix: aws.String(from)})
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, o := range page.Contents {
+			key := aws.ToString(o.Key)
+			if strings.Contains(key, ".manifest-") {
+				continue // a staging manifest, being deleted: no reader opens it
+			}
+			src := (&url.URL{Path: "lake/" + key}).EscapedPath()
+			if _, err := srv.Client().CopyObject(ctx, &s3.CopyObjectInput{Bucket: aws.String("lake"),
+				Key: aws.String(to + strings.TrimPrefix(key, from)), CopySource: aws.String(src)}); err != nil {
+				t.Fatalf("copying %s: %v", key, err)
+			}
+		}
+	}
+}
