@@ -13,6 +13,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/flightns/flightns/internal/testutil/redistest"
+	"github.com/flightns/flightns/internal/testutil/s3test"
 	"github.com/flightns/flightns/manifesttable"
 	"github.com/flightns/flightns/nserror"
 	"github.com/flightns/flightns/objstore"
@@ -32,13 +33,33 @@ type tenv struct {
 	s       *Service
 }
 
-func newTenv(t *testing.T) *tenv {
+func newTenv(t *testing.T) *tenv { return newTenvOn(t, "file") }
+
+// backends are the object stores a test of onEveryBackend runs on: a
+// directory, and a bucket of a MinIO server of the test's own.
+var backends = []string{"file", "s3"}
+
+// onEveryBackend runs test once on every backend, each a subtest.
+func onEveryBackend(t *testing.T, test func(t *testing.T, backend string)) {
+	for _, b := range backends {
+		t.Run(b, func(t *testing.T) { test(t, b) })
+	}
+}
+
+// newTenvOn is newTenv with the root on backend: "file" (a temporary
+// directory) or "s3" (a bucket of a MinIO server of the test's own).
+func newTenvOn(t *testing.T, backend string) *tenv {
 	t.Helper()
 	r := redistest.Start(t)
-	objs, err := objstore.Open(context.Background(), "file://"+t.TempDir())
+	uri := "file://" + t.TempDir()
+	if backend == "s3" {
+		uri = s3test.Start(t, "cat").URI("cat", "root")
+	}
+	objs, err := objstore.Open(context.Background(), uri)
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { _ = objs.Close() })
 	e := &tenv{t: t, redis: r, rdb: r.Client(), objs: objs, catalog: fmt.Sprintf("ns%d", catalogN.Add(1))}
 	e.s = e.open()
 	return e
