@@ -3,8 +3,9 @@
 //
 // Every test runs the real `flightns serve` binary (built once by TestMain
 // with -tags duckdb_arrow) against real redis-server processes on free
-// loopback ports and a real object store (a file:// root, or gofakes3
-// served over HTTP behind a fault-injecting proxy), and talks to it with
+// loopback ports and a real object store (a file:// root, or a bucket of
+// the pinned MinIO server, its own process, behind a fault-injecting
+// proxy), and talks to it with
 // real clients: net/http on the Lance Namespace REST surface and arrow-go's
 // Flight client for the actions.
 //

@@ -37,7 +37,7 @@ import (
 // catalog mutations (the claims are linearized in the shared Redis) and
 // answers SQL.
 //
-// The root is an S3 bucket served by gofakes3 from this test process, so
+// The root is a bucket of a MinIO server (its own process), so
 // that no replica owns the store; each replica has its own --data
 // directory and listen addresses. Clients start on their own replica and,
 // on a 503 or a connection error, send the very same request to the next
