@@ -19,6 +19,7 @@ import (
 
 	"github.com/flightns/flightns/internal/minioproc"
 	"github.com/flightns/flightns/internal/redisproc"
+	"github.com/flightns/flightns/internal/s3proxy"
 	"github.com/flightns/flightns/objstore"
 )
 
@@ -221,6 +222,21 @@ func startS3(ctx context.Context) (string, func(), error) {
 		_ = os.Setenv(k, v)
 	}
 	return m.URL, func() { _ = m.Stop(); _ = os.RemoveAll(dir) }, nil
+}
+
+// startS3Proxy starts a fresh MinIO server (startS3) and an s3proxy in
+// front of it, and returns the proxy and how to stop both.
+func startS3Proxy(ctx context.Context) (*s3proxy.Proxy, func(), error) {
+	url, stopS3, err := startS3(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	proxy, err := s3proxy.Start(url)
+	if err != nil {
+		stopS3()
+		return nil, nil, err
+	}
+	return proxy, func() { proxy.Close(); stopS3() }, nil
 }
 
 // openS3 opens the bucket "bench" of the S3 server at endpoint.

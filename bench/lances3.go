@@ -52,16 +52,11 @@ func runLanceS3(ctx context.Context, cfg Config, rep *Report) error {
 	if err != nil {
 		return err
 	}
-	url, stopS3, err := startS3(ctx)
+	proxy, stopS3, err := startS3Proxy(ctx)
 	if err != nil {
 		return err
 	}
 	defer stopS3()
-	proxy, err := s3proxy.Start(url)
-	if err != nil {
-		return err
-	}
-	defer proxy.Close()
 	log := &requestLog{}
 	proxy.Trace = log.add
 	for _, mode := range []struct {

@@ -43,16 +43,11 @@ func runS3Latency(ctx context.Context, cfg Config, rep *Report) error {
 	}
 	defer stop()
 
-	url, stopS3, err := startS3(ctx)
+	proxy, stopS3, err := startS3Proxy(ctx)
 	if err != nil {
 		return err
 	}
 	defer stopS3()
-	proxy, err := s3proxy.Start(url)
-	if err != nil {
-		return err
-	}
-	defer proxy.Close()
 	trace := &s3Trace{}
 	proxy.Trace = trace.observe
 	objs, err := openS3(ctx, proxy.URL)

@@ -44,25 +44,7 @@ func TestLanceDBOnS3(t *testing.T) {
 	var dir, rest branchesReport
 	node(t, nil, &dir, "branches.mjs", "dir", "s3://lake/dir", string(dirOptions))
 	node(t, nil, &rest, "branches.mjs", "rest", s.url())
-	for _, r := range []struct {
-		name string
-		rep  branchesReport
-	}{{"Lance's directory namespace on S3", dir}, {"flightns on S3", rest}} {
-		if !r.rep.OK {
-			t.Fatalf("the scenario through %s failed:\n%s", r.name, strings.Join(r.rep.Failures, "\n"))
-		}
-	}
-	if len(rest.Steps) != len(dir.Steps) {
-		t.Fatalf("%d steps through flightns, %d through Lance's own", len(rest.Steps), len(dir.Steps))
-	}
-	for i := range dir.Steps {
-		if !jsonEqual(t, rest.Steps[i], dir.Steps[i]) {
-			t.Errorf("step %d through flightns:\n%s\nthrough Lance's directory namespace:\n%s", i, rest.Steps[i], dir.Steps[i])
-		}
-	}
-	if !jsonEqual(t, rest.Final, dir.Final) {
-		t.Fatalf("the end through flightns:\n%s\nthrough Lance's directory namespace:\n%s", rest.Final, dir.Final)
-	}
+	sameObservations(t, rest, dir)
 
 	// What the catalog told LanceDB: the table's s3:// location in the
 	// bucket, and how to reach the store, and nothing secret.

@@ -549,25 +549,7 @@ func TestLanceBranchesAsWithLancesOwnNamespace(t *testing.T) {
 	var dir, rest branchesReport
 	node(t, nil, &dir, "branches.mjs", "dir", t.TempDir())
 	node(t, nil, &rest, "branches.mjs", "rest", s.url())
-	for _, r := range []struct {
-		name string
-		rep  branchesReport
-	}{{"Lance's directory namespace", dir}, {"flightns", rest}} {
-		if !r.rep.OK {
-			t.Fatalf("the scenario through %s failed:\n%s", r.name, strings.Join(r.rep.Failures, "\n"))
-		}
-	}
-	if len(rest.Steps) != len(dir.Steps) {
-		t.Fatalf("%d steps through flightns, %d through Lance's own", len(rest.Steps), len(dir.Steps))
-	}
-	for i := range dir.Steps {
-		if !jsonEqual(t, rest.Steps[i], dir.Steps[i]) {
-			t.Errorf("step %d through flightns:\n%s\nthrough Lance's directory namespace:\n%s", i, rest.Steps[i], dir.Steps[i])
-		}
-	}
-	if !jsonEqual(t, rest.Final, dir.Final) {
-		t.Fatalf("the end through flightns:\n%s\nthrough Lance's directory namespace:\n%s", rest.Final, dir.Final)
-	}
+	sameObservations(t, rest, dir)
 
 	d, err := s.service().DescribeTable(context.Background(), namespace.DescribeTableRequest{ID: namespace.ID{"items"}})
 	if err != nil {
@@ -661,6 +643,32 @@ func TestLanceBranchesAsWithLancesOwnNamespace(t *testing.T) {
 	}
 	if created < 4+3+2+1 {
 		t.Errorf("%d successful CreateTableVersion calls, want one per version of main and of every branch", created)
+	}
+}
+
+// sameObservations requires the branch scenario through flightns (rest)
+// and through Lance's own directory namespace (dir) to have succeeded and
+// LanceDB to have observed the same at every step and at the end.
+func sameObservations(t *testing.T, rest, dir branchesReport) {
+	t.Helper()
+	for _, r := range []struct {
+		name string
+		rep  branchesReport
+	}{{"Lance's directory namespace", dir}, {"flightns", rest}} {
+		if !r.rep.OK {
+			t.Fatalf("the scenario through %s failed:\n%s", r.name, strings.Join(r.rep.Failures, "\n"))
+		}
+	}
+	if len(rest.Steps) != len(dir.Steps) {
+		t.Fatalf("%d steps through flightns, %d through Lance's own", len(rest.Steps), len(dir.Steps))
+	}
+	for i := range dir.Steps {
+		if !jsonEqual(t, rest.Steps[i], dir.Steps[i]) {
+			t.Errorf("step %d through flightns:\n%s\nthrough Lance's directory namespace:\n%s", i, rest.Steps[i], dir.Steps[i])
+		}
+	}
+	if !jsonEqual(t, rest.Final, dir.Final) {
+		t.Fatalf("the end through flightns:\n%s\nthrough Lance's directory namespace:\n%s", rest.Final, dir.Final)
 	}
 }
 

@@ -194,6 +194,9 @@ func openDeps(ctx context.Context, c storeFlags, log *slog.Logger, share bool, s
 		root = "file://" + filepath.Join(data, "root")
 	}
 	d := &catalogDeps{}
+	// The storage client's own lines (the AWS SDK's) go to this log, in
+	// its format and at its level.
+	storeOpts = append([]objstore.Option{objstore.WithLogger(log)}, storeOpts...)
 	if d.store, err = objstore.Open(ctx, root, storeOpts...); err != nil {
 		return nil, fmt.Errorf("--root: %w", err)
 	}

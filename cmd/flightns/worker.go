@@ -37,7 +37,7 @@ func sqlWorkerCmd(ctx context.Context, stderr io.Writer) int {
 	}
 	log = log.With("process", "sql-worker", "pid", os.Getpid())
 	redis.SetLogger(redisLogger{log}) // the Redis client's complaints, structured as serve's
-	objs, err := objstore.Open(ctx, spec.Root)
+	objs, err := objstore.Open(ctx, spec.Root, objstore.WithLogger(log))
 	if err != nil {
 		log.Error("opening the catalog root", "err", err)
 		return 1
