@@ -171,7 +171,11 @@ type Result struct {
 	// operation waited for one after another (lance-s3).
 	S3PerOp      float64 `json:"s3_requests_per_op,omitempty"`
 	S3Sequential float64 `json:"s3_sequential_per_op,omitempty"`
-	Note         string  `json:"note,omitempty"`
+	// FirstError is the first failed operation's error, where some
+	// failed (Errors) and the run went on (lance, lance-s3: an add Lance
+	// gave up on).
+	FirstError string `json:"first_error,omitempty"`
+	Note       string `json:"note,omitempty"`
 }
 
 // Report is the JSON document of one run.

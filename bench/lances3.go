@@ -116,9 +116,27 @@ func runLanceS3At(ctx context.Context, cfg Config, rep *Report, dir, bin string,
 	f.res.Note = fmt.Sprintf(`connectNamespace("rest"), managed versioning, the catalog on the same bucket; median of %d rounds: %s commits/s; %.2f× of Lance's own, p99 %.2f× of its; `+
 		`S3 per commit: %s (Lance alone %.1f: %+.1f); sequential round trips per add (median): %.0f (Lance alone %.0f)`,
 		cfg.Rounds, s3Rates(runs["rest"]), f.res.Ratio, p99, f.count.breakdown(), d.count.perCommit(), f.count.perCommit()-d.count.perCommit(), f.count.sequential, d.count.sequential)
+	d.res.Note += failedAdds(runs["dir"])
+	f.res.Note += failedAdds(runs["rest"])
 	cfg.add(rep, d.res)
 	cfg.add(rep, f.res)
 	return nil
+}
+
+// failedAdds says how many adds Lance gave up on over every round of one
+// namespace, and the first error ("" when none did).
+func failedAdds(runs []lanceS3Run) string {
+	n, first := int64(0), ""
+	for _, r := range runs {
+		n += r.res.Errors
+		if first == "" {
+			first = r.res.FirstError
+		}
+	}
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf("; %d adds failed over the rounds, the first: %s", n, first)
 }
 
 // lanceS3Round runs the workload once through one namespace, in a fresh
