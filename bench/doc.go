@@ -17,15 +17,19 @@
 // The commit-steps scenario times a lone writer's CreateTableVersion on
 // the path `flightns serve` takes by default and splits the server's time
 // into its steps (validate, claim, promote, confirm, reply) through the
-// claim store's step hook and observer (steps.go). commit-s3-latency puts
-// s3test.FaultProxy, delaying every request, between the claim store and
-// an in-process S3 server, counts at the proxy the requests of each commit
-// and how many of them ran one after another, and compares commits/s with
+// claim store's step hook and observer (steps.go). Every s3:// scenario
+// starts a MinIO server of its own (internal/minioproc: the pinned
+// release, a separate process, never linked). commit-s3-latency puts an
+// internal/s3proxy, delaying every request, between the claim store and
+// that server, counts at the proxy the requests of each commit and how
+// many of them ran one after another, and compares commits/s with
 // writers ÷ the lone writer's latency (s3latency.go). The lance scenario
 // runs LanceDB itself (Node, interop/lancedb): appends from 1 and 4
 // processes, and one client's createNamespace and createTable, each
 // through flightns and through Lance's directory namespace in alternating
-// rounds (lance.go).
+// rounds (lance.go); lance-s3 runs the appends on a MinIO bucket through
+// a real `flightns serve` and counts everyone's S3 requests per add, and
+// the round trips an add waits for, at a proxy (lances3.go).
 //
 // The hostile-queries scenario serves the real flightns binary in each SQL
 // isolation mode and measures REST commits quiet and beside runaway Flight
