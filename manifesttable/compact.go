@@ -2,12 +2,9 @@ package manifesttable
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/apache/arrow-go/v18/arrow"
-
-	"github.com/flightns/flightns/objstore"
 )
 
 // Compact writes a snapshot of the table at its newest durable sequence,
@@ -60,7 +57,7 @@ func (t *Table) prune(ctx context.Context) error {
 	}
 	oldest := keep[0]
 	for _, s := range snaps[:len(snaps)-len(keep)] {
-		if err := t.cfg.Objects.Delete(ctx, snapshotKey(s)); err != nil && !errors.Is(err, objstore.ErrNotFound) {
+		if err := t.cfg.Objects.Delete(ctx, snapshotKey(s)); err != nil {
 			return err
 		}
 	}
@@ -84,7 +81,7 @@ func (t *Table) prune(ctx context.Context) error {
 				break
 			}
 		}
-		if err := t.cfg.Objects.Delete(ctx, segmentKey(f)); err != nil && !errors.Is(err, objstore.ErrNotFound) {
+		if err := t.cfg.Objects.Delete(ctx, segmentKey(f)); err != nil {
 			return err
 		}
 	}

@@ -106,11 +106,15 @@ func (t *Table) lead(ctx context.Context) bool {
 		}
 		t.lease.Lock()
 	}
+	lost := t.lease.leading && !held
 	t.lease.leading = held
 	if held {
 		t.lease.renewed = start
 	}
 	t.lease.Unlock()
+	if lost {
+		t.recent.clear()
+	}
 	return held
 }
 

@@ -130,7 +130,7 @@ func (p *StorageRepair) Quarantine(ctx context.Context, objs *objstore.Store, rd
 		if _, err := objs.CopyIfAbsent(ctx, fp.Key, to); err != nil && !errors.Is(err, objstore.ErrNotFound) {
 			return out, fmt.Errorf("quarantining %s: %w", fp.Key, err)
 		}
-		if err := objs.Delete(ctx, fp.Key); err != nil && !errors.Is(err, objstore.ErrNotFound) {
+		if err := objs.Delete(ctx, fp.Key); err != nil {
 			return out, fmt.Errorf("quarantining %s: %w", fp.Key, err)
 		}
 		out = append(out, to)

@@ -171,11 +171,19 @@ type manifestCache struct {
 
 // NoteManifest tells the table that the final manifest at path (a key
 // relative to the catalog root) holds data: a writer of this process made
-// it from those bytes. It keeps them, within bounds, until the version's
-// row is materialized.
+// it from those bytes. While this process materializes the log (it holds
+// the lease) it keeps them, within bounds, until the version's row is
+// translated; a follower's rows are another process's to translate, and
+// it keeps nothing.
 func (t *Table) NoteManifest(path string, data []byte) {
 	c := &t.recent
 	if len(data) == 0 || len(data) > recentManifestBytes/16 {
+		return
+	}
+	t.lease.Lock()
+	leading := t.lease.leading
+	t.lease.Unlock()
+	if !leading {
 		return
 	}
 	c.mu.Lock()
@@ -206,6 +214,14 @@ func (t *Table) NoteManifest(path string, data []byte) {
 		}
 		c.order = live
 	}
+}
+
+// clear forgets every noted manifest (the lease is lost: nothing here
+// will take them).
+func (c *manifestCache) clear() {
+	c.mu.Lock()
+	c.byPath, c.order, c.bytes = nil, nil, 0
+	c.mu.Unlock()
 }
 
 // take removes and returns the bytes noted for path (nil: none).

@@ -2,6 +2,7 @@ package manifesttable
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"slices"
 	"strings"
@@ -81,5 +82,70 @@ func TestVersionRowsGetTheirStatisticsFromTheirManifests(t *testing.T) {
 		if c, ok := tb.statsChange(nil, 100, payload); ok {
 			t.Errorf("stats entry %s changed %+v", payload, c.row)
 		}
+	}
+}
+
+// The manifest bytes a writer of this process noted give a version row
+// its statistics when it is translated, without a read of storage (the
+// path below has no object): once, only for the size the row names, and
+// only while this process holds the materializer's lease — a follower
+// translates nothing and keeps nothing, and losing the lease forgets
+// what was kept. The oldest noted go first past the bounds.
+func TestNotedManifestsGiveRowsTheirStatisticsOnlyInTheLeader(t *testing.T) {
+	e := newTenv(t)
+	tb := e.open()
+	defer func() { _ = tb.Close() }()
+	commit(t, tb, put(Row{ObjectType: TypeNamespace, ObjectID: "n"})) // acknowledged: this process leads
+	lance, err := os.ReadFile("../lancemanifest/testdata/v4.manifest")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// translated is a version row naming path and size, as tb's
+	// translator fills it.
+	translated := func(tb *Table, path string, size int) *Row {
+		r := &Row{ObjectType: TypeTableVersion, ObjectID: "t", TableVersion: 1, ManifestPath: path, ManifestSize: uint64(size)}
+		tb.noted(r)
+		return r
+	}
+	tb.NoteManifest("nowhere/a.manifest", lance)
+	if r := translated(tb, "nowhere/a.manifest", len(lance)); r.NumRows != 4 || r.NumFragments != 2 || !strings.Contains(r.Schema, `"id"`) {
+		t.Fatalf("a noted manifest's row: %+v", r)
+	}
+	if r := translated(tb, "nowhere/a.manifest", len(lance)); r.Schema != "" {
+		t.Fatalf("noted bytes were used twice: %+v", r)
+	}
+	tb.NoteManifest("nowhere/b.manifest", lance)
+	if r := translated(tb, "nowhere/b.manifest", len(lance)+1); r.Schema != "" {
+		t.Fatalf("bytes of another size gave statistics: %+v", r)
+	}
+
+	for i := range recentManifests + 1 {
+		tb.NoteManifest(fmt.Sprintf("nowhere/%d.manifest", i), lance)
+	}
+	if r := translated(tb, "nowhere/0.manifest", len(lance)); r.Schema != "" {
+		t.Fatalf("the oldest of %d noted manifests was kept: %+v", recentManifests+1, r)
+	}
+	if r := translated(tb, fmt.Sprintf("nowhere/%d.manifest", recentManifests), len(lance)); r.Schema == "" {
+		t.Fatal("the newest noted manifest was not kept")
+	}
+
+	// A follower keeps nothing.
+	other := e.open()
+	defer func() { _ = other.Close() }()
+	other.lease.Lock()
+	leading := other.lease.leading
+	other.lease.Unlock()
+	if leading {
+		t.Fatal("a second process took the lease the first holds")
+	}
+	other.NoteManifest("nowhere/c.manifest", lance)
+	if r := translated(other, "nowhere/c.manifest", len(lance)); r.Schema != "" || len(other.recent.byPath) != 0 {
+		t.Fatalf("a follower kept noted bytes: %+v", r)
+	}
+	// The lease lost: what was kept is forgotten.
+	tb.NoteManifest("nowhere/d.manifest", lance)
+	tb.recent.clear()
+	if r := translated(tb, "nowhere/d.manifest", len(lance)); r.Schema != "" {
+		t.Fatalf("a cleared cache gave statistics: %+v", r)
 	}
 }

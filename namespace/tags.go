@@ -293,7 +293,7 @@ func (s *Service) DeleteTableTag(ctx context.Context, req DeleteTableTagRequest)
 	if _, err := s.readTag(ctx, req.ID, loc, req.Tag); err != nil {
 		return nil, err
 	}
-	if err := s.objs.Delete(ctx, tagKey(loc, req.Tag)); err != nil && !errors.Is(err, objstore.ErrNotFound) {
+	if err := s.objs.Delete(ctx, tagKey(loc, req.Tag)); err != nil {
 		return nil, err
 	}
 	return &TableTagResponse{}, nil

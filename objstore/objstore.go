@@ -12,7 +12,6 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -22,7 +21,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 	"github.com/aws/smithy-go"
 	"github.com/aws/smithy-go/logging"
-	gcaws "gocloud.dev/aws"
 	"gocloud.dev/blob"
 	"gocloud.dev/blob/driver"
 	"gocloud.dev/blob/memblob"
@@ -191,14 +189,16 @@ func openFileURI(u *url.URL) (*blob.Bucket, *diskBucket, error) {
 	return openDisk(u.Path)
 }
 
-// The parameters of an s3:// URI this package reads itself; the others
-// go to gocloud.dev/aws (region, endpoint, profile, checksum settings…).
-const (
-	paramPathStyle    = "use_path_style"
-	paramDisableHTTPS = "disable_https"
-	paramChecksums    = "response_checksum_validation"
-)
+// paramChecksums is the s3:// URI parameter of response checksum
+// validation (gocloud.dev/aws reads it).
+const paramChecksums = "response_checksum_validation"
 
+// openS3URI opens the bucket of an s3:// URI. gocloud.dev's URL opener
+// reads every parameter (region, endpoint, profile, use_path_style,
+// disable_https, ssetype, kmskeyid, accelerate, …); the bucket is then
+// opened again on a copy of its client whose log lines go to log, and
+// that client serves the requests gocloud does not make as S3 would
+// (one DELETE, batched DeleteObjects).
 func openS3URI(ctx context.Context, u *url.URL, log *slog.Logger) (*blob.Bucket, *s3Bucket, error) {
 	if u.Host == "" {
 		return nil, nil, nserror.New(nserror.InvalidInput, "s3 URI %q names no bucket", u.String())
@@ -207,37 +207,29 @@ func openS3URI(ctx context.Context, u *url.URL, log *slog.Logger) (*blob.Bucket,
 	if err := ValidatePrefix(prefix); err != nil {
 		return nil, nil, nserror.New(nserror.InvalidInput, "s3 URI %q: bad prefix: %w", u.String(), err)
 	}
-	q := u.Query()
-	var pathStyle, noHTTPS bool
-	for _, p := range []struct {
-		key string
-		v   *bool
-	}{{paramPathStyle, &pathStyle}, {paramDisableHTTPS, &noHTTPS}} {
-		if raw := q.Get(p.key); raw != "" {
-			v, err := strconv.ParseBool(raw)
-			if err != nil {
-				return nil, nil, nserror.New(nserror.InvalidInput, "s3 URI %q: %s=%q is not a boolean", u.String(), p.key, raw)
-			}
-			*p.v = v
-			q.Del(p.key)
-		}
-	}
+	bu := *u
+	bu.Path = ""
 	// Objects are validated by what flightns reads of them, not by a
 	// checksum the store may not send (MinIO, most S3 servers other than
 	// AWS's): without this the SDK says so once per GET.
+	q := bu.Query()
 	if !q.Has(paramChecksums) {
 		q.Set(paramChecksums, "when_required")
+		bu.RawQuery = q.Encode()
 	}
-	cfg, err := gcaws.V2ConfigFromURLParams(ctx, q)
+	opener := &s3blob.URLOpener{}
+	parsed, err := opener.OpenBucketURL(ctx, &bu)
 	if err != nil {
 		return nil, nil, nserror.New(nserror.InvalidInput, "s3 URI %q: %v", u.String(), err)
 	}
-	cfg.Logger = sdkLogger{log}
-	client := s3.NewFromConfig(cfg, func(o *s3.Options) {
-		o.UsePathStyle = pathStyle
-		o.EndpointOptions.DisableHTTPS = noHTTPS
-	})
-	b, err := s3blob.OpenBucket(ctx, client, u.Host, &s3blob.Options{RequestChecksumCalculation: cfg.RequestChecksumCalculation})
+	var parsedClient *s3.Client
+	if !parsed.As(&parsedClient) {
+		_ = parsed.Close()
+		return nil, nil, fmt.Errorf("s3 URI %q: the bucket has no S3 client", u.String())
+	}
+	_ = parsed.Close()
+	client := s3.New(parsedClient.Options(), func(o *s3.Options) { o.Logger = sdkLogger{log} })
+	b, err := s3blob.OpenBucket(ctx, client, u.Host, &opener.Options)
 	if err != nil {
 		return nil, nil, nserror.New(nserror.InvalidInput, "s3 URI %q: %v", u.String(), err)
 	}
@@ -279,9 +271,9 @@ func S3URI(endpoint, bucket, prefix string) string {
 	if prefix != "" {
 		p = "/" + prefix
 	}
-	q := url.Values{"endpoint": {endpoint}, "region": {"us-east-1"}, paramPathStyle: {"true"}}
+	q := url.Values{"endpoint": {endpoint}, "region": {"us-east-1"}, "use_path_style": {"true"}}
 	if strings.HasPrefix(endpoint, "http://") {
-		q.Set(paramDisableHTTPS, "true")
+		q.Set("disable_https", "true")
 	}
 	return "s3://" + bucket + p + "?" + q.Encode()
 }
@@ -857,15 +849,30 @@ func (s *Store) DeletePrefix(ctx context.Context, prefix string) (int, error) {
 	if prefix == "" || !strings.HasSuffix(prefix, "/") {
 		return 0, nserror.New(nserror.InvalidInput, "DeletePrefix needs a directory prefix ending in /, not %q", prefix)
 	}
+	// On S3 a thousand keys go in one DeleteObjects request (DeleteMany),
+	// not a request each.
 	n := 0
+	batch := make([]string, 0, deleteBatch)
+	flush := func() error {
+		if err := s.DeleteMany(ctx, batch); err != nil {
+			return err
+		}
+		n += len(batch)
+		batch = batch[:0]
+		return nil
+	}
 	for a, err := range s.List(ctx, prefix) {
 		if err != nil {
 			return n, err
 		}
-		if err := s.Delete(ctx, a.Key); err != nil {
-			return n, err
+		if batch = append(batch, a.Key); len(batch) == deleteBatch {
+			if err := flush(); err != nil {
+				return n, err
+			}
 		}
-		n++
+	}
+	if err := flush(); err != nil {
+		return n, err
 	}
 	if s.disk != nil {
 		// Directories are not objects; leave none behind.

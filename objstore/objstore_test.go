@@ -107,6 +107,25 @@ func TestBasicOperationsOnEveryBackend(t *testing.T) {
 			if err := s.DeleteMany(ctx, []string{"ok", "../escape"}); !errors.Is(err, nserror.ErrInvalidInput) {
 				t.Fatalf("DeleteMany of a bad key: %v, want InvalidInput", err)
 			}
+			// DeletePrefix: everything under the prefix, past a batch's
+			// thousand keys, nothing beside it.
+			for i := range 1003 {
+				if err := s.Put(ctx, fmt.Sprintf("tbl/d%d/%04d", i%3, i), []byte("x"), objstore.NoSync()); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := s.Put(ctx, "tblx/keep", []byte("x"), objstore.NoSync()); err != nil {
+				t.Fatal(err)
+			}
+			if n, err := s.DeletePrefix(ctx, "tbl/"); err != nil || n != 1003 {
+				t.Fatalf("DeletePrefix: %d deleted, %v; want 1003", n, err)
+			}
+			if left, err := s.ListAll(ctx, "tbl"); err != nil || len(left) != 1 || left[0].Key != "tblx/keep" {
+				t.Fatalf("after DeletePrefix: %v, %v", left, err)
+			}
+			if _, err := s.DeletePrefix(ctx, "tbl"); !errors.Is(err, nserror.ErrInvalidInput) {
+				t.Fatalf("DeletePrefix of a prefix that is not a directory: %v", err)
+			}
 		})
 	}
 }
@@ -569,5 +588,30 @@ func TestTheS3ClientLogsNothingPerRequestOnStderr(t *testing.T) {
 	}
 	if len(printed) > 0 || logged.Len() > 0 {
 		t.Fatalf("20 PUTs and GETs printed %q on stderr and logged %q at info level", printed, logged.String())
+	}
+}
+
+// Every parameter gocloud.dev reads in an s3:// URI is read (here the
+// legacy path-style spelling and accelerate), a bad value or an unknown
+// parameter is InvalidInput, and the store then works as any other.
+func TestS3URIParametersAreGoclouds(t *testing.T) {
+	ctx := context.Background()
+	srv := s3test.Start(t, "params")
+	base := strings.Replace(srv.URI("params", "p"), "use_path_style=true", "s3ForcePathStyle=true", 1)
+	s, err := objstore.Open(ctx, base+"&accelerate=false")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = s.Close() }()
+	if err := s.Put(ctx, "k", []byte("v"), objstore.NoSync()); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := s.Get(ctx, "k"); err != nil || string(b) != "v" {
+		t.Fatalf("Get: %q %v", b, err)
+	}
+	for _, bad := range []string{base + "&use_path_style=maybe", base + "&accelerate=sometimes", base + "&nonsense=1"} {
+		if _, err := objstore.Open(ctx, bad); !errors.Is(err, nserror.ErrInvalidInput) {
+			t.Errorf("Open(%s): %v, want InvalidInput", bad, err)
+		}
 	}
 }

@@ -338,7 +338,7 @@ func (s *Store) rollForward(ctx context.Context, rec txnRecord, token string) (t
 		return txnStuck, nil
 	case !allFinalizable:
 		s.log.Warn("redisclaim: recovery voids a transaction that never committed", "txn", rec.TxnID, "states", fmt.Sprint(states))
-		if err := s.objs.Delete(ctx, txnKey(rec.TxnID)); err != nil && !errors.Is(err, objstore.ErrNotFound) {
+		if err := s.objs.Delete(ctx, txnKey(rec.TxnID)); err != nil {
 			return 0, err
 		}
 		for i, m := range rec.Members {
@@ -365,7 +365,7 @@ func (s *Store) rollForward(ctx context.Context, rec txnRecord, token string) (t
 	for _, m := range rec.Members {
 		s.discard(m.StagingPath)
 	}
-	if err := s.objs.Delete(ctx, txnKey(rec.TxnID)); err != nil && !errors.Is(err, objstore.ErrNotFound) {
+	if err := s.objs.Delete(ctx, txnKey(rec.TxnID)); err != nil {
 		return 0, err
 	}
 	return txnCommitted, nil

@@ -405,7 +405,7 @@ func (s *Store) finishTxn(ctx context.Context, rec txnRecord) error {
 			s.discard(m.StagingPath)
 		}
 	}
-	if err := s.objs.Delete(ctx, txnKey(rec.TxnID)); err != nil && !errors.Is(err, objstore.ErrNotFound) {
+	if err := s.objs.Delete(ctx, txnKey(rec.TxnID)); err != nil {
 		s.log.Warn("redisclaim: deleting a settled transaction record", "txn", rec.TxnID, "err", err)
 		return nil
 	}

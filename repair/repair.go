@@ -516,7 +516,7 @@ func GC(ctx context.Context, svc *namespace.Service, window time.Duration, dryRu
 				if dryRun {
 					continue
 				}
-				if err := objs.Delete(ctx, a.Key); err != nil && !errors.Is(err, objstore.ErrNotFound) {
+				if err := objs.Delete(ctx, a.Key); err != nil {
 					return rep, err
 				}
 				rep.Deleted++
@@ -556,7 +556,7 @@ func collectDropped(ctx context.Context, svc *namespace.Service, objs *objstore.
 					left++
 					continue
 				}
-				if err := objs.Delete(ctx, a.Key); err != nil && !errors.Is(err, objstore.ErrNotFound) {
+				if err := objs.Delete(ctx, a.Key); err != nil {
 					return err
 				}
 			}
@@ -564,7 +564,7 @@ func collectDropped(ctx context.Context, svc *namespace.Service, objs *objstore.
 		if dryRun || left > 0 || (!owned && now.Sub(d.DroppedAt) <= window) {
 			continue
 		}
-		if err := objs.Delete(ctx, d.Key); err != nil && !errors.Is(err, objstore.ErrNotFound) {
+		if err := objs.Delete(ctx, d.Key); err != nil {
 			return err
 		}
 		rep.Cleared++
