@@ -18,25 +18,31 @@ export PATH := $(PATH):/usr/local/go/bin
 
 LANCEDB_DIR := interop/lancedb
 
-.PHONY: all build test run bench reliability soak fmt lint vet deps redis-server lancedb minio clean fuzz
+.PHONY: all build server test run bench reliability soak fmt lint vet deps redis-server lancedb minio clean fuzz
 
 all: build
 
-## build: compile bin/flightns
-build:
+## build: compile bin/flightns (the server and its CLI) and
+## bin/flightns-bench (the benchmarks, which `flightns bench` runs)
+build: server
+	$(GO) build $(GOFLAGS_) -o $(BIN)/flightns-bench ./cmd/flightns-bench
+
+## server: compile bin/flightns alone
+server:
 	$(GO) build $(GOFLAGS_) -o $(BIN)/flightns ./cmd/flightns
 
 ## test: the whole suite against real Redis servers, MinIO and LanceDB
 test: deps minio
 	$(GO) test $(GOFLAGS_) -timeout $(TEST_TIMEOUT) ./...
 
-## run: start flightns with its defaults (data in ./flightns-data, private redis-server)
-run: deps build
+## run: start flightns with its defaults (data in ./flightns-data, private
+## redis-server); installs only what serving needs (redis-server)
+run: redis-server server
 	$(BIN)/flightns serve
 
 ## bench: measure throughput and latency; JSON report under bench-results/
 bench: build lancedb minio
-	$(BIN)/flightns bench
+	$(BIN)/flightns-bench
 
 ## reliability: the long form of the reliability suite (faults under a
 ## linearizability check, hostile input, a 10-minute soak); `make test`

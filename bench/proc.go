@@ -101,8 +101,8 @@ func (p *childProc) follow(ctx context.Context, stderr io.Reader, maxLines int, 
 }
 
 // flightnsBinary is the flightns executable the serving scenarios run;
-// empty is $FLIGHTNS_BINARY, else this executable (flightns bench). Tests
-// set it.
+// empty is $FLIGHTNS_BINARY, else the flightns beside this executable
+// (flightns-bench). Tests set it.
 var flightnsBinary string
 
 // servingBinary finds the flightns executable the scenario serves with.
@@ -117,10 +117,11 @@ func servingBinary(scenario string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if strings.HasSuffix(filepath.Base(exe), ".test") {
-		return "", fmt.Errorf("the %s benchmark serves with the flightns binary: run it as `flightns bench`, or set FLIGHTNS_BINARY", scenario)
+	beside := filepath.Join(filepath.Dir(exe), "flightns")
+	if _, err := os.Stat(beside); err != nil {
+		return "", fmt.Errorf("the %s benchmark serves with the flightns binary: build it beside %s (make build), or set FLIGHTNS_BINARY", scenario, filepath.Base(exe))
 	}
-	return exe, nil
+	return beside, nil
 }
 
 // procTicks is a process's CPU time (utime + stime) in clock ticks, 0

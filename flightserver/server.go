@@ -68,7 +68,8 @@ type Limits struct {
 	MaxUnfetchedResults int
 }
 
-func (l Limits) withDefaults() Limits {
+// EnsureDefaults fills the limits that are unset (zero or negative).
+func (l *Limits) EnsureDefaults() {
 	if l.MaxMessageBytes <= 0 {
 		l.MaxMessageBytes = 16 << 20
 	}
@@ -99,7 +100,6 @@ func (l Limits) withDefaults() Limits {
 	if l.MaxUnfetchedResults <= 0 {
 		l.MaxUnfetchedResults = 1024
 	}
-	return l
 }
 
 // Config configures a Server.
@@ -169,7 +169,8 @@ func New(cfg Config) (*Server, error) {
 			return nil, err
 		}
 	}
-	lim := cfg.Limits.withDefaults()
+	lim := cfg.Limits
+	lim.EnsureDefaults()
 	sq := cfg.SQL
 	if sq == nil {
 		sq = tableSQL{t: cfg.Service.Table()}

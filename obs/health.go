@@ -29,6 +29,7 @@ type Health struct {
 	checkDown string // the first reason of checks at the last Check
 	stopping  bool
 	ready     bool
+	beenReady bool // ready once: the start's ready line is the server's own
 	reason    string
 }
 
@@ -121,6 +122,8 @@ func (h *Health) update(change func()) {
 	}
 	changed := ready != h.ready || reason != h.reason
 	h.ready, h.reason = ready, reason
+	again := h.beenReady && ready
+	h.beenReady = h.beenReady || ready
 	h.mu.Unlock()
 	if !changed {
 		return
@@ -133,7 +136,9 @@ func (h *Health) update(change func()) {
 		h.metrics.ready.Set(v)
 	}
 	if ready {
-		h.log.Info("flightns is ready")
+		if again {
+			h.log.Info("flightns is ready again")
+		}
 		h.grpc.SetServingStatus("", healthpb.HealthCheckResponse_SERVING)
 	} else {
 		h.log.Warn("flightns is not ready", "reason", reason)

@@ -17,6 +17,7 @@ import (
 	"github.com/flightns/flightns/namespace"
 	"github.com/flightns/flightns/obs"
 	"github.com/flightns/flightns/repair"
+	"github.com/flightns/flightns/server"
 )
 
 const adminUsage = `Usage: flightns admin <command> [flags]
@@ -55,24 +56,24 @@ func adminCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	name := args[0]
 	fs := flag.NewFlagSet("admin "+name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	var sf storeFlags
-	sf.register(fs)
+	var sf server.Store
+	registerStore(fs, &sf)
 	logLevel := fs.String("log-level", "warn", "log level: debug, info, warn or error")
-	var run func(ctx context.Context, svc *namespace.Service, d *catalogDeps) int
+	var run func(ctx context.Context, svc *namespace.Service, d *server.Deps) int
 	// fallback, when set, runs instead of failing when the store and Redis
 	// open but the catalog does not.
-	var fallback func(ctx context.Context, d *catalogDeps, openErr error) int
+	var fallback func(ctx context.Context, d *server.Deps, openErr error) int
 	// raw, when set, runs instead of opening the catalog.
-	var raw func(ctx context.Context, d *catalogDeps, log *slog.Logger) int
+	var raw func(ctx context.Context, d *server.Deps, log *slog.Logger) int
 	format := "text"
 	switch name {
 	case "repair":
 		dry := fs.Bool("dry-run", false, "say what would be quarantined and recovered; change nothing")
 		fs.StringVar(&format, "format", "text", "report format: text or json")
-		raw = func(ctx context.Context, d *catalogDeps, log *slog.Logger) int {
+		raw = func(ctx context.Context, d *server.Deps, log *slog.Logger) int {
 			bar, progress := bar(stderr, "repairing")
-			rep, err := repair.Repair(ctx, repair.RepairOptions{Objects: d.store, Redis: d.redis, Catalog: sf.catalog, DryRun: *dry, Now: time.Now(),
-				Progress: progress, Open: func(ctx context.Context) (*namespace.Service, error) { return openCatalog(ctx, sf, d, log) }})
+			rep, err := repair.Repair(ctx, repair.RepairOptions{Objects: d.Store, Redis: d.Redis, Catalog: sf.Catalog, DryRun: *dry, Now: time.Now(),
+				Progress: progress, Open: func(ctx context.Context) (*namespace.Service, error) { return d.OpenCatalog(ctx, sf.Catalog, log) }})
 			_ = bar.Finish()
 			if format == "json" {
 				b, _ := json.MarshalIndent(rep, "", "  ")
@@ -88,9 +89,9 @@ func adminCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		}
 	case "recover":
 		ifNeeded := fs.Bool("if-needed", false, "recover only when Redis lost the catalog's state (default: always rebuild)")
-		run = func(ctx context.Context, svc *namespace.Service, d *catalogDeps) int {
+		run = func(ctx context.Context, svc *namespace.Service, d *server.Deps) int {
 			done := spinner(stderr, "recovering Redis state from storage")
-			st, err := repair.Recover(ctx, svc, d.redis, !*ifNeeded)
+			st, err := repair.Recover(ctx, svc, d.Redis, !*ifNeeded)
 			done()
 			if err != nil {
 				_, _ = fmt.Fprintf(stderr, "flightns admin recover: %v\n", err)
@@ -101,7 +102,7 @@ func adminCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 			return 0
 		}
 	case "compact":
-		run = func(ctx context.Context, svc *namespace.Service, _ *catalogDeps) int {
+		run = func(ctx context.Context, svc *namespace.Service, _ *server.Deps) int {
 			done := spinner(stderr, "writing a __manifest snapshot")
 			err := repair.Compact(ctx, svc)
 			done()
@@ -115,7 +116,7 @@ func adminCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	case "verify":
 		fix := fs.Bool("repair", false, "repair the drift: forget records of deleted manifests, record manifests above the head, re-derive missing __manifest version rows")
 		fs.StringVar(&format, "format", "text", "report format: text (one line per drift, then a summary) or json (one object)")
-		run = func(ctx context.Context, svc *namespace.Service, _ *catalogDeps) int {
+		run = func(ctx context.Context, svc *namespace.Service, _ *server.Deps) int {
 			bar, progress := bar(stderr, "verifying tables")
 			rep, err := repair.Verify(ctx, svc, *fix, progress)
 			_ = bar.Finish()
@@ -128,10 +129,10 @@ func adminCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		// A catalog that does not open (a server would refuse to load a
 		// segment or a snapshot) is still checked: its __manifest in
 		// storage alone says which files are wrong.
-		fallback = func(ctx context.Context, d *catalogDeps, openErr error) int {
+		fallback = func(ctx context.Context, d *server.Deps, openErr error) int {
 			_, _ = fmt.Fprintf(stderr, "flightns admin verify: %v\nchecking __manifest in storage alone\n", openErr)
 			bar, progress := bar(stderr, "verifying tables")
-			rep, err := repair.VerifyStorage(ctx, d.store, sf.catalog, progress)
+			rep, err := repair.VerifyStorage(ctx, d.Store, sf.Catalog, progress)
 			_ = bar.Finish()
 			if err != nil {
 				_, _ = fmt.Fprintf(stderr, "flightns admin verify: %v\n", err)
@@ -143,7 +144,7 @@ func adminCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	case "gc":
 		window := fs.Duration("older-than", 24*time.Hour, "safety window: only staging objects older than this are orphans (commits in flight are younger)")
 		dry := fs.Bool("dry-run", false, "list the orphans, delete nothing")
-		run = func(ctx context.Context, svc *namespace.Service, _ *catalogDeps) int {
+		run = func(ctx context.Context, svc *namespace.Service, _ *server.Deps) int {
 			bar, progress := bar(stderr, "scanning tables")
 			rep, err := repair.GC(ctx, svc, *window, *dry, time.Now(), progress)
 			_ = bar.Finish()
@@ -180,16 +181,16 @@ func adminCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		_, _ = fmt.Fprintf(stderr, "flightns admin: %v\n", err)
 		return 2
 	}
-	deps, err := openDeps(ctx, sf, log, true)
+	deps, err := server.OpenDeps(ctx, sf, log, true)
 	if err != nil {
 		_, _ = fmt.Fprintf(stderr, "flightns admin %s: %v\n", name, err)
 		return 1
 	}
-	defer deps.close(log)
+	defer deps.Close(log)
 	if raw != nil {
 		return raw(ctx, deps, log)
 	}
-	svc, err := openCatalog(ctx, sf, deps, log)
+	svc, err := deps.OpenCatalog(ctx, sf.Catalog, log)
 	if err != nil {
 		if fallback != nil {
 			return fallback(ctx, deps, err)
@@ -199,18 +200,6 @@ func adminCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	}
 	defer func() { _ = svc.Close() }()
 	return run(ctx, svc, deps)
-}
-
-// openCatalog opens the catalog for an admin command over its store and
-// Redis.
-func openCatalog(ctx context.Context, sf storeFlags, deps *catalogDeps, log *slog.Logger) (*namespace.Service, error) {
-	// The admin commands work on the catalog's durable state and never
-	// query: no SQL engine.
-	svc, err := namespace.Open(ctx, namespace.Config{Objects: deps.store, Redis: deps.redis, Catalog: sf.catalog, Logger: log, NoSQL: true})
-	if err != nil {
-		return nil, fmt.Errorf("opening the catalog: %w", err)
-	}
-	return svc, nil
 }
 
 // printVerify writes a verify report in format (text or json) and returns

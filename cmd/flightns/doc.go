@@ -8,22 +8,18 @@
 //	flightns ns        namespaces of a running server (REST)
 //	flightns table     tables of a running server (REST)
 //	flightns admin     recover, compact, verify [--repair], repair, gc
-//	flightns bench     measure throughput and latency (JSON report)
+//	flightns bench     runs flightns-bench beside it (cmd/flightns-bench)
 //	flightns sql-worker  the SQL worker serve starts (not for people)
 //	flightns version   print the version
 //	flightns help      print usage
 //
-// main only parses flags and wires packages together (obs for metrics and
-// health, repair for the admin work, internal/privateredis for the private
-// Redis and the data directory's lock, internal/redisproc for its
-// supervisor); every behaviour lives in a package of its own. serve's
-// lifecycle: the listeners bound first (so nothing else can take their
-// ports), metrics and health (not ready), the private Redis
-// (its socket only, no TCP port) under the data directory's lock, the
-// catalog opened and recovered, the supervised SQL worker (a process of
-// its own: SCHED_IDLE, off one CPU, capped memory), the listeners, ready; on SIGTERM/SIGINT
-// not ready, listeners drained, __manifest flushed, the catalog closed,
-// the private Redis stopped last; a second signal exits with 130.
+// main only parses flags and hands them to the packages: serve builds a
+// server.Config and runs server.Start until SIGTERM/SIGINT, then
+// Server.Close (the lifecycle is package server's; a second signal exits
+// with 130); the admin commands open the catalog with server.OpenDeps and
+// do their work through repair; the clients speak Flight SQL and REST.
+// It links none of the benchmarks (cmd/flightns-bench), which a test
+// checks.
 //
 // admin repair opens the store and Redis itself (a catalog whose
 // __manifest files are damaged does not open) and hands the opening of the

@@ -43,7 +43,7 @@ func TestMain(m *testing.M) {
 }
 
 // server is a flightns serve subprocess.
-type server struct {
+type serverProc struct {
 	t    *testing.T
 	cmd  *exec.Cmd
 	work string // its working directory (./flightns-data lives here)
@@ -69,7 +69,7 @@ var (
 // startServer runs `flightns serve args...` in work with env added, and
 // waits for "flightns ready". Ports are free ones unless noFlags, which
 // runs `flightns serve` exactly, on its default ports.
-func startServer(t *testing.T, work string, env []string, args ...string) *server {
+func startServer(t *testing.T, work string, env []string, args ...string) *serverProc {
 	t.Helper()
 	full := append([]string{"serve"}, args...)
 	if len(args) == 1 && args[0] == noFlags {
@@ -87,7 +87,7 @@ func startServer(t *testing.T, work string, env []string, args ...string) *serve
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	s := &server{t: t, cmd: cmd, work: work, waitCh: make(chan struct{}), newLn: make(chan struct{}, 1), exited: make(chan struct{})}
+	s := &serverProc{t: t, cmd: cmd, work: work, waitCh: make(chan struct{}), newLn: make(chan struct{}, 1), exited: make(chan struct{})}
 	t.Cleanup(func() {
 		_ = cmd.Process.Kill()
 		<-s.exited
@@ -146,7 +146,7 @@ func hasFlag(args []string, f string) bool {
 }
 
 // Log returns everything logged so far.
-func (s *server) Log() string {
+func (s *serverProc) Log() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.log.String()
@@ -154,13 +154,13 @@ func (s *server) Log() string {
 
 // waitLog waits for a log line containing want (logged at any time so far)
 // and returns it; a generous limit only catches hangs.
-func (s *server) waitLog(want string, limit time.Duration) string {
+func (s *serverProc) waitLog(want string, limit time.Duration) string {
 	s.t.Helper()
 	return s.waitLogAfter(0, want, limit)
 }
 
 // waitLogAfter is waitLog for lines after the first n.
-func (s *server) waitLogAfter(n int, want string, limit time.Duration) string {
+func (s *serverProc) waitLogAfter(n int, want string, limit time.Duration) string {
 	s.t.Helper()
 	deadline := time.After(limit)
 	for {
@@ -191,14 +191,14 @@ func (s *server) waitLogAfter(n int, want string, limit time.Duration) string {
 }
 
 // lineCount is the number of log lines so far.
-func (s *server) lineCount() int {
+func (s *serverProc) lineCount() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return len(s.lines)
 }
 
 // stop sends SIGTERM and waits for a clean exit.
-func (s *server) stop() {
+func (s *serverProc) stop() {
 	s.t.Helper()
 	if err := s.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		s.t.Fatal(err)
@@ -209,7 +209,7 @@ func (s *server) stop() {
 	}
 }
 
-func (s *server) wait() {
+func (s *serverProc) wait() {
 	s.t.Helper()
 	select {
 	case <-s.exited:

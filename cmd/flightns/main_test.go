@@ -3,8 +3,9 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/json"
+	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -32,38 +33,43 @@ func TestVersionHelpAndUnknownCommands(t *testing.T) {
 	}
 }
 
-func TestBenchWritesAJSONReport(t *testing.T) {
-	out := filepath.Join(t.TempDir(), "r.json")
-	var stdout, stderr bytes.Buffer
-	code := run(context.Background(), []string{"bench", "--scenario", "objstore-put", "--clients", "2", "--duration", "200ms", "--out", out}, &stdout, &stderr)
-	if code != 0 {
-		t.Fatalf("bench exited %d: %s", code, stderr.String())
-	}
-	b, err := os.ReadFile(out)
+// TestServerLinksNoMeasuringMachinery holds the server binary to what
+// serving needs: the benchmarks, the test helpers, the MinIO runner, the
+// fault proxy and the plotting library live in flightns-bench.
+func TestServerLinksNoMeasuringMachinery(t *testing.T) {
+	out, err := exec.Command("go", "list", "-tags", "duckdb_arrow", "-deps", ".").CombinedOutput()
 	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, out)
+	}
+	for _, dep := range strings.Fields(string(out)) {
+		for _, banned := range []string{"github.com/flightns/flightns/bench", "/internal/testutil", "/internal/minioproc", "/internal/s3proxy", "gonum.org/v1/plot", "gofakes3"} {
+			if strings.Contains(dep, banned) {
+				t.Errorf("cmd/flightns links %s", dep)
+			}
+		}
+	}
+}
+
+func TestBenchRunsFlightnsBenchBesideIt(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	cmd := exec.Command(binary, "bench", "--list")
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 1 || !strings.Contains(stderr.String(), "flightns-bench is missing: build it with `make build`") {
+		t.Fatalf("flightns bench with no flightns-bench beside it: %v, stderr %q", err, stderr.String())
+	}
+	// Beside it, the arguments and the exit code pass through.
+	script := filepath.Join(filepath.Dir(binary), "flightns-bench")
+	if err := os.WriteFile(script, []byte("#!/bin/sh\necho \"bench $*\"\nexit 3\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	var rep struct {
-		Results []struct {
-			Scenario, Backend string
-			Ops               int64
-			OpsPerSec         float64 `json:"ops_per_sec"`
-		}
-	}
-	if err := json.Unmarshal(b, &rep); err != nil {
-		t.Fatalf("report is not JSON: %v\n%s", err, b)
-	}
-	backends := map[string]bool{}
-	for _, r := range rep.Results {
-		if r.Scenario != "objstore-put" || r.Ops == 0 || r.OpsPerSec <= 0 {
-			t.Errorf("result %+v measured nothing", r)
-		}
-		backends[r.Backend] = true
-	}
-	if len(backends) != 3 {
-		t.Errorf("backends measured: %v, want file, mem and s3", backends)
-	}
-	if code := run(context.Background(), []string{"bench", "--scenario", "nope", "--duration", "1ms", "--out", "-"}, &stdout, &stderr); code != 1 || !strings.Contains(stderr.String(), `unknown scenario "nope"`) {
-		t.Errorf("unknown scenario: code %d, stderr %q", code, stderr.String())
+	defer func() { _ = os.Remove(script) }()
+	stdout.Reset()
+	cmd = exec.Command(binary, "bench", "--list", "--quick")
+	cmd.Stdout = &stdout
+	err = cmd.Run()
+	if !errors.As(err, &exit) || exit.ExitCode() != 3 || stdout.String() != "bench --list --quick\n" {
+		t.Fatalf("flightns bench through flightns-bench: %v, stdout %q", err, stdout.String())
 	}
 }

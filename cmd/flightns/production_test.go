@@ -27,7 +27,7 @@ import (
 
 // waitReady polls /readyz until it answers want (a generous limit only
 // catches hangs).
-func waitReady(t *testing.T, s *server, want int) {
+func waitReady(t *testing.T, s *serverProc, want int) {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for {

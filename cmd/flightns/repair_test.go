@@ -34,7 +34,7 @@ type repairJSON struct {
 type repairEnv struct {
 	t    *testing.T
 	work string
-	s    *server
+	s    *serverProc
 }
 
 func (e *repairEnv) manifestDir(sub string) string {

@@ -262,7 +262,7 @@ func TestPrivateRedisKilledIsRestartedAndServingResumes(t *testing.T) {
 		t.Fatal("/readyz never answered 503 while the private Redis was down")
 	}
 	s.waitLogAfter(n, "private redis-server restarted", 30*time.Second)
-	s.waitLogAfter(n, "flightns is ready", 30*time.Second)
+	s.waitLogAfter(n, "flightns is ready again", 30*time.Second)
 	if code, body := httpGet(t, "http://"+s.metrics+"/readyz"); code != 200 {
 		t.Fatalf("/readyz after the restart: %d %s", code, body)
 	}

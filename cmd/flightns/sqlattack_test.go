@@ -76,7 +76,7 @@ type attackEnv struct {
 	top  *testing.T // the server and its clients live as long as the whole test
 	work string
 	args []string
-	s    *server
+	s    *serverProc
 	fc   *flightsql.Client
 
 	namespaces map[string]bool

@@ -8,11 +8,10 @@ import (
 	"net"
 	"os"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/flightns/flightns/internal/redisurl"
 	"github.com/flightns/flightns/objstore"
 	"github.com/flightns/flightns/obs"
+	"github.com/flightns/flightns/server"
 	"github.com/flightns/flightns/sqlworker"
 )
 
@@ -36,7 +35,7 @@ func sqlWorkerCmd(ctx context.Context, stderr io.Writer) int {
 		return 2
 	}
 	log = log.With("process", "sql-worker", "pid", os.Getpid())
-	redis.SetLogger(redisLogger{log}) // the Redis client's complaints, structured as serve's
+	server.SetRedisLogger(log) // the Redis client's complaints, structured as serve's
 	objs, err := objstore.Open(ctx, spec.Root, objstore.WithLogger(log))
 	if err != nil {
 		log.Error("opening the catalog root", "err", err)

@@ -1,0 +1,223 @@
+package server
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"time"
+
+	"github.com/flightns/flightns/flightserver"
+	"github.com/flightns/flightns/manifesttable"
+	"github.com/flightns/flightns/redisclaim"
+	"github.com/flightns/flightns/restserver"
+	"github.com/flightns/flightns/sqlworker"
+)
+
+// Store says where a catalog's data and Redis are: what serve and the
+// admin commands open.
+type Store struct {
+	// DataDir is the local data directory: the catalog root unless Root
+	// is set, and the private Redis's files unless Redis is set.
+	// Default ./flightns-data.
+	DataDir string
+	// Root is the catalog root URI (file:///abs/dir, s3://bucket/prefix?…,
+	// mem://); default file://<DataDir>/root.
+	Root string
+	// Redis is the Redis URL (see internal/redisurl); empty: the private
+	// redis-server child of DataDir.
+	Redis string
+	// Catalog names the catalog; its Redis keys share the hash tag
+	// {Catalog}. Default "flightns".
+	Catalog string
+}
+
+// EnsureDefaults fills what is unset.
+func (s *Store) EnsureDefaults() {
+	if s.DataDir == "" {
+		s.DataDir = "./flightns-data"
+	}
+	if s.Catalog == "" {
+		s.Catalog = "flightns"
+	}
+}
+
+// Validate refuses a configuration that cannot be opened.
+func (s *Store) Validate() error {
+	if _, err := filepath.Abs(s.DataDir); err != nil {
+		return fmt.Errorf("data directory %q: %w", s.DataDir, err)
+	}
+	return nil
+}
+
+// SQL configures the embedded SQL engine and where it runs.
+type SQL struct {
+	// Isolation is where SQL runs: "process" (a supervised worker process
+	// of its own; the default) or "none" (in this process).
+	Isolation string
+	// Memory is the engine's memory limit (default 4GB); Threads its
+	// threads (default 2).
+	Memory  string
+	Threads int
+	// SpillDir is where queries spill (default <DataDir>/sql-spill);
+	// SpillLimit bounds all spilled bytes (default 1GiB; 0B: no spilling).
+	SpillDir   string
+	SpillLimit string
+	// WorkerMemory caps the worker process's memory (default Memory +
+	// 512 MiB); StopGrace is how long a stopped query may take to end
+	// before the worker is restarted (default 2 s); CPUs is how many CPUs
+	// the worker may run on (0: all but one).
+	WorkerMemory string
+	StopGrace    time.Duration
+	CPUs         int
+	// WorkerCommand runs the SQL worker (a process that calls
+	// sqlworker.Serve); default: this executable with the argument
+	// "sql-worker", as the flightns binary answers.
+	WorkerCommand []string
+}
+
+// EnsureDefaults fills what is unset.
+func (s *SQL) EnsureDefaults() {
+	if s.Isolation == "" {
+		s.Isolation = "process"
+	}
+	if s.Memory == "" {
+		s.Memory = "4GB"
+	}
+	if s.Threads == 0 {
+		s.Threads = 2
+	}
+	if s.SpillLimit == "" {
+		s.SpillLimit = "1GiB"
+	}
+	if s.StopGrace == 0 {
+		s.StopGrace = 2 * time.Second
+	}
+}
+
+// Validate refuses what the engine or the worker would refuse later.
+func (s *SQL) Validate() error {
+	if s.Isolation != "process" && s.Isolation != "none" {
+		return fmt.Errorf("SQL isolation (--sql-isolation) %q: want process or none", s.Isolation)
+	}
+	mem, err := sqlworker.ParseSize(s.Memory)
+	if err != nil {
+		return fmt.Errorf("SQL memory (--sql-memory): %w", err)
+	}
+	if _, err := sqlworker.ParseSize(s.SpillLimit); err != nil {
+		return fmt.Errorf("SQL spill limit (--sql-spill-limit): %w", err)
+	}
+	if s.WorkerMemory != "" {
+		n, err := sqlworker.ParseSize(s.WorkerMemory)
+		if err != nil {
+			return fmt.Errorf("SQL worker memory (--sql-worker-memory): %w", err)
+		}
+		if n < mem {
+			return fmt.Errorf("SQL worker memory (--sql-worker-memory) %s is below the SQL memory (--sql-memory) %s", s.WorkerMemory, s.Memory)
+		}
+	}
+	return nil
+}
+
+// Config is a server's whole configuration. The zero value, after
+// EnsureDefaults, runs a catalog in ./flightns-data with no listeners;
+// the flightns binary's flags set the addresses.
+type Config struct {
+	Store Store
+	// FlightAddr, RESTAddr and MetricsAddr are TCP listen addresses
+	// ("127.0.0.1:0" picks a free port); empty: that surface is off.
+	FlightAddr  string
+	RESTAddr    string
+	MetricsAddr string
+	// AuthFile is the JSON file of tokens and users (see package auth);
+	// empty: no authentication.
+	AuthFile string
+	// TLSCert and TLSKey (PEM files) turn TLS on for Flight and REST.
+	TLSCert string
+	TLSKey  string
+	// Logger receives the server's structured log (default: discarded);
+	// LogFormat and LogLevel are handed to the SQL worker so that its
+	// lines match (default text, info).
+	Logger    *slog.Logger
+	LogFormat string
+	LogLevel  string
+	// ShutdownTimeout is how long Close lets running requests finish
+	// before it cuts them off (default 30 s).
+	ShutdownTimeout time.Duration
+	// Limits bound Flight SQL messages and queries (flightserver's
+	// defaults for what is unset).
+	Limits flightserver.Limits
+	// MaxBodyBytes bounds one REST request body (default
+	// restserver.DefaultMaxBodyBytes).
+	MaxBodyBytes int64
+	SQL          SQL
+	// Unmanaged: Lance commits versions itself and the catalog only names
+	// and places tables.
+	Unmanaged bool
+	// Version is reported by Flight SQL's GetSqlInfo and the ready log.
+	Version string
+	// ClaimStep, when set, runs at every step of the commit protocol (a
+	// test seam: FLIGHTNS_DEBUG_STEP_DELAY in the binary).
+	ClaimStep redisclaim.StepFunc
+}
+
+// EnsureDefaults fills what is unset, in the sub-structs too.
+func (c *Config) EnsureDefaults() {
+	c.Store.EnsureDefaults()
+	c.SQL.EnsureDefaults()
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	if c.LogFormat == "" {
+		c.LogFormat = "text"
+	}
+	if c.LogLevel == "" {
+		c.LogLevel = "info"
+	}
+	if c.ShutdownTimeout == 0 {
+		c.ShutdownTimeout = 30 * time.Second
+	}
+	if c.MaxBodyBytes == 0 {
+		c.MaxBodyBytes = restserver.DefaultMaxBodyBytes
+	}
+	if c.Version == "" {
+		c.Version = "dev"
+	}
+	c.Limits.EnsureDefaults()
+}
+
+// Validate refuses a configuration Start could not run, naming what is
+// wrong.
+func (c *Config) Validate() error {
+	if err := c.Store.Validate(); err != nil {
+		return err
+	}
+	if err := c.SQL.Validate(); err != nil {
+		return err
+	}
+	if (c.TLSCert == "") != (c.TLSKey == "") {
+		return errors.New("TLS needs both a certificate and a key")
+	}
+	if c.ShutdownTimeout < 0 || c.MaxBodyBytes < 0 {
+		return errors.New("the shutdown timeout and the REST body limit must not be negative")
+	}
+	return nil
+}
+
+// engine is the SQL engine's configuration: memory, threads, as many
+// queries at once as Flight admits, spill under the data directory.
+func (c *Config) engine() (manifesttable.EngineConfig, error) {
+	spill := c.SQL.SpillDir
+	if spill == "" {
+		data, err := filepath.Abs(c.Store.DataDir)
+		if err != nil {
+			return manifesttable.EngineConfig{}, err
+		}
+		spill = filepath.Join(data, "sql-spill")
+	}
+	if n, _ := sqlworker.ParseSize(c.SQL.SpillLimit); n == 0 {
+		spill = ""
+	}
+	return manifesttable.EngineConfig{MemoryLimit: c.SQL.Memory, Threads: c.SQL.Threads, MaxQueries: c.Limits.MaxConcurrentQueries,
+		SpillDir: spill, SpillLimit: c.SQL.SpillLimit}, nil
+}

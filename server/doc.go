@@ -1,0 +1,27 @@
+// Package server is a whole flightns server as a library: Start opens the
+// catalog (its object store, its Redis, recovery), binds and serves the
+// Flight SQL, Lance Namespace REST and metrics/health listeners, and
+// returns once the server is ready; Close stops it in order. The flightns
+// binary and the tests both run it this way (etcd's embed.StartEtcd is the
+// model).
+//
+// Lifecycle. Start binds the listeners first, so nothing else can take
+// their ports (a restart after kill -9 once found its Flight port taken by
+// the private Redis); metrics and health answer from then on, not ready;
+// the private Redis starts under the data directory's lock (its socket
+// only, no TCP port) unless Config.Store.Redis names one; the catalog
+// opens and recovers; the supervised SQL worker starts (a process of its
+// own: SCHED_IDLE, off one CPU, capped memory) unless SQL isolation is
+// "none"; the surfaces serve; ready. Close makes the server not ready,
+// lets running requests (commits) finish for Config.ShutdownTimeout,
+// flushes __manifest, closes the catalog, and stops the private Redis
+// last.
+//
+// Configuration follows one pattern: each config struct has
+// EnsureDefaults (fills what is unset) and Validate (refuses what is
+// wrong, naming the field), and Start calls both.
+//
+// It must not hold semantics of its own: every behaviour lives in the
+// packages it wires together (namespace, flightserver, restserver,
+// sqlworker, obs, internal/privateredis).
+package server

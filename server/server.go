@@ -1,0 +1,413 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"google.golang.org/grpc"
+
+	"github.com/flightns/flightns/auth"
+	"github.com/flightns/flightns/flightserver"
+	"github.com/flightns/flightns/internal/redisproc"
+	"github.com/flightns/flightns/manifesttable"
+	"github.com/flightns/flightns/namespace"
+	"github.com/flightns/flightns/objstore"
+	"github.com/flightns/flightns/obs"
+	"github.com/flightns/flightns/planner"
+	"github.com/flightns/flightns/restserver"
+	"github.com/flightns/flightns/sqlworker"
+)
+
+// Server is a running flightns server.
+type Server struct {
+	cfg     Config
+	log     *slog.Logger
+	deps    *Deps
+	svc     *namespace.Service
+	metrics *obs.Metrics
+	health  *obs.Health
+
+	flightL, restL, metricsL net.Listener
+
+	// stops drain the surfaces (run at once, bounded by the shutdown
+	// timeout); undo releases what Start built, last built first.
+	stops []func(context.Context)
+	undo  []func()
+
+	failed chan error // a listener that stopped serving
+	bg     sync.WaitGroup
+	stopBg context.CancelFunc
+
+	closeOnce sync.Once
+}
+
+// Start runs a server and returns once it is ready (recovered, serving).
+// ctx bounds the start only. On an error nothing is left running.
+func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
+	cfg.EnsureDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	s := &Server{cfg: cfg, log: cfg.Logger, failed: make(chan error, 2)}
+	defer func() {
+		if err != nil {
+			s.release()
+		}
+	}()
+	authn, err := loadAuth(cfg.AuthFile)
+	if err != nil {
+		return nil, err
+	}
+	if tokens, users := authn.Principals(); authn.Enabled() {
+		s.log.Info("authentication on", "file", cfg.AuthFile, "tokens", tokens, "users", users)
+	} else {
+		s.log.Warn("authentication off: every caller may do everything (give --auth-file to require credentials)")
+	}
+	if err := s.listen(); err != nil {
+		return nil, err
+	}
+	s.metrics = obs.NewMetrics()
+	if s.deps, err = OpenDeps(ctx, cfg.Store, s.log, false, objstore.WithObserver(s.metrics.StoreObserver())); err != nil {
+		return nil, err
+	}
+	s.push(func() { s.deps.Close(s.log) })
+	s.deps.Redis.AddHook(s.metrics.RedisHook())
+	s.health = obs.NewHealth(func(ctx context.Context) error { return s.deps.Redis.Ping(ctx).Err() }, s.metrics, s.log)
+	s.serveMetrics()
+
+	s.log.Info("opening the catalog (recovering Redis state from storage if it was lost)", "root", s.deps.Store.URI(), "redis", s.deps.Addr, "catalog", cfg.Store.Catalog)
+	start := time.Now()
+	engine, err := cfg.engine()
+	if err != nil {
+		return nil, err
+	}
+	isolated := cfg.SQL.Isolation == "process"
+	s.svc, err = namespace.Open(ctx, namespace.Config{Objects: s.deps.Store, Redis: s.deps.Redis, Catalog: cfg.Store.Catalog, Logger: s.log,
+		Engine: engine, NoSQL: isolated,
+		Unmanaged: cfg.Unmanaged, ClaimStep: cfg.ClaimStep, ClaimObserver: s.metrics.ClaimObserver()})
+	if err != nil {
+		return nil, fmt.Errorf("opening the catalog: %w", err)
+	}
+	s.push(s.closeCatalog)
+	// Background work (the supervisor, the health checks) ends before the
+	// catalog closes and the private Redis stops.
+	bgCtx, stopBg := context.WithCancel(context.WithoutCancel(ctx))
+	s.stopBg = stopBg
+	s.push(s.stopBackground)
+	s.log.Info("catalog open", "took", time.Since(start).Round(time.Millisecond), "objects", len(s.svc.Table().Objects()), "catalog_seq", s.svc.Table().Visible())
+	s.superviseRedis(bgCtx)
+
+	var sql flightserver.SQL // nil: in this process
+	if isolated && s.flightL != nil {
+		sup, stop, err := s.startSQLWorker(engine)
+		if err != nil {
+			return nil, err
+		}
+		s.push(stop)
+		sql = sup
+	}
+	if err := s.serveSurfaces(authn, sql); err != nil {
+		return nil, err
+	}
+	// __manifest that cannot make progress (a full disk, a store refusing
+	// writes) makes the process not ready, with the reason.
+	s.health.AddCheck(func() string {
+		reason, _ := s.svc.Table().Stalled(stallReady)
+		return reason
+	})
+	s.health.SetRecovered()
+	s.bg.Add(1)
+	go func() { defer s.bg.Done(); s.health.Run(bgCtx, 500*time.Millisecond) }()
+	s.log.Info("flightns ready", "version", cfg.Version, "root", s.deps.Store.URI(), "redis", s.deps.Addr, "catalog", cfg.Store.Catalog)
+	return s, nil
+}
+
+// Service is the server's catalog.
+func (s *Server) Service() *namespace.Service { return s.svc }
+
+// FlightAddr, RESTAddr and MetricsAddr are the listeners' addresses; nil
+// for a surface that is off.
+func (s *Server) FlightAddr() net.Addr  { return addrOf(s.flightL) }
+func (s *Server) RESTAddr() net.Addr    { return addrOf(s.restL) }
+func (s *Server) MetricsAddr() net.Addr { return addrOf(s.metricsL) }
+
+// Failed delivers the error of a listener that stopped serving; the
+// server should then be closed.
+func (s *Server) Failed() <-chan error { return s.failed }
+
+// Close stops the server in order: not ready; no new requests, running
+// ones (commits) finish within the shutdown timeout; __manifest flushed;
+// the catalog closed; the private Redis stopped last. Calling it again
+// does nothing.
+func (s *Server) Close() error {
+	s.closeOnce.Do(func() {
+		s.log.Info("flightns stopping: no new requests; running ones finish", "timeout", s.cfg.ShutdownTimeout)
+		s.health.SetStopping()
+		sctx, cancel := context.WithTimeout(context.Background(), s.cfg.ShutdownTimeout)
+		defer cancel()
+		var wg sync.WaitGroup
+		for _, stop := range s.stops {
+			wg.Add(1)
+			go func() { defer wg.Done(); stop(sctx) }()
+		}
+		wg.Wait()
+		s.log.Info("requests drained; flushing __manifest")
+		if err := s.svc.Table().WaitCaughtUp(sctx); err != nil {
+			s.log.Warn("__manifest not flushed before the shutdown timeout; the next start materializes the rest from the commit log", "err", err)
+		}
+		s.release()
+		s.log.Info("flightns stopped")
+	})
+	return nil
+}
+
+// push adds a step to undo on Close or on a failed Start.
+func (s *Server) push(f func()) { s.undo = append(s.undo, f) }
+
+// release undoes what Start built, last built first, then closes the
+// listeners (a server closes its own when it stops; closing again is
+// harmless, and closes those of servers that never started).
+func (s *Server) release() {
+	for i := len(s.undo) - 1; i >= 0; i-- {
+		s.undo[i]()
+	}
+	s.undo = nil
+	for _, l := range []net.Listener{s.metricsL, s.flightL, s.restL} {
+		if l != nil {
+			_ = l.Close()
+		}
+	}
+}
+
+func (s *Server) closeCatalog() {
+	if err := s.svc.Close(); err != nil {
+		s.log.Warn("closing the catalog", "err", err)
+	}
+}
+
+func (s *Server) stopBackground() {
+	s.stopBg()
+	s.bg.Wait()
+}
+
+// listen binds the listeners before anything else may take a port.
+func (s *Server) listen() error {
+	var err error
+	if s.metricsL, err = listen(s.cfg.MetricsAddr, "metrics address (--metrics-addr)"); err != nil {
+		return err
+	}
+	if s.flightL, err = listen(s.cfg.FlightAddr, "Flight address (--flight-addr)"); err != nil {
+		return err
+	}
+	s.restL, err = listen(s.cfg.RESTAddr, "REST address (--rest-addr)")
+	return err
+}
+
+// serveMetrics serves metrics and health from the start: not ready until
+// recovered.
+func (s *Server) serveMetrics() {
+	l := s.metricsL
+	if l == nil {
+		return
+	}
+	srv := &http.Server{Handler: obs.Mux(s.metrics, s.health), ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = srv.Serve(l) }()
+	s.push(func() { _ = srv.Close() })
+	s.log.Info("metrics and health listening", "addr", l.Addr().String(), "paths", "/metrics /healthz /readyz")
+}
+
+// superviseRedis restarts the private redis-server when it dies, and
+// recovers the catalog's state after a restart.
+func (s *Server) superviseRedis(ctx context.Context) {
+	rs := s.deps.ownRedis()
+	if rs == nil {
+		return
+	}
+	s.bg.Add(1)
+	go func() {
+		defer s.bg.Done()
+		rs.Supervise(ctx, s.log, redisproc.Watch{
+			Died:      func() { s.health.SetDown("the private redis-server died; restarting it") },
+			Restarted: s.recoverAfterRestart,
+		})
+	}()
+}
+
+func (s *Server) recoverAfterRestart(ctx context.Context) {
+	s.metrics.RedisRestarted()
+	s.health.SetDown("the private redis-server restarted; recovering")
+	for attempt := 1; ctx.Err() == nil; attempt++ {
+		err := s.svc.Recover(ctx)
+		if err == nil {
+			break
+		}
+		s.log.Error("recovery after the redis-server restart failed; retrying", "attempt", attempt, "err", err)
+		select {
+		case <-ctx.Done():
+		case <-time.After(time.Second):
+		}
+	}
+	s.log.Info("catalog state in Redis checked after the restart (recovered from storage if it was lost)")
+	s.health.SetDown("")
+	s.health.Check(ctx)
+}
+
+// serveSurfaces starts Flight SQL and REST on their listeners.
+func (s *Server) serveSurfaces(authn *auth.Authenticator, sql flightserver.SQL) error {
+	uInt, sInt := obs.Interceptors(s.metrics, s.log)
+	plan := planner.New(s.svc) // one planner (and its cache) for both surfaces
+	if l := s.flightL; l != nil {
+		fsrv, err := flightserver.New(flightserver.Config{Service: s.svc, Planner: plan, SQL: sql, Auth: authn, TLSCertFile: s.cfg.TLSCert, TLSKeyFile: s.cfg.TLSKey,
+			Logger: s.log, Version: s.cfg.Version, Limits: s.cfg.Limits, Health: s.health.GRPC(),
+			UnaryInterceptors: []grpc.UnaryServerInterceptor{uInt}, StreamInterceptors: []grpc.StreamServerInterceptor{sInt}})
+		if err != nil {
+			return err
+		}
+		go func() { s.fail(fsrv.Serve(l)) }()
+		s.stops = append(s.stops, func(ctx context.Context) {
+			done := make(chan struct{})
+			go func() { fsrv.GracefulStop(); close(done) }()
+			select {
+			case <-done:
+			case <-ctx.Done():
+				s.log.Warn("Flight calls still running at the shutdown timeout are cut off")
+				fsrv.Stop()
+				<-done
+			}
+		})
+		s.push(fsrv.Stop) // after a failed start, or once drained: nothing left to stop
+		s.log.Info("Flight SQL listening", "addr", l.Addr().String())
+	}
+	if l := s.restL; l != nil {
+		h := restserver.New(s.svc, restserver.Options{Auth: authn, Logger: s.log, MaxBodyBytes: s.cfg.MaxBodyBytes, Planner: plan})
+		hs := &http.Server{Handler: obs.HTTPMiddleware(h, restserver.OpName, s.metrics, s.log), ReadHeaderTimeout: 10 * time.Second}
+		go func() {
+			if s.cfg.TLSCert != "" {
+				s.fail(hs.ServeTLS(l, s.cfg.TLSCert, s.cfg.TLSKey))
+			} else {
+				s.fail(hs.Serve(l))
+			}
+		}()
+		s.stops = append(s.stops, func(ctx context.Context) {
+			if err := hs.Shutdown(ctx); err != nil {
+				s.log.Warn("REST requests still running at the shutdown timeout are cut off", "err", err)
+				_ = hs.Close()
+			}
+		})
+		s.push(func() { _ = hs.Close() })
+		s.log.Info("Lance Namespace REST listening", "addr", l.Addr().String())
+	}
+	return nil
+}
+
+// fail reports a listener that stopped serving for another reason than
+// Close.
+func (s *Server) fail(err error) {
+	if err == nil || errors.Is(err, http.ErrServerClosed) || errors.Is(err, grpc.ErrServerStopped) {
+		return
+	}
+	select {
+	case s.failed <- err:
+	default:
+	}
+}
+
+// startSQLWorker starts the supervised SQL worker process.
+func (s *Server) startSQLWorker(engine manifesttable.EngineConfig) (*sqlworker.Supervisor, func(), error) {
+	sc := s.cfg.SQL
+	mem, _ := sqlworker.ParseSize(sc.Memory)
+	limit := mem + 512<<20
+	if sc.WorkerMemory != "" {
+		limit, _ = sqlworker.ParseSize(sc.WorkerMemory)
+	}
+	cpus, err := sqlworker.WorkerCPUs(sc.CPUs)
+	if err != nil {
+		return nil, nil, err
+	}
+	command := sc.WorkerCommand
+	if len(command) == 0 {
+		self, err := os.Executable()
+		if err != nil {
+			return nil, nil, err
+		}
+		command = []string{self, "sql-worker"}
+	}
+	if engine.SpillDir != "" {
+		if err := os.MkdirAll(engine.SpillDir, 0o700); err != nil {
+			return nil, nil, fmt.Errorf("the SQL spill directory: %w", err)
+		}
+	}
+	// A private directory per server process for the worker's socket, in
+	// the temporary directory: a socket's path must be short (108 bytes).
+	dir, err := os.MkdirTemp("", "flightns-sql-")
+	if err != nil {
+		return nil, nil, err
+	}
+	sup, err := sqlworker.StartSupervisor(sqlworker.SupervisorConfig{
+		Command: command,
+		Spec: sqlworker.Spec{Root: s.deps.Store.URI(), Redis: s.deps.RedisURL, Catalog: s.cfg.Store.Catalog, Engine: engine,
+			DataLimit: limit, Idle: true, CPUs: cpus, StopGrace: sc.StopGrace, LogFormat: s.cfg.LogFormat, LogLevel: s.cfg.LogLevel},
+		Dir: dir, RSSLimit: limit, Logger: s.log, Restarted: s.metrics.SQLWorkerRestarted,
+	})
+	if err != nil {
+		_ = os.RemoveAll(dir)
+		return nil, nil, err
+	}
+	s.log.Info("SQL runs in a worker process", "memory", sc.Memory, "worker_memory_cap", limit, "threads", engine.Threads, "cpus", cpuList(cpus),
+		"max_queries", engine.MaxQueries, "spill_dir", engine.SpillDir, "spill_limit", engine.SpillLimit)
+	return sup, func() {
+		_ = sup.Close()
+		_ = os.RemoveAll(dir)
+	}, nil
+}
+
+// cpuList names the SQL worker's CPUs for the log.
+func cpuList(cpus []int) string {
+	if len(cpus) == 0 {
+		return "all"
+	}
+	return strings.Trim(fmt.Sprint(cpus), "[]")
+}
+
+// stallReady is how long __manifest may fail to make progress before the
+// process reports itself not ready.
+const stallReady = 2 * time.Second
+
+// listen binds a TCP address; none for an empty one.
+func listen(addr, what string) (net.Listener, error) {
+	if addr == "" {
+		return nil, nil
+	}
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	return l, nil
+}
+
+func addrOf(l net.Listener) net.Addr {
+	if l == nil {
+		return nil
+	}
+	return l.Addr()
+}
+
+// loadAuth reads the credentials file; none means no authentication.
+func loadAuth(path string) (*auth.Authenticator, error) {
+	if path == "" {
+		return auth.New(auth.Config{})
+	}
+	c, err := auth.LoadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("auth file (--auth-file): %w", err)
+	}
+	return auth.New(c)
+}

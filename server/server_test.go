@@ -1,0 +1,142 @@
+package server_test
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/flightns/flightns/namespace"
+	"github.com/flightns/flightns/server"
+)
+
+// config is a server on free loopback ports over a fresh data directory
+// (its private redis-server), SQL in this process.
+func config(t *testing.T, data string) server.Config {
+	return server.Config{Store: server.Store{DataDir: data}, FlightAddr: "127.0.0.1:0", RESTAddr: "127.0.0.1:0", MetricsAddr: "127.0.0.1:0",
+		SQL: server.SQL{Isolation: "none", Memory: "256MB"}}
+}
+
+// syncBuffer is a log's destination written by many goroutines.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func get(t *testing.T, url string) (int, string) {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = resp.Body.Close() }()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+func TestStartServesUntilCloseAndTheCatalogOutlivesIt(t *testing.T) {
+	ctx := context.Background()
+	data := t.TempDir()
+	var log syncBuffer
+	cfg := config(t, data)
+	cfg.Logger = slog.New(slog.NewTextHandler(&log, nil))
+	srv, err := server.Start(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code, body := get(t, "http://"+srv.MetricsAddr().String()+"/readyz"); code != http.StatusOK {
+		t.Fatalf("readyz after Start: %d %s", code, body)
+	}
+	if n := strings.Count(log.String(), "flightns ready") + strings.Count(log.String(), "is ready"); n != 1 || !strings.Contains(log.String(), `msg="flightns ready"`) {
+		t.Fatalf("the start logs ready %d times, want once:\n%s", n, log.String())
+	}
+	resp, err := http.Post("http://"+srv.RESTAddr().String()+"/v1/namespace/sales/create", "application/json", strings.NewReader(`{}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("CreateNamespace over REST: %d", resp.StatusCode)
+	}
+	if c, err := net.Dial("tcp", srv.FlightAddr().String()); err != nil {
+		t.Fatalf("Flight does not listen: %v", err)
+	} else {
+		_ = c.Close()
+	}
+	rest := srv.RESTAddr().String()
+	if err := srv.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Close(); err != nil {
+		t.Fatalf("a second Close: %v", err)
+	}
+	if c, err := net.Dial("tcp", rest); err == nil {
+		_ = c.Close()
+		t.Fatal("REST still listens after Close")
+	}
+
+	// The same data directory opens again (the private Redis was stopped
+	// and its lock released) with the namespace in it.
+	srv, err = server.Start(ctx, config(t, data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = srv.Close() }()
+	if err := srv.Service().NamespaceExists(ctx, namespace.NamespaceExistsRequest{ID: namespace.ID{"sales"}}); err != nil {
+		t.Fatalf("the namespace after a restart: %v", err)
+	}
+}
+
+func TestAFailedStartLeavesNothingRunning(t *testing.T) {
+	ctx := context.Background()
+	data := t.TempDir()
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := config(t, data)
+	cfg.RESTAddr = taken.Addr().String()
+	if _, err := server.Start(ctx, cfg); err == nil || !strings.Contains(err.Error(), "REST address") {
+		t.Fatalf("Start on a taken REST port: %v", err)
+	}
+	_ = taken.Close()
+	cfg.SQL.Isolation = "sometimes"
+	if _, err := server.Start(ctx, cfg); err == nil || !strings.Contains(err.Error(), "want process or none") {
+		t.Fatalf("Start with a bad SQL isolation: %v", err)
+	}
+	// A failure after the private Redis started releases it too: a second
+	// server over the same data directory is refused, and the first one's
+	// start works after it.
+	srv, err := server.Start(ctx, config(t, data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := server.Start(ctx, config(t, data)); err == nil {
+		t.Fatal("a second server over the same data directory started")
+	}
+	if err := srv.Close(); err != nil {
+		t.Fatal(err)
+	}
+	srv, err = server.Start(ctx, config(t, data))
+	if err != nil {
+		t.Fatalf("Start after the refused second server: %v", err)
+	}
+	_ = srv.Close()
+}
