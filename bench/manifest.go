@@ -117,6 +117,7 @@ func genRows(n int, emit func([]Row) error) (tables []string, err error) {
 	return tables, flush()
 }
 
+// Row is a __manifest row, as the manifest scenarios generate them.
 type Row = manifesttable.Row
 
 func manifestAt(ctx context.Context, cfg Config, rep *Report, n int) error {

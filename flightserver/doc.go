@@ -1,5 +1,5 @@
-// Package flightserver is the Arrow Flight surface of flightns (DESIGN §5,
-// §6): Flight SQL over __manifest for DBeaver (the Flight SQL JDBC driver),
+// Package flightserver is the Arrow Flight surface of flightns (docs/flight.md):
+// Flight SQL over __manifest for DBeaver (the Flight SQL JDBC driver),
 // ADBC and Go's database/sql; catalog browsing; and the Lance Namespace
 // operations as Flight actions. It is a thin adapter: queries go to the
 // manifest table's sandboxed SQL engine, actions to the namespace service.

@@ -9,6 +9,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/flightns/flightns/nserror"
+	"github.com/flightns/flightns/nserror/grpcstatus"
 )
 
 // Errors are decided once, by nserror, for both surfaces: a deadline
@@ -30,7 +31,7 @@ func TestStatusesCarryTheLanceCodeNserrorDecided(t *testing.T) {
 		if got := status.Code(err); got != c.grpc {
 			t.Errorf("%s: gRPC code %v, want %v", c.name, got, c.grpc)
 		}
-		if code, ok := CodeOfStatus(err); !ok || code != c.code {
+		if code, ok := grpcstatus.Code(err); !ok || code != c.code {
 			t.Errorf("%s: Lance code %v (%v), want %v", c.name, code, ok, c.code)
 		}
 	}

@@ -155,7 +155,7 @@ func (s *Server) stream(ctx context.Context, r *running) (*arrow.Schema, <-chan 
 		for res.Next() {
 			rec := res.RecordBatch()
 			rows += rec.NumRows()
-			size += RecordBytes(rec)
+			size += manifesttable.RecordBytes(rec)
 			switch {
 			case rows > lim.MaxResultRows:
 				ch <- flight.StreamChunk{Err: limitError(

@@ -23,6 +23,7 @@ import (
 	"github.com/flightns/flightns/internal/testutil/nstest"
 	"github.com/flightns/flightns/namespace"
 	"github.com/flightns/flightns/nserror"
+	"github.com/flightns/flightns/nserror/grpcstatus"
 	"github.com/flightns/flightns/objstore"
 	"github.com/flightns/flightns/redisclaim"
 )
@@ -248,7 +249,7 @@ func doAction(ctx context.Context, c flight.Client, name string, req, out any) e
 // wantLanceCode fails unless err carries Lance code c in its details.
 func wantLanceCode(t *testing.T, what string, err error, c nserror.Code) {
 	t.Helper()
-	got, ok := CodeOfStatus(err)
+	got, ok := grpcstatus.Code(err)
 	if !ok || got != c {
 		t.Fatalf("%s: %v carries Lance code %v (%v), want %v", what, err, got, ok, c)
 	}

@@ -334,25 +334,3 @@ func (ps *preparedSet) len() int {
 	defer ps.mu.Unlock()
 	return len(ps.m)
 }
-
-// RecordBytes is the size of a batch's buffers.
-func RecordBytes(rec arrow.RecordBatch) int64 {
-	var n int64
-	for _, c := range rec.Columns() {
-		n += dataBytes(c.Data())
-	}
-	return n
-}
-
-func dataBytes(d arrow.ArrayData) int64 {
-	var n int64
-	for _, b := range d.Buffers() {
-		if b != nil {
-			n += int64(b.Len())
-		}
-	}
-	for _, c := range d.Children() {
-		n += dataBytes(c)
-	}
-	return n
-}

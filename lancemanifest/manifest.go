@@ -89,6 +89,8 @@ func bad(format string, args ...any) error {
 const footerLen = 16
 
 // Read parses a whole manifest file.
+//
+//nolint:gocyclo // one case per protobuf field of the manifest: the wire format reads best as one switch
 func Read(b []byte) (*Manifest, error) {
 	if len(b) > MaxSize {
 		return nil, bad("%d bytes, more than the %d a manifest may have", len(b), MaxSize)

@@ -10,7 +10,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 )
 
-// The __manifest columns (DESIGN §4.3), in order.
+// The __manifest columns (docs/manifest.md), in order.
 const (
 	ColObjectID     = "object_id"
 	ColObjectType   = "object_type"

@@ -1,7 +1,7 @@
 // Package manifesttable keeps the __manifest table — namespaces, tables,
 // table versions and partitions as rows — as Parquet in object storage,
 // group-committed from the Redis commit log and queryable with SQL
-// (DESIGN §4.3).
+// (docs/manifest.md).
 //
 // The data flows one way: the commit log → one Parquet segment per group
 // commit (the lease holder writes it, create-only) → the Go index of every

@@ -216,71 +216,23 @@ func (t *Table) materializeOnce(ctx context.Context) error {
 	t.applied.Lock()
 	cursor := t.applied.durable
 	t.applied.Unlock()
-	res, err := t.cfg.Redis.XRead(ctx, &redis.XReadArgs{
-		Streams: []string{t.keys.log, fmt.Sprintf("%d-%d", cursor, uint64(math.MaxUint64))},
-		Count:   int64(t.cfg.MaxSegmentEntries),
-		Block:   20 * time.Millisecond,
-	}).Result()
-	if errors.Is(err, redis.Nil) || (err == nil && (len(res) == 0 || len(res[0].Messages) == 0)) {
-		return nil
-	}
-	if err != nil {
+	entries, full, lastID, err := t.readLog(ctx, cursor)
+	if err != nil || len(entries) == 0 {
 		return err
 	}
-	var entries []logEntry
-	for _, m := range res[0].Messages {
-		seqStr, _, _ := strings.Cut(m.ID, "-")
-		seq, err := strconv.ParseUint(seqStr, 10, 64)
-		if err != nil {
-			return fmt.Errorf("manifesttable: log entry id %q: %w", m.ID, err)
-		}
-		if seq <= cursor {
-			continue // already durable
-		}
-		entries = append(entries, logEntry{seq: seq, fields: m.Values})
-	}
-	if len(entries) == 0 {
-		return nil
-	}
-	if len(res[0].Messages) < t.cfg.MaxSegmentEntries && t.linger(ctx, entries) {
+	if !full && t.linger(ctx, entries) {
 		return nil // read again, with what came meanwhile
 	}
-	// A batch never ends inside one sequence: entries of the last sequence
-	// might continue past Count. A batch of one sequence is read to its
-	// end, however long (one Append or one cascade may log more entries
-	// than a segment usually holds; a segment must hold them all).
-	if len(res[0].Messages) == t.cfg.MaxSegmentEntries {
-		last := entries[len(entries)-1].seq
-		if entries[0].seq != last {
-			for len(entries) > 0 && entries[len(entries)-1].seq == last {
-				entries = entries[:len(entries)-1]
-			}
-		} else {
-			rest, err := t.restOfSequence(ctx, res[0].Messages[len(res[0].Messages)-1].ID, last)
-			if err != nil {
-				return err
-			}
-			entries = append(entries, rest...)
+	if full {
+		if entries, err = t.wholeSequences(ctx, entries, lastID); err != nil {
+			return err
 		}
 	}
 	seg := &segment{First: cursor + 1, Last: entries[len(entries)-1].seq}
 	if entries[0].seq > cursor+1 {
-		// Sequences are missing from the log: Redis lost them (or trimmed
-		// them unread). What they committed is re-derived from storage.
-		// Before a catalog's first segment the jump is only its first
-		// epoch's start: nothing to warn of, though storage is still read.
-		lv := slog.LevelWarn
-		if cursor == 0 {
-			lv = slog.LevelDebug
-		}
-		t.log.Log(ctx, lv, "manifesttable: the commit log has a gap; re-deriving version rows from storage",
-			"catalog", t.cfg.Catalog, "from", cursor+1, "to", entries[0].seq-1)
-		repaired, err := t.reconcile(ctx, cursor+1)
-		if err != nil {
+		if err := t.rederiveGap(ctx, seg, cursor, entries[0].seq-1); err != nil {
 			return err
 		}
-		seg.Changes = append(seg.Changes, repaired...)
-		seg.LostFirst, seg.LostLast = cursor+1, entries[0].seq-1
 	}
 	changes, err := t.translate(ctx, entries)
 	if err != nil {
@@ -290,7 +242,11 @@ func (t *Table) materializeOnce(ctx context.Context) error {
 	if !t.lead(ctx) {
 		return nil
 	}
+	start := time.Now()
 	err = t.st.writeSegment(ctx, seg)
+	if err == nil && t.cfg.Observer != nil && t.cfg.Observer.Segment != nil {
+		t.cfg.Observer.Segment(sequences(entries), time.Since(start))
+	}
 	if errors.Is(err, errSegmentExists) {
 		// Another materializer was first with these sequences.
 		return t.catchUp(ctx)
@@ -316,6 +272,78 @@ func (t *Table) materializeOnce(ctx context.Context) error {
 			}
 		}()
 	}
+	return nil
+}
+
+// readLog reads the commit log's entries past cursor, at most a segment's
+// worth: full says the read hit that bound, lastID is the id of the last
+// entry read.
+func (t *Table) readLog(ctx context.Context, cursor uint64) (entries []logEntry, full bool, lastID string, err error) {
+	res, err := t.cfg.Redis.XRead(ctx, &redis.XReadArgs{
+		Streams: []string{t.keys.log, fmt.Sprintf("%d-%d", cursor, uint64(math.MaxUint64))},
+		Count:   int64(t.cfg.MaxSegmentEntries),
+		Block:   20 * time.Millisecond,
+	}).Result()
+	if errors.Is(err, redis.Nil) || (err == nil && (len(res) == 0 || len(res[0].Messages) == 0)) {
+		return nil, false, "", nil
+	}
+	if err != nil {
+		return nil, false, "", err
+	}
+	msgs := res[0].Messages
+	for _, m := range msgs {
+		seqStr, _, _ := strings.Cut(m.ID, "-")
+		seq, err := strconv.ParseUint(seqStr, 10, 64)
+		if err != nil {
+			return nil, false, "", fmt.Errorf("manifesttable: log entry id %q: %w", m.ID, err)
+		}
+		if seq <= cursor {
+			continue // already durable
+		}
+		entries = append(entries, logEntry{seq: seq, fields: m.Values})
+	}
+	return entries, len(msgs) == t.cfg.MaxSegmentEntries, msgs[len(msgs)-1].ID, nil
+}
+
+// wholeSequences makes a full read end at a sequence's end: entries of
+// the last sequence might continue past the read's bound. A batch never
+// ends inside one sequence, so those are left for the next segment; a
+// batch of one sequence is read to its end, however long (one Append or
+// one cascade may log more entries than a segment usually holds; a
+// segment must hold them all).
+func (t *Table) wholeSequences(ctx context.Context, entries []logEntry, lastID string) ([]logEntry, error) {
+	last := entries[len(entries)-1].seq
+	if entries[0].seq != last {
+		for len(entries) > 0 && entries[len(entries)-1].seq == last {
+			entries = entries[:len(entries)-1]
+		}
+		return entries, nil
+	}
+	rest, err := t.restOfSequence(ctx, lastID, last)
+	if err != nil {
+		return nil, err
+	}
+	return append(entries, rest...), nil
+}
+
+// rederiveGap handles sequences missing from the log (from, to]: Redis
+// lost them (or trimmed them unread). What they committed is re-derived
+// from storage into seg. Before a catalog's first segment the jump is
+// only its first epoch's start: nothing to warn of, though storage is
+// still read.
+func (t *Table) rederiveGap(ctx context.Context, seg *segment, cursor, to uint64) error {
+	lv := slog.LevelWarn
+	if cursor == 0 {
+		lv = slog.LevelDebug
+	}
+	t.log.Log(ctx, lv, "manifesttable: the commit log has a gap; re-deriving version rows from storage",
+		"catalog", t.cfg.Catalog, "from", cursor+1, "to", to)
+	repaired, err := t.reconcile(ctx, cursor+1)
+	if err != nil {
+		return err
+	}
+	seg.Changes = append(seg.Changes, repaired...)
+	seg.LostFirst, seg.LostLast = cursor+1, to
 	return nil
 }
 
@@ -664,7 +692,29 @@ func (t *Table) versionsAt(out []change, id string) []Row {
 // table are added, and rows whose final manifest is gone are deleted. The
 // changes carry seq.
 func (t *Table) reconcile(ctx context.Context, seq uint64) ([]change, error) {
-	type chain struct{ id, branch, loc string }
+	chains, reads, err := t.versionChains(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []change
+	for _, c := range chains {
+		changes, err := t.reconcileChain(ctx, seq, c, reads)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, changes...)
+	}
+	return out, nil
+}
+
+// versionChain is one version chain of a table: main ("") or a branch,
+// and the directory its versions are in.
+type versionChain struct{ id, branch, loc string }
+
+// versionChains lists the version chains reconcile compares with
+// storage: every table's main chain and every branch it has rows of or
+// Lance recorded; reads are the tables with a read_version.
+func (t *Table) versionChains(ctx context.Context) ([]versionChain, map[string]Row, error) {
 	t.idx.RLock()
 	tables := map[string]string{} // id -> location
 	reads := map[string]Row{}     // tables with a read_version
@@ -689,9 +739,9 @@ func (t *Table) reconcile(ctx context.Context, seq uint64) ([]change, error) {
 		}
 	}
 	t.idx.RUnlock()
-	var chains []chain
+	var chains []versionChain
 	for id, loc := range tables {
-		chains = append(chains, chain{id, "", loc})
+		chains = append(chains, versionChain{id, "", loc})
 		named := branches[id]
 		if named == nil {
 			named = map[string]bool{}
@@ -699,55 +749,72 @@ func (t *Table) reconcile(ctx context.Context, seq uint64) ([]change, error) {
 		prefix := redisclaim.BranchRefsPrefix(loc)
 		for a, err := range t.cfg.Objects.List(ctx, prefix) {
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			if b, ok := redisclaim.BranchOfRef(a.Key[len(prefix):]); ok {
 				named[b] = true
 			}
 		}
 		for b := range named {
-			chains = append(chains, chain{id, b, redisclaim.BranchChain(loc, b)})
+			chains = append(chains, versionChain{id, b, redisclaim.BranchChain(loc, b)})
 		}
+	}
+	return chains, reads, nil
+}
+
+// reconcileChain is the row changes that make one chain's version rows
+// what storage holds: rows for final manifests the index lacks,
+// deletions of rows whose manifest is gone.
+func (t *Table) reconcileChain(ctx context.Context, seq uint64, c versionChain, reads map[string]Row) ([]change, error) {
+	known := map[uint64]bool{}
+	for _, r := range t.BranchVersionRows(c.id, c.branch) {
+		known[r.TableVersion] = true
 	}
 	var out []change
-	for _, c := range chains {
-		known := map[uint64]bool{}
-		for _, r := range t.BranchVersionRows(c.id, c.branch) {
-			known[r.TableVersion] = true
-		}
-		found := map[uint64]bool{}
-		if objstore.ValidateKey(c.loc) == nil {
-			for a, err := range t.cfg.Objects.List(ctx, redisclaim.VersionsPrefix(c.loc)) {
-				if err != nil {
-					return nil, err
-				}
-				m, err := redisclaim.ParseManifestName(path.Base(a.Key))
-				if err != nil || m.Staging || m.Detached || m.Version == 0 {
-					continue
-				}
-				found[m.Version] = true
-				if !known[m.Version] {
-					out = append(out, change{seq: seq, row: Row{ObjectType: TypeTableVersion, ObjectID: c.id, Branch: c.branch,
-						TableVersion: m.Version, ManifestPath: a.Key, ManifestSize: uint64(a.Size),
-						CommittedAt: a.ModTime.UTC().Truncate(time.Microsecond)}})
-				}
+	found := map[uint64]bool{}
+	if objstore.ValidateKey(c.loc) == nil {
+		for a, err := range t.cfg.Objects.List(ctx, redisclaim.VersionsPrefix(c.loc)) {
+			if err != nil {
+				return nil, err
 			}
-		}
-		for v := range known {
-			if !found[v] {
-				out = append(out, change{seq: seq, del: true, row: versionKeyRow(c.id, c.branch, v)})
+			m, err := redisclaim.ParseManifestName(path.Base(a.Key))
+			if err != nil || m.Staging || m.Detached || m.Version == 0 {
+				continue
 			}
-		}
-		// A read_version whose version never became final (its claim was
-		// lost with Redis before its transaction was recorded) falls back
-		// to the newest version storage has.
-		if r, ok := reads[c.id]; ok && c.branch == "" && !found[r.ReadVersion] {
-			r.ReadVersion = 0
-			for v := range found {
-				r.ReadVersion = max(r.ReadVersion, v)
+			found[m.Version] = true
+			if !known[m.Version] {
+				out = append(out, change{seq: seq, row: Row{ObjectType: TypeTableVersion, ObjectID: c.id, Branch: c.branch,
+					TableVersion: m.Version, ManifestPath: a.Key, ManifestSize: uint64(a.Size),
+					CommittedAt: a.ModTime.UTC().Truncate(time.Microsecond)}})
 			}
-			out = append(out, change{seq: seq, row: r})
 		}
 	}
+	for v := range known {
+		if !found[v] {
+			out = append(out, change{seq: seq, del: true, row: versionKeyRow(c.id, c.branch, v)})
+		}
+	}
+	// A read_version whose version never became final (its claim was
+	// lost with Redis before its transaction was recorded) falls back to
+	// the newest version storage has.
+	if r, ok := reads[c.id]; ok && c.branch == "" && !found[r.ReadVersion] {
+		r.ReadVersion = 0
+		for v := range found {
+			r.ReadVersion = max(r.ReadVersion, v)
+		}
+		out = append(out, change{seq: seq, row: r})
+	}
 	return out, nil
+}
+
+// sequences counts the catalog sequences (commits and catalog mutations)
+// of entries, which are in sequence order: the size of a group commit.
+func sequences(entries []logEntry) int {
+	n := 0
+	for i, e := range entries {
+		if i == 0 || e.seq != entries[i-1].seq {
+			n++
+		}
+	}
+	return n
 }

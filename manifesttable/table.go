@@ -64,6 +64,9 @@ type Config struct {
 	// query waiting to see the newest change, in this process or another
 	// (through the Redis key commitlog.Keys.Flush), end the linger.
 	VersionLinger time.Duration
+	// Observer receives the materializer's group commits (metrics;
+	// default none).
+	Observer *Observer
 	// Logger (default slog.Default()).
 	Logger *slog.Logger
 	// Now is the clock (default time.Now).

@@ -74,7 +74,6 @@ func s3Options(q url.Values) map[string]string {
 	return opts
 }
 
-// uri is the URI of a key (a table directory) for Lance to open.
 // LocationURI returns the function that turns a table location (a key
 // under the catalog root objs) into the URI engines open, as
 // Service.LocationURI does.
@@ -86,6 +85,7 @@ func LocationURI(objs *objstore.Store) (func(key string) string, error) {
 	return r.uri, nil
 }
 
+// uri is the URI of a key (a table directory) for Lance to open.
 func (r root) uri(key string) string {
 	if r.scheme == "mem" {
 		return r.base + key

@@ -14,7 +14,7 @@ import (
 )
 
 // PartitionRow is what makes a namespace or table row a partition row of a
-// partitioned table (DESIGN §4.5): the spec it was written under and its
+// partitioned table (docs/planner.md): the spec it was written under and its
 // partition values, inherited from its ancestors, by column
 // (partition_field_<field_id>, Go values as manifesttable.ColumnType
 // documents; nil is NULL).

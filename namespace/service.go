@@ -60,8 +60,10 @@ type Config struct {
 	DurableTimeout time.Duration
 	// ClaimStep is redisclaim's fault-injection hook (tests).
 	ClaimStep redisclaim.StepFunc
-	// ClaimObserver receives redisclaim's timings (metrics; default none).
+	// ClaimObserver receives redisclaim's timings and TableObserver the
+	// materializer's group commits (metrics; default none).
 	ClaimObserver *redisclaim.Observer
+	TableObserver *manifesttable.Observer
 	// CompactAfter is manifesttable's compaction interval in segments
 	// (0: its default).
 	CompactAfter int
@@ -135,7 +137,7 @@ func Open(ctx context.Context, cfg Config) (*Service, error) {
 		return nil, err
 	}
 	s.table, err = manifesttable.Open(ctx, manifesttable.Config{Objects: cfg.Objects, Redis: cfg.Redis, Catalog: cfg.Catalog,
-		Engine: cfg.Engine, NoSQL: cfg.NoSQL, Logger: s.log, Now: s.now, CompactAfter: cfg.CompactAfter})
+		Engine: cfg.Engine, NoSQL: cfg.NoSQL, Logger: s.log, Now: s.now, CompactAfter: cfg.CompactAfter, Observer: cfg.TableObserver})
 	if err != nil {
 		return nil, err
 	}

@@ -1,5 +1,5 @@
 // Package objstore is flightns's view of object storage: the system of
-// record for every acknowledged byte (DESIGN §1).
+// record for every acknowledged byte (docs/architecture.md, "Rules that hold everywhere").
 //
 // A Store is opened from a root URI and addresses objects by keys relative
 // to that root:

@@ -4,12 +4,10 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/flight"
-	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
@@ -18,11 +16,8 @@ import (
 	"google.golang.org/protobuf/types/known/anypb"
 
 	"github.com/flightns/flightns/nserror"
+	"github.com/flightns/flightns/nserror/grpcstatus"
 )
-
-// flightErrorDomain is the ErrorInfo domain in which flightserver puts the
-// Lance Namespace code of a failed call.
-const flightErrorDomain = "flightns"
 
 // Interceptors returns the gRPC interceptors of the Flight surface: each
 // call gets a request id (kept from the caller's x-request-id, returned in
@@ -116,12 +111,8 @@ func codeName(err error) string {
 		}
 		return nserror.CodeOf(err).String()
 	}
-	for _, d := range st.Details() {
-		if info, ok := d.(*errdetails.ErrorInfo); ok && info.GetDomain() == flightErrorDomain {
-			if n, err := strconv.Atoi(info.GetMetadata()["code"]); err == nil {
-				return nserror.Code(n).String()
-			}
-		}
+	if code, ok := grpcstatus.Code(err); ok {
+		return code.String()
 	}
 	return st.Code().String()
 }

@@ -5,9 +5,7 @@ import (
 	"errors"
 	"net"
 	"net/http"
-	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -15,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/flightns/flightns/manifesttable"
 	"github.com/flightns/flightns/nserror"
 	"github.com/flightns/flightns/objstore"
 	"github.com/flightns/flightns/redisclaim"
@@ -40,9 +39,6 @@ type Metrics struct {
 	redisRestarts   prometheus.Counter
 	sqlRestarts     *prometheus.CounterVec
 	ready           prometheus.Gauge
-
-	segMu   sync.Mutex
-	lastSeg uint64 // sequence of the last segment written here (0: none yet)
 }
 
 // commitOps are the operations whose outcome is a commit (a table version
@@ -166,35 +162,22 @@ func (m *Metrics) Recovered(took time.Duration, err error) {
 	m.recoveryTime.Observe(took.Seconds())
 }
 
-// segmentPrefix starts the keys of __manifest log segments:
-// __manifest/_log/<seq:020>.parquet, seq the segment's last sequence.
-const segmentPrefix = "__manifest/_log/"
-
-// StoreObserver is the objstore hook: failures by operation, and the
-// __manifest segment writes (materializer latency and group-commit size).
+// StoreObserver is the objstore hook: failures by operation.
 func (m *Metrics) StoreObserver() objstore.ObserveFunc {
-	return func(op objstore.Op, key string, took time.Duration, err error) {
+	return func(op objstore.Op, _ string, _ time.Duration, err error) {
 		if err != nil && !errors.Is(err, objstore.ErrNotFound) && !errors.Is(err, objstore.ErrAlreadyExists) {
 			m.storeErrors.WithLabelValues(string(op)).Inc()
 		}
-		if op != objstore.OpPutIfAbsent || err != nil || !strings.HasPrefix(key, segmentPrefix) {
-			return
-		}
-		m.materialize.Observe(took.Seconds())
-		seq, perr := strconv.ParseUint(strings.TrimSuffix(strings.TrimPrefix(key, segmentPrefix), ".parquet"), 10, 64)
-		if perr != nil {
-			return
-		}
-		m.segMu.Lock()
-		last := m.lastSeg
-		if seq > last {
-			m.lastSeg = seq
-		}
-		m.segMu.Unlock()
-		if last > 0 && seq > last {
-			m.groupSize.Observe(float64(seq - last))
-		}
 	}
+}
+
+// TableObserver is the materializer's hook: the latency and the size of
+// every group commit (one __manifest log segment) this process writes.
+func (m *Metrics) TableObserver() *manifesttable.Observer {
+	return &manifesttable.Observer{Segment: func(sequences int, took time.Duration) {
+		m.materialize.Observe(took.Seconds())
+		m.groupSize.Observe(float64(sequences))
+	}}
 }
 
 // RedisHook counts failed Redis commands and dials. A nil reply

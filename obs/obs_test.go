@@ -91,35 +91,46 @@ func TestCommitsConflictsAndRequestsAreCounted(t *testing.T) {
 	}
 }
 
-func TestStoreObserverCountsFailuresAndGroupCommits(t *testing.T) {
+func TestStoreObserverCountsFailures(t *testing.T) {
 	m := NewMetrics()
 	f := m.StoreObserver()
 	f(objstore.OpGet, "a", time.Millisecond, objstore.ErrNotFound) // an answer, not a failure
 	f(objstore.OpPut, "a", time.Millisecond, errors.New("503 slow down"))
-	f(objstore.OpPutIfAbsent, "__manifest/_log/00000000000000000010.parquet", time.Millisecond, nil)
-	f(objstore.OpPutIfAbsent, "__manifest/_log/00000000000000000017.parquet", time.Millisecond, nil)
 	if got := testutil.ToFloat64(m.storeErrors.WithLabelValues("put")); got != 1 {
 		t.Errorf("put errors %v", got)
 	}
 	if got := testutil.ToFloat64(m.storeErrors.WithLabelValues("get")); got != 0 {
 		t.Errorf("not-found counted as a failure")
 	}
+}
+
+func TestTableObserverRecordsGroupCommits(t *testing.T) {
+	m := NewMetrics()
+	o := m.TableObserver()
+	o.Segment(3, time.Millisecond)
+	o.Segment(4, 2*time.Millisecond)
 	metrics, err := m.reg.Gather()
 	if err != nil {
 		t.Fatal(err)
 	}
+	seen := 0
 	for _, mf := range metrics {
 		switch mf.GetName() {
 		case "flightns_group_commit_size":
+			seen++
 			h := mf.GetMetric()[0].GetHistogram()
-			if h.GetSampleCount() != 1 || h.GetSampleSum() != 7 {
-				t.Errorf("group commit sizes: %d samples, sum %v; want one of 7", h.GetSampleCount(), h.GetSampleSum())
+			if h.GetSampleCount() != 2 || h.GetSampleSum() != 7 {
+				t.Errorf("group commit sizes: %d samples, sum %v; want 3 and 4", h.GetSampleCount(), h.GetSampleSum())
 			}
 		case "flightns_materialize_duration_seconds":
+			seen++
 			if c := mf.GetMetric()[0].GetHistogram().GetSampleCount(); c != 2 {
 				t.Errorf("materialize samples %d", c)
 			}
 		}
+	}
+	if seen != 2 {
+		t.Errorf("%d of the two group-commit metrics gathered", seen)
 	}
 }
 

@@ -1,4 +1,4 @@
-// Package planner serves partitioned tables (DESIGN §4.5): a partitioned
+// Package planner serves partitioned tables (docs/planner.md): a partitioned
 // table is a namespace whose properties hold its schema ("schema", a
 // JsonArrowSchema with lance:field_id on every field) and its partition
 // specs (partition_spec_v<N>); under it, per spec version, a namespace

@@ -42,7 +42,8 @@ type planColumn struct {
 	col  manifesttable.ColumnType
 }
 
-// Seq metadata key of the plan's Arrow schema.
+// SeqMetadataKey is the metadata key of the catalog sequence in a
+// plan's Arrow schema.
 const SeqMetadataKey = "flightns.catalog_seq"
 
 // PlanScan plans a scan of a partitioned table: it parses the filter

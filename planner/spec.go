@@ -168,18 +168,38 @@ func checkField(f *Field, schema *Schema) (resolved, error) {
 		return r, nil
 	}
 	t := f.Transform
+	if err := r.transformResult(t, func(format string, args ...any) error {
+		_, err := bad(format, args...)
+		return err
+	}); err != nil {
+		return resolved{}, err
+	}
+	derived := JSONType{Type: string(r.col)}
+	if f.ResultType != nil {
+		ti, ok := typeOf(f.ResultType.Type)
+		if !ok || ti.col != r.col {
+			return bad("result_type %q does not match what %s yields (%s)", f.ResultType.Type, t.Type, r.col)
+		}
+	}
+	r.ResultType = &derived
+	return r, nil
+}
+
+// transformResult checks transform t against the field's source columns
+// and sets the kind and column type of what it yields; fail makes the
+// field's error.
+func (r *resolved) transformResult(t *Transform, fail func(format string, args ...any) error) error {
 	src := r.sources[0]
 	if t.Type != TransformMultiBucket && len(r.sources) != 1 {
-		return bad("%s takes one source column, not %d", t.Type, len(r.sources))
+		return fail("%s takes one source column, not %d", t.Type, len(r.sources))
 	}
 	if t.Type != TransformBucket && t.Type != TransformMultiBucket && t.NumBuckets != 0 ||
 		t.Type != TransformTruncate && t.Width != 0 {
-		return bad("%s takes no num_buckets or width", t.Type)
+		return fail("%s takes no num_buckets or width", t.Type)
 	}
 	need := func(ok bool, what string) error {
 		if !ok {
-			_, err := bad("%s needs %s, and %s is %s", t.Type, what, src.Name, src.Type)
-			return err
+			return fail("%s needs %s, and %s is %s", t.Type, what, src.Name, src.Type)
 		}
 		return nil
 	}
@@ -201,37 +221,26 @@ func checkField(f *Field, schema *Schema) (resolved, error) {
 		r.kind, r.col = KindInt, manifesttable.ColInt32
 	case TransformBucket, TransformMultiBucket:
 		if t.NumBuckets <= 0 || t.NumBuckets > 1<<20 {
-			return bad("num_buckets must be 1 to %d", 1<<20)
+			return fail("num_buckets must be 1 to %d", 1<<20)
 		}
 		for _, c := range r.sources {
 			if !slices.Contains([]Kind{KindInt, KindDate, KindTimestamp, KindString, KindBinary}, c.Kind) {
-				return bad("%s cannot hash %s", t.Type, c)
+				return fail("%s cannot hash %s", t.Type, c)
 			}
 		}
 		r.kind, r.col = KindInt, manifesttable.ColInt32
 	case TransformTruncate:
 		if t.Width <= 0 {
-			return bad("width must be positive")
+			return fail("width must be positive")
 		}
 		if err = need(src.Kind == KindInt || src.Kind == KindString || src.Kind == KindBinary, "an integer, string or binary column"); err == nil {
 			r.kind = src.Kind
 			r.col, err = src.columnType()
 		}
 	default:
-		return bad("unknown transform %q (identity, year, month, day, hour, bucket, multi_bucket, truncate)", t.Type)
+		return fail("unknown transform %q (identity, year, month, day, hour, bucket, multi_bucket, truncate)", t.Type)
 	}
-	if err != nil {
-		return resolved{}, err
-	}
-	derived := JSONType{Type: string(r.col)}
-	if f.ResultType != nil {
-		ti, ok := typeOf(f.ResultType.Type)
-		if !ok || ti.col != r.col {
-			return bad("result_type %q does not match what %s yields (%s)", f.ResultType.Type, t.Type, r.col)
-		}
-	}
-	r.ResultType = &derived
-	return r, nil
+	return err
 }
 
 // evolve checks a new spec against the schema and the table's earlier

@@ -86,7 +86,8 @@ type Value struct {
 // Null is the NULL of kind k.
 func Null(k Kind) Value { return Value{Kind: k, Null: true} }
 
-// Bool, Int, Float, String, Binary, Date and Timestamp make values.
+// Bool is a boolean value (Int, Float, String, Binary, Date and
+// Timestamp make the other kinds).
 func Bool(b bool) Value {
 	if b {
 		return Value{Kind: KindBool, I: 1}

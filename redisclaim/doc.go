@@ -1,6 +1,6 @@
 // Package redisclaim decides which staged manifest becomes version N of a
 // table: Lance's ExternalManifestStore protocol with Redis in DynamoDB's
-// place, plus atomic claims across many tables (DESIGN §4.1, §4.2).
+// place, plus atomic claims across many tables (docs/protocol.md).
 //
 // A writer stages a manifest; a Lua script claims version N for it (only
 // head + 1, never twice); the staged object is promoted create-only to its

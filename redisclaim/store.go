@@ -18,34 +18,6 @@ import (
 	"github.com/flightns/flightns/objstore"
 )
 
-// ManifestStore is Lance's ExternalManifestStore contract in Go. A table is
-// named by its directory (a key relative to the catalog root, e.g.
-// "ab12cd34_ns$t"); paths are keys relative to the root.
-type ManifestStore interface {
-	// Get returns the final manifest path of a version.
-	Get(ctx context.Context, table string, version uint64) (string, error)
-	// GetManifestLocation returns a version's location.
-	GetManifestLocation(ctx context.Context, table string, version uint64) (Location, error)
-	// GetLatestVersion returns the newest version and its path; ok is false
-	// for a table without versions.
-	GetLatestVersion(ctx context.Context, table string) (version uint64, path string, ok bool, err error)
-	// GetLatestManifestLocation returns the newest version's location.
-	GetLatestManifestLocation(ctx context.Context, table string) (loc Location, ok bool, err error)
-	// PutIfNotExists records path as version, failing with
-	// ConcurrentModification if the version is taken.
-	PutIfNotExists(ctx context.Context, table string, version uint64, path string, size int64, etag string) error
-	// PutIfExists moves a recorded version from its staging path to its
-	// final path (compare-and-set from the exact staging path).
-	PutIfExists(ctx context.Context, table string, version uint64, path string, size int64, etag string) error
-	// Put runs the whole staging workflow: claim, create-only copy to the
-	// final path (the commit point, acknowledged), flip, delete staging.
-	Put(ctx context.Context, table string, version uint64, stagingPath string, size int64, etag string) (Location, error)
-	// Delete forgets the table.
-	Delete(ctx context.Context, table string) error
-}
-
-var _ ManifestStore = (*Store)(nil)
-
 // Location is where a committed version's manifest is.
 type Location struct {
 	Table   string
@@ -1032,13 +1004,13 @@ func (s *Store) fromStorage(ctx context.Context, table string, version uint64) (
 	return Location{}, s.notFound(table, version)
 }
 
-// Get implements ManifestStore.
+// Get is Lance's ExternalManifestStore Get.
 func (s *Store) Get(ctx context.Context, table string, version uint64) (string, error) {
 	loc, err := s.GetManifestLocation(ctx, table, version)
 	return loc.Path, err
 }
 
-// GetManifestLocation implements ManifestStore.
+// GetManifestLocation is Lance's ExternalManifestStore GetManifestLocation.
 func (s *Store) GetManifestLocation(ctx context.Context, table string, version uint64) (Location, error) {
 	if err := checkVersion(version); err != nil {
 		return Location{}, err
@@ -1046,13 +1018,13 @@ func (s *Store) GetManifestLocation(ctx context.Context, table string, version u
 	return s.resolveVersion(ctx, table, version)
 }
 
-// GetLatestVersion implements ManifestStore.
+// GetLatestVersion is Lance's ExternalManifestStore GetLatestVersion.
 func (s *Store) GetLatestVersion(ctx context.Context, table string) (uint64, string, bool, error) {
 	loc, ok, err := s.GetLatestManifestLocation(ctx, table)
 	return loc.Version, loc.Path, ok, err
 }
 
-// GetLatestManifestLocation implements ManifestStore.
+// GetLatestManifestLocation is Lance's ExternalManifestStore GetLatestManifestLocation.
 func (s *Store) GetLatestManifestLocation(ctx context.Context, table string) (Location, bool, error) {
 	loc, err := s.resolveVersion(ctx, table, 0)
 	if errors.Is(err, nserror.ErrTableVersionNotFound) {
@@ -1061,7 +1033,7 @@ func (s *Store) GetLatestManifestLocation(ctx context.Context, table string) (Lo
 	return loc, err == nil, err
 }
 
-// PutIfNotExists implements ManifestStore: it records path (a staging or a
+// PutIfNotExists is Lance's ExternalManifestStore PutIfNotExists: it records path (a staging or a
 // final manifest key of the table) as the version, without copying.
 func (s *Store) PutIfNotExists(ctx context.Context, table string, version uint64, path string, size int64, etag string) error {
 	if err := checkTable(table); err != nil {
@@ -1082,7 +1054,7 @@ func (s *Store) PutIfNotExists(ctx context.Context, table string, version uint64
 	return err
 }
 
-// PutIfExists implements ManifestStore: the version's record moves from its
+// PutIfExists is Lance's ExternalManifestStore PutIfExists: the version's record moves from its
 // staging path to path, which must be the final path it was claimed for.
 func (s *Store) PutIfExists(ctx context.Context, table string, version uint64, path string, size int64, _ string) error {
 	if err := checkTable(table); err != nil {
@@ -1118,7 +1090,7 @@ func (s *Store) PutIfExists(ctx context.Context, table string, version uint64, p
 	return nil
 }
 
-// Delete implements ManifestStore: Redis forgets the table (its head,
+// Delete is Lance's ExternalManifestStore Delete: Redis forgets the table (its head,
 // records and index). Storage is not touched.
 func (s *Store) Delete(ctx context.Context, table string) error {
 	if err := checkTable(table); err != nil {

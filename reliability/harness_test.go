@@ -26,7 +26,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
 
-	"github.com/flightns/flightns/flightserver"
+	"github.com/flightns/flightns/nserror/grpcstatus"
 )
 
 var long = flag.Bool("long", false, "run the long form of the reliability suite (make reliability)")
@@ -412,7 +412,7 @@ func neverSent(err error) bool {
 	if refused(err) {
 		return true
 	}
-	if _, answered := flightserver.CodeOfStatus(err); answered {
+	if _, answered := grpcstatus.Code(err); answered {
 		return false
 	}
 	msg := err.Error()

@@ -28,6 +28,7 @@ import (
 	"github.com/flightns/flightns/flightserver"
 	"github.com/flightns/flightns/internal/testutil/redistest"
 	"github.com/flightns/flightns/internal/testutil/s3test"
+	"github.com/flightns/flightns/nserror/grpcstatus"
 )
 
 // Replicas: several `flightns serve` processes serving one catalog (one
@@ -182,7 +183,7 @@ func retryReason(code int, err error) string {
 	case code == 17, strings.HasPrefix(err.Error(), "HTTP 503 "):
 		return "503"
 	}
-	if c, ok := flightserver.CodeOfStatus(err); ok {
+	if c, ok := grpcstatus.Code(err); ok {
 		if c == 17 {
 			return "503"
 		}

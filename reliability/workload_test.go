@@ -21,7 +21,7 @@ import (
 	"github.com/anishathalye/porcupine"
 	"github.com/google/uuid"
 
-	"github.com/flightns/flightns/flightserver"
+	"github.com/flightns/flightns/nserror/grpcstatus"
 	"github.com/flightns/flightns/objstore"
 )
 
@@ -365,7 +365,7 @@ func (w *worker) describeREST(ctx context.Context, t int) (*struct{ Version, Siz
 func (w *worker) describeFlight(ctx context.Context, t int) (*struct{ Version, Size int64 }, error) {
 	body, _ := json.Marshal(map[string]any{"id": w.cat.ids[t]})
 	res, err := w.fl.action(ctx, "DescribeTableVersion", body)
-	if code, ok := flightserver.CodeOfStatus(err); ok && code == 11 {
+	if code, ok := grpcstatus.Code(err); ok && code == 11 {
 		return &struct{ Version, Size int64 }{}, nil
 	}
 	if err != nil {
@@ -481,7 +481,7 @@ func (w *worker) send(ctx context.Context, via int, tables []int, entries []map[
 		if err == nil {
 			return true, 0, nil
 		}
-		if code, ok := flightserver.CodeOfStatus(err); ok && (code == 14 || code == 13) {
+		if code, ok := grpcstatus.Code(err); ok && (code == 14 || code == 13) {
 			return false, int(code), nil
 		}
 		if neverSent(err) {

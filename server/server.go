@@ -92,7 +92,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	isolated := cfg.SQL.Isolation == "process"
 	s.svc, err = namespace.Open(ctx, namespace.Config{Objects: s.deps.Store, Redis: s.deps.Redis, Catalog: cfg.Store.Catalog, Logger: s.log,
 		Engine: engine, NoSQL: isolated,
-		Unmanaged: cfg.Unmanaged, ClaimStep: cfg.ClaimStep, ClaimObserver: s.metrics.ClaimObserver()})
+		Unmanaged: cfg.Unmanaged, ClaimStep: cfg.ClaimStep, ClaimObserver: s.metrics.ClaimObserver(), TableObserver: s.metrics.TableObserver()})
 	if err != nil {
 		return nil, fmt.Errorf("opening the catalog: %w", err)
 	}
@@ -133,10 +133,14 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 // Service is the server's catalog.
 func (s *Server) Service() *namespace.Service { return s.svc }
 
-// FlightAddr, RESTAddr and MetricsAddr are the listeners' addresses; nil
-// for a surface that is off.
-func (s *Server) FlightAddr() net.Addr  { return addrOf(s.flightL) }
-func (s *Server) RESTAddr() net.Addr    { return addrOf(s.restL) }
+// FlightAddr is the Flight SQL listener's address; nil when it is off.
+func (s *Server) FlightAddr() net.Addr { return addrOf(s.flightL) }
+
+// RESTAddr is the REST listener's address; nil when it is off.
+func (s *Server) RESTAddr() net.Addr { return addrOf(s.restL) }
+
+// MetricsAddr is the metrics and health listener's address; nil when it
+// is off.
 func (s *Server) MetricsAddr() net.Addr { return addrOf(s.metricsL) }
 
 // Failed delivers the error of a listener that stopped serving; the

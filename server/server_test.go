@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -40,6 +41,22 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
+// metricValue is the value of a sample in the Prometheus text format.
+func metricValue(t *testing.T, text, name string) float64 {
+	t.Helper()
+	for _, line := range strings.Split(text, "\n") {
+		if v, ok := strings.CutPrefix(line, name+" "); ok {
+			f, err := strconv.ParseFloat(v, 64)
+			if err != nil {
+				t.Fatalf("%s: %v", line, err)
+			}
+			return f
+		}
+	}
+	t.Fatalf("no %s in the metrics", name)
+	return 0
+}
+
 func get(t *testing.T, url string) (int, string) {
 	t.Helper()
 	resp, err := http.Get(url)
@@ -67,13 +84,23 @@ func TestStartServesUntilCloseAndTheCatalogOutlivesIt(t *testing.T) {
 	if n := strings.Count(log.String(), "flightns ready") + strings.Count(log.String(), "is ready"); n != 1 || !strings.Contains(log.String(), `msg="flightns ready"`) {
 		t.Fatalf("the start logs ready %d times, want once:\n%s", n, log.String())
 	}
-	resp, err := http.Post("http://"+srv.RESTAddr().String()+"/v1/namespace/sales/create", "application/json", strings.NewReader(`{}`))
-	if err != nil {
-		t.Fatal(err)
+	for _, ns := range []string{"sales", "ops", "hr"} {
+		resp, err := http.Post("http://"+srv.RESTAddr().String()+"/v1/namespace/"+ns+"/create", "application/json", strings.NewReader(`{}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("CreateNamespace over REST: %d", resp.StatusCode)
+		}
 	}
-	_ = resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("CreateNamespace over REST: %d", resp.StatusCode)
+	// The materializer reports its group commits: three mutations, each
+	// durable before its answer, in at most three segments; a size is a
+	// count of catalog sequences (never the epoch in their high bits).
+	_, metrics := get(t, "http://"+srv.MetricsAddr().String()+"/metrics")
+	count, sum := metricValue(t, metrics, "flightns_group_commit_size_count"), metricValue(t, metrics, "flightns_group_commit_size_sum")
+	if count < 1 || count > 3 || sum < 3 || sum > 4 {
+		t.Errorf("group commits: %v segments carrying %v sequences; want 1 to 3 carrying the 3 mutations (4 with the catalog's first)", count, sum)
 	}
 	if c, err := net.Dial("tcp", srv.FlightAddr().String()); err != nil {
 		t.Fatalf("Flight does not listen: %v", err)

@@ -18,9 +18,9 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
-	"github.com/flightns/flightns/flightserver"
 	"github.com/flightns/flightns/manifesttable"
 	"github.com/flightns/flightns/nserror"
+	"github.com/flightns/flightns/nserror/grpcstatus"
 )
 
 // Client calls one worker over its socket.
@@ -154,7 +154,7 @@ func fromStatus(ctx context.Context, err error) error {
 	if !ok {
 		return err
 	}
-	if code, ok := flightserver.CodeOfStatus(err); ok {
+	if code, ok := grpcstatus.Code(err); ok {
 		return nserror.New(code, "%s", st.Message())
 	}
 	switch st.Code() {

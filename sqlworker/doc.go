@@ -1,5 +1,6 @@
 // Package sqlworker runs flightns's SQL in a process of its own, so that
-// no query can slow or stop a commit (issue 14, DESIGN §5–§6).
+// no query can slow or stop a commit (docs/flight.md, "Isolation and
+// bounds").
 //
 // The worker process (`flightns sql-worker`, started by `flightns serve`)
 // follows the catalog as any other replica does: it opens the __manifest
@@ -30,8 +31,9 @@
 // The Supervisor (in the server) starts the worker, restarts it when it
 // dies (queries in flight fail with ServiceUnavailable; new ones wait for
 // the new worker within their time limit), watches its resident memory and
-// answers flightserver.SQL by calling it. Local runs the same engine in
-// the server's own process, for tests and `--sql-isolation none`.
+// answers flightserver.SQL by calling it. With `--sql-isolation none` the
+// server runs no worker: flightserver queries the catalog's own engine
+// in its process (tests and measurements).
 //
 // It must not: write anything durable (the worker opens the catalog
 // read-only: it never materializes, compacts or recovers), or serve

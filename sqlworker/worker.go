@@ -24,10 +24,10 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
-	"github.com/flightns/flightns/flightserver"
 	"github.com/flightns/flightns/manifesttable"
 	"github.com/flightns/flightns/namespace"
 	"github.com/flightns/flightns/nserror"
+	"github.com/flightns/flightns/nserror/grpcstatus"
 	"github.com/flightns/flightns/objstore"
 	"github.com/flightns/flightns/planner"
 )
@@ -143,7 +143,7 @@ func (w *worker) stream(srv any, ss grpc.ServerStream, _ *grpc.StreamServerInfo,
 	}
 	done := w.watch.begin(ss.Context())
 	defer done()
-	return flightserver.ToStatus(h(srv, ss))
+	return grpcstatus.FromError(h(srv, ss))
 }
 
 // DoGet runs the query a ticket names and streams its result.
@@ -215,7 +215,7 @@ func (b *batcher) add(rec arrow.RecordBatch) error {
 	}
 	b.pending = append(b.pending, rec)
 	b.rows += rec.NumRows()
-	b.bytes += flightserver.RecordBytes(rec)
+	b.bytes += manifesttable.RecordBytes(rec)
 	if b.rows >= batchRows || b.bytes >= batchBytes || time.Since(b.since) >= batchWait {
 		return b.flush()
 	}

@@ -34,6 +34,7 @@ import (
 
 	"github.com/flightns/flightns/flightserver"
 	"github.com/flightns/flightns/nserror"
+	"github.com/flightns/flightns/nserror/grpcstatus"
 )
 
 // The SQL attacks of issue 14, as an outside attacker holding a read-role
@@ -733,7 +734,7 @@ func assertRefused(t *testing.T, path string, err error, want codes.Code, names 
 	if st.Code() != want {
 		fail("%s: gRPC code %v, want %v: %s", path, st.Code(), want, st.Message())
 	}
-	if c, present := flightserver.CodeOfStatus(err); !present || c != lance {
+	if c, present := grpcstatus.Code(err); !present || c != lance {
 		fail("%s: Lance code %v (present %v), want %v: %s", path, c, present, lance, st.Message())
 	}
 	if !containsAny(st.Message(), names) {
