@@ -474,7 +474,7 @@ func (s *Service) txnCommitted(ctx context.Context, c redisclaim.TxnCommit) erro
 	switch v[0] {
 	case "OK", "DONE":
 		return s.durable(ctx, v[1])
-	case "NOEPOCH":
+	case redisclaim.StatusNoEpoch:
 		return nserror.New(nserror.ServiceUnavailable, "Redis lost its state while transaction %s was finishing; recovery finishes it", c.ID)
 	}
 	return fmt.Errorf("namespace: txn_apply replied %v", v)

@@ -263,22 +263,44 @@ func forEachKey(ctx context.Context, rdb redis.UniversalClient, pattern string, 
 }
 
 // mutate runs a catalog script, recovering Redis first when it lost its
-// state.
+// state (redisclaim.WithEpoch).
 func (s *Service) mutate(ctx context.Context, sc *redis.Script, keys []string, args ...any) ([]any, error) {
-	for attempt := 0; attempt < 5; attempt++ {
-		v, err := sc.Run(ctx, s.rdb, keys, args...).Slice()
+	var v []any
+	err := s.claims.WithEpoch(ctx, "namespace", 0, func() ([]any, error) {
+		r, err := sc.Run(ctx, s.rdb, keys, args...).Slice()
 		if err != nil {
 			return nil, fmt.Errorf("namespace: %w", err)
 		}
-		if len(v) > 0 && v[0] == "NOEPOCH" {
-			if err := s.Recover(ctx); err != nil {
-				return nil, err
-			}
-			continue
+		v = r
+		return r, nil
+	}, redisclaim.Final)
+	return v, err
+}
+
+// indexField reads one field of a hash of the object index; ok is false
+// when Redis holds the catalog's epoch but not the field (no such
+// object). Without the epoch Redis lost its state: the catalog recovers
+// and the field is read again (redisclaim.WithEpoch).
+func (s *Service) indexField(ctx context.Context, key, field string) (val string, ok bool, err error) {
+	err = s.claims.WithEpoch(ctx, "namespace: reading the object index", 0, func() ([]any, error) {
+		v, err := s.rdb.HGet(ctx, key, field).Result()
+		if err == nil {
+			val, ok = v, true
+			return []any{"OK"}, nil
 		}
-		return v, nil
-	}
-	return nil, nserror.New(nserror.ServiceUnavailable, "Redis keeps losing the catalog's state")
+		if !errors.Is(err, redis.Nil) {
+			return nil, err
+		}
+		n, err := s.rdb.Exists(ctx, s.k.Epoch()).Result()
+		if err != nil {
+			return nil, err
+		}
+		if n == 0 {
+			return []any{redisclaim.StatusNoEpoch}, nil
+		}
+		return []any{"MISSING"}, nil
+	}, redisclaim.Final)
+	return val, ok, err
 }
 
 // fresh reports whether the catalog has never made anything durable in
@@ -348,23 +370,8 @@ func (s *Service) objectType(ctx context.Context, id ID) (string, error) {
 	if id.IsRoot() {
 		return manifesttable.TypeNamespace, nil
 	}
-	for attempt := 0; attempt < 3; attempt++ {
-		t, err := s.rdb.HGet(ctx, s.k.Obj(), id.String()).Result()
-		if errors.Is(err, redis.Nil) {
-			// Redis may have lost its state: make sure it holds the epoch.
-			if n, err := s.rdb.Exists(ctx, s.k.Epoch()).Result(); err != nil {
-				return "", err
-			} else if n == 0 {
-				if err := s.Recover(ctx); err != nil {
-					return "", err
-				}
-				continue
-			}
-			return "", nil
-		}
-		return t, err
-	}
-	return "", nserror.New(nserror.ServiceUnavailable, "Redis keeps losing the catalog's state")
+	t, _, err := s.indexField(ctx, s.k.Obj(), id.String())
+	return t, err
 }
 
 // row returns the current __manifest row of an object the index knows,

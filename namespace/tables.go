@@ -2,11 +2,8 @@ package namespace
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sort"
-
-	"github.com/redis/go-redis/v9"
 
 	"github.com/flightns/flightns/internal/commitlog"
 	"github.com/flightns/flightns/manifesttable"
@@ -117,24 +114,11 @@ func (s *Service) tableLoc(ctx context.Context, id ID) (string, error) {
 	if err := tableID(id); err != nil {
 		return "", err
 	}
-	for attempt := 0; attempt < 3; attempt++ {
-		loc, err := s.rdb.HGet(ctx, s.k.Loc(), id.String()).Result()
-		if err == nil {
-			return loc, nil
-		}
-		if !errors.Is(err, redis.Nil) {
-			return "", err
-		}
-		if n, err := s.rdb.Exists(ctx, s.k.Epoch()).Result(); err != nil {
-			return "", err
-		} else if n == 1 {
-			return "", nserror.New(nserror.TableNotFound, "table %q does not exist", id.String())
-		}
-		if err := s.Recover(ctx); err != nil {
-			return "", err
-		}
+	loc, ok, err := s.indexField(ctx, s.k.Loc(), id.String())
+	if err == nil && !ok {
+		return "", nserror.New(nserror.TableNotFound, "table %q does not exist", id.String())
 	}
-	return "", nserror.New(nserror.ServiceUnavailable, "Redis keeps losing the catalog's state")
+	return loc, err
 }
 
 // DescribeTable describes a table: its location (a URI Lance opens), its

@@ -39,51 +39,50 @@ func (s *Store) ListVersions(ctx context.Context, table string, opts ListOptions
 	if opts.After != 0 {
 		after = strconv.FormatUint(opts.After, 10)
 	}
-	for attempt := 0; attempt < 10; attempt++ {
+	var out []Location
+	var next uint64
+	err := s.WithEpoch(ctx, "redisclaim: listing versions of "+table, 0, func() ([]any, error) {
 		r, err := run(ctx, s.pipe, s.sc.list, []string{s.k.Epoch(), s.k.Heads(), s.k.Versions(table), s.k.Index(table)},
 			table, dir, after, limit+1)
 		if err != nil {
-			return nil, 0, fmt.Errorf("redisclaim: list: %w", err)
+			return nil, fmt.Errorf("redisclaim: list: %w", err)
 		}
-		switch r.status() {
-		case "NOEPOCH":
-			if err := s.Recover(ctx); err != nil {
-				return nil, 0, err
-			}
-			continue
-		case "NOHEAD":
+		return r, nil
+	}, func(raw []any) (bool, error) {
+		r := reply(raw)
+		if r.status() == "NOHEAD" {
 			// Seeded with head 0 when storage has no versions either: the
 			// table's next list (Lance lists a new table's versions twice
 			// while it creates it) and its first claim then need no
 			// listing of storage.
-			if _, err := s.seedFromStorage(ctx, table, true); err != nil {
-				return nil, 0, err
-			}
-			continue
+			_, err := s.seedFromStorage(ctx, table, true)
+			return false, err
 		}
-		var out []Location
+		out = out[:0]
 		for i := 3; i+1 < len(r); i += 2 {
 			v, _ := strconv.ParseUint(r.str(i), 10, 64)
 			rec, err := parseRecord(r.str(i + 1))
 			if err != nil {
-				return nil, 0, err
+				return false, err
 			}
 			loc := rec.location(table, v)
 			if rec.staged() {
 				if loc, err = s.resolveVersion(ctx, table, v); err != nil {
-					return nil, 0, err
+					return false, err
 				}
 			}
 			out = append(out, loc)
 		}
-		var next uint64
 		if len(out) > limit {
 			out = out[:limit]
 			next = out[limit-1].Version
 		}
-		return out, next, nil
+		return true, nil
+	})
+	if err != nil {
+		return nil, 0, err
 	}
-	return nil, 0, nserror.New(nserror.ServiceUnavailable, "redisclaim: listing versions of %s did not settle", table)
+	return out, next, nil
 }
 
 // Range is a range of versions: Start inclusive, End exclusive (0: no end).
@@ -190,19 +189,18 @@ func (s *Store) LatestVersions(ctx context.Context, tables []string) ([]uint64, 
 		args[i] = t
 	}
 	seeded := false
-	for attempt := 0; attempt < 10; attempt++ {
+	var heads []uint64
+	var seq uint64
+	err := s.WithEpoch(ctx, "redisclaim: reading heads", 0, func() ([]any, error) {
 		r, err := run(ctx, s.pipe, s.sc.latest, []string{s.k.Epoch(), s.k.Heads(), s.k.Seq()}, args...)
 		if err != nil {
-			return nil, 0, fmt.Errorf("redisclaim: latest: %w", err)
+			return nil, fmt.Errorf("redisclaim: latest: %w", err)
 		}
-		if r.status() == "NOEPOCH" {
-			if err := s.Recover(ctx); err != nil {
-				return nil, 0, err
-			}
-			continue
-		}
-		seq, _ := strconv.ParseUint(r.str(1), 10, 64)
-		heads := make([]uint64, len(tables))
+		return r, nil
+	}, func(raw []any) (bool, error) {
+		r := reply(raw)
+		seq, _ = strconv.ParseUint(r.str(1), 10, 64)
+		heads = make([]uint64, len(tables))
 		missing := false
 		for i := range tables {
 			h := r.str(2 + i)
@@ -213,19 +211,23 @@ func (s *Store) LatestVersions(ctx context.Context, tables []string) ([]uint64, 
 			heads[i], _ = strconv.ParseUint(h, 10, 64)
 		}
 		if !missing || seeded {
-			return heads, seq, nil
+			return true, nil
 		}
 		// Seed unknown tables from storage, then read all again at once.
 		for i, t := range tables {
 			if r.str(2+i) == "" {
 				if _, err := s.seedFromStorage(ctx, t, false); err != nil {
-					return nil, 0, err
+					return false, err
 				}
 			}
 		}
 		seeded = true
+		return false, nil
+	})
+	if err != nil {
+		return nil, 0, err
 	}
-	return nil, 0, nserror.New(nserror.ServiceUnavailable, "redisclaim: reading heads did not settle")
+	return heads, seq, nil
 }
 
 // settleDeletions finishes the half-done commits among the versions a

@@ -2,8 +2,6 @@ package redisclaim
 
 import (
 	"context"
-	"errors"
-	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -117,14 +115,9 @@ func (p *pipeliner) exec(batch []*pipeReq) {
 	_, _ = pipe.Exec(ctx)
 	for i, r := range live {
 		r.res, r.err = cmds[i].Result()
-		if r.err != nil && isNoScript(r.err) {
+		if redis.HasErrorPrefix(r.err, "NOSCRIPT") {
 			r.res, r.err = r.script.Run(r.ctx, p.rdb, r.keys, r.args...).Result()
 		}
 		close(r.done)
 	}
-}
-
-func isNoScript(err error) bool {
-	var re redis.Error
-	return errors.As(err, &re) && strings.HasPrefix(re.Error(), "NOSCRIPT")
 }

@@ -586,32 +586,32 @@ func (s *Store) runClaim(ctx context.Context, txnID string, txnRecord []byte, en
 	// Each NOHEAD or GAP answer seeds one member's head from storage, at
 	// most once a member for each: a batch of many tables new to Redis
 	// needs that many rounds.
-	for attempt := 0; attempt < 2*len(entries)+10; attempt++ {
+	var out claimResult
+	err = s.WithEpoch(ctx, "redisclaim: claim", 2*len(entries), func() ([]any, error) {
 		r, err := run(ctx, s.pipe, s.sc.claim, keys, args...)
 		if err != nil {
-			return claimResult{}, fmt.Errorf("redisclaim: claim: %w", err)
+			return nil, fmt.Errorf("redisclaim: claim: %w", err)
 		}
+		return r, nil
+	}, func(raw []any) (bool, error) {
+		r := reply(raw)
 		switch r.status() {
-		case "NOEPOCH":
-			if err := s.Recover(ctx); err != nil {
-				return claimResult{}, err
-			}
 		case "NOHEAD":
 			i := atoiOr(r.str(1), 1) - 1
 			if _, err := s.seedFromStorage(ctx, entries[i].table, true); err != nil {
-				return claimResult{}, err
+				return false, err
 			}
 		case "GAP":
 			i := atoiOr(r.str(1), 1) - 1
 			if reseeded[i] {
 				head, _ := strconv.ParseUint(r.str(2), 10, 64)
-				return claimResult{}, nserror.New(nserror.InvalidInput,
+				return false, nserror.New(nserror.InvalidInput,
 					"version %d of table %s skips versions: the table's latest version is %d", entries[i].version, entries[i].table, head)
 			}
 			// Storage may know versions Redis lost: heads only move up.
 			reseeded[i] = true
 			if _, err := s.seedFromStorage(ctx, entries[i].table, true); err != nil {
-				return claimResult{}, err
+				return false, err
 			}
 		case "CONFLICT":
 			i := atoiOr(r.str(1), 1) - 1
@@ -623,35 +623,39 @@ func (s *Store) runClaim(ctx context.Context, txnID string, txnRecord []byte, en
 					ce.takenBy = by
 				}
 			}
-			return claimResult{}, err
+			return false, err
 		case "GUARD":
-			return claimResult{}, &GuardError{Index: atoiOr(r.str(1), 1) - 1}
+			return false, &GuardError{Index: atoiOr(r.str(1), 1) - 1}
 		case "DUP", "OK":
-			res := claimResult{epoch: r.str(1), dup: r.status() == "DUP"}
-			if res.dup {
+			out = claimResult{epoch: r.str(1), dup: r.status() == "DUP"}
+			if out.dup {
 				for i := range entries {
 					rec, err := parseRecord(r.str(2 + i))
 					if err != nil {
-						return claimResult{}, err
+						return false, err
 					}
-					res.recs = append(res.recs, rec)
+					out.recs = append(out.recs, rec)
 				}
-				return res, nil
+				return true, nil
 			}
-			res.seq, _ = strconv.ParseUint(r.str(2), 10, 64)
+			out.seq, _ = strconv.ParseUint(r.str(2), 10, 64)
 			for i := 3; i < len(r); i++ {
-				res.deleted = append(res.deleted, atoiOr(r.str(i), 0))
+				out.deleted = append(out.deleted, atoiOr(r.str(i), 0))
 			}
 			for _, e := range entries {
-				res.recs = append(res.recs, record{St: "staged", SP: e.staging, FP: e.final, Sz: strconv.FormatInt(e.size, 10),
+				out.recs = append(out.recs, record{St: "staged", SP: e.staging, FP: e.final, Sz: strconv.FormatInt(e.size, 10),
 					Et: e.etag, Tx: txnID, Ts: now, Seq: r.str(2)})
 			}
-			return res, nil
+			return true, nil
 		default:
-			return claimResult{}, fmt.Errorf("redisclaim: claim script replied %v", []any(r))
+			return false, fmt.Errorf("redisclaim: claim script replied %v", []any(r))
 		}
+		return false, nil // seeded: claim again
+	})
+	if err != nil {
+		return claimResult{}, err
 	}
-	return claimResult{}, nserror.New(nserror.ServiceUnavailable, "redisclaim: claim did not settle after %d attempts", 2*len(entries)+10)
+	return out, nil
 }
 
 func atoiOr(s string, def int) int {
@@ -904,30 +908,30 @@ func (s *Store) resolveVersion(ctx context.Context, table string, version uint64
 		verArg = strconv.FormatUint(version, 10)
 	}
 	gone := map[string]bool{}
-	for attempt := 0; attempt < 10; attempt++ {
-		observed := time.Now()
+	var observed time.Time
+	var out Location
+	err := s.WithEpoch(ctx, fmt.Sprintf("redisclaim: reading version %d of %s", version, table), 0, func() ([]any, error) {
+		observed = time.Now()
 		r, err := run(ctx, s.pipe, s.sc.get, []string{s.k.Epoch(), s.k.Heads(), s.k.Versions(table)}, table, verArg)
 		if err != nil {
-			return Location{}, fmt.Errorf("redisclaim: get: %w", err)
+			return nil, fmt.Errorf("redisclaim: get: %w", err)
 		}
+		return r, nil
+	}, func(raw []any) (bool, error) {
+		r := reply(raw)
 		switch r.status() {
-		case "NOEPOCH":
-			if err := s.Recover(ctx); err != nil {
-				return Location{}, err
-			}
-			continue
 		case "NOHEAD":
 			head, err := s.seedFromStorage(ctx, table, false)
 			if err != nil {
-				return Location{}, err
+				return false, err
 			}
 			if head == 0 {
-				return Location{}, s.notFound(table, version)
+				return false, s.notFound(table, version)
 			}
-			continue
+			return false, nil
 		case "OK":
 		default:
-			return Location{}, fmt.Errorf("redisclaim: get script replied %v", []any(r))
+			return false, fmt.Errorf("redisclaim: get script replied %v", []any(r))
 		}
 		epoch := r.str(1)
 		head, _ := strconv.ParseUint(r.str(2), 10, 64)
@@ -936,44 +940,51 @@ func (s *Store) resolveVersion(ctx context.Context, table string, version uint64
 			v = head
 		}
 		if v == 0 || v > head {
-			return Location{}, s.notFound(table, version)
+			return false, s.notFound(table, version)
 		}
-		raw := r.str(3)
-		if raw == "" {
-			return s.fromStorage(ctx, table, v)
+		if r.str(3) == "" {
+			var err error
+			out, err = s.fromStorage(ctx, table, v)
+			return true, err
 		}
-		rec, err := parseRecord(raw)
+		rec, err := parseRecord(r.str(3))
 		if err != nil {
-			return Location{}, err
+			return false, err
 		}
 		if rec.deleted() {
-			return Location{}, nserror.New(nserror.TableVersionNotFound, "version %d of table %s was deleted", v, s.name(table))
+			return false, nserror.New(nserror.TableVersionNotFound, "version %d of table %s was deleted", v, s.name(table))
 		}
 		if !rec.staged() {
-			return rec.location(table, v), nil
+			out = rec.location(table, v)
+			return true, nil
 		}
 		if rec.Tx == "" {
-			return s.finalize(ctx, table, v, rec, observed, nil)
+			out, err = s.finalize(ctx, table, v, rec, observed, nil)
+			return true, err
 		}
 		err = s.helpTxn(ctx, rec.Tx, epoch, observed)
 		if errors.Is(err, errEpochChanged) {
-			continue
+			return false, nil
 		}
 		if errors.Is(err, errTxnGone) {
 			if gone[rec.Tx] {
-				return Location{}, nserror.New(nserror.Internal, "transaction %s has staged members but no commit record anywhere", rec.Tx)
+				return false, nserror.New(nserror.Internal, "transaction %s has staged members but no commit record anywhere", rec.Tx)
 			}
 			gone[rec.Tx] = true
-			continue
+			return false, nil
 		}
 		if err != nil {
-			return Location{}, err
+			return false, err
 		}
 		// Re-read the version just helped, not the head again: the head
 		// may have moved on meanwhile, and the answer must be one version.
 		version, verArg = v, strconv.FormatUint(v, 10)
+		return false, nil
+	})
+	if err != nil {
+		return Location{}, err
 	}
-	return Location{}, nserror.New(nserror.ServiceUnavailable, "redisclaim: reading version %d of %s did not settle", version, table)
+	return out, nil
 }
 
 func (s *Store) notFound(table string, version uint64) error {
@@ -1102,20 +1113,8 @@ func (s *Store) Delete(ctx context.Context, table string) error {
 	})
 }
 
-// withEpoch runs a script that answers NOEPOCH when Redis lost its state,
-// recovering and retrying then.
+// withEpoch runs a script whose every reply but NOEPOCH is final
+// (WithEpoch).
 func (s *Store) withEpoch(ctx context.Context, fn func() (reply, error)) error {
-	for attempt := 0; attempt < 5; attempt++ {
-		r, err := fn()
-		if err != nil {
-			return err
-		}
-		if r.status() != "NOEPOCH" {
-			return nil
-		}
-		if err := s.Recover(ctx); err != nil {
-			return err
-		}
-	}
-	return nserror.New(nserror.ServiceUnavailable, "redisclaim: Redis keeps losing its state")
+	return s.WithEpoch(ctx, "redisclaim", 0, func() ([]any, error) { return fn() }, Final)
 }
