@@ -12,8 +12,8 @@ import (
 
 	"github.com/flightns/flightns/flightserver"
 	"github.com/flightns/flightns/internal/redisproc"
-	"github.com/flightns/flightns/manifesttable"
 	"github.com/flightns/flightns/namespace"
+	"github.com/flightns/flightns/sqlengine"
 )
 
 // flightScenario measures SQL over Flight end to end, the way a client
@@ -66,7 +66,7 @@ func flightAt(ctx context.Context, cfg Config, rep *Report, n int) error {
 		return err
 	}
 	svc, err := namespace.Open(ctx, namespace.Config{Objects: objs, Redis: rdb, Catalog: catalog, Logger: quietLogger(),
-		CompactAfter: -1, Engine: manifesttable.EngineConfig{MemoryLimit: "6GB"}})
+		CompactAfter: -1, Engine: sqlengine.Config{MemoryLimit: "6GB"}})
 	if err != nil {
 		return err
 	}

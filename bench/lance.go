@@ -19,10 +19,10 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/flightns/flightns/internal/redisproc"
-	"github.com/flightns/flightns/manifesttable"
 	"github.com/flightns/flightns/namespace"
 	"github.com/flightns/flightns/objstore"
 	"github.com/flightns/flightns/restserver"
+	"github.com/flightns/flightns/sqlengine"
 )
 
 // The Lance workload: processes × adds one-row appends to one table, each
@@ -308,7 +308,7 @@ func startFlightnsREST(ctx context.Context, cfg Config, dir, root string) (uri s
 	}
 	cleanup = append(cleanup, func() { _ = objs.Close() })
 	svc, err := namespace.Open(ctx, namespace.Config{Objects: objs, Redis: rdb, Catalog: "bench", Logger: quietLogger(),
-		Engine: manifesttable.EngineConfig{MemoryLimit: "1GB"}})
+		Engine: sqlengine.Config{MemoryLimit: "1GB"}})
 	if err != nil {
 		return fail(err)
 	}

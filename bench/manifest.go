@@ -22,6 +22,7 @@ import (
 	"github.com/flightns/flightns/internal/redisproc"
 	"github.com/flightns/flightns/manifesttable"
 	"github.com/flightns/flightns/objstore"
+	"github.com/flightns/flightns/sqlengine"
 )
 
 // manifestScenario measures __manifest at ManifestRows rows (default 1M):
@@ -145,7 +146,7 @@ func manifestAt(ctx context.Context, cfg Config, rep *Report, n int) error {
 	rssBefore := rssBytes()
 	start := time.Now()
 	tb, err := manifesttable.Open(ctx, manifesttable.Config{Objects: objs, Redis: rdb, Catalog: catalog, Logger: quietLogger(),
-		CompactAfter: -1, Engine: manifesttable.EngineConfig{MemoryLimit: "6GB"}})
+		CompactAfter: -1, Engine: sqlengine.Config{MemoryLimit: "6GB"}})
 	if err != nil {
 		return err
 	}
@@ -231,7 +232,7 @@ func manifestAt(ctx context.Context, cfg Config, rep *Report, n int) error {
 		return err
 	}
 	ro, err := manifesttable.Open(ctx, manifesttable.Config{Objects: objs, Redis: rdb, Catalog: catalog, Logger: quietLogger(),
-		CompactAfter: -1, ReadOnly: true, Engine: manifesttable.EngineConfig{MemoryLimit: "6GB"}})
+		CompactAfter: -1, ReadOnly: true, Engine: sqlengine.Config{MemoryLimit: "6GB"}})
 	if err != nil {
 		return err
 	}
@@ -262,7 +263,7 @@ func manifestAt(ctx context.Context, cfg Config, rep *Report, n int) error {
 	_ = ro.Close()
 	segsBefore = countSegments(ctx, objs)
 	tb, err = manifesttable.Open(ctx, manifesttable.Config{Objects: objs, Redis: rdb, Catalog: catalog, Logger: quietLogger(),
-		CompactAfter: -1, Engine: manifesttable.EngineConfig{MemoryLimit: "6GB"}})
+		CompactAfter: -1, Engine: sqlengine.Config{MemoryLimit: "6GB"}})
 	if err != nil {
 		return err
 	}

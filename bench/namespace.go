@@ -5,10 +5,10 @@ import (
 	"fmt"
 	"sync/atomic"
 
-	"github.com/flightns/flightns/manifesttable"
 	"github.com/flightns/flightns/namespace"
 	"github.com/flightns/flightns/objstore"
 	"github.com/flightns/flightns/redisclaim"
+	"github.com/flightns/flightns/sqlengine"
 )
 
 // namespaceScenario measures the namespace service on file://: catalog
@@ -32,7 +32,7 @@ func runNamespace(ctx context.Context, cfg Config, rep *Report) error {
 	defer e.close()
 	objs, rdb := e.objs, e.rdb
 	s, err := namespace.Open(ctx, namespace.Config{Objects: objs, Redis: rdb, Catalog: "bench", Logger: quietLogger(),
-		Engine: manifesttable.EngineConfig{MemoryLimit: "2GB"}})
+		Engine: sqlengine.Config{MemoryLimit: "2GB"}})
 	if err != nil {
 		return err
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/flightns/flightns/manifesttable"
 	"github.com/flightns/flightns/namespace"
 	"github.com/flightns/flightns/planner"
+	"github.com/flightns/flightns/sqlengine"
 )
 
 // planScenario measures plan_scan on a partitioned table of 10k and 100k
@@ -45,7 +46,7 @@ func planAt(ctx context.Context, cfg Config, rep *Report, leaves int) error {
 	}
 	defer e.close()
 	svc, err := namespace.Open(ctx, namespace.Config{Objects: e.objs, Redis: e.rdb, Catalog: "bench", Logger: quietLogger(),
-		Engine: manifesttable.EngineConfig{MemoryLimit: "2GB"}})
+		Engine: sqlengine.Config{MemoryLimit: "2GB"}})
 	if err != nil {
 		return err
 	}

@@ -16,11 +16,11 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/flightns/flightns/internal/redisproc"
-	"github.com/flightns/flightns/manifesttable"
 	"github.com/flightns/flightns/namespace"
 	"github.com/flightns/flightns/objstore"
 	"github.com/flightns/flightns/redisclaim"
 	"github.com/flightns/flightns/restserver"
+	"github.com/flightns/flightns/sqlengine"
 )
 
 // commitStepsScenario shows where a lone writer's commit spends its time
@@ -143,7 +143,7 @@ func commitStepsOn(ctx context.Context, cfg Config, parent string) (Result, erro
 	defer func() { _ = objs.Close() }()
 	clk := &stepClock{parts: map[string][]time.Duration{}}
 	svc, err := namespace.Open(ctx, namespace.Config{Objects: objs, Redis: rdb, Catalog: "bench", Logger: quietLogger(),
-		Engine: manifesttable.EngineConfig{MemoryLimit: "1GB"}, ClaimStep: clk.step, ClaimObserver: &redisclaim.Observer{Claim: clk.claim}})
+		Engine: sqlengine.Config{MemoryLimit: "1GB"}, ClaimStep: clk.step, ClaimObserver: &redisclaim.Observer{Claim: clk.claim}})
 	if err != nil {
 		return Result{}, err
 	}

@@ -20,6 +20,7 @@ import (
 
 	"github.com/flightns/flightns/manifesttable"
 	"github.com/flightns/flightns/nserror"
+	"github.com/flightns/flightns/sqlengine"
 )
 
 // A query runs once. GetFlightInfo passes the text through the gate and,
@@ -42,7 +43,7 @@ import (
 // running is a query started in the SQL engine, holding a slot: its
 // result and its time limit.
 type running struct {
-	res    *manifesttable.Result
+	res    *sqlengine.Result
 	qctx   context.Context
 	cancel context.CancelFunc
 }
@@ -155,7 +156,7 @@ func (s *Server) stream(ctx context.Context, r *running) (*arrow.Schema, <-chan 
 		for res.Next() {
 			rec := res.RecordBatch()
 			rows += rec.NumRows()
-			size += manifesttable.RecordBytes(rec)
+			size += sqlengine.RecordBytes(rec)
 			switch {
 			case rows > lim.MaxResultRows:
 				ch <- flight.StreamChunk{Err: limitError(
@@ -364,6 +365,6 @@ func (q tableSQL) Schema(ctx context.Context, query string) (*arrow.Schema, []ar
 	return q.t.QuerySchema(ctx, query)
 }
 
-func (q tableSQL) Query(ctx context.Context, query string, args []any, after uint64) (*manifesttable.Result, error) {
+func (q tableSQL) Query(ctx context.Context, query string, args []any, after uint64) (*sqlengine.Result, error) {
 	return q.t.QueryAfter(ctx, after, query, args...)
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/flightns/flightns/manifesttable"
 	"github.com/flightns/flightns/namespace"
 	"github.com/flightns/flightns/planner"
+	"github.com/flightns/flightns/sqlengine"
 )
 
 // SQL runs the catalog's queries, each one read-only statement that the
@@ -31,7 +32,7 @@ type SQL interface {
 	Schema(ctx context.Context, query string) (*arrow.Schema, []arrow.DataType, error)
 	// Query runs a query once every change up to catalog sequence after
 	// is visible, and streams its result.
-	Query(ctx context.Context, query string, args []any, after uint64) (*manifesttable.Result, error)
+	Query(ctx context.Context, query string, args []any, after uint64) (*sqlengine.Result, error)
 }
 
 // Limits bound what one client can ask of the server. Each breach is an

@@ -11,7 +11,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/flight"
 	"github.com/apache/arrow-go/v18/arrow/flight/flightsql"
 
-	"github.com/flightns/flightns/manifesttable"
+	"github.com/flightns/flightns/sqlengine"
 )
 
 // countingSQL is the in-process SQL engine, counting what it is asked.
@@ -25,7 +25,7 @@ func (c countingSQL) Schema(ctx context.Context, query string) (*arrow.Schema, [
 	return c.tableSQL.Schema(ctx, query)
 }
 
-func (c countingSQL) Query(ctx context.Context, query string, args []any, after uint64) (*manifesttable.Result, error) {
+func (c countingSQL) Query(ctx context.Context, query string, args []any, after uint64) (*sqlengine.Result, error) {
 	c.queries.Add(1)
 	return c.tableSQL.Query(ctx, query, args, after)
 }

@@ -28,8 +28,10 @@
 // own (translators). Table's state is grouped by owner, each group with the
 // lock that guards it: idx (the rows), applied (segments applied in
 // order), waiters (WaitDurable), stall (failing rounds) and lease (the
-// materializer's lease). A build without the duckdb_arrow tag stops here
-// with one error naming the tag (engine_stub.go).
+// materializer's lease). The SQL engine itself (DuckDB, the gate, query
+// streaming, table functions) is package sqlengine; engine.go creates the
+// __manifest tables and views in it and loads the index's rows, each
+// segment in one transaction published at its last sequence.
 //
 // Invariants: durable state — segments, snapshots, the translation of the
 // commit log (renames, drops, deleted ranges), reconciliation after Redis

@@ -1,27 +1,20 @@
-//go:build duckdb_arrow
-
 package manifesttable
 
 import (
-	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 
 	"github.com/flightns/flightns/nserror"
+	"github.com/flightns/flightns/sqlengine"
 )
 
-// engine is the SQL engine over __manifest: an in-process DuckDB,
-// locked down (no files, no network, no extensions, configuration locked,
-// bounded threads, memory and spill), holding the table's rows with their
-// history. It is a read replica of the table's Go index: segments flow
-// into it, nothing flows out of it into durable state.
+// engine loads __manifest into the SQL engine (package sqlengine): it is
+// a read replica of the table's Go index: segments flow into it, nothing
+// flows out of it into durable state.
 //
 // Physical tables keep the rows: _objects (namespaces and tables) and
 // _versions (table versions, without an object_type column) hold the
@@ -41,139 +34,38 @@ import (
 // into the scan as a second, dynamic filter. A point look-up and a
 // table's newest versions are then index scans at any size.
 //
-// One writer connection applies segments, each in one transaction that
-// also records the sequence it reached in _meta. A query gets a new
-// connection of its own, a read-only transaction on it (so it sees one
-// sequence, which it reports), and passes the gate (gate.go) before
-// anything of its text runs; its result streams chunk by chunk.
+// Each segment applies in one transaction of the engine's writer,
+// published at the segment's last sequence; queries are the engine's
+// (sqlengine.DB.Query).
 type engine struct {
-	duck    *duckDB
-	streams arrowStreams
-
-	wmu    sync.Mutex // guards the writer and the column set
-	writer *duckConn
-	extra  Columns
-	raw    map[string]arrow.DataType
-
-	slots     chan struct{} // one per running query
-	planSlots chan struct{} // one per statement being planned (its schema)
-	ctxs      sync.Map      // DuckDB connection id -> the context of its request (table functions)
-
-	// commits is a sequence lock over the rows queries see: odd while a
-	// commit that changes them is in flight, incremented again once it is
-	// visible. A query whose statement was bound between two equal even
-	// values reads exactly the state of visible.
-	commits atomic.Uint64
-
-	vmu     sync.Mutex
-	visible uint64 // sequence of the last applied segment
-	oldest  uint64 // oldest sequence whose state is queryable
-	changed *sync.Cond
-
-	fmu   sync.Mutex
-	funcs []*tableFunc // registered table functions (kept alive)
+	db *sqlengine.DB
+	// The column set, guarded by the engine's writer (touch it only
+	// inside db.Write).
+	extra Columns
+	raw   map[string]arrow.DataType
 }
 
-// EngineConfig bounds the SQL engine.
-type EngineConfig struct {
-	// Threads DuckDB may use (default 2).
-	Threads int
-	// MemoryLimit, e.g. "2GB" (default "4GB"). It bounds the data and every
-	// query together.
-	MemoryLimit string
-	// MaxQueries is the number of queries that run at once (default 8);
-	// more wait.
-	MaxQueries int
-	// SpillDir is where queries may spill what does not fit in memory
-	// (default: nowhere, spilling is off).
-	SpillDir string
-	// SpillLimit bounds the spill directory (default "1GiB").
-	SpillLimit string
-}
-
-// settings are the DuckDB settings of the engine, all set before the
-// database opens; lock_configuration makes every one final.
-func (c EngineConfig) settings() [][2]string {
-	threads, mem, spill := c.Threads, c.MemoryLimit, c.SpillLimit
-	if threads <= 0 {
-		threads = 2
-	}
-	if mem == "" {
-		mem = "4GB"
-	}
-	if spill == "" {
-		spill = "1GiB"
-	}
-	// Paths first: with external access off, DuckDB refuses to set them.
-	var s [][2]string
-	if c.SpillDir != "" {
-		s = append(s, [2]string{"temp_directory", c.SpillDir}, [2]string{"max_temp_directory_size", spill})
-	} else {
-		s = append(s, [2]string{"max_temp_directory_size", "0B"})
-	}
-	s = append(s, [][2]string{
-		{"enable_external_access", "false"}, {"autoinstall_known_extensions", "false"}, {"autoload_known_extensions", "false"},
-		{"allow_community_extensions", "false"}, {"allow_unsigned_extensions", "false"},
-		{"threads", strconv.Itoa(threads)}, {"memory_limit", mem},
-	}...)
-	return append(s, [2]string{"lock_configuration", "true"})
-}
-
-func openEngine(_ context.Context, cfg EngineConfig) (*engine, error) {
-	d, err := openDuck(cfg.settings())
-	if err != nil {
-		return nil, err
-	}
-	e := &engine{duck: d, extra: Columns{}, raw: map[string]arrow.DataType{}}
-	e.changed = sync.NewCond(&e.vmu)
-	if e.writer, err = d.connect(); err != nil {
-		d.close()
-		return nil, err
-	}
-	// Every connection works in a database named "flightns", so that the
-	// catalog name Flight SQL clients see (flightns.main.__manifest) also
-	// works in SQL.
-	ddl := []string{
-		`ATTACH ':memory:' AS ` + DatabaseName,
-		`USE ` + DatabaseName,
-		`CREATE TABLE _objects (` + columnsDDL(true) + `, _seq_from UBIGINT NOT NULL, _seq_to UBIGINT)`,
-		`CREATE TABLE _versions (` + columnsDDL(false) + `, _seq_from UBIGINT NOT NULL, _seq_to UBIGINT)`,
+func openEngine(cfg sqlengine.Config) (*engine, error) {
+	db, err := sqlengine.Open(cfg,
+		`CREATE TABLE _objects (`+columnsDDL(true)+`, _seq_from UBIGINT NOT NULL, _seq_to UBIGINT)`,
+		`CREATE TABLE _versions (`+columnsDDL(false)+`, _seq_from UBIGINT NOT NULL, _seq_to UBIGINT)`,
 		`CREATE TABLE _objects_past AS FROM _objects`,
 		`CREATE TABLE _versions_past AS FROM _versions`,
 		`CREATE INDEX _objects_id ON _objects (object_id)`,
 		`CREATE INDEX _versions_id ON _versions (object_id)`,
-		`CREATE TABLE _meta (seq UBIGINT NOT NULL, oldest UBIGINT NOT NULL)`,
-		`INSERT INTO _meta VALUES (0, 0)`,
-	}
-	if err := e.writer.execAll(ddl...); err != nil {
-		_ = e.close()
+	)
+	if err != nil {
 		return nil, fmt.Errorf("manifesttable: %w", err)
 	}
-	if err := e.createViews(); err != nil {
-		_ = e.close()
+	e := &engine{db: db, extra: Columns{}, raw: map[string]arrow.DataType{}}
+	if err := db.Write(e.createViews); err != nil {
+		_ = db.Close()
 		return nil, err
 	}
-	n := cfg.MaxQueries
-	if n <= 0 {
-		n = 8
-	}
-	e.slots, e.planSlots = make(chan struct{}, n), make(chan struct{}, n)
 	return e, nil
 }
 
-func (e *engine) close() error {
-	if e.writer != nil {
-		e.writer.close()
-	}
-	e.fmu.Lock()
-	for _, f := range e.funcs {
-		f.free()
-	}
-	e.funcs = nil
-	e.fmu.Unlock()
-	e.duck.close()
-	return nil
-}
+func (e *engine) close() error { return e.db.Close() }
 
 // sqlType is the DuckDB type of an extra column.
 func sqlType(t ColumnType) string {
@@ -219,7 +111,7 @@ func columnsDDL(objects bool) string {
 	return strings.Join(parts, ", ")
 }
 
-func quoteIdent(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }
+func quoteIdent(s string) string { return sqlengine.QuoteIdent(s) }
 
 // columnList is the __manifest columns in order, for the views.
 func (e *engine) columnList() []string {
@@ -233,7 +125,7 @@ func (e *engine) columnList() []string {
 
 // createViews (re)creates __manifest, its convenience views and the time
 // travel macro for the current column set.
-func (e *engine) createViews() error {
+func (e *engine) createViews(w *sqlengine.Writer) error {
 	cols := e.columnList()
 	var obj, ver []string
 	for _, c := range cols {
@@ -266,14 +158,14 @@ func (e *engine) createViews() error {
 		// Straight from _versions: nothing of _objects to bind, plan or scan.
 		`CREATE OR REPLACE VIEW table_versions AS SELECT object_id AS table_id, branch, coalesce(table_version, table_version) AS version, manifest_path, manifest_size, committed_at, txn_id, metadata, num_rows, num_fragments, data_bytes, schema FROM _versions`,
 	}
-	if err := e.writer.execAll(stmts...); err != nil {
+	if err := w.ExecAll(stmts...); err != nil {
 		return fmt.Errorf("manifesttable: %w", err)
 	}
 	return nil
 }
 
 // addColumns adds extra columns the engine does not have yet.
-func (e *engine) addColumns(extra Columns, raw map[string]arrow.DataType) error {
+func (e *engine) addColumns(w *sqlengine.Writer, extra Columns, raw map[string]arrow.DataType) error {
 	added := false
 	for _, name := range extra.Names() {
 		t := extra[name]
@@ -284,7 +176,7 @@ func (e *engine) addColumns(extra Columns, raw map[string]arrow.DataType) error 
 			continue
 		}
 		for _, tbl := range physicalTables {
-			if err := e.writer.exec(fmt.Sprintf(`ALTER TABLE %s ADD COLUMN %s %s`, tbl, quoteIdent(name), sqlType(t))); err != nil {
+			if err := w.Exec(fmt.Sprintf(`ALTER TABLE %s ADD COLUMN %s %s`, tbl, quoteIdent(name), sqlType(t))); err != nil {
 				return err
 			}
 		}
@@ -299,7 +191,7 @@ func (e *engine) addColumns(extra Columns, raw map[string]arrow.DataType) error 
 			continue
 		}
 		for _, tbl := range physicalTables {
-			if err := e.writer.exec(fmt.Sprintf(`ALTER TABLE %s ADD COLUMN %s VARCHAR`, tbl, quoteIdent(name))); err != nil {
+			if err := w.Exec(fmt.Sprintf(`ALTER TABLE %s ADD COLUMN %s VARCHAR`, tbl, quoteIdent(name))); err != nil {
 				return err
 			}
 		}
@@ -307,7 +199,7 @@ func (e *engine) addColumns(extra Columns, raw map[string]arrow.DataType) error 
 		added = true
 	}
 	if added {
-		return e.createViews()
+		return e.createViews(w)
 	}
 	return nil
 }
@@ -343,7 +235,7 @@ const retireBatch = 256
 // pair per physical table: a statement's planning, more than its rows, is
 // its cost, and a segment retires a row for every version whose
 // statistics it brings. Call within the writer's transaction.
-func (e *engine) retire(rs []retire) error {
+func (e *engine) retire(w *sqlengine.Writer, rs []retire) error {
 	for _, versions := range []bool{false, true} {
 		var vals []string
 		var args []any
@@ -371,11 +263,11 @@ func (e *engine) retire(rs []retire) error {
 			cond = `c.object_id = r.id AND coalesce(c.branch, '') = r.br AND c.table_version = r.ver`
 		}
 		cur, past := tableOf(typ, true), tableOf(typ, false)
-		if err := e.writer.exec(`INSERT INTO `+past+` SELECT c.* REPLACE (r.seq AS _seq_to) FROM `+cur+` c, `+keys+` WHERE `+cond, args...); err != nil {
+		if err := w.Exec(`INSERT INTO `+past+` SELECT c.* REPLACE (r.seq AS _seq_to) FROM `+cur+` c, `+keys+` WHERE `+cond, args...); err != nil {
 			return err
 		}
 		// The DELETE's keys are the same list; its seq column goes unused.
-		if err := e.writer.exec(`DELETE FROM `+cur+` c USING `+keys+` WHERE `+cond, args...); err != nil {
+		if err := w.Exec(`DELETE FROM `+cur+` c USING `+keys+` WHERE `+cond, args...); err != nil {
 			return err
 		}
 	}
@@ -388,7 +280,7 @@ func tableOf(typ string, current bool) string { return physicalTables[tableIndex
 // insertRows appends rows (to the table of their type, and of the current
 // rows or the past ones), row i current over [from[i], to[i]) (to[i] 0:
 // still current), through an Arrow view.
-func (e *engine) insertRows(rows []Row, from, to []uint64) error {
+func (e *engine) insertRows(w *sqlengine.Writer, rows []Row, from, to []uint64) error {
 	var parts [4]struct {
 		rows     []Row
 		from, to []uint64
@@ -405,7 +297,7 @@ func (e *engine) insertRows(rows []Row, from, to []uint64) error {
 			continue
 		}
 		rec := buildRecord(Schema(e.extra, e.raw, false), rawAsString(p.rows, e.raw), nil)
-		err := e.insertRecord(table, rec, p.from, p.to)
+		err := e.insertRecord(w, table, rec, p.from, p.to)
 		rec.Release()
 		if err != nil {
 			return err
@@ -437,15 +329,9 @@ func rawAsString(rows []Row, raw map[string]arrow.DataType) []Row {
 	return out
 }
 
-// insertRecord inserts rec into table, with _seq_from from seqs (one per
-// row). Call it inside a transaction of the writer: the Arrow view it
-// reads through is created and dropped in it, so no query ever sees it.
-//
-// The Arrow view it goes through is read with SELECT * over exactly the
-// table's columns in the table's order: DuckDB pushes projections and
-// filters down into Arrow scans, and this Arrow stream applies neither, so
-// a scan that is not of every column would read the wrong ones.
-func (e *engine) insertRecord(table string, rec arrow.RecordBatch, from, to []uint64) error {
+// insertRecord inserts rec into table, row i current over [from[i],
+// to[i]) (to nil or to[i] 0: still current). Call it inside a Publish.
+func (e *engine) insertRecord(w *sqlengine.Writer, table string, rec arrow.RecordBatch, from, to []uint64) error {
 	var cols []string
 	for _, c := range e.columnList() {
 		if strings.HasPrefix(table, "_versions") && c == ColObjectType {
@@ -458,27 +344,7 @@ func (e *engine) insertRecord(table string, rec arrow.RecordBatch, from, to []ui
 		return err
 	}
 	defer proj.Release()
-	rr, err := array.NewRecordReader(proj.Schema(), []arrow.RecordBatch{proj})
-	if err != nil {
-		return err
-	}
-	defer rr.Release()
-	name, release, err := e.streams.register(e.writer, rr)
-	if err != nil {
-		return err
-	}
-	defer release()
-	quoted := make([]string, len(cols))
-	for i, c := range cols {
-		quoted[i] = quoteIdent(c)
-	}
-	err = e.writer.exec(fmt.Sprintf(`INSERT INTO %s (%s, _seq_from, _seq_to) SELECT * FROM %s`, table, strings.Join(quoted, ", "), name))
-	// The view must not outlive its stream: a later scan of it would read
-	// freed memory.
-	if derr := e.writer.exec(`DROP VIEW IF EXISTS ` + quoteIdent(name)); err == nil {
-		err = derr
-	}
-	return err
+	return w.InsertArrow(table, append(cols, "_seq_from", "_seq_to"), proj)
 }
 
 // projectRecord builds a record of rec's columns named cols, in that
@@ -529,7 +395,7 @@ func projectRecord(rec arrow.RecordBatch, cols []string, from, to []uint64) (arr
 
 // insertMixed inserts a record holding both kinds of rows, one run of
 // same-table rows at a time (a snapshot is sorted by type, so there are few).
-func (e *engine) insertMixed(rec arrow.RecordBatch, seq uint64) error {
+func (e *engine) insertMixed(w *sqlengine.Writer, rec arrow.RecordBatch, seq uint64) error {
 	idx := rec.Schema().FieldIndices(ColObjectType)
 	if len(idx) == 0 {
 		return errors.New("manifesttable: a snapshot batch without object_type")
@@ -551,7 +417,7 @@ func (e *engine) insertMixed(rec arrow.RecordBatch, seq uint64) error {
 		if isVer {
 			typ = TypeTableVersion
 		}
-		err := e.insertRecord(tableOf(typ, true), part, seqs, nil)
+		err := e.insertRecord(w, tableOf(typ, true), part, seqs, nil)
 		part.Release()
 		if err != nil {
 			return err
@@ -570,8 +436,6 @@ func (e *engine) insertMixed(rec arrow.RecordBatch, seq uint64) error {
 // segment itself and changed again later in it is inserted already
 // retired. So every sequence inside a segment is exact for time travel.
 func (e *engine) applySegment(seg *segment) error {
-	e.wmu.Lock()
-	defer e.wmu.Unlock()
 	var retires []retire
 	var puts []Row
 	var from, to []uint64
@@ -603,69 +467,24 @@ func (e *engine) applySegment(seg *segment) error {
 	if err := extra.merge(stripRaw(puts)); err != nil {
 		return err
 	}
-	if err := e.addColumns(extra, raw); err != nil {
-		return err
-	}
-	w := e.writer
-	if err := w.exec("BEGIN TRANSACTION"); err != nil {
-		return err
-	}
-	var err error
-	for start := 0; start < len(retires) && err == nil; start += retireBatch {
-		err = e.retire(retires[start:min(start+retireBatch, len(retires))])
-	}
-	if err == nil && len(puts) > 0 {
-		err = e.insertRows(puts, from, to)
-	}
-	if err == nil {
-		err = w.exec("UPDATE _meta SET seq = ?", seg.Last)
-	}
-	if err == nil {
-		e.commits.Add(1)
-		err = w.exec("COMMIT")
-		if err == nil {
-			e.setVisible(seg.Last)
+	err := e.db.Write(func(w *sqlengine.Writer) error {
+		if err := e.addColumns(w, extra, raw); err != nil {
+			return err
 		}
-		e.commits.Add(1)
-	}
-	if err != nil {
-		_ = w.exec("ROLLBACK")
-		return fmt.Errorf("manifesttable: applying segment %d..%d: %w", seg.First, seg.Last, err)
-	}
-	return nil
-}
-
-func (e *engine) setVisible(seq uint64) {
-	e.vmu.Lock()
-	if seq > e.visible {
-		e.visible = seq
-	}
-	e.vmu.Unlock()
-	e.changed.Broadcast()
-}
-
-// Visible returns the newest sequence queries see.
-func (e *engine) Visible() uint64 {
-	e.vmu.Lock()
-	defer e.vmu.Unlock()
-	return e.visible
-}
-
-// waitVisible waits until sequence seq is visible to queries.
-func (e *engine) waitVisible(ctx context.Context, seq uint64) error {
-	stop := context.AfterFunc(ctx, func() {
-		e.vmu.Lock()
-		e.changed.Broadcast()
-		e.vmu.Unlock()
+		return w.Publish(seg.Last, false, func() error {
+			for start := 0; start < len(retires); start += retireBatch {
+				if err := e.retire(w, retires[start:min(start+retireBatch, len(retires))]); err != nil {
+					return err
+				}
+			}
+			if len(puts) == 0 {
+				return nil
+			}
+			return e.insertRows(w, puts, from, to)
+		})
 	})
-	defer stop()
-	e.vmu.Lock()
-	defer e.vmu.Unlock()
-	for e.visible < seq {
-		if err := ctx.Err(); err != nil {
-			return nserror.New(nserror.ServiceUnavailable, "sequence %d is not visible yet (at %d): %w", seq, e.visible, err)
-		}
-		e.changed.Wait()
+	if err != nil {
+		return fmt.Errorf("manifesttable: applying segment %d..%d: %w", seg.First, seg.Last, err)
 	}
 	return nil
 }
@@ -679,57 +498,39 @@ func (e *engine) loadFrozen(f *frozen) error { return e.load(f, false) }
 func (e *engine) reload(f *frozen) error { return e.load(f, true) }
 
 func (e *engine) load(f *frozen, replace bool) error {
-	e.wmu.Lock()
-	defer e.wmu.Unlock()
-	if err := e.addColumns(f.extra, f.raw); err != nil {
-		return err
-	}
-	schema := Schema(f.extra, f.raw, false)
-	e.commits.Add(1) // queries during the load read _meta
-	defer e.commits.Add(1)
-	// One transaction: no query sees part of the load, nor the Arrow views
-	// the inserts go through.
-	if err := e.writer.exec("BEGIN TRANSACTION"); err != nil {
-		return err
-	}
-	err := func() error {
-		if replace {
-			var clear []string
-			for _, t := range physicalTables {
-				clear = append(clear, `DELETE FROM `+t)
-			}
-			if err := e.writer.execAll(clear...); err != nil {
-				return err
-			}
-		}
-		for {
-			rows := f.next(rowGroupRows)
-			if len(rows) == 0 {
-				break
-			}
-			rec := buildRecord(schema, rows, nil)
-			srec := castRawColumns(rec, f.raw)
-			rec.Release()
-			err := e.insertMixed(srec, f.seq)
-			srec.Release()
-			if err != nil {
-				return err
-			}
-		}
-		if err := e.writer.exec("UPDATE _meta SET seq = ?, oldest = ?", f.seq, f.seq); err != nil {
+	return e.db.Write(func(w *sqlengine.Writer) error {
+		if err := e.addColumns(w, f.extra, f.raw); err != nil {
 			return err
 		}
-		return e.writer.exec("COMMIT")
-	}()
-	if err != nil {
-		_ = e.writer.exec("ROLLBACK")
-		return err
-	}
-	e.vmu.Lock()
-	e.oldest = f.seq
-	e.vmu.Unlock()
-	e.setVisible(f.seq)
-	return nil
+		schema := Schema(f.extra, f.raw, false)
+		// One transaction: no query sees part of the load, nor the Arrow
+		// views the inserts go through.
+		return w.Publish(f.seq, true, func() error {
+			if replace {
+				var clear []string
+				for _, t := range physicalTables {
+					clear = append(clear, `DELETE FROM `+t)
+				}
+				if err := w.ExecAll(clear...); err != nil {
+					return err
+				}
+			}
+			for {
+				rows := f.next(rowGroupRows)
+				if len(rows) == 0 {
+					return nil
+				}
+				rec := buildRecord(schema, rows, nil)
+				srec := castRawColumns(rec, f.raw)
+				rec.Release()
+				err := e.insertMixed(w, srec, f.seq)
+				srec.Release()
+				if err != nil {
+					return err
+				}
+			}
+		})
+	})
 }
 
 // castRawColumns turns columns of types flightns does not model into
@@ -769,17 +570,13 @@ func castRawColumns(rec arrow.RecordBatch, raw map[string]arrow.DataType) arrow.
 // purgeHistory forgets rows that stopped being current at or before seq:
 // time travel then reaches back to seq.
 func (e *engine) purgeHistory(seq uint64) error {
-	e.wmu.Lock()
-	defer e.wmu.Unlock()
-	err := e.writer.execAll(
-		fmt.Sprintf(`DELETE FROM %s WHERE _seq_to <= %d`, tableOf(TypeTable, false), seq),
-		fmt.Sprintf(`DELETE FROM %s WHERE _seq_to <= %d`, tableOf(TypeTableVersion, false), seq),
-		fmt.Sprintf(`UPDATE _meta SET oldest = greatest(oldest, %d)`, seq))
-	if err != nil {
-		return err
-	}
-	e.vmu.Lock()
-	e.oldest = max(e.oldest, seq)
-	e.vmu.Unlock()
-	return nil
+	return e.db.Write(func(w *sqlengine.Writer) error {
+		err := w.ExecAll(
+			fmt.Sprintf(`DELETE FROM %s WHERE _seq_to <= %d`, tableOf(TypeTable, false), seq),
+			fmt.Sprintf(`DELETE FROM %s WHERE _seq_to <= %d`, tableOf(TypeTableVersion, false), seq))
+		if err != nil {
+			return err
+		}
+		return w.Forget(seq)
+	})
 }

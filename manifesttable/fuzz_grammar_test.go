@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"unicode"
 
 	"github.com/flightns/flightns/nserror"
 )
@@ -591,7 +592,7 @@ func (g *grammar) explainWrite() string {
 	var w string
 	for i := 0; i < 4; i++ {
 		w, _ = g.write(1)
-		word, _ := leadingWord(w)
+		word := w[:len(w)-len(strings.TrimLeftFunc(w, unicode.IsLetter))]
 		switch word {
 		case "ATTACH", "DETACH", "USE", "TRUNCATE", "COMMENT", "IMPORT", "EXPORT", "ANALYZE":
 			continue

@@ -14,6 +14,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 
 	"github.com/flightns/flightns/nserror"
+	"github.com/flightns/flightns/sqlengine"
 )
 
 // The sandbox fuzzers (FuzzSQL here, FuzzSQLGrammar in
@@ -79,7 +80,7 @@ func newSandbox(f *testing.F) *sandbox {
 	if err != nil {
 		f.Fatal(err)
 	}
-	err = tb.RegisterTableFunction(ctx, TableFunc{Name: "fuzz_probe", Args: 1,
+	err = tb.RegisterTableFunction(ctx, sqlengine.TableFunc{Name: "fuzz_probe", Args: 1,
 		Bind: func(_ context.Context, args []string) (*arrow.Schema, []arrow.RecordBatch, error) {
 			s.binds.Add(1)
 			schema := arrow.NewSchema([]arrow.Field{{Name: "v", Type: arrow.BinaryTypes.String}}, nil)

@@ -18,6 +18,7 @@ import (
 
 	"github.com/flightns/flightns/internal/testutil/redistest"
 	"github.com/flightns/flightns/objstore"
+	"github.com/flightns/flightns/sqlengine"
 )
 
 var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -55,7 +56,7 @@ func (e *tenv) openEpoch() {
 func (e *tenv) open(mod ...func(*Config)) *Table {
 	e.t.Helper()
 	cfg := Config{Objects: e.objs, Redis: e.rdb, Catalog: e.catalog, Logger: quiet, CompactAfter: -1,
-		Engine: EngineConfig{MemoryLimit: "1GB"}}
+		Engine: sqlengine.Config{MemoryLimit: "1GB"}}
 	for _, m := range mod {
 		m(&cfg)
 	}

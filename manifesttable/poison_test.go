@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/flightns/flightns/sqlengine"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -52,7 +53,7 @@ func TestAPoisonedEngineNeverReachesDurableState(t *testing.T) {
 		`CREATE OR REPLACE MACRO manifest_at(n) AS TABLE SELECT * FROM _objects WHERE object_id = 'forged'`,
 		`DROP VIEW tables`,
 	} {
-		if err := tb.eng.writer.exec(q); err != nil {
+		if err := tb.eng.db.Write(func(w *sqlengine.Writer) error { return w.Exec(q) }); err != nil {
 			t.Fatalf("%s: %v", q, err)
 		}
 	}

@@ -13,6 +13,7 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/flightns/flightns/objstore"
+	"github.com/flightns/flightns/sqlengine"
 )
 
 // The reference model: the rows current after each sequence, by key.
@@ -41,12 +42,13 @@ func (m model) render(t *testing.T, tb *Table) []string {
 	for _, r := range m {
 		rows = append(rows, r)
 	}
-	tb.eng.wmu.Lock()
 	extra := Columns{}
-	for k, v := range tb.eng.extra {
-		extra[k] = v
-	}
-	tb.eng.wmu.Unlock()
+	_ = tb.eng.db.Write(func(*sqlengine.Writer) error {
+		for k, v := range tb.eng.extra {
+			extra[k] = v
+		}
+		return nil
+	})
 	rec := buildRecord(Schema(extra, nil, false), rows, nil)
 	defer rec.Release()
 	var out []string

@@ -20,6 +20,7 @@ import (
 	"github.com/flightns/flightns/internal/commitlog"
 	"github.com/flightns/flightns/nserror"
 	"github.com/flightns/flightns/objstore"
+	"github.com/flightns/flightns/sqlengine"
 )
 
 var (
@@ -38,7 +39,7 @@ type Config struct {
 	Redis   redis.UniversalClient
 	Catalog string
 	// Engine bounds the SQL engine.
-	Engine EngineConfig
+	Engine sqlengine.Config
 	// NoSQL opens the table without a SQL engine: Query and QuerySchema
 	// fail, and nothing of the engine is kept in memory (a SQL worker
 	// process serves the queries).
@@ -206,7 +207,7 @@ func Open(ctx context.Context, cfg Config) (*Table, error) {
 	}
 	if !cfg.NoSQL {
 		var err error
-		if t.eng, err = openEngine(ctx, cfg.Engine); err != nil {
+		if t.eng, err = openEngine(cfg.Engine); err != nil {
 			return nil, err
 		}
 		t.done.Add(1)
@@ -221,7 +222,7 @@ func Open(ctx context.Context, cfg Config) (*Table, error) {
 	}
 	if t.eng != nil {
 		// Queries see everything loaded before Open returns.
-		if err := t.eng.waitVisible(ctx, t.applied.durable); err != nil {
+		if err := t.eng.db.WaitVisible(ctx, t.applied.durable); err != nil {
 			return fail(err)
 		}
 	}
@@ -739,7 +740,7 @@ func (t *Table) Visible() uint64 {
 		defer t.idx.RUnlock()
 		return t.idx.rows.seq
 	}
-	return t.eng.Visible()
+	return t.eng.db.Visible()
 }
 
 // WaitDurable returns when sequence seq is in a durable segment, and in
@@ -775,10 +776,10 @@ func (t *Table) WaitVisible(ctx context.Context, seq uint64) error {
 	if t.eng == nil {
 		return t.WaitDurable(ctx, seq)
 	}
-	if t.eng.Visible() < seq {
+	if t.eng.db.Visible() < seq {
 		t.Flush(seq)
 	}
-	return t.eng.waitVisible(ctx, seq)
+	return t.eng.db.WaitVisible(ctx, seq)
 }
 
 // Head returns the sequence of the newest change in the commit log (0
@@ -825,7 +826,7 @@ func (t *Table) Flush(seq uint64) {
 // time travel) at the newest visible sequence, which the result reports.
 // It first waits until everything durable here when it was called is
 // visible, so a query sees every change this process has acknowledged.
-func (t *Table) Query(ctx context.Context, q string, args ...any) (*Result, error) {
+func (t *Table) Query(ctx context.Context, q string, args ...any) (*sqlengine.Result, error) {
 	return t.QueryAfter(ctx, t.durableNow(), q, args...)
 }
 
@@ -835,7 +836,7 @@ func (t *Table) Query(ctx context.Context, q string, args ...any) (*Result, erro
 // is exactly one statement that only reads (see gate.go); the result
 // streams, and its time and memory are bounded by ctx and the engine's
 // configuration.
-func (t *Table) QueryAfter(ctx context.Context, after uint64, q string, args ...any) (*Result, error) {
+func (t *Table) QueryAfter(ctx context.Context, after uint64, q string, args ...any) (*sqlengine.Result, error) {
 	if t.eng == nil {
 		return nil, errNoSQL
 	}
@@ -843,11 +844,11 @@ func (t *Table) QueryAfter(ctx context.Context, after uint64, q string, args ...
 		if err := t.WaitDurable(ctx, after); err != nil {
 			return nil, err
 		}
-		if err := t.eng.waitVisible(ctx, after); err != nil {
+		if err := t.eng.db.WaitVisible(ctx, after); err != nil {
 			return nil, err
 		}
 	}
-	return t.eng.query(ctx, q, args...)
+	return t.eng.db.Query(ctx, q, args...)
 }
 
 // QuerySchema returns the Arrow schema of a query's result and the Arrow
@@ -857,7 +858,7 @@ func (t *Table) QuerySchema(ctx context.Context, q string) (*arrow.Schema, []arr
 	if t.eng == nil {
 		return nil, nil, errNoSQL
 	}
-	return t.eng.schema(ctx, q)
+	return t.eng.db.Schema(ctx, q)
 }
 
 var errNoSQL = nserror.New(nserror.ServiceUnavailable, "this process has no SQL engine (its queries run in a SQL worker)")

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/flightns/flightns/sqlengine"
 )
 
 // stateRows is every row of a State, in key order.
@@ -69,7 +71,7 @@ func TestLoadStateReadsTheFilesNotAPoisonedEngine(t *testing.T) {
 		`INSERT INTO _objects (object_id, object_type, _seq_from) VALUES ('forged', 'namespace', 1)`,
 		`DELETE FROM _objects WHERE object_id = 'prod'`,
 	} {
-		if err := tb.eng.writer.exec(q); err != nil {
+		if err := tb.eng.db.Write(func(w *sqlengine.Writer) error { return w.Exec(q) }); err != nil {
 			t.Fatalf("%s: %v", q, err)
 		}
 	}
@@ -81,7 +83,7 @@ func TestLoadStateReadsTheFilesNotAPoisonedEngine(t *testing.T) {
 		`CREATE OR REPLACE MACRO manifest_at(n) AS TABLE SELECT * FROM _objects WHERE object_id = 'forged'`,
 		`DROP VIEW tables`,
 	} {
-		if err := tb.eng.writer.exec(q); err != nil {
+		if err := tb.eng.db.Write(func(w *sqlengine.Writer) error { return w.Exec(q) }); err != nil {
 			t.Fatalf("%s: %v", q, err)
 		}
 	}

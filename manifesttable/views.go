@@ -1,12 +1,15 @@
 package manifesttable
 
-import "github.com/flightns/flightns/nserror"
+import (
+	"github.com/flightns/flightns/nserror"
+	"github.com/flightns/flightns/sqlengine"
+)
 
 // DatabaseName is the SQL catalog that holds __manifest and its views.
-const DatabaseName = "flightns"
+const DatabaseName = sqlengine.DatabaseName
 
 // SchemaName is the SQL schema that holds them.
-const SchemaName = "main"
+const SchemaName = sqlengine.SchemaName
 
 // ErrReadOnly refuses what would change data through SQL (updates,
 // ingestion): SQL only reads the catalog.

@@ -10,6 +10,7 @@ import (
 	"github.com/flightns/flightns/manifesttable"
 	"github.com/flightns/flightns/nserror"
 	"github.com/flightns/flightns/redisclaim"
+	"github.com/flightns/flightns/sqlengine"
 )
 
 func TestBatchCommitTablesAppliesEveryOperation(t *testing.T) {
@@ -182,7 +183,7 @@ func TestABatchCutAfterItsRecordIsFinishedByAReaderOrARecovery(t *testing.T) {
 			var armed bool
 			var mu sync.Mutex
 			s2, err := Open(ctx, Config{Objects: r.objs, Redis: r.rdb, Catalog: r.catalog, Logger: quiet,
-				Engine: manifesttable.EngineConfig{MemoryLimit: "1GB"},
+				Engine: sqlengine.Config{MemoryLimit: "1GB"},
 				ClaimStep: func(_ context.Context, st redisclaim.Step, _ string, _ uint64) error {
 					mu.Lock()
 					defer mu.Unlock()

@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/flightns/flightns/manifesttable"
 	"github.com/flightns/flightns/objstore"
+	"github.com/flightns/flightns/sqlengine"
 )
 
 // A catalog is bound to its root: a second root on the same Redis catalog,
@@ -17,7 +17,7 @@ func TestACatalogIsBoundToItsRoot(t *testing.T) {
 	e := newTenv(t) // opens catalog e.catalog on root e.objs
 	open := func(objs *objstore.Store, catalog string) (*Service, error) {
 		return Open(ctx, Config{Objects: objs, Redis: e.rdb, Catalog: catalog, Logger: quiet,
-			Engine: manifesttable.EngineConfig{MemoryLimit: "1GB"}})
+			Engine: sqlengine.Config{MemoryLimit: "1GB"}})
 	}
 	other, err := objstore.Open(ctx, "file://"+t.TempDir())
 	if err != nil {

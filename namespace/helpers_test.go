@@ -14,10 +14,10 @@ import (
 
 	"github.com/flightns/flightns/internal/testutil/redistest"
 	"github.com/flightns/flightns/internal/testutil/s3test"
-	"github.com/flightns/flightns/manifesttable"
 	"github.com/flightns/flightns/nserror"
 	"github.com/flightns/flightns/objstore"
 	"github.com/flightns/flightns/redisclaim"
+	"github.com/flightns/flightns/sqlengine"
 )
 
 var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -68,7 +68,7 @@ func newTenvOn(t *testing.T, backend string) *tenv {
 func (e *tenv) open() *Service {
 	e.t.Helper()
 	s, err := Open(context.Background(), Config{Objects: e.objs, Redis: e.rdb, Catalog: e.catalog, Logger: quiet,
-		Engine: manifesttable.EngineConfig{MemoryLimit: "1GB"}})
+		Engine: sqlengine.Config{MemoryLimit: "1GB"}})
 	if err != nil {
 		e.t.Fatal(err)
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/flightns/flightns/nserror"
 	"github.com/flightns/flightns/objstore"
 	"github.com/flightns/flightns/redisclaim"
+	"github.com/flightns/flightns/sqlengine"
 )
 
 var (
@@ -43,7 +44,7 @@ type Config struct {
 	// Catalog names the catalog (its Redis keys share the hash tag {Catalog}).
 	Catalog string
 	// Engine bounds the SQL engine of __manifest.
-	Engine manifesttable.EngineConfig
+	Engine sqlengine.Config
 	// NoSQL opens __manifest without a SQL engine in this process (a SQL
 	// worker process serves the queries).
 	NoSQL bool

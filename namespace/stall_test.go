@@ -11,6 +11,7 @@ import (
 	"github.com/flightns/flightns/manifesttable"
 	"github.com/flightns/flightns/nserror"
 	"github.com/flightns/flightns/objstore"
+	"github.com/flightns/flightns/sqlengine"
 )
 
 // A __manifest that cannot make progress (here: a store that refuses
@@ -35,7 +36,7 @@ func TestAMutationFailsFastWhileManifestCannotMakeProgress(t *testing.T) {
 	// The catalog again, on the same root through a store that can fail.
 	_ = e.s.Close()
 	s, err := Open(ctx, Config{Objects: objs, Redis: e.rdb, Catalog: e.catalog, Logger: quiet,
-		Engine: manifesttable.EngineConfig{MemoryLimit: "1GB"}, StallTimeout: 300 * time.Millisecond, DurableTimeout: 10 * time.Minute})
+		Engine: sqlengine.Config{MemoryLimit: "1GB"}, StallTimeout: 300 * time.Millisecond, DurableTimeout: 10 * time.Minute})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,10 +6,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/flightns/flightns/manifesttable"
 	"github.com/flightns/flightns/nserror"
 	"github.com/flightns/flightns/objstore"
 	"github.com/flightns/flightns/redisclaim"
+	"github.com/flightns/flightns/sqlengine"
 )
 
 // TestUnmanagedCatalogReadsVersionsFromStorage: an Unmanaged catalog
@@ -24,7 +24,7 @@ func TestUnmanagedCatalogReadsVersionsFromStorage(t *testing.T) {
 	}
 	e.objs = objs
 	s, err := Open(context.Background(), Config{Objects: e.objs, Redis: e.rdb, Catalog: e.catalog + "u", Logger: quiet,
-		Engine: manifesttable.EngineConfig{MemoryLimit: "1GB"}, Unmanaged: true})
+		Engine: sqlengine.Config{MemoryLimit: "1GB"}, Unmanaged: true})
 	if err != nil {
 		t.Fatal(err)
 	}

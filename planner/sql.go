@@ -7,8 +7,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
-	"github.com/flightns/flightns/manifesttable"
 	"github.com/flightns/flightns/namespace"
+	"github.com/flightns/flightns/sqlengine"
 )
 
 // SQLFunctionName is the SQL table function of plan_scan:
@@ -19,7 +19,7 @@ const SQLFunctionName = "plan_scan"
 // engine, answered by this planner. Registering it again (a second
 // surface over one service) keeps the first.
 func (p *Planner) RegisterSQL(ctx context.Context) error {
-	err := p.cat.Table().RegisterTableFunction(ctx, manifesttable.TableFunc{
+	err := p.cat.Table().RegisterTableFunction(ctx, sqlengine.TableFunc{
 		Name: SQLFunctionName,
 		Args: 2,
 		Bind: func(ctx context.Context, args []string) (*arrow.Schema, []arrow.RecordBatch, error) {

@@ -8,9 +8,9 @@ import (
 	"time"
 
 	"github.com/flightns/flightns/flightserver"
-	"github.com/flightns/flightns/manifesttable"
 	"github.com/flightns/flightns/redisclaim"
 	"github.com/flightns/flightns/restserver"
+	"github.com/flightns/flightns/sqlengine"
 	"github.com/flightns/flightns/sqlworker"
 )
 
@@ -206,18 +206,18 @@ func (c *Config) Validate() error {
 
 // engine is the SQL engine's configuration: memory, threads, as many
 // queries at once as Flight admits, spill under the data directory.
-func (c *Config) engine() (manifesttable.EngineConfig, error) {
+func (c *Config) engine() (sqlengine.Config, error) {
 	spill := c.SQL.SpillDir
 	if spill == "" {
 		data, err := filepath.Abs(c.Store.DataDir)
 		if err != nil {
-			return manifesttable.EngineConfig{}, err
+			return sqlengine.Config{}, err
 		}
 		spill = filepath.Join(data, "sql-spill")
 	}
 	if n, _ := sqlworker.ParseSize(c.SQL.SpillLimit); n == 0 {
 		spill = ""
 	}
-	return manifesttable.EngineConfig{MemoryLimit: c.SQL.Memory, Threads: c.SQL.Threads, MaxQueries: c.Limits.MaxConcurrentQueries,
+	return sqlengine.Config{MemoryLimit: c.SQL.Memory, Threads: c.SQL.Threads, MaxQueries: c.Limits.MaxConcurrentQueries,
 		SpillDir: spill, SpillLimit: c.SQL.SpillLimit}, nil
 }

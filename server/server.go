@@ -17,12 +17,12 @@ import (
 	"github.com/flightns/flightns/auth"
 	"github.com/flightns/flightns/flightserver"
 	"github.com/flightns/flightns/internal/redisproc"
-	"github.com/flightns/flightns/manifesttable"
 	"github.com/flightns/flightns/namespace"
 	"github.com/flightns/flightns/objstore"
 	"github.com/flightns/flightns/obs"
 	"github.com/flightns/flightns/planner"
 	"github.com/flightns/flightns/restserver"
+	"github.com/flightns/flightns/sqlengine"
 	"github.com/flightns/flightns/sqlworker"
 )
 
@@ -325,7 +325,7 @@ func (s *Server) fail(err error) {
 }
 
 // startSQLWorker starts the supervised SQL worker process.
-func (s *Server) startSQLWorker(engine manifesttable.EngineConfig) (*sqlworker.Supervisor, func(), error) {
+func (s *Server) startSQLWorker(engine sqlengine.Config) (*sqlworker.Supervisor, func(), error) {
 	sc := s.cfg.SQL
 	mem, _ := sqlworker.ParseSize(sc.Memory)
 	limit := mem + 512<<20

@@ -18,9 +18,9 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
-	"github.com/flightns/flightns/manifesttable"
 	"github.com/flightns/flightns/nserror"
 	"github.com/flightns/flightns/nserror/grpcstatus"
+	"github.com/flightns/flightns/sqlengine"
 )
 
 // Client calls one worker over its socket.
@@ -103,7 +103,7 @@ func (c *Client) Schema(ctx context.Context, query string) (*arrow.Schema, []arr
 
 // Query runs a query in the worker once sequence after is visible there,
 // and streams its result.
-func (c *Client) Query(ctx context.Context, query string, args []any, after uint64) (*manifesttable.Result, error) {
+func (c *Client) Query(ctx context.Context, query string, args []any, after uint64) (*sqlengine.Result, error) {
 	targs, err := encodeArgs(args)
 	if err != nil {
 		return nil, err
@@ -125,7 +125,7 @@ func (c *Client) Query(ctx context.Context, query string, args []any, after uint
 			seq, _ = strconv.ParseUint(v[0], 10, 64)
 		}
 	}
-	return manifesttable.NewResult(&streamReader{Reader: rdr, ctx: ctx}, seq, func() {
+	return sqlengine.NewResult(&streamReader{Reader: rdr, ctx: ctx}, seq, func() {
 		rdr.Release()
 		cancel()
 	}), nil

@@ -19,8 +19,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 
 	"github.com/flightns/flightns/internal/child"
-	"github.com/flightns/flightns/manifesttable"
 	"github.com/flightns/flightns/nserror"
+	"github.com/flightns/flightns/sqlengine"
 )
 
 // SpecEnv is the environment variable that hands a worker its Spec.
@@ -33,12 +33,12 @@ const StuckExit = 3
 // Spec is everything a worker process needs, passed in its environment
 // (never on its command line, which other users can read).
 type Spec struct {
-	Root    string                     `json:"root"`
-	Redis   string                     `json:"redis"`
-	Catalog string                     `json:"catalog"`
-	Engine  manifesttable.EngineConfig `json:"engine"`
-	Socket  string                     `json:"socket"`
-	Token   string                     `json:"token"`
+	Root    string           `json:"root"`
+	Redis   string           `json:"redis"`
+	Catalog string           `json:"catalog"`
+	Engine  sqlengine.Config `json:"engine"`
+	Socket  string           `json:"socket"`
+	Token   string           `json:"token"`
 	// DataLimit caps the worker's data segment (RLIMIT_DATA), in bytes.
 	DataLimit int64 `json:"data_limit"`
 	// Idle runs the worker's threads under SCHED_IDLE: commits get the CPU first.
@@ -386,7 +386,7 @@ func (s *Supervisor) Schema(ctx context.Context, query string) (schema *arrow.Sc
 }
 
 // Query implements flightserver.SQL.
-func (s *Supervisor) Query(ctx context.Context, query string, args []any, after uint64) (res *manifesttable.Result, err error) {
+func (s *Supervisor) Query(ctx context.Context, query string, args []any, after uint64) (res *sqlengine.Result, err error) {
 	err = s.call(ctx, func(c *Client) error {
 		res, err = c.Query(ctx, query, args, after)
 		return err

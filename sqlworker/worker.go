@@ -30,6 +30,7 @@ import (
 	"github.com/flightns/flightns/nserror/grpcstatus"
 	"github.com/flightns/flightns/objstore"
 	"github.com/flightns/flightns/planner"
+	"github.com/flightns/flightns/sqlengine"
 )
 
 // ServeConfig configures a worker process.
@@ -37,7 +38,7 @@ type ServeConfig struct {
 	Objects *objstore.Store
 	Redis   redis.UniversalClient
 	Catalog string
-	Engine  manifesttable.EngineConfig
+	Engine  sqlengine.Config
 	// Token is what every call must carry.
 	Token string
 	// StopGrace is how long a query may go on after its interrupt (its
@@ -215,7 +216,7 @@ func (b *batcher) add(rec arrow.RecordBatch) error {
 	}
 	b.pending = append(b.pending, rec)
 	b.rows += rec.NumRows()
-	b.bytes += manifesttable.RecordBytes(rec)
+	b.bytes += sqlengine.RecordBytes(rec)
 	if b.rows >= batchRows || b.bytes >= batchBytes || time.Since(b.since) >= batchWait {
 		return b.flush()
 	}

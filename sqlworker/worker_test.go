@@ -15,9 +15,9 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 
 	"github.com/flightns/flightns/internal/testutil/nstest"
-	"github.com/flightns/flightns/manifesttable"
 	"github.com/flightns/flightns/namespace"
 	"github.com/flightns/flightns/nserror"
+	"github.com/flightns/flightns/sqlengine"
 )
 
 // wenv is a namespace service (the server's side: commits, the
@@ -42,7 +42,7 @@ func startWorker(t *testing.T, grace time.Duration) *wenv {
 	e := &wenv{svc: svc, stuck: make(chan error, 1)}
 	go func() {
 		e.stuck <- Serve(ctx, l, ServeConfig{Objects: env.Objects, Redis: env.RDB, Catalog: env.Catalog, Token: "tok",
-			Engine: manifesttable.EngineConfig{MemoryLimit: "512MB", MaxQueries: 4}, StopGrace: grace, Logger: nstest.Quiet})
+			Engine: sqlengine.Config{MemoryLimit: "512MB", MaxQueries: 4}, StopGrace: grace, Logger: nstest.Quiet})
 	}()
 	t.Cleanup(cancel)
 	if e.client, err = Dial(sock, "tok"); err != nil {
@@ -63,7 +63,7 @@ func startWorker(t *testing.T, grace time.Duration) *wenv {
 }
 
 // strings of a one-column result.
-func column(t *testing.T, res *manifesttable.Result) []string {
+func column(t *testing.T, res *sqlengine.Result) []string {
 	t.Helper()
 	defer res.Release()
 	var out []string

@@ -11,9 +11,9 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/flightns/flightns/internal/testutil/redistest"
-	"github.com/flightns/flightns/manifesttable"
 	"github.com/flightns/flightns/namespace"
 	"github.com/flightns/flightns/objstore"
+	"github.com/flightns/flightns/sqlengine"
 )
 
 // Quiet is a logger that discards everything.
@@ -49,7 +49,7 @@ func New(tb testing.TB) *Env {
 // logger and a 1 GB SQL engine.
 func (e *Env) Config() namespace.Config {
 	return namespace.Config{Objects: e.Objects, Redis: e.RDB, Catalog: e.Catalog, Logger: Quiet,
-		Engine: manifesttable.EngineConfig{MemoryLimit: "1GB"}}
+		Engine: sqlengine.Config{MemoryLimit: "1GB"}}
 }
 
 // Open opens a service over the environment, closed when the test ends;

@@ -1,6 +1,6 @@
 //go:build duckdb_arrow
 
-package manifesttable
+package sqlengine
 
 /*
 #include <stdlib.h>
@@ -33,7 +33,7 @@ import (
 
 // tableFunc is a registered function.
 type tableFunc struct {
-	e *engine
+	e *DB
 	f TableFunc
 }
 
@@ -69,13 +69,13 @@ func flightnsFreeHandle(p unsafe.Pointer) {
 	C.free(p)
 }
 
-// registerTableFunction registers f: SELECT … FROM name('arg', …).
-func (e *engine) registerTableFunction(f TableFunc) error {
+// RegisterTableFunction registers f: SELECT … FROM name('arg', …).
+func (e *DB) RegisterTableFunction(f TableFunc) error {
 	e.fmu.Lock()
 	defer e.fmu.Unlock()
 	for _, have := range e.funcs {
 		if have.f.Name == f.Name {
-			return fmt.Errorf("manifesttable: table function %s already exists", f.Name)
+			return fmt.Errorf("sqlengine: table function %s already exists", f.Name)
 		}
 	}
 	tf := mapping.CreateTableFunction()
@@ -95,7 +95,7 @@ func (e *engine) registerTableFunction(f TableFunc) error {
 	st := mapping.RegisterTableFunction(e.writer.c, tf)
 	e.wmu.Unlock()
 	if st == mapping.StateError {
-		return fmt.Errorf("manifesttable: DuckDB refused the table function %s", f.Name)
+		return fmt.Errorf("sqlengine: DuckDB refused the table function %s", f.Name)
 	}
 	e.funcs = append(e.funcs, t)
 	return nil
@@ -239,5 +239,5 @@ func duckTypeOf(t arrow.DataType) (mapping.Type, error) {
 	case arrow.TIMESTAMP:
 		return mapping.TypeTimestampTZ, nil
 	}
-	return 0, nserror.New(nserror.Internal, "manifesttable: a table function cannot return %s", t)
+	return 0, nserror.New(nserror.Internal, "sqlengine: a table function cannot return %s", t)
 }

@@ -1,6 +1,6 @@
 //go:build duckdb_arrow
 
-package manifesttable
+package sqlengine
 
 import (
 	"context"
@@ -24,7 +24,7 @@ const interruptEvery = 100 * time.Millisecond
 // connection in a read-only transaction, and an interrupter that stops
 // whatever the connection runs once ctx ends (deadline, cancel).
 type request struct {
-	e      *engine
+	e      *DB
 	pool   chan struct{} // the slot's
 	conn   *duckConn
 	id     uint64 // DuckDB's connection id (table functions find ctx by it)
@@ -35,7 +35,7 @@ type request struct {
 // begin takes a slot of pool (waiting for one within ctx) and opens the
 // request. Queries that run and statements only planned (a schema) have
 // pools of their own, so planning never waits behind running queries.
-func (e *engine) begin(ctx context.Context, pool chan struct{}) (*request, error) {
+func (e *DB) begin(ctx context.Context, pool chan struct{}) (*request, error) {
 	select {
 	case pool <- struct{}{}:
 	case <-ctx.Done():
@@ -75,12 +75,12 @@ func connectionID(conn *duckConn) uint64 {
 	return uint64(mapping.ClientContextGetConnectionId(cc))
 }
 
-// query runs one read-only statement, classified by the gate, and
+// Query runs one read-only statement, classified by the gate, and
 // streams its result, which reports the catalog sequence it reflects:
 // binding the statement takes the transaction's snapshot, so when no
 // commit began or ended around the bind, the sequence visible before it
 // is the snapshot's; otherwise the transaction's _meta row says.
-func (e *engine) query(ctx context.Context, q string, args ...any) (*Result, error) {
+func (e *DB) Query(ctx context.Context, q string, args ...any) (*Result, error) {
 	r, err := e.begin(ctx, e.slots)
 	if err != nil {
 		return nil, err
@@ -129,9 +129,9 @@ func stopped(ctx context.Context, err error) error {
 	return err
 }
 
-// schema returns the Arrow schema of a query's result and the Arrow types
+// Schema returns the Arrow schema of a query's result and the Arrow types
 // of its parameters, from the prepared statement: nothing runs.
-func (e *engine) schema(ctx context.Context, q string) (*arrow.Schema, []arrow.DataType, error) {
+func (e *DB) Schema(ctx context.Context, q string) (*arrow.Schema, []arrow.DataType, error) {
 	r, err := e.begin(ctx, e.planSlots)
 	if err != nil {
 		return nil, nil, err
@@ -174,7 +174,7 @@ func (e *engine) schema(ctx context.Context, q string) (*arrow.Schema, []arrow.D
 
 // preparedSchema is the schema of a statement from its prepared form
 // alone, in a request of its own.
-func (e *engine) preparedSchema(ctx context.Context, q string) (*arrow.Schema, []arrow.DataType, error) {
+func (e *DB) preparedSchema(ctx context.Context, q string) (*arrow.Schema, []arrow.DataType, error) {
 	r, err := e.begin(ctx, e.planSlots)
 	if err != nil {
 		return nil, nil, err
@@ -346,7 +346,7 @@ func (r *duckResult) Err() error {
 
 // requestContext is the context of the request running on DuckDB
 // connection id (for table functions, which DuckDB calls without one).
-func (e *engine) requestContext(id uint64) context.Context {
+func (e *DB) requestContext(id uint64) context.Context {
 	if c, ok := e.ctxs.Load(id); ok {
 		return c.(context.Context)
 	}

@@ -1,6 +1,6 @@
 //go:build duckdb_arrow
 
-package manifesttable
+package sqlengine
 
 /*
 #include <stdlib.h>
@@ -43,18 +43,18 @@ type duckDB struct {
 func openDuck(settings [][2]string) (*duckDB, error) {
 	var cfg mapping.Config
 	if mapping.CreateConfig(&cfg) == mapping.StateError {
-		return nil, errors.New("manifesttable: DuckDB: cannot create a configuration")
+		return nil, errors.New("sqlengine: DuckDB: cannot create a configuration")
 	}
 	defer mapping.DestroyConfig(&cfg)
 	for _, s := range settings {
 		if mapping.SetConfig(cfg, s[0], s[1]) == mapping.StateError {
-			return nil, fmt.Errorf("manifesttable: DuckDB: setting %s=%q refused", s[0], s[1])
+			return nil, fmt.Errorf("sqlengine: DuckDB: setting %s=%q refused", s[0], s[1])
 		}
 	}
 	d := &duckDB{}
 	var msg string
 	if mapping.OpenExt(":memory:", &d.db, cfg, &msg) == mapping.StateError {
-		return nil, fmt.Errorf("manifesttable: opening DuckDB: %s", msg)
+		return nil, fmt.Errorf("sqlengine: opening DuckDB: %s", msg)
 	}
 	return d, nil
 }
@@ -70,7 +70,7 @@ type duckConn struct {
 func (d *duckDB) connect() (*duckConn, error) {
 	c := &duckConn{}
 	if mapping.Connect(d.db, &c.c) == mapping.StateError {
-		return nil, errors.New("manifesttable: DuckDB: cannot open a connection")
+		return nil, errors.New("sqlengine: DuckDB: cannot open a connection")
 	}
 	return c, nil
 }
@@ -132,7 +132,7 @@ func (c *duckConn) uint64Of(q string) (uint64, error) {
 	}
 	chunk := mapping.FetchChunk(res)
 	if chunk.Ptr == nil || mapping.DataChunkGetSize(chunk) == 0 {
-		return 0, fmt.Errorf("manifesttable: %s: no row", q)
+		return 0, fmt.Errorf("sqlengine: %s: no row", q)
 	}
 	defer mapping.DestroyDataChunk(&chunk)
 	return *(*uint64)(mapping.VectorGetData(mapping.DataChunkGetVector(chunk, 0))), nil
@@ -269,7 +269,7 @@ func (a *arrowStreams) register(conn *duckConn, rr array.RecordReader) (name str
 	cdata.ExportRecordReader(rr, (*cdata.CArrowArrayStream)(stream))
 	if arrowmapping.ArrowScan(conn.c, name, arrowmapping.ArrowStream{Ptr: stream}) == mapping.StateError {
 		release()
-		return "", nil, errors.New("manifesttable: DuckDB refused an Arrow stream")
+		return "", nil, errors.New("sqlengine: DuckDB refused an Arrow stream")
 	}
 	return name, release, nil
 }

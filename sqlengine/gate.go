@@ -1,6 +1,6 @@
 //go:build duckdb_arrow
 
-package manifesttable
+package sqlengine
 
 import (
 	"strings"

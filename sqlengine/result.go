@@ -1,4 +1,4 @@
-package manifesttable
+package sqlengine
 
 import (
 	"github.com/apache/arrow-go/v18/arrow"

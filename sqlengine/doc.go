@@ -1,0 +1,28 @@
+// Package sqlengine is flightns's SQL engine: an in-process DuckDB, locked
+// down (no files, no network, no extensions, configuration locked,
+// bounded threads, memory and spill), that one writer fills and queries
+// read. It knows nothing of __manifest: package manifesttable creates its
+// tables and views and loads them (a read replica of the table's Go
+// index); the SQL worker process and, with --sql-isolation none, the
+// server query it through manifesttable.Table.
+//
+// The writer (DB.Write) changes the tables in transactions and publishes
+// each at a catalog sequence (Writer.Publish); a query reports the
+// sequence whose state it read. A query runs on a new connection in a
+// read-only transaction, and passes the gate (gate.go) before anything of
+// its text runs: exactly one statement that only reads, decided by
+// DuckDB's parser. Results stream chunk by chunk; a request's context
+// interrupts DuckDB. At most Config.MaxQueries queries run, and as many
+// statements are planned, at once (the engine's one semaphore). Table
+// functions implemented in Go (the planner's plan_scan) are registered
+// with DB.RegisterTableFunction. It talks to DuckDB through duckdb-go's
+// C-API mapping, not its database/sql driver (duck.go says why).
+//
+// A build without the duckdb_arrow tag stops here with one error naming
+// the tag (stub.go).
+//
+// It must not: let SQL reach files, the network or settings, let anything
+// a query does reach another request, or be the source of anything
+// durable (callers derive durable state from their own index and
+// storage, never from the engine).
+package sqlengine

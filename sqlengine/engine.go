@@ -1,0 +1,238 @@
+//go:build duckdb_arrow
+
+package sqlengine
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+
+	"github.com/flightns/flightns/nserror"
+)
+
+// DB is a locked-down in-process DuckDB (no files, no network, no
+// extensions, configuration locked, bounded threads, memory and spill)
+// that one writer fills and many queries read.
+//
+// The writer (Write) changes the tables in transactions and publishes
+// each at a sequence: the _meta row records the sequence it reached,
+// and Visible reports it. A query (Query, Schema) gets a new connection of
+// its own, a read-only transaction on it (so it sees one sequence, which
+// it reports), and passes the gate (gate.go) before anything of its text
+// runs; its result streams chunk by chunk. At most Config.MaxQueries
+// queries run at once, and as many statements are planned at once: this
+// semaphore is the engine's one bound on concurrency.
+type DB struct {
+	duck    *duckDB
+	streams arrowStreams
+
+	wmu    sync.Mutex // guards the writer
+	writer *duckConn
+
+	slots     chan struct{} // one per running query
+	planSlots chan struct{} // one per statement being planned (its schema)
+	ctxs      sync.Map      // DuckDB connection id -> the context of its request (table functions)
+
+	// commits is a sequence lock over the rows queries see: odd while a
+	// commit that changes them is in flight, incremented again once it is
+	// visible. A query whose statement was bound between two equal even
+	// values reads exactly the state of visible.
+	commits atomic.Uint64
+
+	vmu     sync.Mutex
+	visible uint64 // sequence of the last published change
+	oldest  uint64 // oldest sequence whose state is queryable
+	changed *sync.Cond
+
+	fmu   sync.Mutex
+	funcs []*tableFunc // registered table functions (kept alive)
+}
+
+// Open opens an engine and runs ddl (the tables and views its writer
+// fills) in its database, which also holds _meta: the sequence the
+// writer published last, and the oldest one queries can reach.
+func Open(cfg Config, ddl ...string) (*DB, error) {
+	cfg.EnsureDefaults()
+	d, err := openDuck(cfg.settings())
+	if err != nil {
+		return nil, err
+	}
+	db := &DB{duck: d}
+	db.changed = sync.NewCond(&db.vmu)
+	if db.writer, err = d.connect(); err != nil {
+		d.close()
+		return nil, err
+	}
+	stmts := append([]string{
+		`ATTACH ':memory:' AS ` + DatabaseName,
+		`USE ` + DatabaseName,
+		`CREATE TABLE _meta (seq UBIGINT NOT NULL, oldest UBIGINT NOT NULL)`,
+		`INSERT INTO _meta VALUES (0, 0)`,
+	}, ddl...)
+	if err := db.writer.execAll(stmts...); err != nil {
+		_ = db.Close()
+		return nil, fmt.Errorf("sqlengine: %w", err)
+	}
+	db.slots, db.planSlots = make(chan struct{}, cfg.MaxQueries), make(chan struct{}, cfg.MaxQueries)
+	return db, nil
+}
+
+// Close closes the engine; queries still running fail.
+func (db *DB) Close() error {
+	if db.writer != nil {
+		db.writer.close()
+	}
+	db.fmu.Lock()
+	for _, f := range db.funcs {
+		f.free()
+	}
+	db.funcs = nil
+	db.fmu.Unlock()
+	db.duck.close()
+	return nil
+}
+
+// Writer is the engine's one writing connection, held for the length of
+// a Write.
+type Writer struct{ db *DB }
+
+// Write runs fn with the writer, alone.
+func (db *DB) Write(fn func(w *Writer) error) error {
+	db.wmu.Lock()
+	defer db.wmu.Unlock()
+	return fn(&Writer{db: db})
+}
+
+// Exec runs one statement with arguments.
+func (w *Writer) Exec(q string, args ...any) error { return w.db.writer.exec(q, args...) }
+
+// ExecAll runs statements in order, stopping at the first that fails.
+func (w *Writer) ExecAll(qs ...string) error { return w.db.writer.execAll(qs...) }
+
+// InsertArrow runs `INSERT INTO table (cols) SELECT * FROM <rr>` over an
+// Arrow stream whose columns are cols, in that order. Call it inside a
+// transaction (Publish): the view it reads through is created and
+// dropped in it, so no query ever sees it.
+//
+// The view is read with SELECT * over exactly the stream's columns:
+// DuckDB pushes projections and filters down into Arrow scans, and this
+// stream applies neither, so a scan that is not of every column would
+// read the wrong ones.
+func (w *Writer) InsertArrow(table string, cols []string, rec arrow.RecordBatch) error {
+	rr, err := array.NewRecordReader(rec.Schema(), []arrow.RecordBatch{rec})
+	if err != nil {
+		return err
+	}
+	defer rr.Release()
+	name, release, err := w.db.streams.register(w.db.writer, rr)
+	if err != nil {
+		return err
+	}
+	defer release()
+	quoted := make([]string, len(cols))
+	for i, c := range cols {
+		quoted[i] = QuoteIdent(c)
+	}
+	err = w.Exec(fmt.Sprintf(`INSERT INTO %s (%s) SELECT * FROM %s`, table, strings.Join(quoted, ", "), name))
+	// The view must not outlive its stream: a later scan of it would read
+	// freed memory.
+	if derr := w.Exec(`DROP VIEW IF EXISTS ` + QuoteIdent(name)); err == nil {
+		err = derr
+	}
+	return err
+}
+
+// Publish runs change in one transaction that ends with _meta at seq
+// (and oldest at seq too when reset: every earlier state is gone), and
+// makes seq visible to queries once it commits. Queries that bind while
+// it commits read the sequence from _meta.
+func (w *Writer) Publish(seq uint64, reset bool, change func() error) error {
+	db := w.db
+	if reset {
+		db.commits.Add(1) // queries during a reload read _meta
+		defer db.commits.Add(1)
+	}
+	if err := w.Exec("BEGIN TRANSACTION"); err != nil {
+		return err
+	}
+	err := change()
+	if err == nil && reset {
+		err = w.Exec("UPDATE _meta SET seq = ?, oldest = ?", seq, seq)
+	} else if err == nil {
+		err = w.Exec("UPDATE _meta SET seq = ?", seq)
+	}
+	if err == nil {
+		if !reset {
+			db.commits.Add(1)
+		}
+		err = w.Exec("COMMIT")
+		if err == nil {
+			if reset {
+				db.vmu.Lock()
+				db.oldest = seq
+				db.vmu.Unlock()
+			}
+			db.setVisible(seq)
+		}
+		if !reset {
+			db.commits.Add(1)
+		}
+	}
+	if err != nil {
+		_ = w.Exec("ROLLBACK")
+		return err
+	}
+	return nil
+}
+
+// Forget records that states before seq are no longer queryable (the
+// writer deleted their rows).
+func (w *Writer) Forget(seq uint64) error {
+	if err := w.Exec(fmt.Sprintf(`UPDATE _meta SET oldest = greatest(oldest, %d)`, seq)); err != nil {
+		return err
+	}
+	w.db.vmu.Lock()
+	w.db.oldest = max(w.db.oldest, seq)
+	w.db.vmu.Unlock()
+	return nil
+}
+
+func (db *DB) setVisible(seq uint64) {
+	db.vmu.Lock()
+	if seq > db.visible {
+		db.visible = seq
+	}
+	db.vmu.Unlock()
+	db.changed.Broadcast()
+}
+
+// Visible returns the newest sequence queries see.
+func (db *DB) Visible() uint64 {
+	db.vmu.Lock()
+	defer db.vmu.Unlock()
+	return db.visible
+}
+
+// WaitVisible waits until sequence seq is visible to queries.
+func (db *DB) WaitVisible(ctx context.Context, seq uint64) error {
+	stop := context.AfterFunc(ctx, func() {
+		db.vmu.Lock()
+		db.changed.Broadcast()
+		db.vmu.Unlock()
+	})
+	defer stop()
+	db.vmu.Lock()
+	defer db.vmu.Unlock()
+	for db.visible < seq {
+		if err := ctx.Err(); err != nil {
+			return nserror.New(nserror.ServiceUnavailable, "sequence %d is not visible yet (at %d): %w", seq, db.visible, err)
+		}
+		db.changed.Wait()
+	}
+	return nil
+}
