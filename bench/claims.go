@@ -14,6 +14,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/flightns/flightns/internal/redisproc"
+	"github.com/flightns/flightns/lancemanifest"
 	"github.com/flightns/flightns/nserror"
 	"github.com/flightns/flightns/objstore"
 	"github.com/flightns/flightns/redisclaim"
@@ -222,7 +223,7 @@ func (w *committer) commit(ctx context.Context, _ int) Outcome {
 		i := rand.IntN(w.tables)
 		tbl := w.table(i)
 		v := w.heads[i].Load() + 1
-		staging := redisclaim.StagingPath(redisclaim.ManifestPath(tbl, redisclaim.V2, v))
+		staging := lancemanifest.StagingPath(lancemanifest.ManifestPath(tbl, lancemanifest.V2, v))
 		if err := w.objs.Put(ctx, staging, w.payload[:], objstore.NoSync()); err != nil {
 			return Failed
 		}
@@ -242,7 +243,7 @@ func (w *committer) commitTables(ctx context.Context, idx []int) Outcome {
 	for _, i := range idx {
 		tbl := w.table(i)
 		v := w.heads[i].Load() + 1
-		staging := redisclaim.StagingPath(redisclaim.ManifestPath(tbl, redisclaim.V2, v))
+		staging := lancemanifest.StagingPath(lancemanifest.ManifestPath(tbl, lancemanifest.V2, v))
 		if err := w.objs.Put(ctx, staging, w.payload[:], objstore.NoSync()); err != nil {
 			return Failed
 		}

@@ -21,9 +21,9 @@ import (
 
 	"google.golang.org/grpc/codes"
 
+	"github.com/flightns/flightns/lancemanifest"
 	"github.com/flightns/flightns/nserror"
 	"github.com/flightns/flightns/objstore"
-	"github.com/flightns/flightns/redisclaim"
 )
 
 // The hostile-queries scenario asks whether commits keep their throughput
@@ -574,7 +574,7 @@ func (w *hostileWriter) sync(ctx context.Context, n int) error {
 // commit stages and commits the next version of client c's table.
 func (w *hostileWriter) commit(ctx context.Context, c int) Outcome {
 	v := w.heads[c] + 1
-	key := redisclaim.StagingPath(redisclaim.ManifestPath(w.keys[c], redisclaim.V2, uint64(v)))
+	key := lancemanifest.StagingPath(lancemanifest.ManifestPath(w.keys[c], lancemanifest.V2, uint64(v)))
 	if err := w.objs.Put(ctx, key, w.payload, objstore.NoSync()); err != nil {
 		return Failed
 	}

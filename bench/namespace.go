@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"sync/atomic"
 
+	"github.com/flightns/flightns/lancemanifest"
 	"github.com/flightns/flightns/namespace"
 	"github.com/flightns/flightns/objstore"
-	"github.com/flightns/flightns/redisclaim"
 	"github.com/flightns/flightns/sqlengine"
 )
 
@@ -84,7 +84,7 @@ func runNamespace(ctx context.Context, cfg Config, rep *Report) error {
 		}
 		r := Measure(ctx, clients, cfg.Duration, func(ctx context.Context, c int) Outcome {
 			v := heads[c] + 1
-			key := redisclaim.StagingPath(redisclaim.ManifestPath(tables[c], redisclaim.V2, uint64(v)))
+			key := lancemanifest.StagingPath(lancemanifest.ManifestPath(tables[c], lancemanifest.V2, uint64(v)))
 			if err := objs.Put(ctx, key, payload, objstore.NoSync()); err != nil {
 				return Failed
 			}

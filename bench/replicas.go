@@ -18,9 +18,9 @@ import (
 	"time"
 
 	"github.com/flightns/flightns/internal/redisproc"
+	"github.com/flightns/flightns/lancemanifest"
 	"github.com/flightns/flightns/nserror"
 	"github.com/flightns/flightns/objstore"
-	"github.com/flightns/flightns/redisclaim"
 )
 
 // The replicas scenario: several `flightns serve` processes serving one
@@ -228,7 +228,7 @@ func (w *replicaWriter) commit(ctx context.Context, r int) Outcome {
 
 func (w *replicaWriter) commitTable(ctx context.Context, r, k int) Outcome {
 	v := w.heads[k].Load() + 1
-	key := redisclaim.StagingPath(redisclaim.ManifestPath(w.keys[k], redisclaim.V2, v))
+	key := lancemanifest.StagingPath(lancemanifest.ManifestPath(w.keys[k], lancemanifest.V2, v))
 	if err := w.objs.Put(ctx, key, w.payload, objstore.NoSync()); err != nil {
 		return Failed
 	}

@@ -21,11 +21,11 @@ import (
 
 	"github.com/flightns/flightns/auth"
 	"github.com/flightns/flightns/internal/testutil/nstest"
+	"github.com/flightns/flightns/lancemanifest"
 	"github.com/flightns/flightns/namespace"
 	"github.com/flightns/flightns/nserror"
 	"github.com/flightns/flightns/nserror/grpcstatus"
 	"github.com/flightns/flightns/objstore"
-	"github.com/flightns/flightns/redisclaim"
 )
 
 // fenv is one flightns Flight server over a real Redis and a file:// root,
@@ -119,8 +119,8 @@ func (e *fenv) declareWithVersions(tid namespace.ID, n int) {
 // (a URI under the root) and returns its URI, the form Lance sends.
 func (e *fenv) stage(location string, v uint64) string {
 	e.t.Helper()
-	final := redisclaim.ManifestPath(location, redisclaim.V2, v)
-	staging := redisclaim.StagingPath(final)
+	final := lancemanifest.ManifestPath(location, lancemanifest.V2, v)
+	staging := lancemanifest.StagingPath(final)
 	key := strings.TrimPrefix(staging, e.objs.URI()+"/")
 	if err := e.objs.Put(context.Background(), key, []byte(fmt.Sprintf("manifest %d at %s", v, staging))); err != nil {
 		e.t.Fatal(err)

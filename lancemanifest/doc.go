@@ -1,7 +1,13 @@
-// Package lancemanifest reads Lance manifest files: the table's schema,
-// its fragments with their rows, deletions and data files, its indices,
-// and the version's time, branch and writer, so that the catalog can
-// describe a table's shape and growth without opening its data.
+// Package lancemanifest is Lance's on-disk layout, in one place: how a
+// table names its manifests (naming.go: the V1 and V2 schemes, staging
+// and detached names, _versions/), where a branch keeps its chain and how
+// Lance records branches and tags (layout.go: tree/<branch>,
+// _refs/branches/, _refs/tags/), and what a manifest file holds
+// (manifest.go: the table's schema, its fragments with their rows,
+// deletions and data files, its indices, and the version's time, branch
+// and writer, so that the catalog can describe a table's shape and growth
+// without opening its data). The claim protocol, the catalog and repair
+// all name Lance's files through it.
 //
 // A manifest file (a table's _versions/<n>.manifest) ends with a 16-byte
 // footer: the little-endian int64 position of the manifest message, two

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/flightns/flightns/lancemanifest"
 	"github.com/flightns/flightns/nserror"
 	"github.com/flightns/flightns/redisclaim"
 )
@@ -31,7 +32,7 @@ func (e *tenv) claims(tb *Table) *redisclaim.Store {
 func (e *tenv) stageAndPut(s *redisclaim.Store, loc string, v uint64) redisclaim.Location {
 	e.t.Helper()
 	ctx := context.Background()
-	p := redisclaim.StagingPath(redisclaim.ManifestPath(loc, redisclaim.V2, v))
+	p := lancemanifest.StagingPath(lancemanifest.ManifestPath(loc, lancemanifest.V2, v))
 	if err := e.objs.Put(ctx, p, []byte(fmt.Sprintf("%s@%d", loc, v))); err != nil {
 		e.t.Fatal(err)
 	}
@@ -68,7 +69,7 @@ func TestCommitsFromTheClaimStoreBecomeVersionRows(t *testing.T) {
 		if loc == "raw_dir" {
 			v = 1
 		}
-		p := redisclaim.StagingPath(redisclaim.ManifestPath(loc, redisclaim.V2, v))
+		p := lancemanifest.StagingPath(lancemanifest.ManifestPath(loc, lancemanifest.V2, v))
 		if err := e.objs.Put(ctx, p, []byte("txn")); err != nil {
 			t.Fatal(err)
 		}
@@ -142,7 +143,7 @@ func TestAGapInTheLogIsRepairedFromStorageOnBranchesToo(t *testing.T) {
 	tb := e.open()
 	commit(t, tb, put(Row{ObjectType: TypeTable, ObjectID: "t", Location: "loc_t"}))
 	cs := e.claims(tb)
-	dev, old, fresh := redisclaim.BranchChain("loc_t", "dev"), redisclaim.BranchChain("loc_t", "old"), redisclaim.BranchChain("loc_t", "team/new")
+	dev, old, fresh := lancemanifest.BranchChain("loc_t", "dev"), lancemanifest.BranchChain("loc_t", "old"), lancemanifest.BranchChain("loc_t", "team/new")
 	e.stageAndPut(cs, "loc_t", 1)
 	e.stageAndPut(cs, dev, 1)
 	e.stageAndPut(cs, old, 1)
@@ -157,7 +158,7 @@ func TestAGapInTheLogIsRepairedFromStorageOnBranchesToo(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.stageAndPut(cs, fresh, 1)
-	if err := e.objs.Put(ctx, redisclaim.BranchRefsPrefix("loc_t")+"team%2Fnew.json", []byte(`{}`)); err != nil {
+	if err := e.objs.Put(ctx, lancemanifest.BranchRefsPrefix("loc_t")+"team%2Fnew.json", []byte(`{}`)); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := e.objs.DeletePrefix(ctx, old+"/"); err != nil {

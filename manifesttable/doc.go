@@ -12,7 +12,7 @@
 // A table_version row is keyed (table, Lance branch, version): main's
 // branch is "" (NULL in storage); a version log entry names its chain by
 // directory, and a branch's chain is the table's tree/<branch>
-// (redisclaim.BranchChain). After a version row is durable, a background
+// (lancemanifest.BranchChain). After a version row is durable, a background
 // reader in the materializing process reads the version's Lance manifest
 // and appends a "stats" entry (rows, fragments, data bytes, schema), at
 // most one a second; it applies only to the row it was read for, and

@@ -17,8 +17,8 @@ import (
 
 	"github.com/flightns/flightns/internal/commitlog"
 	"github.com/flightns/flightns/internal/redislock"
+	"github.com/flightns/flightns/lancemanifest"
 	"github.com/flightns/flightns/objstore"
-	"github.com/flightns/flightns/redisclaim"
 )
 
 // run is the table's background loop: the lease holder materializes the
@@ -469,7 +469,7 @@ func (t *Table) republish(ctx context.Context) {
 
 // translate turns log entries into row changes, in order. Version entries
 // name their chain by directory: a table's, or a branch's under the
-// table's tree/ (redisclaim.BranchChain). The row's object_id is the
+// table's tree/ (lancemanifest.BranchChain). The row's object_id is the
 // table's id when a table row has that location (also one put earlier in
 // the same batch), else the directory itself; its branch is the chain's.
 // Each kind of entry (commitlog) has its own method below.
@@ -520,7 +520,7 @@ func (tr *translator) idOf(loc string) (string, bool) {
 }
 
 func (tr *translator) chainOf(chain string) (id, branch string) {
-	loc, branch := redisclaim.SplitChain(chain, func(l string) bool { _, ok := tr.idOf(l); return ok })
+	loc, branch := lancemanifest.SplitChain(chain, func(l string) bool { _, ok := tr.idOf(l); return ok })
 	if id, ok := tr.idOf(loc); ok {
 		return id, branch
 	}
@@ -746,17 +746,17 @@ func (t *Table) versionChains(ctx context.Context) ([]versionChain, map[string]R
 		if named == nil {
 			named = map[string]bool{}
 		}
-		prefix := redisclaim.BranchRefsPrefix(loc)
+		prefix := lancemanifest.BranchRefsPrefix(loc)
 		for a, err := range t.cfg.Objects.List(ctx, prefix) {
 			if err != nil {
 				return nil, nil, err
 			}
-			if b, ok := redisclaim.BranchOfRef(a.Key[len(prefix):]); ok {
+			if b, ok := lancemanifest.BranchOfRef(a.Key[len(prefix):]); ok {
 				named[b] = true
 			}
 		}
 		for b := range named {
-			chains = append(chains, versionChain{id, b, redisclaim.BranchChain(loc, b)})
+			chains = append(chains, versionChain{id, b, lancemanifest.BranchChain(loc, b)})
 		}
 	}
 	return chains, reads, nil
@@ -773,11 +773,11 @@ func (t *Table) reconcileChain(ctx context.Context, seq uint64, c versionChain, 
 	var out []change
 	found := map[uint64]bool{}
 	if objstore.ValidateKey(c.loc) == nil {
-		for a, err := range t.cfg.Objects.List(ctx, redisclaim.VersionsPrefix(c.loc)) {
+		for a, err := range t.cfg.Objects.List(ctx, lancemanifest.VersionsPrefix(c.loc)) {
 			if err != nil {
 				return nil, err
 			}
-			m, err := redisclaim.ParseManifestName(path.Base(a.Key))
+			m, err := lancemanifest.ParseManifestName(path.Base(a.Key))
 			if err != nil || m.Staging || m.Detached || m.Version == 0 {
 				continue
 			}

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/flightns/flightns/lancemanifest"
 	"github.com/flightns/flightns/redisclaim"
 )
 
@@ -28,7 +29,7 @@ func TestVersionRowsGetTheirStatisticsFromTheirManifests(t *testing.T) {
 		t.Fatal(err)
 	}
 	stage := func(chain string, v uint64, body []byte) redisclaim.Location {
-		p := redisclaim.StagingPath(redisclaim.ManifestPath(chain, redisclaim.V2, v))
+		p := lancemanifest.StagingPath(lancemanifest.ManifestPath(chain, lancemanifest.V2, v))
 		if err := e.objs.Put(ctx, p, body); err != nil {
 			t.Fatal(err)
 		}
@@ -40,7 +41,7 @@ func TestVersionRowsGetTheirStatisticsFromTheirManifests(t *testing.T) {
 	}
 	stage("loc_t", 1, lance)
 	stage("loc_t", 2, []byte("not a Lance manifest"))
-	dev := redisclaim.BranchChain("loc_t", "dev")
+	dev := lancemanifest.BranchChain("loc_t", "dev")
 	if err := cs.Fork(ctx, dev, 2); err != nil {
 		t.Fatal(err)
 	}

@@ -49,6 +49,9 @@ type Config struct {
 	ReadOnly bool
 	// MaxSegmentEntries bounds one group commit (default 4096).
 	MaxSegmentEntries int
+	// LogMaxLen bounds the commit log approximately (default
+	// commitlog.MaxLen): the trim of every entry this table appends.
+	LogMaxLen int64
 	// CompactAfter is the number of segments after which the materializer
 	// writes a snapshot (default 1000; negative: never on its own).
 	CompactAfter int
@@ -181,6 +184,9 @@ func Open(ctx context.Context, cfg Config) (*Table, error) {
 	if cfg.MaxSegmentEntries <= 0 {
 		cfg.MaxSegmentEntries = 4096
 	}
+	if cfg.LogMaxLen <= 0 {
+		cfg.LogMaxLen = commitlog.MaxLen
+	}
 	if cfg.VersionLinger == 0 {
 		cfg.VersionLinger = 100 * time.Millisecond
 		if cfg.Objects.Kind() == objstore.KindS3 {
@@ -197,7 +203,7 @@ func Open(ctx context.Context, cfg Config) (*Table, error) {
 		cfg.Now = time.Now
 	}
 	t := &Table{cfg: cfg, st: storage{objs: cfg.Objects, catalog: cfg.Catalog}, log: cfg.Logger, keys: newRedisKeys(cfg.Catalog),
-		appendS: redis.NewScript(appendLua), leaseS: redis.NewScript(leaseLua),
+		appendS: commitlog.Script(appendLua), leaseS: commitlog.Script(leaseLua),
 		stop: make(chan struct{}), applyQ: make(chan *segment, 256), flushNow: make(chan struct{}, 1)}
 	t.idx.rows = newIndex()
 	t.lease.token = uuid.NewString()
@@ -881,7 +887,7 @@ func (t *Table) Append(ctx context.Context, changes []Change) (uint64, error) {
 	if len(changes) == 0 {
 		return 0, nserror.New(nserror.InvalidInput, "no changes to append")
 	}
-	args := []any{commitlog.MaxLen}
+	args := []any{t.cfg.LogMaxLen}
 	for _, c := range changes {
 		if c.Delete {
 			k := c.Row.Key()
@@ -904,7 +910,7 @@ func (t *Table) Append(ctx context.Context, changes []Change) (uint64, error) {
 // appendEntries appends log entries (kind, payload pairs) under one new
 // catalog sequence and returns it.
 func (t *Table) appendEntries(ctx context.Context, pairs []any) (uint64, error) {
-	args := append([]any{commitlog.MaxLen}, pairs...)
+	args := append([]any{t.cfg.LogMaxLen}, pairs...)
 	r, err := t.appendS.Run(ctx, t.cfg.Redis, []string{t.keys.epoch, t.keys.seq, t.keys.log}, args...).Slice()
 	if err != nil {
 		return 0, err

@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/flightns/flightns/lancemanifest"
 	"github.com/flightns/flightns/nserror"
-	"github.com/flightns/flightns/redisclaim"
 )
 
 // Each Lance branch of a table has a version chain of its own, under the
@@ -23,7 +23,7 @@ func TestBranchesHaveTheirOwnChains(t *testing.T) {
 		s := e.s
 		tid := id("t")
 		loc := e.withVersions(tid, 2)
-		dev := redisclaim.BranchChain(loc, "dev")
+		dev := lancemanifest.BranchChain(loc, "dev")
 
 		// Before the branch exists.
 		list := must(s.ListTableVersions(ctx, ListTableVersionsRequest{ID: tid, Branch: "dev"}))
@@ -92,7 +92,7 @@ func TestBranchesHaveTheirOwnChains(t *testing.T) {
 			t.Fatalf("main's versions %v, want [1 2 3]", got)
 		}
 		latest := must(s.DescribeTableVersion(ctx, DescribeTableVersionRequest{ID: tid, Branch: "dev"}))
-		if latest.Version.Version != 3 || latest.Version.ManifestPath != e.s.root.objectPath(redisclaim.ManifestPath(dev, redisclaim.V2, 3)) {
+		if latest.Version.Version != 3 || latest.Version.ManifestPath != e.s.root.objectPath(lancemanifest.ManifestPath(dev, lancemanifest.V2, 3)) {
 			t.Fatalf("dev's latest: %+v", latest.Version)
 		}
 		d := must(s.DescribeTable(ctx, DescribeTableRequest{ID: tid, Branch: "dev"}))
@@ -132,12 +132,12 @@ func TestBranchesHaveTheirOwnChains(t *testing.T) {
 			{ID: t2, Version: 2, ManifestPath: e.stage(loc2, 2, "t2 2")},
 		}}))
 		must(s.BatchCommitTables(ctx, BatchCommitTablesRequest{Operations: []CommitTableOperation{
-			{CreateTableVersion: &CreateTableVersionRequest{ID: t2, Version: 1, Branch: "b/x", ManifestPath: e.stage(redisclaim.BranchChain(loc2, "b/x"), 1, "t2 b/x 1")}},
+			{CreateTableVersion: &CreateTableVersionRequest{ID: t2, Version: 1, Branch: "b/x", ManifestPath: e.stage(lancemanifest.BranchChain(loc2, "b/x"), 1, "t2 b/x 1")}},
 		}}))
 		if got := versions("dev"); len(got) != 2 || got[1] != 4 {
 			t.Fatalf("dev after the batch: %v", got)
 		}
-		if e.final(redisclaim.BranchChain(loc2, "b/x"), 1) != "t2 b/x 1" || e.final(loc2, 2) != "t2 2" {
+		if e.final(lancemanifest.BranchChain(loc2, "b/x"), 1) != "t2 b/x 1" || e.final(loc2, 2) != "t2 2" {
 			t.Fatal("the batches' manifests are not where they belong")
 		}
 		must(s.BatchDeleteTableVersions(ctx, BatchDeleteTableVersionsRequest{ID: tid, Branch: "dev", Ranges: []VersionRange{{4, -1}}}))
@@ -165,12 +165,12 @@ func TestBranchesHaveTheirOwnChains(t *testing.T) {
 				rows = append(rows, strings.Clone(col.Value(i)))
 			}
 		}
-		m := func(chain string, v uint64) string { return redisclaim.ManifestPath(chain, redisclaim.V2, v) }
+		m := func(chain string, v uint64) string { return lancemanifest.ManifestPath(chain, lancemanifest.V2, v) }
 		want := []string{
 			"t:NULL:1:" + m(loc, 1), "t:NULL:2:" + m(loc, 2), "t:NULL:3:" + m(loc, 3),
 			"t:dev:3:" + m(dev, 3),
 			"t2:NULL:1:" + m(loc2, 1), "t2:NULL:2:" + m(loc2, 2),
-			"t2:b/x:1:" + m(redisclaim.BranchChain(loc2, "b/x"), 1),
+			"t2:b/x:1:" + m(lancemanifest.BranchChain(loc2, "b/x"), 1),
 		}
 		if strings.Join(rows, "\n") != strings.Join(want, "\n") {
 			t.Fatalf("table_versions:\n%s\nwant\n%s", strings.Join(rows, "\n"), strings.Join(want, "\n"))

@@ -7,9 +7,9 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/flightns/flightns/lancemanifest"
 	"github.com/flightns/flightns/nserror"
 	"github.com/flightns/flightns/objstore"
-	"github.com/flightns/flightns/redisclaim"
 )
 
 // Branches are Lance's: Lance writes _refs/branches/<name>.json (the name
@@ -82,8 +82,8 @@ func (s *Service) ListTableBranches(ctx context.Context, req ListTableBranchesRe
 	if err != nil {
 		return nil, err
 	}
-	keys, names, token, err := s.refPage(ctx, redisclaim.BranchRefsPrefix(loc), func(stem string) (string, bool) {
-		return redisclaim.BranchOfRef(stem + ".json")
+	keys, names, token, err := s.refPage(ctx, lancemanifest.BranchRefsPrefix(loc), func(stem string) (string, bool) {
+		return lancemanifest.BranchOfRef(stem + ".json")
 	}, req.PageToken, req.Limit)
 	if err != nil {
 		return nil, err

@@ -14,9 +14,9 @@ import (
 
 	"github.com/flightns/flightns/internal/testutil/redistest"
 	"github.com/flightns/flightns/internal/testutil/s3test"
+	"github.com/flightns/flightns/lancemanifest"
 	"github.com/flightns/flightns/nserror"
 	"github.com/flightns/flightns/objstore"
-	"github.com/flightns/flightns/redisclaim"
 	"github.com/flightns/flightns/sqlengine"
 )
 
@@ -104,7 +104,7 @@ func must[T any](v T, err error) T {
 // key) and returns its object-store path, the form Lance sends.
 func (e *tenv) stage(loc string, v uint64, content string) string {
 	e.t.Helper()
-	key := redisclaim.StagingPath(redisclaim.ManifestPath(loc, redisclaim.V2, v))
+	key := lancemanifest.StagingPath(lancemanifest.ManifestPath(loc, lancemanifest.V2, v))
 	if err := e.objs.Put(context.Background(), key, []byte(content)); err != nil {
 		e.t.Fatal(err)
 	}
@@ -125,7 +125,7 @@ func (e *tenv) locOf(tid ID) string {
 // "" when there is none.
 func (e *tenv) final(loc string, v uint64) string {
 	e.t.Helper()
-	b, err := e.objs.Get(context.Background(), redisclaim.ManifestPath(loc, redisclaim.V2, v))
+	b, err := e.objs.Get(context.Background(), lancemanifest.ManifestPath(loc, lancemanifest.V2, v))
 	if errors.Is(err, objstore.ErrNotFound) {
 		return ""
 	}

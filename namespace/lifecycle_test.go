@@ -12,9 +12,9 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/flightns/flightns/lancemanifest"
 	"github.com/flightns/flightns/nserror"
 	"github.com/flightns/flightns/objstore"
-	"github.com/flightns/flightns/redisclaim"
 )
 
 func TestLocationsOutsideTheRootAreRefused(t *testing.T) {
@@ -101,7 +101,7 @@ func TestRegisteredTablesGetTheirOldVersionsBackfilled(t *testing.T) {
 	e := newTenv(t)
 	// A Lance table written without flightns: five versions.
 	for v := uint64(1); v <= 5; v++ {
-		if err := e.objs.Put(ctx, redisclaim.ManifestPath("legacy", redisclaim.V2, v), []byte(fmt.Sprintf("v%d", v))); err != nil {
+		if err := e.objs.Put(ctx, lancemanifest.ManifestPath("legacy", lancemanifest.V2, v), []byte(fmt.Sprintf("v%d", v))); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"sort"
 
-	"github.com/flightns/flightns/internal/commitlog"
 	"github.com/flightns/flightns/manifesttable"
 	"github.com/flightns/flightns/nserror"
 )
@@ -44,7 +43,7 @@ func (s *Service) CreateNamespace(ctx context.Context, req CreateNamespaceReques
 	id := req.ID.String()
 	v, err := s.mutate(ctx, s.createS,
 		[]string{s.k.Epoch(), s.k.Obj(), s.k.Loc(), s.k.ByLoc(), s.k.kids(req.ID.Parent()), s.k.Kids(id), s.k.Seq(), s.k.Log()},
-		id, req.ID.Parent().String(), manifesttable.TypeNamespace, lower(mode), "", string(b), commitlog.MaxLen)
+		id, req.ID.Parent().String(), manifesttable.TypeNamespace, lower(mode), "", string(b), s.logMaxLen())
 	if err != nil {
 		return nil, err
 	}
@@ -241,7 +240,7 @@ func (s *Service) drop(ctx context.Context, objs []objRef, restrict bool) (locs 
 	if restrict {
 		r = "1"
 	}
-	args := []any{commitlog.MaxLen, r}
+	args := []any{s.logMaxLen(), r}
 	for _, o := range objs {
 		args = append(args, o.id, o.typ)
 		if o.typ == manifesttable.TypeNamespace {

@@ -10,9 +10,9 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/flightns/flightns/internal/commitlog"
+	"github.com/flightns/flightns/lancemanifest"
 	"github.com/flightns/flightns/manifesttable"
 	"github.com/flightns/flightns/nserror"
-	"github.com/flightns/flightns/redisclaim"
 )
 
 // IndexedObject is a namespace or table as Redis's object index holds it:
@@ -101,11 +101,11 @@ func (s *Service) AdoptTableDirectories(ctx context.Context) ([]AdoptedTable, []
 		if err != nil {
 			return nil, nil, err
 		}
-		dir, rest, ok := strings.Cut(a.Key, redisclaim.VersionsPrefix(""))
+		dir, rest, ok := strings.Cut(a.Key, lancemanifest.VersionsPrefix(""))
 		if !ok || strings.Contains(dir, "/") || strings.HasPrefix(a.Key, manifesttable.Prefix) || strings.Contains(rest, "/") {
 			continue
 		}
-		if m, err := redisclaim.ParseManifestName(rest); err == nil && !m.Staging {
+		if m, err := lancemanifest.ParseManifestName(rest); err == nil && !m.Staging {
 			dirs[dir] = true
 		}
 	}

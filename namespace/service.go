@@ -15,6 +15,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/flightns/flightns/internal/commitlog"
+	"github.com/flightns/flightns/lancemanifest"
 	"github.com/flightns/flightns/manifesttable"
 	"github.com/flightns/flightns/nserror"
 	"github.com/flightns/flightns/objstore"
@@ -68,6 +69,10 @@ type Config struct {
 	// CompactAfter is manifesttable's compaction interval in segments
 	// (0: its default).
 	CompactAfter int
+	// LogMaxLen bounds the commit log approximately (default
+	// commitlog.MaxLen); claims, catalog mutations and the materializer's
+	// entries all trim to it.
+	LogMaxLen int64
 	// Unmanaged makes the catalog's tables unmanaged: DeclareTable and
 	// DescribeTable answer managed_versioning false, so Lance commits
 	// versions to a table's _versions directory itself and the catalog only
@@ -118,12 +123,15 @@ func Open(ctx context.Context, cfg Config) (*Service, error) {
 	if cfg.DurableTimeout <= 0 {
 		cfg.DurableTimeout = 30 * time.Second
 	}
+	if cfg.LogMaxLen <= 0 {
+		cfg.LogMaxLen = commitlog.MaxLen
+	}
 	if cfg.StallTimeout <= 0 {
 		cfg.StallTimeout = 5 * time.Second
 	}
 	s := &Service{cfg: cfg, objs: cfg.Objects, rdb: cfg.Redis, k: nsKeys{commitlog.KeysOf(cfg.Catalog)}, log: cfg.Logger, now: cfg.Now,
-		createS: redis.NewScript(createObjectLua), dropS: redis.NewScript(dropObjectsLua), renameS: redis.NewScript(renameTableLua),
-		rebuildS: redis.NewScript(rebuildIndexLua), clearKidsS: redis.NewScript(clearKidsLua), txnApplyS: redis.NewScript(txnApplyLua)}
+		createS: commitlog.Script(createObjectLua), dropS: commitlog.Script(dropObjectsLua), renameS: commitlog.Script(renameTableLua),
+		rebuildS: commitlog.Script(rebuildIndexLua), clearKidsS: commitlog.Script(clearKidsLua), txnApplyS: commitlog.Script(txnApplyLua)}
 	if s.log == nil {
 		s.log = slog.Default()
 	}
@@ -138,12 +146,12 @@ func Open(ctx context.Context, cfg Config) (*Service, error) {
 		return nil, err
 	}
 	s.table, err = manifesttable.Open(ctx, manifesttable.Config{Objects: cfg.Objects, Redis: cfg.Redis, Catalog: cfg.Catalog,
-		Engine: cfg.Engine, NoSQL: cfg.NoSQL, Logger: s.log, Now: s.now, CompactAfter: cfg.CompactAfter, Observer: cfg.TableObserver})
+		Engine: cfg.Engine, NoSQL: cfg.NoSQL, Logger: s.log, Now: s.now, CompactAfter: cfg.CompactAfter, LogMaxLen: cfg.LogMaxLen, Observer: cfg.TableObserver})
 	if err != nil {
 		return nil, err
 	}
 	s.claims, err = redisclaim.New(ctx, redisclaim.Config{Redis: cfg.Redis, Objects: cfg.Objects, Catalog: cfg.Catalog,
-		Now: s.now, Step: cfg.ClaimStep, Observer: cfg.ClaimObserver, SeqFloor: s.table.SeqFloor, Fresh: s.fresh, PromoteWindow: cfg.PromoteWindow, OnRecover: s.rebuildIndex, OnTxnCommitted: s.txnCommitted,
+		Now: s.now, Step: cfg.ClaimStep, Observer: cfg.ClaimObserver, LogMaxLen: cfg.LogMaxLen, SeqFloor: s.table.SeqFloor, Fresh: s.fresh, PromoteWindow: cfg.PromoteWindow, OnRecover: s.rebuildIndex, OnTxnCommitted: s.txnCommitted,
 		OnPromoted: s.table.NoteManifest, NameOf: s.tableName, Logger: s.log})
 	if err != nil {
 		_ = s.table.Close()
@@ -174,7 +182,7 @@ func (s *Service) Claims() *redisclaim.Store { return s.claims }
 // branch; "" for a directory no table has.
 func (s *Service) tableName(chain string) string {
 	isTable := func(loc string) bool { _, ok := s.table.TableByLocation(loc); return ok }
-	loc, branch := redisclaim.SplitChain(chain, isTable)
+	loc, branch := lancemanifest.SplitChain(chain, isTable)
 	id, ok := s.table.TableByLocation(loc)
 	switch {
 	case !ok:
@@ -277,6 +285,9 @@ func (s *Service) mutate(ctx context.Context, sc *redis.Script, keys []string, a
 	}, redisclaim.Final)
 	return v, err
 }
+
+// logMaxLen is the commit log's bound, as every script trims it.
+func (s *Service) logMaxLen() int64 { return s.cfg.LogMaxLen }
 
 // indexField reads one field of a hash of the object index; ok is false
 // when Redis holds the catalog's epoch but not the field (no such

@@ -5,10 +5,9 @@ import (
 	"fmt"
 	"sort"
 
-	"github.com/flightns/flightns/internal/commitlog"
+	"github.com/flightns/flightns/lancemanifest"
 	"github.com/flightns/flightns/manifesttable"
 	"github.com/flightns/flightns/nserror"
-	"github.com/flightns/flightns/redisclaim"
 )
 
 // DeclareTable declares a table: a location for its data, no data yet.
@@ -53,11 +52,11 @@ func (s *Service) RegisterTable(ctx context.Context, req RegisterTableRequest) (
 		return nil, err
 	}
 	found := false
-	for a, err := range s.objs.List(ctx, redisclaim.VersionsPrefix(loc)) {
+	for a, err := range s.objs.List(ctx, lancemanifest.VersionsPrefix(loc)) {
 		if err != nil {
 			return nil, err
 		}
-		if m, err := redisclaim.ParseManifestName(a.Key[len(redisclaim.VersionsPrefix(loc)):]); err == nil && !m.Staging {
+		if m, err := lancemanifest.ParseManifestName(a.Key[len(lancemanifest.VersionsPrefix(loc)):]); err == nil && !m.Staging {
 			found = true
 			break
 		}
@@ -89,7 +88,7 @@ func (s *Service) createTable(ctx context.Context, id ID, loc string, props Prop
 	}
 	v, err := s.mutate(ctx, s.createS,
 		[]string{s.k.Epoch(), s.k.Obj(), s.k.Loc(), s.k.ByLoc(), s.k.kids(id.Parent()), s.k.Kids(id.String()), s.k.Seq(), s.k.Log()},
-		id.String(), id.Parent().String(), manifesttable.TypeTable, lower(mode), loc, string(b), commitlog.MaxLen)
+		id.String(), id.Parent().String(), manifesttable.TypeTable, lower(mode), loc, string(b), s.logMaxLen())
 	if err != nil {
 		return nil, err
 	}
@@ -364,7 +363,7 @@ func (s *Service) RenameTable(ctx context.Context, req RenameTableRequest) (*Ren
 	}
 	v, err := s.mutate(ctx, s.renameS,
 		[]string{s.k.Epoch(), s.k.Obj(), s.k.Loc(), s.k.ByLoc(), s.k.kids(req.ID.Parent()), s.k.kids(parent), s.k.Seq(), s.k.Log()},
-		req.ID.String(), newID.String(), parent.String(), string(b), commitlog.MaxLen)
+		req.ID.String(), newID.String(), parent.String(), string(b), s.logMaxLen())
 	if err != nil {
 		return nil, err
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/flightns/flightns/lancemanifest"
 	"github.com/flightns/flightns/nserror"
 	"github.com/flightns/flightns/objstore"
 )
@@ -113,17 +114,13 @@ func notRefChar(r rune) bool {
 	return !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '.' && r != '-' && r != '_'
 }
 
-func tagsPrefix(loc string) string { return loc + "/_refs/tags/" }
-
-func tagKey(loc, tag string) string { return tagsPrefix(loc) + tag + ".json" }
-
 // readTag reads a tag's file; a missing one is TableTagNotFound.
 func (s *Service) readTag(ctx context.Context, id ID, loc, tag string) (tagFile, error) {
 	var t tagFile
 	if err := checkTagName(tag); err != nil {
 		return t, err
 	}
-	b, err := s.objs.Get(ctx, tagKey(loc, tag))
+	b, err := s.objs.Get(ctx, lancemanifest.TagKey(loc, tag))
 	if errors.Is(err, objstore.ErrNotFound) {
 		return t, nserror.New(nserror.TableTagNotFound, "table %q has no tag %q", id.String(), tag)
 	}
@@ -183,7 +180,7 @@ func (s *Service) ListTableTags(ctx context.Context, req ListTableTagsRequest) (
 	if err != nil {
 		return nil, err
 	}
-	_, names, token, err := s.refPage(ctx, tagsPrefix(loc), func(file string) (string, bool) {
+	_, names, token, err := s.refPage(ctx, lancemanifest.TagsPrefix(loc), func(file string) (string, bool) {
 		return file, checkTagName(file) == nil
 	}, req.PageToken, req.Limit)
 	if err != nil {
@@ -245,7 +242,7 @@ func (s *Service) CreateTableTag(ctx context.Context, req CreateTableTagRequest)
 	if err != nil {
 		return nil, err
 	}
-	err = s.objs.PutIfAbsent(ctx, tagKey(loc, req.Tag), b)
+	err = s.objs.PutIfAbsent(ctx, lancemanifest.TagKey(loc, req.Tag), b)
 	if errors.Is(err, objstore.ErrAlreadyExists) {
 		return nil, nserror.New(nserror.TableTagAlreadyExists, "table %q already has a tag %q", req.ID.String(), req.Tag)
 	}
@@ -278,7 +275,7 @@ func (s *Service) UpdateTableTag(ctx context.Context, req CreateTableTagRequest)
 	if err != nil {
 		return nil, err
 	}
-	if err := s.objs.Put(ctx, tagKey(loc, req.Tag), b); err != nil {
+	if err := s.objs.Put(ctx, lancemanifest.TagKey(loc, req.Tag), b); err != nil {
 		return nil, err
 	}
 	return &TableTagResponse{}, nil
@@ -293,7 +290,7 @@ func (s *Service) DeleteTableTag(ctx context.Context, req DeleteTableTagRequest)
 	if _, err := s.readTag(ctx, req.ID, loc, req.Tag); err != nil {
 		return nil, err
 	}
-	if err := s.objs.Delete(ctx, tagKey(loc, req.Tag)); err != nil {
+	if err := s.objs.Delete(ctx, lancemanifest.TagKey(loc, req.Tag)); err != nil {
 		return nil, err
 	}
 	return &TableTagResponse{}, nil

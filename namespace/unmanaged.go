@@ -6,8 +6,8 @@ import (
 	"sort"
 	"strconv"
 
+	"github.com/flightns/flightns/lancemanifest"
 	"github.com/flightns/flightns/nserror"
-	"github.com/flightns/flightns/redisclaim"
 )
 
 // Unmanaged catalogs (Config.Unmanaged): Lance commits each version to the
@@ -27,18 +27,18 @@ func (s *Service) managed() bool { return !s.cfg.Unmanaged }
 // directory, ascending; a version found under both namings is the V2 one,
 // as Lance reads it.
 func (s *Service) storageVersions(ctx context.Context, loc string) ([]TableVersion, error) {
-	prefix := redisclaim.VersionsPrefix(loc)
+	prefix := lancemanifest.VersionsPrefix(loc)
 	byVersion := map[uint64]TableVersion{}
-	schemes := map[uint64]redisclaim.NamingScheme{}
+	schemes := map[uint64]lancemanifest.NamingScheme{}
 	for a, err := range s.objs.List(ctx, prefix) {
 		if err != nil {
 			return nil, err
 		}
-		m, err := redisclaim.ParseManifestName(a.Key[len(prefix):])
+		m, err := lancemanifest.ParseManifestName(a.Key[len(prefix):])
 		if err != nil || m.Staging || m.Detached || m.Version == 0 {
 			continue // latest_version_hint.json, staging and detached manifests
 		}
-		if prev, ok := schemes[m.Version]; ok && prev == redisclaim.V2 {
+		if prev, ok := schemes[m.Version]; ok && prev == lancemanifest.V2 {
 			continue
 		}
 		tv := TableVersion{Version: int64(m.Version), ManifestPath: s.root.objectPath(a.Key), ETag: a.ETag}

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/flightns/flightns/lancemanifest"
 	"github.com/flightns/flightns/nserror"
 	"github.com/flightns/flightns/redisclaim"
 )
@@ -28,7 +29,7 @@ func (s *Service) tableVersion(loc redisclaim.Location) TableVersion {
 // Branches. Lance names a branch in every version request (absent or
 // "main": main). Each branch of a table has a version chain of its own,
 // keyed as Lance lays it out: the table's tree/<branch>/ directory, whose
-// _versions/ holds the branch's manifests (redisclaim.BranchChain). A
+// _versions/ holds the branch's manifests (lancemanifest.BranchChain). A
 // request on one branch reads and writes that chain only.
 
 // onMain reports whether branch names main.
@@ -44,7 +45,7 @@ func chainOf(loc, branch string) (string, error) {
 	if err := checkBranchName(branch); err != nil {
 		return "", err
 	}
-	return redisclaim.BranchChain(loc, branch), nil
+	return lancemanifest.BranchChain(loc, branch), nil
 }
 
 // checkBranchName applies Lance's rules for a branch's name: segments
@@ -146,11 +147,11 @@ func (s *Service) entryAt(loc string, version int64, manifestPath string, size *
 		return redisclaim.Entry{}, err
 	}
 	if naming != "" {
-		want, err := redisclaim.ParseNamingScheme(naming)
+		want, err := lancemanifest.ParseNamingScheme(naming)
 		if err != nil {
 			return redisclaim.Entry{}, err
 		}
-		if _, m, err := redisclaim.ParseManifestPath(staging); err == nil && m.Scheme != want {
+		if _, m, err := lancemanifest.ParseManifestPath(staging); err == nil && m.Scheme != want {
 			return redisclaim.Entry{}, nserror.New(nserror.InvalidInput, "manifest_path %q is named %s, not %s", manifestPath, m.Scheme, want)
 		}
 	}

@@ -71,7 +71,7 @@ func TestAPromotionTrustsDurableOnlyForAnUnchangedSource(t *testing.T) {
 			}
 			c.change(t, filepath.Join(dir, filepath.FromSlash(src)))
 			before = syncCalls(s)
-			if _, err := s.PromoteIfAbsentFrom(ctx, src, dst, nil, synced); err != nil {
+			if _, err := s.PromoteIfAbsent(ctx, src, dst, WriteOptions{Synced: synced}); err != nil {
 				t.Fatal(err)
 			}
 			if got := syncCalls(s) - before; got != c.syncs {
@@ -99,7 +99,7 @@ func TestAPromotionTrustsDurableOnlyForAnUnchangedSource(t *testing.T) {
 		t.Fatal(err)
 	}
 	before = syncCalls(s)
-	if _, err := s.PromoteIfAbsentFrom(ctx, "t/plain/_versions/1.manifest-x", "t/plain/_versions/1.manifest", nil, nil); err != nil {
+	if _, err := s.PromoteIfAbsent(ctx, "t/plain/_versions/1.manifest-x", "t/plain/_versions/1.manifest", WriteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if got := syncCalls(s) - before; got != 2 {

@@ -329,14 +329,20 @@ func (s *Store) Put(ctx context.Context, key string, data []byte, opts ...PutOpt
 // it fails with ErrAlreadyExists and the existing bytes stay. Exactly one of
 // several concurrent callers (in any process) succeeds.
 func (s *Store) PutIfAbsent(ctx context.Context, key string, data []byte) error {
-	return s.do(ctx, OpPutIfAbsent, key, func() error { return s.putIfAbsent(ctx, key, data) })
+	return s.PutIfAbsentWith(ctx, key, data, WriteOptions{})
 }
 
-func (s *Store) putIfAbsent(ctx context.Context, key string, data []byte) error {
+// PutIfAbsentWith is PutIfAbsent with options (a Gate; Known and Synced
+// do not apply).
+func (s *Store) PutIfAbsentWith(ctx context.Context, key string, data []byte, o WriteOptions) error {
+	return s.do(ctx, OpPutIfAbsent, key, func() error { return s.putIfAbsent(ctx, key, data, o.gate) })
+}
+
+func (s *Store) putIfAbsent(ctx context.Context, key string, data []byte, gate func() error) error {
 	if s.disk != nil {
-		return s.disk.writeFile(key, data, true, false, func() error { return gate(ctx) })
+		return s.disk.writeFile(key, data, true, false, gate)
 	}
-	if err := gate(ctx); err != nil {
+	if err := gate(); err != nil {
 		return err
 	}
 	opts := writeOpts
@@ -581,27 +587,50 @@ func (s *Store) ListAll(ctx context.Context, prefix string) ([]Attrs, error) {
 // conditions on CopyObject, and a copy that is not create-only could
 // overwrite a committed manifest.
 func (s *Store) CopyIfAbsent(ctx context.Context, src, dst string) (CopyResult, error) {
-	return s.materialize(ctx, src, dst, false, nil, nil)
+	return s.materialize(ctx, src, dst, false, WriteOptions{})
 }
 
 // PromoteIfAbsent is CopyIfAbsent for a source that is no longer needed
-// afterwards (a staging manifest): on file:// the source is renamed to dst
-// with renameat2(RENAME_NOREPLACE) — one directory operation, create-only —
-// so it is gone when Copied is returned; elsewhere it is copied as by
-// CopyIfAbsent and the caller deletes it.
-func (s *Store) PromoteIfAbsent(ctx context.Context, src, dst string) (CopyResult, error) {
-	return s.materialize(ctx, src, dst, true, nil, nil)
+// afterwards (a staging manifest): where PromotesByRename (file://) the
+// source is renamed to dst with renameat2(RENAME_NOREPLACE) — one
+// directory operation, create-only — so it is gone when Copied is
+// returned; elsewhere it is copied as by CopyIfAbsent and the caller
+// deletes it. o.Known, when not nil, is src's bytes, read by the caller
+// (src is immutable): elsewhere than file:// the promotion is then one
+// conditional PUT, without reading src again; o.Synced, when not nil, is
+// what Durable returned for src: on file:// the promotion skips src's
+// fsync if src is still the file Durable synced.
+func (s *Store) PromoteIfAbsent(ctx context.Context, src, dst string, o WriteOptions) (CopyResult, error) {
+	return s.materialize(ctx, src, dst, true, o)
 }
 
-// PromoteIfAbsentFrom is PromoteIfAbsent for a caller that has read src
-// already: data is its bytes (src is immutable, a staging manifest), so
-// elsewhere than on file:// the promotion is one conditional PUT, without
-// reading src again. On file:// data is not used, and synced, when not
-// nil, is what Durable returned for src: the promotion skips src's fsync
-// if src is still the file Durable synced.
-func (s *Store) PromoteIfAbsentFrom(ctx context.Context, src, dst string, data []byte, synced *Synced) (CopyResult, error) {
-	return s.materialize(ctx, src, dst, true, data, synced)
+// WriteOptions adjust a create-only write.
+type WriteOptions struct {
+	// Gate, when set, runs right before the destination can become
+	// visible — after the slow preparation (fsyncing the source, reading
+	// it) — and the write gives up, with its error, when it fails. A
+	// caller whose right to write the destination expires with time (a
+	// claim) checks it there.
+	Gate func() error
+	// Known is the source's bytes, read by the caller (promotions).
+	Known []byte
+	// Synced is what Durable returned for the source (promotions).
+	Synced *Synced
 }
+
+func (o WriteOptions) gate() error {
+	if o.Gate == nil {
+		return nil
+	}
+	return o.Gate()
+}
+
+// PromotesByRename reports whether a promotion renames its source into
+// place (file://): the source is then gone afterwards, reading it first
+// saves nothing, and making it durable ahead (Durable) shortens the
+// promotion. Elsewhere a promotion copies the bytes: reading them with the
+// source's attributes saves a request, and the caller deletes the source.
+func (s *Store) PromotesByRename() bool { return s.disk != nil }
 
 // Synced is what Durable made durable: on file://, the file's identity,
 // size and modification time when its fsync began.
@@ -624,43 +653,21 @@ func (s *Store) Durable(key string) (*Synced, error) {
 	return &Synced{fi: fi}, nil
 }
 
-type gateKey struct{}
-
-// WithGate returns ctx carrying gate: PutIfAbsent, CopyIfAbsent and
-// PromoteIfAbsent under it call gate right before the destination can
-// become visible —
-// after the slow preparation (fsyncing the source, reading it) — and give
-// up, with gate's error, when it fails. A caller whose right to write the
-// destination expires with time checks it there.
-func WithGate(ctx context.Context, gate func() error) context.Context {
-	return context.WithValue(ctx, gateKey{}, gate)
-}
-
-// gate runs the context's gate, if any.
-func gate(ctx context.Context) error {
-	if g, ok := ctx.Value(gateKey{}).(func() error); ok && g != nil {
-		return g()
-	}
-	return nil
-}
-
-// materialize is CopyIfAbsent (consume false) and PromoteIfAbsent; known,
-// when not nil, is src's bytes, read by the caller, and synced what
-// Durable made durable of src.
-func (s *Store) materialize(ctx context.Context, src, dst string, consume bool, known []byte, synced *Synced) (CopyResult, error) {
+// materialize is CopyIfAbsent (consume false) and PromoteIfAbsent.
+func (s *Store) materialize(ctx context.Context, src, dst string, consume bool, o WriteOptions) (CopyResult, error) {
 	if err := ValidateKey(src); err != nil {
 		return 0, err
 	}
 	var res CopyResult
 	err := s.do(ctx, OpCopyIfAbsent, dst, func() error {
-		srcData := known
+		srcData := o.Known
 		var err error
-		before := func() error { return gate(ctx) }
+		before := o.gate
 		switch {
 		case s.disk != nil && consume:
 			var fi fs.FileInfo
-			if synced != nil {
-				fi = synced.fi
+			if o.Synced != nil {
+				fi = o.Synced.fi
 			}
 			err = s.disk.promoteIfAbsent(src, dst, fi, before)
 		case s.disk != nil:
@@ -671,7 +678,7 @@ func (s *Store) materialize(ctx context.Context, src, dst string, consume bool, 
 					return s.wrap(OpGet, src, err)
 				}
 			}
-			err = s.putIfAbsent(ctx, dst, srcData) // (its gate runs before the PUT)
+			err = s.putIfAbsent(ctx, dst, srcData, before) // (its gate runs before the PUT)
 		}
 		if err == nil {
 			res = Copied

@@ -223,7 +223,10 @@ func head(s []string) []string {
 func TestCopyAndPromoteIfAbsentOnEveryBackend(t *testing.T) {
 	ctx := context.Background()
 	type materializer func(s *objstore.Store, ctx context.Context, src, dst string) (objstore.CopyResult, error)
-	ops := map[string]materializer{"copy": (*objstore.Store).CopyIfAbsent, "promote": (*objstore.Store).PromoteIfAbsent}
+	promote := func(s *objstore.Store, ctx context.Context, src, dst string) (objstore.CopyResult, error) {
+		return s.PromoteIfAbsent(ctx, src, dst, objstore.WriteOptions{})
+	}
+	ops := map[string]materializer{"copy": (*objstore.Store).CopyIfAbsent, "promote": promote}
 	for opName, op := range ops {
 		for name, s := range backends(t) {
 			t.Run(opName+"/"+name, func(t *testing.T) {
@@ -492,7 +495,7 @@ func TestPromoteRaceHasOneWinnerAndRenamesOnFile(t *testing.T) {
 			for w := range writers {
 				wg.Go(func() {
 					<-start
-					results[w], errs[w] = s.PromoteIfAbsent(ctx, srcs[w], "p/_versions/1.manifest")
+					results[w], errs[w] = s.PromoteIfAbsent(ctx, srcs[w], "p/_versions/1.manifest", objstore.WriteOptions{})
 				})
 			}
 			close(start)
@@ -613,5 +616,41 @@ func TestS3URIParametersAreGoclouds(t *testing.T) {
 		if _, err := objstore.Open(ctx, bad); !errors.Is(err, nserror.ErrInvalidInput) {
 			t.Errorf("Open(%s): %v, want InvalidInput", bad, err)
 		}
+	}
+}
+
+// A write's Gate runs right before its destination can become visible:
+// when it fails, the write gives up with its error and the destination
+// stays absent (a claim that no longer stands writes nothing).
+func TestAFailingGateWritesNothing(t *testing.T) {
+	ctx := context.Background()
+	refused := errors.New("the claim no longer stands")
+	for name, s := range backends(t) {
+		t.Run(name, func(t *testing.T) {
+			ran := 0
+			gate := objstore.WriteOptions{Gate: func() error { ran++; return refused }}
+			if err := s.PutIfAbsentWith(ctx, "g/_txn/1.json", []byte("x"), gate); !errors.Is(err, refused) {
+				t.Fatalf("PutIfAbsentWith under a failing gate: %v", err)
+			}
+			if err := s.Put(ctx, "g/_versions/1.manifest-s", []byte("staged")); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.PromoteIfAbsent(ctx, "g/_versions/1.manifest-s", "g/_versions/1.manifest", gate); !errors.Is(err, refused) {
+				t.Fatalf("PromoteIfAbsent under a failing gate: %v", err)
+			}
+			for _, k := range []string{"g/_txn/1.json", "g/_versions/1.manifest"} {
+				if _, err := s.Get(ctx, k); !errors.Is(err, objstore.ErrNotFound) {
+					t.Errorf("%s after a refused write: %v", k, err)
+				}
+			}
+			if ran != 2 {
+				t.Errorf("the gate ran %d times, want once per write", ran)
+			}
+			// A gate that passes lets the promotion through.
+			if _, err := s.PromoteIfAbsent(ctx, "g/_versions/1.manifest-s", "g/_versions/1.manifest",
+				objstore.WriteOptions{Gate: func() error { return nil }}); err != nil {
+				t.Fatal(err)
+			}
+		})
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/flightns/flightns/lancemanifest"
 	"github.com/flightns/flightns/manifesttable"
 	"github.com/flightns/flightns/namespace"
 	"github.com/flightns/flightns/nserror"
@@ -168,7 +169,7 @@ func TestACrashMidCommitRollsForward(t *testing.T) {
 			}
 			for _, l := range leaves {
 				r, _ := e.svc.Table().Object(manifesttable.TypeTable, l.String())
-				final := redisclaim.ManifestPath(r.Location, redisclaim.V2, 1)
+				final := lancemanifest.ManifestPath(r.Location, lancemanifest.V2, 1)
 				if b, err := e.env.Objects.Get(ctx, final); err != nil || string(b) != "m "+l.String() {
 					t.Errorf("final manifest of %s: %q, %v", l, b, err)
 				}

@@ -13,10 +13,10 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/flightns/flightns/internal/testutil/nstest"
+	"github.com/flightns/flightns/lancemanifest"
 	"github.com/flightns/flightns/manifesttable"
 	"github.com/flightns/flightns/namespace"
 	"github.com/flightns/flightns/nserror"
-	"github.com/flightns/flightns/redisclaim"
 )
 
 // penv is a planner over a real Redis and a file:// root.
@@ -60,7 +60,7 @@ func (e *penv) stage(leaf namespace.ID, v int64, content string) string {
 	if !ok {
 		e.t.Fatalf("leaf %s has no row", leaf)
 	}
-	key := redisclaim.StagingPath(redisclaim.ManifestPath(r.Location, redisclaim.V2, uint64(v)))
+	key := lancemanifest.StagingPath(lancemanifest.ManifestPath(r.Location, lancemanifest.V2, uint64(v)))
 	if err := e.env.Objects.Put(ctx, key, []byte(content)); err != nil {
 		e.t.Fatal(err)
 	}

@@ -4,28 +4,9 @@ import (
 	"context"
 	"fmt"
 	"testing"
-)
 
-func TestSplitChain(t *testing.T) {
-	tables := map[string]bool{"ab_t": true, "x/tree/y": true}
-	isTable := func(s string) bool { return tables[s] }
-	for chain, want := range map[string][2]string{
-		"ab_t":                  {"ab_t", ""},
-		"ab_t/tree/dev":         {"ab_t", "dev"},
-		"ab_t/tree/team/a/b":    {"ab_t", "team/a/b"},
-		"ab_t/tree/tree/x":      {"ab_t", "tree/x"},
-		"x/tree/y":              {"x/tree/y", ""}, // a table whose location has a tree/ in it
-		"x/tree/y/tree/b":       {"x/tree/y", "b"},
-		"unknown/tree/b":        {"unknown/tree/b", ""},
-		"ab_tx/tree/dev":        {"ab_tx/tree/dev", ""},
-		BranchChain("ab_t", ""): {"ab_t", ""},
-	} {
-		table, branch := SplitChain(chain, isTable)
-		if table != want[0] || branch != want[1] {
-			t.Errorf("SplitChain(%q) = %q, %q; want %q, %q", chain, table, branch, want[0], want[1])
-		}
-	}
-}
+	"github.com/flightns/flightns/lancemanifest"
+)
 
 // A branch's first commit is at the version it forks from, and a failure
 // at every seam of it is rolled forward by the next reader, exactly as on
@@ -48,7 +29,7 @@ func branchFirstCommitAtSeam(t *testing.T, backend string, seam Step) {
 			t.Fatal(err)
 		}
 	}
-	dev := BranchChain("t", "dev")
+	dev := lancemanifest.BranchChain("t", "dev")
 	if err := e.s.Fork(ctx, dev, 3); err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +60,7 @@ func branchFirstCommitAtSeam(t *testing.T, backend string, seam Step) {
 func TestForkStartsOnlyAnEmptyOrVanishedChain(t *testing.T) {
 	ctx := context.Background()
 	e := newEnv(t, "file")
-	dev := BranchChain("t", "dev")
+	dev := lancemanifest.BranchChain("t", "dev")
 	if err := e.s.Fork(ctx, dev, 5); err != nil {
 		t.Fatal(err)
 	}
@@ -113,10 +94,10 @@ func TestForkStartsOnlyAnEmptyOrVanishedChain(t *testing.T) {
 	if _, err := e.put(dev, 2, "again"); err != nil {
 		t.Fatalf("the branch made again: %v", err)
 	}
-	if err := e.s.Fork(ctx, BranchChain("t", "one"), 1); err != nil {
+	if err := e.s.Fork(ctx, lancemanifest.BranchChain("t", "one"), 1); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.put(BranchChain("t", "one"), 1, "first"); err != nil {
+	if _, err := e.put(lancemanifest.BranchChain("t", "one"), 1, "first"); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -127,7 +108,7 @@ func TestForkStartsOnlyAnEmptyOrVanishedChain(t *testing.T) {
 func TestABranchSurvivesRedisLosingItsState(t *testing.T) {
 	ctx := context.Background()
 	e := newEnv(t, "file")
-	dev := BranchChain("t", "team/dev")
+	dev := lancemanifest.BranchChain("t", "team/dev")
 	if _, err := e.put("t", 1, "main 1"); err != nil {
 		t.Fatal(err)
 	}

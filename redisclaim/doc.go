@@ -19,7 +19,7 @@
 // A claim entitles a write only for a while: a final manifest or a
 // transaction's commit record becomes visible only within PromoteWindow
 // of reading the claim that entitles it (checked right before the
-// create-only rename or PUT through objstore.WithGate; an older reading is
+// create-only rename or PUT through objstore.WriteOptions.Gate; an older reading is
 // made again in Redis), and a recovery waits twice that long before it
 // reads storage, so no claim of a lost epoch lands in a version a new
 // epoch has given away. The recovery lock is released and renewed by

@@ -13,6 +13,7 @@ import (
 
 	"github.com/anishathalye/porcupine"
 
+	"github.com/flightns/flightns/lancemanifest"
 	"github.com/flightns/flightns/nserror"
 )
 
@@ -127,8 +128,8 @@ func TestHistoriesAreLinearizable(t *testing.T) {
 				e.step.Store(&f)
 			}
 			// Main chains, and Lance branches forked from them.
-			tables := []string{"a", "b", "c", BranchChain("a", "dev"), BranchChain("b", "team/x")}
-			bases := map[string]uint64{BranchChain("a", "dev"): 2, BranchChain("b", "team/x"): 0}
+			tables := []string{"a", "b", "c", lancemanifest.BranchChain("a", "dev"), lancemanifest.BranchChain("b", "team/x")}
+			bases := map[string]uint64{lancemanifest.BranchChain("a", "dev"): 2, lancemanifest.BranchChain("b", "team/x"): 0}
 			for chain, base := range bases {
 				if err := e.s.Fork(ctx, chain, base+1); err != nil {
 					t.Fatal(err)

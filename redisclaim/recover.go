@@ -12,6 +12,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/flightns/flightns/internal/redislock"
+	"github.com/flightns/flightns/lancemanifest"
 	"github.com/flightns/flightns/nserror"
 	"github.com/flightns/flightns/objstore"
 )
@@ -28,11 +29,11 @@ type foundVersion struct {
 // versions and staging objects are skipped.
 func (s *Store) scanVersions(ctx context.Context, table string) ([]foundVersion, error) {
 	var out []foundVersion
-	for a, err := range s.objs.List(ctx, VersionsPrefix(table)) {
+	for a, err := range s.objs.List(ctx, lancemanifest.VersionsPrefix(table)) {
 		if err != nil {
 			return nil, err
 		}
-		m, err := ParseManifestName(path.Base(a.Key))
+		m, err := lancemanifest.ParseManifestName(path.Base(a.Key))
 		if err != nil || m.Staging || m.Detached || m.Version == 0 || m.Version > maxScriptVersion {
 			continue
 		}

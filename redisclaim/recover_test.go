@@ -12,6 +12,7 @@ import (
 
 	"github.com/flightns/flightns/internal/redisproc"
 	"github.com/flightns/flightns/internal/testutil/redistest"
+	"github.com/flightns/flightns/lancemanifest"
 	"github.com/flightns/flightns/nserror"
 )
 
@@ -41,7 +42,7 @@ func TestRecoveryAfterFlushAllRollsRecordedTransactionsForward(t *testing.T) {
 		t.Fatal("the fault did not fire")
 	}
 	e.noFaults()
-	if err := e.objs.Put(ctx, ManifestPath("d", V2, 1), []byte("someone else")); err != nil {
+	if err := e.objs.Put(ctx, lancemanifest.ManifestPath("d", lancemanifest.V2, 1), []byte("someone else")); err != nil {
 		t.Fatal(err)
 	}
 

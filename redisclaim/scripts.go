@@ -6,6 +6,8 @@ import (
 	"fmt"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/flightns/flightns/internal/commitlog"
 )
 
 // The Lua scripts, one file each, headed by their KEYS, ARGV and guarantee.
@@ -62,18 +64,18 @@ type scripts struct {
 
 func newScripts() *scripts {
 	return &scripts{
-		claim:          redis.NewScript(claimLua),
-		get:            redis.NewScript(getLua),
-		list:           redis.NewScript(listLua),
-		flip:           redis.NewScript(flipLua),
-		seed:           redis.NewScript(seedLua),
-		supersede:      redis.NewScript(supersedeLua),
-		confirm:        redis.NewScript(confirmLua),
-		latest:         redis.NewScript(latestLua),
-		deleteVersions: redis.NewScript(deleteVersionsLua),
-		drop:           redis.NewScript(dropLua),
-		openEpoch:      redis.NewScript(openEpochLua),
-		fork:           redis.NewScript(forkLua),
+		claim:          commitlog.Script(claimLua),
+		get:            commitlog.Script(getLua),
+		list:           commitlog.Script(listLua),
+		flip:           commitlog.Script(flipLua),
+		seed:           commitlog.Script(seedLua),
+		supersede:      commitlog.Script(supersedeLua),
+		confirm:        commitlog.Script(confirmLua),
+		latest:         commitlog.Script(latestLua),
+		deleteVersions: commitlog.Script(deleteVersionsLua),
+		drop:           commitlog.Script(dropLua),
+		openEpoch:      commitlog.Script(openEpochLua),
+		fork:           commitlog.Script(forkLua),
 	}
 }
 
@@ -91,6 +93,10 @@ func (s *scripts) load(ctx context.Context, c redis.Scripter) error {
 	}
 	return nil
 }
+
+// maxScriptVersion is the largest version a script handles: Lua numbers
+// are doubles, so versions above it are refused.
+const maxScriptVersion = 1<<53 - 1
 
 // reply is a script's array reply.
 type reply []any

@@ -14,6 +14,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/flightns/flightns/internal/commitlog"
+	"github.com/flightns/flightns/lancemanifest"
 	"github.com/flightns/flightns/nserror"
 	"github.com/flightns/flightns/objstore"
 )
@@ -26,7 +27,7 @@ type Location struct {
 	Path   string
 	Size   int64
 	ETag   string
-	Scheme NamingScheme
+	Scheme lancemanifest.NamingScheme
 	// TxnID names the multi-table transaction that committed the version.
 	TxnID string
 	// CommittedAt is the claim time; zero for versions found in storage.
@@ -34,7 +35,7 @@ type Location struct {
 	// Seq is the catalog sequence of the claim; 0 for versions found in
 	// storage.
 	Seq uint64
-	// StagingPath is the staging object the version was claimed with ("" for
+	// lancemanifest.StagingPath is the staging object the version was claimed with ("" for
 	// versions found in storage).
 	StagingPath string
 }
@@ -133,7 +134,7 @@ type Config struct {
 	// PromoteWindow bounds how long after its claim was read a final
 	// manifest or a transaction record may be made visible on the
 	// strength of that reading (later, the claim is read again right
-	// before: objstore.WithGate), and a recovery that finds Redis's state
+	// before: objstore.WriteOptions.Gate), and a recovery that finds Redis's state
 	// lost waits twice this long before it reads storage and opens a new
 	// epoch: every such write of the lost epoch has landed or given up by
 	// then, so no claim of the new epoch can take a version one of them
@@ -300,7 +301,7 @@ func (r record) size() int64 {
 
 func (r record) location(table string, version uint64) Location {
 	loc := Location{Table: table, Version: version, Path: r.FP, Size: r.size(), ETag: r.Et, TxnID: r.Tx, StagingPath: r.SP}
-	if _, m, err := ParseManifestPath(r.FP); err == nil {
+	if _, m, err := lancemanifest.ParseManifestPath(r.FP); err == nil {
 		loc.Scheme = m.Scheme
 	}
 	if us, err := strconv.ParseInt(r.Ts, 10, 64); err == nil {
@@ -333,8 +334,8 @@ func checkTable(table string) error {
 	if table == "__manifest" || strings.HasPrefix(table, "__manifest/") {
 		return nserror.New(nserror.InvalidInput, "table location %q is inside the catalog's own __manifest", table)
 	}
-	if strings.Contains("/"+table+"/", "/"+versionsDir+"/") {
-		return nserror.New(nserror.InvalidInput, "table location %q contains a %s directory", table, versionsDir)
+	if strings.Contains("/"+table+"/", "/"+lancemanifest.VersionsDir+"/") {
+		return nserror.New(nserror.InvalidInput, "table location %q contains a %s directory", table, lancemanifest.VersionsDir)
 	}
 	return nil
 }
@@ -358,7 +359,7 @@ func checkStaging(table string, version uint64, staging string) (string, error) 
 	if err := objstore.ValidateKey(staging); err != nil {
 		return "", nserror.New(nserror.InvalidInput, "staging path: %w", err)
 	}
-	t, m, err := ParseManifestPath(staging)
+	t, m, err := lancemanifest.ParseManifestPath(staging)
 	if err != nil {
 		return "", err
 	}
@@ -370,7 +371,7 @@ func checkStaging(table string, version uint64, staging string) (string, error) 
 	case m.Version != version:
 		return "", nserror.New(nserror.InvalidInput, "staging manifest %q is for version %d, not %d", staging, m.Version, version)
 	}
-	return ManifestPath(table, m.Scheme, version), nil
+	return lancemanifest.ManifestPath(table, m.Scheme, version), nil
 }
 
 // stagedEntry checks a staging object in storage and builds its entry.
@@ -413,7 +414,7 @@ func (s *Store) stagedEntry(ctx context.Context, table string, version uint64, s
 // promotion), not three. Staging objects are immutable: the bytes read
 // before the claim are the bytes the claim names.
 func (s *Store) readStaged(ctx context.Context, staging string, read bool) (objstore.Attrs, []byte, error) {
-	if !read || s.objs.Kind() == objstore.KindFile {
+	if !read || s.objs.PromotesByRename() {
 		a, err := s.objs.Head(ctx, staging)
 		return a, nil, err
 	}
@@ -499,7 +500,7 @@ type claimant struct {
 // alongside the claim's own (Redis's append-only file) instead of after
 // it. A failure is not an answer: the promotion then fsyncs itself.
 func (s *Store) syncStaged(staging string) func() *objstore.Synced {
-	if s.objs.Kind() != objstore.KindFile {
+	if !s.objs.PromotesByRename() {
 		return nil
 	}
 	done := make(chan *objstore.Synced, 1)
@@ -691,9 +692,8 @@ func (s *Store) runFinalize(ctx context.Context, table string, version uint64, r
 			synced = w.synced()
 		}
 	}
-	_, err := s.objs.PromoteIfAbsentFrom(s.fenced(ctx, &observed, func(ctx context.Context) error {
-		return s.reconfirm(ctx, table, version, rec)
-	}), rec.SP, rec.FP, known, synced)
+	_, err := s.objs.PromoteIfAbsent(ctx, rec.SP, rec.FP, objstore.WriteOptions{Known: known, Synced: synced,
+		Gate: s.fence(ctx, &observed, func(ctx context.Context) error { return s.reconfirm(ctx, table, version, rec) })})
 	switch {
 	case err == nil:
 		if known != nil && s.promoted != nil {
@@ -783,7 +783,7 @@ func (s *Store) repair(ctx context.Context, table string, version uint64, rec re
 	if err := s.at(ctx, StepFlipped, table, version); err != nil {
 		return err
 	}
-	if s.objs.Kind() != objstore.KindFile { // on file:// staging was renamed into place
+	if !s.objs.PromotesByRename() { // else staging was renamed into place
 		s.discard(rec.SP)
 	}
 	return nil
@@ -807,12 +807,12 @@ func (s *Store) raiseHead(ctx context.Context, table string, version uint64) {
 	}
 }
 
-// fenced returns ctx with the gate of a write that a claim read at
-// *observed entitles: right before the write can become visible, a
-// reading older than PromoteWindow is made again (check), and the write
+// fence is the gate (objstore.WriteOptions.Gate) of a write that a claim
+// read at *observed entitles: right before the write can become visible,
+// a reading older than PromoteWindow is made again (check), and the write
 // gives up if the claim no longer stands.
-func (s *Store) fenced(ctx context.Context, observed *time.Time, check func(context.Context) error) context.Context {
-	return objstore.WithGate(ctx, func() error {
+func (s *Store) fence(ctx context.Context, observed *time.Time, check func(context.Context) error) func() error {
+	return func() error {
 		if time.Since(*observed) < s.window {
 			return nil
 		}
@@ -822,7 +822,7 @@ func (s *Store) fenced(ctx context.Context, observed *time.Time, check func(cont
 		}
 		*observed = at
 		return nil
-	})
+	}
 }
 
 // reconfirm reads a claim again before a late promotion: it must still
@@ -998,8 +998,8 @@ func (s *Store) notFound(table string, version uint64) error {
 // record of (lost; a deleted one has a tombstone): storage is the truth; a
 // final manifest found there is recorded.
 func (s *Store) fromStorage(ctx context.Context, table string, version uint64) (Location, error) {
-	for _, scheme := range []NamingScheme{V2, V1} {
-		p := ManifestPath(table, scheme, version)
+	for _, scheme := range []lancemanifest.NamingScheme{lancemanifest.V2, lancemanifest.V1} {
+		p := lancemanifest.ManifestPath(table, scheme, version)
 		a, err := s.objs.Head(ctx, p)
 		if errors.Is(err, objstore.ErrNotFound) {
 			continue
@@ -1053,14 +1053,14 @@ func (s *Store) PutIfNotExists(ctx context.Context, table string, version uint64
 	if err := checkVersion(version); err != nil {
 		return err
 	}
-	t, m, err := ParseManifestPath(path)
+	t, m, err := lancemanifest.ParseManifestPath(path)
 	if err != nil {
 		return err
 	}
 	if t != table || m.Version != version || m.Detached {
 		return nserror.New(nserror.InvalidInput, "%q is not a manifest of version %d of table %s", path, version, table)
 	}
-	e := entry{table: table, version: version, staging: path, final: ManifestPath(table, m.Scheme, version), size: size, etag: etag}
+	e := entry{table: table, version: version, staging: path, final: lancemanifest.ManifestPath(table, m.Scheme, version), size: size, etag: etag}
 	_, err = s.claim(ctx, "", nil, []entry{e}, nil)
 	return err
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/flightns/flightns/internal/s3proxy"
 	"github.com/flightns/flightns/internal/testutil/redistest"
 	"github.com/flightns/flightns/internal/testutil/s3test"
+	"github.com/flightns/flightns/lancemanifest"
 	"github.com/flightns/flightns/nserror"
 	"github.com/flightns/flightns/objstore"
 )
@@ -36,7 +37,7 @@ func TestPutCommitsAndEveryReadSeesIt(t *testing.T) {
 				if err != nil {
 					t.Fatalf("Put v%d: %v", v, err)
 				}
-				if loc.Version != v || loc.Path != ManifestPath("t1", V2, v) || loc.Size != int64(len("manifest-1")) || loc.Seq == 0 {
+				if loc.Version != v || loc.Path != lancemanifest.ManifestPath("t1", lancemanifest.V2, v) || loc.Size != int64(len("manifest-1")) || loc.Seq == 0 {
 					t.Fatalf("Put v%d = %+v", v, loc)
 				}
 			}
@@ -49,7 +50,7 @@ func TestPutCommitsAndEveryReadSeesIt(t *testing.T) {
 					t.Fatalf("final v%d = %q", v, got)
 				}
 				p, err := e.s.Get(ctx, "t1", v)
-				if err != nil || p != ManifestPath("t1", V2, v) {
+				if err != nil || p != lancemanifest.ManifestPath("t1", lancemanifest.V2, v) {
 					t.Fatalf("Get v%d = %q, %v", v, p, err)
 				}
 			}
@@ -197,7 +198,7 @@ func TestVersionsAlreadyInStorageSeedTheHead(t *testing.T) {
 	e := newEnv(t, "file")
 	// A table written before flightns knew it: finals, one stray staging.
 	for v := uint64(1); v <= 5; v++ {
-		if err := e.objs.Put(ctx, ManifestPath("old", V2, v), []byte(fmt.Sprintf("old-%d", v))); err != nil {
+		if err := e.objs.Put(ctx, lancemanifest.ManifestPath("old", lancemanifest.V2, v), []byte(fmt.Sprintf("old-%d", v))); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -216,15 +217,15 @@ func TestVersionsAlreadyInStorageSeedTheHead(t *testing.T) {
 	if err != nil || len(all) != 6 {
 		t.Fatalf("ListVersions = %d versions, %v; want 6", len(all), err)
 	}
-	// V1-named tables work too.
+	// lancemanifest.V1-named tables work too.
 	for v := uint64(1); v <= 2; v++ {
-		if err := e.objs.Put(ctx, ManifestPath("v1t", V1, v), []byte("x")); err != nil {
+		if err := e.objs.Put(ctx, lancemanifest.ManifestPath("v1t", lancemanifest.V1, v), []byte("x")); err != nil {
 			t.Fatal(err)
 		}
 	}
 	v, p, ok, err := e.s.GetLatestVersion(ctx, "v1t")
 	if err != nil || !ok || v != 2 || p != "v1t/_versions/2.manifest" {
-		t.Fatalf("V1 table latest = %d %q %v %v", v, p, ok, err)
+		t.Fatalf("lancemanifest.V1 table latest = %d %q %v %v", v, p, ok, err)
 	}
 }
 
@@ -250,9 +251,9 @@ func TestBadInputIsRefusedBeforeAnyWrite(t *testing.T) {
 		{"size that does not match", "t", 1, good, 99},
 		{"staging of another table", "t", 1, other, 0},
 		{"staging of another version", "t", 2, good, 0},
-		{"final name as staging", "t", 1, ManifestPath("t", V2, 1), 0},
+		{"final name as staging", "t", 1, lancemanifest.ManifestPath("t", lancemanifest.V2, 1), 0},
 		{"staging outside _versions", "t", 1, "t/x.manifest-1", 0},
-		{"missing staging object", "t", 1, StagingPath(ManifestPath("t", V2, 1)), 0},
+		{"missing staging object", "t", 1, lancemanifest.StagingPath(lancemanifest.ManifestPath("t", lancemanifest.V2, 1)), 0},
 	}
 	for _, c := range cases {
 		_, err := e.s.Put(ctx, c.table, c.version, c.staging, c.size, "")
@@ -643,7 +644,7 @@ func TestAnS3CommitReadsItsStagingManifestOnceBeforeTheClaim(t *testing.T) {
 		t.Fatal(err)
 	}
 	put := func(v uint64) (string, Location) {
-		staging := StagingPath(ManifestPath("t", V2, v))
+		staging := lancemanifest.StagingPath(lancemanifest.ManifestPath("t", lancemanifest.V2, v))
 		if err := objs.Put(ctx, staging, []byte("manifest one")); err != nil {
 			t.Fatal(err)
 		}

@@ -276,13 +276,13 @@ func (s *Store) helpTxnRecord(ctx context.Context, id, epoch string, known []byt
 		return err
 	default:
 		// The transaction's hash stands in Redis while its claims do.
-		err := s.putTxnRecord(s.fenced(ctx, &observed, func(ctx context.Context) error {
+		err := s.putTxnRecord(ctx, id, raw, s.fence(ctx, &observed, func(ctx context.Context) error {
 			n, err := s.rdb.Exists(ctx, s.k.Txn(id)).Result()
 			if err == nil && n == 0 {
 				return errEpochChanged
 			}
 			return err
-		}), id, raw)
+		}))
 		if err != nil {
 			return err
 		}
@@ -319,8 +319,8 @@ func (s *Store) confirmSettled(ctx context.Context, id, epoch string) error {
 	return errTxnGone
 }
 
-func (s *Store) putTxnRecord(ctx context.Context, id string, raw []byte) error {
-	err := s.objs.PutIfAbsent(ctx, txnKey(id), raw)
+func (s *Store) putTxnRecord(ctx context.Context, id string, raw []byte, gate func() error) error {
+	err := s.objs.PutIfAbsentWith(ctx, txnKey(id), raw, objstore.WriteOptions{Gate: gate})
 	if errors.Is(err, objstore.ErrAlreadyExists) {
 		have, gerr := s.objs.Get(ctx, txnKey(id))
 		if errors.Is(gerr, objstore.ErrNotFound) {
@@ -400,7 +400,7 @@ func (s *Store) finishTxn(ctx context.Context, rec txnRecord) error {
 			return err
 		}
 	}
-	if s.objs.Kind() != objstore.KindFile { // on file:// staging was renamed into place
+	if !s.objs.PromotesByRename() { // else staging was renamed into place
 		for _, m := range rec.Members {
 			s.discard(m.StagingPath)
 		}
@@ -423,7 +423,7 @@ func memberRecord(txn string, m txnMember) record {
 // path would mean the transaction's claim was not exclusive: corruption,
 // reported loudly and never papered over.
 func (s *Store) finalizeMember(ctx context.Context, txn string, m txnMember) error {
-	_, err := s.objs.PromoteIfAbsent(ctx, m.StagingPath, m.FinalPath)
+	_, err := s.objs.PromoteIfAbsent(ctx, m.StagingPath, m.FinalPath, objstore.WriteOptions{})
 	switch {
 	case err == nil:
 	case errors.Is(err, objstore.ErrNotFound):

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/flightns/flightns/lancemanifest"
 	"github.com/flightns/flightns/manifesttable"
 	"github.com/flightns/flightns/namespace"
 	"github.com/flightns/flightns/objstore"
@@ -151,7 +152,7 @@ func (c *manifestCheck) branchesOf(ctx context.Context, st *manifesttable.State,
 // for another).
 func (c *manifestCheck) tableRows(ctx context.Context, st *manifesttable.State, t Table, branch string, rep *VerifyReport) error {
 	objs := c.objs
-	chain := redisclaim.BranchChain(t.Location, branch)
+	chain := lancemanifest.BranchChain(t.Location, branch)
 	if branch != "" && objstore.ValidateKey(chain) != nil {
 		rep.Drift = append(rep.Drift, Drift{Kind: InvalidRow, Table: t.ID, Branch: branch, Object: manifesttable.TypeTableVersion,
 			Detail: "the branch's name makes no usable directory"})
@@ -168,7 +169,7 @@ func (c *manifestCheck) tableRows(ctx context.Context, st *manifesttable.State, 
 		}
 	}
 	stored := map[string]objstore.Attrs{} // every object in _versions, by key
-	list, err := objs.ListAll(ctx, redisclaim.VersionsPrefix(chain))
+	list, err := objs.ListAll(ctx, lancemanifest.VersionsPrefix(chain))
 	if err != nil {
 		return err
 	}
@@ -272,10 +273,10 @@ func outsideTable(r manifesttable.Row, loc string) string {
 	if err := objstore.ValidateKey(r.ManifestPath); err != nil {
 		return fmt.Sprintf("not a key inside the root: %v", err)
 	}
-	dir, m, err := redisclaim.ParseManifestPath(r.ManifestPath)
+	dir, m, err := lancemanifest.ParseManifestPath(r.ManifestPath)
 	switch {
 	case err != nil || dir != loc:
-		return fmt.Sprintf("not inside the table's directory %s", redisclaim.VersionsPrefix(loc))
+		return fmt.Sprintf("not inside the table's directory %s", lancemanifest.VersionsPrefix(loc))
 	case m.Staging:
 		return "names a staging manifest, not a final one"
 	case m.Detached:

@@ -10,9 +10,9 @@ import (
 	"time"
 
 	"github.com/flightns/flightns/internal/testutil/nstest"
+	"github.com/flightns/flightns/lancemanifest"
 	"github.com/flightns/flightns/manifesttable"
 	"github.com/flightns/flightns/namespace"
-	"github.com/flightns/flightns/redisclaim"
 )
 
 // forge puts rows into __manifest through the commit log, as a copied
@@ -107,10 +107,10 @@ func TestVerifyReportsForgedManifestRowsThatStorageContradicts(t *testing.T) {
 	a, b := locationOf(t, svc, "ns$a"), locationOf(t, svc, "ns$b")
 	forge(t, svc,
 		versionRow("ns$a", 7, "etc/passwd", 1),
-		versionRow("ns$a", 8, redisclaim.ManifestPath(b, redisclaim.V2, 1), 8),   // another table's manifest
-		versionRow("ns$a", 9, redisclaim.ManifestPath(a, redisclaim.V2, 9), 8),   // no such manifest
-		versionRow("ns$a", 1, redisclaim.ManifestPath(a, redisclaim.V2, 1), 999), // the real one is 8 bytes
-		versionRow("ns$ghost", 1, redisclaim.ManifestPath(a, redisclaim.V2, 1), 8),
+		versionRow("ns$a", 8, lancemanifest.ManifestPath(b, lancemanifest.V2, 1), 8),   // another table's manifest
+		versionRow("ns$a", 9, lancemanifest.ManifestPath(a, lancemanifest.V2, 9), 8),   // no such manifest
+		versionRow("ns$a", 1, lancemanifest.ManifestPath(a, lancemanifest.V2, 1), 999), // the real one is 8 bytes
+		versionRow("ns$ghost", 1, lancemanifest.ManifestPath(a, lancemanifest.V2, 1), 8),
 		manifesttable.Change{Row: manifesttable.Row{ObjectType: manifesttable.TypeNamespace, ObjectID: "ns$$bad"}},
 		manifesttable.Change{Row: manifesttable.Row{ObjectType: manifesttable.TypeTable, ObjectID: "ns$evil", Location: "../outside"}},
 	)
@@ -172,7 +172,7 @@ func TestVerifyRederivesVersionRowsMissingFromManifest(t *testing.T) {
 	}
 	rows := svc.Table().VersionRows("ns$a")
 	if len(rows) != 3 || rows[1].TableVersion != 2 || rows[1].ManifestSize != 8 ||
-		rows[1].ManifestPath != redisclaim.ManifestPath(locationOf(t, svc, "ns$a"), redisclaim.V2, 2) {
+		rows[1].ManifestPath != lancemanifest.ManifestPath(locationOf(t, svc, "ns$a"), lancemanifest.V2, 2) {
 		t.Fatalf("rows after repair: %+v", rows)
 	}
 	rep, err = Verify(ctx, svc, false, nil)
@@ -263,7 +263,7 @@ func TestVerifyCoversLanceBranches(t *testing.T) {
 	if err != nil || len(rep.Drift) != 0 {
 		t.Fatalf("a clean catalog with a branch: %q, %v", kinds(rep), err)
 	}
-	bad := versionRow("ns$a", 7, redisclaim.ManifestPath(a, redisclaim.V2, 1), 8)
+	bad := versionRow("ns$a", 7, lancemanifest.ManifestPath(a, lancemanifest.V2, 1), 8)
 	bad.Row.Branch = "dev"
 	forge(t, svc, bad, manifesttable.Change{Delete: true, Row: manifesttable.Row{ObjectType: manifesttable.TypeTableVersion,
 		ObjectID: "ns$a", Branch: "dev", TableVersion: 3}})
@@ -277,7 +277,7 @@ func TestVerifyCoversLanceBranches(t *testing.T) {
 		}
 	}
 	rows := svc.Table().BranchVersionRows("ns$a", "dev")
-	if len(rows) != 3 || rows[1].TableVersion != 3 || rows[1].ManifestPath != redisclaim.ManifestPath(redisclaim.BranchChain(a, "dev"), redisclaim.V2, 3) {
+	if len(rows) != 3 || rows[1].TableVersion != 3 || rows[1].ManifestPath != lancemanifest.ManifestPath(lancemanifest.BranchChain(a, "dev"), lancemanifest.V2, 3) {
 		t.Fatalf("dev's rows after repair: %+v", rows)
 	}
 	if main := svc.Table().VersionRows("ns$a"); len(main) != 2 {

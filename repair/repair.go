@@ -12,6 +12,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/flightns/flightns/lancemanifest"
 	"github.com/flightns/flightns/manifesttable"
 	"github.com/flightns/flightns/namespace"
 	"github.com/flightns/flightns/nserror"
@@ -290,7 +291,7 @@ func recordedBranches(ctx context.Context, claims *redisclaim.Store, tables []Ta
 	}
 	out := map[string][]string{}
 	for _, c := range chains {
-		if loc, b := redisclaim.SplitChain(c, func(l string) bool { return locs[l] }); b != "" && locs[loc] {
+		if loc, b := lancemanifest.SplitChain(c, func(l string) bool { return locs[l] }); b != "" && locs[loc] {
 			out[loc] = append(out[loc], b)
 		}
 	}
@@ -317,13 +318,13 @@ func liveBranches(ctx context.Context, svc *namespace.Service, t Table, recorded
 // refBranches adds the branches Lance records under a table's
 // _refs/branches/ to seen.
 func refBranches(ctx context.Context, objs *objstore.Store, loc string, seen map[string]bool) error {
-	prefix := redisclaim.BranchRefsPrefix(loc)
+	prefix := lancemanifest.BranchRefsPrefix(loc)
 	list, err := objs.ListAll(ctx, prefix)
 	if err != nil {
 		return err
 	}
 	for _, a := range list {
-		if b, ok := redisclaim.BranchOfRef(a.Key[len(prefix):]); ok {
+		if b, ok := lancemanifest.BranchOfRef(a.Key[len(prefix):]); ok {
 			seen[b] = true
 		}
 	}
@@ -361,12 +362,12 @@ func allRecords(ctx context.Context, claims *redisclaim.Store, chain string) ([]
 // its __manifest rows with it.
 func verifyTable(ctx context.Context, claims *redisclaim.Store, t Table, branch string, repair bool, rep *VerifyReport) error {
 	objs := claims.Objects()
-	chain := redisclaim.BranchChain(t.Location, branch)
+	chain := lancemanifest.BranchChain(t.Location, branch)
 	if objstore.ValidateKey(chain) != nil {
 		return nil // verifyManifest reports the branch's name
 	}
 	stored := map[uint64]objstore.Attrs{} // final manifests in storage
-	list, err := objs.ListAll(ctx, redisclaim.VersionsPrefix(chain))
+	list, err := objs.ListAll(ctx, lancemanifest.VersionsPrefix(chain))
 	if err != nil {
 		return err
 	}
@@ -398,7 +399,7 @@ func verifyTable(ctx context.Context, claims *redisclaim.Store, t Table, branch 
 		return nil
 	}
 	for _, a := range list {
-		m, err := redisclaim.ParseManifestName(path.Base(a.Key))
+		m, err := lancemanifest.ParseManifestName(path.Base(a.Key))
 		if err != nil || m.Staging || m.Detached {
 			continue
 		}
@@ -488,13 +489,13 @@ func GC(ctx context.Context, svc *namespace.Service, window time.Duration, dryRu
 	objs := claims.Objects()
 	progress.report(0, len(tables))
 	for i, t := range tables {
-		list, err := objs.ListAll(ctx, redisclaim.VersionsPrefix(t.Location))
+		list, err := objs.ListAll(ctx, lancemanifest.VersionsPrefix(t.Location))
 		if err != nil {
 			return rep, err
 		}
 		var candidates []objstore.Attrs
 		for _, a := range list {
-			m, err := redisclaim.ParseManifestName(path.Base(a.Key))
+			m, err := lancemanifest.ParseManifestName(path.Base(a.Key))
 			if err != nil || !m.Staging {
 				continue
 			}

@@ -18,9 +18,9 @@ import (
 	"github.com/getkin/kin-openapi/routers"
 	"github.com/getkin/kin-openapi/routers/gorillamux"
 
+	"github.com/flightns/flightns/lancemanifest"
 	"github.com/flightns/flightns/namespace"
 	"github.com/flightns/flightns/nserror"
-	"github.com/flightns/flightns/redisclaim"
 )
 
 // The conformance tests hold the REST surface to the Lance Namespace
@@ -255,7 +255,7 @@ func TestConformance(t *testing.T) {
 	s.commit(pOrders, key, 1, m1)
 	s.commit(pOrders, key, 2, m2)
 	// A branch Lance recorded (ListTableBranches reads Lance's files).
-	if err := s.Objects.Put(context.Background(), redisclaim.BranchRefsPrefix(key)+"dev.json",
+	if err := s.Objects.Put(context.Background(), lancemanifest.BranchRefsPrefix(key)+"dev.json",
 		[]byte(`{"parentBranch": null, "parentVersion": 2, "createAt": 1796172517, "manifestSize": 425, "metadata": {}}`)); err != nil {
 		t.Fatal(err)
 	}
@@ -379,7 +379,7 @@ func TestConformance(t *testing.T) {
 			func(t *testing.T, r reply) {
 				var c namespace.CreateTableVersionResponse
 				r.decode(t, &c)
-				if c.Version == nil || c.Version.Version != 3 || !strings.HasSuffix(c.Version.ManifestPath, redisclaim.ManifestName(redisclaim.V2, 3)) {
+				if c.Version == nil || c.Version.Version != 3 || !strings.HasSuffix(c.Version.ManifestPath, lancemanifest.ManifestName(lancemanifest.V2, 3)) {
 					t.Fatalf("version/create: %s", r)
 				}
 				committed = *c.Version
@@ -658,7 +658,7 @@ func wantVersion(v int64) func(*testing.T, reply) {
 		t.Helper()
 		var d namespace.DescribeTableVersionResponse
 		r.decode(t, &d)
-		if d.Version == nil || d.Version.Version != v || !strings.HasSuffix(d.Version.ManifestPath, redisclaim.ManifestName(redisclaim.V2, uint64(v))) {
+		if d.Version == nil || d.Version.Version != v || !strings.HasSuffix(d.Version.ManifestPath, lancemanifest.ManifestName(lancemanifest.V2, uint64(v))) {
 			t.Fatalf("version/describe %s, want version %d", r, v)
 		}
 	}

@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/flightns/flightns/lancemanifest"
 	"github.com/flightns/flightns/namespace"
-	"github.com/flightns/flightns/redisclaim"
 )
 
 // Table ids in paths as Lance sends them: joined with $ and escaped.
@@ -37,7 +37,7 @@ func (s *server) keyOf(location string) string {
 // leading slash).
 func (s *server) stage(key string, v uint64, content string) string {
 	s.t.Helper()
-	k := redisclaim.StagingPath(redisclaim.ManifestPath(key, redisclaim.V2, v))
+	k := lancemanifest.StagingPath(lancemanifest.ManifestPath(key, lancemanifest.V2, v))
 	if err := s.Objects.Put(context.Background(), k, []byte(content)); err != nil {
 		s.t.Fatal(err)
 	}
@@ -160,7 +160,7 @@ func TestTableRoutes(t *testing.T) {
 
 	// Versions.
 	v1 := s.commit(pOrders, key, 1, "manifest one")
-	final := strings.TrimPrefix(s.Root, "/") + "/" + redisclaim.ManifestPath(key, redisclaim.V2, 1)
+	final := strings.TrimPrefix(s.Root, "/") + "/" + lancemanifest.ManifestPath(key, lancemanifest.V2, 1)
 	if v1.Version != 1 || v1.ManifestPath != final {
 		t.Fatalf("version/create replied %+v; want the final object-store path %s", v1, final)
 	}
@@ -184,7 +184,7 @@ func TestTableRoutes(t *testing.T) {
 	}
 	var dv namespace.DescribeTableVersionResponse
 	ok(t, "version/describe", s.post(pOrders+"/version/describe"+dq, map[string]any{"version": 2})).decode(t, &dv)
-	if dv.Version.Version != 2 || !strings.HasSuffix(dv.Version.ManifestPath, redisclaim.ManifestName(redisclaim.V2, 2)) {
+	if dv.Version.Version != 2 || !strings.HasSuffix(dv.Version.ManifestPath, lancemanifest.ManifestName(lancemanifest.V2, 2)) {
 		t.Fatalf("describe version 2: %+v", dv.Version)
 	}
 	ok(t, "version/describe, latest", s.post(pOrders+"/version/describe"+dq, nil)).decode(t, &dv)
@@ -273,7 +273,7 @@ func TestUnmanagedCatalog(t *testing.T) {
 	}
 	// Lance commits two versions on its own.
 	for v := uint64(1); v <= 2; v++ {
-		if err := s.Objects.Put(context.Background(), redisclaim.ManifestPath(key, redisclaim.V2, v), []byte("m")); err != nil {
+		if err := s.Objects.Put(context.Background(), lancemanifest.ManifestPath(key, lancemanifest.V2, v), []byte("m")); err != nil {
 			t.Fatal(err)
 		}
 	}

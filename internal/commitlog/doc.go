@@ -5,7 +5,12 @@
 // namespace service's batches build them in Go, and manifesttable's
 // materializer reads them (Table.translate); all of them take the names
 // from here, and a test holds every script's literal kinds to Kinds (Lua
-// cannot import Go).
+// cannot import Go). Every catalog script is built with Script, which puts
+// the prelude (prelude.lua) before it: catalog_epoch (the epoch check that
+// answers NOEPOCH when Redis lost the catalog's state), next_seq (the
+// catalog sequence) and append_log (XADD with the trim to the configured
+// length), so that the state machine's shared steps are written once.
+// Its keys (Keys) are the catalog's every Redis key.
 //
 // An entry is a stream entry whose fields alternate name and value; the
 // field KindField names its kind, the others depend on it:

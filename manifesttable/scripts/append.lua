@@ -9,13 +9,13 @@
 --
 -- Guarantee: all changes get one new sequence and consecutive entries, or
 -- nothing is written. Replies {"NOEPOCH"} or {"OK", seq}.
-if not redis.call('GET', KEYS[1]) then return {'NOEPOCH'} end
-local seq = string.format('%d', redis.call('INCR', KEYS[2]))
+if not catalog_epoch(KEYS[1]) then return NOEPOCH end
+local seq = next_seq(KEYS[2])
 local i = 0
 for a = 2, #ARGV, 2 do
   local field = 'row'
   if ARGV[a] == 'delete' then field = 'key' end
-  redis.call('XADD', KEYS[3], 'MAXLEN', '~', ARGV[1], seq .. '-' .. i, 'k', ARGV[a], field, ARGV[a + 1])
+  append_log(KEYS[3], ARGV[1], seq, i, 'k', ARGV[a], field, ARGV[a + 1])
   i = i + 1
 end
 return {'OK', seq}

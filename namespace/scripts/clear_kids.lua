@@ -6,6 +6,6 @@
 --
 -- Guarantee: only the holder of the recovery lock deletes. Replies 1, or
 -- 0 when the lock is not held.
-if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+if catalog_epoch(KEYS[1]) ~= ARGV[1] then return 0 end
 for i = 2, #KEYS do redis.call('DEL', KEYS[i]) end
 return 1

@@ -20,7 +20,7 @@
 -- is written when a check fails. Replies: {"NOEPOCH"} | {"NOPARENT"} |
 -- {"EXISTS", type} | {"EXISTING"} | {"NOTEMPTY"} | {"LOCTAKEN", id} |
 -- {"OK", seq}
-if not redis.call('GET', KEYS[1]) then return {'NOEPOCH'} end
+if not catalog_epoch(KEYS[1]) then return NOEPOCH end
 local id, parent, typ, mode, loc = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]
 if parent ~= '' and redis.call('HGET', KEYS[2], parent) ~= 'namespace' then return {'NOPARENT'} end
 local existing = redis.call('HGET', KEYS[2], id)
@@ -42,6 +42,6 @@ if typ == 'table' then
   redis.call('HSET', KEYS[4], loc, id)
 end
 redis.call('SADD', KEYS[5], id)
-local seq = string.format('%d', redis.call('INCR', KEYS[7]))
-redis.call('XADD', KEYS[8], 'MAXLEN', '~', ARGV[7], seq .. '-0', 'k', 'put', 'row', ARGV[6])
+local seq = next_seq(KEYS[7])
+append_log(KEYS[8], ARGV[7], seq, 0, 'k', 'put', 'row', ARGV[6])
 return {'OK', seq}

@@ -15,7 +15,7 @@
 -- one sequence. Replies: {"NOEPOCH"} | {"NOTFOUND", id} |
 -- {"NOTEMPTY"} | {"CHANGED"} | {"OK", seq, location_1, ...} (one
 -- location per table dropped).
-if not redis.call('GET', KEYS[1]) then return {'NOEPOCH'} end
+if not catalog_epoch(KEYS[1]) then return NOEPOCH end
 local listed = {}
 for a = 3, #ARGV, 2 do listed[ARGV[a]] = ARGV[a + 1] end
 local k = 8
@@ -31,7 +31,7 @@ for a = 3, #ARGV, 2 do
     k = k + 1
   end
 end
-local seq = string.format('%d', redis.call('INCR', KEYS[5]))
+local seq = next_seq(KEYS[5])
 local out = {'OK', seq}
 local i = 0
 k = 8
@@ -41,7 +41,7 @@ for a = 3, #ARGV, 2 do
     local loc = redis.call('HGET', KEYS[3], id)
     if loc then
       redis.call('HDEL', KEYS[4], loc)
-      redis.call('XADD', KEYS[6], 'MAXLEN', '~', ARGV[1], seq .. '-' .. i, 'k', 'drop_table', 't', loc)
+      append_log(KEYS[6], ARGV[1], seq, i, 'k', 'drop_table', 't', loc)
       i = i + 1
       out[#out + 1] = loc
     end
@@ -51,7 +51,7 @@ for a = 3, #ARGV, 2 do
     k = k + 1
   end
   redis.call('HDEL', KEYS[2], id)
-  redis.call('XADD', KEYS[6], 'MAXLEN', '~', ARGV[1], seq .. '-' .. i, 'k', 'delete', 'key',
+  append_log(KEYS[6], ARGV[1], seq, i, 'k', 'delete', 'key',
     cjson.encode({object_type = typ, object_id = id}))
   i = i + 1
 end

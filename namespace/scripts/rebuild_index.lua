@@ -10,7 +10,7 @@
 --
 -- Guarantee: only the holder of the recovery lock writes. Replies 1, or
 -- 0 when the lock is not held.
-if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+if catalog_epoch(KEYS[1]) ~= ARGV[1] then return 0 end
 if ARGV[2] == '1' then redis.call('DEL', KEYS[2], KEYS[3], KEYS[4]) end
 local k = 5
 for a = 3, #ARGV, 3 do

@@ -12,7 +12,7 @@
 -- follow), the old row's delete and the new row, under one sequence.
 -- Replies: {"NOEPOCH"} | {"NOTFOUND"} | {"NOPARENT"} | {"EXISTS", type} |
 -- {"OK", seq}
-if not redis.call('GET', KEYS[1]) then return {'NOEPOCH'} end
+if not catalog_epoch(KEYS[1]) then return NOEPOCH end
 local old, new, parent = ARGV[1], ARGV[2], ARGV[3]
 if redis.call('HGET', KEYS[2], old) ~= 'table' then return {'NOTFOUND'} end
 if parent ~= '' and redis.call('HGET', KEYS[2], parent) ~= 'namespace' then return {'NOPARENT'} end
@@ -28,9 +28,9 @@ if loc then
 end
 redis.call('SREM', KEYS[5], old)
 redis.call('SADD', KEYS[6], new)
-local seq = string.format('%d', redis.call('INCR', KEYS[7]))
-redis.call('XADD', KEYS[8], 'MAXLEN', '~', ARGV[5], seq .. '-0', 'k', 'rename_table', 'from', old, 'to', new)
-redis.call('XADD', KEYS[8], 'MAXLEN', '~', ARGV[5], seq .. '-1', 'k', 'delete', 'key',
+local seq = next_seq(KEYS[7])
+append_log(KEYS[8], ARGV[5], seq, 0, 'k', 'rename_table', 'from', old, 'to', new)
+append_log(KEYS[8], ARGV[5], seq, 1, 'k', 'delete', 'key',
   cjson.encode({object_type = 'table', object_id = old}))
-redis.call('XADD', KEYS[8], 'MAXLEN', '~', ARGV[5], seq .. '-2', 'k', 'put', 'row', ARGV[4])
+append_log(KEYS[8], ARGV[5], seq, 2, 'k', 'put', 'row', ARGV[4])
 return {'OK', seq}

@@ -12,19 +12,19 @@
 -- only while the epoch is present, during one only by the lock holder.
 -- Replies {"NOEPOCH"} | {"NOLOCK"} | {"DONE", seq} | {"OK", seq}.
 if ARGV[1] == '' then
-  if not redis.call('GET', KEYS[1]) then return {'NOEPOCH'} end
+  if not catalog_epoch(KEYS[1]) then return NOEPOCH end
 elseif redis.call('GET', KEYS[2]) ~= ARGV[1] then
   return {'NOLOCK'}
 end
 local done = redis.call('HGET', KEYS[3], 'applied_seq')
 if done then return {'DONE', done} end
-local seq = string.format('%d', redis.call('INCR', KEYS[4]))
+local seq = next_seq(KEYS[4])
 local p, i = 3, 0
 while p <= #ARGV do
   local nf = tonumber(ARGV[p])
   local e = {}
   for f = 1, nf * 2 do e[f] = ARGV[p + f] end
-  redis.call('XADD', KEYS[5], 'MAXLEN', '~', ARGV[2], seq .. '-' .. i, unpack(e))
+  append_log(KEYS[5], ARGV[2], seq, i, unpack(e))
   i = i + 1
   p = p + 1 + nf * 2
 end

@@ -32,8 +32,8 @@
 --                                (by one transaction, for n > 1)
 --   {"GUARD", g}                 guard g does not hold
 --   {"OK", epoch, seq, deleted_1..deleted_D}
-local epoch = redis.call('GET', KEYS[1])
-if not epoch then return {'NOEPOCH'} end
+local epoch = catalog_epoch(KEYS[1])
+if not epoch then return NOEPOCH end
 local txn, now, n = ARGV[1], ARGV[2], tonumber(ARGV[3])
 
 -- The extra sections.
@@ -120,7 +120,7 @@ for g, gd in ipairs(guards) do
   if not ok then return {'GUARD', g} end
 end
 
-local seq = string.format('%d', redis.call('INCR', KEYS[3]))
+local seq = next_seq(KEYS[3])
 local out = {'OK', epoch, seq}
 for _, w in ipairs(writes) do
   local op, key, field, value = w[1], w[2], w[3], w[4]
@@ -153,13 +153,12 @@ for i = 1, n do
   redis.call('HSET', KEYS[2], tbl, ver)
   redis.call('HSET', KEYS[6 + (i - 1) * 2], ver, rec)
   redis.call('ZADD', KEYS[7 + (i - 1) * 2], tonumber(ver), ver)
-  redis.call('XADD', KEYS[4], 'MAXLEN', '~', ARGV[5], seq .. '-' .. (i - 1),
-    'k', 'version', 't', tbl, 'v', ver, 'r', rec)
+  append_log(KEYS[4], ARGV[5], seq, (i - 1), 'k', 'version', 't', tbl, 'v', ver, 'r', rec)
 end
 -- Entries of the layers above follow the version entries.
 local li = n
 for _, e in ipairs(logs) do
-  redis.call('XADD', KEYS[4], 'MAXLEN', '~', ARGV[5], seq .. '-' .. li, unpack(e))
+  append_log(KEYS[4], ARGV[5], seq, li, unpack(e))
   li = li + 1
 end
 if txn ~= '' then

@@ -10,7 +10,7 @@
 -- Read-only. Replies 1 when the epoch is unchanged and every member's
 -- record carries this transaction and staging path, else 0. A transaction
 -- member is finalized only after this says 1 (or by recovery).
-if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+if catalog_epoch(KEYS[1]) ~= ARGV[1] then return 0 end
 for i = 2, #KEYS do
   local a = 3 + (i - 2) * 2
   local raw = redis.call('HGET', KEYS[i], ARGV[a])

@@ -19,7 +19,7 @@
 -- not read back from storage and recorded again. One log entry records the
 -- deletion. Replies {"NOEPOCH"}, {"STAGED", version...} (probe, settle), or
 -- {"OK", deleted count, seq}.
-if not redis.call('GET', KEYS[1]) then return {'NOEPOCH'} end
+if not catalog_epoch(KEYS[1]) then return NOEPOCH end
 local mode = ARGV[3]
 local victims, staged = {}, {'STAGED'}
 for i = 4, #ARGV, 2 do
@@ -41,7 +41,6 @@ for _, ver in ipairs(victims) do
   redis.call('HSET', KEYS[4], ver, '{"st":"deleted"}')
   redis.call('ZREM', KEYS[5], ver)
 end
-local seq = string.format('%d', redis.call('INCR', KEYS[2]))
-redis.call('XADD', KEYS[3], 'MAXLEN', '~', ARGV[2], seq .. '-0',
-  'k', 'delete_versions', 't', ARGV[1], 'vs', table.concat(victims, ','))
+local seq = next_seq(KEYS[2])
+append_log(KEYS[3], ARGV[2], seq, 0, 'k', 'delete_versions', 't', ARGV[1], 'vs', table.concat(victims, ','))
 return {'OK', #victims, seq}

@@ -11,9 +11,9 @@
 --
 -- Guarantee: head, records and index go together, with one log entry.
 -- Replies {"NOEPOCH"} or {"OK", seq}.
-if not redis.call('GET', KEYS[1]) then return {'NOEPOCH'} end
+if not catalog_epoch(KEYS[1]) then return NOEPOCH end
 redis.call('HDEL', KEYS[2], ARGV[1])
 redis.call('DEL', KEYS[5], KEYS[6])
-local seq = string.format('%d', redis.call('INCR', KEYS[3]))
-redis.call('XADD', KEYS[4], 'MAXLEN', '~', ARGV[2], seq .. '-0', 'k', 'drop_table', 't', ARGV[1])
+local seq = next_seq(KEYS[3])
+append_log(KEYS[4], ARGV[2], seq, 0, 'k', 'drop_table', 't', ARGV[1])
 return {'OK', seq}

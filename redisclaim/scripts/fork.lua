@@ -19,7 +19,7 @@
 -- the fork version; with ARGV[3] a chain is forgotten only when none of
 -- its records is an unfinished claim. Replies {"NOEPOCH"}, {"BUSY"} (a
 -- claim of the chain is in flight) or {"OK", head} with the head after it.
-if not redis.call('GET', KEYS[1]) then return {'NOEPOCH'} end
+if not catalog_epoch(KEYS[1]) then return NOEPOCH end
 local chain, ver = ARGV[1], tonumber(ARGV[2])
 local head = tonumber(redis.call('HGET', KEYS[2], chain) or '0')
 if ARGV[3] == '1' and (head > 0 or redis.call('ZCARD', KEYS[6]) > 0) then
@@ -28,8 +28,8 @@ if ARGV[3] == '1' and (head > 0 or redis.call('ZCARD', KEYS[6]) > 0) then
   end
   redis.call('HDEL', KEYS[2], chain)
   redis.call('DEL', KEYS[5], KEYS[6])
-  local seq = string.format('%d', redis.call('INCR', KEYS[3]))
-  redis.call('XADD', KEYS[4], 'MAXLEN', '~', ARGV[4], seq .. '-0', 'k', 'drop_table', 't', chain)
+  local seq = next_seq(KEYS[3])
+  append_log(KEYS[4], ARGV[4], seq, 0, 'k', 'drop_table', 't', chain)
   head = 0
 end
 if ver > 0 and head == 0 and redis.call('ZCARD', KEYS[6]) == 0 then

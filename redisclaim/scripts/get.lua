@@ -8,8 +8,8 @@
 --
 -- Read-only. Replies:
 --   {"NOEPOCH"} | {"NOHEAD"} | {"OK", epoch, head, record or ""}
-local epoch = redis.call('GET', KEYS[1])
-if not epoch then return {'NOEPOCH'} end
+local epoch = catalog_epoch(KEYS[1])
+if not epoch then return NOEPOCH end
 local head = redis.call('HGET', KEYS[2], ARGV[1])
 if not head then return {'NOHEAD'} end
 local ver = ARGV[2]

@@ -7,7 +7,7 @@
 --
 -- Read-only; a multi-table claim is either wholly visible or not at all.
 -- Replies {"NOEPOCH"} or {"OK", seq, head_1 .. head_n} ("" for no head).
-if not redis.call('GET', KEYS[1]) then return {'NOEPOCH'} end
+if not catalog_epoch(KEYS[1]) then return NOEPOCH end
 local out = {'OK', redis.call('GET', KEYS[3]) or '0'}
 for i = 1, #ARGV do
   out[#out + 1] = redis.call('HGET', KEYS[2], ARGV[i]) or ''

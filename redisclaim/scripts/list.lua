@@ -11,8 +11,8 @@
 --
 -- Read-only. Replies {"NOEPOCH"} | {"NOHEAD"} |
 -- {"OK", epoch, head, version_1, record_1, ...}.
-local epoch = redis.call('GET', KEYS[1])
-if not epoch then return {'NOEPOCH'} end
+local epoch = catalog_epoch(KEYS[1])
+if not epoch then return NOEPOCH end
 local head = redis.call('HGET', KEYS[2], ARGV[1])
 if not head then return {'NOHEAD'} end
 local vers

@@ -15,8 +15,8 @@
 -- (storage only adds what Redis does not know). Runs while the epoch is
 -- present, or during a recovery by the holder of its lock. Replies
 -- {"NOEPOCH"} or {"OK", head} with the head after seeding.
-if not redis.call('GET', KEYS[1]) and (ARGV[3] == '' or redis.call('GET', KEYS[2]) ~= ARGV[3]) then
-  return {'NOEPOCH'}
+if not catalog_epoch(KEYS[1]) and (ARGV[3] == '' or redis.call('GET', KEYS[2]) ~= ARGV[3]) then
+  return NOEPOCH
 end
 for i = 4, #ARGV, 5 do
   local ver = ARGV[i]

@@ -1,4 +1,4 @@
-package redisclaim
+package lancemanifest
 
 import (
 	"errors"

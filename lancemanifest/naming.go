@@ -1,4 +1,4 @@
-package redisclaim
+package lancemanifest
 
 import (
 	"fmt"
@@ -42,12 +42,14 @@ func ParseNamingScheme(s string) (NamingScheme, error) {
 	return 0, nserror.New(nserror.InvalidInput, "unknown manifest naming scheme %q (want V1 or V2)", s)
 }
 
+// VersionsDir is the directory of a table (or a branch's tree) that holds
+// its manifests.
+const VersionsDir = "_versions"
+
 const (
-	versionsDir      = "_versions"
-	manifestExt      = "manifest"
-	v2DigitsLen      = 20
-	detachedPrefix   = "d"
-	maxScriptVersion = 1<<53 - 1 // Lua numbers are doubles: versions above this are refused
+	manifestExt    = "manifest"
+	v2DigitsLen    = 20
+	detachedPrefix = "d"
 )
 
 // ManifestName is the final file name of version v.
@@ -61,11 +63,11 @@ func ManifestName(s NamingScheme, v uint64) string {
 // ManifestPath is the final manifest key of version v of the table whose
 // directory is table.
 func ManifestPath(table string, s NamingScheme, v uint64) string {
-	return table + "/" + versionsDir + "/" + ManifestName(s, v)
+	return table + "/" + VersionsDir + "/" + ManifestName(s, v)
 }
 
 // VersionsPrefix is the listing prefix of a table's manifests.
-func VersionsPrefix(table string) string { return table + "/" + versionsDir + "/" }
+func VersionsPrefix(table string) string { return table + "/" + VersionsDir + "/" }
 
 // StagingPath returns a fresh staging key for a final manifest key: the
 // final key, a dash, and a random UUID.
@@ -137,8 +139,8 @@ func ParseManifestName(name string) (ManifestFile, error) {
 func ParseManifestPath(key string) (table string, m ManifestFile, err error) {
 	dir, name := path.Split(key)
 	dir = strings.TrimSuffix(dir, "/")
-	if path.Base(dir) != versionsDir || path.Dir(dir) == "." && dir == versionsDir {
-		return "", ManifestFile{}, nserror.New(nserror.InvalidInput, "manifest path %q is not <table>/%s/<name>", key, versionsDir)
+	if path.Base(dir) != VersionsDir || path.Dir(dir) == "." && dir == VersionsDir {
+		return "", ManifestFile{}, nserror.New(nserror.InvalidInput, "manifest path %q is not <table>/%s/<name>", key, VersionsDir)
 	}
 	m, err = ParseManifestName(name)
 	if err != nil {
