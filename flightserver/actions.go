@@ -1,7 +1,6 @@
 package flightserver
 
 import (
-	"context"
 	"encoding/json"
 
 	"github.com/apache/arrow-go/v18/arrow/flight"
@@ -12,100 +11,26 @@ import (
 	"github.com/flightns/flightns/planner"
 )
 
-// action is a Lance Namespace operation exposed as a Flight action: the
-// body is the operation's REST request model as JSON, the one result is
-// its REST response model as JSON. Its name, description and role come
-// from namespace.Ops.
-type action struct {
-	name string
-	desc string
-	need auth.Role
-	run  actionFunc
-}
-
-type actionFunc func(ctx context.Context, s *namespace.Service, body []byte) (any, error)
-
-// op adapts one service method.
-func op[Req, Resp any](f func(*namespace.Service, context.Context, Req) (Resp, error)) actionFunc {
-	return func(ctx context.Context, s *namespace.Service, body []byte) (any, error) {
-		var req Req
-		if err := namespace.DecodeRequest(body, &req); err != nil {
-			return nil, err
-		}
-		return f(s, ctx, req)
-	}
-}
-
-// check adapts a method that answers only with an error (the Exists
-// operations): success replies {}.
-func check[Req any](f func(*namespace.Service, context.Context, Req) error) actionFunc {
-	return op(func(s *namespace.Service, ctx context.Context, req Req) (struct{}, error) {
-		return struct{}{}, f(s, ctx, req)
-	})
-}
-
-type svc = namespace.Service
-
-// actionFuncs run the operations of namespace.Ops that are actions, by name.
-var actionFuncs = map[string]actionFunc{
-	"CreateNamespace":          op((*svc).CreateNamespace),
-	"ListNamespaces":           op((*svc).ListNamespaces),
-	"DescribeNamespace":        op((*svc).DescribeNamespace),
-	"NamespaceExists":          check((*svc).NamespaceExists),
-	"DropNamespace":            op((*svc).DropNamespace),
-	"DeclareTable":             op((*svc).DeclareTable),
-	"RegisterTable":            op((*svc).RegisterTable),
-	"DescribeTable":            op((*svc).DescribeTable),
-	"TableExists":              check((*svc).TableExists),
-	"ListTables":               op((*svc).ListTables),
-	"ListAllTables":            op((*svc).ListAllTables),
-	"DeregisterTable":          op((*svc).DeregisterTable),
-	"DropTable":                op((*svc).DropTable),
-	"RenameTable":              op((*svc).RenameTable),
-	"CreateTableVersion":       op((*svc).CreateTableVersion),
-	"DescribeTableVersion":     op((*svc).DescribeTableVersion),
-	"ListTableVersions":        op((*svc).ListTableVersions),
-	"BatchDeleteTableVersions": op((*svc).BatchDeleteTableVersions),
-	"ListTableTags":            op((*svc).ListTableTags),
-	"GetTableTagVersion":       op((*svc).GetTableTagVersion),
-	"CreateTableTag":           op((*svc).CreateTableTag),
-	"UpdateTableTag":           op((*svc).UpdateTableTag),
-	"DeleteTableTag":           op((*svc).DeleteTableTag),
-	"GetTableStats":            op((*svc).GetTableStats),
-	"ListTableBranches":        op((*svc).ListTableBranches),
-	"BatchCreateTableVersions": op((*svc).BatchCreateTableVersions),
-	"BatchCommitTables":        op((*svc).BatchCommitTables),
-}
-
-// actions are the Lance Namespace operations, in namespace.Ops's order;
-// an operation without its function here, or a function without its
-// operation, stops the program at start (and its test).
-var actions = func() []action {
-	var out []action
+// actions are the Lance Namespace operations exposed as Flight actions,
+// in namespace.Ops's order, and nothing else: the body is the
+// operation's REST request model as JSON, the one result its REST
+// response model as JSON. Name, description, role and Run all come from
+// namespace.Ops.
+var actions = func() []namespace.Op {
+	var out []namespace.Op
 	for _, o := range namespace.Ops {
-		if !o.Action {
-			continue
+		if o.Action {
+			out = append(out, o)
 		}
-		f, ok := actionFuncs[o.Name]
-		if !ok {
-			panic("flightserver: no action function for " + o.Name)
-		}
-		need := auth.Read
-		if o.Write {
-			need = auth.Write
-		}
-		out = append(out, action{name: o.Name, desc: o.Desc, need: need, run: f})
-	}
-	if len(out) != len(actionFuncs) {
-		panic("flightserver: an action function has no operation in namespace.Ops")
 	}
 	return out
 }()
 
-var actionsByName = func() map[string]action {
-	m := make(map[string]action, len(actions))
+// actionsByName are the actions by name, for DoAction.
+var actionsByName = func() map[string]namespace.Op {
+	m := make(map[string]namespace.Op, len(actions))
 	for _, a := range actions {
-		m[a.name] = a
+		m[a.Name] = a
 	}
 	return m
 }()
@@ -131,10 +56,14 @@ func (s *Server) DoAction(cmd *flight.Action, stream flight.FlightService_DoActi
 		return s.FlightServer.DoAction(cmd, stream)
 	}
 	ctx := stream.Context()
-	if err := auth.Allow(principalOf(ctx), a.need, a.name); err != nil {
+	need := auth.Read
+	if a.Write {
+		need = auth.Write
+	}
+	if err := auth.Allow(principalOf(ctx), need, a.Name); err != nil {
 		return err
 	}
-	resp, err := a.run(ctx, s.svc, cmd.GetBody())
+	resp, err := a.Run(ctx, s.svc, cmd.GetBody(), nil)
 	if err != nil {
 		return err
 	}
@@ -149,7 +78,7 @@ func (s *Server) DoAction(cmd *flight.Action, stream flight.FlightService_DoActi
 // actions, each with a description.
 func (s *Server) ListActions(_ *flight.Empty, stream flight.FlightService_ListActionsServer) error {
 	for _, a := range actions {
-		if err := stream.Send(&flight.ActionType{Type: a.name, Description: a.desc}); err != nil {
+		if err := stream.Send(&flight.ActionType{Type: a.Name, Description: a.Desc}); err != nil {
 			return err
 		}
 	}

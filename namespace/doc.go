@@ -29,8 +29,10 @@
 //     tree/<branch>/ (chainOf): a branch request never reads or changes
 //     main's, and a branch whose manifests Lance removed is forgotten.
 //
-//   - Ops is the one table of operations (name, REST path, role,
-//     description) the REST routes and the Flight actions are built from;
+//   - Ops is the one registry of operations (name, REST path, role,
+//     description, and Run: decode, bind what REST adds, call the
+//     service) the REST routes and the Flight actions are both a loop
+//     over;
 //     ParseID is the one parser of ids, the REST adapter's included.
 //
 //   - A BatchCommitTables becomes one redisclaim.Commit: each operation

@@ -122,13 +122,3 @@ func OpByName(name string) (Op, bool) {
 	}
 	return Op{}, false
 }
-
-// OpByPath finds an operation by its REST path below /v1/namespace/{id}/.
-func OpByPath(path string) (Op, bool) {
-	for _, o := range Ops {
-		if o.Path == path {
-			return o, true
-		}
-	}
-	return Op{}, false
-}

@@ -7,11 +7,14 @@
 // (namespaces, tables, table versions — with their branch —, tags,
 // branch listing, table statistics, BatchCreateTableVersions,
 // BatchCommitTables), authorize (Authorization: Bearer or Basic, or
-// x-api-key; reads need the read role, mutations the write role), decode
+// x-api-key; reads need the read role, mutations the write role), read
 // (the {id} path segment form-decoded here and split on the delimiter
 // query parameter, default "$", the delimiter alone being the root; the
-// JSON body, bounded in size; list parameters from the query), and call
-// the service, whose reply is encoded as JSON.
+// body, bounded in size; the query parameters, parsed by type), and run
+// the operation, whose reply is encoded as JSON. The routes, their roles
+// and how each runs (decode the body into the request, bind the path id
+// and the query parameters, call the service) come from the registries
+// namespace.Ops and planner.Ops; nothing here is per operation.
 //
 // Invariants:
 //

@@ -2,281 +2,98 @@ package restserver
 
 import (
 	"context"
+	"math"
+	"net/url"
+	"strconv"
+	"strings"
 
 	"github.com/flightns/flightns/namespace"
+	"github.com/flightns/flightns/nserror"
+	"github.com/flightns/flightns/planner"
 )
 
-// Each function below is one route: decode the body and the query into the
-// service's request, bind the path id, call the service, return its reply.
-// Nothing else happens here; the service decides.
-
-func createNamespace(ctx context.Context, s *namespace.Service, c *call) (any, error) {
-	var req namespace.CreateNamespaceRequest
-	if err := c.request(&req, &req.ID); err != nil {
-		return nil, err
-	}
-	return s.CreateNamespace(ctx, req)
+// A route is one operation: its name (in errors and logs), whether it
+// changes anything (then it needs the write role and POST; reads take GET
+// or POST, as clients disagree), and what runs it: the operation's Run
+// from namespace.Ops or planner.Ops, which decodes, binds and calls. A nil
+// or namespace.Empty reply is an empty 200.
+type route struct {
+	name  string
+	write bool
+	run   func(ctx context.Context, h *handler, body []byte, rest *namespace.REST) (any, error)
 }
 
-func listNamespaces(ctx context.Context, s *namespace.Service, c *call) (any, error) {
-	var req namespace.ListNamespacesRequest
-	if err := c.request(&req, &req.ID); err != nil {
-		return nil, err
+// The routes, built from namespace.Ops and planner.Ops and nothing else:
+// below /v1/namespace/{id}/ and /v1/table/{id}/ by the rest of the path,
+// and the routes without an id by their whole path after /v1/. Anything
+// else under those prefixes is an operation flightns does not serve
+// (data-plane operations run in the Lance engine): 406 with code 0. Two
+// operations on one route stop the program at start (and its test).
+var namespaceRoutes, tableRoutes, plainRoutes = func() (ns, tb, plain map[string]route) {
+	ns, tb, plain = map[string]route{}, map[string]route{}, map[string]route{}
+	add := func(m map[string]route, path string, rt route) {
+		if _, dup := m[path]; dup {
+			panic("restserver: two operations route " + path)
+		}
+		m[path] = rt
 	}
-	if err := c.paging(&req.PageToken, &req.Limit); err != nil {
-		return nil, err
-	}
-	return s.ListNamespaces(ctx, req)
-}
-
-func describeNamespace(ctx context.Context, s *namespace.Service, c *call) (any, error) {
-	var req namespace.DescribeNamespaceRequest
-	if err := c.request(&req, &req.ID); err != nil {
-		return nil, err
-	}
-	return s.DescribeNamespace(ctx, req)
-}
-
-func dropNamespace(ctx context.Context, s *namespace.Service, c *call) (any, error) {
-	var req namespace.DropNamespaceRequest
-	if err := c.request(&req, &req.ID); err != nil {
-		return nil, err
-	}
-	c.str("mode", &req.Mode)
-	c.str("behavior", &req.Behavior)
-	return s.DropNamespace(ctx, req)
-}
-
-func namespaceExists(ctx context.Context, s *namespace.Service, c *call) (any, error) {
-	var req namespace.NamespaceExistsRequest
-	if err := c.request(&req, &req.ID); err != nil {
-		return nil, err
-	}
-	return nil, s.NamespaceExists(ctx, req)
-}
-
-func listTables(ctx context.Context, s *namespace.Service, c *call) (any, error) {
-	var req namespace.ListTablesRequest
-	if err := c.request(&req, &req.ID); err != nil {
-		return nil, err
-	}
-	if err := c.listTablesQuery(&req); err != nil {
-		return nil, err
-	}
-	return s.ListTables(ctx, req)
-}
-
-func (c *call) listTablesQuery(req *namespace.ListTablesRequest) error {
-	if err := c.paging(&req.PageToken, &req.Limit); err != nil {
-		return err
-	}
-	return c.boolean("include_declared", &req.IncludeDeclared)
-}
-
-// listAllTables has no path id; a body id is meaningless and ignored.
-func listAllTables(ctx context.Context, s *namespace.Service, c *call) (any, error) {
-	var req namespace.ListTablesRequest
-	if err := c.decode(&req); err != nil {
-		return nil, err
-	}
-	req.ID = nil
-	if err := c.listTablesQuery(&req); err != nil {
-		return nil, err
-	}
-	return s.ListAllTables(ctx, req)
-}
-
-func registerTable(ctx context.Context, s *namespace.Service, c *call) (any, error) {
-	var req namespace.RegisterTableRequest
-	if err := c.request(&req, &req.ID); err != nil {
-		return nil, err
-	}
-	return s.RegisterTable(ctx, req)
-}
-
-func describeTable(ctx context.Context, s *namespace.Service, c *call) (any, error) {
-	var req namespace.DescribeTableRequest
-	if err := c.request(&req, &req.ID); err != nil {
-		return nil, err
-	}
-	for _, f := range []struct {
-		name string
-		dst  **bool
-	}{{"with_table_uri", &req.WithTableURI}, {"load_detailed_metadata", &req.LoadDetailedMetadata}, {"check_declared", &req.CheckDeclared}} {
-		if err := c.boolean(f.name, f.dst); err != nil {
-			return nil, err
+	for _, o := range namespace.Ops {
+		rt := route{name: o.Name, write: o.Write, run: func(ctx context.Context, h *handler, body []byte, rest *namespace.REST) (any, error) {
+			return o.Run(ctx, h.svc, body, rest)
+		}}
+		if sub, ok := strings.CutPrefix(o.Path, "namespace/{id}/"); ok {
+			add(ns, sub, rt)
+		} else if sub, ok := strings.CutPrefix(o.Path, "table/{id}/"); ok {
+			add(tb, sub, rt)
+		} else {
+			add(plain, o.Path, rt)
 		}
 	}
-	return s.DescribeTable(ctx, req)
+	for _, o := range planner.Ops {
+		add(ns, o.Path, route{name: o.Name, write: o.Write, run: func(ctx context.Context, h *handler, body []byte, rest *namespace.REST) (any, error) {
+			return o.Run(ctx, h.plan, body, rest.ID)
+		}})
+	}
+	return ns, tb, plain
+}()
+
+// query is a request's query string as the operations read it
+// (namespace.Query).
+type query url.Values
+
+// Text sets *dst to query parameter name when it is given.
+func (q query) Text(name string, dst *string) {
+	if v, ok := q[name]; ok && len(v) > 0 {
+		*dst = v[0]
+	}
 }
 
-func tableExists(ctx context.Context, s *namespace.Service, c *call) (any, error) {
-	var req namespace.TableExistsRequest
-	if err := c.request(&req, &req.ID); err != nil {
-		return nil, err
+// Bool sets *dst to query parameter name (true/false) when it is given.
+func (q query) Bool(name string, dst **bool) error {
+	v, ok := q[name]
+	if !ok || len(v) == 0 || v[0] == "" {
+		return nil
 	}
-	return nil, s.TableExists(ctx, req)
+	b, err := strconv.ParseBool(v[0])
+	if err != nil {
+		return nserror.New(nserror.InvalidInput, "query parameter %s=%q is not true or false", name, v[0])
+	}
+	*dst = &b
+	return nil
 }
 
-func dropTable(ctx context.Context, s *namespace.Service, c *call) (any, error) {
-	var req namespace.DropTableRequest
-	if err := c.request(&req, &req.ID); err != nil {
-		return nil, err
+// Int sets *dst to query parameter name (a 32-bit integer, as the
+// protocol's page limits are) when it is given.
+func (q query) Int(name string, dst **int) error {
+	v, ok := q[name]
+	if !ok || len(v) == 0 || v[0] == "" {
+		return nil
 	}
-	return s.DropTable(ctx, req)
-}
-
-func deregisterTable(ctx context.Context, s *namespace.Service, c *call) (any, error) {
-	var req namespace.DeregisterTableRequest
-	if err := c.request(&req, &req.ID); err != nil {
-		return nil, err
+	n, err := strconv.ParseInt(v[0], 10, 64)
+	if err != nil || n < math.MinInt32 || n > math.MaxInt32 {
+		return nserror.New(nserror.InvalidInput, "query parameter %s=%q is not a 32-bit integer", name, v[0])
 	}
-	return s.DeregisterTable(ctx, req)
-}
-
-// declareTable serves DeclareTable and the deprecated CreateEmptyTable,
-// whose request is the same and whose reply is a subset.
-func declareTable(ctx context.Context, s *namespace.Service, c *call) (any, error) {
-	var req namespace.DeclareTableRequest
-	if err := c.request(&req, &req.ID); err != nil {
-		return nil, err
-	}
-	return s.DeclareTable(ctx, req)
-}
-
-func renameTable(ctx context.Context, s *namespace.Service, c *call) (any, error) {
-	var req namespace.RenameTableRequest
-	if err := c.request(&req, &req.ID); err != nil {
-		return nil, err
-	}
-	return s.RenameTable(ctx, req)
-}
-
-func listTableVersions(ctx context.Context, s *namespace.Service, c *call) (any, error) {
-	var req namespace.ListTableVersionsRequest
-	if err := c.request(&req, &req.ID); err != nil {
-		return nil, err
-	}
-	if err := c.paging(&req.PageToken, &req.Limit); err != nil {
-		return nil, err
-	}
-	c.str("branch", &req.Branch)
-	if err := c.boolean("descending", &req.Descending); err != nil {
-		return nil, err
-	}
-	return s.ListTableVersions(ctx, req)
-}
-
-func createTableVersion(ctx context.Context, s *namespace.Service, c *call) (any, error) {
-	var req namespace.CreateTableVersionRequest
-	if err := c.request(&req, &req.ID); err != nil {
-		return nil, err
-	}
-	return s.CreateTableVersion(ctx, req)
-}
-
-func describeTableVersion(ctx context.Context, s *namespace.Service, c *call) (any, error) {
-	var req namespace.DescribeTableVersionRequest
-	if err := c.request(&req, &req.ID); err != nil {
-		return nil, err
-	}
-	return s.DescribeTableVersion(ctx, req)
-}
-
-func batchDeleteTableVersions(ctx context.Context, s *namespace.Service, c *call) (any, error) {
-	var req namespace.BatchDeleteTableVersionsRequest
-	if err := c.request(&req, &req.ID); err != nil {
-		return nil, err
-	}
-	c.str("branch", &req.Branch)
-	return s.BatchDeleteTableVersions(ctx, req)
-}
-
-func listTableTags(ctx context.Context, s *namespace.Service, c *call) (any, error) {
-	var req namespace.ListTableTagsRequest
-	if err := c.request(&req, &req.ID); err != nil {
-		return nil, err
-	}
-	if err := c.paging(&req.PageToken, &req.Limit); err != nil {
-		return nil, err
-	}
-	return s.ListTableTags(ctx, req)
-}
-
-func listTableBranches(ctx context.Context, s *namespace.Service, c *call) (any, error) {
-	var req namespace.ListTableBranchesRequest
-	if err := c.request(&req, &req.ID); err != nil {
-		return nil, err
-	}
-	if err := c.paging(&req.PageToken, &req.Limit); err != nil {
-		return nil, err
-	}
-	return s.ListTableBranches(ctx, req)
-}
-
-func getTableTagVersion(ctx context.Context, s *namespace.Service, c *call) (any, error) {
-	var req namespace.GetTableTagVersionRequest
-	if err := c.request(&req, &req.ID); err != nil {
-		return nil, err
-	}
-	return s.GetTableTagVersion(ctx, req)
-}
-
-func createTableTag(ctx context.Context, s *namespace.Service, c *call) (any, error) {
-	var req namespace.CreateTableTagRequest
-	if err := c.request(&req, &req.ID); err != nil {
-		return nil, err
-	}
-	return s.CreateTableTag(ctx, req)
-}
-
-func updateTableTag(ctx context.Context, s *namespace.Service, c *call) (any, error) {
-	var req namespace.CreateTableTagRequest
-	if err := c.request(&req, &req.ID); err != nil {
-		return nil, err
-	}
-	return s.UpdateTableTag(ctx, req)
-}
-
-func deleteTableTag(ctx context.Context, s *namespace.Service, c *call) (any, error) {
-	var req namespace.DeleteTableTagRequest
-	if err := c.request(&req, &req.ID); err != nil {
-		return nil, err
-	}
-	return s.DeleteTableTag(ctx, req)
-}
-
-// The two multi-table routes carry their ids in the body only.
-
-func batchCreateTableVersions(ctx context.Context, s *namespace.Service, c *call) (any, error) {
-	var req namespace.BatchCreateTableVersionsRequest
-	if err := c.decode(&req); err != nil {
-		return nil, err
-	}
-	return s.BatchCreateTableVersions(ctx, req)
-}
-
-func batchCommitTables(ctx context.Context, s *namespace.Service, c *call) (any, error) {
-	var req namespace.BatchCommitTablesRequest
-	if err := c.decode(&req); err != nil {
-		return nil, err
-	}
-	return s.BatchCommitTables(ctx, req)
-}
-
-// request decodes the body into req and binds the path id into its id
-// field.
-func (c *call) request(req any, id *namespace.ID) error {
-	if err := c.decode(req); err != nil {
-		return err
-	}
-	return c.bindID(id)
-}
-
-func getTableStats(ctx context.Context, s *namespace.Service, c *call) (any, error) {
-	var req namespace.GetTableStatsRequest
-	if err := c.request(&req, &req.ID); err != nil {
-		return nil, err
-	}
-	return s.GetTableStats(ctx, req)
+	i := int(n)
+	*dst = &i
+	return nil
 }

@@ -75,3 +75,48 @@ func TestTheDocsRouteTablesAreTheOpsTables(t *testing.T) {
 		}
 	}
 }
+
+// The routes are the registries' operations and nothing else: every
+// operation of namespace.Ops and planner.Ops has its route, with its role,
+// and no route serves an operation they do not list.
+func TestTheRoutesAreTheRegistry(t *testing.T) {
+	type entry struct {
+		path  string
+		write bool
+	}
+	want := map[string]entry{}
+	for _, o := range namespace.Ops {
+		want[o.Name] = entry{o.Path, o.Write}
+	}
+	for _, o := range planner.Ops {
+		want[o.Name] = entry{"namespace/{id}/" + o.Path, o.Write}
+	}
+	got := map[string]entry{}
+	for prefix, routes := range map[string]map[string]route{"namespace/{id}/": namespaceRoutes, "table/{id}/": tableRoutes, "": plainRoutes} {
+		for path, rt := range routes {
+			if _, dup := got[rt.name]; dup {
+				t.Errorf("%s has two routes", rt.name)
+			}
+			if rt.run == nil {
+				t.Errorf("the route of %s runs nothing", rt.name)
+			}
+			got[rt.name] = entry{prefix + path, rt.write}
+		}
+	}
+	for name, w := range want {
+		if g, ok := got[name]; !ok {
+			t.Errorf("%s (%s) has no route", name, w.path)
+		} else if g != w {
+			t.Errorf("%s is routed as %+v, the registry says %+v", name, g, w)
+		}
+		rt, _, err := match("/v1/" + strings.ReplaceAll(w.path, "{id}", "a%24b"))
+		if err != nil || rt.name != name {
+			t.Errorf("/v1/%s matches %q (%v), want %s", w.path, rt.name, err, name)
+		}
+	}
+	for name, g := range got {
+		if _, ok := want[name]; !ok {
+			t.Errorf("a route %s serves %s, which no registry lists", g.path, name)
+		}
+	}
+}
