@@ -60,8 +60,8 @@ type Config struct {
 	run *runState
 }
 
-// withDefaults fills in what cfg leaves unset.
-func (cfg Config) withDefaults() Config {
+// EnsureDefaults fills in what cfg leaves unset.
+func (cfg *Config) EnsureDefaults() {
 	if len(cfg.Clients) == 0 {
 		cfg.Clients = []int{1, 8, 32, 128}
 		if cfg.Quick {
@@ -92,7 +92,6 @@ func (cfg Config) withDefaults() Config {
 	if cfg.Rounds <= 0 {
 		cfg.Rounds = 3
 	}
-	return cfg
 }
 
 // clientsUpTo is cfg.Clients without the levels above limit (all of them
@@ -214,7 +213,7 @@ func Scenarios() []Scenario {
 
 // Run executes the configured scenarios and returns the report.
 func Run(ctx context.Context, cfg Config) (*Report, error) {
-	cfg = cfg.withDefaults()
+	cfg.EnsureDefaults()
 	switch cfg.RedisPersistence {
 	case "", "none", "everysec", "always":
 	default:

@@ -240,8 +240,8 @@ func startS3Proxy(ctx context.Context) (*s3proxy.Proxy, func(), error) {
 }
 
 // openS3 opens the bucket "bench" of the S3 server at endpoint.
-func openS3(ctx context.Context, endpoint string, opts ...objstore.Option) (*objstore.Store, error) {
-	return objstore.Open(ctx, objstore.S3URI(endpoint, "bench", ""), opts...)
+func openS3(ctx context.Context, endpoint string) (*objstore.Store, error) {
+	return objstore.Open(ctx, objstore.S3URI(endpoint, "bench", ""))
 }
 
 // scriptedClaimCeiling runs redis-benchmark with the ceiling script at

@@ -184,7 +184,7 @@ func testConsistencyHeader(t *testing.T, slots int) {
 			return ctx.Err()
 		}
 	})
-	objs, err := objstore.Open(ctx, "file://"+env.Root, objstore.WithFaults(hold))
+	objs, err := objstore.OpenWith(ctx, "file://"+env.Root, objstore.Options{Faults: hold})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -33,10 +33,16 @@ type tenv struct {
 	catalog string
 }
 
-func newTenv(t testing.TB, opts ...objstore.Option) *tenv {
+// newTenv is a table's environment: a Redis of its own, a directory root
+// (with the store options of opts[0], if given).
+func newTenv(t testing.TB, opts ...objstore.Options) *tenv {
 	t.Helper()
 	r := redistest.Start(t)
-	objs, err := objstore.Open(context.Background(), "file://"+t.TempDir(), opts...)
+	var o objstore.Options
+	if len(opts) > 0 {
+		o = opts[0]
+	}
+	objs, err := objstore.OpenWith(context.Background(), "file://"+t.TempDir(), o)
 	if err != nil {
 		t.Fatal(err)
 	}

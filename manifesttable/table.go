@@ -175,33 +175,47 @@ func newRedisKeys(catalog string) redisKeys {
 	return redisKeys{epoch: k.Epoch(), seq: k.Seq(), log: k.Log(), lease: k.Lease(), durable: k.Durable(), flush: k.Flush()}
 }
 
+// Validate refuses a configuration Open cannot run.
+func (c *Config) Validate() error {
+	if c.Objects == nil || c.Redis == nil || c.Catalog == "" {
+		return errors.New("manifesttable: Config.Objects, Redis and Catalog are required")
+	}
+	return nil
+}
+
+// EnsureDefaults fills what is unset (call Validate first: the linger's
+// default depends on the store).
+func (c *Config) EnsureDefaults() {
+	if c.MaxSegmentEntries <= 0 {
+		c.MaxSegmentEntries = 4096
+	}
+	if c.LogMaxLen <= 0 {
+		c.LogMaxLen = commitlog.MaxLen
+	}
+	if c.VersionLinger == 0 {
+		c.VersionLinger = 100 * time.Millisecond
+		if c.Objects.Kind() == objstore.KindS3 {
+			c.VersionLinger = time.Second
+		}
+	}
+	if c.CompactAfter == 0 {
+		c.CompactAfter = 1000
+	}
+	if c.KeepSnapshots <= 0 {
+		c.KeepSnapshots = 2
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+}
+
 // Open loads the table from storage (newest snapshot, then every later
 // segment) and starts following the commit log.
 func Open(ctx context.Context, cfg Config) (*Table, error) {
-	if cfg.Objects == nil || cfg.Redis == nil || cfg.Catalog == "" {
-		return nil, errors.New("manifesttable: Config.Objects, Redis and Catalog are required")
+	if err := cfg.Validate(); err != nil {
+		return nil, err
 	}
-	if cfg.MaxSegmentEntries <= 0 {
-		cfg.MaxSegmentEntries = 4096
-	}
-	if cfg.LogMaxLen <= 0 {
-		cfg.LogMaxLen = commitlog.MaxLen
-	}
-	if cfg.VersionLinger == 0 {
-		cfg.VersionLinger = 100 * time.Millisecond
-		if cfg.Objects.Kind() == objstore.KindS3 {
-			cfg.VersionLinger = time.Second
-		}
-	}
-	if cfg.CompactAfter == 0 {
-		cfg.CompactAfter = 1000
-	}
-	if cfg.KeepSnapshots <= 0 {
-		cfg.KeepSnapshots = 2
-	}
-	if cfg.Now == nil {
-		cfg.Now = time.Now
-	}
+	cfg.EnsureDefaults()
 	t := &Table{cfg: cfg, st: storage{objs: cfg.Objects, catalog: cfg.Catalog}, log: cfg.Logger, keys: newRedisKeys(cfg.Catalog),
 		appendS: commitlog.Script(appendLua), leaseS: commitlog.Script(leaseLua),
 		stop: make(chan struct{}), applyQ: make(chan *segment, 256), flushNow: make(chan struct{}, 1)}

@@ -124,12 +124,12 @@ func TestAFailedSegmentWriteIsRetriedAndNeverDuplicated(t *testing.T) {
 	for _, phase := range []objstore.Phase{objstore.Before, objstore.After} {
 		t.Run(phase.String(), func(t *testing.T) {
 			var fails atomic32
-			e := newTenv(t, objstore.WithFaults(func(_ context.Context, op objstore.Op, key string, p objstore.Phase) error {
+			e := newTenv(t, objstore.Options{Faults: func(_ context.Context, op objstore.Op, key string, p objstore.Phase) error {
 				if op == objstore.OpPutIfAbsent && strings.HasPrefix(key, logPrefix) && p == phase && fails.add() <= 2 {
 					return errors.New("injected")
 				}
 				return nil
-			}))
+			}})
 			tb := e.open()
 			defer func() { _ = tb.Close() }()
 			seq := commit(t, tb, sampleChanges()...)
@@ -265,12 +265,12 @@ func TestACompactionCutAnywhereLeavesALoadableTable(t *testing.T) {
 	} {
 		t.Run(cut.name, func(t *testing.T) {
 			var armed atomic32
-			e := newTenv(t, objstore.WithFaults(func(_ context.Context, op objstore.Op, key string, p objstore.Phase) error {
+			e := newTenv(t, objstore.Options{Faults: func(_ context.Context, op objstore.Op, key string, p objstore.Phase) error {
 				if armed.load() == 1 && op == cut.op && strings.HasPrefix(key, cut.pref) && p == objstore.Before {
 					return errors.New("crash")
 				}
 				return nil
-			}))
+			}})
 			tb := e.open(func(c *Config) { c.KeepSnapshots = 1 })
 			commit(t, tb, sampleChanges()...)
 			if err := tb.Compact(ctx); err != nil { // a first snapshot, to have something to remove
@@ -381,7 +381,7 @@ func TestAReplicaOvertakenByACompactionWhileCatchingUpStartsAgainFromTheSnapshot
 		}
 		return nil
 	})
-	objs, err := objstore.Open(context.Background(), e.objs.URI(), objstore.WithFaults(hook))
+	objs, err := objstore.OpenWith(context.Background(), e.objs.URI(), objstore.Options{Faults: hook})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -110,34 +110,44 @@ type nsKeys struct{ commitlog.Keys }
 
 func (k nsKeys) kids(parent ID) string { return k.Kids(parent.String()) }
 
+// EnsureDefaults fills what is unset.
+func (c *Config) EnsureDefaults() {
+	if c.DurableTimeout <= 0 {
+		c.DurableTimeout = 30 * time.Second
+	}
+	if c.LogMaxLen <= 0 {
+		c.LogMaxLen = commitlog.MaxLen
+	}
+	if c.StallTimeout <= 0 {
+		c.StallTimeout = 5 * time.Second
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+}
+
+// Validate refuses a configuration Open cannot run.
+func (c *Config) Validate() error {
+	if c.Objects == nil || c.Redis == nil {
+		return errors.New("namespace: Config.Objects and Config.Redis are required")
+	}
+	return redisclaim.ValidateCatalog(c.Catalog)
+}
+
 // Open opens the catalog: loads __manifest, connects the claim store and,
 // if Redis lost the catalog's state, rebuilds it from storage before
 // returning.
 func Open(ctx context.Context, cfg Config) (*Service, error) {
-	if cfg.Objects == nil || cfg.Redis == nil {
-		return nil, errors.New("namespace: Config.Objects and Config.Redis are required")
-	}
-	if err := redisclaim.ValidateCatalog(cfg.Catalog); err != nil {
+	cfg.EnsureDefaults()
+	if err := cfg.Validate(); err != nil {
 		return nil, err
-	}
-	if cfg.DurableTimeout <= 0 {
-		cfg.DurableTimeout = 30 * time.Second
-	}
-	if cfg.LogMaxLen <= 0 {
-		cfg.LogMaxLen = commitlog.MaxLen
-	}
-	if cfg.StallTimeout <= 0 {
-		cfg.StallTimeout = 5 * time.Second
 	}
 	s := &Service{cfg: cfg, objs: cfg.Objects, rdb: cfg.Redis, k: nsKeys{commitlog.KeysOf(cfg.Catalog)}, log: cfg.Logger, now: cfg.Now,
 		createS: commitlog.Script(createObjectLua), dropS: commitlog.Script(dropObjectsLua), renameS: commitlog.Script(renameTableLua),
 		rebuildS: commitlog.Script(rebuildIndexLua), clearKidsS: commitlog.Script(clearKidsLua), txnApplyS: commitlog.Script(txnApplyLua)}
-	if s.log == nil {
-		s.log = slog.Default()
-	}
-	if s.now == nil {
-		s.now = time.Now
-	}
 	var err error
 	if s.root, err = newRoot(cfg.Objects); err != nil {
 		return nil, err

@@ -23,13 +23,13 @@ func TestAMutationFailsFastWhileManifestCannotMakeProgress(t *testing.T) {
 	ctx := context.Background()
 	e := newTenv(t)
 	var full atomic.Bool
-	objs, err := objstore.Open(ctx, e.objs.URI(), objstore.WithFaults(func(_ context.Context, op objstore.Op, key string, p objstore.Phase) error {
+	objs, err := objstore.OpenWith(ctx, e.objs.URI(), objstore.Options{Faults: func(_ context.Context, op objstore.Op, key string, p objstore.Phase) error {
 		if full.Load() && p == objstore.Before && op != objstore.OpGet && op != objstore.OpHead && op != objstore.OpList &&
 			strings.HasPrefix(key, manifesttable.Prefix) {
 			return errors.New("no space left on device")
 		}
 		return nil
-	}))
+	}})
 	if err != nil {
 		t.Fatal(err)
 	}

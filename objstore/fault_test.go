@@ -15,7 +15,7 @@ import (
 func TestDiskFullIsServiceUnavailable(t *testing.T) {
 	ctx := context.Background()
 	full := false
-	s, err := objstore.Open(ctx, "file://"+t.TempDir(), objstore.WithFaults(objstore.DiskFull(func() bool { return full })))
+	s, err := objstore.OpenWith(ctx, "file://"+t.TempDir(), objstore.Options{Faults: objstore.DiskFull(func() bool { return full })})
 	if err != nil {
 		t.Fatal(err)
 	}

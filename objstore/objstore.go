@@ -84,16 +84,24 @@ func (p Phase) String() string {
 // protocols at named seams.
 type FaultFunc func(ctx context.Context, op Op, key string, phase Phase) error
 
-// Option configures a Store.
-type Option func(*Store)
+// Options configure a Store (OpenWith).
+type Options struct {
+	// Faults, when set, is called at every operation (tests).
+	Faults FaultFunc
+	// Logger receives what the storage client has to say (the AWS SDK's
+	// warnings; its debug lines only at debug level); default
+	// slog.Default().
+	Logger *slog.Logger
+	// Observer, when set, is called after every operation (metrics).
+	Observer ObserveFunc
+}
 
-// WithFaults installs a fault hook.
-func WithFaults(f FaultFunc) Option { return func(s *Store) { s.fault = f } }
-
-// WithLogger sends what the storage client has to say (the AWS SDK's
-// warnings; its debug lines only at debug level) to log (default
-// slog.Default()).
-func WithLogger(log *slog.Logger) Option { return func(s *Store) { s.log = log } }
+// EnsureDefaults fills what is unset.
+func (o *Options) EnsureDefaults() {
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+}
 
 // Attrs describes an object.
 type Attrs struct {
@@ -140,15 +148,16 @@ type s3Bucket struct {
 // (credentials from the standard AWS environment), or mem:// (a new, empty,
 // process-local store). A bad URI, an unknown scheme or a missing bucket is
 // an error that names the problem; nothing is written.
-func Open(ctx context.Context, uri string, opts ...Option) (*Store, error) {
+func Open(ctx context.Context, uri string) (*Store, error) { return OpenWith(ctx, uri, Options{}) }
+
+// OpenWith is Open with options.
+func OpenWith(ctx context.Context, uri string, o Options) (*Store, error) {
+	o.EnsureDefaults()
 	u, err := url.Parse(uri)
 	if err != nil {
 		return nil, nserror.New(nserror.InvalidInput, "storage URI %q: %v", uri, err)
 	}
-	s := &Store{uri: uri, log: slog.Default()}
-	for _, o := range opts {
-		o(s)
-	}
+	s := &Store{uri: uri, log: o.Logger, fault: o.Faults, obs: o.Observer}
 	switch u.Scheme {
 	case "file":
 		s.kind = KindFile

@@ -400,13 +400,12 @@ func TestFaultHooksCutBeforeAndAfter(t *testing.T) {
 	boom := errors.New("injected")
 	var phase objstore.Phase
 	var armed bool
-	s, err := objstore.Open(ctx, "file://"+t.TempDir(), objstore.WithFaults(
-		func(_ context.Context, op objstore.Op, key string, p objstore.Phase) error {
-			if armed && op == objstore.OpPutIfAbsent && p == phase {
-				return boom
-			}
-			return nil
-		}))
+	s, err := objstore.OpenWith(ctx, "file://"+t.TempDir(), objstore.Options{Faults: func(_ context.Context, op objstore.Op, key string, p objstore.Phase) error {
+		if armed && op == objstore.OpPutIfAbsent && p == phase {
+			return boom
+		}
+		return nil
+	}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -567,7 +566,7 @@ func TestTheS3ClientLogsNothingPerRequestOnStderr(t *testing.T) {
 	stderr := os.Stderr
 	os.Stderr = w // the SDK's default logger writes to the stderr of its opening
 	var logged bytes.Buffer
-	s, err := objstore.Open(ctx, srv.URI("quiet", ""), objstore.WithLogger(slog.New(slog.NewTextHandler(&logged, nil))))
+	s, err := objstore.OpenWith(ctx, srv.URI("quiet", ""), objstore.Options{Logger: slog.New(slog.NewTextHandler(&logged, nil))})
 	if err == nil {
 		for i := range 20 {
 			// Written as Lance writes its manifests: without a checksum,

@@ -8,9 +8,6 @@ import "time"
 // must be cheap and must not block; it cannot change an outcome.
 type ObserveFunc func(op Op, key string, took time.Duration, err error)
 
-// WithObserver installs an observer.
-func WithObserver(f ObserveFunc) Option { return func(s *Store) { s.obs = f } }
-
 func (s *Store) observe(op Op, key string, start time.Time, err error) {
 	if s.obs != nil {
 		s.obs(op, key, time.Since(start), err)

@@ -4,7 +4,7 @@
 // the Flight port).
 //
 // The core packages know nothing of it: they expose small observer hooks
-// (redisclaim.Observer, objstore.WithObserver, a go-redis Hook) and obs
+// (redisclaim.Observer, objstore.Options.Observer, a go-redis Hook) and obs
 // plugs into them; the surfaces are wrapped by its gRPC interceptors and
 // HTTP middleware. Every metric lives in one registry per process
 // (Metrics), never in a global one.

@@ -199,30 +199,40 @@ type Store struct {
 	sweep *sweeper
 }
 
+// EnsureDefaults fills what is unset.
+func (c *Config) EnsureDefaults() {
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	if c.PromoteWindow <= 0 {
+		c.PromoteWindow = time.Second
+	}
+	if c.LogMaxLen <= 0 {
+		c.LogMaxLen = commitlog.MaxLen
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+}
+
+// Validate refuses a configuration New cannot run.
+func (c *Config) Validate() error {
+	if c.Redis == nil || c.Objects == nil {
+		return errors.New("redisclaim: Config.Redis and Config.Objects are required")
+	}
+	return ValidateCatalog(c.Catalog)
+}
+
 // New returns a Store and loads its scripts.
 func New(ctx context.Context, cfg Config) (*Store, error) {
-	if cfg.Redis == nil || cfg.Objects == nil {
-		return nil, errors.New("redisclaim: Config.Redis and Config.Objects are required")
-	}
-	if err := ValidateCatalog(cfg.Catalog); err != nil {
+	cfg.EnsureDefaults()
+	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
 	s := &Store{
 		rdb: cfg.Redis, objs: cfg.Objects, catalog: cfg.Catalog, k: newKeys(cfg.Catalog), sc: newScripts(),
 		now: cfg.Now, step: cfg.Step, logMaxLen: cfg.LogMaxLen, seqFloor: cfg.SeqFloor, fresh: cfg.Fresh, window: cfg.PromoteWindow, onRecover: cfg.OnRecover, onTxn: cfg.OnTxnCommitted, promoted: cfg.OnPromoted, log: cfg.Logger, obs: cfg.Observer, nameOf: cfg.NameOf,
 		afterSlots: make(chan struct{}, maxAfterReply),
-	}
-	if s.now == nil {
-		s.now = time.Now
-	}
-	if s.window <= 0 {
-		s.window = time.Second
-	}
-	if s.logMaxLen <= 0 {
-		s.logMaxLen = commitlog.MaxLen
-	}
-	if s.log == nil {
-		s.log = slog.Default()
 	}
 	s.sweep = newSweeper(s.objs, s.log)
 	if err := s.sc.load(ctx, s.rdb); err != nil {

@@ -26,7 +26,7 @@ func TestDiskFull(t *testing.T) {
 	ctx := context.Background()
 	env := nstest.New(t)
 	var full atomic.Bool
-	objs, err := objstore.Open(ctx, "file://"+env.Root, objstore.WithFaults(objstore.DiskFull(full.Load)))
+	objs, err := objstore.OpenWith(ctx, "file://"+env.Root, objstore.Options{Faults: objstore.DiskFull(full.Load)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -97,12 +97,12 @@ func TestRepairInterruptedAtEverySeamCompletesOnTheNextRun(t *testing.T) {
 			env := nstest.New(t)
 			segs := damaged(t, env)
 			var n atomic.Int32
-			faulty, err := objstore.Open(context.Background(), "file://"+env.Root, objstore.WithFaults(func(_ context.Context, op objstore.Op, key string, phase objstore.Phase) error {
+			faulty, err := objstore.OpenWith(context.Background(), "file://"+env.Root, objstore.Options{Faults: func(_ context.Context, op objstore.Op, key string, phase objstore.Phase) error {
 				if op == seam.op && phase == seam.phase && n.Add(1) == 2 {
 					return errors.New("injected")
 				}
 				return nil
-			}))
+			}})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -30,9 +30,10 @@ type Deps struct {
 // OpenDeps opens the object store and connects to Redis. Without a Redis
 // URL it starts the private redis-server of the data directory; when
 // another process (a running server) already runs it, share says whether
-// to use that one (admin commands) or to fail (a second server). Close
+// to use that one (admin commands) or to fail (a second server); observe,
+// when set, sees every storage operation (metrics). Close
 // releases everything, the private Redis last.
-func OpenDeps(ctx context.Context, c Store, log *slog.Logger, share bool, storeOpts ...objstore.Option) (*Deps, error) {
+func OpenDeps(ctx context.Context, c Store, log *slog.Logger, share bool, observe objstore.ObserveFunc) (*Deps, error) {
 	c.EnsureDefaults()
 	SetRedisLogger(log)
 	data, err := filepath.Abs(c.DataDir)
@@ -46,8 +47,7 @@ func OpenDeps(ctx context.Context, c Store, log *slog.Logger, share bool, storeO
 	d := &Deps{}
 	// The storage client's own lines (the AWS SDK's) go to this log, in
 	// its format and at its level.
-	storeOpts = append([]objstore.Option{objstore.WithLogger(log)}, storeOpts...)
-	if d.Store, err = objstore.Open(ctx, root, storeOpts...); err != nil {
+	if d.Store, err = objstore.OpenWith(ctx, root, objstore.Options{Logger: log, Observer: observe}); err != nil {
 		return nil, fmt.Errorf("catalog root (--root): %w", err)
 	}
 	redisURL := c.Redis

@@ -18,7 +18,6 @@ import (
 	"github.com/flightns/flightns/flightserver"
 	"github.com/flightns/flightns/internal/redisproc"
 	"github.com/flightns/flightns/namespace"
-	"github.com/flightns/flightns/objstore"
 	"github.com/flightns/flightns/obs"
 	"github.com/flightns/flightns/planner"
 	"github.com/flightns/flightns/restserver"
@@ -75,7 +74,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		return nil, err
 	}
 	s.metrics = obs.NewMetrics()
-	if s.deps, err = OpenDeps(ctx, cfg.Store, s.log, false, objstore.WithObserver(s.metrics.StoreObserver())); err != nil {
+	if s.deps, err = OpenDeps(ctx, cfg.Store, s.log, false, s.metrics.StoreObserver()); err != nil {
 		return nil, err
 	}
 	s.push(func() { s.deps.Close(s.log) })

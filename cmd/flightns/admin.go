@@ -181,7 +181,7 @@ func adminCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		_, _ = fmt.Fprintf(stderr, "flightns admin: %v\n", err)
 		return 2
 	}
-	deps, err := server.OpenDeps(ctx, sf, log, true)
+	deps, err := server.OpenDeps(ctx, sf, log, true, nil)
 	if err != nil {
 		_, _ = fmt.Fprintf(stderr, "flightns admin %s: %v\n", name, err)
 		return 1

@@ -36,7 +36,7 @@ func sqlWorkerCmd(ctx context.Context, stderr io.Writer) int {
 	}
 	log = log.With("process", "sql-worker", "pid", os.Getpid())
 	server.SetRedisLogger(log) // the Redis client's complaints, structured as serve's
-	objs, err := objstore.Open(ctx, spec.Root, objstore.WithLogger(log))
+	objs, err := objstore.OpenWith(ctx, spec.Root, objstore.Options{Logger: log})
 	if err != nil {
 		log.Error("opening the catalog root", "err", err)
 		return 1
