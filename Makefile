@@ -93,7 +93,7 @@ $(LANCEDB_DIR)/node_modules/.package-lock.json: $(LANCEDB_DIR)/package.json $(LA
 FUZZ_TIME ?= 2000x
 ORACLE_CHECKS ?= 500
 FUZZERS := planner:FuzzParseFilter planner:FuzzPlanFilter planner:FuzzSpec planner:FuzzSchema \
-	restserver:FuzzParseID objstore:FuzzValidateKey redisclaim:FuzzParseManifestName reliability:FuzzRESTRequest \
+	restserver:FuzzParseID objstore:FuzzValidateKey lancemanifest:FuzzParseManifestName reliability:FuzzRESTRequest \
 	manifesttable:FuzzSQL manifesttable:FuzzSQLGrammar lancemanifest:FuzzRead
 
 fuzz: deps minio
