@@ -13,6 +13,7 @@ import (
 
 	"github.com/flightns/flightns/auth"
 	"github.com/flightns/flightns/nserror"
+	"github.com/flightns/flightns/nserror/grpcstatus"
 )
 
 // handshakeMethod is the one RPC that authenticates itself.
@@ -55,10 +56,10 @@ func (s *Server) unaryInterceptor(ctx context.Context, req any, info *grpc.Unary
 		err = auth.Allow(p, auth.Read, info.FullMethod)
 	}
 	if err != nil {
-		return nil, toStatus(err)
+		return nil, grpcstatus.FromError(err)
 	}
 	resp, err := h(context.WithValue(ctx, principalKey{}, p), req)
-	return resp, toStatus(err)
+	return resp, grpcstatus.FromError(err)
 }
 
 // streamInterceptor authenticates every streaming call but Handshake, puts
@@ -67,17 +68,17 @@ func (s *Server) unaryInterceptor(ctx context.Context, req any, info *grpc.Unary
 // handler's error into a status with the Lance code in its details.
 func (s *Server) streamInterceptor(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, h grpc.StreamHandler) error {
 	if info.FullMethod == handshakeMethod {
-		return toStatus(h(srv, ss))
+		return grpcstatus.FromError(h(srv, ss))
 	}
 	p, err := s.authenticate(ss.Context())
 	if err == nil {
 		err = auth.Allow(p, auth.Read, info.FullMethod)
 	}
 	if err != nil {
-		return toStatus(err)
+		return grpcstatus.FromError(err)
 	}
 	ctx := context.WithValue(ss.Context(), principalKey{}, p)
-	return toStatus(h(srv, &ctxStream{ServerStream: ss, ctx: ctx}))
+	return grpcstatus.FromError(h(srv, &ctxStream{ServerStream: ss, ctx: ctx}))
 }
 
 type ctxStream struct {

@@ -27,7 +27,7 @@ func TestStatusesCarryTheLanceCodeNserrorDecided(t *testing.T) {
 		{"conflict", nserror.New(nserror.ConcurrentModification, "taken"), codes.Aborted, nserror.ConcurrentModification},
 	}
 	for _, c := range cases {
-		err := toStatus(c.err)
+		err := grpcstatus.FromError(c.err)
 		if got := status.Code(err); got != c.grpc {
 			t.Errorf("%s: gRPC code %v, want %v", c.name, got, c.grpc)
 		}
@@ -35,7 +35,7 @@ func TestStatusesCarryTheLanceCodeNserrorDecided(t *testing.T) {
 			t.Errorf("%s: Lance code %v (%v), want %v", c.name, code, ok, c.code)
 		}
 	}
-	if got := status.Code(toStatus(context.Canceled)); got != codes.Canceled {
+	if got := status.Code(grpcstatus.FromError(context.Canceled)); got != codes.Canceled {
 		t.Errorf("a canceled call: %v, want Canceled", got)
 	}
 }

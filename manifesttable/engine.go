@@ -471,7 +471,7 @@ func (e *engine) applySegment(seg *segment) error {
 		if err := e.addColumns(w, extra, raw); err != nil {
 			return err
 		}
-		return w.Publish(seg.Last, false, func() error {
+		return w.Publish(seg.Last, func() error {
 			for start := 0; start < len(retires); start += retireBatch {
 				if err := e.retire(w, retires[start:min(start+retireBatch, len(retires))]); err != nil {
 					return err
@@ -505,7 +505,7 @@ func (e *engine) load(f *frozen, replace bool) error {
 		schema := Schema(f.extra, f.raw, false)
 		// One transaction: no query sees part of the load, nor the Arrow
 		// views the inserts go through.
-		return w.Publish(f.seq, true, func() error {
+		return w.Replace(f.seq, func() error {
 			if replace {
 				var clear []string
 				for _, t := range physicalTables {

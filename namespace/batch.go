@@ -459,7 +459,7 @@ func (s *Service) txnCommitted(ctx context.Context, c redisclaim.TxnCommit) erro
 			}
 		}
 	}
-	args := []any{c.RecoveryToken, s.logMaxLen()}
+	args := []any{c.RecoveryToken, s.cfg.LogMaxLen}
 	for _, e := range x.Entries {
 		args = append(args, len(e)/2)
 		for _, f := range e {

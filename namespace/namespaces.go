@@ -43,7 +43,7 @@ func (s *Service) CreateNamespace(ctx context.Context, req CreateNamespaceReques
 	id := req.ID.String()
 	v, err := s.mutate(ctx, s.createS,
 		[]string{s.k.Epoch(), s.k.Obj(), s.k.Loc(), s.k.ByLoc(), s.k.kids(req.ID.Parent()), s.k.Kids(id), s.k.Seq(), s.k.Log()},
-		id, req.ID.Parent().String(), manifesttable.TypeNamespace, lower(mode), "", string(b), s.logMaxLen())
+		id, req.ID.Parent().String(), manifesttable.TypeNamespace, lower(mode), "", string(b), s.cfg.LogMaxLen)
 	if err != nil {
 		return nil, err
 	}
@@ -240,7 +240,7 @@ func (s *Service) drop(ctx context.Context, objs []objRef, restrict bool) (locs 
 	if restrict {
 		r = "1"
 	}
-	args := []any{s.logMaxLen(), r}
+	args := []any{s.cfg.LogMaxLen, r}
 	for _, o := range objs {
 		args = append(args, o.id, o.typ)
 		if o.typ == manifesttable.TypeNamespace {

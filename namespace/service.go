@@ -296,9 +296,6 @@ func (s *Service) mutate(ctx context.Context, sc *redis.Script, keys []string, a
 	return v, err
 }
 
-// logMaxLen is the commit log's bound, as every script trims it.
-func (s *Service) logMaxLen() int64 { return s.cfg.LogMaxLen }
-
 // indexField reads one field of a hash of the object index; ok is false
 // when Redis holds the catalog's epoch but not the field (no such
 // object). Without the epoch Redis lost its state: the catalog recovers

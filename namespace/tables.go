@@ -88,7 +88,7 @@ func (s *Service) createTable(ctx context.Context, id ID, loc string, props Prop
 	}
 	v, err := s.mutate(ctx, s.createS,
 		[]string{s.k.Epoch(), s.k.Obj(), s.k.Loc(), s.k.ByLoc(), s.k.kids(id.Parent()), s.k.Kids(id.String()), s.k.Seq(), s.k.Log()},
-		id.String(), id.Parent().String(), manifesttable.TypeTable, lower(mode), loc, string(b), s.logMaxLen())
+		id.String(), id.Parent().String(), manifesttable.TypeTable, lower(mode), loc, string(b), s.cfg.LogMaxLen)
 	if err != nil {
 		return nil, err
 	}
@@ -363,7 +363,7 @@ func (s *Service) RenameTable(ctx context.Context, req RenameTableRequest) (*Ren
 	}
 	v, err := s.mutate(ctx, s.renameS,
 		[]string{s.k.Epoch(), s.k.Obj(), s.k.Loc(), s.k.ByLoc(), s.k.kids(req.ID.Parent()), s.k.kids(parent), s.k.Seq(), s.k.Log()},
-		req.ID.String(), newID.String(), parent.String(), string(b), s.logMaxLen())
+		req.ID.String(), newID.String(), parent.String(), string(b), s.cfg.LogMaxLen)
 	if err != nil {
 		return nil, err
 	}

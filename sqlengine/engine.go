@@ -147,41 +147,55 @@ func (w *Writer) InsertArrow(table string, cols []string, rec arrow.RecordBatch)
 	return err
 }
 
-// Publish runs change in one transaction that ends with _meta at seq
-// (and oldest at seq too when reset: every earlier state is gone), and
-// makes seq visible to queries once it commits. Queries that bind while
-// it commits read the sequence from _meta.
-func (w *Writer) Publish(seq uint64, reset bool, change func() error) error {
+// Publish runs change in one transaction that ends with _meta at seq,
+// and makes seq visible to queries once it commits. Only the commit
+// itself is inside the sequence lock: a query that binds while change
+// runs reads the state before it, which is the visible one.
+func (w *Writer) Publish(seq uint64, change func() error) error {
+	return w.transaction(change, "UPDATE _meta SET seq = ?", []any{seq}, func(commit func() error) error {
+		w.db.commits.Add(1)
+		defer w.db.commits.Add(1)
+		if err := commit(); err != nil {
+			return err
+		}
+		w.db.setVisible(seq)
+		return nil
+	})
+}
+
+// Replace is Publish for a change that replaces every row (a reload):
+// the whole transaction is inside the sequence lock, so queries that bind
+// during it read _meta, and no earlier state stays queryable (oldest is
+// seq too).
+func (w *Writer) Replace(seq uint64, change func() error) error {
 	db := w.db
-	if reset {
-		db.commits.Add(1) // queries during a reload read _meta
-		defer db.commits.Add(1)
-	}
+	db.commits.Add(1)
+	defer db.commits.Add(1)
+	return w.transaction(change, "UPDATE _meta SET seq = ?, oldest = ?", []any{seq, seq}, func(commit func() error) error {
+		if err := commit(); err != nil {
+			return err
+		}
+		db.vmu.Lock()
+		db.oldest = seq
+		db.vmu.Unlock()
+		db.setVisible(seq)
+		return nil
+	})
+}
+
+// transaction runs change and the _meta update (meta, args) in one
+// transaction, whose COMMIT runs inside wrap; a failure anywhere rolls
+// everything back.
+func (w *Writer) transaction(change func() error, meta string, args []any, wrap func(commit func() error) error) error {
 	if err := w.Exec("BEGIN TRANSACTION"); err != nil {
 		return err
 	}
 	err := change()
-	if err == nil && reset {
-		err = w.Exec("UPDATE _meta SET seq = ?, oldest = ?", seq, seq)
-	} else if err == nil {
-		err = w.Exec("UPDATE _meta SET seq = ?", seq)
+	if err == nil {
+		err = w.Exec(meta, args...)
 	}
 	if err == nil {
-		if !reset {
-			db.commits.Add(1)
-		}
-		err = w.Exec("COMMIT")
-		if err == nil {
-			if reset {
-				db.vmu.Lock()
-				db.oldest = seq
-				db.vmu.Unlock()
-			}
-			db.setVisible(seq)
-		}
-		if !reset {
-			db.commits.Add(1)
-		}
+		err = wrap(func() error { return w.Exec("COMMIT") })
 	}
 	if err != nil {
 		_ = w.Exec("ROLLBACK")

@@ -62,7 +62,10 @@ func (*Writer) ExecAll(...string) error { return errNoEngine }
 func (*Writer) InsertArrow(string, []string, arrow.RecordBatch) error { return errNoEngine }
 
 // Publish fails.
-func (*Writer) Publish(uint64, bool, func() error) error { return errNoEngine }
+func (*Writer) Publish(uint64, func() error) error { return errNoEngine }
+
+// Replace fails.
+func (*Writer) Replace(uint64, func() error) error { return errNoEngine }
 
 // Forget fails.
 func (*Writer) Forget(uint64) error { return errNoEngine }
