@@ -23,6 +23,7 @@ type Deps struct {
 	Redis    redis.UniversalClient
 	RedisURL string // what Redis was opened from
 	Addr     string // Redis address(es), for logs
+	Catalog  string // the catalog's name
 
 	private *privateredis.Private // nil with Store.Redis
 }
@@ -44,7 +45,7 @@ func OpenDeps(ctx context.Context, c Store, log *slog.Logger, share bool, observ
 	if root == "" {
 		root = "file://" + filepath.Join(data, "root")
 	}
-	d := &Deps{}
+	d := &Deps{Catalog: c.Catalog}
 	// The storage client's own lines (the AWS SDK's) go to this log, in
 	// its format and at its level.
 	if d.Store, err = objstore.OpenWith(ctx, root, objstore.Options{Logger: log, Observer: observe}); err != nil {
@@ -74,8 +75,8 @@ func OpenDeps(ctx context.Context, c Store, log *slog.Logger, share bool, observ
 
 // OpenCatalog opens the catalog over d for work on its durable state
 // (the admin commands): no SQL engine.
-func (d *Deps) OpenCatalog(ctx context.Context, catalog string, log *slog.Logger) (*namespace.Service, error) {
-	svc, err := namespace.Open(ctx, namespace.Config{Objects: d.Store, Redis: d.Redis, Catalog: catalog, Logger: log, NoSQL: true})
+func (d *Deps) OpenCatalog(ctx context.Context, log *slog.Logger) (*namespace.Service, error) {
+	svc, err := namespace.Open(ctx, namespace.Config{Objects: d.Store, Redis: d.Redis, Catalog: d.Catalog, Logger: log, NoSQL: true})
 	if err != nil {
 		return nil, fmt.Errorf("opening the catalog: %w", err)
 	}

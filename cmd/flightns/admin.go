@@ -73,7 +73,7 @@ func adminCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		raw = func(ctx context.Context, d *server.Deps, log *slog.Logger) int {
 			bar, progress := bar(stderr, "repairing")
 			rep, err := repair.Repair(ctx, repair.RepairOptions{Objects: d.Store, Redis: d.Redis, Catalog: sf.Catalog, DryRun: *dry, Now: time.Now(),
-				Progress: progress, Open: func(ctx context.Context) (*namespace.Service, error) { return d.OpenCatalog(ctx, sf.Catalog, log) }})
+				Progress: progress, Open: func(ctx context.Context) (*namespace.Service, error) { return d.OpenCatalog(ctx, log) }})
 			_ = bar.Finish()
 			if format == "json" {
 				b, _ := json.MarshalIndent(rep, "", "  ")
@@ -190,7 +190,7 @@ func adminCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if raw != nil {
 		return raw(ctx, deps, log)
 	}
-	svc, err := deps.OpenCatalog(ctx, sf.Catalog, log)
+	svc, err := deps.OpenCatalog(ctx, log)
 	if err != nil {
 		if fallback != nil {
 			return fallback(ctx, deps, err)
