@@ -18,8 +18,8 @@ import (
 
 	"github.com/duckdb/duckdb-go/v2"
 
-	"github.com/flightns/flightns/internal/commitlog"
 	"github.com/flightns/flightns/internal/redisproc"
+	"github.com/flightns/flightns/internal/redisstate"
 	"github.com/flightns/flightns/manifesttable"
 	"github.com/flightns/flightns/objstore"
 	"github.com/flightns/flightns/sqlengine"
@@ -138,7 +138,7 @@ func manifestAt(ctx context.Context, cfg Config, rep *Report, n int) error {
 	}
 	runtime.GC()
 	debug.FreeOSMemory()
-	if err := rdb.Set(ctx, commitlog.KeysOf(catalog).Epoch(), "bench", 0).Err(); err != nil {
+	if err := rdb.Set(ctx, redisstate.KeysOf(catalog).Epoch(), "bench", 0).Err(); err != nil {
 		return err
 	}
 

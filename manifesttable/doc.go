@@ -23,8 +23,8 @@
 // the longest readable chain, out of the history into _quarantine/, for
 // `admin repair`.
 //
-// The commit log's entry kinds, keys and encodings are internal/commitlog's;
-// Table.translate turns each kind into row changes with a method of its
+// The commit log's entry kinds and encodings are internal/commitlog's, its
+// keys and scripts internal/redisstate's; Table.translate turns each kind into row changes with a method of its
 // own (translators). Table's state is grouped by owner, each group with the
 // lock that guards it: idx (the rows), applied (segments applied in
 // order), waiters (WaitDurable), stall (failing rounds) and lease (the

@@ -94,8 +94,8 @@ func (t *Table) lead(ctx context.Context) bool {
 		return true
 	}
 	start := time.Now()
-	ok, err := t.leaseS.Run(ctx, t.cfg.Redis, []string{t.keys.lease}, t.lease.token, LeaseTime.Milliseconds()).Int()
-	held := err == nil && ok == 1 || t.cfg.ignoreLease
+	ok, err := t.rs.TakeLease(ctx, t.lease.token, LeaseTime)
+	held := err == nil && ok || t.cfg.ignoreLease
 	t.lease.Lock()
 	if held && !t.lease.leading {
 		t.log.Info("manifesttable: this process materializes the commit log", "catalog", t.cfg.Catalog)
@@ -119,7 +119,7 @@ func (t *Table) lead(ctx context.Context) bool {
 }
 
 func (t *Table) releaseLease(ctx context.Context) {
-	_, _ = redislock.Release(ctx, t.cfg.Redis, t.keys.lease, t.lease.token)
+	_, _ = redislock.Release(ctx, t.cfg.Redis, t.keys.Lease(), t.lease.token)
 }
 
 // follow waits briefly for the leader's next segment and applies it. It
@@ -146,12 +146,12 @@ func (t *Table) follow(ctx context.Context) error {
 		t.followWait = followMin
 	}
 	if want > durable && want > t.askedFlush {
-		if err := t.cfg.Redis.ZAddGT(ctx, t.keys.flush, redis.Z{Score: float64(want), Member: flushMember}).Err(); err != nil {
+		if err := t.cfg.Redis.ZAddGT(ctx, t.keys.Flush(), redis.Z{Score: float64(want), Member: flushMember}).Err(); err != nil {
 			return err
 		}
 		t.askedFlush = want
 	}
-	v, err := t.cfg.Redis.Get(ctx, t.keys.durable).Uint64()
+	v, err := t.cfg.Redis.Get(ctx, t.keys.Durable()).Uint64()
 	if err != nil && !errors.Is(err, redis.Nil) {
 		return err
 	}
@@ -280,7 +280,7 @@ func (t *Table) materializeOnce(ctx context.Context) error {
 // entry read.
 func (t *Table) readLog(ctx context.Context, cursor uint64) (entries []logEntry, full bool, lastID string, err error) {
 	res, err := t.cfg.Redis.XRead(ctx, &redis.XReadArgs{
-		Streams: []string{t.keys.log, fmt.Sprintf("%d-%d", cursor, uint64(math.MaxUint64))},
+		Streams: []string{t.keys.Log(), fmt.Sprintf("%d-%d", cursor, uint64(math.MaxUint64))},
 		Count:   int64(t.cfg.MaxSegmentEntries),
 		Block:   20 * time.Millisecond,
 	}).Result()
@@ -353,7 +353,7 @@ func (t *Table) restOfSequence(ctx context.Context, after string, seq uint64) ([
 	var out []logEntry
 	end := fmt.Sprintf("%d-%d", seq, uint64(math.MaxUint64))
 	for {
-		msgs, err := t.cfg.Redis.XRangeN(ctx, t.keys.log, "("+after, end, int64(t.cfg.MaxSegmentEntries)).Result()
+		msgs, err := t.cfg.Redis.XRangeN(ctx, t.keys.Log(), "("+after, end, int64(t.cfg.MaxSegmentEntries)).Result()
 		if err != nil {
 			return nil, err
 		}
@@ -425,7 +425,7 @@ const flushPoll = 5 * time.Millisecond
 // flushAsked ends the linger over what another process waits for (its
 // follower raised the Flush key).
 func (t *Table) flushAsked(ctx context.Context) {
-	score, err := t.cfg.Redis.ZScore(ctx, t.keys.flush, flushMember).Result()
+	score, err := t.cfg.Redis.ZScore(ctx, t.keys.Flush(), flushMember).Result()
 	if err != nil || score < 1 {
 		return // nobody asked (or Redis failed: the linger ends by itself)
 	}
@@ -449,7 +449,7 @@ func onlyVersions(entries []logEntry) bool {
 // segment only from this key, and a commit log that goes quiet would
 // otherwise leave them behind for good.
 func (t *Table) publishDurable(ctx context.Context, seq uint64) {
-	if err := t.cfg.Redis.Set(ctx, t.keys.durable, seq, 0).Err(); err != nil {
+	if err := t.cfg.Redis.Set(ctx, t.keys.Durable(), seq, 0).Err(); err != nil {
 		t.log.Warn("manifesttable: publishing the durable sequence; retrying", "catalog", t.cfg.Catalog, "seq", seq, "err", err)
 		return
 	}

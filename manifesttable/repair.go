@@ -10,6 +10,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/flightns/flightns/internal/redisstate"
 	"github.com/flightns/flightns/objstore"
 )
 
@@ -84,8 +85,8 @@ func PlanStorageRepair(ctx context.Context, objs *objstore.Store, rdb redis.Univ
 		p.Remove = append(p.Remove, FileProblem{Key: key, Kind: ProblemGap,
 			Detail: fmt.Sprintf("segment %d..%d lies past the end of the readable chain (sequence %d): its changes cannot be applied without the ones before them", seg.First, seg.Last, st.Seq)})
 	}
-	keys := newRedisKeys(catalog)
-	if d, err := rdb.Get(ctx, keys.durable).Uint64(); err == nil {
+	keys := redisstate.KeysOf(catalog)
+	if d, err := rdb.Get(ctx, keys.Durable()).Uint64(); err == nil {
 		p.LostLast = max(p.LostLast, d)
 	} else if !errors.Is(err, redis.Nil) {
 		return nil, err
@@ -93,7 +94,7 @@ func PlanStorageRepair(ctx context.Context, objs *objstore.Store, rdb redis.Univ
 	if p.LostLast <= st.Seq {
 		p.LostLast = 0
 	}
-	msgs, err := rdb.XRangeN(ctx, keys.log, strconv.FormatUint(st.Seq+1, 10)+"-0", "+", 1).Result()
+	msgs, err := rdb.XRangeN(ctx, keys.Log(), strconv.FormatUint(st.Seq+1, 10)+"-0", "+", 1).Result()
 	if err != nil && !errors.Is(err, redis.Nil) {
 		return nil, err
 	}
@@ -101,7 +102,7 @@ func PlanStorageRepair(ctx context.Context, objs *objstore.Store, rdb redis.Univ
 		seq, _, _ := strings.Cut(msgs[0].ID, "-")
 		p.LogFirst, _ = strconv.ParseUint(seq, 10, 64)
 	}
-	switch h, err := rdb.Get(ctx, keys.lease).Result(); {
+	switch h, err := rdb.Get(ctx, keys.Lease()).Result(); {
 	case err == nil:
 		p.Holder = h
 	case !errors.Is(err, redis.Nil):
@@ -139,7 +140,7 @@ func (p *StorageRepair) Quarantine(ctx context.Context, objs *objstore.Store, rd
 		}
 	}
 	if p.LostLast > 0 {
-		if err := rdb.Set(ctx, newRedisKeys(p.catalog).durable, p.State.Seq, 0).Err(); err != nil {
+		if err := rdb.Set(ctx, redisstate.KeysOf(p.catalog).Durable(), p.State.Seq, 0).Err(); err != nil {
 			return out, err
 		}
 	}

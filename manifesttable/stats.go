@@ -98,7 +98,7 @@ func (t *Table) statsReader() {
 			}
 		}
 		gather.Stop()
-		var args []any
+		var pairs []string
 		for _, j := range batch {
 			if err := t.readStats(ctx, &j); err != nil {
 				t.log.Debug("manifesttable: no statistics for a version", "table", j.ID, "branch", j.Branch,
@@ -109,12 +109,12 @@ func (t *Table) statsReader() {
 			if err != nil {
 				continue
 			}
-			args = append(args, commitlog.Stats, string(b))
+			pairs = append(pairs, commitlog.Stats, string(b))
 		}
-		if len(args) == 0 {
+		if len(pairs) == 0 {
 			continue
 		}
-		if _, err := t.appendEntries(ctx, args); err != nil && ctx.Err() == nil {
+		if _, err := t.appendEntries(ctx, pairs); err != nil && ctx.Err() == nil {
 			t.log.Debug("manifesttable: appending version statistics", "err", err)
 			select {
 			case <-ctx.Done():

@@ -2,7 +2,6 @@ package manifesttable
 
 import (
 	"context"
-	_ "embed"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -18,16 +17,10 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/flightns/flightns/internal/commitlog"
+	"github.com/flightns/flightns/internal/redisstate"
 	"github.com/flightns/flightns/nserror"
 	"github.com/flightns/flightns/objstore"
 	"github.com/flightns/flightns/sqlengine"
-)
-
-var (
-	//go:embed scripts/append.lua
-	appendLua string
-	//go:embed scripts/lease.lua
-	leaseLua string
 )
 
 // Config configures a Table.
@@ -103,13 +96,12 @@ type Change struct {
 // segments from storage. WaitDurable(seq) returns once seq is in a
 // durable segment and visible here.
 type Table struct {
-	cfg     Config
-	st      storage
-	eng     *engine
-	log     *slog.Logger
-	keys    redisKeys
-	appendS *redis.Script
-	leaseS  *redis.Script
+	cfg  Config
+	st   storage
+	eng  *engine
+	log  *slog.Logger
+	rs   *redisstate.Catalog // the log's appends and the lease
+	keys redisstate.Keys
 
 	// idx is every current row (rows, at rows.seq), guarded by its lock.
 	idx struct {
@@ -168,13 +160,6 @@ type Table struct {
 	compacting sync.Mutex // one compaction at a time
 }
 
-type redisKeys struct{ epoch, seq, log, lease, durable, flush string }
-
-func newRedisKeys(catalog string) redisKeys {
-	k := commitlog.KeysOf(catalog)
-	return redisKeys{epoch: k.Epoch(), seq: k.Seq(), log: k.Log(), lease: k.Lease(), durable: k.Durable(), flush: k.Flush()}
-}
-
 // Validate refuses a configuration Open cannot run.
 func (c *Config) Validate() error {
 	if c.Objects == nil || c.Redis == nil || c.Catalog == "" {
@@ -216,8 +201,8 @@ func Open(ctx context.Context, cfg Config) (*Table, error) {
 		return nil, err
 	}
 	cfg.EnsureDefaults()
-	t := &Table{cfg: cfg, st: storage{objs: cfg.Objects, catalog: cfg.Catalog}, log: cfg.Logger, keys: newRedisKeys(cfg.Catalog),
-		appendS: commitlog.Script(appendLua), leaseS: commitlog.Script(leaseLua),
+	rs := redisstate.New(cfg.Redis, cfg.Catalog, cfg.LogMaxLen)
+	t := &Table{cfg: cfg, st: storage{objs: cfg.Objects, catalog: cfg.Catalog}, log: cfg.Logger, rs: rs, keys: rs.Keys,
 		stop: make(chan struct{}), applyQ: make(chan *segment, 256), flushNow: make(chan struct{}, 1)}
 	t.idx.rows = newIndex()
 	t.lease.token = uuid.NewString()
@@ -282,6 +267,7 @@ func (t *Table) Close() error {
 	}
 	t.lease.Unlock()
 	t.closeEngine()
+	t.rs.Close()
 	return nil
 }
 
@@ -604,7 +590,7 @@ func (t *Table) Refresh(ctx context.Context) error { return t.catchUp(ctx) }
 // beyond what this process has applied: afterwards the index holds every
 // change acknowledged anywhere before the call.
 func (t *Table) Sync(ctx context.Context) error {
-	v, err := t.cfg.Redis.Get(ctx, t.keys.durable).Uint64()
+	v, err := t.cfg.Redis.Get(ctx, t.keys.Durable()).Uint64()
 	if err != nil && !errors.Is(err, redis.Nil) {
 		return err
 	}
@@ -806,7 +792,7 @@ func (t *Table) WaitVisible(ctx context.Context, seq uint64) error {
 // when the log holds nothing): every change appended anywhere before the
 // call, catalog mutation or table version, has a sequence at or below it.
 func (t *Table) Head(ctx context.Context) (uint64, error) {
-	msgs, err := t.cfg.Redis.XRevRangeN(ctx, t.keys.log, "+", "-", 1).Result()
+	msgs, err := t.cfg.Redis.XRevRangeN(ctx, t.keys.Log(), "+", "-", 1).Result()
 	if err != nil || len(msgs) == 0 {
 		return 0, err
 	}
@@ -901,12 +887,12 @@ func (t *Table) Append(ctx context.Context, changes []Change) (uint64, error) {
 	if len(changes) == 0 {
 		return 0, nserror.New(nserror.InvalidInput, "no changes to append")
 	}
-	args := []any{t.cfg.LogMaxLen}
+	var pairs []string
 	for _, c := range changes {
 		if c.Delete {
 			k := c.Row.Key()
 			b, _ := json.Marshal(logKey(k))
-			args = append(args, commitlog.Delete, string(b))
+			pairs = append(pairs, commitlog.Delete, string(b))
 			continue
 		}
 		if err := c.Row.Validate(); err != nil {
@@ -916,23 +902,22 @@ func (t *Table) Append(ctx context.Context, changes []Change) (uint64, error) {
 		if err != nil {
 			return 0, err
 		}
-		args = append(args, commitlog.Put, string(b))
+		pairs = append(pairs, commitlog.Put, string(b))
 	}
-	return t.appendEntries(ctx, args[1:])
+	return t.appendEntries(ctx, pairs)
 }
 
 // appendEntries appends log entries (kind, payload pairs) under one new
 // catalog sequence and returns it.
-func (t *Table) appendEntries(ctx context.Context, pairs []any) (uint64, error) {
-	args := append([]any{t.cfg.LogMaxLen}, pairs...)
-	r, err := t.appendS.Run(ctx, t.cfg.Redis, []string{t.keys.epoch, t.keys.seq, t.keys.log}, args...).Slice()
+func (t *Table) appendEntries(ctx context.Context, pairs []string) (uint64, error) {
+	r, err := t.rs.Append(ctx, pairs)
 	if err != nil {
 		return 0, err
 	}
-	if len(r) < 2 || r[0] != "OK" {
+	if r.Status != redisstate.OK {
 		return 0, nserror.New(nserror.ServiceUnavailable, "Redis holds no state for catalog %s (recover first)", t.cfg.Catalog)
 	}
-	return strconv.ParseUint(fmt.Sprint(r[1]), 10, 64)
+	return r.Seq, nil
 }
 
 type logKey struct {

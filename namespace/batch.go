@@ -2,7 +2,6 @@ package namespace
 
 import (
 	"context"
-	_ "embed"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,13 +11,11 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/flightns/flightns/internal/commitlog"
+	"github.com/flightns/flightns/internal/redisstate"
 	"github.com/flightns/flightns/manifesttable"
 	"github.com/flightns/flightns/nserror"
 	"github.com/flightns/flightns/redisclaim"
 )
-
-//go:embed scripts/txn_apply.lua
-var txnApplyLua string
 
 // MaxOperations bounds BatchCommitTables.
 const MaxOperations = 1000
@@ -70,7 +67,7 @@ func (s *Service) BatchCommitTables(ctx context.Context, req BatchCommitTablesRe
 		x.Extra = extra
 	} else {
 		for _, e := range b.log {
-			x.Log = append(x.Log, redisclaim.LogEntry(e))
+			x.Log = append(x.Log, e)
 		}
 	}
 	x.Log = append(x.Log, readLog...)
@@ -113,11 +110,11 @@ type batchBuilder struct {
 	txnID            string
 	entries          []redisclaim.Entry
 	entryOf          map[int]int // operation -> entry
-	deletions        []redisclaim.Deletion
+	deletions        []redisstate.Deletion
 	deletionOf       map[int]int // operation -> deletion
-	guards           []redisclaim.Guard
+	guards           []redisstate.Guard
 	guardErr         []error // the error of each guard failing
-	writes           []redisclaim.Write
+	writes           []redisstate.Write
 	log              [][]string
 	declares         []string
 	deregisters      []string
@@ -127,7 +124,7 @@ type batchBuilder struct {
 	readVersionOf    map[int]ID        // set_read_version operation -> table
 }
 
-func (b *batchBuilder) guard(err error, g redisclaim.Guard) {
+func (b *batchBuilder) guard(err error, g redisstate.Guard) {
 	b.guards = append(b.guards, g)
 	b.guardErr = append(b.guardErr, err)
 }
@@ -144,9 +141,9 @@ func (b *batchBuilder) existingTable(ctx context.Context, id ID) (string, error)
 	}
 	k := b.s.k
 	notFound := nserror.New(nserror.TableNotFound, "table %q does not exist", id.String())
-	b.guard(notFound, redisclaim.GuardEq(k.Obj(), id.String(), manifesttable.TypeTable))
+	b.guard(notFound, redisstate.GuardEq(k.Obj(), id.String(), manifesttable.TypeTable))
 	b.guard(nserror.New(nserror.ConcurrentModification, "table %q changed during the batch", id.String()),
-		redisclaim.GuardEq(k.Loc(), id.String(), loc))
+		redisstate.GuardEq(k.Loc(), id.String(), loc))
 	return loc, nil
 }
 
@@ -219,15 +216,15 @@ func (b *batchBuilder) declareTable(_ context.Context, _ int, req *DeclareTableR
 	b.declared[id] = loc
 	if parent := req.ID.Parent(); !parent.IsRoot() {
 		b.guard(nserror.New(nserror.NamespaceNotFound, "namespace %q of table %q does not exist", parent.String(), id),
-			redisclaim.GuardEq(k.Obj(), parent.String(), manifesttable.TypeNamespace))
+			redisstate.GuardEq(k.Obj(), parent.String(), manifesttable.TypeNamespace))
 	}
-	b.guard(nserror.New(nserror.TableAlreadyExists, "table %q already exists", id), redisclaim.GuardAbsent(k.Obj(), id))
-	b.guard(nserror.New(nserror.InvalidInput, "location %q already belongs to a table", loc), redisclaim.GuardAbsent(k.ByLoc(), loc))
+	b.guard(nserror.New(nserror.TableAlreadyExists, "table %q already exists", id), redisstate.GuardAbsent(k.Obj(), id))
+	b.guard(nserror.New(nserror.InvalidInput, "location %q already belongs to a table", loc), redisstate.GuardAbsent(k.ByLoc(), loc))
 	b.writes = append(b.writes,
-		redisclaim.HSet(k.Obj(), id, manifesttable.TypeTable),
-		redisclaim.HSet(k.Loc(), id, loc),
-		redisclaim.HSet(k.ByLoc(), loc, id),
-		redisclaim.SAdd(k.kids(req.ID.Parent()), id))
+		redisstate.HSet(k.Obj(), id, manifesttable.TypeTable),
+		redisstate.HSet(k.Loc(), id, loc),
+		redisstate.HSet(k.ByLoc(), loc, id),
+		redisstate.SAdd(k.kids(req.ID.Parent()), id))
 	meta, err := propsJSON(props)
 	if err != nil {
 		return err
@@ -302,7 +299,7 @@ func (b *batchBuilder) deleteTableVersions(ctx context.Context, i int, req *Batc
 		b.deletionOf = map[int]int{}
 	}
 	b.deletionOf[i] = len(b.deletions)
-	b.deletions = append(b.deletions, redisclaim.Deletion{Table: loc, Ranges: ranges})
+	b.deletions = append(b.deletions, redisstate.Deletion{Table: loc, Ranges: ranges})
 	b.log = append(b.log, []string{commitlog.KindField, commitlog.DeleteVersionRanges, "t", loc, "ranges", commitlog.EncodeRanges(ranges)})
 	res.DeleteTableVersions = &BatchDeleteTableVersionsResponse{TransactionID: b.txnID}
 	return nil
@@ -331,7 +328,7 @@ func (b *batchBuilder) assertTableVersion(ctx context.Context, _ int, req *Asser
 		return nserror.New(nserror.ConcurrentModification, "table %q is at version %d, not %d", req.ID.String(), head, req.Version)
 	}
 	b.guard(nserror.New(nserror.ConcurrentModification, "table %q changed since version %d was read", req.ID.String(), req.Version),
-		redisclaim.GuardEq(s.claims.HeadsKey(), loc, strconv.FormatInt(req.Version, 10)))
+		redisstate.GuardEq(s.claims.HeadsKey(), loc, strconv.FormatInt(req.Version, 10)))
 	res.AssertTableVersion = &struct{}{}
 	return nil
 }
@@ -390,10 +387,10 @@ func (b *batchBuilder) deregisterTable(ctx context.Context, _ int, req *Deregist
 	}
 	id := req.ID.String()
 	b.writes = append(b.writes,
-		redisclaim.HDel(k.Obj(), id),
-		redisclaim.HDel(k.Loc(), id),
-		redisclaim.HDel(k.ByLoc(), loc),
-		redisclaim.SRem(k.kids(req.ID.Parent()), id))
+		redisstate.HDel(k.Obj(), id),
+		redisstate.HDel(k.Loc(), id),
+		redisstate.HDel(k.ByLoc(), loc),
+		redisstate.SRem(k.kids(req.ID.Parent()), id))
 	key, _ := json.Marshal(map[string]string{"object_type": manifesttable.TypeTable, "object_id": id})
 	b.log = append(b.log, []string{commitlog.KindField, commitlog.DropTable, "t", loc}, []string{commitlog.KindField, commitlog.Delete, "key", string(key)})
 	b.deregisters = append(b.deregisters, id)
@@ -407,8 +404,8 @@ func (b *batchBuilder) deregisterTable(ctx context.Context, _ int, req *Deregist
 // at the claim's catalog sequence, in claim order (a later commit's
 // read_version never lands before an earlier one's). Version 0 names the
 // version the batch commits for that table.
-func (b *batchBuilder) readVersions(ops []CommitTableOperation, results []CommitTableResult) ([]redisclaim.LogEntry, error) {
-	var out []redisclaim.LogEntry
+func (b *batchBuilder) readVersions(ops []CommitTableOperation, results []CommitTableResult) ([]redisstate.LogEntry, error) {
+	var out []redisstate.LogEntry
 	for i, op := range ops {
 		id, ok := b.readVersionOf[i]
 		if !ok {
@@ -426,7 +423,7 @@ func (b *batchBuilder) readVersions(ops []CommitTableOperation, results []Commit
 			}
 			results[i].SetReadVersion.Version = v
 		}
-		out = append(out, redisclaim.LogEntry{commitlog.KindField, commitlog.ReadVersion, "t", id.String(), "v", strconv.FormatInt(v, 10)})
+		out = append(out, redisstate.LogEntry{commitlog.KindField, commitlog.ReadVersion, "t", id.String(), "v", strconv.FormatInt(v, 10)})
 	}
 	return out, nil
 }
@@ -459,23 +456,19 @@ func (s *Service) txnCommitted(ctx context.Context, c redisclaim.TxnCommit) erro
 			}
 		}
 	}
-	args := []any{c.RecoveryToken, s.cfg.LogMaxLen}
-	for _, e := range x.Entries {
-		args = append(args, len(e)/2)
-		for _, f := range e {
-			args = append(args, f)
-		}
+	entries := make([]redisstate.LogEntry, len(x.Entries))
+	for i, e := range x.Entries {
+		entries[i] = e
 	}
-	keys := []string{s.k.Epoch(), s.k.Recovering(), s.claims.TxnKey(c.ID), s.k.Seq(), s.k.Log()}
-	v, err := s.txnApplyS.Run(ctx, s.rdb, keys, args...).Slice()
+	r, err := s.rs.TxnApply(ctx, c.ID, c.RecoveryToken, entries)
 	if err != nil {
 		return fmt.Errorf("namespace: applying transaction %s: %w", c.ID, err)
 	}
-	switch v[0] {
-	case "OK", "DONE":
-		return s.durable(ctx, v[1])
-	case redisclaim.StatusNoEpoch:
+	switch r.Status {
+	case redisstate.OK, redisstate.Done:
+		return s.durable(ctx, r.Seq)
+	case redisstate.NoEpoch:
 		return nserror.New(nserror.ServiceUnavailable, "Redis lost its state while transaction %s was finishing; recovery finishes it", c.ID)
 	}
-	return fmt.Errorf("namespace: txn_apply replied %v", v)
+	return redisstate.UnexpectedReply("txn_apply.lua", r)
 }

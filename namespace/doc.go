@@ -37,8 +37,9 @@
 //
 //   - A BatchCommitTables becomes one redisclaim.Commit: each operation
 //     kind has its method on batchBuilder, which adds typed guards and
-//     writes (redisclaim.GuardEq, HSet, …) and commit-log entries whose
-//     kinds and Redis keys come from internal/commitlog.
+//     writes (redisstate.GuardEq, HSet, …) and commit-log entries whose
+//     kinds come from internal/commitlog; every Redis key and script is
+//     internal/redisstate's.
 //
 //   - Statistics and detailed metadata are read from the version's Lance
 //     manifest (lancemanifest), never from the commit path.

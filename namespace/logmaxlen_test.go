@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/flightns/flightns/internal/commitlog"
+	"github.com/flightns/flightns/internal/redisstate"
 	"github.com/flightns/flightns/sqlengine"
 )
 
@@ -29,7 +29,7 @@ func TestLogMaxLenBoundsTheLogWhoeverAppends(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	l, err := e.rdb.XLen(ctx, commitlog.KeysOf(e.catalog).Log()).Result()
+	l, err := e.rdb.XLen(ctx, redisstate.KeysOf(e.catalog).Log()).Result()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,9 +2,9 @@ package namespace
 
 import (
 	"context"
-	"fmt"
 	"sort"
 
+	"github.com/flightns/flightns/internal/redisstate"
 	"github.com/flightns/flightns/manifesttable"
 	"github.com/flightns/flightns/nserror"
 )
@@ -41,45 +41,52 @@ func (s *Service) CreateNamespace(ctx context.Context, req CreateNamespaceReques
 		return nil, err
 	}
 	id := req.ID.String()
-	v, err := s.mutate(ctx, s.createS,
-		[]string{s.k.Epoch(), s.k.Obj(), s.k.Loc(), s.k.ByLoc(), s.k.kids(req.ID.Parent()), s.k.Kids(id), s.k.Seq(), s.k.Log()},
-		id, req.ID.Parent().String(), manifesttable.TypeNamespace, lower(mode), "", string(b), s.cfg.LogMaxLen)
+	v, err := s.createObject(ctx, redisstate.Object{ID: id, Parent: req.ID.Parent().String(), Type: manifesttable.TypeNamespace, Row: string(b)}, mode)
 	if err != nil {
 		return nil, err
 	}
-	switch v[0] {
-	case "OK":
-		if err := s.durable(ctx, v[1]); err != nil {
+	switch v.Status {
+	case redisstate.OK:
+		if err := s.durable(ctx, v.Seq); err != nil {
 			return nil, err
 		}
 		return &CreateNamespaceResponse{Properties: props}, nil
-	case "EXISTING":
+	case redisstate.Existing:
 		r, _, err := s.row(ctx, manifesttable.TypeNamespace, req.ID)
 		if err != nil {
 			return nil, err
 		}
 		return &CreateNamespaceResponse{Properties: propsOf(r)}, nil
-	case "NOPARENT":
+	case redisstate.NoParent:
 		return nil, nserror.New(nserror.NamespaceNotFound, "parent namespace %q of %q does not exist", req.ID.Parent().String(), id)
-	case "EXISTS":
-		if v[1] == manifesttable.TypeTable {
+	case redisstate.Exists:
+		if v.Type == manifesttable.TypeTable {
 			return nil, nserror.New(nserror.NamespaceAlreadyExists, "%q is already a table", id)
 		}
 		return nil, nserror.New(nserror.NamespaceAlreadyExists, "namespace %q already exists", id)
-	case "NOTEMPTY":
+	case redisstate.NotEmpty:
 		return nil, nserror.New(nserror.NamespaceNotEmpty, "namespace %q is not empty; it cannot be overwritten", id)
 	}
-	return nil, fmt.Errorf("namespace: create_object replied %v", v)
+	return nil, redisstate.UnexpectedReply("create_object.lua", v)
 }
 
-func lower(mode string) string {
+// createObject runs create_object.lua for o in a request's mode
+// (ModeCreate, ModeExistOk, ModeOverwrite).
+func (s *Service) createObject(ctx context.Context, o redisstate.Object, mode string) (redisstate.CreateObjectReply, error) {
+	m := redisstate.CreateNew
 	switch mode {
 	case ModeExistOk:
-		return "existok"
+		m = redisstate.CreateExistOK
 	case ModeOverwrite:
-		return "overwrite"
+		m = redisstate.CreateOverwrite
 	}
-	return "create"
+	var r redisstate.CreateObjectReply
+	err := s.mutate(ctx, func() (redisstate.Status, error) {
+		var err error
+		r, err = s.rs.CreateObject(ctx, o, m)
+		return r.Status, err
+	})
+	return r, err
 }
 
 // DescribeNamespace returns a namespace's properties.
@@ -191,7 +198,7 @@ func (s *Service) DropNamespace(ctx context.Context, req DropNamespaceRequest) (
 			}
 			return nil, err
 		}
-		objs := []objRef{{id: req.ID.String(), typ: manifesttable.TypeNamespace}}
+		objs := []redisstate.ObjectRef{{ID: req.ID.String(), Type: manifesttable.TypeNamespace}}
 		if behavior == BehaviorCascade {
 			if err := s.table.Sync(ctx); err != nil {
 				return nil, err
@@ -216,13 +223,11 @@ func (s *Service) DropNamespace(ctx context.Context, req DropNamespaceRequest) (
 	return nil, nserror.New(nserror.ConcurrentModification, "namespace %q kept changing while it was dropped", req.ID.String())
 }
 
-type objRef struct{ id, typ string }
-
 // descendants lists everything inside namespace id, depth first.
-func (s *Service) descendants(id string) []objRef {
-	var out []objRef
+func (s *Service) descendants(id string) []redisstate.ObjectRef {
+	var out []redisstate.ObjectRef
 	for _, r := range s.table.Children(id) {
-		out = append(out, objRef{id: r.ObjectID, typ: r.ObjectType})
+		out = append(out, redisstate.ObjectRef{ID: r.ObjectID, Type: r.ObjectType})
 		if r.ObjectType == manifesttable.TypeNamespace {
 			out = append(out, s.descendants(r.ObjectID)...)
 		}
@@ -233,47 +238,37 @@ func (s *Service) descendants(id string) []objRef {
 // drop runs drop_objects.lua for objs (the top one first) and waits until
 // the drop is durable. It returns the dropped tables' locations; changed
 // reports that a namespace listed has children not listed (retry).
-func (s *Service) drop(ctx context.Context, objs []objRef, restrict bool) (locs []string, changed bool, err error) {
-	topID, _ := ParseID(objs[0].id, "")
-	keys := []string{s.k.Epoch(), s.k.Obj(), s.k.Loc(), s.k.ByLoc(), s.k.Seq(), s.k.Log(), s.k.kids(topID.Parent())}
-	r := "0"
-	if restrict {
-		r = "1"
-	}
-	args := []any{s.cfg.LogMaxLen, r}
-	for _, o := range objs {
-		args = append(args, o.id, o.typ)
-		if o.typ == manifesttable.TypeNamespace {
-			keys = append(keys, s.k.Kids(o.id))
-		}
-	}
-	v, err := s.mutate(ctx, s.dropS, keys, args...)
+func (s *Service) drop(ctx context.Context, objs []redisstate.ObjectRef, restrict bool) (locs []string, changed bool, err error) {
+	topID, _ := ParseID(objs[0].ID, "")
+	var v redisstate.DropObjectsReply
+	err = s.mutate(ctx, func() (redisstate.Status, error) {
+		var err error
+		v, err = s.rs.DropObjects(ctx, topID.Parent().String(), objs, restrict)
+		return v.Status, err
+	})
 	if err != nil {
 		return nil, false, err
 	}
-	switch v[0] {
-	case "OK":
-		if err := s.durable(ctx, v[1]); err != nil {
+	switch v.Status {
+	case redisstate.OK:
+		if err := s.durable(ctx, v.Seq); err != nil {
 			return nil, false, err
 		}
-		for _, l := range v[2:] {
-			locs = append(locs, fmt.Sprint(l))
-		}
-		return locs, false, nil
-	case "CHANGED":
+		return v.Locations, false, nil
+	case redisstate.Changed:
 		return nil, true, nil
-	case "NOTEMPTY":
-		return nil, false, nserror.New(nserror.NamespaceNotEmpty, "namespace %q is not empty", objs[0].id)
-	case "NOTFOUND":
-		if objs[0].typ == manifesttable.TypeTable {
-			return nil, false, nserror.New(nserror.TableNotFound, "table %q does not exist", v[1])
+	case redisstate.NotEmpty:
+		return nil, false, nserror.New(nserror.NamespaceNotEmpty, "namespace %q is not empty", objs[0].ID)
+	case redisstate.NotFound:
+		if objs[0].Type == manifesttable.TypeTable {
+			return nil, false, nserror.New(nserror.TableNotFound, "table %q does not exist", v.Missing)
 		}
-		if fmt.Sprint(v[1]) != objs[0].id {
+		if v.Missing != objs[0].ID {
 			return nil, true, nil // something inside went away meanwhile
 		}
-		return nil, false, nserror.New(nserror.NamespaceNotFound, "namespace %q does not exist", v[1])
+		return nil, false, nserror.New(nserror.NamespaceNotFound, "namespace %q does not exist", v.Missing)
 	}
-	return nil, false, fmt.Errorf("namespace: drop_objects replied %v", v)
+	return nil, false, redisstate.UnexpectedReply("drop_objects.lua", v)
 }
 
 // forgetTable removes a dropped table's claim state and, with data, its

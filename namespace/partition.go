@@ -8,6 +8,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/flightns/flightns/internal/commitlog"
+	"github.com/flightns/flightns/internal/redisstate"
 	"github.com/flightns/flightns/manifesttable"
 	"github.com/flightns/flightns/nserror"
 	"github.com/flightns/flightns/redisclaim"
@@ -80,23 +81,23 @@ func (s *Service) EvolveNamespace(ctx context.Context, req EvolveNamespaceReques
 	parentRow := manifesttable.Row{ObjectType: manifesttable.TypeNamespace, ObjectID: req.ID.String(), Metadata: meta, CommittedAt: now}
 	childRow := manifesttable.Row{ObjectType: manifesttable.TypeNamespace, ObjectID: child.String(), Metadata: "{}", CommittedAt: now}
 	req.ChildPartition.apply(&childRow)
-	var log []redisclaim.LogEntry
+	var log []redisstate.LogEntry
 	for _, r := range []manifesttable.Row{parentRow, childRow} {
 		raw, err := manifesttable.MarshalRow(r)
 		if err != nil {
 			return err
 		}
-		log = append(log, redisclaim.LogEntry{commitlog.KindField, commitlog.Put, "row", string(raw)})
+		log = append(log, redisstate.LogEntry{commitlog.KindField, commitlog.Put, "row", string(raw)})
 	}
 	id, k := req.ID.String(), s.k
 	x := &redisclaim.Extras{
-		Guards: []redisclaim.Guard{
-			redisclaim.GuardEq(k.Obj(), id, manifesttable.TypeNamespace),
-			redisclaim.GuardAbsent(k.Obj(), child.String()),
+		Guards: []redisstate.Guard{
+			redisstate.GuardEq(k.Obj(), id, manifesttable.TypeNamespace),
+			redisstate.GuardAbsent(k.Obj(), child.String()),
 		},
-		Writes: []redisclaim.Write{
-			redisclaim.HSet(k.Obj(), child.String(), manifesttable.TypeNamespace),
-			redisclaim.SAdd(k.kids(req.ID), child.String()),
+		Writes: []redisstate.Write{
+			redisstate.HSet(k.Obj(), child.String(), manifesttable.TypeNamespace),
+			redisstate.SAdd(k.kids(req.ID), child.String()),
 		},
 		Log: log,
 	}
@@ -105,14 +106,14 @@ func (s *Service) EvolveNamespace(ctx context.Context, req EvolveNamespaceReques
 		have, err := s.rdb.HGet(ctx, k.PCols(), col).Result()
 		switch {
 		case errors.Is(err, redis.Nil):
-			x.Guards = append(x.Guards, redisclaim.GuardAbsent(k.PCols(), col))
-			x.Writes = append(x.Writes, redisclaim.HSet(k.PCols(), col, typ))
+			x.Guards = append(x.Guards, redisstate.GuardAbsent(k.PCols(), col))
+			x.Writes = append(x.Writes, redisstate.HSet(k.PCols(), col, typ))
 		case err != nil:
 			return err
 		case have != typ:
 			return nserror.New(nserror.InvalidInput, "column %s of __manifest is %s; it cannot also be %s", col, have, typ)
 		default:
-			x.Guards = append(x.Guards, redisclaim.GuardEq(k.PCols(), col, typ))
+			x.Guards = append(x.Guards, redisstate.GuardEq(k.PCols(), col, typ))
 		}
 	}
 	batch, err := s.claims.Commit(ctx, nil, x)

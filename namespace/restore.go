@@ -9,7 +9,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/flightns/flightns/internal/commitlog"
+	"github.com/flightns/flightns/internal/redisstate"
 	"github.com/flightns/flightns/lancemanifest"
 	"github.com/flightns/flightns/manifesttable"
 	"github.com/flightns/flightns/nserror"
@@ -25,7 +25,7 @@ type IndexedObject struct {
 // IndexedObjects lists catalog's objects in Redis's object index, by id
 // (none when Redis lost the catalog's state).
 func IndexedObjects(ctx context.Context, rdb redis.UniversalClient, catalog string) ([]IndexedObject, error) {
-	k := nsKeys{commitlog.KeysOf(catalog)}
+	k := nsKeys{redisstate.KeysOf(catalog)}
 	types, err := rdb.HGetAll(ctx, k.Obj()).Result()
 	if err != nil {
 		return nil, err

@@ -2,7 +2,6 @@ package namespace
 
 import (
 	"context"
-	_ "embed"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -15,25 +14,13 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/flightns/flightns/internal/commitlog"
+	"github.com/flightns/flightns/internal/redisstate"
 	"github.com/flightns/flightns/lancemanifest"
 	"github.com/flightns/flightns/manifesttable"
 	"github.com/flightns/flightns/nserror"
 	"github.com/flightns/flightns/objstore"
 	"github.com/flightns/flightns/redisclaim"
 	"github.com/flightns/flightns/sqlengine"
-)
-
-var (
-	//go:embed scripts/create_object.lua
-	createObjectLua string
-	//go:embed scripts/drop_objects.lua
-	dropObjectsLua string
-	//go:embed scripts/rename_table.lua
-	renameTableLua string
-	//go:embed scripts/rebuild_index.lua
-	rebuildIndexLua string
-	//go:embed scripts/clear_kids.lua
-	clearKidsLua string
 )
 
 // Config configures a Service.
@@ -98,15 +85,15 @@ type Service struct {
 	now    func() time.Time
 	locs   locCache // tables' locations, for CreateTableVersion
 
-	createS, dropS, renameS, rebuildS, clearKidsS, txnApplyS *redis.Script
+	rs *redisstate.Catalog // the scripts of the object index
 
 	closeOnce sync.Once
 	closeErr  error
 }
 
-// nsKeys are the catalog's Redis keys (commitlog.Keys), and the children
+// nsKeys are the catalog's Redis keys (redisstate.Keys), and the children
 // set of an id.
-type nsKeys struct{ commitlog.Keys }
+type nsKeys struct{ redisstate.Keys }
 
 func (k nsKeys) kids(parent ID) string { return k.Kids(parent.String()) }
 
@@ -145,9 +132,8 @@ func Open(ctx context.Context, cfg Config) (*Service, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	s := &Service{cfg: cfg, objs: cfg.Objects, rdb: cfg.Redis, k: nsKeys{commitlog.KeysOf(cfg.Catalog)}, log: cfg.Logger, now: cfg.Now,
-		createS: commitlog.Script(createObjectLua), dropS: commitlog.Script(dropObjectsLua), renameS: commitlog.Script(renameTableLua),
-		rebuildS: commitlog.Script(rebuildIndexLua), clearKidsS: commitlog.Script(clearKidsLua), txnApplyS: commitlog.Script(txnApplyLua)}
+	rs := redisstate.New(cfg.Redis, cfg.Catalog, cfg.LogMaxLen)
+	s := &Service{cfg: cfg, objs: cfg.Objects, rdb: cfg.Redis, rs: rs, k: nsKeys{rs.Keys}, log: cfg.Logger, now: cfg.Now}
 	var err error
 	if s.root, err = newRoot(cfg.Objects); err != nil {
 		return nil, err
@@ -180,6 +166,7 @@ func (s *Service) Close() error {
 	s.closeOnce.Do(func() {
 		_ = s.claims.Close()
 		s.closeErr = s.table.Close()
+		s.rs.Close()
 	})
 	return s.closeErr
 }
@@ -229,34 +216,30 @@ func (s *Service) rebuildIndex(ctx context.Context, token string) error {
 	}
 	for len(stale) > 0 {
 		n := min(len(stale), 500)
-		ok, err := s.clearKidsS.Run(ctx, s.rdb, append([]string{s.k.Recovering()}, stale[:n]...), token).Int()
+		ok, err := s.rs.ClearKids(ctx, token, stale[:n])
 		if err != nil {
 			return fmt.Errorf("namespace: clearing the object index: %w", err)
 		}
-		if ok != 1 {
+		if !ok {
 			return errors.New("namespace: the recovery lock was lost while clearing the object index")
 		}
 		stale = stale[n:]
 	}
 	objects := s.table.Objects()
-	first := "1"
-	for start := 0; start < len(objects) || first == "1"; start += 200 {
+	for start, first := 0, true; start < len(objects) || first; start, first = start+200, false {
 		end := min(start+200, len(objects))
-		keys := []string{s.k.Recovering(), s.k.Obj(), s.k.Loc(), s.k.ByLoc()}
-		args := []any{token, first}
+		part := make([]redisstate.Indexed, 0, end-start)
 		for _, r := range objects[start:end] {
 			id, _ := ParseID(r.ObjectID, "")
-			keys = append(keys, s.k.kids(id.Parent()))
-			args = append(args, r.ObjectID, r.ObjectType, r.Location)
+			part = append(part, redisstate.Indexed{ID: r.ObjectID, Parent: id.Parent().String(), Type: r.ObjectType, Location: r.Location})
 		}
-		ok, err := s.rebuildS.Run(ctx, s.rdb, keys, args...).Int()
+		ok, err := s.rs.RebuildIndex(ctx, token, first, part)
 		if err != nil {
 			return err
 		}
-		if ok != 1 {
+		if !ok {
 			return errors.New("namespace: the recovery lock was lost while rebuilding the object index")
 		}
-		first = "0"
 	}
 	s.log.Info("namespace: object index rebuilt from __manifest", "catalog", s.cfg.Catalog, "objects", len(objects))
 	return nil
@@ -281,19 +264,17 @@ func forEachKey(ctx context.Context, rdb redis.UniversalClient, pattern string, 
 	return scan(ctx, rdb, &mu)
 }
 
-// mutate runs a catalog script, recovering Redis first when it lost its
-// state (redisclaim.WithEpoch).
-func (s *Service) mutate(ctx context.Context, sc *redis.Script, keys []string, args ...any) ([]any, error) {
-	var v []any
-	err := s.claims.WithEpoch(ctx, "namespace", 0, func() ([]any, error) {
-		r, err := sc.Run(ctx, s.rdb, keys, args...).Slice()
+// mutate runs a catalog script (call keeps its typed reply and returns its
+// status), recovering Redis first when it lost its state
+// (redisclaim.WithEpoch).
+func (s *Service) mutate(ctx context.Context, call func() (redisstate.Status, error)) error {
+	return s.claims.WithEpoch(ctx, "namespace", 0, func() (redisstate.Status, error) {
+		st, err := call()
 		if err != nil {
-			return nil, fmt.Errorf("namespace: %w", err)
+			return "", fmt.Errorf("namespace: %w", err)
 		}
-		v = r
-		return r, nil
+		return st, nil
 	}, redisclaim.Final)
-	return v, err
 }
 
 // indexField reads one field of a hash of the object index; ok is false
@@ -301,23 +282,23 @@ func (s *Service) mutate(ctx context.Context, sc *redis.Script, keys []string, a
 // object). Without the epoch Redis lost its state: the catalog recovers
 // and the field is read again (redisclaim.WithEpoch).
 func (s *Service) indexField(ctx context.Context, key, field string) (val string, ok bool, err error) {
-	err = s.claims.WithEpoch(ctx, "namespace: reading the object index", 0, func() ([]any, error) {
+	err = s.claims.WithEpoch(ctx, "namespace: reading the object index", 0, func() (redisstate.Status, error) {
 		v, err := s.rdb.HGet(ctx, key, field).Result()
 		if err == nil {
 			val, ok = v, true
-			return []any{"OK"}, nil
+			return redisstate.OK, nil
 		}
 		if !errors.Is(err, redis.Nil) {
-			return nil, err
+			return "", err
 		}
 		n, err := s.rdb.Exists(ctx, s.k.Epoch()).Result()
 		if err != nil {
-			return nil, err
+			return "", err
 		}
 		if n == 0 {
-			return []any{redisclaim.StatusNoEpoch}, nil
+			return redisstate.NoEpoch, nil
 		}
-		return []any{"MISSING"}, nil
+		return redisstate.NotFound, nil
 	}, redisclaim.Final)
 	return val, ok, err
 }
@@ -331,11 +312,7 @@ func (s *Service) fresh(ctx context.Context) (bool, error) {
 
 // durable waits until the mutation at seq is in a durable __manifest
 // segment: the moment it may be acknowledged.
-func (s *Service) durable(ctx context.Context, seqReply any) error {
-	seq, err := strconv.ParseUint(fmt.Sprint(seqReply), 10, 64)
-	if err != nil {
-		return fmt.Errorf("namespace: bad sequence %v", seqReply)
-	}
+func (s *Service) durable(ctx context.Context, seq uint64) error {
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.DurableTimeout)
 	defer cancel()
 	// A __manifest that cannot make progress fails the wait once it has
@@ -375,7 +352,7 @@ func (s *Service) durable(ctx context.Context, seqReply any) error {
 			}
 		}
 	}()
-	err = s.table.WaitDurable(wctx, seq)
+	err := s.table.WaitDurable(wctx, seq)
 	var ne *nserror.Error
 	if cause := context.Cause(wctx); err != nil && errors.As(cause, &ne) {
 		return cause

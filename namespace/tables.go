@@ -2,9 +2,9 @@ package namespace
 
 import (
 	"context"
-	"fmt"
 	"sort"
 
+	"github.com/flightns/flightns/internal/redisstate"
 	"github.com/flightns/flightns/lancemanifest"
 	"github.com/flightns/flightns/manifesttable"
 	"github.com/flightns/flightns/nserror"
@@ -86,26 +86,24 @@ func (s *Service) createTable(ctx context.Context, id ID, loc string, props Prop
 	if err != nil {
 		return nil, err
 	}
-	v, err := s.mutate(ctx, s.createS,
-		[]string{s.k.Epoch(), s.k.Obj(), s.k.Loc(), s.k.ByLoc(), s.k.kids(id.Parent()), s.k.Kids(id.String()), s.k.Seq(), s.k.Log()},
-		id.String(), id.Parent().String(), manifesttable.TypeTable, lower(mode), loc, string(b), s.cfg.LogMaxLen)
+	v, err := s.createObject(ctx, redisstate.Object{ID: id.String(), Parent: id.Parent().String(), Type: manifesttable.TypeTable, Location: loc, Row: string(b)}, mode)
 	if err != nil {
 		return nil, err
 	}
-	switch v[0] {
-	case "OK":
-		return props, s.durable(ctx, v[1])
-	case "NOPARENT":
+	switch v.Status {
+	case redisstate.OK:
+		return props, s.durable(ctx, v.Seq)
+	case redisstate.NoParent:
 		return nil, nserror.New(nserror.NamespaceNotFound, "namespace %q of table %q does not exist", id.Parent().String(), id.String())
-	case "EXISTS":
-		if v[1] == manifesttable.TypeNamespace {
+	case redisstate.Exists:
+		if v.Type == manifesttable.TypeNamespace {
 			return nil, nserror.New(nserror.TableAlreadyExists, "%q is already a namespace", id.String())
 		}
 		return nil, nserror.New(nserror.TableAlreadyExists, "table %q already exists", id.String())
-	case "LOCTAKEN":
-		return nil, nserror.New(nserror.InvalidInput, "location %q already belongs to table %q", loc, v[1])
+	case redisstate.LocTaken:
+		return nil, nserror.New(nserror.InvalidInput, "location %q already belongs to table %q", loc, v.Owner)
 	}
-	return nil, fmt.Errorf("namespace: create_object replied %v", v)
+	return nil, redisstate.UnexpectedReply("create_object.lua", v)
 }
 
 // tableLoc returns a table's location key, or TableNotFound.
@@ -313,7 +311,7 @@ func (s *Service) dropTable(ctx context.Context, id ID, data bool) (*DropTableRe
 	if err != nil {
 		return nil, err
 	}
-	locs, _, err := s.drop(ctx, []objRef{{id: id.String(), typ: manifesttable.TypeTable}}, false)
+	locs, _, err := s.drop(ctx, []redisstate.ObjectRef{{ID: id.String(), Type: manifesttable.TypeTable}}, false)
 	if err != nil {
 		return nil, err
 	}
@@ -361,24 +359,27 @@ func (s *Service) RenameTable(ctx context.Context, req RenameTableRequest) (*Ren
 	if err != nil {
 		return nil, err
 	}
-	v, err := s.mutate(ctx, s.renameS,
-		[]string{s.k.Epoch(), s.k.Obj(), s.k.Loc(), s.k.ByLoc(), s.k.kids(req.ID.Parent()), s.k.kids(parent), s.k.Seq(), s.k.Log()},
-		req.ID.String(), newID.String(), parent.String(), string(b), s.cfg.LogMaxLen)
+	var v redisstate.RenameReply
+	err = s.mutate(ctx, func() (redisstate.Status, error) {
+		var err error
+		v, err = s.rs.RenameTable(ctx, req.ID.String(), req.ID.Parent().String(), newID.String(), parent.String(), string(b))
+		return v.Status, err
+	})
 	if err != nil {
 		return nil, err
 	}
-	switch v[0] {
-	case "OK":
-		if err := s.durable(ctx, v[1]); err != nil {
+	switch v.Status {
+	case redisstate.OK:
+		if err := s.durable(ctx, v.Seq); err != nil {
 			return nil, err
 		}
 		return &RenameTableResponse{}, nil
-	case "NOTFOUND":
+	case redisstate.NotFound:
 		return nil, nserror.New(nserror.TableNotFound, "table %q does not exist", req.ID.String())
-	case "NOPARENT":
+	case redisstate.NoParent:
 		return nil, nserror.New(nserror.NamespaceNotFound, "namespace %q does not exist", parent.String())
-	case "EXISTS":
-		return nil, nserror.New(nserror.TableAlreadyExists, "%q already exists (a %s)", newID.String(), v[1])
+	case redisstate.Exists:
+		return nil, nserror.New(nserror.TableAlreadyExists, "%q already exists (a %s)", newID.String(), v.Type)
 	}
-	return nil, fmt.Errorf("namespace: rename_table replied %v", v)
+	return nil, redisstate.UnexpectedReply("rename_table.lua", v)
 }

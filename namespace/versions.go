@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/flightns/flightns/internal/redisstate"
 	"github.com/flightns/flightns/lancemanifest"
 	"github.com/flightns/flightns/nserror"
 	"github.com/flightns/flightns/redisclaim"
@@ -198,7 +199,7 @@ func (s *Service) CreateTableVersion(ctx context.Context, req CreateTableVersion
 			return nil, err
 		}
 		loc, err := s.claims.PutGuarded(ctx, e.Table, e.Version, e.StagingPath, e.Size, e.ETag,
-			[]redisclaim.Guard{redisclaim.GuardEq(s.k.Loc(), id, tloc)})
+			[]redisstate.Guard{redisstate.GuardEq(s.k.Loc(), id, tloc)})
 		var ge *redisclaim.GuardError
 		if errors.As(err, &ge) {
 			s.locs.drop(id) // the table moved, or is gone: read it again

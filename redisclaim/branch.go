@@ -6,6 +6,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/flightns/flightns/internal/redisstate"
 	"github.com/flightns/flightns/nserror"
 	"github.com/flightns/flightns/objstore"
 )
@@ -79,22 +80,16 @@ func (s *Store) gone(ctx context.Context, chain string) (bool, error) {
 // runFork runs fork.lua: with reset the chain is forgotten first; with a
 // version > 0 an empty chain starts at it.
 func (s *Store) runFork(ctx context.Context, chain string, version uint64, reset bool) error {
-	flag := "0"
-	if reset {
-		flag = "1"
-	}
-	var r reply
-	err := s.withEpoch(ctx, func() (reply, error) {
+	var r redisstate.ForkReply
+	err := s.withEpoch(ctx, func() (redisstate.Status, error) {
 		var err error
-		r, err = run(ctx, s.pipe, s.sc.fork,
-			[]string{s.k.Epoch(), s.k.Heads(), s.k.Seq(), s.k.Log(), s.k.Versions(chain), s.k.Index(chain)},
-			chain, version, flag, s.logMaxLen)
-		return r, err
+		r, err = s.rs.Fork(ctx, chain, version, reset)
+		return r.Status, err
 	})
 	if err != nil {
 		return err
 	}
-	if r.status() == "BUSY" {
+	if r.Status == redisstate.Busy {
 		return nserror.New(nserror.ConcurrentModification, "branch chain %s has a commit in flight", chain)
 	}
 	return nil

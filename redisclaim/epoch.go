@@ -3,6 +3,7 @@ package redisclaim
 import (
 	"context"
 
+	"github.com/flightns/flightns/internal/redisstate"
 	"github.com/flightns/flightns/nserror"
 )
 
@@ -16,25 +17,26 @@ func Attempts(extra int) int { return 10 + extra }
 
 // WithEpoch is the one "recover when Redis lost the catalog's state, then
 // retry" policy of every Redis call of the catalog (claims, reads, the
-// namespace scripts). call runs a script (or reads Redis); a reply whose
-// status is NOEPOCH means Redis holds no epoch for the catalog: the
-// catalog is recovered from storage and call runs again. settle decides
-// every other reply: done ends the call, !done runs call again within the
-// same budget (after it seeded a head from storage, say). what names the
-// call in the error of a call that never settles.
-func (s *Store) WithEpoch(ctx context.Context, what string, extra int, call func() ([]any, error), settle func(r []any) (done bool, err error)) error {
+// namespace scripts). call runs a script (or reads Redis), keeps its
+// typed reply and returns its status; redisstate.NoEpoch means Redis
+// holds no epoch for the catalog: the catalog is recovered from storage
+// and call runs again. settle decides every other status: done ends the
+// call, !done runs call again within the same budget (after it seeded a
+// head from storage, say). what names the call in the error of a call
+// that never settles.
+func (s *Store) WithEpoch(ctx context.Context, what string, extra int, call func() (redisstate.Status, error), settle func(redisstate.Status) (done bool, err error)) error {
 	for range Attempts(extra) {
-		r, err := call()
+		st, err := call()
 		if err != nil {
 			return err
 		}
-		if reply(r).status() == StatusNoEpoch {
+		if st == redisstate.NoEpoch {
 			if err := s.Recover(ctx); err != nil {
 				return err
 			}
 			continue
 		}
-		done, err := settle(r)
+		done, err := settle(st)
 		if err != nil || done {
 			return err
 		}
@@ -42,11 +44,6 @@ func (s *Store) WithEpoch(ctx context.Context, what string, extra int, call func
 	return nserror.New(nserror.ServiceUnavailable, "%s did not settle after %d attempts: Redis keeps losing the catalog's state, or its heads keep moving", what, Attempts(extra))
 }
 
-// StatusNoEpoch is the status of a script's reply when Redis holds no
-// epoch for the catalog: it lost its state (a restart without
-// persistence, a FLUSHALL, a failover to an empty replica).
-const StatusNoEpoch = "NOEPOCH"
-
 // Final is WithEpoch's settle function for calls whose every reply but
 // NOEPOCH is final.
-func Final([]any) (bool, error) { return true, nil }
+func Final(redisstate.Status) (bool, error) { return true, nil }

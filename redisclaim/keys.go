@@ -3,13 +3,8 @@ package redisclaim
 import (
 	"regexp"
 
-	"github.com/flightns/flightns/internal/commitlog"
 	"github.com/flightns/flightns/nserror"
 )
-
-// keys names the Redis keys of one catalog (commitlog.Keys, the one
-// definition of them).
-type keys = commitlog.Keys
 
 var catalogName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$`)
 
@@ -21,5 +16,3 @@ func ValidateCatalog(name string) error {
 	}
 	return nil
 }
-
-func newKeys(catalog string) keys { return commitlog.KeysOf(catalog) }

@@ -4,9 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
+	"slices"
 
 	"github.com/flightns/flightns/internal/commitlog"
+	"github.com/flightns/flightns/internal/redisstate"
 	"github.com/flightns/flightns/nserror"
 )
 
@@ -31,26 +32,17 @@ func (s *Store) ListVersions(ctx context.Context, table string, opts ListOptions
 	if limit <= 0 || limit > 10000 {
 		limit = 1000
 	}
-	dir := "asc"
-	if opts.Descending {
-		dir = "desc"
-	}
-	after := ""
-	if opts.After != 0 {
-		after = strconv.FormatUint(opts.After, 10)
-	}
 	var out []Location
 	var next uint64
-	err := s.WithEpoch(ctx, "redisclaim: listing versions of "+table, 0, func() ([]any, error) {
-		r, err := run(ctx, s.pipe, s.sc.list, []string{s.k.Epoch(), s.k.Heads(), s.k.Versions(table), s.k.Index(table)},
-			table, dir, after, limit+1)
-		if err != nil {
-			return nil, fmt.Errorf("redisclaim: list: %w", err)
+	var r redisstate.ListReply
+	err := s.WithEpoch(ctx, "redisclaim: listing versions of "+table, 0, func() (redisstate.Status, error) {
+		var err error
+		if r, err = s.rs.List(ctx, table, opts.Descending, opts.After, limit+1); err != nil {
+			return "", fmt.Errorf("redisclaim: list: %w", err)
 		}
-		return r, nil
-	}, func(raw []any) (bool, error) {
-		r := reply(raw)
-		if r.status() == "NOHEAD" {
+		return r.Status, nil
+	}, func(redisstate.Status) (bool, error) {
+		if r.Status == redisstate.NoHead {
 			// Seeded with head 0 when storage has no versions either: the
 			// table's next list (Lance lists a new table's versions twice
 			// while it creates it) and its first claim then need no
@@ -59,14 +51,11 @@ func (s *Store) ListVersions(ctx context.Context, table string, opts ListOptions
 			return false, err
 		}
 		out = out[:0]
-		for i := 3; i+1 < len(r); i += 2 {
-			v, _ := strconv.ParseUint(r.str(i), 10, 64)
-			rec, err := parseRecord(r.str(i + 1))
-			if err != nil {
-				return false, err
-			}
-			loc := rec.location(table, v)
-			if rec.staged() {
+		for i, v := range r.Versions {
+			rec := r.Records[i]
+			loc := locationOf(rec, table, v)
+			if rec.Staged() {
+				var err error
 				if loc, err = s.resolveVersion(ctx, table, v); err != nil {
 					return false, err
 				}
@@ -95,73 +84,48 @@ type Range = commitlog.Range
 // commit that begins while it runs may be kept. Object storage is not
 // touched: Lance deletes its own files.
 func (s *Store) DeleteVersions(ctx context.Context, table string, ranges []Range) (int, error) {
-	args, err := s.deletionArgs(table, ranges)
-	if err != nil {
+	if err := checkDeletion(table, ranges); err != nil {
 		return 0, err
 	}
 	// Commonly nothing is half-finished and one script deletes.
-	n, staged, err := s.runDeletion(ctx, table, "settle", args)
+	n, staged, err := s.runDeletion(ctx, table, redisstate.DeleteSettle, ranges)
 	if err != nil || len(staged) == 0 {
 		return n, err
 	}
 	if err := s.finish(ctx, table, staged); err != nil {
 		return 0, err
 	}
-	n, _, err = s.runDeletion(ctx, table, "delete", args)
+	n, _, err = s.runDeletion(ctx, table, redisstate.DeleteNow, ranges)
 	return n, err
 }
 
-// deletionArgs checks a deletion and returns the delete_versions script's
-// arguments from its mode on.
-func (s *Store) deletionArgs(table string, ranges []Range) ([]any, error) {
+// checkDeletion checks a deletion's table and ranges.
+func checkDeletion(table string, ranges []Range) error {
 	if err := checkTable(table); err != nil {
-		return nil, err
+		return err
 	}
 	if len(ranges) == 0 || len(ranges) > 1000 {
-		return nil, nserror.New(nserror.InvalidInput, "delete 1 to 1000 version ranges, not %d", len(ranges))
+		return nserror.New(nserror.InvalidInput, "delete 1 to 1000 version ranges, not %d", len(ranges))
 	}
-	args := make([]any, 0, 2*len(ranges))
 	for _, rg := range ranges {
 		if rg.End != 0 && rg.End <= rg.Start {
-			return nil, nserror.New(nserror.InvalidInput, "version range [%d, %d) is empty or reversed", rg.Start, rg.End)
+			return nserror.New(nserror.InvalidInput, "version range [%d, %d) is empty or reversed", rg.Start, rg.End)
 		}
-		end := "+inf"
-		if rg.End != 0 {
-			end = strconv.FormatUint(rg.End, 10)
-		}
-		args = append(args, strconv.FormatUint(rg.Start, 10), end)
 	}
-	return args, nil
+	return nil
 }
 
-// runDeletion runs delete_versions.lua in mode over ranges (deletionArgs)
-// and returns how many versions it deleted or the staged versions it
-// found instead.
-func (s *Store) runDeletion(ctx context.Context, table, mode string, ranges []any) (int, []uint64, error) {
-	var n int
-	var staged []uint64
-	err := s.withEpoch(ctx, func() (reply, error) {
-		r, err := run(ctx, s.pipe, s.sc.deleteVersions,
-			[]string{s.k.Epoch(), s.k.Seq(), s.k.Log(), s.k.Versions(table), s.k.Index(table)},
-			append([]any{table, s.logMaxLen, mode}, ranges...)...)
-		if err != nil {
-			return r, err
-		}
-		switch r.status() {
-		case "OK":
-			n = atoiOr(r.str(1), 0)
-		case "STAGED":
-			for i := 1; i < len(r); i++ {
-				v, perr := strconv.ParseUint(r.str(i), 10, 64)
-				if perr != nil {
-					return r, fmt.Errorf("redisclaim: delete_versions replied version %q", r.str(i))
-				}
-				staged = append(staged, v)
-			}
-		}
-		return r, nil
+// runDeletion runs delete_versions.lua in mode over ranges (checked) and
+// returns how many versions it deleted or the staged versions it found
+// instead.
+func (s *Store) runDeletion(ctx context.Context, table, mode string, ranges []Range) (int, []uint64, error) {
+	var r redisstate.DeleteVersionsReply
+	err := s.withEpoch(ctx, func() (redisstate.Status, error) {
+		var err error
+		r, err = s.rs.DeleteVersions(ctx, table, mode, ranges)
+		return r.Status, err
 	})
-	return n, staged, err
+	return r.Deleted, r.Staged, err
 }
 
 // finish finishes a table's half-done commits at versions, helping as a
@@ -181,41 +145,26 @@ func (s *Store) finish(ctx context.Context, table string, versions []uint64) err
 // without versions) as of one catalog sequence, which it also returns: a
 // multi-table commit is either wholly in the answer or not at all.
 func (s *Store) LatestVersions(ctx context.Context, tables []string) ([]uint64, uint64, error) {
-	args := make([]any, len(tables))
-	for i, t := range tables {
+	for _, t := range tables {
 		if err := checkTable(t); err != nil {
 			return nil, 0, err
 		}
-		args[i] = t
 	}
 	seeded := false
-	var heads []uint64
-	var seq uint64
-	err := s.WithEpoch(ctx, "redisclaim: reading heads", 0, func() ([]any, error) {
-		r, err := run(ctx, s.pipe, s.sc.latest, []string{s.k.Epoch(), s.k.Heads(), s.k.Seq()}, args...)
-		if err != nil {
-			return nil, fmt.Errorf("redisclaim: latest: %w", err)
+	var r redisstate.LatestReply
+	err := s.WithEpoch(ctx, "redisclaim: reading heads", 0, func() (redisstate.Status, error) {
+		var err error
+		if r, err = s.rs.Latest(ctx, tables); err != nil {
+			return "", fmt.Errorf("redisclaim: latest: %w", err)
 		}
-		return r, nil
-	}, func(raw []any) (bool, error) {
-		r := reply(raw)
-		seq, _ = strconv.ParseUint(r.str(1), 10, 64)
-		heads = make([]uint64, len(tables))
-		missing := false
-		for i := range tables {
-			h := r.str(2 + i)
-			if h == "" {
-				missing = true
-				continue
-			}
-			heads[i], _ = strconv.ParseUint(h, 10, 64)
-		}
-		if !missing || seeded {
+		return r.Status, nil
+	}, func(redisstate.Status) (bool, error) {
+		if !slices.Contains(r.Known, false) || seeded {
 			return true, nil
 		}
 		// Seed unknown tables from storage, then read all again at once.
 		for i, t := range tables {
-			if r.str(2+i) == "" {
+			if !r.Known[i] {
 				if _, err := s.seedFromStorage(ctx, t, false); err != nil {
 					return false, err
 				}
@@ -227,7 +176,7 @@ func (s *Store) LatestVersions(ctx context.Context, tables []string) ([]uint64, 
 	if err != nil {
 		return nil, 0, err
 	}
-	return heads, seq, nil
+	return r.Heads, r.Seq, nil
 }
 
 // settleDeletions finishes the half-done commits among the versions a
@@ -238,11 +187,10 @@ func (s *Store) settleDeletions(ctx context.Context, x *Extras) error {
 		return nil
 	}
 	for _, d := range x.Deletions {
-		args, err := s.deletionArgs(d.Table, d.Ranges)
-		if err != nil {
+		if err := checkDeletion(d.Table, d.Ranges); err != nil {
 			return err
 		}
-		_, staged, err := s.runDeletion(ctx, d.Table, "probe", args)
+		_, staged, err := s.runDeletion(ctx, d.Table, redisstate.DeleteProbe, d.Ranges)
 		if err != nil {
 			return err
 		}

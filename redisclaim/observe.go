@@ -36,7 +36,7 @@ func (s *Store) claim(ctx context.Context, txnID string, txnRecord []byte, entri
 
 // finalize is runFinalize, observed.
 func (s *Store) finalize(ctx context.Context, table string, version uint64, rec record, observed time.Time, w *claimant) (Location, error) {
-	if s.obs == nil || s.obs.Finalize == nil || !rec.staged() {
+	if s.obs == nil || s.obs.Finalize == nil || !rec.Staged() {
 		return s.runFinalize(ctx, table, version, rec, observed, w)
 	}
 	start := time.Now()

@@ -5,13 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"path"
-	"strconv"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/flightns/flightns/internal/redislock"
+	"github.com/flightns/flightns/internal/redisstate"
 	"github.com/flightns/flightns/lancemanifest"
 	"github.com/flightns/flightns/nserror"
 	"github.com/flightns/flightns/objstore"
@@ -34,7 +34,7 @@ func (s *Store) scanVersions(ctx context.Context, table string) ([]foundVersion,
 			return nil, err
 		}
 		m, err := lancemanifest.ParseManifestName(path.Base(a.Key))
-		if err != nil || m.Staging || m.Detached || m.Version == 0 || m.Version > maxScriptVersion {
+		if err != nil || m.Staging || m.Detached || m.Version == 0 || m.Version > redisstate.MaxVersion {
 			continue
 		}
 		out = append(out, foundVersion{version: m.Version, path: a.Key, size: a.Size})
@@ -67,13 +67,13 @@ func (s *Store) seedVersions(ctx context.Context, table string, head uint64, tok
 	const chunk = 200
 	for start := 0; ; start += chunk {
 		end := min(start+chunk, len(found))
-		args := []any{table, strconv.FormatUint(head, 10), token}
+		part := make([]redisstate.Found, 0, end-start)
 		for _, f := range found[start:end] {
-			args = append(args, strconv.FormatUint(f.version, 10), f.path, strconv.FormatInt(f.size, 10), f.staging, f.tx)
+			part = append(part, redisstate.Found{Version: f.version, Path: f.path, Size: f.size, Staging: f.staging, Tx: f.tx})
 		}
-		err := s.withEpoch(ctx, func() (reply, error) {
-			return run(ctx, s.pipe, s.sc.seed,
-				[]string{s.k.Epoch(), s.k.Recovering(), s.k.Heads(), s.k.Versions(table), s.k.Index(table)}, args...)
+		err := s.withEpoch(ctx, func() (redisstate.Status, error) {
+			r, err := s.rs.Seed(ctx, table, head, token, part)
+			return r.Status, err
 		})
 		if err != nil {
 			return err
@@ -182,10 +182,9 @@ func (s *Store) runRecovery(ctx context.Context, token string) (RecoveryStats, e
 			return st, err
 		}
 	}
-	if r, err := run(ctx, s.pipe, s.sc.openEpoch, []string{s.k.Epoch(), s.k.Seq(), s.k.Log(), s.k.Recovering()},
-		"", strconv.FormatUint(floor, 10), token, "0"); err != nil {
+	if r, err := s.rs.OpenEpoch(ctx, "", floor, token, false); err != nil {
 		return st, err
-	} else if r.status() != "OK" {
+	} else if r != redisstate.OK {
 		return st, nserror.New(nserror.ServiceUnavailable, "redisclaim: recovery lost its lock")
 	}
 
@@ -253,12 +252,11 @@ func (s *Store) runRecovery(ctx context.Context, token string) (RecoveryStats, e
 
 	// 4. New epoch.
 	epoch := uuid.NewString()
-	r, err := run(ctx, s.pipe, s.sc.openEpoch, []string{s.k.Epoch(), s.k.Seq(), s.k.Log(), s.k.Recovering()},
-		epoch, strconv.FormatUint(floor, 10), token, "1")
+	r, err := s.rs.OpenEpoch(ctx, epoch, floor, token, true)
 	if err != nil {
 		return st, err
 	}
-	if r.status() != "OK" {
+	if r != redisstate.OK {
 		return st, nserror.New(nserror.ServiceUnavailable, "redisclaim: recovery lost its lock before it finished")
 	}
 	st.Duration = time.Since(start)

@@ -2,7 +2,6 @@ package redisclaim
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -14,6 +13,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/flightns/flightns/internal/commitlog"
+	"github.com/flightns/flightns/internal/redisstate"
 	"github.com/flightns/flightns/lancemanifest"
 	"github.com/flightns/flightns/nserror"
 	"github.com/flightns/flightns/objstore"
@@ -168,12 +168,10 @@ type Store struct {
 	rdb       redis.UniversalClient
 	objs      *objstore.Store
 	catalog   string
-	k         keys
-	sc        *scripts
-	pipe      *pipeliner
+	rs        *redisstate.Catalog // every key and script of the catalog
+	k         redisstate.Keys
 	now       func() time.Time
 	step      StepFunc
-	logMaxLen int64
 	seqFloor  func(ctx context.Context) (uint64, error)
 	fresh     func(ctx context.Context) (bool, error)
 	window    time.Duration
@@ -230,15 +228,15 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 		return nil, err
 	}
 	s := &Store{
-		rdb: cfg.Redis, objs: cfg.Objects, catalog: cfg.Catalog, k: newKeys(cfg.Catalog), sc: newScripts(),
-		now: cfg.Now, step: cfg.Step, logMaxLen: cfg.LogMaxLen, seqFloor: cfg.SeqFloor, fresh: cfg.Fresh, window: cfg.PromoteWindow, onRecover: cfg.OnRecover, onTxn: cfg.OnTxnCommitted, promoted: cfg.OnPromoted, log: cfg.Logger, obs: cfg.Observer, nameOf: cfg.NameOf,
+		rdb: cfg.Redis, objs: cfg.Objects, catalog: cfg.Catalog, rs: redisstate.New(cfg.Redis, cfg.Catalog, cfg.LogMaxLen),
+		now: cfg.Now, step: cfg.Step, seqFloor: cfg.SeqFloor, fresh: cfg.Fresh, window: cfg.PromoteWindow, onRecover: cfg.OnRecover, onTxn: cfg.OnTxnCommitted, promoted: cfg.OnPromoted, log: cfg.Logger, obs: cfg.Observer, nameOf: cfg.NameOf,
 		afterSlots: make(chan struct{}, maxAfterReply),
 	}
+	s.k = s.rs.Keys
 	s.sweep = newSweeper(s.objs, s.log)
-	if err := s.sc.load(ctx, s.rdb); err != nil {
+	if err := redisstate.Load(ctx, s.rdb); err != nil {
 		return nil, err
 	}
-	s.pipe = newPipeliner(s.rdb)
 	return s, nil
 }
 
@@ -252,17 +250,17 @@ func (s *Store) Close() error {
 	s.afterMu.Unlock()
 	s.after.Wait()
 	s.sweep.close()
-	s.pipe.close()
+	s.rs.Close()
 	return nil
 }
 
 // RecoveringKey is the Redis key of the recovery lock of a catalog; its
 // value is the token OnRecover gets.
-func RecoveringKey(catalog string) string { return newKeys(catalog).Recovering() }
+func RecoveringKey(catalog string) string { return redisstate.KeysOf(catalog).Recovering() }
 
 // EpochKey is the Redis key whose presence means Redis holds the
 // catalog's state.
-func EpochKey(catalog string) string { return newKeys(catalog).Epoch() }
+func EpochKey(catalog string) string { return redisstate.KeysOf(catalog).Epoch() }
 
 // Catalog returns the catalog name.
 func (s *Store) Catalog() string { return s.catalog }
@@ -279,38 +277,12 @@ func (s *Store) at(ctx context.Context, step Step, table string, version uint64)
 
 // record is a version's record in Redis (JSON built by the scripts; every
 // value is a string so that no number passes through Lua's doubles).
-type record struct {
-	St  string `json:"st"` // "staged" or "final"
-	SP  string `json:"sp"` // staging path claimed ("" when found in storage)
-	FP  string `json:"fp"` // final path
-	Sz  string `json:"sz"`
-	Et  string `json:"et"`
-	Tx  string `json:"tx"`
-	Ts  string `json:"ts"` // claim time, µs
-	Seq string `json:"seq"`
-}
+// record is a version's record as Redis holds it.
+type record = redisstate.Record
 
-func parseRecord(raw string) (record, error) {
-	var r record
-	if err := json.Unmarshal([]byte(raw), &r); err != nil {
-		return r, fmt.Errorf("redisclaim: corrupt version record %q: %w", raw, err)
-	}
-	return r, nil
-}
-
-func (r record) staged() bool { return r.St == "staged" }
-
-// deleted is a tombstone: the version's record was deleted
-// (DeleteVersions); its manifest may still be in storage.
-func (r record) deleted() bool { return r.St == "deleted" }
-
-func (r record) size() int64 {
-	n, _ := strconv.ParseInt(r.Sz, 10, 64)
-	return n
-}
-
-func (r record) location(table string, version uint64) Location {
-	loc := Location{Table: table, Version: version, Path: r.FP, Size: r.size(), ETag: r.Et, TxnID: r.Tx, StagingPath: r.SP}
+// locationOf is the location of table's version with record r.
+func locationOf(r record, table string, version uint64) Location {
+	loc := Location{Table: table, Version: version, Path: r.FP, Size: r.Size(), ETag: r.Et, TxnID: r.Tx, StagingPath: r.SP}
 	if _, m, err := lancemanifest.ParseManifestPath(r.FP); err == nil {
 		loc.Scheme = m.Scheme
 	}
@@ -330,10 +302,6 @@ type entry struct {
 	data                  []byte // the staged bytes, when read before the claim (not on file://)
 }
 
-func (e entry) args() []any {
-	return []any{e.table, strconv.FormatUint(e.version, 10), e.staging, e.final, strconv.FormatInt(e.size, 10), e.etag}
-}
-
 const txnPrefix = "__manifest/_txns/"
 
 // checkTable validates a table directory key.
@@ -351,8 +319,8 @@ func checkTable(table string) error {
 }
 
 func checkVersion(v uint64) error {
-	if v == 0 || v > maxScriptVersion {
-		return nserror.New(nserror.InvalidInput, "version %d is out of range (1 to %d)", v, uint64(maxScriptVersion))
+	if v == 0 || v > redisstate.MaxVersion {
+		return nserror.New(nserror.InvalidInput, "version %d is out of range (1 to %d)", v, uint64(redisstate.MaxVersion))
 	}
 	return nil
 }
@@ -452,7 +420,7 @@ func (s *Store) Put(ctx context.Context, table string, version uint64, staging s
 // claim: a layer above pins what it read before (such as the table's
 // location) without reading it again. A guard that fails is a
 // *GuardError, and nothing is claimed.
-func (s *Store) PutGuarded(ctx context.Context, table string, version uint64, staging string, size int64, etag string, guards []Guard) (Location, error) {
+func (s *Store) PutGuarded(ctx context.Context, table string, version uint64, staging string, size int64, etag string, guards []redisstate.Guard) (Location, error) {
 	e, found, err := s.stagedEntry(ctx, table, version, staging, size, etag, true)
 	if err != nil {
 		return Location{}, err
@@ -582,84 +550,66 @@ func (s *Store) runClaim(ctx context.Context, txnID string, txnRecord []byte, en
 	if err := s.settleDeletions(ctx, x); err != nil {
 		return claimResult{}, err
 	}
-	keys := []string{s.k.Epoch(), s.k.Heads(), s.k.Seq(), s.k.Log(), s.k.Txn(txnID)}
-	now := strconv.FormatInt(s.now().UnixMicro(), 10)
-	args := []any{txnID, now, len(entries), string(txnRecord), s.logMaxLen}
+	now := s.now().UnixMicro()
+	a := redisstate.ClaimArgs{TxnID: txnID, TxnRecord: txnRecord, Now: now}
 	for _, e := range entries {
-		keys = append(keys, s.k.Versions(e.table), s.k.Index(e.table))
-		args = append(args, e.args()...)
+		a.Tables = append(a.Tables, redisstate.ClaimTable{Table: e.table, Version: e.version, Staging: e.staging, Final: e.final, Size: e.size, ETag: e.etag})
 	}
-	var err error
-	if keys, args, err = s.appendExtras(keys, args, x); err != nil {
-		return claimResult{}, err
+	if x != nil { // (settleDeletions checked the deletions)
+		a.Guards, a.Writes, a.Deletions, a.Log = x.Guards, x.Writes, x.Deletions, x.Log
 	}
 	reseeded := map[int]bool{}
 	// Each NOHEAD or GAP answer seeds one member's head from storage, at
 	// most once a member for each: a batch of many tables new to Redis
 	// needs that many rounds.
+	var r redisstate.ClaimReply
 	var out claimResult
-	err = s.WithEpoch(ctx, "redisclaim: claim", 2*len(entries), func() ([]any, error) {
-		r, err := run(ctx, s.pipe, s.sc.claim, keys, args...)
-		if err != nil {
-			return nil, fmt.Errorf("redisclaim: claim: %w", err)
+	err := s.WithEpoch(ctx, "redisclaim: claim", 2*len(entries), func() (redisstate.Status, error) {
+		var err error
+		if r, err = s.rs.Claim(ctx, a); err != nil {
+			return "", fmt.Errorf("redisclaim: claim: %w", err)
 		}
-		return r, nil
-	}, func(raw []any) (bool, error) {
-		r := reply(raw)
-		switch r.status() {
-		case "NOHEAD":
-			i := atoiOr(r.str(1), 1) - 1
-			if _, err := s.seedFromStorage(ctx, entries[i].table, true); err != nil {
+		return r.Status, nil
+	}, func(redisstate.Status) (bool, error) {
+		switch r.Status {
+		case redisstate.NoHead:
+			if _, err := s.seedFromStorage(ctx, entries[r.Member].table, true); err != nil {
 				return false, err
 			}
-		case "GAP":
-			i := atoiOr(r.str(1), 1) - 1
-			if reseeded[i] {
-				head, _ := strconv.ParseUint(r.str(2), 10, 64)
+		case redisstate.Gap:
+			e := entries[r.Member]
+			if reseeded[r.Member] {
 				return false, nserror.New(nserror.InvalidInput,
-					"version %d of table %s skips versions: the table's latest version is %d", entries[i].version, entries[i].table, head)
+					"version %d of table %s skips versions: the table's latest version is %d", e.version, e.table, r.Head)
 			}
 			// Storage may know versions Redis lost: heads only move up.
-			reseeded[i] = true
-			if _, err := s.seedFromStorage(ctx, entries[i].table, true); err != nil {
+			reseeded[r.Member] = true
+			if _, err := s.seedFromStorage(ctx, e.table, true); err != nil {
 				return false, err
 			}
-		case "CONFLICT":
-			i := atoiOr(r.str(1), 1) - 1
-			head, _ := strconv.ParseUint(r.str(2), 10, 64)
-			err := s.conflict(entries[i].table, entries[i].version, head)
-			if by := r.str(3); by != "" {
+		case redisstate.Conflict:
+			e := entries[r.Member]
+			err := s.conflict(e.table, e.version, r.Head)
+			if r.TakenBy != "" {
 				var ce *ConflictError
 				if errors.As(err, &ce) {
-					ce.takenBy = by
+					ce.takenBy = r.TakenBy
 				}
 			}
 			return false, err
-		case "GUARD":
-			return false, &GuardError{Index: atoiOr(r.str(1), 1) - 1}
-		case "DUP", "OK":
-			out = claimResult{epoch: r.str(1), dup: r.status() == "DUP"}
-			if out.dup {
-				for i := range entries {
-					rec, err := parseRecord(r.str(2 + i))
-					if err != nil {
-						return false, err
-					}
-					out.recs = append(out.recs, rec)
-				}
-				return true, nil
-			}
-			out.seq, _ = strconv.ParseUint(r.str(2), 10, 64)
-			for i := 3; i < len(r); i++ {
-				out.deleted = append(out.deleted, atoiOr(r.str(i), 0))
-			}
+		case redisstate.GuardFailed:
+			return false, &GuardError{Index: r.Guard}
+		case redisstate.Dup:
+			out = claimResult{epoch: r.Epoch, dup: true, recs: r.Records}
+			return true, nil
+		case redisstate.OK:
+			out = claimResult{epoch: r.Epoch, seq: r.Seq, deleted: r.Deleted}
+			seq, ts := strconv.FormatUint(r.Seq, 10), strconv.FormatInt(now, 10)
 			for _, e := range entries {
 				out.recs = append(out.recs, record{St: "staged", SP: e.staging, FP: e.final, Sz: strconv.FormatInt(e.size, 10),
-					Et: e.etag, Tx: txnID, Ts: now, Seq: r.str(2)})
+					Et: e.etag, Tx: txnID, Ts: ts, Seq: seq})
 			}
 			return true, nil
-		default:
-			return false, fmt.Errorf("redisclaim: claim script replied %v", []any(r))
 		}
 		return false, nil // seeded: claim again
 	})
@@ -667,14 +617,6 @@ func (s *Store) runClaim(ctx context.Context, txnID string, txnRecord []byte, en
 		return claimResult{}, err
 	}
 	return out, nil
-}
-
-func atoiOr(s string, def int) int {
-	n, err := strconv.Atoi(s)
-	if err != nil {
-		return def
-	}
-	return n
 }
 
 // runFinalize materializes a claimed, staged version of a single-table claim:
@@ -690,8 +632,8 @@ func atoiOr(s string, def int) int {
 // its claim has been read back (confirm) and leaves the flip and the
 // cleanup to run after its reply; a reader flips before its own.
 func (s *Store) runFinalize(ctx context.Context, table string, version uint64, rec record, observed time.Time, w *claimant) (Location, error) {
-	loc := rec.location(table, version)
-	if !rec.staged() {
+	loc := locationOf(rec, table, version)
+	if !rec.Staged() {
 		return loc, nil
 	}
 	var known []byte
@@ -715,7 +657,7 @@ func (s *Store) runFinalize(ctx context.Context, table string, version uint64, r
 		// The staging object is gone: a helper finished before us (it
 		// deletes staging only after the final object exists).
 		a, herr := s.objs.Head(ctx, rec.FP)
-		if herr != nil || a.Size != rec.size() {
+		if herr != nil || a.Size != rec.Size() {
 			return Location{}, nserror.New(nserror.Internal,
 				"version %d of table %s was claimed, but its staging manifest %s is gone and its final manifest is missing or of another size", version, table, rec.SP)
 		}
@@ -842,7 +784,7 @@ func (s *Store) reconfirm(ctx context.Context, table string, version uint64, rec
 	if err != nil {
 		return err
 	}
-	if epoch != "" && cur.staged() && cur.SP == rec.SP && cur.FP == rec.FP {
+	if epoch != "" && cur.Staged() && cur.SP == rec.SP && cur.FP == rec.FP {
 		return nil
 	}
 	return nserror.New(nserror.ServiceUnavailable,
@@ -852,17 +794,14 @@ func (s *Store) reconfirm(ctx context.Context, table string, version uint64, rec
 // claimNow reads a version's record as Redis holds it now, with the
 // epoch; epoch "" when Redis has no epoch, no head or no such record.
 func (s *Store) claimNow(ctx context.Context, table string, version uint64) (epoch string, rec record, err error) {
-	r, err := run(ctx, s.pipe, s.sc.get, []string{s.k.Epoch(), s.k.Heads(), s.k.Versions(table)}, table, strconv.FormatUint(version, 10))
+	r, err := s.rs.Get(ctx, table, version)
 	if err != nil {
 		return "", record{}, fmt.Errorf("redisclaim: get: %w", err)
 	}
-	if r.status() != "OK" || r.str(3) == "" {
+	if r.Status != redisstate.OK || !r.HasRecord {
 		return "", record{}, nil
 	}
-	if rec, err = parseRecord(r.str(3)); err != nil {
-		return "", record{}, nil
-	}
-	return r.str(1), rec, nil
+	return r.Epoch, r.Record, nil
 }
 
 // afterCommitTimeout bounds the repair a commit does past its commit
@@ -870,12 +809,7 @@ func (s *Store) claimNow(ctx context.Context, table string, version uint64) (epo
 const afterCommitTimeout = 10 * time.Second
 
 func (s *Store) flip(ctx context.Context, table string, version uint64, rec record) (bool, error) {
-	r, err := run(ctx, s.pipe, s.sc.flip, []string{s.k.Versions(table)},
-		strconv.FormatUint(version, 10), rec.SP, rec.FP, rec.Sz)
-	if err != nil {
-		return false, err
-	}
-	return r.str(0) == "1", nil
+	return s.rs.Flip(ctx, table, version, rec)
 }
 
 // supersede handles a claim whose final path already holds other bytes:
@@ -889,8 +823,7 @@ func (s *Store) supersede(ctx context.Context, table string, version uint64, rec
 	}
 	s.log.Error("redisclaim: a claimed version already exists in storage with other bytes; Redis had lost that commit",
 		"table", table, "version", version, "final", rec.FP, "staging", rec.SP)
-	if _, err := run(ctx, s.pipe, s.sc.supersede, []string{s.k.Versions(table)},
-		strconv.FormatUint(version, 10), rec.SP, rec.FP, strconv.FormatInt(a.Size, 10)); err != nil {
+	if _, err := s.rs.Supersede(ctx, table, version, rec.SP, rec.FP, a.Size); err != nil {
 		return err
 	}
 	head, err := s.seedFromStorage(ctx, table, true)
@@ -910,27 +843,22 @@ func (s *Store) resolveVersion(ctx context.Context, table string, version uint64
 	if err := checkTable(table); err != nil {
 		return Location{}, err
 	}
-	if version > maxScriptVersion {
+	if version > redisstate.MaxVersion {
 		return Location{}, nserror.New(nserror.TableVersionNotFound, "table %s has no version %d", s.name(table), version)
-	}
-	verArg := ""
-	if version != 0 {
-		verArg = strconv.FormatUint(version, 10)
 	}
 	gone := map[string]bool{}
 	var observed time.Time
 	var out Location
-	err := s.WithEpoch(ctx, fmt.Sprintf("redisclaim: reading version %d of %s", version, table), 0, func() ([]any, error) {
+	var r redisstate.GetReply
+	err := s.WithEpoch(ctx, fmt.Sprintf("redisclaim: reading version %d of %s", version, table), 0, func() (redisstate.Status, error) {
 		observed = time.Now()
-		r, err := run(ctx, s.pipe, s.sc.get, []string{s.k.Epoch(), s.k.Heads(), s.k.Versions(table)}, table, verArg)
-		if err != nil {
-			return nil, fmt.Errorf("redisclaim: get: %w", err)
+		var err error
+		if r, err = s.rs.Get(ctx, table, version); err != nil {
+			return "", fmt.Errorf("redisclaim: get: %w", err)
 		}
-		return r, nil
-	}, func(raw []any) (bool, error) {
-		r := reply(raw)
-		switch r.status() {
-		case "NOHEAD":
+		return r.Status, nil
+	}, func(redisstate.Status) (bool, error) {
+		if r.Status == redisstate.NoHead {
 			head, err := s.seedFromStorage(ctx, table, false)
 			if err != nil {
 				return false, err
@@ -939,12 +867,8 @@ func (s *Store) resolveVersion(ctx context.Context, table string, version uint64
 				return false, s.notFound(table, version)
 			}
 			return false, nil
-		case "OK":
-		default:
-			return false, fmt.Errorf("redisclaim: get script replied %v", []any(r))
 		}
-		epoch := r.str(1)
-		head, _ := strconv.ParseUint(r.str(2), 10, 64)
+		epoch, head := r.Epoch, r.Head
 		v := version
 		if v == 0 {
 			v = head
@@ -952,27 +876,25 @@ func (s *Store) resolveVersion(ctx context.Context, table string, version uint64
 		if v == 0 || v > head {
 			return false, s.notFound(table, version)
 		}
-		if r.str(3) == "" {
+		if !r.HasRecord {
 			var err error
 			out, err = s.fromStorage(ctx, table, v)
 			return true, err
 		}
-		rec, err := parseRecord(r.str(3))
-		if err != nil {
-			return false, err
-		}
-		if rec.deleted() {
+		rec := r.Record
+		if rec.Deleted() {
 			return false, nserror.New(nserror.TableVersionNotFound, "version %d of table %s was deleted", v, s.name(table))
 		}
-		if !rec.staged() {
-			out = rec.location(table, v)
+		if !rec.Staged() {
+			out = locationOf(rec, table, v)
 			return true, nil
 		}
 		if rec.Tx == "" {
+			var err error
 			out, err = s.finalize(ctx, table, v, rec, observed, nil)
 			return true, err
 		}
-		err = s.helpTxn(ctx, rec.Tx, epoch, observed)
+		err := s.helpTxn(ctx, rec.Tx, epoch, observed)
 		if errors.Is(err, errEpochChanged) {
 			return false, nil
 		}
@@ -988,7 +910,7 @@ func (s *Store) resolveVersion(ctx context.Context, table string, version uint64
 		}
 		// Re-read the version just helped, not the head again: the head
 		// may have moved on meanwhile, and the answer must be one version.
-		version, verArg = v, strconv.FormatUint(v, 10)
+		version = v
 		return false, nil
 	})
 	if err != nil {
@@ -1084,17 +1006,14 @@ func (s *Store) PutIfExists(ctx context.Context, table string, version uint64, p
 	if err := checkVersion(version); err != nil {
 		return err
 	}
-	r, err := run(ctx, s.pipe, s.sc.get, []string{s.k.Epoch(), s.k.Heads(), s.k.Versions(table)}, table, strconv.FormatUint(version, 10))
+	r, err := s.rs.Get(ctx, table, version)
 	if err != nil {
 		return err
 	}
-	if r.status() != "OK" || r.str(3) == "" {
+	if r.Status != redisstate.OK || !r.HasRecord {
 		return s.notFound(table, version)
 	}
-	rec, err := parseRecord(r.str(3))
-	if err != nil {
-		return err
-	}
+	rec := r.Record
 	if rec.FP != path {
 		return nserror.New(nserror.InvalidInput, "version %d of table %s is claimed for %s, not %s", version, s.name(table), rec.FP, path)
 	}
@@ -1117,14 +1036,11 @@ func (s *Store) Delete(ctx context.Context, table string) error {
 	if err := checkTable(table); err != nil {
 		return err
 	}
-	return s.withEpoch(ctx, func() (reply, error) {
-		return run(ctx, s.pipe, s.sc.drop,
-			[]string{s.k.Epoch(), s.k.Heads(), s.k.Seq(), s.k.Log(), s.k.Versions(table), s.k.Index(table)}, table, s.logMaxLen)
-	})
+	return s.withEpoch(ctx, func() (redisstate.Status, error) { return s.rs.Drop(ctx, table) })
 }
 
 // withEpoch runs a script whose every reply but NOEPOCH is final
 // (WithEpoch).
-func (s *Store) withEpoch(ctx context.Context, fn func() (reply, error)) error {
-	return s.WithEpoch(ctx, "redisclaim", 0, func() ([]any, error) { return fn() }, Final)
+func (s *Store) withEpoch(ctx context.Context, call func() (redisstate.Status, error)) error {
+	return s.WithEpoch(ctx, "redisclaim", 0, call, Final)
 }

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/flightns/flightns/internal/redisstate"
 	"github.com/flightns/flightns/internal/s3proxy"
 	"github.com/flightns/flightns/internal/testutil/redistest"
 	"github.com/flightns/flightns/internal/testutil/s3test"
@@ -371,7 +372,7 @@ func TestDeletionsFinishVersionsWhoseFlipIsPending(t *testing.T) {
 		t.Fatalf("DeleteVersions = %d, %v; want 2", n, err)
 	}
 	b, err := e.s.Commit(ctx, []Entry{{Table: "u", Version: 2, StagingPath: e.stage("u", 2, "u2")}},
-		&Extras{Deletions: []Deletion{{Table: "t", Ranges: []Range{{Start: 3}}}, {Table: "u", Ranges: []Range{{Start: 1, End: 2}}}}})
+		&Extras{Deletions: []redisstate.Deletion{{Table: "t", Ranges: []Range{{Start: 3}}}, {Table: "u", Ranges: []Range{{Start: 1, End: 2}}}}})
 	if err != nil || len(b.Deleted) != 2 || b.Deleted[0] != 3 || b.Deleted[1] != 1 {
 		t.Fatalf("a batch deleting versions = %+v, %v; want 3 and 1 deleted", b, err)
 	}

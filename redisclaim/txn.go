@@ -7,14 +7,13 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/redis/go-redis/v9"
 
-	"github.com/flightns/flightns/internal/commitlog"
+	"github.com/flightns/flightns/internal/redisstate"
 	"github.com/flightns/flightns/nserror"
 	"github.com/flightns/flightns/objstore"
 )
@@ -203,7 +202,7 @@ func (s *Store) Commit(ctx context.Context, entries []Entry, x *Extras) (Batch, 
 	}
 	b := Batch{TxnID: txnID, Seq: c.seq, Deleted: c.deleted}
 	for i, e := range es {
-		loc := c.recs[i].location(e.table, e.version)
+		loc := locationOf(c.recs[i], e.table, e.version)
 		loc.CommittedAt = rec.CreatedAt
 		b.Locations = append(b.Locations, loc)
 	}
@@ -338,17 +337,11 @@ func (s *Store) putTxnRecord(ctx context.Context, id string, raw []byte, gate fu
 }
 
 func (s *Store) confirm(ctx context.Context, epoch string, rec txnRecord) (bool, error) {
-	keys := []string{s.k.Epoch()}
-	args := []any{epoch, rec.TxnID}
-	for _, m := range rec.Members {
-		keys = append(keys, s.k.Versions(m.Table))
-		args = append(args, strconv.FormatUint(m.Version, 10), m.StagingPath)
+	members := make([]redisstate.Member, len(rec.Members))
+	for i, m := range rec.Members {
+		members[i] = redisstate.Member{Table: m.Table, Version: m.Version, Staging: m.StagingPath}
 	}
-	r, err := run(ctx, s.pipe, s.sc.confirm, keys, args...)
-	if err != nil {
-		return false, err
-	}
-	return r.str(0) == "1", nil
+	return s.rs.Confirm(ctx, epoch, rec.TxnID, members)
 }
 
 // finishTxn finalizes, flips and cleans up every member of a committed
@@ -481,68 +474,20 @@ func (s *Store) SeedHead(ctx context.Context, table string) (uint64, error) {
 // Tag is the hash tag every key of the catalog starts with: "{catalog}".
 func (s *Store) Tag() string { return s.k.Tag() }
 
-// Guard is a precondition on state kept by a layer above, checked by the
-// claim script before it writes anything. Make one with GuardEq,
-// GuardAbsent or GuardEmpty; another Op is refused before the script runs
-// (and by the script).
-type Guard struct{ Op, Key, Field, Value string }
-
-// GuardEq holds when hash key's field equals value.
-func GuardEq(key, field, value string) Guard { return Guard{"eq", key, field, value} }
-
-// GuardAbsent holds when hash key has no field.
-func GuardAbsent(key, field string) Guard { return Guard{Op: "absent", Key: key, Field: field} }
-
-// GuardEmpty holds when set key is empty.
-func GuardEmpty(key string) Guard { return Guard{Op: "empty", Key: key} }
-
-// Write is a change to state kept by a layer above, made by the claim
-// script once every check passed. Make one with HSet, HDel, SAdd or SRem;
-// another Op is refused before the script runs (and by the script, before
-// it writes anything).
-type Write struct{ Op, Key, Field, Value string }
-
-// HSet sets hash key's field to value.
-func HSet(key, field, value string) Write { return Write{"hset", key, field, value} }
-
-// HDel deletes hash key's field.
-func HDel(key, field string) Write { return Write{Op: "hdel", Key: key, Field: field} }
-
-// SAdd adds member to set key.
-func SAdd(key, member string) Write { return Write{Op: "sadd", Key: key, Value: member} }
-
-// SRem removes member from set key.
-func SRem(key, member string) Write { return Write{Op: "srem", Key: key, Value: member} }
-
-var (
-	guardOps = map[string]bool{"eq": true, "absent": true, "empty": true}
-	writeOps = map[string]bool{"hset": true, "hdel": true, "sadd": true, "srem": true}
-)
-
-// Deletion removes the records of a table's versions in ranges, as
-// DeleteVersions does, in the same atomic step.
-type Deletion struct {
-	Table  string
-	Ranges []Range
-}
-
-// LogEntry is a commit-log entry of a layer above: field/value pairs, the
-// kind ("k") first.
-type LogEntry []string
-
 // Extras are what a layer above (the namespace service) commits together
 // with a batch of versions: guards and writes on its own Redis state
-// (keys of this catalog only), version deletions, log entries, and bytes
-// kept in the transaction record for OnTxnCommitted. A failed guard is a
-// *GuardError and nothing is written.
+// (keys of this catalog only; redisstate.GuardEq, HSet, …), version
+// deletions (as DeleteVersions does, in the same atomic step), log
+// entries, and bytes kept in the transaction record for OnTxnCommitted. A
+// failed guard is a *GuardError and nothing is written.
 type Extras struct {
 	// TxnID names the transaction (default: a new UUIDv7); it must be
 	// unique.
 	TxnID     string
-	Guards    []Guard
-	Writes    []Write
-	Deletions []Deletion
-	Log       []LogEntry
+	Guards    []redisstate.Guard
+	Writes    []redisstate.Write
+	Deletions []redisstate.Deletion
+	Log       []redisstate.LogEntry
 	Extra     []byte
 }
 
@@ -551,67 +496,6 @@ type GuardError struct{ Index int }
 
 func (e *GuardError) Error() string {
 	return fmt.Sprintf("redisclaim: guard %d does not hold", e.Index)
-}
-
-// appendExtras adds x's sections to a claim's keys and arguments.
-func (s *Store) appendExtras(keys []string, args []any, x *Extras) ([]string, []any, error) {
-	if x == nil {
-		x = &Extras{}
-	}
-	keyIdx := map[string]int{}
-	key := func(k string) (int, error) {
-		if !strings.HasPrefix(k, s.k.Tag()+":") {
-			return 0, fmt.Errorf("redisclaim: key %q is not a key of catalog %s", k, s.catalog)
-		}
-		if i, ok := keyIdx[k]; ok {
-			return i, nil
-		}
-		keys = append(keys, k)
-		keyIdx[k] = len(keys)
-		return len(keys), nil
-	}
-	args = append(args, len(x.Guards))
-	for _, g := range x.Guards {
-		if !guardOps[g.Op] {
-			return nil, nil, fmt.Errorf("redisclaim: unknown guard %q", g.Op)
-		}
-		i, err := key(g.Key)
-		if err != nil {
-			return nil, nil, err
-		}
-		args = append(args, i, g.Field, g.Op, g.Value)
-	}
-	args = append(args, len(x.Writes))
-	for _, w := range x.Writes {
-		if !writeOps[w.Op] {
-			return nil, nil, fmt.Errorf("redisclaim: unknown write %q", w.Op)
-		}
-		i, err := key(w.Key)
-		if err != nil {
-			return nil, nil, err
-		}
-		args = append(args, w.Op, i, w.Field, w.Value)
-	}
-	args = append(args, len(x.Deletions))
-	for _, d := range x.Deletions {
-		if err := checkTable(d.Table); err != nil {
-			return nil, nil, err
-		}
-		vi, _ := key(s.k.Versions(d.Table))
-		zi, _ := key(s.k.Index(d.Table))
-		args = append(args, vi, zi, commitlog.EncodeRanges(d.Ranges))
-	}
-	args = append(args, len(x.Log))
-	for _, e := range x.Log {
-		if len(e)%2 != 0 || len(e) == 0 {
-			return nil, nil, errors.New("redisclaim: a log entry is field/value pairs")
-		}
-		args = append(args, len(e)/2)
-		for _, f := range e {
-			args = append(args, f)
-		}
-	}
-	return keys, args, nil
 }
 
 // commitExtras runs a claim without versions: the extras alone, atomically.

@@ -14,12 +14,12 @@ import (
 // import Go, so this is what keeps the scripts and the reader from
 // drifting apart.
 func TestEveryKindTheScriptsWriteIsAKind(t *testing.T) {
-	files, err := filepath.Glob("../../*/scripts/*.lua")
+	files, err := filepath.Glob("../redisstate/scripts/*.lua")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(files) < 10 {
-		t.Fatalf("found %d Lua scripts under ../../*/scripts: the test looks in the wrong place", len(files))
+		t.Fatalf("found %d Lua scripts under ../redisstate/scripts: the test looks in the wrong place", len(files))
 	}
 	lit := regexp.MustCompile(`'` + KindField + `',\s*'([a-z_]+)'`)
 	seen := 0

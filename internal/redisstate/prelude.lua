@@ -1,4 +1,4 @@
--- The prelude of every catalog script (commitlog.Script puts it first):
+-- The prelude of every catalog script (redisstate builds each script with it):
 -- the two steps of the catalog's Redis state machine that many scripts
 -- take, written once.
 --

@@ -1,4 +1,4 @@
-package redisclaim
+package redisstate
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package commitlog
+package redisstate
 
 // Keys names the Redis keys of one catalog: the commit log and everything
 // the scripts keep beside it. Every key starts with the hash tag
