@@ -58,7 +58,7 @@ func TestAPoisonedEngineNeverReachesDurableState(t *testing.T) {
 		}
 	}
 
-	// A rename (as rename_table.lua logs it) moves the table's versions.
+	// A rename (as namespace.RenameTable logs it) moves the table's versions.
 	old, _ := tb.Object(TypeTable, "prod$sales$orders")
 	renamed := old
 	renamed.ObjectID = "prod$sales$orders2"

@@ -47,7 +47,7 @@ func (s *Service) BatchCommitTables(ctx context.Context, req BatchCommitTablesRe
 		return nil, nserror.New(nserror.InvalidInput, "BatchCommitTables takes 1 to %d operations, not %d", MaxOperations, n)
 	}
 	txnID := uuid.Must(uuid.NewV7()).String()
-	b := &batchBuilder{s: s, txnID: txnID, touched: map[string]string{}, declared: map[string]string{}}
+	b := &batchBuilder{indexChange: indexChange{k: s.k}, s: s, txnID: txnID, touched: map[string]string{}, declared: map[string]string{}}
 	results := make([]CommitTableResult, n)
 	for i, op := range req.Operations {
 		if err := b.add(ctx, i, op, &results[i]); err != nil {
@@ -104,29 +104,22 @@ func (s *Service) BatchCommitTables(ctx context.Context, req BatchCommitTablesRe
 	return &BatchCommitTablesResponse{TransactionID: batch.TxnID, Results: results}, nil
 }
 
-// batchBuilder turns operations into one claim.
+// batchBuilder turns operations into one claim: the versions, and one
+// change of the object index (indexChange) with the guards of them all.
 type batchBuilder struct {
+	indexChange
 	s                *Service
 	txnID            string
 	entries          []redisclaim.Entry
 	entryOf          map[int]int // operation -> entry
 	deletions        []redisstate.Deletion
 	deletionOf       map[int]int // operation -> deletion
-	guards           []redisstate.Guard
-	guardErr         []error // the error of each guard failing
-	writes           []redisstate.Write
-	log              [][]string
 	declares         []string
 	deregisters      []string
 	deregisteredLocs []string
 	touched          map[string]string // table id -> what the batch does to it
 	declared         map[string]string // table id -> location, declared here
 	readVersionOf    map[int]ID        // set_read_version operation -> table
-}
-
-func (b *batchBuilder) guard(err error, g redisstate.Guard) {
-	b.guards = append(b.guards, g)
-	b.guardErr = append(b.guardErr, err)
 }
 
 // existingTable resolves a table the batch did not declare and guards that
@@ -139,11 +132,8 @@ func (b *batchBuilder) existingTable(ctx context.Context, id ID) (string, error)
 	if err != nil {
 		return "", err
 	}
-	k := b.s.k
-	notFound := nserror.New(nserror.TableNotFound, "table %q does not exist", id.String())
-	b.guard(notFound, redisstate.GuardEq(k.Obj(), id.String(), manifesttable.TypeTable))
-	b.guard(nserror.New(nserror.ConcurrentModification, "table %q changed during the batch", id.String()),
-		redisstate.GuardEq(k.Loc(), id.String(), loc))
+	b.tableAt(id, loc, nserror.New(nserror.TableNotFound, "table %q does not exist", id.String()),
+		nserror.New(nserror.ConcurrentModification, "table %q changed during the batch", id.String()))
 	return loc, nil
 }
 
@@ -189,7 +179,7 @@ func (b *batchBuilder) add(ctx context.Context, i int, op CommitTableOperation, 
 
 // declareTable adds operation i, a DeclareTable.
 func (b *batchBuilder) declareTable(_ context.Context, _ int, req *DeclareTableRequest, res *CommitTableResult) error {
-	s, k := b.s, b.s.k
+	s := b.s
 	if err := tableID(req.ID); err != nil {
 		return err
 	}
@@ -214,17 +204,6 @@ func (b *batchBuilder) declareTable(_ context.Context, _ int, req *DeclareTableR
 	}
 	id := req.ID.String()
 	b.declared[id] = loc
-	if parent := req.ID.Parent(); !parent.IsRoot() {
-		b.guard(nserror.New(nserror.NamespaceNotFound, "namespace %q of table %q does not exist", parent.String(), id),
-			redisstate.GuardEq(k.Obj(), parent.String(), manifesttable.TypeNamespace))
-	}
-	b.guard(nserror.New(nserror.TableAlreadyExists, "table %q already exists", id), redisstate.GuardAbsent(k.Obj(), id))
-	b.guard(nserror.New(nserror.InvalidInput, "location %q already belongs to a table", loc), redisstate.GuardAbsent(k.ByLoc(), loc))
-	b.writes = append(b.writes,
-		redisstate.HSet(k.Obj(), id, manifesttable.TypeTable),
-		redisstate.HSet(k.Loc(), id, loc),
-		redisstate.HSet(k.ByLoc(), loc, id),
-		redisstate.SAdd(k.kids(req.ID.Parent()), id))
 	meta, err := propsJSON(props)
 	if err != nil {
 		return err
@@ -235,7 +214,9 @@ func (b *batchBuilder) declareTable(_ context.Context, _ int, req *DeclareTableR
 	if err != nil {
 		return err
 	}
-	b.log = append(b.log, []string{commitlog.KindField, commitlog.Put, "row", string(raw)})
+	b.parentIsNamespace(req.ID, nserror.New(nserror.NamespaceNotFound, "namespace %q of table %q does not exist", req.ID.Parent().String(), id))
+	b.addTable(req.ID, loc, raw, nserror.New(nserror.TableAlreadyExists, "table %q already exists", id),
+		nserror.New(nserror.InvalidInput, "location %q already belongs to a table", loc))
 	b.declares = append(b.declares, id)
 	res.DeclareTable = &DeclareTableResponse{TransactionID: b.txnID, Location: s.root.uri(loc), StorageOptions: s.root.options,
 		Properties: props, ManagedVersioning: s.managed()}
@@ -371,7 +352,7 @@ func (b *batchBuilder) setReadVersion(ctx context.Context, i int, req *SetReadVe
 
 // deregisterTable adds operation i, a DeregisterTable.
 func (b *batchBuilder) deregisterTable(ctx context.Context, _ int, req *DeregisterTableRequest, res *CommitTableResult) error {
-	s, k := b.s, b.s.k
+	s := b.s
 	if err := tableID(req.ID); err != nil {
 		return err
 	}
@@ -386,13 +367,7 @@ func (b *batchBuilder) deregisterTable(ctx context.Context, _ int, req *Deregist
 		return err
 	}
 	id := req.ID.String()
-	b.writes = append(b.writes,
-		redisstate.HDel(k.Obj(), id),
-		redisstate.HDel(k.Loc(), id),
-		redisstate.HDel(k.ByLoc(), loc),
-		redisstate.SRem(k.kids(req.ID.Parent()), id))
-	key, _ := json.Marshal(map[string]string{"object_type": manifesttable.TypeTable, "object_id": id})
-	b.log = append(b.log, []string{commitlog.KindField, commitlog.DropTable, "t", loc}, []string{commitlog.KindField, commitlog.Delete, "key", string(key)})
+	b.removeTable(req.ID, loc)
 	b.deregisters = append(b.deregisters, id)
 	b.deregisteredLocs = append(b.deregisteredLocs, loc)
 	res.DeregisterTable = &DeregisterTableResponse{TransactionID: b.txnID, ID: req.ID, Location: s.root.uri(loc)}

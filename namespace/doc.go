@@ -6,11 +6,14 @@
 //
 // Where things are decided and kept:
 //
-//   - Catalog mutations (create, declare, register, rename, drop) are
-//     validated by a Lua script against the object index in Redis (parent
-//     exists, name free, namespace empty for Restrict) that also appends
-//     them to the commit log; they are acknowledged only once the
-//     __manifest segment holding them is durable.
+//   - Catalog mutations (create, declare, register, rename, drop, evolve,
+//     and every batch) are one kind of change of the object index in
+//     Redis (indexChange): guards on what the change was read from
+//     (parent exists, name free, namespace empty for Restrict, a location
+//     owned by one table) and the writes, applied with the commit-log
+//     entries by the claim script, whole or not at all; they are
+//     acknowledged only once the __manifest segment holding them is
+//     durable.
 //
 //   - Table versions go through redisclaim: a version exists once its
 //     final manifest exists in object storage; reads of versions (latest,

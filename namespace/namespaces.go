@@ -2,7 +2,9 @@ package namespace
 
 import (
 	"context"
+	"errors"
 	"sort"
+	"strconv"
 
 	"github.com/flightns/flightns/internal/redisstate"
 	"github.com/flightns/flightns/manifesttable"
@@ -41,52 +43,44 @@ func (s *Service) CreateNamespace(ctx context.Context, req CreateNamespaceReques
 		return nil, err
 	}
 	id := req.ID.String()
-	v, err := s.createObject(ctx, redisstate.Object{ID: id, Parent: req.ID.Parent().String(), Type: manifesttable.TypeNamespace, Row: string(b)}, mode)
-	if err != nil {
-		return nil, err
-	}
-	switch v.Status {
-	case redisstate.OK:
-		if err := s.durable(ctx, v.Seq); err != nil {
-			return nil, err
+	err = s.changeIndex(ctx, "namespace "+strconv.Quote(id), func(c *indexChange) error {
+		noParent := nserror.New(nserror.NamespaceNotFound, "parent namespace %q of %q does not exist", req.ID.Parent().String(), id)
+		if err := s.parentOf(ctx, c, req.ID, noParent); err != nil {
+			return err
 		}
-		return &CreateNamespaceResponse{Properties: props}, nil
-	case redisstate.Existing:
+		typ, err := s.objectType(ctx, req.ID)
+		if err != nil {
+			return err
+		}
+		switch {
+		case typ == manifesttable.TypeTable:
+			return nserror.New(nserror.NamespaceAlreadyExists, "%q is already a table", id)
+		case typ != "" && mode == ModeCreate:
+			return nserror.New(nserror.NamespaceAlreadyExists, "namespace %q already exists", id)
+		case typ != "" && mode == ModeExistOk:
+			return errUnchanged
+		}
+		if typ == "" {
+			c.addNamespace(req.ID, b, errStale)
+			return nil
+		}
+		// Overwrite: the namespace stays in the index, empty; its row is replaced.
+		c.guard(errStale, redisstate.GuardEq(c.k.Obj(), id, manifesttable.TypeNamespace))
+		c.guard(nserror.New(nserror.NamespaceNotEmpty, "namespace %q is not empty; it cannot be overwritten", id), redisstate.GuardEmpty(c.k.Kids(id)))
+		c.put(b)
+		return nil
+	})
+	if errors.Is(err, errUnchanged) {
 		r, _, err := s.row(ctx, manifesttable.TypeNamespace, req.ID)
 		if err != nil {
 			return nil, err
 		}
 		return &CreateNamespaceResponse{Properties: propsOf(r)}, nil
-	case redisstate.NoParent:
-		return nil, nserror.New(nserror.NamespaceNotFound, "parent namespace %q of %q does not exist", req.ID.Parent().String(), id)
-	case redisstate.Exists:
-		if v.Type == manifesttable.TypeTable {
-			return nil, nserror.New(nserror.NamespaceAlreadyExists, "%q is already a table", id)
-		}
-		return nil, nserror.New(nserror.NamespaceAlreadyExists, "namespace %q already exists", id)
-	case redisstate.NotEmpty:
-		return nil, nserror.New(nserror.NamespaceNotEmpty, "namespace %q is not empty; it cannot be overwritten", id)
 	}
-	return nil, redisstate.UnexpectedReply("create_object.lua", v)
-}
-
-// createObject runs create_object.lua for o in a request's mode
-// (ModeCreate, ModeExistOk, ModeOverwrite).
-func (s *Service) createObject(ctx context.Context, o redisstate.Object, mode string) (redisstate.CreateObjectReply, error) {
-	m := redisstate.CreateNew
-	switch mode {
-	case ModeExistOk:
-		m = redisstate.CreateExistOK
-	case ModeOverwrite:
-		m = redisstate.CreateOverwrite
+	if err != nil {
+		return nil, err
 	}
-	var r redisstate.CreateObjectReply
-	err := s.mutate(ctx, func() (redisstate.Status, error) {
-		var err error
-		r, err = s.rs.CreateObject(ctx, o, m)
-		return r.Status, err
-	})
-	return r, err
+	return &CreateNamespaceResponse{Properties: props}, nil
 }
 
 // DescribeNamespace returns a namespace's properties.
@@ -191,84 +185,24 @@ func (s *Service) DropNamespace(ctx context.Context, req DropNamespaceRequest) (
 	if req.ID.IsRoot() {
 		return nil, nserror.New(nserror.InvalidInput, "the root namespace cannot be dropped")
 	}
-	for attempt := 0; attempt < 5; attempt++ {
+	var locs []string
+	err = s.changeIndex(ctx, "namespace "+strconv.Quote(req.ID.String()), func(c *indexChange) error {
+		locs = locs[:0]
 		if err := s.mustBe(ctx, req.ID, manifesttable.TypeNamespace); err != nil {
-			if mode == ModeSkip && nserror.CodeOf(err) == nserror.NamespaceNotFound {
-				return &DropNamespaceResponse{}, nil
-			}
-			return nil, err
+			return err
 		}
-		objs := []redisstate.ObjectRef{{ID: req.ID.String(), Type: manifesttable.TypeNamespace}}
-		if behavior == BehaviorCascade {
-			if err := s.table.Sync(ctx); err != nil {
-				return nil, err
-			}
-			objs = append(objs, s.descendants(req.ID.String())...)
-		}
-		locs, changed, err := s.drop(ctx, objs, behavior == BehaviorRestrict)
-		if err != nil {
-			if mode == ModeSkip && nserror.CodeOf(err) == nserror.NamespaceNotFound {
-				return &DropNamespaceResponse{}, nil
-			}
-			return nil, err
-		}
-		if changed {
-			continue // something was created inside meanwhile: list again
-		}
-		for _, loc := range locs {
-			s.forgetTable(ctx, loc, true)
-		}
+		return s.removeTree(ctx, c, req.ID, behavior == BehaviorRestrict, &locs)
+	})
+	if mode == ModeSkip && nserror.CodeOf(err) == nserror.NamespaceNotFound {
 		return &DropNamespaceResponse{}, nil
 	}
-	return nil, nserror.New(nserror.ConcurrentModification, "namespace %q kept changing while it was dropped", req.ID.String())
-}
-
-// descendants lists everything inside namespace id, depth first.
-func (s *Service) descendants(id string) []redisstate.ObjectRef {
-	var out []redisstate.ObjectRef
-	for _, r := range s.table.Children(id) {
-		out = append(out, redisstate.ObjectRef{ID: r.ObjectID, Type: r.ObjectType})
-		if r.ObjectType == manifesttable.TypeNamespace {
-			out = append(out, s.descendants(r.ObjectID)...)
-		}
-	}
-	return out
-}
-
-// drop runs drop_objects.lua for objs (the top one first) and waits until
-// the drop is durable. It returns the dropped tables' locations; changed
-// reports that a namespace listed has children not listed (retry).
-func (s *Service) drop(ctx context.Context, objs []redisstate.ObjectRef, restrict bool) (locs []string, changed bool, err error) {
-	topID, _ := ParseID(objs[0].ID, "")
-	var v redisstate.DropObjectsReply
-	err = s.mutate(ctx, func() (redisstate.Status, error) {
-		var err error
-		v, err = s.rs.DropObjects(ctx, topID.Parent().String(), objs, restrict)
-		return v.Status, err
-	})
 	if err != nil {
-		return nil, false, err
+		return nil, err
 	}
-	switch v.Status {
-	case redisstate.OK:
-		if err := s.durable(ctx, v.Seq); err != nil {
-			return nil, false, err
-		}
-		return v.Locations, false, nil
-	case redisstate.Changed:
-		return nil, true, nil
-	case redisstate.NotEmpty:
-		return nil, false, nserror.New(nserror.NamespaceNotEmpty, "namespace %q is not empty", objs[0].ID)
-	case redisstate.NotFound:
-		if objs[0].Type == manifesttable.TypeTable {
-			return nil, false, nserror.New(nserror.TableNotFound, "table %q does not exist", v.Missing)
-		}
-		if v.Missing != objs[0].ID {
-			return nil, true, nil // something inside went away meanwhile
-		}
-		return nil, false, nserror.New(nserror.NamespaceNotFound, "namespace %q does not exist", v.Missing)
+	for _, loc := range locs {
+		s.forgetTable(ctx, loc, true)
 	}
-	return nil, false, redisstate.UnexpectedReply("drop_objects.lua", v)
+	return &DropNamespaceResponse{}, nil
 }
 
 // forgetTable removes a dropped table's claim state and, with data, its

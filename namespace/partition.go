@@ -7,11 +7,9 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/flightns/flightns/internal/commitlog"
 	"github.com/flightns/flightns/internal/redisstate"
 	"github.com/flightns/flightns/manifesttable"
 	"github.com/flightns/flightns/nserror"
-	"github.com/flightns/flightns/redisclaim"
 )
 
 // PartitionRow is what makes a namespace or table row a partition row of a
@@ -81,56 +79,36 @@ func (s *Service) EvolveNamespace(ctx context.Context, req EvolveNamespaceReques
 	parentRow := manifesttable.Row{ObjectType: manifesttable.TypeNamespace, ObjectID: req.ID.String(), Metadata: meta, CommittedAt: now}
 	childRow := manifesttable.Row{ObjectType: manifesttable.TypeNamespace, ObjectID: child.String(), Metadata: "{}", CommittedAt: now}
 	req.ChildPartition.apply(&childRow)
-	var log []redisstate.LogEntry
-	for _, r := range []manifesttable.Row{parentRow, childRow} {
-		raw, err := manifesttable.MarshalRow(r)
-		if err != nil {
-			return err
-		}
-		log = append(log, redisstate.LogEntry{commitlog.KindField, commitlog.Put, "row", string(raw)})
+	parentRaw, err := manifesttable.MarshalRow(parentRow)
+	if err != nil {
+		return err
+	}
+	childRaw, err := manifesttable.MarshalRow(childRow)
+	if err != nil {
+		return err
 	}
 	id, k := req.ID.String(), s.k
-	x := &redisclaim.Extras{
-		Guards: []redisstate.Guard{
-			redisstate.GuardEq(k.Obj(), id, manifesttable.TypeNamespace),
-			redisstate.GuardAbsent(k.Obj(), child.String()),
-		},
-		Writes: []redisstate.Write{
-			redisstate.HSet(k.Obj(), child.String(), manifesttable.TypeNamespace),
-			redisstate.SAdd(k.kids(req.ID), child.String()),
-		},
-		Log: log,
-	}
+	c := &indexChange{k: k}
+	c.guard(nserror.New(nserror.NamespaceNotFound, "namespace %q does not exist", id), redisstate.GuardEq(k.Obj(), id, manifesttable.TypeNamespace))
+	c.put(parentRaw)
+	c.addNamespace(child, childRaw, nserror.New(nserror.ConcurrentModification, "namespace %q already exists: a concurrent change won", child.String()))
+	reserved := nserror.New(nserror.ConcurrentModification, "a concurrent definition reserved a partition column; retry")
 	for _, col := range sortedKeys(req.Columns) {
 		typ := req.Columns[col]
 		have, err := s.rdb.HGet(ctx, k.PCols(), col).Result()
 		switch {
 		case errors.Is(err, redis.Nil):
-			x.Guards = append(x.Guards, redisstate.GuardAbsent(k.PCols(), col))
-			x.Writes = append(x.Writes, redisstate.HSet(k.PCols(), col, typ))
+			c.guard(reserved, redisstate.GuardAbsent(k.PCols(), col))
+			c.writes = append(c.writes, redisstate.HSet(k.PCols(), col, typ))
 		case err != nil:
 			return err
 		case have != typ:
 			return nserror.New(nserror.InvalidInput, "column %s of __manifest is %s; it cannot also be %s", col, have, typ)
 		default:
-			x.Guards = append(x.Guards, redisstate.GuardEq(k.PCols(), col, typ))
+			c.guard(reserved, redisstate.GuardEq(k.PCols(), col, typ))
 		}
 	}
-	batch, err := s.claims.Commit(ctx, nil, x)
-	var ge *redisclaim.GuardError
-	if errors.As(err, &ge) {
-		if ge.Index >= 2 {
-			return nserror.New(nserror.ConcurrentModification, "a concurrent definition reserved a partition column; retry")
-		}
-		if ge.Index == 0 {
-			return nserror.New(nserror.NamespaceNotFound, "namespace %q does not exist", id)
-		}
-		return nserror.New(nserror.ConcurrentModification, "namespace %q already exists: a concurrent change won", child.String())
-	}
-	if err != nil {
-		return err
-	}
-	return s.durable(ctx, batch.Seq)
+	return s.applyIndex(ctx, c)
 }
 
 func sortedKeys(m map[string]string) []string {

@@ -264,19 +264,6 @@ func forEachKey(ctx context.Context, rdb redis.UniversalClient, pattern string, 
 	return scan(ctx, rdb, &mu)
 }
 
-// mutate runs a catalog script (call keeps its typed reply and returns its
-// status), recovering Redis first when it lost its state
-// (redisclaim.WithEpoch).
-func (s *Service) mutate(ctx context.Context, call func() (redisstate.Status, error)) error {
-	return s.claims.WithEpoch(ctx, "namespace", 0, func() (redisstate.Status, error) {
-		st, err := call()
-		if err != nil {
-			return "", fmt.Errorf("namespace: %w", err)
-		}
-		return st, nil
-	}, redisclaim.Final)
-}
-
 // indexField reads one field of a hash of the object index; ok is false
 // when Redis holds the catalog's epoch but not the field (no such
 // object). Without the epoch Redis lost its state: the catalog recovers
@@ -298,7 +285,7 @@ func (s *Service) indexField(ctx context.Context, key, field string) (val string
 		if n == 0 {
 			return redisstate.NoEpoch, nil
 		}
-		return redisstate.NotFound, nil
+		return "MISSING", nil
 	}, redisclaim.Final)
 	return val, ok, err
 }

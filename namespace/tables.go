@@ -3,7 +3,9 @@ package namespace
 import (
 	"context"
 	"sort"
+	"strconv"
 
+	"github.com/flightns/flightns/internal/commitlog"
 	"github.com/flightns/flightns/internal/redisstate"
 	"github.com/flightns/flightns/lancemanifest"
 	"github.com/flightns/flightns/manifesttable"
@@ -86,24 +88,50 @@ func (s *Service) createTable(ctx context.Context, id ID, loc string, props Prop
 	if err != nil {
 		return nil, err
 	}
-	v, err := s.createObject(ctx, redisstate.Object{ID: id.String(), Parent: id.Parent().String(), Type: manifesttable.TypeTable, Location: loc, Row: string(b)}, mode)
+	err = s.changeIndex(ctx, "table "+strconv.Quote(id.String()), func(c *indexChange) error {
+		noParent := nserror.New(nserror.NamespaceNotFound, "namespace %q of table %q does not exist", id.Parent().String(), id.String())
+		if err := s.parentOf(ctx, c, id, noParent); err != nil {
+			return err
+		}
+		typ, err := s.objectType(ctx, id)
+		if err != nil {
+			return err
+		}
+		switch {
+		case typ == manifesttable.TypeNamespace:
+			return nserror.New(nserror.TableAlreadyExists, "%q is already a namespace", id.String())
+		case typ != "" && mode != ModeOverwrite:
+			return nserror.New(nserror.TableAlreadyExists, "table %q already exists", id.String())
+		}
+		owner, taken, err := s.indexField(ctx, s.k.ByLoc(), loc)
+		if err != nil {
+			return err
+		}
+		if taken && owner != id.String() {
+			return nserror.New(nserror.InvalidInput, "location %q already belongs to table %q", loc, owner)
+		}
+		if typ == "" {
+			c.addTable(id, loc, b, errStale, errStale)
+			return nil
+		}
+		// Overwrite: the table's row is replaced, and its location.
+		old, err := s.tableLoc(ctx, id)
+		if err != nil {
+			return errStale
+		}
+		c.tableAt(id, old, errStale, errStale)
+		if old != loc {
+			c.guard(errStale, redisstate.GuardAbsent(c.k.ByLoc(), loc))
+			c.writes = append(c.writes, redisstate.HDel(c.k.ByLoc(), old))
+		}
+		c.indexTable(id, loc)
+		c.put(b)
+		return nil
+	})
 	if err != nil {
 		return nil, err
 	}
-	switch v.Status {
-	case redisstate.OK:
-		return props, s.durable(ctx, v.Seq)
-	case redisstate.NoParent:
-		return nil, nserror.New(nserror.NamespaceNotFound, "namespace %q of table %q does not exist", id.Parent().String(), id.String())
-	case redisstate.Exists:
-		if v.Type == manifesttable.TypeNamespace {
-			return nil, nserror.New(nserror.TableAlreadyExists, "%q is already a namespace", id.String())
-		}
-		return nil, nserror.New(nserror.TableAlreadyExists, "table %q already exists", id.String())
-	case redisstate.LocTaken:
-		return nil, nserror.New(nserror.InvalidInput, "location %q already belongs to table %q", loc, v.Owner)
-	}
-	return nil, redisstate.UnexpectedReply("create_object.lua", v)
+	return props, nil
 }
 
 // tableLoc returns a table's location key, or TableNotFound.
@@ -311,16 +339,21 @@ func (s *Service) dropTable(ctx context.Context, id ID, data bool) (*DropTableRe
 	if err != nil {
 		return nil, err
 	}
-	locs, _, err := s.drop(ctx, []redisstate.ObjectRef{{ID: id.String(), Type: manifesttable.TypeTable}}, false)
+	var loc string
+	err = s.changeIndex(ctx, "table "+strconv.Quote(id.String()), func(c *indexChange) error {
+		var err error
+		if loc, err = s.tableLoc(ctx, id); err != nil {
+			return err
+		}
+		c.tableAt(id, loc, errStale, errStale)
+		c.removeTable(id, loc)
+		return nil
+	})
 	if err != nil {
 		return nil, err
 	}
-	resp := &DropTableResponse{ID: id, Properties: propsOf(r)}
-	for _, loc := range locs {
-		s.forgetTable(ctx, loc, data)
-		resp.Location = s.root.uri(loc)
-	}
-	return resp, nil
+	s.forgetTable(ctx, loc, data)
+	return &DropTableResponse{ID: id, Properties: propsOf(r), Location: s.root.uri(loc)}, nil
 }
 
 // RenameTable gives a table a new name and/or namespace; its location and
@@ -359,27 +392,35 @@ func (s *Service) RenameTable(ctx context.Context, req RenameTableRequest) (*Ren
 	if err != nil {
 		return nil, err
 	}
-	var v redisstate.RenameReply
-	err = s.mutate(ctx, func() (redisstate.Status, error) {
-		var err error
-		v, err = s.rs.RenameTable(ctx, req.ID.String(), req.ID.Parent().String(), newID.String(), parent.String(), string(b))
-		return v.Status, err
+	err = s.changeIndex(ctx, "table "+strconv.Quote(req.ID.String()), func(c *indexChange) error {
+		loc, err := s.tableLoc(ctx, req.ID)
+		if err != nil {
+			return err
+		}
+		c.tableAt(req.ID, loc, errStale, errStale)
+		if err := s.parentOf(ctx, c, newID, nserror.New(nserror.NamespaceNotFound, "namespace %q does not exist", parent.String())); err != nil {
+			return err
+		}
+		typ, err := s.objectType(ctx, newID)
+		if err != nil {
+			return err
+		}
+		if typ != "" {
+			return nserror.New(nserror.TableAlreadyExists, "%q already exists (a %s)", newID.String(), typ)
+		}
+		c.guard(errStale, redisstate.GuardAbsent(c.k.Obj(), newID.String()))
+		c.writes = append(c.writes,
+			redisstate.HDel(c.k.Obj(), req.ID.String()),
+			redisstate.HDel(c.k.Loc(), req.ID.String()),
+			redisstate.SRem(c.k.kids(req.ID.Parent()), req.ID.String()))
+		c.indexTable(newID, loc)
+		c.log = append(c.log, []string{commitlog.KindField, commitlog.RenameTable, "from", req.ID.String(), "to", newID.String()})
+		c.deleteRow(manifesttable.TypeTable, req.ID.String())
+		c.put(b)
+		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	switch v.Status {
-	case redisstate.OK:
-		if err := s.durable(ctx, v.Seq); err != nil {
-			return nil, err
-		}
-		return &RenameTableResponse{}, nil
-	case redisstate.NotFound:
-		return nil, nserror.New(nserror.TableNotFound, "table %q does not exist", req.ID.String())
-	case redisstate.NoParent:
-		return nil, nserror.New(nserror.NamespaceNotFound, "namespace %q does not exist", parent.String())
-	case redisstate.Exists:
-		return nil, nserror.New(nserror.TableAlreadyExists, "%q already exists (a %s)", newID.String(), v.Type)
-	}
-	return nil, redisstate.UnexpectedReply("rename_table.lua", v)
+	return &RenameTableResponse{}, nil
 }

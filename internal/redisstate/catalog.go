@@ -110,13 +110,6 @@ const (
 	Busy        Status = "BUSY"
 	Lost        Status = "LOST"
 	Staged      Status = "STAGED"
-	NoParent    Status = "NOPARENT"
-	Exists      Status = "EXISTS"
-	Existing    Status = "EXISTING"
-	NotEmpty    Status = "NOTEMPTY"
-	LocTaken    Status = "LOCTAKEN"
-	NotFound    Status = "NOTFOUND"
-	Changed     Status = "CHANGED"
 	NoLock      Status = "NOLOCK"
 	Done        Status = "DONE"
 )

@@ -21,7 +21,7 @@ type ClaimTable struct {
 
 // Guard is a check on state kept by a layer above (the namespace
 // service's object index), made by claim.lua before it writes anything.
-// Make one with GuardEq, GuardAbsent or GuardEmpty.
+// Make one with GuardEq, GuardAbsent, GuardEmpty or GuardCard.
 type Guard struct{ Op, Key, Field, Value string }
 
 // GuardEq holds when hash key's field equals value.
@@ -33,7 +33,10 @@ func GuardAbsent(key, field string) Guard { return Guard{Op: "absent", Key: key,
 // GuardEmpty holds when set key is empty.
 func GuardEmpty(key string) Guard { return Guard{Op: "empty", Key: key} }
 
-var guardOps = map[string]bool{"eq": true, "absent": true, "empty": true}
+// GuardCard holds when set key has n members.
+func GuardCard(key string, n int) Guard { return Guard{Op: "card", Key: key, Value: strconv.Itoa(n)} }
+
+var guardOps = map[string]bool{"eq": true, "absent": true, "empty": true, "card": true}
 
 // Write is a change to state kept by a layer above, made by claim.lua once
 // every check passed. Make one with HSet, HDel, SAdd or SRem.

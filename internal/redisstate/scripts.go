@@ -43,12 +43,6 @@ var (
 	openEpochLua string
 	//go:embed scripts/fork.lua
 	forkLua string
-	//go:embed scripts/create_object.lua
-	createObjectLua string
-	//go:embed scripts/drop_objects.lua
-	dropObjectsLua string
-	//go:embed scripts/rename_table.lua
-	renameTableLua string
 	//go:embed scripts/rebuild_index.lua
 	rebuildIndexLua string
 	//go:embed scripts/clear_kids.lua
@@ -78,9 +72,6 @@ var (
 	dropS           = script(dropLua)
 	openEpochS      = script(openEpochLua)
 	forkS           = script(forkLua)
-	createObjectS   = script(createObjectLua)
-	dropObjectsS    = script(dropObjectsLua)
-	renameTableS    = script(renameTableLua)
 	rebuildIndexS   = script(rebuildIndexLua)
 	clearKidsS      = script(clearKidsLua)
 	txnApplyS       = script(txnApplyLua)
@@ -88,7 +79,7 @@ var (
 	leaseS          = script(leaseLua)
 
 	allScripts = []*redis.Script{claimS, getS, listS, latestS, flipS, seedS, supersedeS, confirmS, deleteVersionsS, dropS,
-		openEpochS, forkS, createObjectS, dropObjectsS, renameTableS, rebuildIndexS, clearKidsS, txnApplyS, appendS, leaseS}
+		openEpochS, forkS, rebuildIndexS, clearKidsS, txnApplyS, appendS, leaseS}
 )
 
 // Load loads every script (on every master of a cluster) so that the first

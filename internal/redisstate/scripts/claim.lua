@@ -14,7 +14,8 @@
 -- ARGV[6+6(i-1)] .. ARGV[11+6(i-1)]  table, version, staging path, final path, size, etag
 -- Then, for the layers above (a namespace's object index), after the n
 -- entries, with key positions counting into KEYS:
---   G, then G guards: key, field, op ("eq" | "absent" | "empty"), value
+--   G, then G guards: key, field, op ("eq" | "absent" | "empty" | "card":
+--   the set has value members), value
 --   W, then W writes: op ("hset" | "hdel" | "sadd" | "srem"), key, field, value
 --   D, then D version deletions: versions key, index key, ranges "s:e;s:e" (e "" = no end)
 --   L, then L log entries: field count, then field/value pairs
@@ -116,6 +117,7 @@ for g, gd in ipairs(guards) do
   if op == 'eq' then ok = redis.call('HGET', key, field) == want
   elseif op == 'absent' then ok = redis.call('HEXISTS', key, field) == 0
   elseif op == 'empty' then ok = redis.call('SCARD', key) == 0
+  elseif op == 'card' then ok = redis.call('SCARD', key) == tonumber(want)
   else return redis.error_reply('claim.lua: unknown guard ' .. tostring(op)) end
   if not ok then return {'GUARD', g} end
 end

@@ -1,0 +1,230 @@
+package namespace
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"sort"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/flightns/flightns/internal/commitlog"
+	"github.com/flightns/flightns/internal/redisstate"
+	"github.com/flightns/flightns/manifesttable"
+	"github.com/flightns/flightns/nserror"
+	"github.com/flightns/flightns/redisclaim"
+)
+
+// indexChange is one atomic change of the object index (which ids are
+// namespaces and tables, where the tables live, each namespace's
+// children) with its commit-log entries: guards on what the change was
+// built from, each with the error it means when it fails, then the writes.
+// It is the index's one way to change: a BatchCommitTables adds every
+// operation's part to one change (batchBuilder embeds it), and
+// CreateNamespace, DeclareTable, RegisterTable, RenameTable, DropTable,
+// DeregisterTable, DropNamespace and EvolveNamespace each build one; the
+// claim script applies it whole or not at all (redisclaim.Commit).
+type indexChange struct {
+	k        nsKeys
+	guards   []redisstate.Guard
+	guardErr []error // the error of each guard failing
+	writes   []redisstate.Write
+	log      [][]string
+}
+
+// errStale is the error of a guard on what a single operation read before
+// it built its change: the index changed meanwhile, and changeIndex
+// builds the change again from what it holds now.
+var errStale = errors.New("namespace: the object index changed while a change of it was built")
+
+// errUnchanged is a build's answer when there is nothing to change (a
+// CreateNamespace in ExistOk mode that finds the namespace).
+var errUnchanged = errors.New("namespace: nothing to change")
+
+func (c *indexChange) guard(err error, g redisstate.Guard) {
+	c.guards = append(c.guards, g)
+	c.guardErr = append(c.guardErr, err)
+}
+
+// parentIsNamespace guards that id's parent is a namespace (the root
+// always is).
+func (c *indexChange) parentIsNamespace(id ID, err error) {
+	if p := id.Parent(); !p.IsRoot() {
+		c.guard(err, redisstate.GuardEq(c.k.Obj(), p.String(), manifesttable.TypeNamespace))
+	}
+}
+
+// parentOf reads whether id's parent is a namespace, answering err when
+// it is not, and guards that it still is.
+func (s *Service) parentOf(ctx context.Context, c *indexChange, id ID, err error) error {
+	typ, rerr := s.objectType(ctx, id.Parent())
+	if rerr != nil {
+		return rerr
+	}
+	if typ != manifesttable.TypeNamespace {
+		return err
+	}
+	c.parentIsNamespace(id, err)
+	return nil
+}
+
+// tableAt guards that id is a table at location loc.
+func (c *indexChange) tableAt(id ID, loc string, notFound, moved error) {
+	c.guard(notFound, redisstate.GuardEq(c.k.Obj(), id.String(), manifesttable.TypeTable))
+	c.guard(moved, redisstate.GuardEq(c.k.Loc(), id.String(), loc))
+}
+
+func (c *indexChange) put(row []byte) {
+	c.log = append(c.log, []string{commitlog.KindField, commitlog.Put, "row", string(row)})
+}
+
+func (c *indexChange) deleteRow(typ, id string) {
+	key, _ := json.Marshal(map[string]string{"object_type": typ, "object_id": id})
+	c.log = append(c.log, []string{commitlog.KindField, commitlog.Delete, "key", string(key)})
+}
+
+// addNamespace indexes namespace id, free (taken is the error when it is
+// not), with its row.
+func (c *indexChange) addNamespace(id ID, row []byte, taken error) {
+	c.guard(taken, redisstate.GuardAbsent(c.k.Obj(), id.String()))
+	c.writes = append(c.writes,
+		redisstate.HSet(c.k.Obj(), id.String(), manifesttable.TypeNamespace),
+		redisstate.SAdd(c.k.kids(id.Parent()), id.String()))
+	c.put(row)
+}
+
+// addTable indexes table id, free, at location loc, which belongs to no
+// table (taken and locTaken are the errors when either is not so), with
+// its row.
+func (c *indexChange) addTable(id ID, loc string, row []byte, taken, locTaken error) {
+	c.guard(taken, redisstate.GuardAbsent(c.k.Obj(), id.String()))
+	c.guard(locTaken, redisstate.GuardAbsent(c.k.ByLoc(), loc))
+	c.indexTable(id, loc)
+	c.put(row)
+}
+
+func (c *indexChange) indexTable(id ID, loc string) {
+	c.writes = append(c.writes,
+		redisstate.HSet(c.k.Obj(), id.String(), manifesttable.TypeTable),
+		redisstate.HSet(c.k.Loc(), id.String(), loc),
+		redisstate.HSet(c.k.ByLoc(), loc, id.String()),
+		redisstate.SAdd(c.k.kids(id.Parent()), id.String()))
+}
+
+// removeTable forgets table id at loc (guarded by the caller: tableAt);
+// its versions follow (the drop_table entry).
+func (c *indexChange) removeTable(id ID, loc string) {
+	c.writes = append(c.writes,
+		redisstate.HDel(c.k.Obj(), id.String()),
+		redisstate.HDel(c.k.Loc(), id.String()),
+		redisstate.HDel(c.k.ByLoc(), loc),
+		redisstate.SRem(c.k.kids(id.Parent()), id.String()))
+	c.log = append(c.log, []string{commitlog.KindField, commitlog.DropTable, "t", loc})
+	c.deleteRow(manifesttable.TypeTable, id.String())
+}
+
+// applyIndex applies c in one claim and waits until its rows are
+// durable. A guard that fails answers its error.
+func (s *Service) applyIndex(ctx context.Context, c *indexChange) error {
+	log := make([]redisstate.LogEntry, len(c.log))
+	for i, e := range c.log {
+		log[i] = e
+	}
+	batch, err := s.claims.Commit(ctx, nil, &redisclaim.Extras{Guards: c.guards, Writes: c.writes, Log: log})
+	var ge *redisclaim.GuardError
+	if errors.As(err, &ge) {
+		return c.guardErr[ge.Index]
+	}
+	if err != nil {
+		return err
+	}
+	return s.durable(ctx, batch.Seq)
+}
+
+// changeIndex builds a change of the index from what Redis holds now and
+// applies it. build reads what it needs, answers the caller's errors, and
+// guards what it read with errStale: when the index changed meanwhile the
+// change is built again, within redisclaim.Attempts.
+func (s *Service) changeIndex(ctx context.Context, what string, build func(c *indexChange) error) error {
+	for range redisclaim.Attempts(0) {
+		c := &indexChange{k: s.k}
+		if err := build(c); err != nil {
+			return err
+		}
+		if err := s.applyIndex(ctx, c); !errors.Is(err, errStale) {
+			return err
+		}
+	}
+	return nserror.New(nserror.ConcurrentModification, "%s kept changing while it was being changed; retry", what)
+}
+
+// indexed is an object of the index.
+type indexed struct {
+	id  ID
+	typ string
+	loc string // tables
+}
+
+// children reads namespace id's children from the index, sorted.
+func (s *Service) indexedChildren(ctx context.Context, id ID) ([]indexed, error) {
+	kids, err := s.rdb.SMembers(ctx, s.k.kids(id)).Result()
+	if err != nil {
+		return nil, err
+	}
+	sort.Strings(kids)
+	pipe := s.rdb.Pipeline()
+	types := make([]*redis.StringCmd, len(kids))
+	locs := make([]*redis.StringCmd, len(kids))
+	for i, kid := range kids {
+		types[i] = pipe.HGet(ctx, s.k.Obj(), kid)
+		locs[i] = pipe.HGet(ctx, s.k.Loc(), kid)
+	}
+	if len(kids) > 0 {
+		if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
+			return nil, err
+		}
+	}
+	out := make([]indexed, len(kids))
+	for i, kid := range kids {
+		kidID, err := ParseID(kid, "")
+		if err != nil {
+			return nil, errStale // not a child as the index writes them
+		}
+		out[i] = indexed{id: kidID, typ: types[i].Val(), loc: locs[i].Val()}
+	}
+	return out, nil
+}
+
+// removeTree forgets namespace id and everything inside it (guarded: the
+// namespace holds what was read, no more), appending the dropped tables'
+// locations to locs; restrict refuses a namespace that holds anything.
+func (s *Service) removeTree(ctx context.Context, c *indexChange, id ID, restrict bool, locs *[]string) error {
+	kids, err := s.indexedChildren(ctx, id)
+	if err != nil {
+		return err
+	}
+	if restrict && len(kids) > 0 {
+		return nserror.New(nserror.NamespaceNotEmpty, "namespace %q is not empty", id.String())
+	}
+	c.guard(errStale, redisstate.GuardEq(c.k.Obj(), id.String(), manifesttable.TypeNamespace))
+	c.guard(errStale, redisstate.GuardCard(c.k.kids(id), len(kids)))
+	c.writes = append(c.writes,
+		redisstate.HDel(c.k.Obj(), id.String()),
+		redisstate.SRem(c.k.kids(id.Parent()), id.String()))
+	c.deleteRow(manifesttable.TypeNamespace, id.String())
+	for _, k := range kids {
+		switch k.typ {
+		case manifesttable.TypeTable:
+			c.tableAt(k.id, k.loc, errStale, errStale)
+			c.removeTable(k.id, k.loc)
+			*locs = append(*locs, k.loc)
+		case manifesttable.TypeNamespace:
+			if err := s.removeTree(ctx, c, k.id, false, locs); err != nil {
+				return err
+			}
+		default:
+			return errStale // gone meanwhile
+		}
+	}
+	return nil
+}
