@@ -189,10 +189,10 @@ func testConsistencyHeader(t *testing.T, slots int) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = objs.Close() })
-	svc := env.Open(t, func(c *namespace.Config) { c.Objects = objs })
+	svc := env.Open(t, func(c *namespace.Config) { c.Objects = objs; c.Engine.MaxQueries = slots })
 	released := sync.OnceFunc(func() { close(release) })
 	t.Cleanup(released)
-	e := serve(t, env, svc, func(c *Config) { c.Limits.MaxConcurrentQueries = slots })
+	e := serve(t, env, svc)
 	e.seed()
 	c := e.client()
 	const q = "SELECT max(version) AS v FROM table_versions"
@@ -223,7 +223,7 @@ func testConsistencyHeader(t *testing.T, slots int) {
 			t.Fatalf("latest, the new version held back: %v, want GetFlightInfo to wait for the version (and time out)", err)
 		}
 		waitFor(t, "the query the client gave up on stops waiting", func() bool {
-			return e.srv.started.len() == 0 && len(e.srv.slots) == 0
+			return e.srv.started.len() == 0 && svc.Table().RunningQueries() == 0
 		})
 	} else {
 		if latest, err = c.Execute(with("latest"), q); err != nil {

@@ -48,11 +48,10 @@ type running struct {
 	cancel context.CancelFunc
 }
 
-// release stops the query and frees its slot.
+// release stops the query, which frees its slot.
 func (s *Server) release(r *running) {
 	r.res.Release()
 	r.cancel()
-	<-s.slots
 }
 
 // runQuery starts query and returns its stream. The slot, the engine's
@@ -64,11 +63,6 @@ func (s *Server) runQuery(ctx context.Context, query string, args []any, after u
 		return nil, nil, status.Errorf(codes.DeadlineExceeded, "the query ran longer than %s, the server's limit (its planning took %s)",
 			s.limits.QueryTimeout, spent.Round(time.Millisecond))
 	}
-	select {
-	case s.slots <- struct{}{}:
-	default:
-		return nil, nil, limitError("too many concurrent queries (limit %d); retry shortly", s.limits.MaxConcurrentQueries)
-	}
 	r, err := s.start(ctx, ctx, query, args, after, left)
 	if err != nil {
 		return nil, nil, err
@@ -76,16 +70,16 @@ func (s *Server) runQuery(ctx context.Context, query string, args []any, after u
 	return s.stream(ctx, r)
 }
 
-// start runs query in the SQL engine with a slot the caller took, under
-// a time limit of left from now, within base (which the client's cancel
-// may end); rpc is the call that asked.
+// start runs query in the SQL engine, which takes one of its slots or
+// fails at once with Throttling, under a time limit of left from now,
+// within base (which the client's cancel may end); rpc is the call that
+// asked.
 func (s *Server) start(rpc, base context.Context, query string, args []any, after uint64, left time.Duration) (*running, error) {
 	qctx, cancel := context.WithTimeout(base, left)
 	res, err := s.sql.Query(qctx, query, args, after)
 	if err != nil {
 		err = s.timeoutError(rpc, qctx, err)
 		cancel()
-		<-s.slots
 		return nil, err
 	}
 	return &running{res: res, qctx: qctx, cancel: cancel}, nil
@@ -100,11 +94,6 @@ func (s *Server) startEarly(ctx context.Context, query string, args []any, after
 	if query == "" || s.started.len() >= s.limits.MaxStartedQueries {
 		return "", nil, nil
 	}
-	select {
-	case s.slots <- struct{}{}:
-	default:
-		return "", nil, nil
-	}
 	// The query outlives the call that starts it: once started, only its
 	// time limit, the TTL of its wait and the DoGet that takes it end it.
 	// Until then (its wait for the catalog sequence included), the call's
@@ -114,9 +103,12 @@ func (s *Server) startEarly(ctx context.Context, query string, args []any, after
 	r, err := s.start(ctx, base, query, args, after, s.limits.QueryTimeout)
 	if !unlink() || err != nil {
 		cancel()
-		if err == nil {
+		switch {
+		case err == nil:
 			s.release(r)
 			err = ctx.Err()
+		case nserror.CodeOf(err) == nserror.Throttling:
+			return "", nil, nil // no slot free: the DoGet runs it
 		}
 		return "", nil, err
 	}
@@ -368,3 +360,5 @@ func (q tableSQL) Schema(ctx context.Context, query string) (*arrow.Schema, []ar
 func (q tableSQL) Query(ctx context.Context, query string, args []any, after uint64) (*sqlengine.Result, error) {
 	return q.t.QueryAfter(ctx, after, query, args...)
 }
+
+func (q tableSQL) MaxQueries() int { return q.t.MaxQueries() }

@@ -58,6 +58,14 @@ func start(t *testing.T, opts ...func(*Config)) *fenv {
 	return serve(t, env, env.Open(t), opts...)
 }
 
+// startWithSlots is start over a SQL engine that runs n queries at once
+// (sqlengine.Config.MaxQueries, the server's one bound on them).
+func startWithSlots(t *testing.T, n int, opts ...func(*Config)) *fenv {
+	t.Helper()
+	env := nstest.New(t)
+	return serve(t, env, env.Open(t, func(c *namespace.Config) { c.Engine.MaxQueries = n }), opts...)
+}
+
 // serve starts a Flight server over svc, a service opened over env (with
 // a configuration of the test's own: a fault hook on its store, say).
 func serve(t *testing.T, env *nstest.Env, svc *namespace.Service, opts ...func(*Config)) *fenv {

@@ -292,7 +292,7 @@ func TestQueryTimeLimit(t *testing.T) {
 }
 
 func TestConcurrentQueryLimit(t *testing.T) {
-	e := start(t, func(c *Config) { c.Limits.MaxConcurrentQueries = 1 })
+	e := startWithSlots(t, 1)
 	c := e.client()
 	ctx := context.Background()
 	// The first query's stream stays open while we do not read it: its
@@ -397,8 +397,7 @@ func TestATicketFetchedTwiceRunsItsQueryAgain(t *testing.T) {
 // A planned query holds nothing until it is fetched, and a client that
 // stops reading a result loses its query and its slot.
 func TestUnfetchedAndStalledResultsHoldNoSlot(t *testing.T) {
-	e := start(t, func(c *Config) {
-		c.Limits.MaxConcurrentQueries = 1
+	e := startWithSlots(t, 1, func(c *Config) {
 		c.Limits.StalledResultTimeout = time.Second
 	})
 	c := e.client()

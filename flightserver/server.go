@@ -31,8 +31,13 @@ type SQL interface {
 	// its parameters, running nothing.
 	Schema(ctx context.Context, query string) (*arrow.Schema, []arrow.DataType, error)
 	// Query runs a query once every change up to catalog sequence after
-	// is visible, and streams its result.
+	// is visible, and streams its result; past MaxQueries running at once
+	// it fails at once with Throttling. Its engine's semaphore is the
+	// server's one bound on queries.
 	Query(ctx context.Context, query string, args []any, after uint64) (*sqlengine.Result, error)
+	// MaxQueries is how many queries run at once
+	// (sqlengine.Config.MaxQueries).
+	MaxQueries() int
 }
 
 // Limits bound what one client can ask of the server. Each breach is an
@@ -52,17 +57,16 @@ type Limits struct {
 	// take the next batch before it is stopped and its slot freed
 	// (default 10 s).
 	StalledResultTimeout time.Duration
-	// MaxConcurrentQueries bounds the queries running at once (default 32);
-	// one more fails at once with ResourceExhausted.
-	MaxConcurrentQueries int
 	// MaxPreparedStatements bounds the open prepared statements (default
 	// 10,000); PreparedTTL is how long an unused one lives (default 15 min).
 	MaxPreparedStatements int
 	PreparedTTL           time.Duration
 	// MaxStartedQueries bounds the queries GetFlightInfo started that wait
-	// for their DoGet, each holding a slot (default a quarter of
-	// MaxConcurrentQueries, rounded down: none below 4); past it,
+	// for their DoGet, each holding one of the SQL engine's slots (default
+	// a quarter of its MaxQueries, rounded down: none below 4); past it,
 	// GetFlightInfo only plans. Unfetched tickets never hold more slots.
+	// (How many queries run at once is the engine's one bound:
+	// SQL.MaxQueries.)
 	MaxStartedQueries int
 	// MaxUnfetchedResults bounds the plans (plan_scan) made and not yet
 	// fetched by DoGet (default 1,024).
@@ -85,12 +89,6 @@ func (l *Limits) EnsureDefaults() {
 	}
 	if l.StalledResultTimeout <= 0 {
 		l.StalledResultTimeout = 10 * time.Second
-	}
-	if l.MaxConcurrentQueries <= 0 {
-		l.MaxConcurrentQueries = 32
-	}
-	if l.MaxStartedQueries <= 0 {
-		l.MaxStartedQueries = l.MaxConcurrentQueries / 4
 	}
 	if l.MaxPreparedStatements <= 0 {
 		l.MaxPreparedStatements = 10_000
@@ -146,7 +144,6 @@ type Server struct {
 	limits   Limits
 	alloc    memory.Allocator
 	sql      SQL
-	slots    chan struct{} // one per running query
 	prepared *preparedSet
 	grpc     *grpc.Server
 	planner  *planner.Planner
@@ -176,6 +173,9 @@ func New(cfg Config) (*Server, error) {
 	if sq == nil {
 		sq = tableSQL{t: cfg.Service.Table()}
 	}
+	if lim.MaxStartedQueries <= 0 {
+		lim.MaxStartedQueries = sq.MaxQueries() / 4
+	}
 	if cfg.Planner == nil {
 		cfg.Planner = planner.New(cfg.Service)
 	}
@@ -183,7 +183,6 @@ func New(cfg Config) (*Server, error) {
 		sql: sq,
 		svc: cfg.Service, table: cfg.Service.Table(), auth: a, log: log, limits: lim,
 		alloc:    memory.DefaultAllocator,
-		slots:    make(chan struct{}, lim.MaxConcurrentQueries),
 		prepared: newPreparedSet(lim.PreparedTTL, lim.MaxPreparedStatements),
 		planner:  cfg.Planner,
 		plans:    newParked(lim.QueryTimeout, lim.MaxUnfetchedResults, func(*planner.Plan) {}),
@@ -200,7 +199,7 @@ func New(cfg Config) (*Server, error) {
 	if version == "" {
 		version = "dev"
 	}
-	for id, v := range sqlInfo(version, lim) {
+	for id, v := range sqlInfo(version, lim, sq.MaxQueries()) {
 		if err := q.RegisterSqlInfo(id, v); err != nil {
 			return nil, fmt.Errorf("flightserver: sql info %s: %w", id, err)
 		}

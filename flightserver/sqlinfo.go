@@ -10,7 +10,7 @@ import (
 // (int32 ordinals and bitmasks, int64 limits, booleans, strings, string
 // lists): so every id below has exactly its specified Go type, and every
 // boolean and integer DBeaver reads is present.
-func sqlInfo(version string, limits Limits) map[flightsql.SqlInfo]any {
+func sqlInfo(version string, limits Limits, maxQueries int) map[flightsql.SqlInfo]any {
 	bits := func(vs ...int32) int32 {
 		var m int32
 		for _, v := range vs {
@@ -100,7 +100,7 @@ func sqlInfo(version string, limits Limits) map[flightsql.SqlInfo]any {
 		flightsql.SqlInfoMaxRowSize:              int64(0),
 		flightsql.SqlInfoMaxRowSizeIncludesBlobs: false,
 		flightsql.SqlInfoMaxStatementLen:         int64(limits.MaxMessageBytes),
-		flightsql.SqlInfoMaxStatements:           int64(limits.MaxConcurrentQueries),
+		flightsql.SqlInfoMaxStatements:           int64(maxQueries),
 		flightsql.SqlInfoMaxTableNameLen:         int64(0),
 		flightsql.SqlInfoMaxTablesInSelect:       int64(0),
 		flightsql.SqlInfoMaxUsernameLen:          int64(0),

@@ -33,8 +33,15 @@ func (c countingSQL) Query(ctx context.Context, query string, args []any, after 
 // startCounting starts a server whose SQL calls are counted.
 func startCounting(t *testing.T, opts ...func(*Config)) (*fenv, *countingSQL) {
 	t.Helper()
+	return startCountingWithSlots(t, 0, opts...)
+}
+
+// startCountingWithSlots is startCounting over a SQL engine that runs n
+// queries at once (0: the default).
+func startCountingWithSlots(t *testing.T, n int, opts ...func(*Config)) (*fenv, *countingSQL) {
+	t.Helper()
 	var sq *countingSQL
-	e := start(t, append([]func(*Config){func(c *Config) {
+	e := startWithSlots(t, n, append([]func(*Config){func(c *Config) {
 		sq = &countingSQL{tableSQL: tableSQL{t: c.Service.Table()}, schemas: new(atomic.Int32), queries: new(atomic.Int32)}
 		c.SQL = sq
 	}}, opts...)...)
@@ -79,7 +86,7 @@ func TestGetFlightInfoStartsTheQueryItsDoGetStreams(t *testing.T) {
 	if s, q := sq.schemas.Load(), sq.queries.Load(); s != 0 || q != 1 {
 		t.Fatalf("planned %d times and run %d times, want 0 and 1", s, q)
 	}
-	waitFor(t, "the slot is free after the stream", func() bool { return len(e.srv.slots) == 0 })
+	waitFor(t, "the slot is free after the stream", func() bool { return e.svc.Table().RunningQueries() == 0 })
 
 	// A prepared statement runs with the parameters bound when it was
 	// planned, once.
@@ -116,8 +123,7 @@ func TestGetFlightInfoStartsTheQueryItsDoGetStreams(t *testing.T) {
 // its ticket still runs (from its text), and unfetched tickets hold at
 // most MaxStartedQueries slots, so other queries keep running.
 func TestUnfetchedStartedQueriesHoldAQuarterOfTheSlotsAndExpire(t *testing.T) {
-	e, sq := startCounting(t, func(c *Config) {
-		c.Limits.MaxConcurrentQueries = 4
+	e, sq := startCountingWithSlots(t, 4, func(c *Config) {
 		c.Limits.StalledResultTimeout = 500 * time.Millisecond
 	})
 	c := e.client()
@@ -135,7 +141,7 @@ func TestUnfetchedStartedQueriesHoldAQuarterOfTheSlotsAndExpire(t *testing.T) {
 	if got := e.srv.started.len(); got != 1 {
 		t.Fatalf("%d started queries wait, want MaxStartedQueries = 1", got)
 	}
-	if got := len(e.srv.slots); got != 1 {
+	if got := e.svc.Table().RunningQueries(); got != 1 {
 		t.Fatalf("%d slots held by 50 unfetched tickets, want 1", got)
 	}
 	// Three more clients each hold a running result: every slot is used,
@@ -159,7 +165,7 @@ func TestUnfetchedStartedQueriesHoldAQuarterOfTheSlotsAndExpire(t *testing.T) {
 		r.Release()
 	}
 	waitFor(t, "the unfetched started query is stopped and its slot freed", func() bool {
-		return e.srv.started.len() == 0 && len(e.srv.slots) == 0
+		return e.srv.started.len() == 0 && e.svc.Table().RunningQueries() == 0
 	})
 	before := sq.queries.Load()
 	_, recs := fetch(t, ctx, c, first, nil)
@@ -220,11 +226,11 @@ func TestStopStopsStartedQueries(t *testing.T) {
 	if _, err := c.Execute(context.Background(), "SELECT 1"); err != nil {
 		t.Fatal(err)
 	}
-	if e.srv.started.len() != 1 || len(e.srv.slots) != 1 {
-		t.Fatalf("%d started, %d slots held before Stop", e.srv.started.len(), len(e.srv.slots))
+	if e.srv.started.len() != 1 || e.svc.Table().RunningQueries() != 1 {
+		t.Fatalf("%d started, %d slots held before Stop", e.srv.started.len(), e.svc.Table().RunningQueries())
 	}
 	e.srv.Stop()
-	if e.srv.started.len() != 0 || len(e.srv.slots) != 0 {
-		t.Fatalf("%d started, %d slots held after Stop", e.srv.started.len(), len(e.srv.slots))
+	if e.srv.started.len() != 0 || e.svc.Table().RunningQueries() != 0 {
+		t.Fatalf("%d started, %d slots held after Stop", e.srv.started.len(), e.svc.Table().RunningQueries())
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -311,4 +312,40 @@ func TestPlanningDoesNotWaitForTheStatementToRun(t *testing.T) {
 			t.Error("a cancelled endless query ended without an error")
 		}
 	}
+}
+
+// The engine's semaphore is the one bound on queries: past MaxQueries a
+// query fails at once (Throttling, naming the limit) instead of queueing
+// behind queries that may run for minutes; planning still answers, and
+// the slot is free again once the result is released.
+func TestAQueryPastTheEngineBoundFailsAtOnce(t *testing.T) {
+	e := newTenv(t)
+	tb := e.open(func(c *Config) { c.Engine.MaxQueries = 1 })
+	defer func() { _ = tb.Close() }()
+	ctx := context.Background()
+	held, err := tb.Query(ctx, "SELECT * FROM range(10000000)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := tb.RunningQueries(); n != 1 || tb.MaxQueries() != 1 {
+		t.Fatalf("%d running of %d, want 1 of 1", n, tb.MaxQueries())
+	}
+	wait, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	_, err = tb.Query(wait, "SELECT 1")
+	if nserror.CodeOf(err) != nserror.Throttling || wait.Err() != nil || !strings.Contains(err.Error(), "limit 1") {
+		t.Fatalf("a query past the bound: %v (waited: %v), want Throttling at once, naming the limit", err, wait.Err())
+	}
+	if _, _, err := tb.QuerySchema(ctx, "SELECT 1"); err != nil {
+		t.Fatalf("planning while every query slot is taken: %v", err)
+	}
+	held.Release()
+	if n := tb.RunningQueries(); n != 0 {
+		t.Fatalf("%d queries running after the release", n)
+	}
+	res, err := tb.Query(ctx, "SELECT 1")
+	if err != nil {
+		t.Fatalf("after the release: %v", err)
+	}
+	res.Release()
 }

@@ -867,6 +867,23 @@ func (t *Table) QuerySchema(ctx context.Context, q string) (*arrow.Schema, []arr
 	return t.eng.db.Schema(ctx, q)
 }
 
+// MaxQueries is the number of queries the SQL engine runs at once (0
+// without one: sqlengine.Config.MaxQueries).
+func (t *Table) MaxQueries() int {
+	if t.eng == nil {
+		return 0
+	}
+	return t.eng.db.MaxQueries()
+}
+
+// RunningQueries is the number of queries the SQL engine runs now.
+func (t *Table) RunningQueries() int {
+	if t.eng == nil {
+		return 0
+	}
+	return t.eng.db.Running()
+}
+
 var errNoSQL = nserror.New(nserror.ServiceUnavailable, "this process has no SQL engine (its queries run in a SQL worker)")
 
 // DurableApplied is the last sequence this process applied from a

@@ -59,6 +59,10 @@ type SQL struct {
 	// threads (default 2).
 	Memory  string
 	Threads int
+	// MaxQueries bounds the queries running at once, whichever surface
+	// asks (default 32): the engine's one semaphore; one more fails at
+	// once.
+	MaxQueries int
 	// SpillDir is where queries spill (default <DataDir>/sql-spill);
 	// SpillLimit bounds all spilled bytes (default 1GiB; 0B: no spilling).
 	SpillDir   string
@@ -218,6 +222,6 @@ func (c *Config) engine() (sqlengine.Config, error) {
 	if n, _ := sqlworker.ParseSize(c.SQL.SpillLimit); n == 0 {
 		spill = ""
 	}
-	return sqlengine.Config{MemoryLimit: c.SQL.Memory, Threads: c.SQL.Threads, MaxQueries: c.Limits.MaxConcurrentQueries,
+	return sqlengine.Config{MemoryLimit: c.SQL.Memory, Threads: c.SQL.Threads, MaxQueries: c.SQL.MaxQueries,
 		SpillDir: spill, SpillLimit: c.SQL.SpillLimit}, nil
 }

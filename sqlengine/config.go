@@ -15,8 +15,10 @@ type Config struct {
 	// MemoryLimit, e.g. "2GB" (default "4GB"). It bounds the data and every
 	// query together.
 	MemoryLimit string
-	// MaxQueries is the number of queries that run at once (default 8);
-	// more wait.
+	// MaxQueries is the number of queries that run at once (default 32),
+	// the server's one bound on them: one more fails at once with
+	// Throttling (a gRPC ResourceExhausted, an HTTP 429) that names it. As
+	// many statements are planned at once; more wait.
 	MaxQueries int
 	// SpillDir is where queries may spill what does not fit in memory
 	// (default: nowhere, spilling is off).
@@ -37,7 +39,7 @@ func (c *Config) EnsureDefaults() {
 		c.SpillLimit = "1GiB"
 	}
 	if c.MaxQueries <= 0 {
-		c.MaxQueries = 8
+		c.MaxQueries = 32
 	}
 }
 

@@ -12,8 +12,10 @@
 // read-only transaction, and passes the gate (gate.go) before anything of
 // its text runs: exactly one statement that only reads, decided by
 // DuckDB's parser. Results stream chunk by chunk; a request's context
-// interrupts DuckDB. At most Config.MaxQueries queries run, and as many
-// statements are planned, at once (the engine's one semaphore). Table
+// interrupts DuckDB. At most Config.MaxQueries queries run at once (one
+// more fails at once: this semaphore is the server's one bound on
+// queries, whichever surface asks), and as many statements are planned
+// at once (more wait). Table
 // functions implemented in Go (the planner's plan_scan) are registered
 // with DB.RegisterTableFunction. It talks to DuckDB through duckdb-go's
 // C-API mapping, not its database/sql driver (duck.go says why).

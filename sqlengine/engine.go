@@ -82,6 +82,13 @@ func Open(cfg Config, ddl ...string) (*DB, error) {
 	return db, nil
 }
 
+// MaxQueries is the number of queries that run at once (Config.MaxQueries).
+func (db *DB) MaxQueries() int { return cap(db.slots) }
+
+// Running is the number of queries holding a slot now (their results not
+// yet released).
+func (db *DB) Running() int { return len(db.slots) }
+
 // Close closes the engine; queries still running fail.
 func (db *DB) Close() error {
 	if db.writer != nil {

@@ -36,10 +36,21 @@ type request struct {
 // request. Queries that run and statements only planned (a schema) have
 // pools of their own, so planning never waits behind running queries.
 func (e *DB) begin(ctx context.Context, pool chan struct{}) (*request, error) {
-	select {
-	case pool <- struct{}{}:
-	case <-ctx.Done():
-		return nil, nserror.New(nserror.Throttling, "every SQL slot is busy (limit %d): %w", cap(pool), ctx.Err())
+	if pool == e.slots {
+		// A query runs at once or not at all: a caller past the bound is
+		// told to retry rather than queued behind queries that may run
+		// for minutes.
+		select {
+		case pool <- struct{}{}:
+		default:
+			return nil, nserror.New(nserror.Throttling, "too many concurrent queries (limit %d); retry shortly", cap(pool))
+		}
+	} else {
+		select {
+		case pool <- struct{}{}:
+		case <-ctx.Done():
+			return nil, nserror.New(nserror.Throttling, "every SQL planning slot is busy (limit %d): %w", cap(pool), ctx.Err())
+		}
 	}
 	conn, err := e.duck.connect()
 	if err != nil {

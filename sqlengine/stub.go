@@ -32,6 +32,12 @@ func Open(Config, ...string) (*DB, error) { return nil, errNoEngine }
 // Close does nothing.
 func (*DB) Close() error { return nil }
 
+// MaxQueries is 0.
+func (*DB) MaxQueries() int { return 0 }
+
+// Running is 0.
+func (*DB) Running() int { return 0 }
+
 // Write fails.
 func (*DB) Write(func(*Writer) error) error { return errNoEngine }
 

@@ -385,6 +385,14 @@ func (s *Supervisor) Schema(ctx context.Context, query string) (schema *arrow.Sc
 	return schema, params, err
 }
 
+// MaxQueries implements flightserver.SQL: the worker's engine runs at
+// most this many queries at once.
+func (s *Supervisor) MaxQueries() int {
+	e := s.cfg.Spec.Engine
+	e.EnsureDefaults()
+	return e.MaxQueries
+}
+
 // Query implements flightserver.SQL.
 func (s *Supervisor) Query(ctx context.Context, query string, args []any, after uint64) (res *sqlengine.Result, err error) {
 	err = s.call(ctx, func(c *Client) error {

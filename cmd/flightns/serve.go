@@ -60,7 +60,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.Int64Var(&cfg.Limits.MaxResultRows, "max-result-rows", envInt("FLIGHTNS_MAX_RESULT_ROWS", 10_000_000), "most rows of one query result [$FLIGHTNS_MAX_RESULT_ROWS]")
 	fs.Int64Var(&cfg.Limits.MaxResultBytes, "max-result-bytes", envInt("FLIGHTNS_MAX_RESULT_BYTES", 2<<30), "most bytes of one query result [$FLIGHTNS_MAX_RESULT_BYTES]")
 	fs.DurationVar(&cfg.Limits.QueryTimeout, "query-timeout", envDuration("FLIGHTNS_QUERY_TIMEOUT", time.Minute), "longest run of one query, streaming included [$FLIGHTNS_QUERY_TIMEOUT]")
-	fs.IntVar(&cfg.Limits.MaxConcurrentQueries, "max-concurrent-queries", int(envInt("FLIGHTNS_MAX_CONCURRENT_QUERIES", 32)), "queries running at once; one more fails at once [$FLIGHTNS_MAX_CONCURRENT_QUERIES]")
+	fs.IntVar(&cfg.SQL.MaxQueries, "max-concurrent-queries", int(envInt("FLIGHTNS_MAX_CONCURRENT_QUERIES", 32)), "queries running at once; one more fails at once [$FLIGHTNS_MAX_CONCURRENT_QUERIES]")
 	fs.StringVar(&cfg.SQL.Memory, "sql-memory", envOr("FLIGHTNS_SQL_MEMORY", "4GB"), "memory limit of the embedded SQL engine (the __manifest data and every query) [$FLIGHTNS_SQL_MEMORY]")
 	fs.IntVar(&cfg.SQL.Threads, "sql-threads", int(envInt("FLIGHTNS_SQL_THREADS", 2)), "threads of the embedded SQL engine [$FLIGHTNS_SQL_THREADS]")
 	fs.StringVar(&cfg.SQL.Isolation, "sql-isolation", envOr("FLIGHTNS_SQL_ISOLATION", "process"),
