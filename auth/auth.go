@@ -2,7 +2,6 @@ package auth
 
 import (
 	"bytes"
-	"crypto/rand"
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/base64"
@@ -13,7 +12,6 @@ import (
 	"io"
 	"os"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/flightns/flightns/nserror"
@@ -68,9 +66,17 @@ var Anonymous = Principal{Name: "anonymous", Role: Admin}
 type Config struct {
 	Tokens []TokenEntry `json:"tokens"`
 	Users  []UserEntry  `json:"users"`
-	// SessionTTL is how long a token issued after a basic handshake lives
-	// (default 12h).
+	// SessionTTL is how long a session token (what a basic handshake
+	// answers) lives (default 12h); a handshake with a live one answers a
+	// new one.
 	SessionTTL time.Duration `json:"-"`
+	// SessionKey signs session tokens (SessionKeyBytes or more). Servers
+	// that share it (the replicas of a catalog, a restarted server) accept
+	// each other's sessions; nil: a key of this process alone.
+	SessionKey []byte `json:"-"`
+	// Revocations, when set, ends the sessions a revocation names on every
+	// replica (within seconds).
+	Revocations Revocations `json:"-"`
 }
 
 // TokenEntry is a static bearer token.
@@ -120,11 +126,10 @@ func LoadFile(path string) (Config, error) {
 
 // Authenticator checks credentials. It is safe for concurrent use.
 type Authenticator struct {
-	tokens   map[string]Principal
+	tokens   map[string]Principal // token -> its principal
 	users    map[string]user
-	ttl      time.Duration
-	mu       sync.Mutex
-	sessions map[string]session
+	byName   map[string]Principal // every principal, by name
+	sessions *sessions
 }
 
 type user struct {
@@ -132,18 +137,14 @@ type user struct {
 	p    Principal
 }
 
-type session struct {
-	p       Principal
-	expires time.Time
-}
-
 // New builds an Authenticator; it fails on an unknown role, an empty
 // name or secret, a short token, or a name or token given twice.
 func New(c Config) (*Authenticator, error) {
-	a := &Authenticator{tokens: map[string]Principal{}, users: map[string]user{}, ttl: c.SessionTTL, sessions: map[string]session{}}
-	if a.ttl <= 0 {
-		a.ttl = 12 * time.Hour
+	ss, err := newSessions(c.SessionKey, c.SessionTTL, c.Revocations)
+	if err != nil {
+		return nil, err
 	}
+	a := &Authenticator{tokens: map[string]Principal{}, users: map[string]user{}, byName: map[string]Principal{}, sessions: ss}
 	names := map[string]bool{}
 	for i, t := range c.Tokens {
 		r, err := ParseRole(t.Role)
@@ -163,6 +164,7 @@ func New(c Config) (*Authenticator, error) {
 		}
 		names[t.Name] = true
 		a.tokens[t.Token] = Principal{Name: t.Name, Role: r}
+		a.byName[t.Name] = Principal{Name: t.Name, Role: r}
 	}
 	for _, u := range c.Users {
 		r, err := ParseRole(u.Role)
@@ -187,6 +189,7 @@ func New(c Config) (*Authenticator, error) {
 			h = sha256.Sum256([]byte(u.Password))
 		}
 		a.users[u.Name] = user{hash: h, p: Principal{Name: u.Name, Role: r}}
+		a.byName[u.Name] = Principal{Name: u.Name, Role: r}
 	}
 	return a, nil
 }
@@ -206,7 +209,9 @@ func unauthenticated(format string, args ...any) error {
 	return nserror.New(nserror.Unauthenticated, format, args...)
 }
 
-// Bearer authenticates a bearer token: a static one or a session token.
+// Bearer authenticates a bearer token: a static one or a session token
+// (session.go), whose principal must still be configured: it gets the
+// role the principal has now.
 func (a *Authenticator) Bearer(token string) (Principal, error) {
 	if !a.Enabled() {
 		return Anonymous, nil
@@ -216,15 +221,18 @@ func (a *Authenticator) Bearer(token string) (Principal, error) {
 			return p, nil
 		}
 	}
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if s, ok := a.sessions[token]; ok {
-		if time.Now().Before(s.expires) {
-			return s.p, nil
-		}
-		delete(a.sessions, token)
+	if !IsSession(token) {
+		return Principal{}, errBadSession
 	}
-	return Principal{}, unauthenticated("invalid or expired token")
+	name, err := a.sessions.check(token)
+	if err != nil {
+		return Principal{}, err
+	}
+	p, ok := a.byName[name]
+	if !ok {
+		return Principal{}, errBadSession // removed since
+	}
+	return p, nil
 }
 
 // Basic authenticates a user and password.
@@ -267,22 +275,12 @@ func (a *Authenticator) Header(v string) (Principal, error) {
 	return Principal{}, unauthenticated("unsupported authorization scheme %q", scheme)
 }
 
-// IssueToken starts a session for p and returns its bearer token.
-func (a *Authenticator) IssueToken(p Principal) string {
-	var b [24]byte
-	_, _ = rand.Read(b[:])
-	t := base64.RawURLEncoding.EncodeToString(b[:])
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	now := time.Now()
-	for k, s := range a.sessions { // expired sessions go as new ones come
-		if now.After(s.expires) {
-			delete(a.sessions, k)
-		}
-	}
-	a.sessions[t] = session{p: p, expires: now.Add(a.ttl)}
-	return t
-}
+// IssueToken starts a session for p and returns its bearer token, good
+// for SessionTTL on every server that shares the session key.
+func (a *Authenticator) IssueToken(p Principal) string { return a.sessions.issue(p.Name) }
+
+// SessionTTL is how long a session token lives.
+func (a *Authenticator) SessionTTL() time.Duration { return a.sessions.ttl }
 
 // Allow fails with PermissionDenied unless p's role reaches need.
 func Allow(p Principal, need Role, what string) error {

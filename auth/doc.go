@@ -1,7 +1,9 @@
 // Package auth authenticates and authorizes callers of every surface
 // (Flight SQL and REST) the same way: static bearer tokens and basic
 // users, each with a role — read, write or admin — and session tokens
-// issued after a basic handshake.
+// issued after a basic handshake: signed with the catalog's session key
+// (session.go), so every server of the catalog and a restarted one accept
+// them until they expire or a revocation (Revocations) ends them.
 //
 // When no token and no user is configured, authentication is off and
 // every caller is an anonymous admin; as soon as one is configured, every

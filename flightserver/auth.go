@@ -92,7 +92,8 @@ func (c *ctxStream) Context() context.Context { return c.ctx }
 // send on every later call, in the "authorization" response header and as
 // the payload of the one HandshakeResponse. Credentials come either as an
 // "authorization" request header (Basic, which starts a session, or
-// Bearer, which is checked and echoed) or as a Flight BasicAuth message
+// Bearer, which is checked and echoed; a session bearer is renewed: the
+// answer is a fresh one) or as a Flight BasicAuth message
 // in the first HandshakeRequest. With authentication off the token is
 // "anonymous" and every call is accepted.
 func (s *Server) Handshake(stream flight.FlightService_HandshakeServer) error {
@@ -112,6 +113,9 @@ func (s *Server) Handshake(stream flight.FlightService_HandshakeServer) error {
 			return err
 		}
 		token = strings.TrimSpace(strings.TrimSpace(hdr[0])[len("bearer "):])
+		if auth.IsSession(token) {
+			token = s.auth.IssueToken(p) // a live session is renewed
+		}
 	case len(hdr) > 0:
 		if p, err = s.auth.Header(hdr[0]); err != nil {
 			return err

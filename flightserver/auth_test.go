@@ -26,6 +26,7 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/flightns/flightns/auth"
 	"github.com/flightns/flightns/namespace"
 	"github.com/flightns/flightns/nserror"
 )
@@ -178,6 +179,22 @@ func TestBasicHandshakeHandsOutABearerToken(t *testing.T) {
 	resp, err := s.Recv()
 	if err != nil || string(resp.GetPayload()) != "write-token" {
 		t.Fatalf("bearer handshake: %v %q", err, resp.GetPayload())
+	}
+	// A handshake with a live session renews it: a fresh session token,
+	// good as the first.
+	s, err = c.Client.Handshake(metadata.AppendToOutgoingContext(context.Background(), "authorization", tok[0]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = s.CloseSend()
+	resp, err = s.Recv()
+	renewed := string(resp.GetPayload())
+	if err != nil || !auth.IsSession(renewed) || "Bearer "+renewed == tok[0] {
+		t.Fatalf("a session's handshake: %v %q, want a fresh session token", err, renewed)
+	}
+	ctx3 := metadata.AppendToOutgoingContext(context.Background(), "authorization", "Bearer "+renewed)
+	if err := doAction(ctx3, c.Client, "CreateNamespace", map[string]any{"id": []string{"n-renewed"}}, nil); err != nil {
+		t.Fatalf("the renewed session: %v", err)
 	}
 	// Wrong passwords get nothing.
 	_, err = c.Client.AuthenticateBasicToken(context.Background(), "ana", "nope")

@@ -133,6 +133,10 @@ type Config struct {
 	FlightAddr  string
 	RESTAddr    string
 	MetricsAddr string
+	// SessionTTL is how long a session token (what a Flight handshake
+	// with a user's password answers) lives (default 12h); a handshake
+	// with a live one answers a fresh one.
+	SessionTTL time.Duration
 	// AuthFile is the JSON file of tokens and users (see package auth);
 	// empty: no authentication.
 	AuthFile string
@@ -204,6 +208,9 @@ func (c *Config) Validate() error {
 	}
 	if c.ShutdownTimeout < 0 || c.MaxBodyBytes < 0 {
 		return errors.New("the shutdown timeout and the REST body limit must not be negative")
+	}
+	if c.SessionTTL < 0 {
+		return errors.New("session lifetime (--session-ttl) must not be negative")
 	}
 	return nil
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/flightns/flightns/auth"
 	"github.com/flightns/flightns/flightserver"
 	"github.com/flightns/flightns/internal/redisproc"
+	"github.com/flightns/flightns/internal/redisstate"
 	"github.com/flightns/flightns/namespace"
 	"github.com/flightns/flightns/obs"
 	"github.com/flightns/flightns/planner"
@@ -61,14 +62,9 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 			s.release()
 		}
 	}()
-	authn, err := loadAuth(cfg.AuthFile)
+	authCfg, err := loadAuth(cfg.AuthFile)
 	if err != nil {
 		return nil, err
-	}
-	if tokens, users := authn.Principals(); authn.Enabled() {
-		s.log.Info("authentication on", "file", cfg.AuthFile, "tokens", tokens, "users", users)
-	} else {
-		s.log.Warn("authentication off: every caller may do everything (give --auth-file to require credentials)")
 	}
 	if err := s.listen(); err != nil {
 		return nil, err
@@ -81,6 +77,10 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	s.deps.Redis.AddHook(s.metrics.RedisHook())
 	s.health = obs.NewHealth(func(ctx context.Context) error { return s.deps.Redis.Ping(ctx).Err() }, s.metrics, s.log)
 	s.serveMetrics()
+	authn, err := s.authenticator(ctx, authCfg)
+	if err != nil {
+		return nil, err
+	}
 
 	s.log.Info("opening the catalog (recovering Redis state from storage if it was lost)", "root", s.deps.Store.URI(), "redis", s.deps.Addr, "catalog", cfg.Store.Catalog)
 	start := time.Now()
@@ -403,14 +403,45 @@ func addrOf(l net.Listener) net.Addr {
 	return l.Addr()
 }
 
-// loadAuth reads the credentials file; none means no authentication.
-func loadAuth(path string) (*auth.Authenticator, error) {
+// loadAuth reads and checks the credentials file; none means no
+// authentication.
+func loadAuth(path string) (auth.Config, error) {
 	if path == "" {
-		return auth.New(auth.Config{})
+		return auth.Config{}, nil
 	}
 	c, err := auth.LoadFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("auth file (--auth-file): %w", err)
+		return auth.Config{}, fmt.Errorf("auth file (--auth-file): %w", err)
 	}
-	return auth.New(c)
+	if _, err := auth.New(c); err != nil {
+		return auth.Config{}, fmt.Errorf("auth file (--auth-file): %w", err)
+	}
+	return c, nil
+}
+
+// authenticator builds the server's authenticator from c: its sessions
+// are signed with the catalog's session key and revoked through its
+// Redis, so every server of the catalog, and this one after a restart,
+// accepts them until they expire or are revoked.
+func (s *Server) authenticator(ctx context.Context, c auth.Config) (*auth.Authenticator, error) {
+	c.SessionTTL = s.cfg.SessionTTL
+	if len(c.Tokens)+len(c.Users) > 0 {
+		key, err := sessionKey(ctx, s.deps.Store)
+		if err != nil {
+			return nil, err
+		}
+		rs := redisstate.New(s.deps.Redis, s.deps.Catalog, 0)
+		s.push(rs.Close)
+		c.SessionKey, c.Revocations = key, rs
+	}
+	a, err := auth.New(c)
+	if err != nil {
+		return nil, err
+	}
+	if tokens, users := a.Principals(); a.Enabled() {
+		s.log.Info("authentication on", "file", s.cfg.AuthFile, "tokens", tokens, "users", users, "session_ttl", a.SessionTTL())
+	} else {
+		s.log.Warn("authentication off: every caller may do everything (give --auth-file to require credentials)")
+	}
+	return a, nil
 }

@@ -43,6 +43,10 @@ Commands:
   gc        delete orphaned staging manifests older than --older-than, and
             files a stale writer left in a dropped table's directory
             (--dry-run lists them)
+  revoke-sessions --name N
+            end every session (login bearer) of user N issued until now, on
+            every server of the catalog within seconds; N logs in again to
+            get a new one (remove N from --auth-file to keep it out)
 `
 
 func adminCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -141,6 +145,8 @@ func adminCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 			printVerify(stdout, stderr, format, rep, openErr.Error())
 			return 1
 		}
+	case "revoke-sessions":
+		raw = revokeSessions(fs.String("name", "", "the user whose sessions end"), stdout, stderr)
 	case "gc":
 		window := fs.Duration("older-than", 24*time.Hour, "safety window: only staging objects older than this are orphans (commits in flight are younger)")
 		dry := fs.Bool("dry-run", false, "list the orphans, delete nothing")
@@ -284,4 +290,21 @@ func spinner(w io.Writer, what string) func() {
 		}
 	}()
 	return func() { close(stop); <-done }
+}
+
+// revokeSessions is "admin revoke-sessions": every session of *who
+// issued until now ends.
+func revokeSessions(who *string, stdout, stderr io.Writer) func(ctx context.Context, d *server.Deps, _ *slog.Logger) int {
+	return func(ctx context.Context, d *server.Deps, _ *slog.Logger) int {
+		if *who == "" {
+			_, _ = fmt.Fprintln(stderr, "flightns admin revoke-sessions: --name is required")
+			return 2
+		}
+		if err := d.RevokeSessions(ctx, *who); err != nil {
+			_, _ = fmt.Fprintf(stderr, "flightns admin revoke-sessions: %v\n", err)
+			return 1
+		}
+		_, _ = fmt.Fprintf(stdout, "every session of %q issued until now is revoked\n", *who)
+		return 0
+	}
 }

@@ -193,6 +193,13 @@ func TestAdminCommands(t *testing.T) {
 		t.Errorf("commit after recover: HTTP %d", code)
 	}
 
+	// revoke-sessions: a user's sessions end (the server test holds what
+	// that does to them); the user is required.
+	if out := admin(0, "revoke-sessions", "--name", "ana"); !strings.Contains(out, `every session of "ana" issued until now is revoked`) {
+		t.Errorf("revoke-sessions: %q", out)
+	}
+	admin(2, "revoke-sessions")
+
 	// compact: a snapshot appears.
 	if out := admin(0, "compact"); !strings.HasPrefix(out, "compacted:") {
 		t.Errorf("compact: %q", out)

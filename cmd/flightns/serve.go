@@ -49,6 +49,8 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		"HTTP listen address of /metrics (Prometheus), /healthz and /readyz (empty: none) [$FLIGHTNS_METRICS_ADDR]")
 	fs.StringVar(&cfg.AuthFile, "auth-file", os.Getenv("FLIGHTNS_AUTH_FILE"),
 		`JSON file of tokens and users with roles read, write or admin ({"tokens":[{"token","name","role"}],"users":[{"name","password","role"}]}); none: no authentication [$FLIGHTNS_AUTH_FILE]`)
+	fs.DurationVar(&cfg.SessionTTL, "session-ttl", envDuration("FLIGHTNS_SESSION_TTL", 12*time.Hour),
+		"how long the bearer a Flight login (user and password) answers stays good, on every server of the catalog and across restarts; a handshake with it answers a fresh one [$FLIGHTNS_SESSION_TTL]")
 	fs.StringVar(&cfg.TLSCert, "tls-cert", os.Getenv("FLIGHTNS_TLS_CERT"), "TLS certificate file (PEM) for Flight and REST; with --tls-key [$FLIGHTNS_TLS_CERT]")
 	fs.StringVar(&cfg.TLSKey, "tls-key", os.Getenv("FLIGHTNS_TLS_KEY"), "TLS private key file (PEM) [$FLIGHTNS_TLS_KEY]")
 	fs.StringVar(&cfg.LogFormat, "log-format", envOr("FLIGHTNS_LOG_FORMAT", "text"), "log format: text or json [$FLIGHTNS_LOG_FORMAT]")

@@ -60,6 +60,10 @@ func (k Keys) PCols() string { return k.tag + ":pcols" }
 // Root records the catalog root this catalog is bound to.
 func (k Keys) Root() string { return k.tag + ":root" }
 
+// Revoked maps a principal to when its sessions were last revoked (unix
+// milliseconds).
+func (k Keys) Revoked() string { return k.tag + ":revoked" }
+
 // Lease is the materializer's lease.
 func (k Keys) Lease() string { return k.tag + ":mlease" }
 

@@ -53,6 +53,8 @@ var (
 	appendLua string
 	//go:embed scripts/lease.lua
 	leaseLua string
+	//go:embed scripts/revoke.lua
+	revokeLua string
 )
 
 func script(body string) *redis.Script { return redis.NewScript(prelude + body) }
@@ -77,9 +79,10 @@ var (
 	txnApplyS       = script(txnApplyLua)
 	appendS         = script(appendLua)
 	leaseS          = script(leaseLua)
+	revokeS         = script(revokeLua)
 
 	allScripts = []*redis.Script{claimS, getS, listS, latestS, flipS, seedS, supersedeS, confirmS, deleteVersionsS, dropS,
-		openEpochS, forkS, rebuildIndexS, clearKidsS, txnApplyS, appendS, leaseS}
+		openEpochS, forkS, rebuildIndexS, clearKidsS, txnApplyS, appendS, leaseS, revokeS}
 )
 
 // Load loads every script (on every master of a cluster) so that the first
