@@ -66,6 +66,9 @@ var Anonymous = Principal{Name: "anonymous", Role: Admin}
 type Config struct {
 	Tokens []TokenEntry `json:"tokens"`
 	Users  []UserEntry  `json:"users"`
+	// Certificates name the principals of client certificates (mutual
+	// TLS, --tls-client-ca).
+	Certificates []CertificateEntry `json:"certificates"`
 	// SessionTTL is how long a session token (what a basic handshake
 	// answers) lives (default 12h); a handshake with a live one answers a
 	// new one.
@@ -84,6 +87,14 @@ type TokenEntry struct {
 	Token string `json:"token"`
 	Name  string `json:"name"`
 	Role  string `json:"role"`
+}
+
+// CertificateEntry is the principal of a client certificate whose
+// subject, as Go writes it (RFC 2253: "CN=etl,O=Acme"), is Subject.
+type CertificateEntry struct {
+	Subject string `json:"subject"`
+	Name    string `json:"name"`
+	Role    string `json:"role"`
 }
 
 // UserEntry is a basic-auth user.
@@ -118,8 +129,8 @@ func LoadFile(path string) (Config, error) {
 	if dec.More() {
 		return bad("more than one JSON value")
 	}
-	if len(c.Tokens) == 0 && len(c.Users) == 0 {
-		return bad("no tokens and no users: it would turn authentication off (drop --auth-file for that)")
+	if len(c.Tokens) == 0 && len(c.Users) == 0 && len(c.Certificates) == 0 {
+		return bad("no tokens, no users and no certificates: it would turn authentication off (drop --auth-file for that)")
 	}
 	return c, nil
 }
@@ -129,6 +140,7 @@ type Authenticator struct {
 	tokens   map[string]Principal // token -> its principal
 	users    map[string]user
 	byName   map[string]Principal // every principal, by name
+	certs    map[string]Principal // certificate subject -> its principal
 	sessions *sessions
 }
 
@@ -144,7 +156,7 @@ func New(c Config) (*Authenticator, error) {
 	if err != nil {
 		return nil, err
 	}
-	a := &Authenticator{tokens: map[string]Principal{}, users: map[string]user{}, byName: map[string]Principal{}, sessions: ss}
+	a := &Authenticator{tokens: map[string]Principal{}, users: map[string]user{}, byName: map[string]Principal{}, certs: map[string]Principal{}, sessions: ss}
 	names := map[string]bool{}
 	for i, t := range c.Tokens {
 		r, err := ParseRole(t.Role)
@@ -191,6 +203,24 @@ func New(c Config) (*Authenticator, error) {
 		a.users[u.Name] = user{hash: h, p: Principal{Name: u.Name, Role: r}}
 		a.byName[u.Name] = Principal{Name: u.Name, Role: r}
 	}
+	for _, ce := range c.Certificates {
+		r, err := ParseRole(ce.Role)
+		if err != nil {
+			return nil, fmt.Errorf("auth: certificate %q: %w", ce.Subject, err)
+		}
+		switch {
+		case ce.Subject == "" || ce.Name == "":
+			return nil, fmt.Errorf("auth: a certificate needs a subject and a name")
+		case names[ce.Name]:
+			return nil, fmt.Errorf("auth: the name %q is given twice", ce.Name)
+		}
+		if _, dup := a.certs[ce.Subject]; dup {
+			return nil, fmt.Errorf("auth: the certificate subject %q is given twice", ce.Subject)
+		}
+		names[ce.Name] = true
+		a.certs[ce.Subject] = Principal{Name: ce.Name, Role: r}
+		a.byName[ce.Name] = Principal{Name: ce.Name, Role: r}
+	}
 	return a, nil
 }
 
@@ -203,7 +233,9 @@ func (a *Authenticator) Principals() (tokens, users int) {
 }
 
 // Enabled reports whether callers must authenticate.
-func (a *Authenticator) Enabled() bool { return a != nil && (len(a.tokens) > 0 || len(a.users) > 0) }
+func (a *Authenticator) Enabled() bool {
+	return a != nil && (len(a.tokens) > 0 || len(a.users) > 0 || len(a.certs) > 0)
+}
 
 func unauthenticated(format string, args ...any) error {
 	return nserror.New(nserror.Unauthenticated, format, args...)

@@ -102,12 +102,17 @@ func TestAnAuthFileThatNamesNobodyIsRefused(t *testing.T) {
 		}
 	}
 	for name, c := range map[string]Config{
-		"an unknown role":      {Tokens: []TokenEntry{{Token: "abcdefgh12", Name: "r", Role: "superuser"}}},
-		"a token without name": {Tokens: []TokenEntry{{Token: "abcdefgh12", Role: "read"}}},
-		"a short token":        {Tokens: []TokenEntry{{Token: "abc", Name: "r", Role: "read"}}},
-		"a name twice":         {Tokens: []TokenEntry{{Token: "abcdefgh12", Name: "r", Role: "read"}}, Users: []UserEntry{{Name: "r", Password: "pw", Role: "read"}}},
-		"a token twice":        {Tokens: []TokenEntry{{Token: "abcdefgh12", Name: "r", Role: "read"}, {Token: "abcdefgh12", Name: "w", Role: "write"}}},
-		"an empty password":    {Users: []UserEntry{{Name: "ana", Role: "read"}}},
+		"an unknown role":               {Tokens: []TokenEntry{{Token: "abcdefgh12", Name: "r", Role: "superuser"}}},
+		"a token without name":          {Tokens: []TokenEntry{{Token: "abcdefgh12", Role: "read"}}},
+		"a short token":                 {Tokens: []TokenEntry{{Token: "abc", Name: "r", Role: "read"}}},
+		"a name twice":                  {Tokens: []TokenEntry{{Token: "abcdefgh12", Name: "r", Role: "read"}}, Users: []UserEntry{{Name: "r", Password: "pw", Role: "read"}}},
+		"a token twice":                 {Tokens: []TokenEntry{{Token: "abcdefgh12", Name: "r", Role: "read"}, {Token: "abcdefgh12", Name: "w", Role: "write"}}},
+		"an empty password":             {Users: []UserEntry{{Name: "ana", Role: "read"}}},
+		"a certificate without subject": {Certificates: []CertificateEntry{{Name: "etl", Role: "read"}}},
+		"a certificate without name":    {Certificates: []CertificateEntry{{Subject: "CN=etl", Role: "read"}}},
+		"a certificate's unknown role":  {Certificates: []CertificateEntry{{Subject: "CN=etl", Name: "etl", Role: "root"}}},
+		"a subject twice":               {Certificates: []CertificateEntry{{Subject: "CN=etl", Name: "etl", Role: "read"}, {Subject: "CN=etl", Name: "etl2", Role: "read"}}},
+		"a certificate's name twice":    {Users: []UserEntry{{Name: "etl", Password: "pw", Role: "read"}}, Certificates: []CertificateEntry{{Subject: "CN=etl", Name: "etl", Role: "read"}}},
 	} {
 		if _, err := New(c); err == nil {
 			t.Errorf("%s: accepted", name)

@@ -2,13 +2,16 @@ package flightserver
 
 import (
 	"context"
+	"crypto/x509"
 	"errors"
 	"io"
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow/flight"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/peer"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/flightns/flightns/auth"
@@ -27,9 +30,22 @@ func principalOf(ctx context.Context) auth.Principal {
 	return p
 }
 
+// verifiedChains are the verified certificate chains of a call's client
+// (mutual TLS), if any.
+func verifiedChains(ctx context.Context) [][]*x509.Certificate {
+	pr, ok := peer.FromContext(ctx)
+	if !ok {
+		return nil
+	}
+	if ti, ok := pr.AuthInfo.(credentials.TLSInfo); ok {
+		return ti.State.VerifiedChains
+	}
+	return nil
+}
+
 // authenticate finds the caller of a call from its metadata: an
 // "authorization" header (Basic or Bearer), or an "x-api-key" or
-// "auth-token-bin" token. With
+// "auth-token-bin" token, or else its client certificate (mutual TLS). With
 // authentication off every caller is auth.Anonymous.
 func (s *Server) authenticate(ctx context.Context) (auth.Principal, error) {
 	if !s.auth.Enabled() {
@@ -43,6 +59,9 @@ func (s *Server) authenticate(ctx context.Context) (auth.Principal, error) {
 		if v := md.Get(k); len(v) > 0 {
 			return s.auth.Bearer(strings.TrimSpace(v[0]))
 		}
+	}
+	if p, ok := s.auth.Certificate(verifiedChains(ctx)); ok {
+		return p, nil
 	}
 	return s.auth.Header("")
 }
@@ -128,6 +147,10 @@ func (s *Server) Handshake(stream flight.FlightService_HandshakeServer) error {
 		}
 		var ba flight.BasicAuth
 		if req == nil || proto.Unmarshal(req.GetPayload(), &ba) != nil || ba.GetUsername() == "" {
+			if cp, ok := s.auth.Certificate(verifiedChains(ctx)); ok { // mutual TLS
+				p, token = cp, s.auth.IssueToken(cp)
+				break
+			}
 			return nserror.New(nserror.Unauthenticated, "credentials required: send Basic user:password or a Bearer token in the authorization header, or a BasicAuth payload")
 		}
 		if p, err = s.auth.Basic(ba.GetUsername(), ba.GetPassword()); err != nil {

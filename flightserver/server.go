@@ -113,10 +113,12 @@ type Config struct {
 	// Auth authenticates callers; nil or one with no tokens and no users
 	// admits everyone as auth.Anonymous.
 	Auth *auth.Authenticator
-	// TLSCertFile and TLSKeyFile, both set, serve TLS.
-	TLSCertFile, TLSKeyFile string
-	Limits                  Limits
-	Logger                  *slog.Logger
+	// TLSCertFile and TLSKeyFile, both set, serve TLS; with
+	// TLSClientCAFile every client must present a certificate that CA
+	// signed (mutual TLS; auth.TLSConfig).
+	TLSCertFile, TLSKeyFile, TLSClientCAFile string
+	Limits                                   Limits
+	Logger                                   *slog.Logger
 	// Version is reported as the server version in SqlInfo.
 	Version string
 	// UnaryInterceptors and StreamInterceptors run before authentication,
@@ -212,15 +214,12 @@ func New(cfg Config) (*Server, error) {
 		grpc.ChainUnaryInterceptor(append(cfg.UnaryInterceptors[:len(cfg.UnaryInterceptors):len(cfg.UnaryInterceptors)], publicUnary(s.unaryInterceptor))...),
 		grpc.ChainStreamInterceptor(append(cfg.StreamInterceptors[:len(cfg.StreamInterceptors):len(cfg.StreamInterceptors)], publicStream(s.streamInterceptor))...),
 	}
-	switch {
-	case cfg.TLSCertFile != "" && cfg.TLSKeyFile != "":
-		creds, err := credentials.NewServerTLSFromFile(cfg.TLSCertFile, cfg.TLSKeyFile)
+	if cfg.TLSCertFile != "" || cfg.TLSKeyFile != "" || cfg.TLSClientCAFile != "" {
+		tc, err := auth.TLSConfig(cfg.TLSCertFile, cfg.TLSKeyFile, cfg.TLSClientCAFile)
 		if err != nil {
-			return nil, fmt.Errorf("flightserver: TLS: %w", err)
+			return nil, fmt.Errorf("flightserver: %w", err)
 		}
-		opts = append(opts, grpc.Creds(creds))
-	case cfg.TLSCertFile != "" || cfg.TLSKeyFile != "":
-		return nil, fmt.Errorf("flightserver: TLS needs both a certificate and a key file")
+		opts = append(opts, grpc.Creds(credentials.NewTLS(tc)))
 	}
 	s.grpc = grpc.NewServer(opts...)
 	flight.RegisterFlightServiceServer(s.grpc, s)

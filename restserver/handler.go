@@ -1,6 +1,7 @@
 package restserver
 
 import (
+	"crypto/x509"
 	"errors"
 	"io"
 	"log/slog"
@@ -170,9 +171,16 @@ func (h *handler) serve(w http.ResponseWriter, r *http.Request, rt route, rawID 
 	return nil
 }
 
+// certified reports whether a client certificate names a principal.
+func certified(a *auth.Authenticator, chains [][]*x509.Certificate) bool {
+	_, ok := a.Certificate(chains)
+	return ok
+}
+
 // authorize authenticates the caller by its Authorization header (Bearer
-// or Basic) or, without one, its x-api-key header (a token), and checks
-// its role. With authentication off everyone may do everything.
+// or Basic) or, without one, its x-api-key header (a token), or else its
+// client certificate (mutual TLS), and checks its role. With
+// authentication off everyone may do everything.
 func (h *handler) authorize(r *http.Request, need auth.Role, what string) error {
 	if !h.auth.Enabled() {
 		return nil
@@ -186,6 +194,8 @@ func (h *handler) authorize(r *http.Request, need auth.Role, what string) error 
 		p, err = h.auth.Header(r.Header.Get("Authorization"))
 	case r.Header.Get("X-Api-Key") != "":
 		p, err = h.auth.Bearer(strings.TrimSpace(r.Header.Get("X-Api-Key")))
+	case r.TLS != nil && certified(h.auth, r.TLS.VerifiedChains):
+		p, _ = h.auth.Certificate(r.TLS.VerifiedChains)
 	default:
 		err = nserror.New(nserror.Unauthenticated, "credentials required: Authorization: Bearer <token> (or Basic) or x-api-key: <token>")
 	}

@@ -143,6 +143,9 @@ type Config struct {
 	// TLSCert and TLSKey (PEM files) turn TLS on for Flight and REST.
 	TLSCert string
 	TLSKey  string
+	// TLSClientCA (PEM) turns mutual TLS on: every client must present a
+	// certificate one of its CAs signed.
+	TLSClientCA string
 	// Logger receives the server's structured log (default: discarded);
 	// LogFormat and LogLevel are handed to the SQL worker so that its
 	// lines match (default text, info).
@@ -205,6 +208,9 @@ func (c *Config) Validate() error {
 	}
 	if (c.TLSCert == "") != (c.TLSKey == "") {
 		return errors.New("TLS needs both a certificate and a key")
+	}
+	if c.TLSClientCA != "" && c.TLSCert == "" {
+		return errors.New("client certificates (--tls-client-ca) need TLS (--tls-cert and --tls-key)")
 	}
 	if c.ShutdownTimeout < 0 || c.MaxBodyBytes < 0 {
 		return errors.New("the shutdown timeout and the REST body limit must not be negative")

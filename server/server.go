@@ -268,7 +268,7 @@ func (s *Server) serveSurfaces(authn *auth.Authenticator, sql flightserver.SQL) 
 	uInt, sInt := obs.Interceptors(s.metrics, s.log)
 	plan := planner.New(s.svc) // one planner (and its cache) for both surfaces
 	if l := s.flightL; l != nil {
-		fsrv, err := flightserver.New(flightserver.Config{Service: s.svc, Planner: plan, SQL: sql, Auth: authn, TLSCertFile: s.cfg.TLSCert, TLSKeyFile: s.cfg.TLSKey,
+		fsrv, err := flightserver.New(flightserver.Config{Service: s.svc, Planner: plan, SQL: sql, Auth: authn, TLSCertFile: s.cfg.TLSCert, TLSKeyFile: s.cfg.TLSKey, TLSClientCAFile: s.cfg.TLSClientCA,
 			Logger: s.log, Version: s.cfg.Version, Limits: s.cfg.Limits, Health: s.health.GRPC(),
 			UnaryInterceptors: []grpc.UnaryServerInterceptor{uInt}, StreamInterceptors: []grpc.StreamServerInterceptor{sInt}})
 		if err != nil {
@@ -291,10 +291,18 @@ func (s *Server) serveSurfaces(authn *auth.Authenticator, sql flightserver.SQL) 
 	}
 	if l := s.restL; l != nil {
 		h := restserver.New(s.svc, restserver.Options{Auth: authn, Logger: s.log, MaxBodyBytes: s.cfg.MaxBodyBytes, Planner: plan})
-		hs := &http.Server{Handler: obs.HTTPMiddleware(h, restserver.OpName, s.metrics, s.log), ReadHeaderTimeout: 10 * time.Second}
+		hs := &http.Server{Handler: obs.HTTPMiddleware(h, restserver.OpName, s.metrics, s.log), ReadHeaderTimeout: 10 * time.Second,
+			ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelDebug)} // a refused TLS handshake, say
+		if s.cfg.TLSCert != "" {
+			tc, err := auth.TLSConfig(s.cfg.TLSCert, s.cfg.TLSKey, s.cfg.TLSClientCA)
+			if err != nil {
+				return err
+			}
+			hs.TLSConfig = tc
+		}
 		go func() {
 			if s.cfg.TLSCert != "" {
-				s.fail(hs.ServeTLS(l, s.cfg.TLSCert, s.cfg.TLSKey))
+				s.fail(hs.ServeTLS(l, "", ""))
 			} else {
 				s.fail(hs.Serve(l))
 			}
