@@ -1,6 +1,7 @@
 package flightserver
 
 import (
+	"context"
 	"encoding/json"
 
 	"github.com/apache/arrow-go/v18/arrow/flight"
@@ -55,23 +56,24 @@ func (s *Server) DoAction(cmd *flight.Action, stream flight.FlightService_DoActi
 		}
 		return s.FlightServer.DoAction(cmd, stream)
 	}
-	ctx := stream.Context()
 	need := auth.Read
 	if a.Write {
 		need = auth.Write
 	}
-	if err := auth.Allow(principalOf(ctx), need, a.Name); err != nil {
-		return err
-	}
-	resp, err := a.Run(ctx, s.svc, cmd.GetBody(), nil)
-	if err != nil {
-		return err
-	}
-	body, err := json.Marshal(resp)
-	if err != nil {
-		return err
-	}
-	return stream.Send(&flight.Result{Body: body})
+	return s.audited(stream.Context(), a.Name, a.Write, func(ctx context.Context) error {
+		if err := auth.Allow(principalOf(ctx), need, a.Name); err != nil {
+			return err
+		}
+		resp, err := a.Run(ctx, s.svc, cmd.GetBody(), nil)
+		if err != nil {
+			return err
+		}
+		body, err := json.Marshal(resp)
+		if err != nil {
+			return err
+		}
+		return stream.Send(&flight.Result{Body: body})
+	})
 }
 
 // ListActions lists the Lance Namespace operations and the Flight SQL

@@ -14,6 +14,7 @@ import (
 	"google.golang.org/grpc/peer"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/flightns/flightns/audit"
 	"github.com/flightns/flightns/auth"
 	"github.com/flightns/flightns/nserror"
 	"github.com/flightns/flightns/nserror/grpcstatus"
@@ -28,6 +29,16 @@ type principalKey struct{}
 func principalOf(ctx context.Context) auth.Principal {
 	p, _ := ctx.Value(principalKey{}).(auth.Principal)
 	return p
+}
+
+// audited runs an operation op (a mutation when write) for the caller of
+// ctx and records it when it is worth auditing (audit.Log.Request): a
+// mutation, or a refusal.
+func (s *Server) audited(ctx context.Context, op string, write bool, run func(ctx context.Context) error) error {
+	ctx, target := audit.WithTarget(ctx)
+	err := run(ctx)
+	s.audit.Request(ctx, principalOf(ctx).Name, "flight", op, target(), write, err)
+	return err
 }
 
 // verifiedChains are the verified certificate chains of a call's client
@@ -75,6 +86,7 @@ func (s *Server) unaryInterceptor(ctx context.Context, req any, info *grpc.Unary
 		err = auth.Allow(p, auth.Read, info.FullMethod)
 	}
 	if err != nil {
+		s.audit.Request(ctx, p.Name, "flight", info.FullMethod, "", false, err)
 		return nil, grpcstatus.FromError(err)
 	}
 	resp, err := h(context.WithValue(ctx, principalKey{}, p), req)
@@ -87,13 +99,16 @@ func (s *Server) unaryInterceptor(ctx context.Context, req any, info *grpc.Unary
 // handler's error into a status with the Lance code in its details.
 func (s *Server) streamInterceptor(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, h grpc.StreamHandler) error {
 	if info.FullMethod == handshakeMethod {
-		return grpcstatus.FromError(h(srv, ss))
+		err := h(srv, ss)
+		s.audit.Request(ss.Context(), "", "flight", "Handshake", "", false, err)
+		return grpcstatus.FromError(err)
 	}
 	p, err := s.authenticate(ss.Context())
 	if err == nil {
 		err = auth.Allow(p, auth.Read, info.FullMethod)
 	}
 	if err != nil {
+		s.audit.Request(ss.Context(), p.Name, "flight", info.FullMethod, "", false, err)
 		return grpcstatus.FromError(err)
 	}
 	ctx := context.WithValue(ss.Context(), principalKey{}, p)

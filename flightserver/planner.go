@@ -26,9 +26,14 @@ const planTicketPrefix = "flightns-plan:"
 // planCommandKey is the key of a plan_scan command descriptor.
 const planCommandKey = `"plan_scan"`
 
-// doPlannerAction runs one of the planner's operations.
+// doPlannerAction runs one of the planner's operations, audited.
 func (s *Server) doPlannerAction(op planner.Op, cmd *flight.Action, stream flight.FlightService_DoActionServer) error {
-	ctx := stream.Context()
+	return s.audited(stream.Context(), op.Name, op.Write, func(ctx context.Context) error {
+		return s.runPlannerAction(ctx, op, cmd, stream)
+	})
+}
+
+func (s *Server) runPlannerAction(ctx context.Context, op planner.Op, cmd *flight.Action, stream flight.FlightService_DoActionServer) error {
 	need := auth.Read
 	if op.Write {
 		need = auth.Write

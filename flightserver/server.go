@@ -17,6 +17,7 @@ import (
 	"google.golang.org/grpc/credentials"
 	healthgrpc "google.golang.org/grpc/health/grpc_health_v1"
 
+	"github.com/flightns/flightns/audit"
 	"github.com/flightns/flightns/auth"
 	"github.com/flightns/flightns/manifesttable"
 	"github.com/flightns/flightns/namespace"
@@ -113,6 +114,8 @@ type Config struct {
 	// Auth authenticates callers; nil or one with no tokens and no users
 	// admits everyone as auth.Anonymous.
 	Auth *auth.Authenticator
+	// Audit records every mutation and every refused request (nil: none).
+	Audit *audit.Log
 	// TLSCertFile and TLSKeyFile, both set, serve TLS; with
 	// TLSClientCAFile every client must present a certificate that CA
 	// signed (mutual TLS; auth.TLSConfig).
@@ -143,6 +146,7 @@ type Server struct {
 	table    *manifesttable.Table
 	auth     *auth.Authenticator
 	log      *slog.Logger
+	audit    *audit.Log
 	limits   Limits
 	alloc    memory.Allocator
 	sql      SQL
@@ -183,7 +187,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	s := &Server{
 		sql: sq,
-		svc: cfg.Service, table: cfg.Service.Table(), auth: a, log: log, limits: lim,
+		svc: cfg.Service, table: cfg.Service.Table(), auth: a, log: log, limits: lim, audit: cfg.Audit,
 		alloc:    memory.DefaultAllocator,
 		prepared: newPreparedSet(lim.PreparedTTL, lim.MaxPreparedStatements),
 		planner:  cfg.Planner,

@@ -3,6 +3,7 @@ package namespace
 import (
 	"context"
 
+	"github.com/flightns/flightns/audit"
 	"github.com/flightns/flightns/nserror"
 )
 
@@ -195,6 +196,9 @@ func runQuery[Req, Resp any](method func(*Service, context.Context, Req) (Resp, 
 					return nil, err
 				}
 			}
+		}
+		if o, ok := any(&req).(identified); ok {
+			audit.SetTarget(ctx, o.objectID().String())
 		}
 		return method(s, ctx, req)
 	}

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/flightns/flightns/audit"
 	"github.com/flightns/flightns/auth"
 	"github.com/flightns/flightns/namespace"
 	"github.com/flightns/flightns/nserror"
@@ -32,6 +33,8 @@ type Options struct {
 	// Planner plans partitioned tables (default planner.New(svc)); give
 	// the Flight adapter the same one, so both share its cache.
 	Planner *planner.Planner
+	// Audit records every mutation and every refused request (nil: none).
+	Audit *audit.Log
 }
 
 // New returns the REST handler of svc: the /v1/... routes of the Lance
@@ -41,7 +44,7 @@ func New(svc *namespace.Service, opts Options) http.Handler {
 	if svc == nil {
 		panic("restserver: New needs a *namespace.Service")
 	}
-	h := &handler{svc: svc, plan: opts.Planner, auth: opts.Auth, max: opts.MaxBodyBytes, log: opts.Logger}
+	h := &handler{svc: svc, plan: opts.Planner, auth: opts.Auth, max: opts.MaxBodyBytes, log: opts.Logger, audit: opts.Audit}
 	if h.plan == nil {
 		h.plan = planner.New(svc)
 	}
@@ -55,11 +58,12 @@ func New(svc *namespace.Service, opts Options) http.Handler {
 }
 
 type handler struct {
-	svc  *namespace.Service
-	plan *planner.Planner
-	auth *auth.Authenticator
-	max  int64
-	log  *slog.Logger
+	svc   *namespace.Service
+	plan  *planner.Planner
+	auth  *auth.Authenticator
+	max   int64
+	log   *slog.Logger
+	audit *audit.Log
 }
 
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -119,8 +123,18 @@ func unsupported(kind, op string) error {
 }
 
 // serve checks the method, authenticates and authorizes, reads the
-// bounded body, parses the path id, and calls the route.
-func (h *handler) serve(w http.ResponseWriter, r *http.Request, rt route, rawID *string) error {
+// bounded body, parses the path id, and calls the route; a mutation or a
+// refusal is audited.
+func (h *handler) serve(w http.ResponseWriter, r *http.Request, rt route, rawID *string) (err error) {
+	ctx, target := audit.WithTarget(r.Context())
+	var who auth.Principal
+	defer func() {
+		t := target()
+		if t == "" && rawID != nil {
+			t = *rawID
+		}
+		h.audit.Request(ctx, who.Name, "rest", rt.name, t, rt.write, err)
+	}()
 	allowed := r.Method == http.MethodPost || (!rt.write && r.Method == http.MethodGet)
 	if !allowed {
 		allow := "POST"
@@ -134,7 +148,7 @@ func (h *handler) serve(w http.ResponseWriter, r *http.Request, rt route, rawID 
 	if rt.write {
 		need = auth.Write
 	}
-	if err := h.authorize(r, need, rt.name); err != nil {
+	if who, err = h.authorize(r, need, rt.name); err != nil {
 		return err
 	}
 	q := r.URL.Query()
@@ -156,7 +170,7 @@ func (h *handler) serve(w http.ResponseWriter, r *http.Request, rt route, rawID 
 		}
 		return nserror.New(nserror.InvalidInput, "reading the request body: %v", err)
 	}
-	reply, err := rt.run(r.Context(), h, body, rest)
+	reply, err := rt.run(ctx, h, body, rest)
 	if err != nil {
 		return err
 	}
@@ -181,9 +195,9 @@ func certified(a *auth.Authenticator, chains [][]*x509.Certificate) bool {
 // or Basic) or, without one, its x-api-key header (a token), or else its
 // client certificate (mutual TLS), and checks its role. With
 // authentication off everyone may do everything.
-func (h *handler) authorize(r *http.Request, need auth.Role, what string) error {
+func (h *handler) authorize(r *http.Request, need auth.Role, what string) (auth.Principal, error) {
 	if !h.auth.Enabled() {
-		return nil
+		return auth.Anonymous, nil
 	}
 	var (
 		p   auth.Principal
@@ -200,7 +214,7 @@ func (h *handler) authorize(r *http.Request, need auth.Role, what string) error 
 		err = nserror.New(nserror.Unauthenticated, "credentials required: Authorization: Bearer <token> (or Basic) or x-api-key: <token>")
 	}
 	if err != nil {
-		return err
+		return auth.Principal{}, err
 	}
-	return auth.Allow(p, need, what)
+	return p, auth.Allow(p, need, what)
 }

@@ -143,6 +143,10 @@ type Config struct {
 	// TLSCert and TLSKey (PEM files) turn TLS on for Flight and REST.
 	TLSCert string
 	TLSKey  string
+	// AuditFile, when set, receives the audit events (every mutation and
+	// every refused request: package audit) as JSON lines, appended;
+	// otherwise they go to Logger with audit=true.
+	AuditFile string
 	// TLSClientCA (PEM) turns mutual TLS on: every client must present a
 	// certificate one of its CAs signed.
 	TLSClientCA string

@@ -14,6 +14,7 @@ import (
 
 	"google.golang.org/grpc"
 
+	"github.com/flightns/flightns/audit"
 	"github.com/flightns/flightns/auth"
 	"github.com/flightns/flightns/flightserver"
 	"github.com/flightns/flightns/internal/redisproc"
@@ -34,6 +35,7 @@ type Server struct {
 	svc     *namespace.Service
 	metrics *obs.Metrics
 	health  *obs.Health
+	audit   *audit.Log
 
 	flightL, restL, metricsL net.Listener
 
@@ -79,6 +81,9 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	s.serveMetrics()
 	authn, err := s.authenticator(ctx, authCfg)
 	if err != nil {
+		return nil, err
+	}
+	if s.audit, err = s.openAudit(); err != nil {
 		return nil, err
 	}
 
@@ -268,7 +273,7 @@ func (s *Server) serveSurfaces(authn *auth.Authenticator, sql flightserver.SQL) 
 	uInt, sInt := obs.Interceptors(s.metrics, s.log)
 	plan := planner.New(s.svc) // one planner (and its cache) for both surfaces
 	if l := s.flightL; l != nil {
-		fsrv, err := flightserver.New(flightserver.Config{Service: s.svc, Planner: plan, SQL: sql, Auth: authn, TLSCertFile: s.cfg.TLSCert, TLSKeyFile: s.cfg.TLSKey, TLSClientCAFile: s.cfg.TLSClientCA,
+		fsrv, err := flightserver.New(flightserver.Config{Service: s.svc, Planner: plan, SQL: sql, Auth: authn, TLSCertFile: s.cfg.TLSCert, TLSKeyFile: s.cfg.TLSKey, TLSClientCAFile: s.cfg.TLSClientCA, Audit: s.audit,
 			Logger: s.log, Version: s.cfg.Version, Limits: s.cfg.Limits, Health: s.health.GRPC(),
 			UnaryInterceptors: []grpc.UnaryServerInterceptor{uInt}, StreamInterceptors: []grpc.StreamServerInterceptor{sInt}})
 		if err != nil {
@@ -290,7 +295,7 @@ func (s *Server) serveSurfaces(authn *auth.Authenticator, sql flightserver.SQL) 
 		s.log.Info("Flight SQL listening", "addr", l.Addr().String())
 	}
 	if l := s.restL; l != nil {
-		h := restserver.New(s.svc, restserver.Options{Auth: authn, Logger: s.log, MaxBodyBytes: s.cfg.MaxBodyBytes, Planner: plan})
+		h := restserver.New(s.svc, restserver.Options{Auth: authn, Logger: s.log, MaxBodyBytes: s.cfg.MaxBodyBytes, Planner: plan, Audit: s.audit})
 		hs := &http.Server{Handler: obs.HTTPMiddleware(h, restserver.OpName, s.metrics, s.log), ReadHeaderTimeout: 10 * time.Second,
 			ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelDebug)} // a refused TLS handshake, say
 		if s.cfg.TLSCert != "" {
@@ -425,6 +430,20 @@ func loadAuth(path string) (auth.Config, error) {
 		return auth.Config{}, fmt.Errorf("auth file (--auth-file): %w", err)
 	}
 	return c, nil
+}
+
+// openAudit opens where audit events go: AuditFile (JSON lines,
+// appended, readable by the server's user alone) or the server's log.
+func (s *Server) openAudit() (*audit.Log, error) {
+	if s.cfg.AuditFile == "" {
+		return audit.New(s.log), nil
+	}
+	f, err := os.OpenFile(s.cfg.AuditFile, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("audit file (--audit-file): %w", err)
+	}
+	s.push(func() { _ = f.Close() })
+	return audit.New(slog.New(slog.NewJSONHandler(f, nil))), nil
 }
 
 // authenticator builds the server's authenticator from c: its sessions

@@ -53,6 +53,8 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		"how long the bearer a Flight login (user and password) answers stays good, on every server of the catalog and across restarts; a handshake with it answers a fresh one [$FLIGHTNS_SESSION_TTL]")
 	fs.StringVar(&cfg.TLSCert, "tls-cert", os.Getenv("FLIGHTNS_TLS_CERT"), "TLS certificate file (PEM) for Flight and REST; with --tls-key [$FLIGHTNS_TLS_CERT]")
 	fs.StringVar(&cfg.TLSKey, "tls-key", os.Getenv("FLIGHTNS_TLS_KEY"), "TLS private key file (PEM) [$FLIGHTNS_TLS_KEY]")
+	fs.StringVar(&cfg.AuditFile, "audit-file", os.Getenv("FLIGHTNS_AUDIT_FILE"),
+		"file the audit events (every mutation and every refused request: principal, surface, operation, target id, outcome) are appended to as JSON lines; none: the log, with audit=true [$FLIGHTNS_AUDIT_FILE]")
 	fs.StringVar(&cfg.TLSClientCA, "tls-client-ca", os.Getenv("FLIGHTNS_TLS_CLIENT_CA"),
 		"CA certificates (PEM) of client certificates: with it every Flight and REST client must present one they signed (mutual TLS); a certificate's subject may name a principal in --auth-file [$FLIGHTNS_TLS_CLIENT_CA]")
 	fs.StringVar(&cfg.LogFormat, "log-format", envOr("FLIGHTNS_LOG_FORMAT", "text"), "log format: text or json [$FLIGHTNS_LOG_FORMAT]")

@@ -19,7 +19,7 @@ const module = "github.com/flightns/flightns/"
 // import each other).
 var production = [][]string{
 	{"nserror", "internal/child", "internal/commitlog", "internal/redislock", "internal/redisurl"},
-	{"nserror/grpcstatus", "objstore", "auth", "internal/redisproc", "internal/redisstate", "sqlengine"},
+	{"nserror/grpcstatus", "objstore", "auth", "audit", "internal/redisproc", "internal/redisstate", "sqlengine"},
 	{"lancemanifest", "internal/privateredis"},
 	{"redisclaim"},
 	{"manifesttable"},
