@@ -80,6 +80,8 @@ type Config struct {
 	// Revocations, when set, ends the sessions a revocation names on every
 	// replica (within seconds).
 	Revocations Revocations `json:"-"`
+	// OIDC, when set, accepts bearer JWTs of an OpenID Connect issuer.
+	OIDC *OIDCConfig `json:"-"`
 }
 
 // TokenEntry is a static bearer token.
@@ -142,6 +144,7 @@ type Authenticator struct {
 	byName   map[string]Principal // every principal, by name
 	certs    map[string]Principal // certificate subject -> its principal
 	sessions *sessions
+	oidc     *oidcVerifier // nil without OIDC
 }
 
 type user struct {
@@ -203,6 +206,11 @@ func New(c Config) (*Authenticator, error) {
 		a.users[u.Name] = user{hash: h, p: Principal{Name: u.Name, Role: r}}
 		a.byName[u.Name] = Principal{Name: u.Name, Role: r}
 	}
+	if c.OIDC != nil {
+		if a.oidc, err = newOIDC(*c.OIDC); err != nil {
+			return nil, err
+		}
+	}
 	for _, ce := range c.Certificates {
 		r, err := ParseRole(ce.Role)
 		if err != nil {
@@ -234,7 +242,7 @@ func (a *Authenticator) Principals() (tokens, users int) {
 
 // Enabled reports whether callers must authenticate.
 func (a *Authenticator) Enabled() bool {
-	return a != nil && (len(a.tokens) > 0 || len(a.users) > 0 || len(a.certs) > 0)
+	return a != nil && (len(a.tokens) > 0 || len(a.users) > 0 || len(a.certs) > 0 || a.oidc != nil)
 }
 
 func unauthenticated(format string, args ...any) error {
@@ -252,6 +260,9 @@ func (a *Authenticator) Bearer(token string) (Principal, error) {
 		if subtle.ConstantTimeCompare([]byte(t), []byte(token)) == 1 {
 			return p, nil
 		}
+	}
+	if a.oidc != nil && looksLikeJWT(token) {
+		return a.oidc.verify(token)
 	}
 	if !IsSession(token) {
 		return Principal{}, errBadSession

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/flightns/flightns/auth"
 	"github.com/flightns/flightns/flightserver"
 	"github.com/flightns/flightns/redisclaim"
 	"github.com/flightns/flightns/restserver"
@@ -80,6 +81,18 @@ type SQL struct {
 	WorkerCommand []string
 }
 
+// OIDC configures OpenID Connect bearer tokens.
+type OIDC struct {
+	// Issuer is the issuer URL; empty: no OIDC.
+	Issuer string
+	// Audience must be in a token's aud.
+	Audience string
+	// NameClaim names the principal (default "sub"); RoleClaim holds the
+	// groups or roles (default "groups"); Roles maps them to roles,
+	// "group=role,…" ("*": every token; auth.ParseRoleMap).
+	NameClaim, RoleClaim, Roles string
+}
+
 // EnsureDefaults fills what is unset.
 func (s *SQL) EnsureDefaults() {
 	if s.Isolation == "" {
@@ -143,6 +156,9 @@ type Config struct {
 	// TLSCert and TLSKey (PEM files) turn TLS on for Flight and REST.
 	TLSCert string
 	TLSKey  string
+	// OIDC, with an issuer, accepts bearer JWTs of that OpenID Connect
+	// issuer beside the auth file (auth.OIDCConfig).
+	OIDC OIDC
 	// AuditFile, when set, receives the audit events (every mutation and
 	// every refused request: package audit) as JSON lines, appended;
 	// otherwise they go to Logger with audit=true.
@@ -218,6 +234,12 @@ func (c *Config) Validate() error {
 	}
 	if c.ShutdownTimeout < 0 || c.MaxBodyBytes < 0 {
 		return errors.New("the shutdown timeout and the REST body limit must not be negative")
+	}
+	if c.OIDC.Issuer != "" && c.OIDC.Audience == "" {
+		return errors.New("OIDC (--oidc-issuer) needs an audience (--oidc-audience)")
+	}
+	if _, err := auth.ParseRoleMap(c.OIDC.Roles); err != nil {
+		return fmt.Errorf("OIDC roles (--oidc-roles): %w", err)
 	}
 	if c.SessionTTL < 0 {
 		return errors.New("session lifetime (--session-ttl) must not be negative")

@@ -452,6 +452,10 @@ func (s *Server) openAudit() (*audit.Log, error) {
 // accepts them until they expire or are revoked.
 func (s *Server) authenticator(ctx context.Context, c auth.Config) (*auth.Authenticator, error) {
 	c.SessionTTL = s.cfg.SessionTTL
+	if o := s.cfg.OIDC; o.Issuer != "" {
+		roles, _ := auth.ParseRoleMap(o.Roles) // checked by Validate
+		c.OIDC = &auth.OIDCConfig{Issuer: o.Issuer, Audience: o.Audience, NameClaim: o.NameClaim, RoleClaim: o.RoleClaim, Roles: roles}
+	}
 	if len(c.Tokens)+len(c.Users) > 0 {
 		key, err := sessionKey(ctx, s.deps.Store)
 		if err != nil {
@@ -466,7 +470,7 @@ func (s *Server) authenticator(ctx context.Context, c auth.Config) (*auth.Authen
 		return nil, err
 	}
 	if tokens, users := a.Principals(); a.Enabled() {
-		s.log.Info("authentication on", "file", s.cfg.AuthFile, "tokens", tokens, "users", users, "session_ttl", a.SessionTTL())
+		s.log.Info("authentication on", "file", s.cfg.AuthFile, "tokens", tokens, "users", users, "oidc_issuer", s.cfg.OIDC.Issuer, "session_ttl", a.SessionTTL())
 	} else {
 		s.log.Warn("authentication off: every caller may do everything (give --auth-file to require credentials)")
 	}

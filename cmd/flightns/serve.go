@@ -53,6 +53,13 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		"how long the bearer a Flight login (user and password) answers stays good, on every server of the catalog and across restarts; a handshake with it answers a fresh one [$FLIGHTNS_SESSION_TTL]")
 	fs.StringVar(&cfg.TLSCert, "tls-cert", os.Getenv("FLIGHTNS_TLS_CERT"), "TLS certificate file (PEM) for Flight and REST; with --tls-key [$FLIGHTNS_TLS_CERT]")
 	fs.StringVar(&cfg.TLSKey, "tls-key", os.Getenv("FLIGHTNS_TLS_KEY"), "TLS private key file (PEM) [$FLIGHTNS_TLS_KEY]")
+	fs.StringVar(&cfg.OIDC.Issuer, "oidc-issuer", os.Getenv("FLIGHTNS_OIDC_ISSUER"),
+		"OpenID Connect issuer URL: bearer JWTs it signed are accepted beside --auth-file (verified against its published keys: signature, exp, nbf, iss, aud) [$FLIGHTNS_OIDC_ISSUER]")
+	fs.StringVar(&cfg.OIDC.Audience, "oidc-audience", os.Getenv("FLIGHTNS_OIDC_AUDIENCE"), "the audience a token must name (aud) [$FLIGHTNS_OIDC_AUDIENCE]")
+	fs.StringVar(&cfg.OIDC.NameClaim, "oidc-name-claim", envOr("FLIGHTNS_OIDC_NAME_CLAIM", "sub"), "the claim that names a token's principal [$FLIGHTNS_OIDC_NAME_CLAIM]")
+	fs.StringVar(&cfg.OIDC.RoleClaim, "oidc-role-claim", envOr("FLIGHTNS_OIDC_ROLE_CLAIM", "groups"), "the claim holding a token's groups or roles [$FLIGHTNS_OIDC_ROLE_CLAIM]")
+	fs.StringVar(&cfg.OIDC.Roles, "oidc-roles", os.Getenv("FLIGHTNS_OIDC_ROLES"),
+		"roles of the role claim's values: group=role,… (read, write, admin; * matches every token); a token none of whose values is listed may do nothing [$FLIGHTNS_OIDC_ROLES]")
 	fs.StringVar(&cfg.AuditFile, "audit-file", os.Getenv("FLIGHTNS_AUDIT_FILE"),
 		"file the audit events (every mutation and every refused request: principal, surface, operation, target id, outcome) are appended to as JSON lines; none: the log, with audit=true [$FLIGHTNS_AUDIT_FILE]")
 	fs.StringVar(&cfg.TLSClientCA, "tls-client-ca", os.Getenv("FLIGHTNS_TLS_CLIENT_CA"),
