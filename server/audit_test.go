@@ -10,11 +10,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/apache/arrow-go/v18/arrow/flight"
 	"github.com/apache/arrow-go/v18/arrow/flight/flightsql"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
-	"google.golang.org/grpc/metadata"
 
 	"github.com/flightns/flightns/server"
 )
@@ -43,25 +41,9 @@ func TestEveryMutationAndRefusalIsAudited(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rest := func(method, path, user, pass, bearer string) int {
-		t.Helper()
-		req, _ := http.NewRequest(method, "http://"+srv.RESTAddr().String()+path, strings.NewReader(`{}`))
-		if user != "" {
-			req.SetBasicAuth(user, pass)
-		}
-		if bearer != "" {
-			req.Header.Set("Authorization", "Bearer "+bearer)
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		_ = resp.Body.Close()
-		return resp.StatusCode
-	}
 	for _, c := range []struct {
-		method, path, user, pass, bearer string
-		want                             int
+		method, path, user, pass, token string
+		want                            int
 	}{
 		{"POST", "/v1/namespace/sales/create", "ana", "pw-ana-secret", "", 200},
 		{"GET", "/v1/namespace/sales/list", "", "", "reader-token-secret", 200},      // a read: not audited
@@ -70,7 +52,11 @@ func TestEveryMutationAndRefusalIsAudited(t *testing.T) {
 		{"GET", "/v1/namespace/sales/list", "", "", "forged-token-secret", 401},      // a refused read
 		{"POST", "/v1/namespace/sales/drop", "ana", "pw-ana-secret", "", 200},        // a mutation
 	} {
-		if got := rest(c.method, c.path, c.user, c.pass, c.bearer); got != c.want {
+		creds := bearer(c.token)
+		if c.user != "" {
+			creds = func(r *http.Request) { r.SetBasicAuth(c.user, c.pass) }
+		}
+		if got := restStatus(t, srv, c.method, c.path, creds); got != c.want {
 			t.Fatalf("%s %s: %d, want %d", c.method, c.path, got, c.want)
 		}
 	}
@@ -79,15 +65,8 @@ func TestEveryMutationAndRefusalIsAudited(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { _ = fc.Close() }()
-	action := func(bearer, typ, body string) {
-		ctx := metadata.AppendToOutgoingContext(ctx, "authorization", "Bearer "+bearer)
-		s, err := fc.Client.DoAction(ctx, &flight.Action{Type: typ, Body: []byte(body)})
-		if err == nil {
-			_, _ = s.Recv()
-		}
-	}
-	action("reader-token-secret", "CreateNamespace", `{"id": ["by-rita"]}`)
-	action("forged-token-secret", "ListNamespaces", `{"id": []}`)
+	_ = flightAction(ctx, fc, "reader-token-secret", "CreateNamespace", `{"id": ["by-rita"]}`)
+	_ = flightAction(ctx, fc, "forged-token-secret", "ListNamespaces", `{"id": []}`)
 	if err := srv.Close(); err != nil {
 		t.Fatal(err)
 	}

@@ -3,11 +3,9 @@ package server_test
 import (
 	"context"
 	"net/http"
-	"strings"
 	"testing"
 	"time"
 
-	"github.com/apache/arrow-go/v18/arrow/flight"
 	"github.com/apache/arrow-go/v18/arrow/flight/flightsql"
 	"github.com/go-jose/go-jose/v4"
 	"google.golang.org/grpc"
@@ -40,27 +38,16 @@ func TestOIDCTokensOnEverySurface(t *testing.T) {
 			"groups": groups, "exp": time.Now().Add(time.Hour).Unix()})
 	}
 	writer, reader, forged := token(key, "catalog-writers"), token(key), token(oidctest.NewKey(t, "k1"), "catalog-writers")
-	rest := func(bearer, path string) int {
-		t.Helper()
-		req, _ := http.NewRequest(http.MethodPost, "http://"+srv.RESTAddr().String()+path, strings.NewReader(`{}`))
-		req.Header.Set("Authorization", "Bearer "+bearer)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		_ = resp.Body.Close()
-		return resp.StatusCode
-	}
 	for _, c := range []struct {
-		what, bearer, path string
-		want               int
+		what, token, path string
+		want              int
 	}{
 		{"a writer creates", writer, "/v1/namespace/sales/create", 200},
 		{"a reader creates", reader, "/v1/namespace/ops/create", 403},
 		{"a reader describes", reader, "/v1/namespace/sales/describe", 200},
 		{"a forged token describes", forged, "/v1/namespace/sales/describe", 401},
 	} {
-		if got := rest(c.bearer, c.path); got != c.want {
+		if got := restStatus(t, srv, http.MethodPost, c.path, bearer(c.token)); got != c.want {
 			t.Errorf("REST, %s: %d, want %d", c.what, got, c.want)
 		}
 	}
@@ -69,21 +56,13 @@ func TestOIDCTokensOnEverySurface(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { _ = fc.Close() }()
-	action := func(bearer, typ, body string) error {
-		ctx := metadata.AppendToOutgoingContext(ctx, "authorization", "Bearer "+bearer)
-		s, err := fc.Client.DoAction(ctx, &flight.Action{Type: typ, Body: []byte(body)})
-		if err == nil {
-			_, err = s.Recv()
-		}
-		return err
-	}
-	if err := action(writer, "CreateNamespace", `{"id": ["hr"]}`); err != nil {
+	if err := flightAction(ctx, fc, writer, "CreateNamespace", `{"id": ["hr"]}`); err != nil {
 		t.Errorf("Flight, a writer creates: %v", err)
 	}
-	if err := action(reader, "CreateNamespace", `{"id": ["fin"]}`); status.Code(err) != codes.PermissionDenied {
+	if err := flightAction(ctx, fc, reader, "CreateNamespace", `{"id": ["fin"]}`); status.Code(err) != codes.PermissionDenied {
 		t.Errorf("Flight, a reader creates: %v", err)
 	}
-	if err := action(forged, "DescribeNamespace", `{"id": ["hr"]}`); status.Code(err) != codes.Unauthenticated {
+	if err := flightAction(ctx, fc, forged, "DescribeNamespace", `{"id": ["hr"]}`); status.Code(err) != codes.Unauthenticated {
 		t.Errorf("Flight, a forged token: %v", err)
 	}
 	if _, err := fc.GetCatalogs(metadata.AppendToOutgoingContext(ctx, "authorization", "Bearer "+reader)); err != nil {

@@ -12,6 +12,10 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/apache/arrow-go/v18/arrow/flight"
+	"github.com/apache/arrow-go/v18/arrow/flight/flightsql"
+	"google.golang.org/grpc/metadata"
+
 	"github.com/flightns/flightns/namespace"
 	"github.com/flightns/flightns/server"
 )
@@ -55,6 +59,38 @@ func metricValue(t *testing.T, text, name string) float64 {
 	}
 	t.Fatalf("no %s in the metrics", name)
 	return 0
+}
+
+// restStatus sends method path (body {}) to srv's REST API, with
+// credentials set by creds when given, and returns the HTTP status.
+func restStatus(t *testing.T, srv *server.Server, method, path string, creds func(*http.Request)) int {
+	t.Helper()
+	req, _ := http.NewRequest(method, "http://"+srv.RESTAddr().String()+path, strings.NewReader(`{}`))
+	if creds != nil {
+		creds(req)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = resp.Body.Close()
+	return resp.StatusCode
+}
+
+// bearer sets a bearer token.
+func bearer(token string) func(*http.Request) {
+	return func(r *http.Request) { r.Header.Set("Authorization", "Bearer "+token) }
+}
+
+// flightAction runs a Flight action with a bearer token and returns its
+// error.
+func flightAction(ctx context.Context, c *flightsql.Client, token, typ, body string) error {
+	ctx = metadata.AppendToOutgoingContext(ctx, "authorization", "Bearer "+token)
+	s, err := c.Client.DoAction(ctx, &flight.Action{Type: typ, Body: []byte(body)})
+	if err == nil {
+		_, err = s.Recv()
+	}
+	return err
 }
 
 func get(t *testing.T, url string) (int, string) {
