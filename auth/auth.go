@@ -2,6 +2,7 @@ package auth
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/base64"
@@ -331,4 +332,20 @@ func Allow(p Principal, need Role, what string) error {
 		return nil
 	}
 	return nserror.New(nserror.PermissionDenied, "%s needs the %s role; %q has %s", what, need, p.Name, p.Role)
+}
+
+type principalKey struct{}
+
+// WithPrincipal is ctx carrying the caller a surface authenticated, for
+// what below the surface depends on it (the credentials a table's
+// description vends).
+func WithPrincipal(ctx context.Context, p Principal) context.Context {
+	return context.WithValue(ctx, principalKey{}, p)
+}
+
+// PrincipalFrom is the caller of ctx (WithPrincipal); ok is false for a
+// call that came through no surface (the Go API).
+func PrincipalFrom(ctx context.Context) (p Principal, ok bool) {
+	p, ok = ctx.Value(principalKey{}).(Principal)
+	return p, ok
 }

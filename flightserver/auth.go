@@ -23,11 +23,9 @@ import (
 // handshakeMethod is the one RPC that authenticates itself.
 const handshakeMethod = "/arrow.flight.protocol.FlightService/Handshake"
 
-type principalKey struct{}
-
 // principalOf returns the caller the interceptors authenticated.
 func principalOf(ctx context.Context) auth.Principal {
-	p, _ := ctx.Value(principalKey{}).(auth.Principal)
+	p, _ := auth.PrincipalFrom(ctx)
 	return p
 }
 
@@ -89,7 +87,7 @@ func (s *Server) unaryInterceptor(ctx context.Context, req any, info *grpc.Unary
 		s.audit.Request(ctx, p.Name, "flight", info.FullMethod, "", false, err)
 		return nil, grpcstatus.FromError(err)
 	}
-	resp, err := h(context.WithValue(ctx, principalKey{}, p), req)
+	resp, err := h(auth.WithPrincipal(ctx, p), req)
 	return resp, grpcstatus.FromError(err)
 }
 
@@ -111,7 +109,7 @@ func (s *Server) streamInterceptor(srv any, ss grpc.ServerStream, info *grpc.Str
 		s.audit.Request(ss.Context(), p.Name, "flight", info.FullMethod, "", false, err)
 		return grpcstatus.FromError(err)
 	}
-	ctx := context.WithValue(ss.Context(), principalKey{}, p)
+	ctx := auth.WithPrincipal(ss.Context(), p)
 	return grpcstatus.FromError(h(srv, &ctxStream{ServerStream: ss, ctx: ctx}))
 }
 

@@ -66,6 +66,10 @@ type Config struct {
 	// names and places tables; version reads then come from storage. Every
 	// process serving one catalog must agree on it.
 	Unmanaged bool
+	// Vend, when set, has DescribeTable and DeclareTable answer
+	// temporary storage credentials scoped to the table (storageOptions);
+	// it needs an s3:// root.
+	Vend *objstore.VendOptions
 	// Logger (default slog.Default()).
 	Logger *slog.Logger
 	// Now is the clock (default time.Now).
@@ -136,6 +140,9 @@ func Open(ctx context.Context, cfg Config) (*Service, error) {
 	s := &Service{cfg: cfg, objs: cfg.Objects, rdb: cfg.Redis, rs: rs, k: nsKeys{rs.Keys}, log: cfg.Logger, now: cfg.Now}
 	var err error
 	if s.root, err = newRoot(cfg.Objects); err != nil {
+		return nil, err
+	}
+	if err := s.checkVend(); err != nil {
 		return nil, err
 	}
 	if err := s.bindRoot(ctx); err != nil {

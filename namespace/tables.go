@@ -28,11 +28,17 @@ func (s *Service) DeclareTable(ctx context.Context, req DeclareTableRequest) (*D
 			return nil, err
 		}
 	}
+	// Credentials first: a store that cannot vend fails the call before
+	// anything is declared.
+	opts, err := s.storageOptions(ctx, loc, req.VendCredentials)
+	if err != nil {
+		return nil, err
+	}
 	props, err := s.createTable(ctx, req.ID, loc, req.Properties, ModeCreate, req.Partition)
 	if err != nil {
 		return nil, err
 	}
-	return &DeclareTableResponse{Location: s.root.uri(loc), StorageOptions: s.root.options, Properties: props, ManagedVersioning: s.managed()}, nil
+	return &DeclareTableResponse{Location: s.root.uri(loc), StorageOptions: opts, Properties: props, ManagedVersioning: s.managed()}, nil
 }
 
 // RegisterTable makes an existing table directory (with at least one
@@ -180,8 +186,12 @@ func (s *Service) DescribeTable(ctx context.Context, req DescribeTableRequest) (
 	if err != nil {
 		return nil, err
 	}
+	opts, err := s.storageOptions(ctx, table, req.VendCredentials)
+	if err != nil {
+		return nil, err
+	}
 	resp := &DescribeTableResponse{Table: req.ID.Name(), Namespace: req.ID.Parent(), Location: s.root.uri(table),
-		StorageOptions: s.root.options, Properties: propsOf(r), ManagedVersioning: s.managed()}
+		StorageOptions: opts, Properties: propsOf(r), ManagedVersioning: s.managed()}
 	if resp.Namespace == nil {
 		resp.Namespace = []string{}
 	}

@@ -138,9 +138,10 @@ type Store struct {
 // does in more requests than S3 needs (a delete is a HEAD and a DELETE
 // there) or not at all (batched deletes).
 type s3Bucket struct {
-	client *s3.Client
-	name   string
-	prefix string // "" or "prefix/"
+	client   *s3.Client
+	name     string
+	prefix   string // "" or "prefix/"
+	endpoint string // the URI's endpoint (an S3 server other than AWS), or ""
 }
 
 // Open opens the store at uri: file:///absolute/dir (created when missing),
@@ -250,7 +251,7 @@ func openS3URI(ctx context.Context, u *url.URL, log *slog.Logger) (*blob.Bucket,
 		}
 		return nil, nil, fmt.Errorf("s3 bucket %q: %w", u.Host, err)
 	}
-	sb := &s3Bucket{client: client, name: u.Host}
+	sb := &s3Bucket{client: client, name: u.Host, endpoint: u.Query().Get("endpoint")}
 	if prefix != "" {
 		b = blob.PrefixedBucket(b, prefix+"/")
 		sb.prefix = prefix + "/"

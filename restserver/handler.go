@@ -170,7 +170,7 @@ func (h *handler) serve(w http.ResponseWriter, r *http.Request, rt route, rawID 
 		}
 		return nserror.New(nserror.InvalidInput, "reading the request body: %v", err)
 	}
-	reply, err := rt.run(ctx, h, body, rest)
+	reply, err := rt.run(auth.WithPrincipal(ctx, who), h, body, rest)
 	if err != nil {
 		return err
 	}

@@ -81,6 +81,18 @@ type SQL struct {
 	WorkerCommand []string
 }
 
+// Vend configures credential vending.
+type Vend struct {
+	// Enabled turns vending on.
+	Enabled bool
+	// RoleARN is the role the server's storage credentials assume (AWS;
+	// MinIO takes any value).
+	RoleARN string
+	// Duration is how long vended credentials live (default 1h; at least
+	// 15 min).
+	Duration time.Duration
+}
+
 // OIDC configures OpenID Connect bearer tokens.
 type OIDC struct {
 	// Issuer is the issuer URL; empty: no OIDC.
@@ -156,6 +168,10 @@ type Config struct {
 	// TLSCert and TLSKey (PEM files) turn TLS on for Flight and REST.
 	TLSCert string
 	TLSKey  string
+	// Vend has DescribeTable and DeclareTable answer temporary storage
+	// credentials scoped to the table (STS AssumeRole with an inline
+	// policy); it needs an s3:// root.
+	Vend Vend
 	// OIDC, with an issuer, accepts bearer JWTs of that OpenID Connect
 	// issuer beside the auth file (auth.OIDCConfig).
 	OIDC OIDC
@@ -234,6 +250,9 @@ func (c *Config) Validate() error {
 	}
 	if c.ShutdownTimeout < 0 || c.MaxBodyBytes < 0 {
 		return errors.New("the shutdown timeout and the REST body limit must not be negative")
+	}
+	if c.Vend.Enabled && c.Vend.Duration != 0 && c.Vend.Duration < 15*time.Minute {
+		return errors.New("vended credentials (--vend-duration) live at least 15m (STS's minimum)")
 	}
 	if c.OIDC.Issuer != "" && c.OIDC.Audience == "" {
 		return errors.New("OIDC (--oidc-issuer) needs an audience (--oidc-audience)")

@@ -20,6 +20,7 @@ import (
 	"github.com/flightns/flightns/internal/redisproc"
 	"github.com/flightns/flightns/internal/redisstate"
 	"github.com/flightns/flightns/namespace"
+	"github.com/flightns/flightns/objstore"
 	"github.com/flightns/flightns/obs"
 	"github.com/flightns/flightns/planner"
 	"github.com/flightns/flightns/restserver"
@@ -94,7 +95,11 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		return nil, err
 	}
 	isolated := cfg.SQL.Isolation == "process"
-	s.svc, err = namespace.Open(ctx, namespace.Config{Objects: s.deps.Store, Redis: s.deps.Redis, Catalog: cfg.Store.Catalog, Logger: s.log,
+	var vend *objstore.VendOptions
+	if cfg.Vend.Enabled {
+		vend = &objstore.VendOptions{RoleARN: cfg.Vend.RoleARN, Duration: cfg.Vend.Duration}
+	}
+	s.svc, err = namespace.Open(ctx, namespace.Config{Objects: s.deps.Store, Redis: s.deps.Redis, Catalog: cfg.Store.Catalog, Logger: s.log, Vend: vend,
 		Engine: engine, NoSQL: isolated,
 		Unmanaged: cfg.Unmanaged, ClaimStep: cfg.ClaimStep, ClaimObserver: s.metrics.ClaimObserver(), TableObserver: s.metrics.TableObserver()})
 	if err != nil {

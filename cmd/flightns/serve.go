@@ -53,6 +53,11 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		"how long the bearer a Flight login (user and password) answers stays good, on every server of the catalog and across restarts; a handshake with it answers a fresh one [$FLIGHTNS_SESSION_TTL]")
 	fs.StringVar(&cfg.TLSCert, "tls-cert", os.Getenv("FLIGHTNS_TLS_CERT"), "TLS certificate file (PEM) for Flight and REST; with --tls-key [$FLIGHTNS_TLS_CERT]")
 	fs.StringVar(&cfg.TLSKey, "tls-key", os.Getenv("FLIGHTNS_TLS_KEY"), "TLS private key file (PEM) [$FLIGHTNS_TLS_KEY]")
+	fs.BoolVar(&cfg.Vend.Enabled, "vend-credentials", envOr("FLIGHTNS_VEND_CREDENTIALS", "") == "true",
+		"DescribeTable and DeclareTable answer temporary storage credentials (STS AssumeRole) that reach only that table's directory, read-only for readers; needs an s3:// root [$FLIGHTNS_VEND_CREDENTIALS]")
+	fs.StringVar(&cfg.Vend.RoleARN, "vend-role-arn", envOr("FLIGHTNS_VEND_ROLE_ARN", "arn:aws:iam::000000000000:role/flightns"),
+		"the role the server's storage credentials assume to vend (AWS: a role that may read and write the bucket and trusts them; MinIO: any value) [$FLIGHTNS_VEND_ROLE_ARN]")
+	fs.DurationVar(&cfg.Vend.Duration, "vend-duration", envDuration("FLIGHTNS_VEND_DURATION", time.Hour), "how long vended credentials live (at least 15m) [$FLIGHTNS_VEND_DURATION]")
 	fs.StringVar(&cfg.OIDC.Issuer, "oidc-issuer", os.Getenv("FLIGHTNS_OIDC_ISSUER"),
 		"OpenID Connect issuer URL: bearer JWTs it signed are accepted beside --auth-file (verified against its published keys: signature, exp, nbf, iss, aud) [$FLIGHTNS_OIDC_ISSUER]")
 	fs.StringVar(&cfg.OIDC.Audience, "oidc-audience", os.Getenv("FLIGHTNS_OIDC_AUDIENCE"), "the audience a token must name (aud) [$FLIGHTNS_OIDC_AUDIENCE]")
