@@ -50,14 +50,22 @@ func lancedbDir(t *testing.T) string {
 }
 
 // node runs a script to completion and decodes its last stdout line into
-// out.
+// out. env adds NAME=value entries to the test's environment; an entry
+// "-NAME" takes NAME out of it.
 func node(t *testing.T, env []string, out any, script string, args ...string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "node", append([]string{script}, args...)...)
 	cmd.Dir = lancedbDir(t)
-	cmd.Env = append(os.Environ(), env...)
+	cmd.Env = os.Environ()
+	for _, e := range env {
+		if name, ok := strings.CutPrefix(e, "-"); ok {
+			cmd.Env = slices.DeleteFunc(cmd.Env, func(kv string) bool { return strings.HasPrefix(kv, name+"=") })
+			continue
+		}
+		cmd.Env = append(cmd.Env, e)
+	}
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	stdout, err := cmd.Output()
