@@ -30,6 +30,11 @@ type indexChange struct {
 	guardErr []error // the error of each guard failing
 	writes   []redisstate.Write
 	log      [][]string
+	// stale is set when the change is built again after a guard on what
+	// an earlier build assumed or read failed: a build that assumed the
+	// common case (a free id, say) reads the index this time, to answer
+	// precisely.
+	stale bool
 }
 
 // errStale is the error of a guard on what a single operation read before
@@ -141,14 +146,17 @@ func (s *Service) applyIndex(ctx context.Context, c *indexChange) error {
 	return s.durable(ctx, batch.Seq)
 }
 
-// changeIndex builds a change of the index from what Redis holds now and
-// applies it. build reads what it needs, answers the caller's errors, and
-// guards what it read with errStale: when the index changed meanwhile the
-// change is built again, within redisclaim.Attempts.
+// changeIndex builds a change of the index and applies it. build reads
+// what it needs (or, on a first build, may assume the common case: no
+// read, one claim), answers the caller's errors, and guards what it read
+// or assumed with errStale: when that does not hold the change is built
+// again (c.stale), within redisclaim.Attempts.
 func (s *Service) changeIndex(ctx context.Context, what string, build func(c *indexChange) error) error {
-	for range redisclaim.Attempts(0) {
-		c := &indexChange{k: s.k}
-		if err := build(c); err != nil {
+	for i := range redisclaim.Attempts(0) {
+		c := &indexChange{k: s.k, stale: i > 0}
+		if err := build(c); errors.Is(err, errStale) {
+			continue // what it read changed as it read it
+		} else if err != nil {
 			return err
 		}
 		if err := s.applyIndex(ctx, c); !errors.Is(err, errStale) {

@@ -45,6 +45,13 @@ func (s *Service) CreateNamespace(ctx context.Context, req CreateNamespaceReques
 	id := req.ID.String()
 	err = s.changeIndex(ctx, "namespace "+strconv.Quote(id), func(c *indexChange) error {
 		noParent := nserror.New(nserror.NamespaceNotFound, "parent namespace %q of %q does not exist", req.ID.Parent().String(), id)
+		if !c.stale && mode != ModeOverwrite {
+			// The common case, assumed: the id is free (one claim, no
+			// read); otherwise the guard fails and the index is read.
+			c.parentIsNamespace(req.ID, noParent)
+			c.addNamespace(req.ID, b, errStale)
+			return nil
+		}
 		if err := s.parentOf(ctx, c, req.ID, noParent); err != nil {
 			return err
 		}

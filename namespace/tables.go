@@ -96,6 +96,14 @@ func (s *Service) createTable(ctx context.Context, id ID, loc string, props Prop
 	}
 	err = s.changeIndex(ctx, "table "+strconv.Quote(id.String()), func(c *indexChange) error {
 		noParent := nserror.New(nserror.NamespaceNotFound, "namespace %q of table %q does not exist", id.Parent().String(), id.String())
+		if !c.stale && mode != ModeOverwrite {
+			// The common case, assumed: the id and the location are free
+			// (one claim, no read); otherwise a guard fails and the index
+			// is read.
+			c.parentIsNamespace(id, noParent)
+			c.addTable(id, loc, b, errStale, errStale)
+			return nil
+		}
 		if err := s.parentOf(ctx, c, id, noParent); err != nil {
 			return err
 		}
