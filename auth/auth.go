@@ -161,39 +161,30 @@ func New(c Config) (*Authenticator, error) {
 		return nil, err
 	}
 	a := &Authenticator{tokens: map[string]Principal{}, users: map[string]user{}, byName: map[string]Principal{}, certs: map[string]Principal{}, sessions: ss}
-	names := map[string]bool{}
 	for i, t := range c.Tokens {
-		r, err := ParseRole(t.Role)
-		if err != nil {
-			return nil, fmt.Errorf("auth: token %d (%q): %w", i+1, t.Name, err)
-		}
 		switch {
 		case t.Name == "":
 			return nil, fmt.Errorf("auth: token %d has no name (the name is who the logs and audit say called)", i+1)
-		case names[t.Name]:
-			return nil, fmt.Errorf("auth: the name %q is given twice", t.Name)
 		case len(t.Token) < 8:
 			return nil, fmt.Errorf("auth: token of %q is shorter than 8 characters", t.Name)
 		}
 		if _, dup := a.tokens[t.Token]; dup {
 			return nil, fmt.Errorf("auth: the token of %q is another's too", t.Name)
 		}
-		names[t.Name] = true
-		a.tokens[t.Token] = Principal{Name: t.Name, Role: r}
-		a.byName[t.Name] = Principal{Name: t.Name, Role: r}
+		p, err := a.named(t.Name, t.Role)
+		if err != nil {
+			return nil, fmt.Errorf("auth: token %d (%q): %w", i+1, t.Name, err)
+		}
+		a.tokens[t.Token] = p
 	}
 	for _, u := range c.Users {
-		r, err := ParseRole(u.Role)
-		if err != nil {
-			return nil, fmt.Errorf("auth: user %q: %w", u.Name, err)
-		}
 		if u.Name == "" || u.Password == "" {
 			return nil, fmt.Errorf("auth: a user needs a name and a password")
 		}
-		if names[u.Name] {
-			return nil, fmt.Errorf("auth: the name %q is given twice", u.Name)
+		p, err := a.named(u.Name, u.Role)
+		if err != nil {
+			return nil, fmt.Errorf("auth: user %q: %w", u.Name, err)
 		}
-		names[u.Name] = true
 		var h [32]byte
 		if hx, ok := strings.CutPrefix(u.Password, "sha256:"); ok {
 			b, err := hex.DecodeString(hx)
@@ -204,8 +195,7 @@ func New(c Config) (*Authenticator, error) {
 		} else {
 			h = sha256.Sum256([]byte(u.Password))
 		}
-		a.users[u.Name] = user{hash: h, p: Principal{Name: u.Name, Role: r}}
-		a.byName[u.Name] = Principal{Name: u.Name, Role: r}
+		a.users[u.Name] = user{hash: h, p: p}
 	}
 	if c.OIDC != nil {
 		if a.oidc, err = newOIDC(*c.OIDC); err != nil {
@@ -213,24 +203,34 @@ func New(c Config) (*Authenticator, error) {
 		}
 	}
 	for _, ce := range c.Certificates {
-		r, err := ParseRole(ce.Role)
-		if err != nil {
-			return nil, fmt.Errorf("auth: certificate %q: %w", ce.Subject, err)
-		}
-		switch {
-		case ce.Subject == "" || ce.Name == "":
+		if ce.Subject == "" || ce.Name == "" {
 			return nil, fmt.Errorf("auth: a certificate needs a subject and a name")
-		case names[ce.Name]:
-			return nil, fmt.Errorf("auth: the name %q is given twice", ce.Name)
 		}
 		if _, dup := a.certs[ce.Subject]; dup {
 			return nil, fmt.Errorf("auth: the certificate subject %q is given twice", ce.Subject)
 		}
-		names[ce.Name] = true
-		a.certs[ce.Subject] = Principal{Name: ce.Name, Role: r}
-		a.byName[ce.Name] = Principal{Name: ce.Name, Role: r}
+		p, err := a.named(ce.Name, ce.Role)
+		if err != nil {
+			return nil, fmt.Errorf("auth: certificate %q: %w", ce.Subject, err)
+		}
+		a.certs[ce.Subject] = p
 	}
 	return a, nil
+}
+
+// named checks a principal's role and that its name is no other's, and
+// records it by name.
+func (a *Authenticator) named(name, role string) (Principal, error) {
+	r, err := ParseRole(role)
+	if err != nil {
+		return Principal{}, err
+	}
+	if _, dup := a.byName[name]; dup {
+		return Principal{}, fmt.Errorf("the name %q is given twice", name)
+	}
+	p := Principal{Name: name, Role: r}
+	a.byName[name] = p
+	return p, nil
 }
 
 // Principals counts the tokens and the users.
