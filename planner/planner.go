@@ -455,7 +455,8 @@ func (p *Planner) resolve(ctx context.Context, t *Table, plan *specPlan, vals []
 			return nil, err
 		}
 	}
-	resp, err := p.svc.DeclareTable(ctx, namespace.DeclareTableRequest{ID: leafID, Partition: clonePart(part)})
+	noCredentials := false // the planner needs the leaf's location alone
+	resp, err := p.svc.DeclareTable(ctx, namespace.DeclareTableRequest{ID: leafID, Partition: clonePart(part), VendCredentials: &noCredentials})
 	switch {
 	case err == nil:
 		leaf.Location, leaf.Created = resp.Location, true
