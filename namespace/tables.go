@@ -263,7 +263,8 @@ func (s *Service) detailed(ctx context.Context, req DescribeTableRequest, chain,
 
 // TableExists succeeds when the table (and the version, if asked) exists.
 func (s *Service) TableExists(ctx context.Context, req TableExistsRequest) error {
-	_, err := s.DescribeTable(ctx, DescribeTableRequest{ID: req.ID, Version: req.Version})
+	none := false // an existence check vends nothing
+	_, err := s.DescribeTable(ctx, DescribeTableRequest{ID: req.ID, Version: req.Version, VendCredentials: &none})
 	return err
 }
 
