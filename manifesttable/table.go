@@ -59,7 +59,7 @@ type Config struct {
 	// (default 100ms, 1s on s3://, where every segment costs a PUT and a
 	// GET by each follower; negative: never). Catalog mutations, which wait, and a
 	// query waiting to see the newest change, in this process or another
-	// (through the Redis key commitlog.Keys.Flush), end the linger.
+	// (through the Redis key redisstate.Keys.Flush), end the linger.
 	VersionLinger time.Duration
 	// Observer receives the materializer's group commits (metrics;
 	// default none).
