@@ -7,9 +7,11 @@
 // A call travels: the embedder's interceptors (Config.UnaryInterceptors
 // and StreamInterceptors: metrics, request ids, logs) → gRPC interceptor
 // (the gRPC health service, Config.Health, passes without credentials;
-// everything else: authenticate from the authorization,
-// x-api-key or auth-token-bin header; require the read role; turn any
-// error into a gRPC status with the Lance code in an ErrorInfo detail) →
+// everything else: authenticate from the authorization, x-api-key or
+// auth-token-bin header, or else the client certificate (mutual TLS,
+// Config.TLSClientCAFile); require the read role; audit a refusal
+// (Config.Audit); turn any error into a gRPC status with the Lance code
+// in an ErrorInfo detail) →
 // Server (Handshake, DoAction and ListActions are its own; everything else
 // goes to arrow-go's Flight SQL router) → sqlServer (one short method per
 // Flight SQL command).
@@ -17,7 +19,9 @@
 // Queries: GetFlightInfo passes the SQL through the gate (exactly one
 // read-only statement, classified by DuckDB's parser before anything
 // runs), puts the SQL and the catalog sequence to wait for in the ticket
-// and, when a slot is free, starts the query there: its schema is the
+// and, when the SQL engine has a slot free (its semaphore is the one
+// bound on queries: sqlengine.Config.MaxQueries), starts the query there:
+// its schema is the
 // running query's, and the query waits (at most StalledResultTimeout, at
 // most MaxStartedQueries of them) for the DoGet of its ticket, so a
 // statement is planned once. Without a slot it only plans (the schema
@@ -34,7 +38,10 @@
 //
 // Invariants: nothing here writes the catalog except an action, and an
 // action runs only for a caller whose role reaches the action's (read for
-// Describe/List/Exists, write for the rest). Every limit (message size,
+// Describe/List/Exists, write for the rest); every mutation and every
+// refusal is an audit event. A Basic handshake answers a session bearer
+// (auth: signed, good on every server of the catalog), and a handshake
+// with a live one renews it. Every limit (message size,
 // result rows and bytes, query time, concurrent queries, open prepared
 // statements) fails with a status that names it; none truncates silently.
 //

@@ -29,6 +29,10 @@
 // touches storage; a create-only write either creates the whole object or
 // fails with ErrAlreadyExists and leaves the existing bytes as they were.
 //
-// Faults can be injected at every operation, before or after it runs, with
-// WithFaults; tests use this to cut the protocols at named seams.
+// VendCredentials (vend.go) asks STS for temporary credentials whose
+// inline session policy reaches one key prefix alone (a table's
+// directory), read-only or read-write; only an s3:// store vends.
+//
+// Faults can be injected at every operation, before or after it runs,
+// with Options.Faults; tests use this to cut the protocols at named seams.
 package objstore

@@ -17,6 +17,13 @@
 // flushes __manifest, closes the catalog, and stops the private Redis
 // last.
 //
+// Security (docs/operations.md, "Securing flightns"): the auth file, OIDC
+// (Config.OIDC), client certificates (Config.TLSClientCA) and session
+// tokens signed with the catalog's key (made once at
+// __manifest/_auth/session.key, revoked through Redis) authenticate every
+// surface alike; Config.AuditFile receives the audit events;
+// Config.Vend has table descriptions vend scoped storage credentials.
+//
 // Configuration follows one pattern: each config struct has
 // EnsureDefaults (fills what is unset) and Validate (refuses what is
 // wrong, naming the field), and Start calls both.

@@ -1,5 +1,3 @@
-// Package oidctest is a local OpenID Connect issuer for tests: discovery,
-// the keys it publishes now, and tokens signed with any key.
 package oidctest
 
 import (
