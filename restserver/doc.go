@@ -6,8 +6,11 @@
 // A request goes through four steps and nothing else: match the route
 // (namespaces, tables, table versions — with their branch —, tags,
 // branch listing, table statistics, BatchCreateTableVersions,
-// BatchCommitTables), authorize (Authorization: Bearer or Basic, or
-// x-api-key; reads need the read role, mutations the write role), read
+// BatchCommitTables), authorize (Authorization: Bearer — a token, a
+// session or an OIDC JWT — or Basic, or x-api-key, or else the client
+// certificate of mutual TLS; reads need the read role, mutations the
+// write role; the caller travels in the context, auth.WithPrincipal, and
+// every mutation and refusal is an audit event, Options.Audit), read
 // (the {id} path segment form-decoded here and split on the delimiter
 // query parameter, default "$", the delimiter alone being the root; the
 // body, bounded in size; the query parameters, parsed by type), and run
