@@ -25,5 +25,15 @@
 // epoch has given away. The recovery lock is released and renewed by
 // compare-and-delete (internal/redislock).
 //
+// Redis is reached through internal/redisstate alone: its keys, its
+// scripts (claim.lua and the rest) and their typed replies; this package
+// decides what each reply means. Every call that may find Redis without
+// the catalog's state goes through WithEpoch, the one "recover, then
+// retry" policy (one budget, Attempts), which the namespace service uses
+// too. Commit with Extras (redisstate guards, writes, deletions, log
+// entries) is how a layer above changes its own Redis state atomically
+// with versions, or alone: every change of the namespace service's object
+// index is one.
+//
 // Step hooks (Config.Step) name every protocol seam for fault injection.
 package redisclaim
