@@ -89,7 +89,8 @@ type Service struct {
 	now    func() time.Time
 	locs   locCache // tables' locations, for CreateTableVersion
 
-	rs *redisstate.Catalog // the scripts of the object index
+	rs     *redisstate.Catalog // the scripts of the object index
+	vended vendCache           // credentials vended, while young
 
 	closeOnce sync.Once
 	closeErr  error

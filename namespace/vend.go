@@ -4,9 +4,12 @@ import (
 	"context"
 	"maps"
 	"strconv"
+	"sync"
+	"time"
 
 	"github.com/flightns/flightns/auth"
 	"github.com/flightns/flightns/nserror"
+	"github.com/flightns/flightns/objstore"
 )
 
 // storageOptions are the storage options a table's description or
@@ -24,7 +27,9 @@ func (s *Service) storageOptions(ctx context.Context, loc string, vend *bool) (m
 	if p, ok := auth.PrincipalFrom(ctx); ok {
 		write = p.Role >= auth.Write
 	}
-	c, err := s.objs.VendCredentials(ctx, loc, write, *s.cfg.Vend)
+	c, err := s.vended.get(ctx, loc, write, func(ctx context.Context) (objstore.Credentials, error) {
+		return s.objs.VendCredentials(ctx, loc, write, *s.cfg.Vend)
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -43,4 +48,40 @@ func (s *Service) checkVend() error {
 		return nserror.New(nserror.InvalidInput, "credential vending needs an s3:// root, not %s://", s.root.scheme)
 	}
 	return nil
+}
+
+// vendCache keeps vended credentials while more than half their life is
+// left, so that a table described again and again (Lance describes at
+// every open) costs STS one call per half-life, not one per describe.
+type vendCache struct {
+	mu sync.Mutex
+	m  map[vendKey]objstore.Credentials
+}
+
+type vendKey struct {
+	loc   string
+	write bool
+}
+
+func (v *vendCache) get(ctx context.Context, loc string, write bool, vend func(context.Context) (objstore.Credentials, error)) (objstore.Credentials, error) {
+	k := vendKey{loc, write}
+	now := time.Now()
+	v.mu.Lock()
+	c, ok := v.m[k]
+	v.mu.Unlock()
+	if ok && now.Before(c.Expires.Add(-c.Expires.Sub(c.Issued)/2)) {
+		return c, nil
+	}
+	c, err := vend(ctx)
+	if err != nil {
+		return c, err
+	}
+	c.Issued = now
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.m == nil || len(v.m) > 10000 {
+		v.m = map[vendKey]objstore.Credentials{}
+	}
+	v.m[k] = c
+	return c, nil
 }

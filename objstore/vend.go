@@ -27,7 +27,7 @@ type VendOptions struct {
 // Credentials are temporary storage credentials.
 type Credentials struct {
 	AccessKeyID, SecretAccessKey, SessionToken string
-	Expires                                    time.Time
+	Issued, Expires                            time.Time
 }
 
 // VendCredentials asks STS (AssumeRole) for temporary credentials that
@@ -71,7 +71,8 @@ func (s *Store) VendCredentials(ctx context.Context, key string, write bool, o V
 	if cr == nil || cr.AccessKeyId == nil || cr.SecretAccessKey == nil || cr.SessionToken == nil || cr.Expiration == nil {
 		return Credentials{}, nserror.New(nserror.ServiceUnavailable, "STS AssumeRole answered no credentials")
 	}
-	return Credentials{AccessKeyID: *cr.AccessKeyId, SecretAccessKey: *cr.SecretAccessKey, SessionToken: *cr.SessionToken, Expires: *cr.Expiration}, nil
+	return Credentials{AccessKeyID: *cr.AccessKeyId, SecretAccessKey: *cr.SecretAccessKey, SessionToken: *cr.SessionToken,
+		Issued: time.Now(), Expires: *cr.Expiration}, nil
 }
 
 // sessionPolicy is the inline policy of vended credentials: the objects

@@ -449,14 +449,6 @@ func (s *Store) txnCommitted(ctx context.Context, rec txnRecord, token string) e
 	return s.onTxn(ctx, TxnCommit{ID: rec.TxnID, Extra: rec.Extra, RecoveryToken: token})
 }
 
-// TxnKey is the Redis key of a transaction's hash (layers above keep their
-// own fields in it, e.g. that their part was applied).
-func (s *Store) TxnKey(id string) string { return s.k.Txn(id) }
-
-// HeadsKey is the Redis hash of the tables' head versions (table ->
-// version), for guards of layers above ("the head is still N").
-func (s *Store) HeadsKey() string { return s.k.Heads() }
-
 // SeedHead makes sure Redis holds table's head — seeded from storage,
 // "0" for a table without versions — and returns it, so that a guard on
 // HeadsKey compares against a present field.

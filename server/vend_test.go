@@ -88,6 +88,13 @@ func TestVendedCredentialsReachOneTableAlone(t *testing.T) {
 			t.Fatalf("%s: endpoint %q, want %q", what, o["aws_endpoint"], minio.URL)
 		}
 	}
+	// Described again while young, the table costs STS nothing: the same
+	// credentials come back.
+	var again described
+	restJSON(t, srv, "/v1/table/sales%24a/describe", `{}`, ana, &again)
+	if again.StorageOptions["aws_access_key_id"] != asWriter.StorageOptions["aws_access_key_id"] {
+		t.Errorf("a second describe vended new credentials instead of the young ones")
+	}
 	var opts described
 	restJSON(t, srv, "/v1/table/sales%24a/describe", `{"vend_credentials": false}`, ana, &opts)
 	if _, ok := opts.StorageOptions["aws_secret_access_key"]; ok {

@@ -35,12 +35,6 @@ func New(rdb redis.UniversalClient, catalog string, logMaxLen int64) *Catalog {
 	return &Catalog{Keys: KeysOf(catalog), rdb: rdb, maxLen: logMaxLen}
 }
 
-// Redis is the client the catalog runs on.
-func (c *Catalog) Redis() redis.UniversalClient { return c.rdb }
-
-// LogMaxLen is the commit log's approximate MAXLEN.
-func (c *Catalog) LogMaxLen() int64 { return c.maxLen }
-
 // Close stops the pipeliner; a call after it runs alone, unpipelined
 // (a shutdown may still flush a last change).
 func (c *Catalog) Close() {
