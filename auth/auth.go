@@ -21,15 +21,21 @@ import (
 // Role is what a caller may do.
 type Role int
 
-// The roles, each allowing what the previous allows.
+// The roles, each allowing what the previous allows. A principal's role
+// holds on the whole catalog; None holds nothing there, so that what it
+// may do comes from its grants alone (Grants: a role on a namespace's
+// subtree).
 const (
-	Read  Role = iota + 1 // query and describe
-	Write                 // and mutate the catalog, commit versions
-	Admin                 // and administer (recover, compact)
+	None  Role = iota // nothing catalog-wide
+	Read              // query and describe
+	Write             // and mutate the catalog, commit versions
+	Admin             // and administer (recover, compact)
 )
 
 func (r Role) String() string {
 	switch r {
+	case None:
+		return "none"
 	case Read:
 		return "read"
 	case Write:
@@ -40,9 +46,11 @@ func (r Role) String() string {
 	return fmt.Sprintf("Role(%d)", int(r))
 }
 
-// ParseRole reads "read", "write" or "admin".
+// ParseRole reads "none", "read", "write" or "admin".
 func ParseRole(s string) (Role, error) {
 	switch strings.ToLower(s) {
+	case "none":
+		return None, nil
 	case "read":
 		return Read, nil
 	case "write":
@@ -50,13 +58,16 @@ func ParseRole(s string) (Role, error) {
 	case "admin":
 		return Admin, nil
 	}
-	return 0, fmt.Errorf("auth: unknown role %q (want read, write or admin)", s)
+	return 0, fmt.Errorf("auth: unknown role %q (want none, read, write or admin)", s)
 }
 
-// Principal is an authenticated caller.
+// Principal is an authenticated caller: its name, its catalog-wide role,
+// and the groups it belongs to (an OIDC token's group claim, or the
+// groups the auth file gives it), which grants may name.
 type Principal struct {
-	Name string
-	Role Role
+	Name   string
+	Role   Role
+	Groups []string
 }
 
 // Anonymous is the caller when authentication is off.
@@ -87,24 +98,27 @@ type Config struct {
 
 // TokenEntry is a static bearer token.
 type TokenEntry struct {
-	Token string `json:"token"`
-	Name  string `json:"name"`
-	Role  string `json:"role"`
+	Token  string   `json:"token"`
+	Name   string   `json:"name"`
+	Role   string   `json:"role"`
+	Groups []string `json:"groups,omitempty"`
 }
 
 // CertificateEntry is the principal of a client certificate whose
 // subject, as Go writes it (RFC 2253: "CN=etl,O=Acme"), is Subject.
 type CertificateEntry struct {
-	Subject string `json:"subject"`
-	Name    string `json:"name"`
-	Role    string `json:"role"`
+	Subject string   `json:"subject"`
+	Name    string   `json:"name"`
+	Role    string   `json:"role"`
+	Groups  []string `json:"groups,omitempty"`
 }
 
 // UserEntry is a basic-auth user.
 type UserEntry struct {
-	Name     string `json:"name"`
-	Password string `json:"password"`
-	Role     string `json:"role"`
+	Name     string   `json:"name"`
+	Password string   `json:"password"`
+	Role     string   `json:"role"`
+	Groups   []string `json:"groups,omitempty"`
 }
 
 // LoadFile reads a Config from a JSON file, strictly: a file that names
@@ -171,7 +185,7 @@ func New(c Config) (*Authenticator, error) {
 		if _, dup := a.tokens[t.Token]; dup {
 			return nil, fmt.Errorf("auth: the token of %q is another's too", t.Name)
 		}
-		p, err := a.named(t.Name, t.Role)
+		p, err := a.named(t.Name, t.Role, t.Groups)
 		if err != nil {
 			return nil, fmt.Errorf("auth: token %d (%q): %w", i+1, t.Name, err)
 		}
@@ -181,7 +195,7 @@ func New(c Config) (*Authenticator, error) {
 		if u.Name == "" || u.Password == "" {
 			return nil, fmt.Errorf("auth: a user needs a name and a password")
 		}
-		p, err := a.named(u.Name, u.Role)
+		p, err := a.named(u.Name, u.Role, u.Groups)
 		if err != nil {
 			return nil, fmt.Errorf("auth: user %q: %w", u.Name, err)
 		}
@@ -209,7 +223,7 @@ func New(c Config) (*Authenticator, error) {
 		if _, dup := a.certs[ce.Subject]; dup {
 			return nil, fmt.Errorf("auth: the certificate subject %q is given twice", ce.Subject)
 		}
-		p, err := a.named(ce.Name, ce.Role)
+		p, err := a.named(ce.Name, ce.Role, ce.Groups)
 		if err != nil {
 			return nil, fmt.Errorf("auth: certificate %q: %w", ce.Subject, err)
 		}
@@ -218,9 +232,9 @@ func New(c Config) (*Authenticator, error) {
 	return a, nil
 }
 
-// named checks a principal's role and that its name is no other's, and
-// records it by name.
-func (a *Authenticator) named(name, role string) (Principal, error) {
+// named checks a principal's role, groups and that its name is no
+// other's, and records it by name.
+func (a *Authenticator) named(name, role string, groups []string) (Principal, error) {
 	r, err := ParseRole(role)
 	if err != nil {
 		return Principal{}, err
@@ -228,7 +242,12 @@ func (a *Authenticator) named(name, role string) (Principal, error) {
 	if _, dup := a.byName[name]; dup {
 		return Principal{}, fmt.Errorf("the name %q is given twice", name)
 	}
-	p := Principal{Name: name, Role: r}
+	for _, g := range groups {
+		if g == "" {
+			return Principal{}, fmt.Errorf("an empty group name")
+		}
+	}
+	p := Principal{Name: name, Role: r, Groups: groups}
 	a.byName[name] = p
 	return p, nil
 }
@@ -326,7 +345,8 @@ func (a *Authenticator) IssueToken(p Principal) string { return a.sessions.issue
 // SessionTTL is how long a session token lives.
 func (a *Authenticator) SessionTTL() time.Duration { return a.sessions.ttl }
 
-// Allow fails with PermissionDenied unless p's role reaches need.
+// Allow fails with PermissionDenied unless p's catalog-wide role reaches
+// need (what a namespace grants is checked by Grants.RoleOn).
 func Allow(p Principal, need Role, what string) error {
 	if p.Role >= need {
 		return nil

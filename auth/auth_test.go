@@ -7,6 +7,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -49,7 +50,7 @@ func TestAuthenticator(t *testing.T) {
 	}
 	p, _ := a.Basic("ana", "pw-ana")
 	tok := a.IssueToken(p)
-	if got, err := a.Bearer(tok); err != nil || got != p {
+	if got, err := a.Bearer(tok); err != nil || !reflect.DeepEqual(got, p) {
 		t.Fatalf("a session token: %+v, %v", got, err)
 	}
 	if err := Allow(p, Admin, "recover"); !errors.Is(err, nserror.ErrPermissionDenied) {
@@ -62,7 +63,7 @@ func TestAuthenticator(t *testing.T) {
 	if off.Enabled() {
 		t.Fatal("no credentials configured, yet enabled")
 	}
-	if p, err := off.Header(""); err != nil || p != Anonymous {
+	if p, err := off.Header(""); err != nil || !reflect.DeepEqual(p, Anonymous) {
 		t.Fatalf("auth off: %+v, %v", p, err)
 	}
 	for _, bad := range []Config{

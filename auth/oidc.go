@@ -152,7 +152,7 @@ func (o *oidcVerifier) verify(token string) (Principal, error) {
 			_ = json.Unmarshal(raw, &groups)
 		}
 	}
-	p := Principal{Name: name, Role: o.cfg.Roles["*"]}
+	p := Principal{Name: name, Role: o.cfg.Roles["*"], Groups: groups}
 	for _, g := range groups {
 		p.Role = max(p.Role, o.cfg.Roles[g])
 	}

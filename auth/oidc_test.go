@@ -42,7 +42,7 @@ func TestOIDCTokens(t *testing.T) {
 		return c
 	}
 	good := oidctest.Sign(t, jose.RS256, k1.RSA, "k1", claims(nil))
-	if p, err := a.Bearer(good); err != nil || p != (Principal{Name: "ana", Role: Write}) {
+	if p, err := a.Bearer(good); err != nil || p.Name != "ana" || p.Role != Write {
 		t.Fatalf("a good token: %+v, %v", p, err)
 	}
 	if p, err := a.Header("Bearer " + oidctest.Sign(t, jose.RS256, k1.RSA, "k1", claims(func(c map[string]any) { c["groups"] = "flightns-admins" }))); err != nil || p.Role != Admin {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"errors"
+	"reflect"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -60,7 +61,7 @@ func TestSessionsAreSignedAndCheckedEverywhere(t *testing.T) {
 		t.Fatalf("a session token %q does not say so", tok)
 	}
 	replica := authWith(t, users("write"), key, nil)
-	if got, err := replica.Bearer(tok); err != nil || got != (Principal{Name: "ana", Role: Write}) {
+	if got, err := replica.Bearer(tok); err != nil || !reflect.DeepEqual(got, Principal{Name: "ana", Role: Write}) {
 		t.Fatalf("another server of the catalog: %+v, %v", got, err)
 	}
 	if got, err := authWith(t, users("read"), key, nil).Bearer(tok); err != nil || got.Role != Read {

@@ -19,6 +19,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/flightns/flightns/manifesttable"
+	"github.com/flightns/flightns/namespace"
 	"github.com/flightns/flightns/nserror"
 	"github.com/flightns/flightns/sqlengine"
 )
@@ -75,7 +76,11 @@ func (s *Server) runQuery(ctx context.Context, query string, args []any, after u
 // within base (which the client's cancel may end); rpc is the call that
 // asked.
 func (s *Server) start(rpc, base context.Context, query string, args []any, after uint64, left time.Duration) (*running, error) {
-	qctx, cancel := context.WithTimeout(base, left)
+	scoped, err := s.scope(rpc, base)
+	if err != nil {
+		return nil, err
+	}
+	qctx, cancel := context.WithTimeout(scoped, left)
 	res, err := s.sql.Query(qctx, query, args, after)
 	if err != nil {
 		err = s.timeoutError(rpc, qctx, err)
@@ -186,13 +191,32 @@ func (s *Server) stream(ctx context.Context, r *running) (*arrow.Schema, <-chan 
 // the query time limit (preparing runs nothing, but binding may be slow,
 // and a SQL worker may be starting).
 func (s *Server) schema(ctx context.Context, query string) (*arrow.Schema, []arrow.DataType, error) {
-	qctx, cancel := context.WithTimeout(ctx, s.limits.QueryTimeout)
+	scoped, err := s.scope(ctx, ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	qctx, cancel := context.WithTimeout(scoped, s.limits.QueryTimeout)
 	defer cancel()
 	schema, params, err := s.sql.Schema(qctx, query)
 	if err != nil {
 		return nil, nil, s.timeoutError(ctx, qctx, err)
 	}
 	return schema, params, nil
+}
+
+// scope is base limited to what the caller of rpc may read
+// (sqlengine.Scope): a caller whose access comes from namespace grants
+// sees their rows alone, filtered by the engine.
+func (s *Server) scope(rpc, base context.Context) (context.Context, error) {
+	all, subtrees, err := s.svc.Readable(rpc)
+	if err != nil || all {
+		return base, err
+	}
+	sc := &sqlengine.Scope{Sep: namespace.Delimiter}
+	for _, t := range subtrees {
+		sc.Subtrees = append(sc.Subtrees, t.String())
+	}
+	return sqlengine.WithScope(base, sc), nil
 }
 
 // timeoutError names the query time limit when it, and not the client,

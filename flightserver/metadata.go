@@ -11,6 +11,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/flight/flightsql/schema_ref"
 
 	"github.com/flightns/flightns/manifesttable"
+	"github.com/flightns/flightns/sqlengine"
 )
 
 // Catalog browsing: one catalog (flightns), one schema (main), and the
@@ -117,7 +118,7 @@ func (q *sqlServer) DoGetTables(ctx context.Context, cmd flightsql.GetTables) (*
 // relationSchema is a relation's Arrow schema with the Flight SQL column
 // metadata JDBC's ResultSetMetaData and DatabaseMetaData.getColumns read.
 func (q *sqlServer) relationSchema(ctx context.Context, r manifesttable.Relation) (*arrow.Schema, error) {
-	s, _, err := q.s.schema(ctx, "SELECT * FROM "+manifesttable.DatabaseName+"."+manifesttable.SchemaName+".\""+r.Name+"\"")
+	s, _, err := q.s.schema(ctx, "SELECT * FROM "+sqlengine.QuoteIdent(r.Name)) // unqualified: a scoped caller's resolve in its schema
 	if err != nil {
 		return nil, err
 	}

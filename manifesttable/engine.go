@@ -158,11 +158,25 @@ func (e *engine) createViews(w *sqlengine.Writer) error {
 		// Straight from _versions: nothing of _objects to bind, plan or scan.
 		`CREATE OR REPLACE VIEW table_versions AS SELECT object_id AS table_id, branch, coalesce(table_version, table_version) AS version, manifest_path, manifest_size, committed_at, txn_id, metadata, num_rows, num_fragments, data_bytes, schema FROM _versions`,
 	}
+	// What a request scoped to some namespaces sees (sqlengine.Scope):
+	// the same relations, of the rows in its scope.
+	stmts = append(stmts, `CREATE SCHEMA IF NOT EXISTS `+sqlengine.ScopedSchema)
+	for _, r := range Relations {
+		col := ColObjectID
+		if r.Name == "table_versions" {
+			col = "table_id"
+		}
+		stmts = append(stmts, `CREATE OR REPLACE VIEW `+sqlengine.ScopedSchema+`.`+quoteIdent(r.Name)+` AS SELECT * FROM `+
+			DatabaseName+`.`+SchemaName+`.`+quoteIdent(r.Name)+` WHERE `+sqlengine.ScopeFilter(quoteIdent(col), IDSeparator))
+	}
 	if err := w.ExecAll(stmts...); err != nil {
 		return fmt.Errorf("manifesttable: %w", err)
 	}
 	return nil
 }
+
+// IDSeparator joins the names of an object id in object_id.
+const IDSeparator = "$"
 
 // addColumns adds extra columns the engine does not have yet.
 func (e *engine) addColumns(w *sqlengine.Writer, extra Columns, raw map[string]arrow.DataType) error {

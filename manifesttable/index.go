@@ -381,7 +381,7 @@ func (f *frozen) next(n int) []Row {
 
 // parentID is the id of the namespace holding id ("" is the root).
 func parentID(id string) string {
-	if i := strings.LastIndex(id, "$"); i >= 0 {
+	if i := strings.LastIndex(id, IDSeparator); i >= 0 {
 		return id[:i]
 	}
 	return ""

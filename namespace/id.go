@@ -4,6 +4,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/flightns/flightns/manifesttable"
 	"github.com/flightns/flightns/nserror"
 )
 
@@ -12,7 +13,7 @@ import (
 type ID []string
 
 // Delimiter joins an ID's names in its string form (object_id).
-const Delimiter = "$"
+const Delimiter = manifesttable.IDSeparator
 
 // Limits of an ID.
 const (

@@ -162,11 +162,17 @@ func (s *Service) children(ctx context.Context, parent ID, typ string) ([]string
 	if err := s.table.Sync(ctx); err != nil {
 		return nil, err
 	}
+	visible, err := s.visibility(ctx)
+	if err != nil {
+		return nil, err
+	}
 	var names []string
 	for _, r := range s.table.Children(parent.String()) {
 		if r.ObjectType == typ {
 			id, _ := ParseID(r.ObjectID, "")
-			names = append(names, id.Name())
+			if visible == nil || visible(id, typ == manifesttable.TypeTable) {
+				names = append(names, id.Name())
+			}
 		}
 	}
 	sort.Strings(names)

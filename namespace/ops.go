@@ -200,6 +200,9 @@ func runQuery[Req, Resp any](method func(*Service, context.Context, Req) (Resp, 
 		if o, ok := any(&req).(identified); ok {
 			audit.SetTarget(ctx, o.objectID().String())
 		}
+		if err := s.authorizeRequest(ctx, &req); err != nil {
+			return nil, err
+		}
 		return method(s, ctx, req)
 	}
 }

@@ -91,6 +91,7 @@ type Service struct {
 
 	rs     *redisstate.Catalog // the scripts of the object index
 	vended vendCache           // credentials vended, while young
+	grants grantBook           // the catalog's grants (grants.go)
 
 	closeOnce sync.Once
 	closeErr  error

@@ -30,7 +30,7 @@ func (s *Service) DeclareTable(ctx context.Context, req DeclareTableRequest) (*D
 	}
 	// Credentials first: a store that cannot vend fails the call before
 	// anything is declared.
-	opts, err := s.storageOptions(ctx, loc, req.VendCredentials)
+	opts, err := s.storageOptions(ctx, req.ID, loc, req.VendCredentials)
 	if err != nil {
 		return nil, err
 	}
@@ -194,7 +194,7 @@ func (s *Service) DescribeTable(ctx context.Context, req DescribeTableRequest) (
 	if err != nil {
 		return nil, err
 	}
-	opts, err := s.storageOptions(ctx, table, req.VendCredentials)
+	opts, err := s.storageOptions(ctx, req.ID, table, req.VendCredentials)
 	if err != nil {
 		return nil, err
 	}
@@ -316,10 +316,19 @@ func (s *Service) ListAllTables(ctx context.Context, req ListTablesRequest) (*Li
 	if err := s.table.Sync(ctx); err != nil {
 		return nil, err
 	}
+	visible, err := s.visibility(ctx)
+	if err != nil {
+		return nil, err
+	}
 	var ids []string
 	for _, r := range s.table.Objects() {
 		if r.ObjectType != manifesttable.TypeTable {
 			continue
+		}
+		if visible != nil {
+			if id, _ := ParseID(r.ObjectID, ""); !visible(id, true) {
+				continue
+			}
 		}
 		if req.IncludeDeclared != nil && !*req.IncludeDeclared && s.managed() && s.table.HighestVersion(r.ObjectID) == 0 {
 			continue

@@ -16,17 +16,18 @@ import (
 // declaration answers: the root's (endpoint, region), and, when the
 // catalog vends credentials (Config.Vend) and the caller did not ask for
 // none, temporary credentials that reach the table's directory alone —
-// read-only for a caller without the write role — with their expiry
+// read-only for a caller without the write role on table id — with their expiry
 // (expires_at_millis), after which Lance describes the table again. The
 // server's own credentials are never answered.
-func (s *Service) storageOptions(ctx context.Context, loc string, vend *bool) (map[string]string, error) {
+func (s *Service) storageOptions(ctx context.Context, id ID, loc string, vend *bool) (map[string]string, error) {
 	if s.cfg.Vend == nil || (vend != nil && !*vend) {
 		return s.root.options, nil
 	}
-	write := true // the Go API: its caller holds the catalog
-	if p, ok := auth.PrincipalFrom(ctx); ok {
-		write = p.Role >= auth.Write
+	role, err := s.roleOn(ctx, id)
+	if err != nil {
+		return nil, err
 	}
+	write := role >= auth.Write
 	c, err := s.vended.get(ctx, loc, write, func(ctx context.Context) (objstore.Credentials, error) {
 		return s.objs.VendCredentials(ctx, loc, write, *s.cfg.Vend)
 	})

@@ -9,6 +9,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
+	"github.com/flightns/flightns/auth"
 	"github.com/flightns/flightns/manifesttable"
 	"github.com/flightns/flightns/namespace"
 )
@@ -54,6 +55,9 @@ const SeqMetadataKey = "flightns.catalog_seq"
 // with what is left of the filter for their rows.
 func (p *Planner) PlanScan(ctx context.Context, id namespace.ID, filter string) (*Plan, error) {
 	if err := id.Validate("partitioned table"); err != nil {
+		return nil, err
+	}
+	if err := p.authorize(ctx, auth.Read, id); err != nil {
 		return nil, err
 	}
 	// Read your writes: every change logged before the plan (versions

@@ -10,9 +10,11 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/flightns/flightns/auth"
 	"github.com/flightns/flightns/manifesttable"
 	"github.com/flightns/flightns/namespace"
 	"github.com/flightns/flightns/nserror"
+	"github.com/flightns/flightns/sqlengine"
 )
 
 // Property names of a partitioned table's namespace.
@@ -101,6 +103,9 @@ func (p *Planner) CreateTable(ctx context.Context, req CreateTableRequest) (*Tab
 	if p.svc == nil {
 		return nil, errReadOnlyPlanner
 	}
+	if err := p.authorize(ctx, auth.Write, req.ID); err != nil {
+		return nil, err
+	}
 	if err := req.ID.Validate("partitioned table"); err != nil {
 		return nil, err
 	}
@@ -150,6 +155,9 @@ func (p *Planner) CreateTable(ctx context.Context, req CreateTableRequest) (*Tab
 func (p *Planner) EvolveSpec(ctx context.Context, id namespace.ID, next Spec) (*Table, error) {
 	if p.svc == nil {
 		return nil, errReadOnlyPlanner
+	}
+	if err := p.authorize(ctx, auth.Write, id); err != nil {
+		return nil, err
 	}
 	t, err := p.Describe(ctx, id)
 	if err != nil {
@@ -212,6 +220,9 @@ func (p *Planner) Describe(ctx context.Context, id namespace.ID) (*Table, error)
 	if err := id.Validate("partitioned table"); err != nil {
 		return nil, err
 	}
+	if err := p.authorize(ctx, auth.Read, id); err != nil {
+		return nil, err
+	}
 	if err := p.cat.Table().Sync(ctx); err != nil {
 		return nil, err
 	}
@@ -231,7 +242,7 @@ func (p *Planner) Describe(ctx context.Context, id namespace.ID) (*Table, error)
 func (p *Planner) lookup(id namespace.ID) (*Table, error) {
 	row, ok := p.cat.Table().Object(manifesttable.TypeNamespace, id.String())
 	if !ok {
-		return nil, nserror.New(nserror.NamespaceNotFound, "partitioned table %q does not exist", id.String())
+		return nil, noPartitionedTable(id)
 	}
 	p.mu.Lock()
 	t, ok := p.cache[row.ObjectID]
@@ -319,6 +330,9 @@ type Leaf struct {
 // (numbers, strings — dates as YYYY-MM-DD, timestamps as RFC 3339 or
 // "YYYY-MM-DD HH:MM:SS" — booleans, null); absent columns are NULL.
 func (p *Planner) ResolveRow(ctx context.Context, id namespace.ID, row map[string]any) (*Leaf, error) {
+	if err := p.authorize(ctx, auth.Write, id); err != nil {
+		return nil, err
+	}
 	t, err := p.Describe(ctx, id)
 	if err != nil {
 		return nil, err
@@ -354,6 +368,9 @@ func (p *Planner) ResolveRow(ctx context.Context, id namespace.ID, row map[strin
 func (p *Planner) ResolveOrCreate(ctx context.Context, id namespace.ID, values map[string]any) (*Leaf, error) {
 	if p.svc == nil {
 		return nil, errReadOnlyPlanner
+	}
+	if err := p.authorize(ctx, auth.Write, id); err != nil {
+		return nil, err
 	}
 	t, err := p.Describe(ctx, id)
 	if err != nil {
@@ -523,6 +540,9 @@ func (p *Planner) Commit(ctx context.Context, id namespace.ID, req CommitRequest
 	if p.svc == nil {
 		return nil, errReadOnlyPlanner
 	}
+	if err := p.authorize(ctx, auth.Write, id); err != nil {
+		return nil, err
+	}
 	if _, err := p.Describe(ctx, id); err != nil {
 		return nil, err
 	}
@@ -563,4 +583,28 @@ func (p *Planner) Commit(ctx context.Context, id namespace.ID, req CommitRequest
 		}
 	}
 	return out, nil
+}
+
+// authorize checks that the caller of ctx may act on partitioned table
+// id with role need: within the scope of its SQL query, if it comes from
+// one (sqlengine.ScopeFrom: also in the SQL worker, whose planner reads a
+// replica), and by the service's grants (namespace.Service.
+// AuthorizeNamespace) where the planner has the service. A caller that
+// may not read the table is told it does not exist.
+func (p *Planner) authorize(ctx context.Context, need auth.Role, id namespace.ID) error {
+	if sc := sqlengine.ScopeFrom(ctx); sc != nil && !sc.Covers(id.String()) {
+		return noPartitionedTable(id)
+	}
+	if p.svc == nil {
+		return nil
+	}
+	err := p.svc.AuthorizeNamespace(ctx, need, id)
+	if nserror.CodeOf(err) == nserror.NamespaceNotFound {
+		return noPartitionedTable(id) // as a missing one is answered
+	}
+	return err
+}
+
+func noPartitionedTable(id namespace.ID) error {
+	return nserror.New(nserror.NamespaceNotFound, "partitioned table %q does not exist", id.String())
 }

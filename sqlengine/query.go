@@ -28,6 +28,7 @@ type request struct {
 	pool   chan struct{} // the slot's
 	conn   *duckConn
 	id     uint64 // DuckDB's connection id (table functions find ctx by it)
+	scope  *Scope // what it may see (nil: everything; scope.go)
 	stopIn func()
 	once   sync.Once
 }
@@ -57,10 +58,14 @@ func (e *DB) begin(ctx context.Context, pool chan struct{}) (*request, error) {
 		<-pool
 		return nil, err
 	}
-	r := &request{e: e, pool: pool, conn: conn, id: connectionID(conn)}
+	r := &request{e: e, pool: pool, conn: conn, id: connectionID(conn), scope: ScopeFrom(ctx)}
 	e.ctxs.Store(r.id, ctx)
 	r.stopIn = interrupter(ctx, conn, interruptEvery)
-	if err := conn.run("USE " + DatabaseName + "; BEGIN TRANSACTION READ ONLY"); err != nil {
+	open := "USE " + DatabaseName + "; "
+	if r.scope != nil {
+		open = setScope(r.scope)
+	}
+	if err := conn.run(open + "BEGIN TRANSACTION READ ONLY"); err != nil {
 		r.end()
 		return nil, err
 	}
@@ -77,6 +82,23 @@ func (r *request) end() {
 		r.conn.close()
 		<-r.pool
 	})
+}
+
+// screened refuses q, for a scoped request, unless it passes screen.
+func (r *request) screened(q string) error {
+	if r.scope == nil {
+		return nil
+	}
+	return r.screen(q)
+}
+
+// admit passes q through the gate (admit), a scoped request's through
+// its screen first.
+func (r *request) admit(q string, args []any) (*admitted, error) {
+	if err := r.screened(q); err != nil {
+		return nil, err
+	}
+	return admit(r.conn, q, args)
 }
 
 func connectionID(conn *duckConn) uint64 {
@@ -101,7 +123,7 @@ func (e *DB) Query(ctx context.Context, q string, args ...any) (*Result, error) 
 	if args == nil {
 		args = []any{}
 	}
-	a, err := admit(r.conn, q, args)
+	a, err := r.admit(q, args)
 	if err == nil && (g%2 != 0 || e.commits.Load() != g) {
 		// The bind took the snapshot; the transaction names its sequence.
 		if seq, err = r.conn.uint64Of("SELECT seq FROM _meta"); err != nil {
@@ -148,7 +170,7 @@ func (e *DB) Schema(ctx context.Context, q string) (*arrow.Schema, []arrow.DataT
 		return nil, nil, err
 	}
 	defer r.end()
-	a, err := admit(r.conn, q, nil)
+	a, err := r.admit(q, nil)
 	nparams := mapping.IdxT(0)
 	if err == nil {
 		nparams = mapping.NParams(a.ps)
@@ -191,6 +213,9 @@ func (e *DB) preparedSchema(ctx context.Context, q string) (*arrow.Schema, []arr
 		return nil, nil, err
 	}
 	defer r.end()
+	if err := r.screened(q); err != nil {
+		return nil, nil, err
+	}
 	ps, err := classify(r.conn, q, 0)
 	if err != nil {
 		return nil, nil, stopped(ctx, err)

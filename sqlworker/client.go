@@ -78,7 +78,7 @@ func (c *Client) Status(ctx context.Context) (Status, error) {
 // Schema returns a query's result schema and parameter types (the gate
 // runs in the worker; nothing of the query runs).
 func (c *Client) Schema(ctx context.Context, query string) (*arrow.Schema, []arrow.DataType, error) {
-	b, err := c.action(ctx, actionSchema, marshal(schemaRequest{Query: query}))
+	b, err := c.action(ctx, actionSchema, marshal(schemaRequest{Query: query, Scope: sqlengine.ScopeFrom(ctx)}))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -109,7 +109,7 @@ func (c *Client) Query(ctx context.Context, query string, args []any, after uint
 		return nil, err
 	}
 	sctx, cancel := context.WithCancel(c.ctx(ctx))
-	stream, err := c.fc.DoGet(sctx, &flight.Ticket{Ticket: marshal(queryTicket{Query: query, Args: targs, After: after})})
+	stream, err := c.fc.DoGet(sctx, &flight.Ticket{Ticket: marshal(queryTicket{Query: query, Args: targs, After: after, Scope: sqlengine.ScopeFrom(ctx)})})
 	if err != nil {
 		cancel()
 		return nil, fromStatus(ctx, err)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/flightns/flightns/nserror"
+	"github.com/flightns/flightns/sqlengine"
 )
 
 // The private protocol between the server and its worker: Flight over a
@@ -22,9 +23,10 @@ const (
 // queryTicket is a DoGet ticket: a query, its parameters, and the catalog
 // sequence it must see.
 type queryTicket struct {
-	Query string     `json:"q"`
-	Args  []typedArg `json:"args,omitempty"`
-	After uint64     `json:"after,omitempty"`
+	Query string           `json:"q"`
+	Args  []typedArg       `json:"args,omitempty"`
+	After uint64           `json:"after,omitempty"`
+	Scope *sqlengine.Scope `json:"scope,omitempty"` // sqlengine.ScopeFrom the caller's
 }
 
 // typedArg is one parameter value with its Go type, so it binds on the
@@ -97,7 +99,8 @@ func decodeArgs(in []typedArg) ([]any, error) {
 // schemaRequest and schemaReply are the "schema" action's bodies; the
 // schemas are Flight-serialized (the parameters as one field each).
 type schemaRequest struct {
-	Query string `json:"q"`
+	Query string           `json:"q"`
+	Scope *sqlengine.Scope `json:"scope,omitempty"`
 }
 
 type schemaReply struct {

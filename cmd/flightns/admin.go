@@ -9,11 +9,13 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
 	"golang.org/x/term"
 
+	"github.com/flightns/flightns/auth"
 	"github.com/flightns/flightns/namespace"
 	"github.com/flightns/flightns/obs"
 	"github.com/flightns/flightns/repair"
@@ -47,6 +49,16 @@ Commands:
             end every session (login bearer) of user N issued until now, on
             every server of the catalog within seconds; N logs in again to
             get a new one (remove N from --auth-file to keep it out)
+  grant --namespace NS --role R (--principal N | --group G)
+            give role R (read, write or admin) on namespace NS and all it
+            holds (NS: names joined by --delimiter, default "."; empty: the
+            whole catalog) to principal N or to every member of group G, in
+            place of what it held there; every server applies it within
+            seconds. Give a principal role none in --auth-file (or map no
+            role to its OIDC groups) to limit it to its grants.
+  revoke-grant --namespace NS (--principal N | --group G)
+            take that away
+  grants    list the grants (--format json)
 `
 
 func adminCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -147,6 +159,48 @@ func adminCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		}
 	case "revoke-sessions":
 		raw = revokeSessions(fs.String("name", "", "the user whose sessions end"), stdout, stderr)
+	case "grant", "revoke-grant":
+		g := grantFlags(fs, name == "grant")
+		run = func(ctx context.Context, svc *namespace.Service, _ *server.Deps) int {
+			grant, err := g()
+			if err == nil {
+				if name == "grant" {
+					err = svc.Grant(ctx, grant)
+				} else {
+					err = svc.Revoke(ctx, grant)
+				}
+			}
+			if err != nil {
+				_, _ = fmt.Fprintf(stderr, "flightns admin %s: %v\n", name, err)
+				return 1
+			}
+			if name == "grant" {
+				_, _ = fmt.Fprintf(stdout, "granted %s\n", grant)
+			} else {
+				_, _ = fmt.Fprintf(stdout, "revoked: %s\n", strings.TrimPrefix(grant.String(), "read "))
+			}
+			return 0
+		}
+	case "grants":
+		fs.StringVar(&format, "format", "text", "text (one grant a line) or json")
+		run = func(ctx context.Context, svc *namespace.Service, _ *server.Deps) int {
+			gs, err := svc.Grants(ctx)
+			if err != nil {
+				_, _ = fmt.Fprintf(stderr, "flightns admin grants: %v\n", err)
+				return 1
+			}
+			if format == "json" {
+				if gs == nil {
+					gs = auth.Grants{}
+				}
+				_ = json.NewEncoder(stdout).Encode(gs)
+				return 0
+			}
+			for _, g := range gs {
+				_, _ = fmt.Fprintln(stdout, g)
+			}
+			return 0
+		}
 	case "gc":
 		window := fs.Duration("older-than", 24*time.Hour, "safety window: only staging objects older than this are orphans (commits in flight are younger)")
 		dry := fs.Bool("dry-run", false, "list the orphans, delete nothing")
@@ -306,5 +360,34 @@ func revokeSessions(who *string, stdout, stderr io.Writer) func(ctx context.Cont
 		}
 		_, _ = fmt.Fprintf(stdout, "every session of %q issued until now is revoked\n", *who)
 		return 0
+	}
+}
+
+// grantFlags registers the flags of a grant (its role only when role)
+// and returns what reads the grant they give.
+func grantFlags(fs *flag.FlagSet, role bool) func() (auth.Grant, error) {
+	ns := fs.String("namespace", "", "the namespace (empty: the whole catalog)")
+	delim := fs.String("delimiter", ".", "joins the names of --namespace")
+	who := fs.String("principal", "", "the principal (a user, token, certificate or OIDC subject name)")
+	group := fs.String("group", "", "the group (an OIDC group, or one the auth file gives)")
+	r := new(string)
+	if role {
+		r = fs.String("role", "", "read, write or admin")
+	}
+	return func() (auth.Grant, error) {
+		g := auth.Grant{Principal: *who, Group: *group, Role: auth.Read}
+		if *ns != "" {
+			g.Namespace = strings.Split(*ns, *delim)
+		}
+		if role {
+			var err error
+			if g.Role, err = auth.ParseRole(*r); err != nil {
+				return g, err
+			}
+			if g.Role == auth.None {
+				return g, errors.New("--role none gives nothing: revoke-grant takes a grant away")
+			}
+		}
+		return g, nil
 	}
 }

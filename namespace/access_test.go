@@ -1,0 +1,180 @@
+package namespace
+
+import (
+	"context"
+	"encoding/json"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/flightns/flightns/auth"
+	"github.com/flightns/flightns/nserror"
+)
+
+// op runs operation name of the registry (as every surface does) with
+// body as its JSON.
+func op(ctx context.Context, s *Service, name string, body any) (any, error) {
+	for _, o := range Ops {
+		if o.Name == name {
+			b, err := json.Marshal(body)
+			if err != nil {
+				panic(err)
+			}
+			return o.Run(ctx, s, b, nil)
+		}
+	}
+	panic("no operation " + name)
+}
+
+// A principal limited to its grants (role none) reads, writes and lists
+// exactly what they give, on every operation of the registry; what it may
+// not read is answered as missing, word for word, and a change of the
+// grants reaches another server of the catalog within GrantsRecheck.
+func TestGrantsDecideWhatAPrincipalSeesAndChanges(t *testing.T) {
+	e := newTenv(t)
+	bg := context.Background()
+	for _, ns := range []ID{id("a"), id("a", "x"), id("b")} {
+		must(e.s.CreateNamespace(bg, CreateNamespaceRequest{ID: ns}))
+	}
+	e.withVersions(id("a", "t"), 1)
+	e.withVersions(id("b", "t"), 1)
+	must(0, e.s.Grant(bg, auth.Grant{Namespace: []string{"a"}, Principal: "ana", Role: auth.Read}))
+	must(0, e.s.Grant(bg, auth.Grant{Namespace: []string{"a", "x"}, Group: "etl", Role: auth.Write}))
+
+	ana := auth.WithPrincipal(bg, auth.Principal{Name: "ana", Role: auth.None})
+	bo := auth.WithPrincipal(bg, auth.Principal{Name: "bo", Role: auth.None, Groups: []string{"etl"}})
+	admin := auth.WithPrincipal(bg, auth.Principal{Name: "root", Role: auth.Admin})
+
+	// hidden: what ana gets for an object of b is what the admin gets for
+	// one that does not exist, the id aside.
+	hidden := func(what, name string, body func(ID) any, ids ...ID) {
+		t.Helper()
+		_, err := op(ana, e.s, name, body(ids[0]))
+		_, want := op(admin, e.s, name, body(ids[1]))
+		if err == nil || nserror.CodeOf(err) != nserror.CodeOf(want) ||
+			strings.ReplaceAll(err.Error(), ids[0].String(), "X") != strings.ReplaceAll(want.Error(), ids[1].String(), "X") {
+			t.Errorf("%s: %v; a missing one: %v", what, err, want)
+		}
+	}
+	ns := func(i ID) any { return map[string]any{"id": i} }
+	hidden("describe b", "DescribeNamespace", ns, id("b"), id("nope"))
+	hidden("b exists", "NamespaceExists", ns, id("b"), id("nope"))
+	hidden("list b", "ListNamespaces", ns, id("b"), id("nope"))
+	hidden("list b's tables", "ListTables", ns, id("b"), id("nope"))
+	hidden("describe b$t", "DescribeTable", ns, id("b", "t"), id("b", "nope"))
+	hidden("b$t exists", "TableExists", ns, id("b", "t"), id("b", "nope"))
+	hidden("b$t's versions", "ListTableVersions", ns, id("b", "t"), id("b", "nope"))
+	hidden("b$t's stats", "GetTableStats", ns, id("b", "t"), id("b", "nope"))
+	hidden("drop b$t", "DropTable", ns, id("b", "t"), id("b", "nope"))
+
+	// What ana may read, it reads; the lists leave b out.
+	if _, err := op(ana, e.s, "DescribeTable", ns(id("a", "t"))); err != nil {
+		t.Fatal(err)
+	}
+	lists := []struct {
+		name string
+		id   ID
+		want []string
+	}{
+		{"ListNamespaces", id(), []string{"a"}},
+		{"ListNamespaces", id("a"), []string{"x"}},
+		{"ListTables", id("a"), []string{"t"}},
+		{"ListAllTables", nil, []string{"a$t"}},
+	}
+	for _, l := range lists {
+		got, err := op(ana, e.s, l.name, map[string]any{"id": l.id})
+		if err != nil {
+			t.Fatalf("%s %v: %v", l.name, l.id, err)
+		}
+		var names []string
+		switch r := got.(type) {
+		case *ListNamespacesResponse:
+			names = r.Namespaces
+		case *ListTablesResponse:
+			names = r.Tables
+		}
+		if !reflect.DeepEqual(names, l.want) {
+			t.Errorf("ana: %s %v = %v, want %v", l.name, l.id, names, l.want)
+		}
+	}
+
+	// Reading is not writing; writing b is writing nothing that exists.
+	denied := []struct {
+		name string
+		body any
+		code nserror.Code
+	}{
+		{"DeclareTable", map[string]any{"id": id("a", "new")}, nserror.PermissionDenied},
+		{"DropTable", map[string]any{"id": id("a", "t")}, nserror.PermissionDenied},
+		{"CreateNamespace", map[string]any{"id": id("c")}, nserror.PermissionDenied},
+		{"DeclareTable", map[string]any{"id": id("b", "new")}, nserror.NamespaceNotFound},
+		{"DropNamespace", map[string]any{"id": id("b"), "behavior": "cascade"}, nserror.NamespaceNotFound},
+		{"CreateTableVersion", map[string]any{"id": id("b", "t"), "version": 2, "manifest_path": "x"}, nserror.TableNotFound},
+		{"RenameTable", map[string]any{"id": id("b", "t"), "new_table_name": "u"}, nserror.TableNotFound},
+		{"BatchCreateTableVersions", map[string]any{"entries": []any{map[string]any{"id": id("b", "t"), "version": 2, "manifest_path": "x"}}}, nserror.TableNotFound},
+		{"BatchCommitTables", map[string]any{"operations": []any{map[string]any{"deregister_table": map[string]any{"id": id("b", "t")}}}}, nserror.TableNotFound},
+	}
+	for _, d := range denied {
+		_, err := op(ana, e.s, d.name, d.body)
+		wantCode(t, "ana: "+d.name, err, d.code)
+		if strings.Contains(err.Error(), "b$t") && d.code == nserror.PermissionDenied {
+			t.Errorf("%s: %v", d.name, err)
+		}
+	}
+
+	// bo's group writes a$x and nothing else; a leads it there.
+	if _, err := op(bo, e.s, "DeclareTable", map[string]any{"id": id("a", "x", "t2")}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := op(bo, e.s, "DescribeNamespace", ns(id("a"))); nserror.CodeOf(err) != nserror.PermissionDenied {
+		t.Errorf("bo describes a, which leads to its grant: %v", err)
+	}
+	if _, err := op(bo, e.s, "NamespaceExists", ns(id("a"))); err != nil {
+		t.Errorf("bo: a exists: %v", err)
+	}
+	_, err := op(bo, e.s, "DescribeTable", ns(id("a", "t")))
+	wantCode(t, "bo describes a$t", err, nserror.TableNotFound)
+	got := must(op(bo, e.s, "ListTables", ns(id("a")))).(*ListTablesResponse)
+	if len(got.Tables) != 0 {
+		t.Errorf("bo lists a's tables: %v", got.Tables)
+	}
+
+	// The admin may do everything; so may the Go API (no principal).
+	if all, trees, err := e.s.Readable(ana); err != nil || all || !reflect.DeepEqual(trees, []ID{id("a")}) {
+		t.Errorf("Readable(ana) = %v, %v, %v", all, trees, err)
+	}
+
+	// Another server of the catalog reads the grants from storage, and a
+	// revocation reaches it.
+	other := e.open()
+	if _, err := op(ana, other, "DescribeTable", ns(id("a", "t"))); err != nil {
+		t.Fatalf("the other server: %v", err)
+	}
+	must(0, e.s.Revoke(bg, auth.Grant{Namespace: []string{"a"}, Principal: "ana"}))
+	deadline := time.Now().Add(GrantsRecheck + 5*time.Second)
+	for {
+		_, err := op(ana, other, "DescribeTable", ns(id("a", "t")))
+		if nserror.CodeOf(err) == nserror.TableNotFound {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the revocation did not reach the other server: %v", err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	gs := must(other.Grants(bg))
+	if len(gs) != 1 || gs[0].Group != "etl" {
+		t.Errorf("the grants left: %v", gs)
+	}
+
+	// Bad grants are refused whole.
+	for _, g := range []auth.Grant{
+		{Namespace: []string{"a"}, Role: auth.Read},
+		{Namespace: []string{"a"}, Principal: "p", Group: "g", Role: auth.Read},
+		{Namespace: []string{""}, Principal: "p", Role: auth.Read},
+		{Namespace: []string{"a"}, Principal: "p", Role: auth.Role(9)},
+	} {
+		wantCode(t, "grant "+g.String(), e.s.Grant(bg, g), nserror.InvalidInput)
+	}
+}
