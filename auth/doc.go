@@ -1,6 +1,9 @@
 // Package auth authenticates and authorizes callers of every surface
 // (Flight SQL and REST) the same way: static bearer tokens and basic
-// users, each with a role — read, write or admin — and session tokens
+// users, each with a role on the whole catalog — none, read, write or
+// admin — and groups; Grants (grants.go) add a role on a namespace's
+// subtree to a principal or a group (the namespace service keeps and
+// checks them); and session tokens
 // issued after a basic handshake: signed with the catalog's session key
 // (session.go), so every server of the catalog and a restarted one accept
 // them until they expire or a revocation (Revocations) ends them.

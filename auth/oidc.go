@@ -23,8 +23,9 @@ import (
 // when a token names a key not seen yet: the issuer's key rotation):
 // signature (RS256 or ES256 only: "none" and HMAC are refused), exp, nbf,
 // iss and aud. Its principal is the claim NameClaim, its role the highest
-// that Roles gives a value of the claim RoleClaim (a string or a list);
-// a token none of whose values is mapped has no role and may do nothing.
+// that Roles gives a value of the claim RoleClaim (a string or a list),
+// which are also its groups (for grants); a token none of whose values is
+// mapped has role none: it may do what grants give it, and nothing else.
 type OIDCConfig struct {
 	Issuer   string
 	Audience string

@@ -44,6 +44,15 @@
 //     kinds come from internal/commitlog; every Redis key and script is
 //     internal/redisstate's.
 //
+//   - Access (access.go) is decided once, here, for every surface: the
+//     registry's Run checks the caller (auth.PrincipalFrom) against each
+//     object its request names, by its catalog-wide role or what the
+//     catalog's grants give it there (grants.go: create-only generations
+//     under __manifest/_auth/grants/, re-read every GrantsRecheck); what
+//     it may not read is answered as missing, before anything is looked
+//     at, and left out of lists; Readable is the scope the SQL engine
+//     filters a grant-limited caller's queries by.
+//
 //   - Statistics and detailed metadata are read from the version's Lance
 //     manifest (lancemanifest), never from the commit path.
 //

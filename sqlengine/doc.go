@@ -15,7 +15,10 @@
 // interrupts DuckDB. At most Config.MaxQueries queries run at once (one
 // more fails at once: this semaphore is the server's one bound on
 // queries, whichever surface asks), and as many statements are planned
-// at once (more wait). Table
+// at once (more wait). A request whose context carries a Scope
+// (scope.go) sees only the rows of some namespaces: it resolves names in
+// the scoped schema, whose views filter by the scope it sets on its own
+// connection, and its text is screened first (screen.go). Table
 // functions implemented in Go (the planner's plan_scan) are registered
 // with DB.RegisterTableFunction. It talks to DuckDB through duckdb-go's
 // C-API mapping, not its database/sql driver (duck.go says why).

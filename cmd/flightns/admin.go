@@ -159,48 +159,8 @@ func adminCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		}
 	case "revoke-sessions":
 		raw = revokeSessions(fs.String("name", "", "the user whose sessions end"), stdout, stderr)
-	case "grant", "revoke-grant":
-		g := grantFlags(fs, name == "grant")
-		run = func(ctx context.Context, svc *namespace.Service, _ *server.Deps) int {
-			grant, err := g()
-			if err == nil {
-				if name == "grant" {
-					err = svc.Grant(ctx, grant)
-				} else {
-					err = svc.Revoke(ctx, grant)
-				}
-			}
-			if err != nil {
-				_, _ = fmt.Fprintf(stderr, "flightns admin %s: %v\n", name, err)
-				return 1
-			}
-			if name == "grant" {
-				_, _ = fmt.Fprintf(stdout, "granted %s\n", grant)
-			} else {
-				_, _ = fmt.Fprintf(stdout, "revoked: %s\n", strings.TrimPrefix(grant.String(), "read "))
-			}
-			return 0
-		}
-	case "grants":
-		fs.StringVar(&format, "format", "text", "text (one grant a line) or json")
-		run = func(ctx context.Context, svc *namespace.Service, _ *server.Deps) int {
-			gs, err := svc.Grants(ctx)
-			if err != nil {
-				_, _ = fmt.Fprintf(stderr, "flightns admin grants: %v\n", err)
-				return 1
-			}
-			if format == "json" {
-				if gs == nil {
-					gs = auth.Grants{}
-				}
-				_ = json.NewEncoder(stdout).Encode(gs)
-				return 0
-			}
-			for _, g := range gs {
-				_, _ = fmt.Fprintln(stdout, g)
-			}
-			return 0
-		}
+	case "grant", "revoke-grant", "grants":
+		run = grantsCmd(name, fs, &format, stdout, stderr)
 	case "gc":
 		window := fs.Duration("older-than", 24*time.Hour, "safety window: only staging objects older than this are orphans (commits in flight are younger)")
 		dry := fs.Bool("dry-run", false, "list the orphans, delete nothing")
@@ -226,15 +186,8 @@ func adminCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		_, _ = fmt.Fprintf(stderr, "flightns admin: unknown command %q\n\n%s", name, adminUsage)
 		return 2
 	}
-	if err := fs.Parse(args[1:]); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
-	}
-	if format != "text" && format != "json" {
-		_, _ = fmt.Fprintf(stderr, "flightns admin %s: --format %q: want text or json\n", name, format)
-		return 2
+	if code, ok := parseAdmin(fs, args[1:], &format, stderr); !ok {
+		return code
 	}
 	log, err := obs.NewLogger(stderr, "text", *logLevel)
 	if err != nil {
@@ -359,6 +312,68 @@ func revokeSessions(who *string, stdout, stderr io.Writer) func(ctx context.Cont
 			return 1
 		}
 		_, _ = fmt.Fprintf(stdout, "every session of %q issued until now is revoked\n", *who)
+		return 0
+	}
+}
+
+// parseAdmin parses an admin command's flags; ok false ends the command
+// with code (0 after -help).
+func parseAdmin(fs *flag.FlagSet, args []string, format *string, stderr io.Writer) (code int, ok bool) {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0, false
+		}
+		return 2, false
+	}
+	if *format != "text" && *format != "json" {
+		_, _ = fmt.Fprintf(stderr, "%s: --format %q: want text or json\n", "flightns "+fs.Name(), *format)
+		return 2, false
+	}
+	return 0, true
+}
+
+// grantsCmd is "admin grant", "admin revoke-grant" and "admin grants".
+func grantsCmd(name string, fs *flag.FlagSet, format *string, stdout, stderr io.Writer) func(ctx context.Context, svc *namespace.Service, _ *server.Deps) int {
+	if name == "grants" {
+		fs.StringVar(format, "format", "text", "text (one grant a line) or json")
+		return func(ctx context.Context, svc *namespace.Service, _ *server.Deps) int {
+			gs, err := svc.Grants(ctx)
+			if err != nil {
+				_, _ = fmt.Fprintf(stderr, "flightns admin grants: %v\n", err)
+				return 1
+			}
+			if *format == "json" {
+				if gs == nil {
+					gs = auth.Grants{}
+				}
+				_ = json.NewEncoder(stdout).Encode(gs)
+				return 0
+			}
+			for _, g := range gs {
+				_, _ = fmt.Fprintln(stdout, g)
+			}
+			return 0
+		}
+	}
+	g := grantFlags(fs, name == "grant")
+	return func(ctx context.Context, svc *namespace.Service, _ *server.Deps) int {
+		grant, err := g()
+		if err == nil {
+			if name == "grant" {
+				err = svc.Grant(ctx, grant)
+			} else {
+				err = svc.Revoke(ctx, grant)
+			}
+		}
+		if err != nil {
+			_, _ = fmt.Fprintf(stderr, "flightns admin %s: %v\n", name, err)
+			return 1
+		}
+		if name == "grant" {
+			_, _ = fmt.Fprintf(stdout, "granted %s\n", grant)
+		} else {
+			_, _ = fmt.Fprintf(stdout, "revoked: %s\n", strings.TrimPrefix(grant.String(), "read "))
+		}
 		return 0
 	}
 }
