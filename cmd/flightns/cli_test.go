@@ -117,14 +117,7 @@ func TestAdminCommands(t *testing.T) {
 	t.Parallel()
 	work := t.TempDir()
 	s := startServer(t, work, nil)
-	admin := func(want int, args ...string) string {
-		t.Helper()
-		code, out, errs := runCLI(t, work, append([]string{"admin"}, args...)...)
-		if code != want {
-			t.Fatalf("flightns admin %v: exit %d, want %d\nstdout: %s\nstderr: %s", args, code, want, out, errs)
-		}
-		return out
-	}
+	admin := adminCLI(t, work)
 	loc := declareTable(t, s.rest, "a", "t")
 	for v := uint64(1); v <= 3; v++ {
 		if code := commitVersion(t, s.rest, "a$t", loc, v); code != http.StatusOK {

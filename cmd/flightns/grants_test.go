@@ -32,14 +32,7 @@ func TestGrantsFromTheCLIScopeARunningServer(t *testing.T) {
 		}
 		return out, errs
 	}
-	admin := func(want int, args ...string) string {
-		t.Helper()
-		code, out, errs := runCLI(t, work, append([]string{"admin"}, args...)...)
-		if code != want {
-			t.Fatalf("flightns admin %v: exit %d, want %d\nstdout: %s\nstderr: %s", args, code, want, out, errs)
-		}
-		return out
-	}
+	admin := adminCLI(t, work)
 	for _, ns := range []string{"a", "b", "b.deep"} {
 		cli("root-token-1", 0, "ns", "create", ns)
 	}

@@ -346,6 +346,19 @@ func httpGet(t *testing.T, url string) (int, string) {
 	return resp.StatusCode, string(b)
 }
 
+// adminCLI runs "flightns admin args..." in work, fails the test unless it
+// exits with want, and returns its stdout.
+func adminCLI(t *testing.T, work string) func(want int, args ...string) string {
+	return func(want int, args ...string) string {
+		t.Helper()
+		code, out, errs := runCLI(t, work, append([]string{"admin"}, args...)...)
+		if code != want {
+			t.Fatalf("flightns admin %v: exit %d, want %d\nstdout: %s\nstderr: %s", args, code, want, out, errs)
+		}
+		return out
+	}
+}
+
 // runCLI runs the binary with args in dir and returns its exit code,
 // stdout and stderr.
 func runCLI(t *testing.T, dir string, args ...string) (int, string, string) {
