@@ -18,11 +18,11 @@ var scopedFunctions = map[string]bool{"range": true, "generate_series": true, "u
 
 // screen refuses the text of a scoped request unless, by DuckDB's own
 // parse tree (json_serialize_sql, which parses and runs nothing), it is
-// exactly one SELECT that names no relation of the database's main schema
-// that ScopedSchema does not shadow, names no relation by catalog or
+// exactly one SELECT that names no relation of the database but those of
+// ScopedSchema (and its own CTEs), names no relation by catalog or
 // schema, and calls no table function but the engine's registered ones
-// and scopedFunctions. What it names then resolves in ScopedSchema, to a
-// CTE of its own, or to DuckDB's catalog views (names, not rows).
+// and scopedFunctions. What it names then resolves in ScopedSchema or to
+// a CTE of its own.
 func (r *request) screen(q string) error {
 	raw, err := r.conn.stringOf(`SELECT json_serialize_sql(?)`, q)
 	if err != nil {
@@ -95,15 +95,16 @@ func scopedRefusal(what string) error {
 		"your access is limited to some namespaces: SQL then takes a single SELECT over __manifest, namespaces, tables, table_versions and plan_scan, which show only what you may read; not %s", what)
 }
 
-// hiddenRelations are the lower-cased names of the main schema's tables,
-// views and macros that ScopedSchema does not shadow.
+// hiddenRelations are the lower-cased names of every table and view of
+// the database (DuckDB's catalog views too: their sizes count rows) and
+// the main schema's macros, but those of ScopedSchema.
 func (r *request) hiddenRelations() (map[string]bool, error) {
 	raw, err := r.conn.stringOf(`SELECT coalesce(string_agg(lower(name), chr(10)), '') FROM (
-		SELECT table_name AS name FROM duckdb_tables() WHERE database_name = ? AND schema_name = 'main'
-		UNION SELECT view_name FROM duckdb_views() WHERE database_name = ? AND schema_name = 'main'
+		SELECT table_name AS name FROM duckdb_tables()
+		UNION SELECT view_name FROM duckdb_views()
 		UNION SELECT function_name FROM duckdb_functions() WHERE database_name = ? AND schema_name = 'main'
 		EXCEPT SELECT view_name FROM duckdb_views() WHERE database_name = ? AND schema_name = ?)`,
-		DatabaseName, DatabaseName, DatabaseName, DatabaseName, ScopedSchema)
+		DatabaseName, DatabaseName, ScopedSchema)
 	if err != nil {
 		return nil, err
 	}
