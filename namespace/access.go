@@ -42,7 +42,10 @@ func withNeed(ctx context.Context, need auth.Role) context.Context {
 func init() {
 	for i := range Ops {
 		run, need := Ops[i].Run, auth.Read
-		if Ops[i].Write {
+		switch {
+		case Ops[i].Admin:
+			need = auth.Admin
+		case Ops[i].Write:
 			need = auth.Write
 		}
 		Ops[i].Run = func(ctx context.Context, s *Service, body []byte, rest *REST) (any, error) {
@@ -215,6 +218,10 @@ func targets(req any) ([]target, error) {
 	case *DescribeNamespaceRequest:
 		return []target{ns(r.ID)}, nil
 	case *DropNamespaceRequest:
+		return []target{ns(r.ID)}, nil
+	case *NamespaceGrantRequest:
+		return []target{ns(r.ID)}, nil
+	case *ListNamespaceGrantsRequest:
 		return []target{ns(r.ID)}, nil
 	case *ListTablesRequest:
 		if r.ID == nil { // ListAllTables: the list leaves out what is hidden

@@ -178,3 +178,46 @@ func TestGrantsDecideWhatAPrincipalSeesAndChanges(t *testing.T) {
 		wantCode(t, "grant "+g.String(), e.s.Grant(bg, g), nserror.InvalidInput)
 	}
 }
+
+// An admin of a namespace manages the grants inside it, through the
+// registry's operations, and nothing outside it; a reader manages none.
+func TestANamespaceAdminManagesTheGrantsInside(t *testing.T) {
+	e := newTenv(t)
+	bg := context.Background()
+	for _, ns := range []ID{id("a"), id("a", "x"), id("b")} {
+		must(e.s.CreateNamespace(bg, CreateNamespaceRequest{ID: ns}))
+	}
+	must(0, e.s.Grant(bg, auth.Grant{Namespace: []string{"a"}, Principal: "adm", Role: auth.Admin}))
+	must(0, e.s.Grant(bg, auth.Grant{Namespace: []string{"b"}, Principal: "other", Role: auth.Read}))
+	adm := auth.WithPrincipal(bg, auth.Principal{Name: "adm", Role: auth.None})
+	cy := auth.WithPrincipal(bg, auth.Principal{Name: "cy", Role: auth.None})
+
+	if _, err := op(adm, e.s, "CreateNamespaceGrant", map[string]any{"id": id("a", "x"), "principal": "cy", "role": "write"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := op(cy, e.s, "DeclareTable", map[string]any{"id": id("a", "x", "t")}); err != nil {
+		t.Fatalf("cy declares in a$x: %v", err)
+	}
+	_, err := op(adm, e.s, "CreateNamespaceGrant", map[string]any{"id": id("b"), "principal": "cy", "role": "read"})
+	wantCode(t, "adm grants on b", err, nserror.NamespaceNotFound)
+	_, err = op(adm, e.s, "CreateNamespaceGrant", map[string]any{"id": id(), "principal": "adm", "role": "admin"})
+	wantCode(t, "adm grants itself the catalog", err, nserror.PermissionDenied)
+	_, err = op(cy, e.s, "ListNamespaceGrants", map[string]any{"id": id("a", "x")})
+	wantCode(t, "a writer lists grants", err, nserror.PermissionDenied)
+	_, err = op(adm, e.s, "CreateNamespaceGrant", map[string]any{"id": id("a"), "principal": "cy", "role": "none"})
+	wantCode(t, "a grant of none", err, nserror.InvalidInput)
+
+	got := must(op(adm, e.s, "ListNamespaceGrants", map[string]any{"id": id("a")})).(*ListNamespaceGrantsResponse)
+	want := []NamespaceGrant{{Namespace: []string{"a"}, Principal: "adm", Role: "admin"}, {Namespace: []string{"a", "x"}, Principal: "cy", Role: "write"}}
+	if !reflect.DeepEqual(got.Grants, want) {
+		t.Errorf("the grants in a: %+v", got.Grants)
+	}
+	if _, err := op(adm, e.s, "DeleteNamespaceGrant", map[string]any{"id": id("a", "x"), "principal": "cy"}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = op(cy, e.s, "DeclareTable", map[string]any{"id": id("a", "x", "t2")})
+	wantCode(t, "cy after the revocation", err, nserror.NamespaceNotFound)
+	if gs := must(e.s.Grants(bg)); len(gs) != 2 {
+		t.Errorf("the grants left: %v", gs)
+	}
+}

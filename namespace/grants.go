@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -167,4 +168,77 @@ func (s *Service) Grant(ctx context.Context, g auth.Grant) error {
 func (s *Service) Revoke(ctx context.Context, g auth.Grant) error {
 	g.Role = auth.None
 	return s.Grant(ctx, g)
+}
+
+// NamespaceGrantRequest gives (CreateNamespaceGrant) or takes away
+// (DeleteNamespaceGrant) a role on namespace ID and all it holds, to a
+// principal or to a group (exactly one of them).
+type NamespaceGrantRequest struct {
+	Common
+	ID        ID     `json:"id"`
+	Principal string `json:"principal,omitempty"`
+	Group     string `json:"group,omitempty"`
+	// Role is read, write or admin (CreateNamespaceGrant only).
+	Role string `json:"role,omitempty"`
+}
+
+// ListNamespaceGrantsRequest lists the grants on namespace ID and inside it.
+type ListNamespaceGrantsRequest struct {
+	Common
+	ID ID `json:"id"`
+}
+
+// NamespaceGrant is one grant as the operations answer it.
+type NamespaceGrant struct {
+	Namespace []string `json:"namespace"`
+	Principal string   `json:"principal,omitempty"`
+	Group     string   `json:"group,omitempty"`
+	Role      string   `json:"role"`
+}
+
+// ListNamespaceGrantsResponse holds grants, by namespace.
+type ListNamespaceGrantsResponse struct {
+	Grants []NamespaceGrant `json:"grants"`
+}
+
+// CreateNamespaceGrant gives the request's role (Grant).
+func (s *Service) CreateNamespaceGrant(ctx context.Context, req NamespaceGrantRequest) (Empty, error) {
+	role, err := auth.ParseRole(req.Role)
+	if err != nil || role == auth.None {
+		return Empty{}, nserror.New(nserror.InvalidInput, "role %q: a grant gives read, write or admin", req.Role)
+	}
+	return Empty{}, s.Grant(ctx, auth.Grant{Namespace: req.ID, Principal: req.Principal, Group: req.Group, Role: role})
+}
+
+// DeleteNamespaceGrant takes away what the grantee holds there (Revoke).
+func (s *Service) DeleteNamespaceGrant(ctx context.Context, req NamespaceGrantRequest) (Empty, error) {
+	if req.Role != "" {
+		return Empty{}, nserror.New(nserror.InvalidInput, "DeleteNamespaceGrant takes no role: it takes away whatever the grantee holds there")
+	}
+	return Empty{}, s.Revoke(ctx, auth.Grant{Namespace: req.ID, Principal: req.Principal, Group: req.Group})
+}
+
+// ListNamespaceGrants lists the grants on the namespace and inside it,
+// ordered by namespace, then grantee.
+func (s *Service) ListNamespaceGrants(ctx context.Context, req ListNamespaceGrantsRequest) (*ListNamespaceGrantsResponse, error) {
+	if err := req.ID.Validate("namespace"); err != nil {
+		return nil, err
+	}
+	gs, err := s.Grants(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := []NamespaceGrant{}
+	for _, g := range gs {
+		if len(g.Namespace) >= len(req.ID) && ID(g.Namespace[:len(req.ID)]).Equal(req.ID) {
+			out = append(out, NamespaceGrant{Namespace: append([]string{}, g.Namespace...), Principal: g.Principal, Group: g.Group, Role: g.Role.String()})
+		}
+	}
+	slices.SortFunc(out, func(a, b NamespaceGrant) int {
+		if c := slices.Compare(a.Namespace, b.Namespace); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Principal+"\x00"+a.Group, b.Principal+"\x00"+b.Group)
+	})
+	return &ListNamespaceGrantsResponse{Grants: out}, nil
 }

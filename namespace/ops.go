@@ -24,6 +24,9 @@ type Op struct {
 	// Write is whether the operation changes the catalog: it needs the
 	// write role (reads need the read role), and POST on REST.
 	Write bool
+	// Admin is whether it needs the admin role (on the namespace it
+	// names: managing grants).
+	Admin bool
 	// Action is whether it is also a Flight action (the REST-only
 	// CreateEmptyTable is a deprecated alias of DeclareTable).
 	Action bool
@@ -71,38 +74,38 @@ type Empty struct{}
 
 // Ops are the operations, in the spec's order of kinds.
 var Ops = []Op{
-	{"CreateNamespace", "namespace/{id}/create", true, true, "Create a namespace (mode create, exist_ok or overwrite).",
+	{"CreateNamespace", "namespace/{id}/create", true, false, true, "Create a namespace (mode create, exist_ok or overwrite).",
 		run((*Service).CreateNamespace)},
-	{"ListNamespaces", "namespace/{id}/list", false, true, "List the child namespaces of a namespace, paged.",
+	{"ListNamespaces", "namespace/{id}/list", false, false, true, "List the child namespaces of a namespace, paged.",
 		runQuery((*Service).ListNamespaces, func(r *ListNamespacesRequest, q Query) error {
 			return paging(q, &r.PageToken, &r.Limit)
 		})},
-	{"DescribeNamespace", "namespace/{id}/describe", false, true, "Describe a namespace: its properties.",
+	{"DescribeNamespace", "namespace/{id}/describe", false, false, true, "Describe a namespace: its properties.",
 		run((*Service).DescribeNamespace)},
-	{"NamespaceExists", "namespace/{id}/exists", false, true, "Succeed if the namespace exists, fail with NamespaceNotFound if not.",
+	{"NamespaceExists", "namespace/{id}/exists", false, false, true, "Succeed if the namespace exists, fail with NamespaceNotFound if not.",
 		check((*Service).NamespaceExists)},
-	{"DropNamespace", "namespace/{id}/drop", true, true, "Drop a namespace (behavior restrict or cascade).",
+	{"DropNamespace", "namespace/{id}/drop", true, false, true, "Drop a namespace (behavior restrict or cascade).",
 		runQuery((*Service).DropNamespace, func(r *DropNamespaceRequest, q Query) error {
 			q.Text("mode", &r.Mode)
 			q.Text("behavior", &r.Behavior)
 			return nil
 		})},
-	{"ListTables", "namespace/{id}/table/list", false, true, "List the tables of a namespace, paged.",
+	{"ListTables", "namespace/{id}/table/list", false, false, true, "List the tables of a namespace, paged.",
 		runQuery((*Service).ListTables, listTablesQuery)},
 	// ListAllTables has no path id; a body id is meaningless and ignored.
-	{"ListAllTables", "table", false, true, "List every table of the catalog, paged.",
+	{"ListAllTables", "table", false, false, true, "List every table of the catalog, paged.",
 		runQuery((*Service).ListAllTables, func(r *ListTablesRequest, q Query) error {
 			r.ID = nil
 			return listTablesQuery(r, q)
 		})},
-	{"DeclareTable", "table/{id}/declare", true, true, "Declare a table: reserve its name and location before its first version.",
+	{"DeclareTable", "table/{id}/declare", true, false, true, "Declare a table: reserve its name and location before its first version.",
 		run((*Service).DeclareTable)},
 	// CreateEmptyTable's request is DeclareTable's, its reply a subset.
-	{"CreateEmptyTable", "table/{id}/create-empty", true, false, "Deprecated: DeclareTable.",
+	{"CreateEmptyTable", "table/{id}/create-empty", true, false, false, "Deprecated: DeclareTable.",
 		run((*Service).DeclareTable)},
-	{"RegisterTable", "table/{id}/register", true, true, "Register an existing Lance table at a location.",
+	{"RegisterTable", "table/{id}/register", true, false, true, "Register an existing Lance table at a location.",
 		run((*Service).RegisterTable)},
-	{"DescribeTable", "table/{id}/describe", false, true, "Describe a table: location, latest version, properties.",
+	{"DescribeTable", "table/{id}/describe", false, false, true, "Describe a table: location, latest version, properties.",
 		runQuery((*Service).DescribeTable, func(r *DescribeTableRequest, q Query) error {
 			for _, f := range []struct {
 				name string
@@ -114,15 +117,15 @@ var Ops = []Op{
 			}
 			return nil
 		})},
-	{"TableExists", "table/{id}/exists", false, true, "Succeed if the table exists, fail with TableNotFound if not.",
+	{"TableExists", "table/{id}/exists", false, false, true, "Succeed if the table exists, fail with TableNotFound if not.",
 		check((*Service).TableExists)},
-	{"DropTable", "table/{id}/drop", true, true, "Remove a table from the catalog and delete its data.",
+	{"DropTable", "table/{id}/drop", true, false, true, "Remove a table from the catalog and delete its data.",
 		run((*Service).DropTable)},
-	{"DeregisterTable", "table/{id}/deregister", true, true, "Remove a table from the catalog, keeping its data.",
+	{"DeregisterTable", "table/{id}/deregister", true, false, true, "Remove a table from the catalog, keeping its data.",
 		run((*Service).DeregisterTable)},
-	{"RenameTable", "table/{id}/rename", true, true, "Rename a table, possibly into another namespace; its location stays.",
+	{"RenameTable", "table/{id}/rename", true, false, true, "Rename a table, possibly into another namespace; its location stays.",
 		run((*Service).RenameTable)},
-	{"ListTableVersions", "table/{id}/version/list", false, true, "List a table's versions, paged, ascending or descending.",
+	{"ListTableVersions", "table/{id}/version/list", false, false, true, "List a table's versions, paged, ascending or descending.",
 		runQuery((*Service).ListTableVersions, func(r *ListTableVersionsRequest, q Query) error {
 			if err := paging(q, &r.PageToken, &r.Limit); err != nil {
 				return err
@@ -130,38 +133,46 @@ var Ops = []Op{
 			q.Text("branch", &r.Branch)
 			return q.Bool("descending", &r.Descending)
 		})},
-	{"CreateTableVersion", "table/{id}/version/create", true, true, "Commit a staged manifest as the table's next version (put-if-not-exists).",
+	{"CreateTableVersion", "table/{id}/version/create", true, false, true, "Commit a staged manifest as the table's next version (put-if-not-exists).",
 		run((*Service).CreateTableVersion)},
-	{"DescribeTableVersion", "table/{id}/version/describe", false, true, "Describe one version of a table (the latest when none is named).",
+	{"DescribeTableVersion", "table/{id}/version/describe", false, false, true, "Describe one version of a table (the latest when none is named).",
 		run((*Service).DescribeTableVersion)},
-	{"BatchDeleteTableVersions", "table/{id}/version/delete", true, true, "Delete ranges of a table's versions from the catalog.",
+	{"BatchDeleteTableVersions", "table/{id}/version/delete", true, false, true, "Delete ranges of a table's versions from the catalog.",
 		runQuery((*Service).BatchDeleteTableVersions, func(r *BatchDeleteTableVersionsRequest, q Query) error {
 			q.Text("branch", &r.Branch)
 			return nil
 		})},
-	{"ListTableTags", "table/{id}/tags/list", false, true, "List a table's tags (Lance's own, in its _refs/tags/), paged.",
+	{"ListTableTags", "table/{id}/tags/list", false, false, true, "List a table's tags (Lance's own, in its _refs/tags/), paged.",
 		runQuery((*Service).ListTableTags, func(r *ListTableTagsRequest, q Query) error {
 			return paging(q, &r.PageToken, &r.Limit)
 		})},
-	{"GetTableTagVersion", "table/{id}/tags/version", false, true, "The version a tag points to.",
+	{"GetTableTagVersion", "table/{id}/tags/version", false, false, true, "The version a tag points to.",
 		run((*Service).GetTableTagVersion)},
-	{"CreateTableTag", "table/{id}/tags/create", true, true, "Tag a version of the table (create-only, in Lance's format).",
+	{"CreateTableTag", "table/{id}/tags/create", true, false, true, "Tag a version of the table (create-only, in Lance's format).",
 		run((*Service).CreateTableTag)},
-	{"UpdateTableTag", "table/{id}/tags/update", true, true, "Point an existing tag to another version.",
+	{"UpdateTableTag", "table/{id}/tags/update", true, false, true, "Point an existing tag to another version.",
 		run((*Service).UpdateTableTag)},
-	{"DeleteTableTag", "table/{id}/tags/delete", true, true, "Delete a tag.",
+	{"DeleteTableTag", "table/{id}/tags/delete", true, false, true, "Delete a tag.",
 		run((*Service).DeleteTableTag)},
-	{"ListTableBranches", "table/{id}/branches/list", false, true, "List the branches Lance recorded for a table (its _refs/branches/), paged.",
+	{"ListTableBranches", "table/{id}/branches/list", false, false, true, "List the branches Lance recorded for a table (its _refs/branches/), paged.",
 		runQuery((*Service).ListTableBranches, func(r *ListTableBranchesRequest, q Query) error {
 			return paging(q, &r.PageToken, &r.Limit)
 		})},
-	{"GetTableStats", "table/{id}/stats", false, true, "A table's statistics (rows, fragments, indices, bytes), read from its latest manifest.",
+	{"GetTableStats", "table/{id}/stats", false, false, true, "A table's statistics (rows, fragments, indices, bytes), read from its latest manifest.",
 		run((*Service).GetTableStats)},
 	// The two multi-table operations carry their ids in the body only.
-	{"BatchCreateTableVersions", "table/version/batch-create", true, true, "Commit versions of several tables atomically: all or none.",
+	{"BatchCreateTableVersions", "table/version/batch-create", true, false, true, "Commit versions of several tables atomically: all or none.",
 		run((*Service).BatchCreateTableVersions)},
-	{"BatchCommitTables", "table/batch-commit", true, true, "Commit table versions, declarations and drops across tables atomically: all or none.",
+	{"BatchCommitTables", "table/batch-commit", true, false, true, "Commit table versions, declarations and drops across tables atomically: all or none.",
 		run((*Service).BatchCommitTables)},
+	// flightns's own: grants (access.go) on a namespace's subtree, managed
+	// by an admin of that subtree.
+	{"CreateNamespaceGrant", "namespace/{id}/grants/create", true, true, true, "Give a principal or a group a role on the namespace and all it holds (flightns).",
+		run((*Service).CreateNamespaceGrant)},
+	{"DeleteNamespaceGrant", "namespace/{id}/grants/delete", true, true, true, "Take away what a principal or a group holds on the namespace (flightns).",
+		run((*Service).DeleteNamespaceGrant)},
+	{"ListNamespaceGrants", "namespace/{id}/grants/list", false, true, true, "List the grants on the namespace and inside it (flightns).",
+		run((*Service).ListNamespaceGrants)},
 }
 
 // run makes the RunFunc of a service method whose REST route takes
@@ -265,3 +276,5 @@ func (r *CreateTableTagRequest) objectID() *ID           { return &r.ID }
 func (r *DeleteTableTagRequest) objectID() *ID           { return &r.ID }
 func (r *ListTableBranchesRequest) objectID() *ID        { return &r.ID }
 func (r *GetTableStatsRequest) objectID() *ID            { return &r.ID }
+func (r *NamespaceGrantRequest) objectID() *ID           { return &r.ID }
+func (r *ListNamespaceGrantsRequest) objectID() *ID      { return &r.ID }

@@ -18,25 +18,28 @@ import (
 func TestTheDocsRouteTablesAreTheOpsTables(t *testing.T) {
 	type row struct{ methods, path, name, role string }
 	want := map[string]row{}
-	add := func(name, path string, write bool) {
+	add := func(name, path string, write, admin bool) {
 		r := row{"GET, POST", "/v1/" + path, name, "read"}
 		if write {
 			r.methods, r.role = "POST", "write"
 		}
+		if admin {
+			r.role = "admin"
+		}
 		want[name] = r
 	}
 	for _, o := range namespace.Ops {
-		add(o.Name, o.Path, o.Write)
+		add(o.Name, o.Path, o.Write, o.Admin)
 	}
 	for _, o := range planner.Ops {
-		add(o.Name, "namespace/{id}/"+o.Path, o.Write)
+		add(o.Name, "namespace/{id}/"+o.Path, o.Write, false)
 	}
 
 	raw, err := os.ReadFile("../docs/rest.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	line := regexp.MustCompile("^\\| (GET, POST|POST) \\| `([^`]+)` \\| ([A-Za-z]+)[^|]* \\| (read|write) \\|$")
+	line := regexp.MustCompile("^\\| (GET, POST|POST) \\| `([^`]+)` \\| ([A-Za-z]+)[^|]* \\| (read|write|admin) \\|$")
 	got := map[string]row{}
 	for _, l := range strings.Split(string(raw), "\n") {
 		if m := line.FindStringSubmatch(l); m != nil {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"io"
-	"log/slog"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -20,7 +19,6 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
-	"github.com/flightns/flightns/auth"
 	"github.com/flightns/flightns/server"
 )
 
@@ -73,20 +71,10 @@ func TestAReaderOfOneNamespaceSeesNothingOfAnother(t *testing.T) {
 		must("/v1/namespace/"+ns+"$pt/partitioned/create", `{"schema": `+grantsSchema+`, "spec": {"fields": [{"source_ids": [1], "transform": {"type": "identity"}}]}}`)
 	}
 
-	// The grant, as the admin CLI gives it: through the catalog's state.
-	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	deps, err := server.OpenDeps(ctx, server.Store{DataDir: filepath.Join(dir, "data")}, quiet, true, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer deps.Close(quiet)
-	svc, err := deps.OpenCatalog(ctx, quiet)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = svc.Close() }()
-	if err := svc.Grant(ctx, auth.Grant{Namespace: []string{"a"}, Principal: "ana", Role: auth.Read}); err != nil {
-		t.Fatal(err)
+	// The grant, by an admin, through the REST operation.
+	must("/v1/namespace/a/grants/create", `{"principal": "ana", "role": "read"}`)
+	if code, out := rest("ana-token-1", "/v1/namespace/a/grants/create", `{"principal": "ana", "role": "admin"}`); code != http.StatusForbidden {
+		t.Fatalf("a reader grants itself admin: %d %s", code, out)
 	}
 	deadline := time.Now().Add(10 * time.Second)
 	for {
