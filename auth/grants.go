@@ -92,6 +92,20 @@ func (gs Grants) RoleOn(p Principal, id []string) Role {
 	return r
 }
 
+// Reaches reports whether p holds role need anywhere: catalog-wide, or by
+// a grant.
+func (gs Grants) Reaches(p Principal, need Role) bool {
+	if p.Role >= need {
+		return true
+	}
+	for _, g := range gs {
+		if g.Role >= need && g.holds(p) {
+			return true
+		}
+	}
+	return false
+}
+
 // Readable is what p may read: everything (all), or the subtrees of
 // namespaces (each once, none inside another).
 func (gs Grants) Readable(p Principal) (all bool, subtrees [][]string) {

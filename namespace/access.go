@@ -49,6 +49,9 @@ func init() {
 			need = auth.Write
 		}
 		Ops[i].Run = func(ctx context.Context, s *Service, body []byte, rest *REST) (any, error) {
+			if err := s.Permits(ctx, need); err != nil {
+				return nil, err
+			}
 			return run(withNeed(ctx, need), s, body, rest)
 		}
 	}
@@ -77,6 +80,24 @@ func (s *Service) authorizeRequest(ctx context.Context, req any) error {
 		return nserror.New(nserror.PermissionDenied, "this operation needs the %s role; %q has %s", need, p.Name, p.Role)
 	}
 	return s.authorize(ctx, p, need, ts...)
+}
+
+// Permits fails with PermissionDenied, before anything of a request is
+// read, when its caller holds role need nowhere: neither catalog-wide nor
+// by any grant (a reader's write is refused whatever its body says).
+func (s *Service) Permits(ctx context.Context, need auth.Role) error {
+	p, ok := auth.PrincipalFrom(ctx)
+	if !ok || p.Role >= need {
+		return nil
+	}
+	gs, err := s.Grants(ctx)
+	if err != nil {
+		return err
+	}
+	if gs.Reaches(p, need) {
+		return nil
+	}
+	return nserror.New(nserror.PermissionDenied, "this operation needs the %s role; %q has %s, and no grant gives it more", need, p.Name, p.Role)
 }
 
 // authorize checks p against each target.

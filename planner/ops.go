@@ -3,6 +3,7 @@ package planner
 import (
 	"context"
 
+	"github.com/flightns/flightns/auth"
 	"github.com/flightns/flightns/namespace"
 	"github.com/flightns/flightns/nserror"
 )
@@ -110,6 +111,27 @@ func decodeRun[Req any](run func(context.Context, *Planner, *Req) (any, error), 
 			return nil, nserror.New(nserror.InvalidInput, "the request names no partitioned table (id)")
 		}
 		return run(ctx, p, &req)
+	}
+}
+
+// Every operation first asks whether its caller holds the role it needs
+// anywhere (namespace.Service.Permits), so that a reader's change is
+// refused before its body is read; the operation then checks the table
+// it names (authorize).
+func init() {
+	for i := range Ops {
+		run, need := Ops[i].Run, auth.Read
+		if Ops[i].Write {
+			need = auth.Write
+		}
+		Ops[i].Run = func(ctx context.Context, p *Planner, body []byte, pathID namespace.ID) (any, error) {
+			if p.svc != nil {
+				if err := p.svc.Permits(ctx, need); err != nil {
+					return nil, err
+				}
+			}
+			return run(ctx, p, body, pathID)
+		}
 	}
 }
 
