@@ -28,8 +28,12 @@ func (s *Service) storageOptions(ctx context.Context, id ID, loc string, vend *b
 		return nil, err
 	}
 	write := role >= auth.Write
-	c, err := s.vended.get(ctx, loc, write, func(ctx context.Context) (objstore.Credentials, error) {
-		return s.objs.VendCredentials(ctx, loc, write, *s.cfg.Vend)
+	c, err := s.vended.get(ctx, loc, write, s.cfg.Vend.RefreshOffset, func(ctx context.Context) (objstore.Credentials, error) {
+		c, err := s.objs.VendCredentials(ctx, loc, write, *s.cfg.Vend)
+		if renew := time.Now().Add(s.cfg.Vend.RenewAfter); err == nil && s.cfg.Vend.RenewAfter > 0 && renew.Before(c.Expires) {
+			c.Expires = renew // the expiry answered: clients renew then
+		}
+		return c, err
 	})
 	if err != nil {
 		return nil, err
@@ -40,6 +44,9 @@ func (s *Service) storageOptions(ctx context.Context, id ID, loc string, vend *b
 	}
 	out["aws_access_key_id"], out["aws_secret_access_key"], out["aws_session_token"] = c.AccessKeyID, c.SecretAccessKey, c.SessionToken
 	out["expires_at_millis"] = strconv.FormatInt(c.Expires.UnixMilli(), 10)
+	if off := s.cfg.Vend.RefreshOffset; off > 0 {
+		out["refresh_offset_millis"] = strconv.FormatInt(off.Milliseconds(), 10)
+	}
 	return out, nil
 }
 
@@ -53,24 +60,39 @@ func (s *Service) checkVend() error {
 
 // vendCache keeps vended credentials while more than half their life is
 // left, so that a table described again and again (Lance describes at
-// every open) costs STS one call per half-life, not one per describe.
+// every open) costs STS one call per half-life, not one per describe —
+// and never once a client holding them would ask for new ones (within
+// the refresh offset of their expiry, Lance's 60 s unless we answer
+// another), else a client renewing would get them back and ask again at
+// each request.
 type vendCache struct {
 	mu sync.Mutex
 	m  map[vendKey]objstore.Credentials
 }
+
+// lanceRefreshOffset is how long before their expiry Lance asks for new
+// credentials unless told (refresh_offset_millis); refreshSlack is what
+// credentials answered must have left beyond the client's offset.
+const (
+	lanceRefreshOffset = 60 * time.Second
+	refreshSlack       = 2 * time.Second
+)
 
 type vendKey struct {
 	loc   string
 	write bool
 }
 
-func (v *vendCache) get(ctx context.Context, loc string, write bool, vend func(context.Context) (objstore.Credentials, error)) (objstore.Credentials, error) {
+func (v *vendCache) get(ctx context.Context, loc string, write bool, refresh time.Duration, vend func(context.Context) (objstore.Credentials, error)) (objstore.Credentials, error) {
 	k := vendKey{loc, write}
 	now := time.Now()
 	v.mu.Lock()
 	c, ok := v.m[k]
 	v.mu.Unlock()
-	if ok && now.Before(c.Expires.Add(-c.Expires.Sub(c.Issued)/2)) {
+	if refresh <= 0 {
+		refresh = lanceRefreshOffset
+	}
+	if ok && c.Expires.Sub(now) > max(c.Expires.Sub(c.Issued)/2, refresh+refreshSlack) {
 		return c, nil
 	}
 	c, err := vend(ctx)

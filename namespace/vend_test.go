@@ -4,6 +4,9 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/flightns/flightns/objstore"
 )
 
 // Without vending configured nothing secret is answered, even to a
@@ -24,6 +27,36 @@ func TestNoVendingAnswersNoSecret(t *testing.T) {
 			if strings.Contains(k, "key") || strings.Contains(k, "token") || strings.Contains(k, "secret") {
 				t.Errorf("%s answered %s without vending configured", what, k)
 			}
+		}
+	}
+}
+
+// Vended credentials are answered again only while a client holding them
+// would not yet ask for new ones: more than half their life and more
+// than the refresh offset (and a little) left. Else a client renewing
+// would get the same ones back, still due, and ask at every request.
+func TestVendedCredentialsAreReusedOnlyBeforeTheyAreDue(t *testing.T) {
+	now := time.Now()
+	cases := []struct {
+		issued, expires time.Duration // from now
+		refresh         time.Duration
+		reused          bool
+	}{
+		{-time.Minute, 14 * time.Minute, 0, true},               // young: reused
+		{-10 * time.Minute, 5 * time.Minute, 0, false},          // past half its life
+		{-time.Second, 7 * time.Second, 5 * time.Second, false}, // young, but due within the offset and slack
+		{-time.Second, 30 * time.Second, 5 * time.Second, true}, // young and not due
+		{-time.Second, 50 * time.Second, 0, false},              // due within Lance's 60 s
+		{-time.Second, 9 * time.Minute, 9 * time.Minute, false}, // a refresh offset as long as what is left
+	}
+	for i, c := range cases {
+		var v vendCache
+		v.m = map[vendKey]objstore.Credentials{{"t", true}: {AccessKeyID: "old", Issued: now.Add(c.issued), Expires: now.Add(c.expires)}}
+		got, err := v.get(context.Background(), "t", true, c.refresh, func(context.Context) (objstore.Credentials, error) {
+			return objstore.Credentials{AccessKeyID: "new", Expires: now.Add(time.Hour)}, nil
+		})
+		if err != nil || (got.AccessKeyID == "old") != c.reused {
+			t.Errorf("case %d: %s, %v; want reused %v", i, got.AccessKeyID, err, c.reused)
 		}
 	}
 }

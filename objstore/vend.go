@@ -22,6 +22,16 @@ type VendOptions struct {
 	// Duration is how long the credentials live (default 1 h; STS's
 	// minimum is 15 min).
 	Duration time.Duration
+	// RenewAfter, when set, has clients renew the credentials this long
+	// after they were issued, sooner than Duration: it is the expiry
+	// answered (expires_at_millis), so that what a grant or role change
+	// does reaches a client's credentials within it.
+	RenewAfter time.Duration
+	// RefreshOffset is how long before the expiry answered a client asks
+	// for new credentials (answered as refresh_offset_millis, which Lance
+	// reads when it opens a table; 0: the client's own default, 60 s in
+	// Lance).
+	RefreshOffset time.Duration
 }
 
 // Credentials are temporary storage credentials.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/url"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -173,5 +174,59 @@ func TestLanceDBOnVendedCredentials(t *testing.T) {
 	r := run(plain, map[string]any{"setup": true})
 	if r.OK || !strings.Contains(strings.ToLower(strings.Join(r.Errors, " ")), "credential") {
 		t.Fatalf("LanceDB without keys, on a catalog that vends nothing: %+v; want a failure for want of credentials", r)
+	}
+}
+
+// TestLanceDBRefreshesVendedCredentials: with vended credentials due for
+// renewal a few seconds after they are issued (RenewAfter, RefreshOffset),
+// LanceDB (on no keys of its own) describes the table again while it
+// reads, and reads on; each renewal answers new credentials (not the ones
+// it holds, which would have it ask again at every request), so the
+// describes stay one per renewal.
+func TestLanceDBRefreshesVendedCredentials(t *testing.T) {
+	ctx := context.Background()
+	srv := s3test.Start(t, "lake")
+	objs, err := objstore.Open(ctx, srv.URI("lake", "vend"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = objs.Close() })
+	// Renewed 5 s after issuing, asked for 1 s before: due after 4 s.
+	s := startServer(t, withConfig(func(c *namespace.Config) {
+		c.Objects, c.Vend = objs, &objstore.VendOptions{Duration: 15 * time.Minute, RenewAfter: 5 * time.Second, RefreshOffset: time.Second}
+	}))
+	keyless := []string{"-AWS_ACCESS_KEY_ID", "-AWS_SECRET_ACCESS_KEY", "-AWS_SESSION_TOKEN", "-AWS_PROFILE"}
+	cfg, _ := json.Marshal(map[string]any{"impl": "rest", "uri": s.url(), "namespace": []string{"lake"}, "table": "events", "setup": true})
+	var setup appendReport
+	node(t, keyless, &setup, "append.mjs", string(cfg))
+	if !setup.OK {
+		t.Fatalf("setup: %+v", setup)
+	}
+	describes := func() int {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		n := 0
+		for _, l := range s.log {
+			if strings.Contains(l, "/v1/table/lake%24events/describe") || strings.Contains(l, "/v1/table/lake$events/describe") {
+				n++
+			}
+		}
+		return n
+	}
+	before := describes()
+	var r struct {
+		OK     bool   `json:"ok"`
+		Counts []int  `json:"counts"`
+		Error  string `json:"error"`
+	}
+	const reads = 3
+	node(t, keyless, &r, "refresh.mjs", s.url(), `["lake"]`, "events", strconv.Itoa(reads), "4500")
+	if !r.OK || len(r.Counts) != reads || r.Counts[reads-1] != r.Counts[0]+reads-1 {
+		t.Fatalf("LanceDB writing and reading across renewals: %+v", r)
+	}
+	// One describe to open, one per renewal (a read after each pause);
+	// credentials answered back would have made it one per request.
+	if n := describes() - before; n < reads || n > 2*reads {
+		t.Errorf("%d describes for an open and %d rounds %v apart, want %d to %d:\n%s", n, reads, 4500*time.Millisecond, reads, 2*reads, strings.Join(s.log, "\n"))
 	}
 }

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -91,6 +92,9 @@ type Vend struct {
 	// Duration is how long vended credentials live (default 1h; at least
 	// 15 min).
 	Duration time.Duration
+	// RenewAfter and RefreshOffset: objstore.VendOptions's (0: renew at
+	// the credentials' expiry; the client's default offset).
+	RenewAfter, RefreshOffset time.Duration
 }
 
 // OIDC configures OpenID Connect bearer tokens.
@@ -253,6 +257,13 @@ func (c *Config) Validate() error {
 	}
 	if c.Vend.Enabled && c.Vend.Duration != 0 && c.Vend.Duration < 15*time.Minute {
 		return errors.New("vended credentials (--vend-duration) live at least 15m (STS's minimum)")
+	}
+	life := cmp.Or(c.Vend.Duration, time.Hour)
+	if c.Vend.RenewAfter > 0 {
+		life = min(life, c.Vend.RenewAfter)
+	}
+	if c.Vend.RenewAfter < 0 || c.Vend.RefreshOffset < 0 || cmp.Or(c.Vend.RefreshOffset, time.Minute) >= life {
+		return errors.New("vended credentials are renewed (--vend-renew-after, else --vend-duration) later than their refresh offset (--vend-refresh-offset, else Lance's 60s) before it")
 	}
 	if c.OIDC.Issuer != "" && c.OIDC.Audience == "" {
 		return errors.New("OIDC (--oidc-issuer) needs an audience (--oidc-audience)")

@@ -97,7 +97,8 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	isolated := cfg.SQL.Isolation == "process"
 	var vend *objstore.VendOptions
 	if cfg.Vend.Enabled {
-		vend = &objstore.VendOptions{RoleARN: cfg.Vend.RoleARN, Duration: cfg.Vend.Duration}
+		vend = &objstore.VendOptions{RoleARN: cfg.Vend.RoleARN, Duration: cfg.Vend.Duration,
+			RenewAfter: cfg.Vend.RenewAfter, RefreshOffset: cfg.Vend.RefreshOffset}
 	}
 	s.svc, err = namespace.Open(ctx, namespace.Config{Objects: s.deps.Store, Redis: s.deps.Redis, Catalog: cfg.Store.Catalog, Logger: s.log, Vend: vend,
 		Engine: engine, NoSQL: isolated,

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/flight"
 	"github.com/apache/arrow-go/v18/arrow/flight/flightsql"
@@ -183,6 +184,18 @@ func TestAFailedStartLeavesNothingRunning(t *testing.T) {
 	cfg.SQL.Isolation = "sometimes"
 	if _, err := server.Start(ctx, cfg); err == nil || !strings.Contains(err.Error(), "want process or none") {
 		t.Fatalf("Start with a bad SQL isolation: %v", err)
+	}
+	// Vended credentials a client would renew at every request.
+	for _, v := range []server.Vend{
+		{Enabled: true, RenewAfter: 30 * time.Second},                                  // within Lance's 60 s
+		{Enabled: true, RenewAfter: 10 * time.Second, RefreshOffset: 10 * time.Second}, // as long as the life answered
+		{Enabled: true, Duration: 15 * time.Minute, RefreshOffset: 20 * time.Minute},
+	} {
+		bad := config(t, data)
+		bad.Vend = v
+		if _, err := server.Start(ctx, bad); err == nil || !strings.Contains(err.Error(), "refresh offset") {
+			t.Fatalf("Start with vending %+v: %v", v, err)
+		}
 	}
 	// A failure after the private Redis started releases it too: a second
 	// server over the same data directory is refused, and the first one's

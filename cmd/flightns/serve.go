@@ -58,6 +58,10 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&cfg.Vend.RoleARN, "vend-role-arn", envOr("FLIGHTNS_VEND_ROLE_ARN", "arn:aws:iam::000000000000:role/flightns"),
 		"the role the server's storage credentials assume to vend (AWS: a role that may read and write the bucket and trusts them; MinIO: any value) [$FLIGHTNS_VEND_ROLE_ARN]")
 	fs.DurationVar(&cfg.Vend.Duration, "vend-duration", envDuration("FLIGHTNS_VEND_DURATION", time.Hour), "how long vended credentials live (at least 15m) [$FLIGHTNS_VEND_DURATION]")
+	fs.DurationVar(&cfg.Vend.RenewAfter, "vend-renew-after", envDuration("FLIGHTNS_VEND_RENEW_AFTER", 0),
+		"have clients renew vended credentials this long after they are issued (answered as their expiry; 0: when they expire) [$FLIGHTNS_VEND_RENEW_AFTER]")
+	fs.DurationVar(&cfg.Vend.RefreshOffset, "vend-refresh-offset", envDuration("FLIGHTNS_VEND_REFRESH_OFFSET", 0),
+		"how long before vended credentials expire clients ask for new ones (answered as refresh_offset_millis; 0: the client's default, 60s in Lance) [$FLIGHTNS_VEND_REFRESH_OFFSET]")
 	fs.StringVar(&cfg.OIDC.Issuer, "oidc-issuer", os.Getenv("FLIGHTNS_OIDC_ISSUER"),
 		"OpenID Connect issuer URL: bearer JWTs it signed are accepted beside --auth-file (verified against its published keys: signature, exp, nbf, iss, aud) [$FLIGHTNS_OIDC_ISSUER]")
 	fs.StringVar(&cfg.OIDC.Audience, "oidc-audience", os.Getenv("FLIGHTNS_OIDC_AUDIENCE"), "the audience a token must name (aud) [$FLIGHTNS_OIDC_AUDIENCE]")
