@@ -68,6 +68,9 @@ var restRoutes = []route{
 	{"POST", "/v1/namespace/{ns}/partitioned/resolve", true},
 	{"POST", "/v1/namespace/{ns}/partitioned/commit", true},
 	{"POST", "/v1/namespace/{ns}/partitioned/plan_scan", false},
+	{"POST", "/v1/namespace/{ns}/grants/create", true},
+	{"POST", "/v1/namespace/{ns}/grants/delete", true},
+	{"POST", "/v1/namespace/{ns}/grants/list", false},
 }
 
 // flightActions is every Flight action; true: mutating.
@@ -79,6 +82,7 @@ var flightActions = map[string]bool{
 	"ListTableVersions": false, "BatchDeleteTableVersions": true, "BatchCreateTableVersions": true,
 	"BatchCommitTables": true, "CreatePartitionedTable": true, "DescribePartitionedTable": false,
 	"EvolvePartitionSpec": true, "ResolvePartition": true, "CommitPartitions": true, "PlanScan": false,
+	"CreateNamespaceGrant": true, "DeleteNamespaceGrant": true, "ListNamespaceGrants": false,
 }
 
 const (
