@@ -174,20 +174,18 @@ func (s *Service) authorizeOne(ctx context.Context, need auth.Role, t target) er
 	return s.authorize(ctx, p, need, t)
 }
 
-// roleOn is the caller's role on id (auth.Admin for the Go API).
-func (s *Service) roleOn(ctx context.Context, id ID) (auth.Role, error) {
+// mayWrite reports whether the caller of ctx may write object id (the
+// Go API may).
+func (s *Service) mayWrite(ctx context.Context, id ID) (bool, error) {
 	p, ok := auth.PrincipalFrom(ctx)
-	if !ok {
-		return auth.Admin, nil
-	}
-	if p.Role >= auth.Admin {
-		return p.Role, nil
+	if !ok || p.Role >= auth.Write {
+		return true, nil
 	}
 	gs, err := s.Grants(ctx)
 	if err != nil {
-		return auth.None, err
+		return false, err
 	}
-	return gs.RoleOn(p, id), nil
+	return gs.RoleOn(p, id) >= auth.Write, nil
 }
 
 // visibility is what the caller of ctx may see in a list: nil when it

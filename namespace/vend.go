@@ -7,7 +7,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/flightns/flightns/auth"
 	"github.com/flightns/flightns/nserror"
 	"github.com/flightns/flightns/objstore"
 )
@@ -23,11 +22,10 @@ func (s *Service) storageOptions(ctx context.Context, id ID, loc string, vend *b
 	if s.cfg.Vend == nil || (vend != nil && !*vend) {
 		return s.root.options, nil
 	}
-	role, err := s.roleOn(ctx, id)
+	write, err := s.mayWrite(ctx, id)
 	if err != nil {
 		return nil, err
 	}
-	write := role >= auth.Write
 	c, err := s.vended.get(ctx, loc, write, s.cfg.Vend.RefreshOffset, func(ctx context.Context) (objstore.Credentials, error) {
 		c, err := s.objs.VendCredentials(ctx, loc, write, *s.cfg.Vend)
 		if renew := time.Now().Add(s.cfg.Vend.RenewAfter); err == nil && s.cfg.Vend.RenewAfter > 0 && renew.Before(c.Expires) {

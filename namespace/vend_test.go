@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/flightns/flightns/auth"
 	"github.com/flightns/flightns/objstore"
 )
 
@@ -58,5 +59,42 @@ func TestVendedCredentialsAreReusedOnlyBeforeTheyAreDue(t *testing.T) {
 		if err != nil || (got.AccessKeyID == "old") != c.reused {
 			t.Errorf("case %d: %s, %v; want reused %v", i, got.AccessKeyID, err, c.reused)
 		}
+	}
+}
+
+// Whether vended credentials write follows the caller's role on that
+// table, grants included: a reader by grant gets the read-only kind, a
+// writer by grant the writing kind, as catalog-wide readers and writers
+// do.
+func TestVendedCredentialsFollowGrants(t *testing.T) {
+	ctx := context.Background()
+	e := newTenvOn(t, "s3")
+	s, err := Open(ctx, Config{Objects: e.objs, Redis: e.rdb, Catalog: e.catalog, Logger: quiet,
+		Vend: &objstore.VendOptions{Duration: 15 * time.Minute}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = s.Close() }()
+	must(s.CreateNamespace(ctx, CreateNamespaceRequest{ID: id("a")}))
+	must(s.DeclareTable(ctx, DeclareTableRequest{ID: id("a", "t")}))
+	must(0, s.Grant(ctx, auth.Grant{Namespace: []string{"a"}, Principal: "ana", Role: auth.Read}))
+	must(0, s.Grant(ctx, auth.Grant{Namespace: []string{"a"}, Principal: "bo", Role: auth.Write}))
+	key := func(p auth.Principal) string {
+		t.Helper()
+		d, err := s.DescribeTable(auth.WithPrincipal(ctx, p), DescribeTableRequest{ID: id("a", "t")})
+		if err != nil || d.StorageOptions["aws_access_key_id"] == "" {
+			t.Fatalf("%s: %v, %v", p.Name, d, err)
+		}
+		return d.StorageOptions["aws_access_key_id"]
+	}
+	reader, writer := key(auth.Principal{Name: "rita", Role: auth.Read}), key(auth.Principal{Name: "wes", Role: auth.Write})
+	if reader == writer {
+		t.Fatal("a reader and a writer got the same credentials")
+	}
+	if got := key(auth.Principal{Name: "ana", Role: auth.None}); got != reader {
+		t.Error("a reader by grant did not get the read-only credentials")
+	}
+	if got := key(auth.Principal{Name: "bo", Role: auth.None}); got != writer {
+		t.Error("a writer by grant did not get the writing credentials")
 	}
 }
