@@ -2,6 +2,7 @@ package flightserver
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"sort"
 	"testing"
@@ -216,6 +217,7 @@ var sqlInfoKinds = func() map[flightsql.SqlInfo]arrow.UnionTypeCode {
 		}
 	}
 	set(0, flightsql.SqlInfoFlightSqlServerName, flightsql.SqlInfoFlightSqlServerVersion,
+		flightsql.SqlInfoFlightSqlServerSubstraitMinVersion, flightsql.SqlInfoFlightSqlServerSubstraitMaxVersion,
 		flightsql.SqlInfoFlightSqlServerArrowVersion, flightsql.SqlInfoIdentifierQuoteChar,
 		flightsql.SqlInfoSearchStringEscape, flightsql.SqlInfoExtraNameChars, flightsql.SqlInfoSchemaTerm,
 		flightsql.SqlInfoProcedureTerm, flightsql.SqlInfoCatalogTerm)
@@ -396,5 +398,40 @@ func TestSessionOptionsReportUnknownNamesAndValues(t *testing.T) {
 	}
 	if _, err := c.CloseSession(ctx, &flight.CloseSessionRequest{}); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// Issue 32 (items 1, 4, 5): ADBC's GetInfo asks for the vendor name and
+// the Substrait versions in one GetSqlInfo, which must answer all of
+// them (it failed whole with NotFound for id 6); the statement timeout is
+// a prepared handle's idle lifetime, as the spec defines it, not a
+// query's time limit; and identifiers are case-insensitive, as DuckDB
+// resolves them (it keeps their case).
+func TestSqlInfoAnswersWhatClientsAskTogether(t *testing.T) {
+	e := start(t)
+	c := e.client()
+	ctx := context.Background()
+	ids := []flightsql.SqlInfo{flightsql.SqlInfoFlightSqlServerName, flightsql.SqlInfoFlightSqlServerSubstraitMinVersion,
+		flightsql.SqlInfoFlightSqlServerSubstraitMaxVersion, flightsql.SqlInfoFlightSqlServerStatementTimeout,
+		flightsql.SqlInfoIdentifierCase}
+	info, err := c.GetSqlInfo(ctx, ids)
+	_, recs := fetch(t, ctx, c, info, err)
+	got := map[flightsql.SqlInfo]string{}
+	for _, r := range recs {
+		for i := 0; i < int(r.NumRows()); i++ {
+			got[flightsql.SqlInfo(r.Column(0).(*array.Uint32).Value(i))] = r.Column(1).ValueStr(i)
+		}
+	}
+	want := map[flightsql.SqlInfo]string{
+		flightsql.SqlInfoFlightSqlServerName:                `[0,"flightns"]`, // [union type code, value]
+		flightsql.SqlInfoFlightSqlServerSubstraitMinVersion: `[0,""]`,
+		flightsql.SqlInfoFlightSqlServerSubstraitMaxVersion: `[0,""]`,
+		flightsql.SqlInfoFlightSqlServerStatementTimeout:    `[3,900000]`,
+		flightsql.SqlInfoIdentifierCase:                     fmt.Sprintf(`[3,%d]`, int32(flightsql.SqlCaseSensitivityCaseInsensitive)),
+	}
+	for id, w := range want {
+		if got[id] != w {
+			t.Errorf("SqlInfo %d (%s): %s, want %s", int32(id), id, got[id], w)
+		}
 	}
 }

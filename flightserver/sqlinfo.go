@@ -19,23 +19,29 @@ func sqlInfo(version string, limits Limits, maxQueries int) map[flightsql.SqlInf
 		return m
 	}
 	return map[flightsql.SqlInfo]any{
-		flightsql.SqlInfoFlightSqlServerName:                        "flightns",
-		flightsql.SqlInfoFlightSqlServerVersion:                     version,
-		flightsql.SqlInfoFlightSqlServerArrowVersion:                "18.8.0",
-		flightsql.SqlInfoFlightSqlServerReadOnly:                    true,
-		flightsql.SqlInfoFlightSqlServerSql:                         true,
-		flightsql.SqlInfoFlightSqlServerSubstrait:                   false,
+		flightsql.SqlInfoFlightSqlServerName:         "flightns",
+		flightsql.SqlInfoFlightSqlServerVersion:      version,
+		flightsql.SqlInfoFlightSqlServerArrowVersion: "18.8.0",
+		flightsql.SqlInfoFlightSqlServerReadOnly:     true,
+		flightsql.SqlInfoFlightSqlServerSql:          true,
+		flightsql.SqlInfoFlightSqlServerSubstrait:    false,
+		// No Substrait: no version (ADBC asks for them with the vendor name).
+		flightsql.SqlInfoFlightSqlServerSubstraitMinVersion:         "",
+		flightsql.SqlInfoFlightSqlServerSubstraitMaxVersion:         "",
 		flightsql.SqlInfoFlightSqlServerTransaction:                 int32(flightsql.SqlTransactionNone),
 		flightsql.SqlInfoFlightSqlServerCancel:                      false,
 		flightsql.SqlInfoFlightSqlServerBulkIngestion:               false,
 		flightsql.SqlInfoFlightSqlServerIngestTransactionsSupported: false,
-		flightsql.SqlInfoFlightSqlServerStatementTimeout:            int32(limits.QueryTimeout.Milliseconds()),
-		flightsql.SqlInfoFlightSqlServerTransactionTimeout:          int32(0),
+		// The spec's statement timeout is a prepared handle's: how long
+		// it lives unused (a query's own time limit is no SqlInfo).
+		flightsql.SqlInfoFlightSqlServerStatementTimeout:   int32(limits.PreparedTTL.Milliseconds()),
+		flightsql.SqlInfoFlightSqlServerTransactionTimeout: int32(0),
 
-		flightsql.SqlInfoDDLCatalog:              false,
-		flightsql.SqlInfoDDLSchema:               false,
-		flightsql.SqlInfoDDLTable:                false,
-		flightsql.SqlInfoIdentifierCase:          int32(flightsql.SqlCaseSensitivityLowerCase),
+		flightsql.SqlInfoDDLCatalog: false,
+		flightsql.SqlInfoDDLSchema:  false,
+		flightsql.SqlInfoDDLTable:   false,
+		// DuckDB keeps an identifier's case and resolves it ignoring case.
+		flightsql.SqlInfoIdentifierCase:          int32(flightsql.SqlCaseSensitivityCaseInsensitive),
 		flightsql.SqlInfoIdentifierQuoteChar:     `"`,
 		flightsql.SqlInfoQuotedIdentifierCase:    int32(flightsql.SqlCaseSensitivityCaseInsensitive),
 		flightsql.SqlInfoAllTablesAreASelectable: true,
