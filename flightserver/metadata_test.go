@@ -205,10 +205,13 @@ func TestXdbcTypeInfoDescribesTheColumnTypes(t *testing.T) {
 	}
 }
 
-// sqlInfoKinds is the value type the Flight SQL specification gives each
-// SqlInfo id (FlightSql.proto), as the dense union's type code: 0 string,
-// 1 bool, 2 int64, 3 int32, 4 string list, 5 int32→int32 list map. JDBC
-// casts each to exactly that type.
+// sqlInfoKinds is the value type of each SqlInfo id, as the dense
+// union's type code: 0 string, 1 bool, 2 int64, 3 int32, 4 string list,
+// 5 int32→int32 list map: the Flight SQL specification's
+// (FlightSql.proto), but where the JDBC driver casts to another class
+// (arrow-java flight-sql-jdbc-core ArrowDatabaseMetadata.java:675,
+// getDefaultTransactionIsolation: Long.class); it casts with no
+// conversion (line 781: desiredType.cast).
 var sqlInfoKinds = func() map[flightsql.SqlInfo]arrow.UnionTypeCode {
 	m := map[flightsql.SqlInfo]arrow.UnionTypeCode{}
 	set := func(code arrow.UnionTypeCode, ids ...flightsql.SqlInfo) {
@@ -243,14 +246,15 @@ var sqlInfoKinds = func() map[flightsql.SqlInfo]arrow.UnionTypeCode {
 		flightsql.SqlInfoMaxConnections, flightsql.SqlInfoMaxCursorNameLen, flightsql.SqlInfoMaxIndexLen,
 		flightsql.SqlInfoDBSchemaNameLen, flightsql.SqlInfoMaxProcedureNameLen, flightsql.SqlInfoMaxCatalogNameLen,
 		flightsql.SqlInfoMaxRowSize, flightsql.SqlInfoMaxStatementLen, flightsql.SqlInfoMaxStatements,
-		flightsql.SqlInfoMaxTableNameLen, flightsql.SqlInfoMaxTablesInSelect, flightsql.SqlInfoMaxUsernameLen)
+		flightsql.SqlInfoMaxTableNameLen, flightsql.SqlInfoMaxTablesInSelect, flightsql.SqlInfoMaxUsernameLen,
+		flightsql.SqlInfoDefaultTransactionIsolation) // the JDBC driver casts it to Long
 	set(3, flightsql.SqlInfoFlightSqlServerTransaction, flightsql.SqlInfoFlightSqlServerStatementTimeout,
 		flightsql.SqlInfoFlightSqlServerTransactionTimeout, flightsql.SqlInfoIdentifierCase,
 		flightsql.SqlInfoQuotedIdentifierCase, flightsql.SqlInfoNullOrdering, flightsql.SqlInfoSupportedGroupBy,
 		flightsql.SqlInfoSupportedGrammar, flightsql.SqlInfoANSI92SupportedLevel, flightsql.SqlInfoOuterJoinsSupportLevel,
 		flightsql.SqlInfoSchemasSupportedActions, flightsql.SqlInfoCatalogsSupportedActions,
 		flightsql.SqlInfoSupportedPositionedCommands, flightsql.SqlInfoSupportedSubqueries,
-		flightsql.SqlInfoSupportedUnions, flightsql.SqlInfoDefaultTransactionIsolation,
+		flightsql.SqlInfoSupportedUnions,
 		flightsql.SqlInfoSupportedTransactionsIsolationlevels, flightsql.SqlInfoSupportedResultSetTypes,
 		flightsql.SqlInfoSupportedConcurrenciesForResultSetUnspecified,
 		flightsql.SqlInfoSupportedConcurrenciesForResultSetForwardOnly,
@@ -401,19 +405,21 @@ func TestSessionOptionsReportUnknownNamesAndValues(t *testing.T) {
 	}
 }
 
-// Issue 32 (items 1, 4, 5): ADBC's GetInfo asks for the vendor name and
+// Issue 32 (items 1, 2, 4, 5): ADBC's GetInfo asks for the vendor name and
 // the Substrait versions in one GetSqlInfo, which must answer all of
 // them (it failed whole with NotFound for id 6); the statement timeout is
 // a prepared handle's idle lifetime, as the spec defines it, not a
 // query's time limit; and identifiers are case-insensitive, as DuckDB
-// resolves them (it keeps their case).
+// resolves them (it keeps their case). The JDBC driver casts the default
+// isolation to Long (ArrowDatabaseMetadata.java:675) and reads the outer
+// join level as a bitmask (supportsFullOuterJoins: bit 2).
 func TestSqlInfoAnswersWhatClientsAskTogether(t *testing.T) {
 	e := start(t)
 	c := e.client()
 	ctx := context.Background()
 	ids := []flightsql.SqlInfo{flightsql.SqlInfoFlightSqlServerName, flightsql.SqlInfoFlightSqlServerSubstraitMinVersion,
 		flightsql.SqlInfoFlightSqlServerSubstraitMaxVersion, flightsql.SqlInfoFlightSqlServerStatementTimeout,
-		flightsql.SqlInfoIdentifierCase}
+		flightsql.SqlInfoIdentifierCase, flightsql.SqlInfoDefaultTransactionIsolation, flightsql.SqlInfoOuterJoinsSupportLevel}
 	info, err := c.GetSqlInfo(ctx, ids)
 	_, recs := fetch(t, ctx, c, info, err)
 	got := map[flightsql.SqlInfo]string{}
@@ -427,6 +433,8 @@ func TestSqlInfoAnswersWhatClientsAskTogether(t *testing.T) {
 		flightsql.SqlInfoFlightSqlServerSubstraitMinVersion: `[0,""]`,
 		flightsql.SqlInfoFlightSqlServerSubstraitMaxVersion: `[0,""]`,
 		flightsql.SqlInfoFlightSqlServerStatementTimeout:    `[3,900000]`,
+		flightsql.SqlInfoDefaultTransactionIsolation:        `[2,0]`, // Long in JDBC (item 2)
+		flightsql.SqlInfoOuterJoinsSupportLevel:             `[3,6]`, // bits 1 and 2: limited and full
 		flightsql.SqlInfoIdentifierCase:                     fmt.Sprintf(`[3,%d]`, int32(flightsql.SqlCaseSensitivityCaseInsensitive)),
 	}
 	for id, w := range want {

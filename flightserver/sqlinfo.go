@@ -6,10 +6,12 @@ import (
 )
 
 // sqlInfo is what GetSqlInfo answers. JDBC asks for everything at once,
-// caches it, and casts each value to the type the specification gives it
-// (int32 ordinals and bitmasks, int64 limits, booleans, strings, string
-// lists): so every id below has exactly its specified Go type, and every
-// boolean and integer DBeaver reads is present.
+// caches it, and casts each value to a Java class with no conversion
+// (ArrowDatabaseMetadata): so every id below has the type the driver
+// casts it to — the specification's (int32 ordinals and bitmasks, int64
+// limits, booleans, strings, string lists) but for two ids where the
+// driver, like the Java reference server, departs from it (562, 528) —
+// and every boolean and integer DBeaver reads is present.
 func sqlInfo(version string, limits Limits, maxQueries int) map[flightsql.SqlInfo]any {
 	bits := func(vs ...int32) int32 {
 		var m int32
@@ -70,11 +72,15 @@ func sqlInfo(version string, limits Limits, maxQueries int) map[flightsql.SqlInf
 		flightsql.SqlInfoANSI92SupportedLevel: bits(int32(pb.SupportedAnsi92SqlGrammarLevel_ANSI92_ENTRY_SQL),
 			int32(pb.SupportedAnsi92SqlGrammarLevel_ANSI92_INTERMEDIATE_SQL)),
 		flightsql.SqlInfoSupportsIntegrityEnhancementFacility: false,
-		flightsql.SqlInfoOuterJoinsSupportLevel:               int32(pb.SqlOuterJoinsSupportLevel_SQL_FULL_OUTER_JOINS),
-		flightsql.SqlInfoSchemaTerm:                           "schema",
-		flightsql.SqlInfoProcedureTerm:                        "procedure",
-		flightsql.SqlInfoCatalogTerm:                          "catalog",
-		flightsql.SqlInfoCatalogAtStart:                       true,
+		// A bitmask, not the spec's ordinal: the JDBC driver tests its bits
+		// (supportsLimitedOuterJoins: bit 1, supportsFullOuterJoins: bit
+		// 2), as the Java SqlInfoBuilder writes it.
+		flightsql.SqlInfoOuterJoinsSupportLevel: bits(int32(pb.SqlOuterJoinsSupportLevel_SQL_LIMITED_OUTER_JOINS),
+			int32(pb.SqlOuterJoinsSupportLevel_SQL_FULL_OUTER_JOINS)),
+		flightsql.SqlInfoSchemaTerm:     "schema",
+		flightsql.SqlInfoProcedureTerm:  "procedure",
+		flightsql.SqlInfoCatalogTerm:    "catalog",
+		flightsql.SqlInfoCatalogAtStart: true,
 		flightsql.SqlInfoSchemasSupportedActions: bits(int32(pb.SqlSupportedElementActions_SQL_ELEMENT_IN_PROCEDURE_CALLS),
 			int32(pb.SqlSupportedElementActions_SQL_ELEMENT_IN_INDEX_DEFINITIONS)),
 		flightsql.SqlInfoCatalogsSupportedActions:    bits(int32(pb.SqlSupportedElementActions_SQL_ELEMENT_IN_PROCEDURE_CALLS)),
@@ -111,7 +117,10 @@ func sqlInfo(version string, limits Limits, maxQueries int) map[flightsql.SqlInf
 		flightsql.SqlInfoMaxTablesInSelect:       int64(0),
 		flightsql.SqlInfoMaxUsernameLen:          int64(0),
 
-		flightsql.SqlInfoDefaultTransactionIsolation:                   int32(pb.SqlTransactionIsolationLevel_SQL_TRANSACTION_NONE),
+		// int64, not the spec's int32: the JDBC driver casts it to Long
+		// (ArrowDatabaseMetadata.getDefaultTransactionIsolation), as the
+		// Java SqlInfoBuilder sends it; an Integer throws there.
+		flightsql.SqlInfoDefaultTransactionIsolation:                   int64(pb.SqlTransactionIsolationLevel_SQL_TRANSACTION_NONE),
 		flightsql.SqlInfoTransactionsSupported:                         false,
 		flightsql.SqlInfoSupportedTransactionsIsolationlevels:          int32(0),
 		flightsql.SqlInfoDataDefinitionCausesTransactionCommit:         false,
