@@ -48,10 +48,18 @@ func (q *sqlServer) DoGetCatalogs(context.Context) (*arrow.Schema, <-chan flight
 	})
 }
 
-// catalogMatches reports whether a GetDbSchemas/GetTables catalog filter
-// (exact; nil or "" means any) admits flightns.
+// catalogMatches reports whether a catalog filter (exact) admits
+// flightns: nil does not narrow the search; "" asks for what has no
+// catalog (nothing here), as the specification and JDBC say; names are
+// compared ignoring case, as SQL resolves them (and as SetSessionOptions
+// takes them).
 func catalogMatches(c *string) bool {
-	return c == nil || *c == "" || *c == manifesttable.DatabaseName
+	return c == nil || strings.EqualFold(*c, manifesttable.DatabaseName)
+}
+
+// schemaMatches is catalogMatches for an exact schema name.
+func schemaMatches(s *string) bool {
+	return s == nil || strings.EqualFold(*s, manifesttable.SchemaName)
 }
 
 // GetFlightInfoSchemas plans GetDbSchemas.
@@ -148,12 +156,13 @@ func typeAdmitted(types []string, t string) bool {
 }
 
 // likeMatch matches a JDBC/Flight SQL search pattern: % any run, _ any one
-// character, \ escapes the next one; nil or "" admits everything.
+// character, \ escapes the next one, case ignored (as SQL resolves
+// names); nil admits everything, "" only an empty name (none here).
 func likeMatch(pattern *string, s string) bool {
-	if pattern == nil || *pattern == "" {
+	if pattern == nil {
 		return true
 	}
-	return like([]rune(*pattern), []rune(s))
+	return like([]rune(strings.ToLower(*pattern)), []rune(strings.ToLower(s)))
 }
 
 func like(p, s []rune) bool {
@@ -208,11 +217,13 @@ func (q *sqlServer) GetFlightInfoPrimaryKeys(_ context.Context, _ flightsql.Tabl
 // DoGetPrimaryKeys returns the key columns of the relation named.
 func (q *sqlServer) DoGetPrimaryKeys(_ context.Context, ref flightsql.TableRef) (*arrow.Schema, <-chan flight.StreamChunk, error) {
 	return q.oneBatch(schema_ref.PrimaryKeys, func(b *array.RecordBuilder) {
-		if !catalogMatches(ref.Catalog) || (ref.DBSchema != nil && *ref.DBSchema != "" && *ref.DBSchema != manifesttable.SchemaName) {
+		if !catalogMatches(ref.Catalog) || !schemaMatches(ref.DBSchema) {
 			return
 		}
 		for _, r := range manifesttable.Relations {
-			if r.Name != ref.Table {
+			// DBeaver asks for "%" to load a whole schema's keys: the
+			// table is taken as a pattern.
+			if !likeMatch(&ref.Table, r.Name) {
 				continue
 			}
 			for i, col := range r.Key {

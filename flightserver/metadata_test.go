@@ -50,6 +50,9 @@ func TestCatalogsSchemasAndTablesFollowTheirFilters(t *testing.T) {
 		{ptrTo("flightns"), ptrTo("ma\\_n"), nil},
 		{ptrTo("other"), nil, nil},
 		{nil, ptrTo("x%"), nil},
+		{ptrTo(""), nil, nil},                                // "": what has no catalog (issue 32, item 6)
+		{ptrTo("FlightNS"), ptrTo("MAIN"), []string{"main"}}, // names ignore case, as SQL's do
+		{nil, ptrTo(""), nil},                                // "": what has no schema
 	} {
 		info, err := c.GetDBSchemas(ctx, &flightsql.GetDBSchemasOpts{Catalog: c2.catalog, DbSchemaFilterPattern: c2.pattern})
 		schema, recs := fetch(t, ctx, c, info, err)
@@ -153,6 +156,9 @@ func TestPrimaryKeysAndEmptyForeignKeys(t *testing.T) {
 		"namespaces":     {"object_id"},
 		"__manifest":     nil,
 		"nope":           nil,
+		// DBeaver loads a whole schema's keys with "%" (issue 32, item 3).
+		"%":              {"object_id", "object_id", "table_id", "version"},
+		"TABLE_VERSIONS": {"table_id", "version"},
 	} {
 		info, err := c.GetPrimaryKeys(ctx, flightsql.TableRef{Catalog: &cat, DBSchema: &sch, Table: table})
 		schema, recs := fetch(t, ctx, c, info, err)
