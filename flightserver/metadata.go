@@ -2,6 +2,7 @@ package flightserver
 
 import (
 	"context"
+	"slices"
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -136,10 +137,42 @@ func (q *sqlServer) relationSchema(ctx context.Context, r manifesttable.Relation
 			CatalogName(manifesttable.DatabaseName).SchemaName(manifesttable.SchemaName).TableName(r.Name).
 			TypeName(sqlTypeName(f.Type)).IsReadOnly(true).IsSearchable(true).IsAutoIncrement(false).
 			IsCaseSensitive(f.Type.ID() == arrow.STRING)
+		if p, sc, ok := precisionOf(f.Type); ok {
+			md = md.Precision(p).Scale(sc)
+		}
 		f.Metadata = md.Metadata()
+		// DuckDB's views lose NOT NULL: the catalog knows its keys.
+		if slices.Contains(r.Key, f.Name) || slices.Contains(r.NotNull, f.Name) {
+			f.Nullable = false
+		}
 		fields[i] = f
 	}
 	return arrow.NewSchema(fields, nil), nil
+}
+
+// precisionOf is a numeric type's precision (decimal digits) and scale,
+// as JDBC's ResultSetMetaData.getPrecision and getScale report them.
+func precisionOf(t arrow.DataType) (precision, scale int32, ok bool) {
+	switch t.ID() {
+	case arrow.INT8, arrow.UINT8:
+		return 3, 0, true
+	case arrow.INT16, arrow.UINT16:
+		return 5, 0, true
+	case arrow.INT32, arrow.UINT32:
+		return 10, 0, true
+	case arrow.INT64:
+		return 19, 0, true
+	case arrow.UINT64:
+		return 20, 0, true
+	case arrow.FLOAT32:
+		return 7, 0, true
+	case arrow.FLOAT64:
+		return 15, 0, true
+	case arrow.DECIMAL128, arrow.DECIMAL256:
+		d := t.(arrow.DecimalType)
+		return d.GetPrecision(), d.GetScale(), true
+	}
+	return 0, 0, false
 }
 
 // typeAdmitted applies GetTables' table-type filter (empty admits all).

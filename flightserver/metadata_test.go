@@ -144,6 +144,23 @@ func TestGetTablesIncludesSchemasAnnotatedForJDBC(t *testing.T) {
 	if m == nil || len(m.FieldIndices("object_id")) == 0 || len(m.FieldIndices("object_type")) == 0 {
 		t.Fatalf("__manifest schema %v", m)
 	}
+	// Issue 32, item 7: key and NOT NULL columns say so (JDBC's NULLABLE
+	// comes from the field's nullability), numbers carry a precision.
+	for _, c := range []struct {
+		s        *arrow.Schema
+		col      string
+		nullable bool
+	}{{tv, "table_id", false}, {tv, "version", false}, {tv, "manifest_path", true},
+		{m, "object_id", false}, {m, "object_type", false}, {m, "location", true}, {found["namespaces"], "object_id", false}} {
+		if f := c.s.Field(c.s.FieldIndices(c.col)[0]); f.Nullable != c.nullable {
+			t.Errorf("%s nullable %v, want %v", c.col, f.Nullable, c.nullable)
+		}
+	}
+	vmd := tv.Field(tv.FieldIndices("version")[0]).Metadata
+	vcm := flightsql.ColumnMetadata{Data: &vmd}
+	if p, ok := vcm.Precision(); !ok || p != 20 {
+		t.Errorf("version (UBIGINT) precision %d %v, want 20", p, ok)
+	}
 }
 
 func TestPrimaryKeysAndEmptyForeignKeys(t *testing.T) {

@@ -24,13 +24,15 @@ type Relation struct {
 	// Type is "TABLE" for __manifest itself and "VIEW" for the views over it.
 	Type string
 	// Key is the columns that identify a row, when the relation has a key.
-	Key         []string
+	Key []string
+	// NotNull is the columns never NULL beyond Key's.
+	NotNull     []string
 	Description string
 }
 
 // Relations lists the relations of the SQL surface, __manifest first.
 var Relations = []Relation{
-	{Name: "__manifest", Type: "TABLE",
+	{Name: "__manifest", Type: "TABLE", NotNull: []string{ColObjectID, ColObjectType},
 		Description: "every namespace, table and table version of the catalog, one row each"},
 	{Name: "namespaces", Type: "VIEW", Key: []string{ColObjectID},
 		Description: "the namespaces: id, properties, creation time"},
