@@ -11,7 +11,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/flight/flightsql"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
@@ -442,5 +445,53 @@ func TestUnfetchedAndStalledResultsHoldNoSlot(t *testing.T) {
 			t.Fatalf("the stalled result never gave its slot back: %v", err)
 		}
 		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// Issue 32, item 8: a bind of N rows of parameters runs the query once
+// per row and answers the results one after the other, in the rows'
+// order (it was refused); more than MaxParameterSets are refused.
+func TestABindOfSeveralRowsRunsTheQueryOncePerRow(t *testing.T) {
+	e := start(t)
+	e.seed()
+	c := e.client()
+	ctx := context.Background()
+	p, err := c.Prepare(ctx, "SELECT count(*) AS n FROM table_versions WHERE table_id = ?")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = p.Close(ctx) }()
+	rows := func(ids ...string) arrow.RecordBatch {
+		b := array.NewStringBuilder(memory.DefaultAllocator)
+		defer b.Release()
+		b.AppendValues(ids, nil)
+		col := b.NewArray()
+		defer col.Release()
+		return array.NewRecordBatch(arrow.NewSchema([]arrow.Field{{Name: "0", Type: arrow.BinaryTypes.String}}, nil), []arrow.Array{col}, int64(len(ids)))
+	}
+	count := func(ids ...string) []string {
+		t.Helper()
+		rec := rows(ids...)
+		p.SetParameters(rec)
+		rec.Release()
+		info, err := p.Execute(ctx)
+		_, recs := fetch(t, ctx, c, info, err)
+		return column(t, recs, "n")
+	}
+	one := count("sales$orders")
+	if len(one) != 1 || one[0] == "0" {
+		t.Fatalf("one row: %v", one)
+	}
+	if got := count("sales$orders", "nope", "sales$orders"); !slices.Equal(got, []string{one[0], "0", one[0]}) {
+		t.Fatalf("three rows: %v, want %v, 0, %v", got, one[0], one[0])
+	}
+	for what, ids := range map[string][]string{"too many rows": make([]string, MaxParameterSets+1)} {
+		rec := rows(ids...)
+		p.SetParameters(rec)
+		rec.Release()
+		info, err := p.Execute(ctx)
+		if err = drain(ctx, c, info, err); err == nil {
+			t.Errorf("%s: bound", what)
+		}
 	}
 }

@@ -183,8 +183,8 @@ func (q *sqlServer) GetFlightInfoPreparedStatement(ctx context.Context, cmd flig
 		return nil, err
 	}
 	query := p.query
-	if len(p.args) != len(p.params.Fields()) {
-		query = "" // not started: its DoGet says what is missing
+	if len(p.args) != len(p.params.Fields()) || len(p.more) > 0 {
+		query = "" // not started: its DoGet says what is missing, or runs each row set
 	}
 	return q.plannedInfo(ctx, desc, p.schema, ticket{kind: "p", payload: string(handle)}, query, p.args)
 }
@@ -198,7 +198,61 @@ func (q *sqlServer) runPrepared(ctx context.Context, handle []byte, after uint64
 	if len(p.args) != len(p.params.Fields()) {
 		return nil, nil, nserror.New(nserror.InvalidInput, "the prepared query takes %d parameters and %d are bound", len(p.params.Fields()), len(p.args))
 	}
-	return q.s.runQuery(ctx, p.query, p.args, after, spent)
+	schema, first, err := q.s.runQuery(ctx, p.query, p.args, after, spent)
+	if err != nil || len(p.more) == 0 {
+		return schema, first, err
+	}
+	// Several row sets: the query runs once per set, one after the other
+	// (one slot at a time, within one time limit), their results in one
+	// stream, in the order of the sets.
+	out := make(chan flight.StreamChunk, 1)
+	began := time.Now()
+	go func() {
+		defer close(out)
+		if !relay(ctx, first, out) {
+			return
+		}
+		for _, args := range p.more {
+			_, next, err := q.s.runQuery(ctx, p.query, args, after, spent+time.Since(began))
+			if err != nil {
+				select {
+				case out <- flight.StreamChunk{Err: err}:
+				case <-ctx.Done():
+				}
+				return
+			}
+			if !relay(ctx, next, out) {
+				return
+			}
+		}
+	}()
+	return schema, out, nil
+}
+
+// relay passes one query's stream on to out until it ends (true) or
+// fails or its client goes (false); what is left of it is drained.
+func relay(ctx context.Context, in <-chan flight.StreamChunk, out chan<- flight.StreamChunk) bool {
+	defer func() {
+		for c := range in {
+			if c.Data != nil {
+				c.Data.Release()
+			}
+		}
+	}()
+	for c := range in {
+		select {
+		case out <- c:
+		case <-ctx.Done():
+			if c.Data != nil {
+				c.Data.Release()
+			}
+			return false
+		}
+		if c.Err != nil {
+			return false
+		}
+	}
+	return true
 }
 
 // GetSchemaPreparedStatement returns a prepared query's result schema.
@@ -220,39 +274,43 @@ func (q *sqlServer) DoGetPreparedStatement(ctx context.Context, cmd flightsql.Pr
 	return q.runPrepared(ctx, cmd.GetPreparedStatementHandle(), after, 0)
 }
 
-// DoPutPreparedStatementQuery binds parameters: exactly one row, one
-// column per parameter.
+// MaxParameterSets bounds the row sets one bind may hold.
+const MaxParameterSets = 1024
+
+// DoPutPreparedStatementQuery binds parameters: one column per
+// parameter, one row per set (at least one, at most MaxParameterSets);
+// with several, the query runs once per set and answers their results
+// one after the other.
 func (q *sqlServer) DoPutPreparedStatementQuery(_ context.Context, cmd flightsql.PreparedStatementQuery, r flight.MessageReader, _ flight.MetadataWriter) ([]byte, error) {
 	handle := cmd.GetPreparedStatementHandle()
 	p, err := q.s.prepared.get(handle)
 	if err != nil {
 		return nil, err
 	}
-	var args []any
-	rows := int64(0)
+	var sets [][]any
 	for r.Next() {
 		rec := r.RecordBatch()
-		if rec.NumRows() == 0 {
-			continue
-		}
-		rows += rec.NumRows()
-		if rows > 1 {
-			break
-		}
-		if args, err = rowValues(rec, 0); err != nil {
-			return nil, err
+		for i := 0; i < int(rec.NumRows()); i++ {
+			if len(sets) == MaxParameterSets {
+				return nil, limitError("a bind holds at most %d rows of parameters", MaxParameterSets)
+			}
+			args, err := rowValues(rec, i)
+			if err != nil {
+				return nil, err
+			}
+			if want := len(p.params.Fields()); len(args) != want {
+				return nil, nserror.New(nserror.InvalidInput, "the prepared query takes %d parameters, %d were bound", want, len(args))
+			}
+			sets = append(sets, args)
 		}
 	}
 	if err := r.Err(); err != nil {
 		return nil, nserror.New(nserror.InvalidInput, "reading the parameters: %v", err)
 	}
-	if rows != 1 {
-		return nil, nserror.New(nserror.InvalidInput, "bind exactly one row of parameters (got %d)", rows)
+	if len(sets) == 0 {
+		return nil, nserror.New(nserror.InvalidInput, "bind at least one row of parameters (got none)")
 	}
-	if want := len(p.params.Fields()); len(args) != want {
-		return nil, nserror.New(nserror.InvalidInput, "the prepared query takes %d parameters, %d were bound", want, len(args))
-	}
-	q.s.prepared.bind(handle, args)
+	q.s.prepared.bind(handle, sets)
 	return handle, nil
 }
 
@@ -261,7 +319,8 @@ type prepared struct {
 	query  string
 	schema *arrow.Schema
 	params *arrow.Schema
-	args   []any
+	args   []any   // the first row set bound
+	more   [][]any // the sets after it
 	used   time.Time
 }
 
@@ -315,11 +374,11 @@ func (ps *preparedSet) get(handle []byte) (prepared, error) {
 	return *p, nil
 }
 
-func (ps *preparedSet) bind(handle []byte, args []any) {
+func (ps *preparedSet) bind(handle []byte, sets [][]any) {
 	ps.mu.Lock()
 	defer ps.mu.Unlock()
 	if p, ok := ps.m[string(handle)]; ok {
-		p.args = args
+		p.args, p.more = sets[0], sets[1:]
 	}
 }
 
