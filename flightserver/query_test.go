@@ -495,3 +495,40 @@ func TestABindOfSeveralRowsRunsTheQueryOncePerRow(t *testing.T) {
 		}
 	}
 }
+
+// Issue 32, item 9: PollFlightInfo (ADBC's incremental execution) answers
+// a statement and a prepared statement complete at once: progress 1, no
+// descriptor to poll again, an endpoint that streams the result.
+func TestPollFlightInfoAnswersComplete(t *testing.T) {
+	e := start(t)
+	e.seed()
+	c := e.client()
+	ctx := context.Background()
+	pi, err := c.ExecutePoll(ctx, "SELECT count(*) AS n FROM namespaces", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pi.GetFlightDescriptor() != nil || pi.GetProgress() != 1 || pi.GetInfo() == nil {
+		t.Fatalf("poll info %v", pi)
+	}
+	_, recs := fetch(t, ctx, c, pi.GetInfo(), nil)
+	if got := column(t, recs, "n"); !slices.Equal(got, []string{"2"}) {
+		t.Fatalf("namespaces %v", got)
+	}
+	p, err := c.Prepare(ctx, "SELECT count(*) AS n FROM table_versions WHERE table_id = ?")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = p.Close(ctx) }()
+	rec := record("nope")
+	p.SetParameters(rec)
+	rec.Release()
+	pi, err = p.ExecutePoll(ctx, nil)
+	if err != nil || pi.GetFlightDescriptor() != nil || pi.GetProgress() != 1 {
+		t.Fatalf("prepared poll info %v, %v", pi, err)
+	}
+	_, recs = fetch(t, ctx, c, pi.GetInfo(), nil)
+	if got := column(t, recs, "n"); !slices.Equal(got, []string{"0"}) {
+		t.Fatalf("prepared count %v", got)
+	}
+}

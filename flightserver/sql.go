@@ -52,6 +52,29 @@ func (q *sqlServer) GetFlightInfoStatement(ctx context.Context, cmd flightsql.St
 	return q.plannedInfo(ctx, desc, nil, ticket{kind: "s", payload: cmd.GetQuery()}, cmd.GetQuery(), nil)
 }
 
+// PollFlightInfoStatement answers ADBC's incremental execution: the
+// query is planned (and started, when a slot is free) as GetFlightInfo
+// does, and the answer is complete at once (progress 1, no descriptor to
+// poll again): its one endpoint streams the whole result.
+func (q *sqlServer) PollFlightInfoStatement(ctx context.Context, cmd flightsql.StatementQuery, desc *flight.FlightDescriptor) (*flight.PollInfo, error) {
+	return polled(q.GetFlightInfoStatement(ctx, cmd, desc))
+}
+
+// PollFlightInfoPreparedStatement is PollFlightInfoStatement for a
+// prepared statement.
+func (q *sqlServer) PollFlightInfoPreparedStatement(ctx context.Context, cmd flightsql.PreparedStatementQuery, desc *flight.FlightDescriptor) (*flight.PollInfo, error) {
+	return polled(q.GetFlightInfoPreparedStatement(ctx, cmd, desc))
+}
+
+// polled is a FlightInfo as a complete PollInfo.
+func polled(info *flight.FlightInfo, err error) (*flight.PollInfo, error) {
+	if err != nil {
+		return nil, err
+	}
+	done := 1.0
+	return &flight.PollInfo{Info: info, Progress: &done}, nil
+}
+
 // plannedInfo returns the FlightInfo whose ticket t runs query with args
 // (t's sequence and planning time are filled in here). It starts the
 // query when it can (see exec.go); otherwise it plans it, unless schema
