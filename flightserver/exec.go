@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -42,11 +43,77 @@ import (
 // stops reading for StalledResultTimeout loses its query and its slot.
 
 // running is a query started in the SQL engine, holding a slot: its
-// result and its time limit.
+// result and its time limit; id is its ticket's query id ("" for none),
+// by which CancelFlightInfo finds it.
 type running struct {
-	res    *sqlengine.Result
-	qctx   context.Context
-	cancel context.CancelFunc
+	res       *sqlengine.Result
+	qctx      context.Context
+	cancel    context.CancelFunc
+	id        string
+	cancelled atomic.Bool
+}
+
+// errCancelled ends a query CancelFlightInfo (or CancelQuery) cancelled.
+var errCancelled = status.Error(codes.Canceled, "the query was cancelled (CancelFlightInfo)")
+
+// liveQueries finds queries by their ticket's query id: those a DoGet
+// streams, and the ids cancelled before a DoGet ran them (remembered for
+// cancelledTTL, so that DoGet fails instead of running the query).
+type liveQueries struct {
+	mu        sync.Mutex
+	running   map[string]*running
+	cancelled map[string]time.Time
+}
+
+const cancelledTTL = 15 * time.Minute
+
+func newLiveQueries() *liveQueries {
+	return &liveQueries{running: map[string]*running{}, cancelled: map[string]time.Time{}}
+}
+
+// add records r as streaming; false if its id was cancelled already.
+func (l *liveQueries) add(r *running) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if _, gone := l.cancelled[r.id]; gone {
+		return false
+	}
+	l.running[r.id] = r
+	return true
+}
+
+func (l *liveQueries) remove(r *running) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.running[r.id] == r {
+		delete(l.running, r.id)
+	}
+}
+
+func (l *liveQueries) isCancelled(id string) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	_, gone := l.cancelled[id]
+	return gone
+}
+
+// cancel stops the query streaming under id, and makes any later DoGet
+// of it fail.
+func (l *liveQueries) cancel(id string) {
+	l.mu.Lock()
+	now := time.Now()
+	for k, at := range l.cancelled {
+		if now.Sub(at) > cancelledTTL {
+			delete(l.cancelled, k)
+		}
+	}
+	l.cancelled[id] = now
+	r := l.running[id]
+	l.mu.Unlock()
+	if r != nil {
+		r.cancelled.Store(true)
+		r.cancel() // the stream sees its context end and says why
+	}
 }
 
 // release stops the query, which frees its slot.
@@ -58,7 +125,10 @@ func (s *Server) release(r *running) {
 // runQuery starts query and returns its stream. The slot, the engine's
 // result and the time limit are released when the stream ends.
 // spent is the time its planning already took of the query time limit.
-func (s *Server) runQuery(ctx context.Context, query string, args []any, after uint64, spent time.Duration) (*arrow.Schema, <-chan flight.StreamChunk, error) {
+func (s *Server) runQuery(ctx context.Context, id, query string, args []any, after uint64, spent time.Duration) (*arrow.Schema, <-chan flight.StreamChunk, error) {
+	if id != "" && s.live.isCancelled(id) {
+		return nil, nil, errCancelled
+	}
 	left := s.limits.QueryTimeout - spent
 	if left <= 0 {
 		return nil, nil, status.Errorf(codes.DeadlineExceeded, "the query ran longer than %s, the server's limit (its planning took %s)",
@@ -68,6 +138,7 @@ func (s *Server) runQuery(ctx context.Context, query string, args []any, after u
 	if err != nil {
 		return nil, nil, err
 	}
+	r.id = id
 	return s.stream(ctx, r)
 }
 
@@ -131,6 +202,12 @@ func (s *Server) startEarly(ctx context.Context, query string, args []any, after
 // also stops it when the client goes away.
 func (s *Server) stream(ctx context.Context, r *running) (*arrow.Schema, <-chan flight.StreamChunk, error) {
 	res, qctx := r.res, r.qctx
+	if r.id != "" {
+		if !s.live.add(r) {
+			s.release(r)
+			return nil, nil, errCancelled
+		}
+	}
 	stop := context.AfterFunc(ctx, r.cancel)
 	_ = grpc.SetHeader(ctx, metadata.Pairs(SeqHeader, strconv.FormatUint(res.Seq, 10)))
 	ch := make(chan flight.StreamChunk, 1)
@@ -146,6 +223,9 @@ func (s *Server) stream(ctx context.Context, r *running) (*arrow.Schema, <-chan 
 		defer close(ch)
 		defer s.release(r)
 		defer stop()
+		if r.id != "" {
+			defer s.live.remove(r)
+		}
 		var rows, size int64
 		lim := s.limits
 		stall := time.NewTimer(lim.StalledResultTimeout)
@@ -171,7 +251,7 @@ func (s *Server) stream(ctx context.Context, r *running) (*arrow.Schema, <-chan 
 			case <-qctx.Done():
 				// A result cut short must not look complete.
 				rec.Release()
-				fail(s.timeoutError(ctx, qctx, qctx.Err()))
+				fail(s.endError(ctx, r, qctx.Err()))
 				return
 			case <-stall.C:
 				rec.Release()
@@ -181,7 +261,9 @@ func (s *Server) stream(ctx context.Context, r *running) (*arrow.Schema, <-chan 
 			}
 		}
 		if err := res.Err(); err != nil {
-			fail(s.timeoutError(ctx, qctx, err))
+			fail(s.endError(ctx, r, err))
+		} else if r.cancelled.Load() {
+			fail(errCancelled) // cancelled after its last batch: say so
 		}
 	}()
 	return res.Schema(), ch, nil
@@ -219,6 +301,15 @@ func (s *Server) scope(rpc, base context.Context) (context.Context, error) {
 	return sqlengine.WithScope(base, sc), nil
 }
 
+// endError is why a streaming query ended early: a cancellation, its
+// time limit (timeoutError), or err.
+func (s *Server) endError(rpc context.Context, r *running, err error) error {
+	if r.cancelled.Load() {
+		return errCancelled
+	}
+	return s.timeoutError(rpc, r.qctx, err)
+}
+
 // timeoutError names the query time limit when it, and not the client,
 // ended the query.
 func (s *Server) timeoutError(rpc, qctx context.Context, err error) error {
@@ -244,12 +335,17 @@ func newParked[T comparable](ttl time.Duration, maxN int, drop func(T)) *parked[
 	return &parked[T]{ttl: ttl, max: maxN, drop: drop, m: make(map[string]T)}
 }
 
+// newQueryID is a random id for a query or a plan.
+func newQueryID() string {
+	var b [12]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
 // park stores x and returns its id; x is dropped if it is not taken
 // within the TTL. Only a take that names the same what finds it.
 func (p *parked[T]) park(x T, what string) (string, error) {
-	var b [12]byte
-	_, _ = rand.Read(b[:])
-	id := hex.EncodeToString(b[:])
+	id := newQueryID()
 	p.mu.Lock()
 	if len(p.m) >= p.max {
 		p.mu.Unlock()

@@ -13,6 +13,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/flight"
 	"github.com/apache/arrow-go/v18/arrow/flight/flightsql"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"google.golang.org/grpc"
@@ -530,5 +531,55 @@ func TestPollFlightInfoAnswersComplete(t *testing.T) {
 	_, recs = fetch(t, ctx, c, pi.GetInfo(), nil)
 	if got := column(t, recs, "n"); !slices.Equal(got, []string{"0"}) {
 		t.Fatalf("prepared count %v", got)
+	}
+}
+
+// Issue 32, item 9: CancelFlightInfo (and the older CancelQuery) stops a
+// query: one a DoGet streams is interrupted in the engine and its stream
+// ends with Canceled, one GetFlightInfo started and nobody fetched yet is
+// stopped and its DoGet fails with Canceled; either way its slot is free
+// again.
+func TestCancelFlightInfoStopsTheQueryAndFreesItsSlot(t *testing.T) {
+	e := start(t)
+	c := e.client()
+	ctx := context.Background()
+	const slow = "SELECT sum(hash(range)) FROM range(100000000000)"
+
+	// Streaming: the DoGet waits for DuckDB's first batch.
+	info, err := c.Execute(ctx, slow)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- drain(ctx, c, info, nil) }()
+	waitFor(t, "the query runs", func() bool { return e.svc.Table().RunningQueries() == 1 && e.srv.started.len() == 0 })
+	asked := time.Now()
+	res, err := c.CancelFlightInfo(ctx, &flight.CancelFlightInfoRequest{Info: info})
+	if err != nil || res.GetStatus() != flight.CancelStatusCancelled {
+		t.Fatalf("cancel: %v, %v", res, err)
+	}
+	wantStatus(t, "the cancelled stream", <-done, codes.Canceled)
+	waitFor(t, "the slot is free", func() bool { return e.svc.Table().RunningQueries() == 0 })
+	t.Logf("cancelled and its slot free %v after the request", time.Since(asked).Round(time.Millisecond))
+
+	// Started, not fetched: the older CancelQuery, through arrow-go.
+	info, err = c.Execute(ctx, slow)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e.srv.started.len() != 1 {
+		t.Fatalf("%d started queries, want 1", e.srv.started.len())
+	}
+	if r, err := c.CancelQuery(ctx, info); err != nil || r != flightsql.CancelResultCancelled {
+		t.Fatalf("cancel query: %v, %v", r, err)
+	}
+	waitFor(t, "the slot is free", func() bool { return e.svc.Table().RunningQueries() == 0 && e.srv.started.len() == 0 })
+	wantStatus(t, "the DoGet of a cancelled query", drain(ctx, c, info, nil), codes.Canceled)
+
+	// Something else runs on.
+	info, err = c.Execute(ctx, "SELECT 1 AS one")
+	_, recs := fetch(t, ctx, c, info, err)
+	if got := column(t, recs, "one"); !slices.Equal(got, []string{"1"}) {
+		t.Fatalf("after a cancel: %v", got)
 	}
 }

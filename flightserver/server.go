@@ -155,6 +155,7 @@ type Server struct {
 	planner  *planner.Planner
 	plans    *parked[*planner.Plan] // plans between the PlanScan action and DoGet
 	started  *parked[*running]      // queries GetFlightInfo started, until their DoGet
+	live     *liveQueries           // queries DoGet streams, by their tickets' ids
 }
 
 // New builds a Server; Serve starts it.
@@ -194,6 +195,7 @@ func New(cfg Config) (*Server, error) {
 		plans:    newParked(lim.QueryTimeout, lim.MaxUnfetchedResults, func(*planner.Plan) {}),
 	}
 	s.started = newParked(lim.StalledResultTimeout, lim.MaxStartedQueries, s.release)
+	s.live = newLiveQueries()
 	if cfg.SQL == nil { // SQL in this process: plan_scan is answered here
 		if err := s.planner.RegisterSQL(context.Background()); err != nil {
 			return nil, fmt.Errorf("flightserver: the plan_scan SQL function: %w", err)

@@ -96,6 +96,9 @@ func (q *sqlServer) plannedInfo(ctx context.Context, desc *flight.FlightDescript
 			return nil, err
 		}
 	}
+	if id == "" { // not started: still an id, for CancelFlightInfo
+		id = newQueryID()
+	}
 	t.after, t.spent, t.started = after, time.Since(start), id
 	tk, err := t.encode()
 	if err != nil {
@@ -125,15 +128,40 @@ func (q *sqlServer) DoGetStatement(ctx context.Context, tk flightsql.StatementQu
 	if err != nil {
 		return nil, nil, err
 	}
-	if t.started != "" {
-		if r := q.s.started.take(t.started, t.what()); r != nil {
-			return q.s.stream(ctx, r)
-		}
+	if r := q.s.started.take(t.started, t.what()); r != nil {
+		r.id = t.started
+		return q.s.stream(ctx, r)
 	}
 	if t.kind == "p" {
-		return q.runPrepared(ctx, []byte(t.payload), t.after, t.spent)
+		return q.runPrepared(ctx, t.started, []byte(t.payload), t.after, t.spent)
 	}
-	return q.s.runQuery(ctx, t.payload, nil, t.after, t.spent)
+	return q.s.runQuery(ctx, t.started, t.payload, nil, t.after, t.spent)
+}
+
+// CancelFlightInfo cancels the queries of a FlightInfo's endpoints (and
+// CancelQuery, which arrow-go hands here): one GetFlightInfo started
+// and nobody fetched is stopped, its slot freed; one a DoGet streams is
+// interrupted, and the stream ends with Canceled; one not run yet never
+// runs (its DoGet fails with Canceled). A ticket is its holder's
+// capability: its random query id is what finds the query.
+func (q *sqlServer) CancelFlightInfo(_ context.Context, req *flight.CancelFlightInfoRequest) (flight.CancelFlightInfoResult, error) {
+	res := flight.CancelFlightInfoResult{Status: flight.CancelStatusNotCancellable}
+	for _, ep := range req.GetInfo().GetEndpoint() {
+		tq, err := flightsql.GetStatementQueryTicket(ep.GetTicket())
+		if err != nil {
+			continue
+		}
+		t, err := parseTicket(tq.GetStatementHandle())
+		if err != nil || t.started == "" {
+			continue
+		}
+		q.s.live.cancel(t.started)
+		if r := q.s.started.take(t.started, t.what()); r != nil {
+			q.s.release(r)
+		}
+		res.Status = flight.CancelStatusCancelled
+	}
+	return res, nil
 }
 
 // DoPutCommandStatementUpdate refuses: SQL is read-only. The text goes
@@ -212,8 +240,9 @@ func (q *sqlServer) GetFlightInfoPreparedStatement(ctx context.Context, cmd flig
 	return q.plannedInfo(ctx, desc, p.schema, ticket{kind: "p", payload: string(handle)}, query, p.args)
 }
 
-// runPrepared runs a prepared statement with its bound parameters.
-func (q *sqlServer) runPrepared(ctx context.Context, handle []byte, after uint64, spent time.Duration) (*arrow.Schema, <-chan flight.StreamChunk, error) {
+// runPrepared runs a prepared statement with its bound parameters, under
+// the query id of its ticket (id; "" for none).
+func (q *sqlServer) runPrepared(ctx context.Context, id string, handle []byte, after uint64, spent time.Duration) (*arrow.Schema, <-chan flight.StreamChunk, error) {
 	p, err := q.s.prepared.get(handle)
 	if err != nil {
 		return nil, nil, err
@@ -221,7 +250,7 @@ func (q *sqlServer) runPrepared(ctx context.Context, handle []byte, after uint64
 	if len(p.args) != len(p.params.Fields()) {
 		return nil, nil, nserror.New(nserror.InvalidInput, "the prepared query takes %d parameters and %d are bound", len(p.params.Fields()), len(p.args))
 	}
-	schema, first, err := q.s.runQuery(ctx, p.query, p.args, after, spent)
+	schema, first, err := q.s.runQuery(ctx, id, p.query, p.args, after, spent)
 	if err != nil || len(p.more) == 0 {
 		return schema, first, err
 	}
@@ -236,7 +265,7 @@ func (q *sqlServer) runPrepared(ctx context.Context, handle []byte, after uint64
 			return
 		}
 		for _, args := range p.more {
-			_, next, err := q.s.runQuery(ctx, p.query, args, after, spent+time.Since(began))
+			_, next, err := q.s.runQuery(ctx, id, p.query, args, after, spent+time.Since(began))
 			if err != nil {
 				select {
 				case out <- flight.StreamChunk{Err: err}:
@@ -294,7 +323,7 @@ func (q *sqlServer) DoGetPreparedStatement(ctx context.Context, cmd flightsql.Pr
 	if err != nil {
 		return nil, nil, err
 	}
-	return q.runPrepared(ctx, cmd.GetPreparedStatementHandle(), after, 0)
+	return q.runPrepared(ctx, "", cmd.GetPreparedStatementHandle(), after, 0)
 }
 
 // MaxParameterSets bounds the row sets one bind may hold.
