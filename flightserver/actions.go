@@ -43,6 +43,9 @@ var flightSQLActions = []*flight.ActionType{
 	{Type: flight.SetSessionOptionsActionType, Description: "Flight SQL: set session options (catalog=flightns, schema=main)."},
 	{Type: flight.GetSessionOptionsActionType, Description: "Flight SQL: get the session options."},
 	{Type: flight.CloseSessionActionType, Description: "Flight SQL: close the session."},
+	{Type: flight.CancelFlightInfoActionType, Description: "Flight SQL: cancel the queries of a FlightInfo."},
+	{Type: flightsql.CancelQueryActionType, Description: "Flight SQL (deprecated): cancel a query; as CancelFlightInfo."},
+	{Type: flight.RenewFlightEndpointActionType, Description: "Flight SQL: renew an endpoint (flightns's do not expire)."},
 }
 
 // DoAction runs a Lance Namespace operation, or hands a Flight SQL action

@@ -583,3 +583,33 @@ func TestCancelFlightInfoStopsTheQueryAndFreesItsSlot(t *testing.T) {
 		t.Fatalf("after a cancel: %v", got)
 	}
 }
+
+// Issue 32, item 9: a statement's endpoint carries no expiration time (a
+// ticket does not expire: a DoGet after its started query was dropped
+// runs the query from it), and RenewFlightEndpoint answers it as it is;
+// its ticket still streams the result after the renewal. A ticket that
+// is not flightns's is refused.
+func TestRenewFlightEndpointAnswersAnEndpointThatDoesNotExpire(t *testing.T) {
+	e := start(t)
+	e.seed()
+	c := e.client()
+	ctx := context.Background()
+	info, err := c.Execute(ctx, "SELECT count(*) AS n FROM namespaces")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ep := info.Endpoint[0]
+	if ep.GetExpirationTime() != nil {
+		t.Fatalf("the endpoint expires at %v", ep.GetExpirationTime())
+	}
+	renewed, err := c.RenewFlightEndpoint(ctx, &flight.RenewFlightEndpointRequest{Endpoint: ep})
+	if err != nil || renewed.GetExpirationTime() != nil || string(renewed.GetTicket().GetTicket()) != string(ep.GetTicket().GetTicket()) {
+		t.Fatalf("renewed %v, %v", renewed, err)
+	}
+	_, recs := fetch(t, ctx, c, info, nil)
+	if got := column(t, recs, "n"); !slices.Equal(got, []string{"2"}) {
+		t.Fatalf("after the renewal: %v", got)
+	}
+	_, err = c.RenewFlightEndpoint(ctx, &flight.RenewFlightEndpointRequest{Endpoint: &flight.FlightEndpoint{Ticket: &flight.Ticket{Ticket: []byte("forged")}}})
+	wantStatus(t, "a forged endpoint", err, codes.InvalidArgument)
+}

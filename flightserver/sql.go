@@ -164,6 +164,23 @@ func (q *sqlServer) CancelFlightInfo(_ context.Context, req *flight.CancelFlight
 	return res, nil
 }
 
+// RenewFlightEndpoint answers a statement's endpoint as it is: its ticket
+// carries no expiration time because it does not expire — a DoGet that
+// comes after a started query was dropped runs the query from the ticket
+// (exec.go) — so there is nothing to extend. A ticket that is not
+// flightns's is InvalidArgument.
+func (q *sqlServer) RenewFlightEndpoint(_ context.Context, req *flight.RenewFlightEndpointRequest) (*flight.FlightEndpoint, error) {
+	ep := req.GetEndpoint()
+	tq, err := flightsql.GetStatementQueryTicket(ep.GetTicket())
+	if err == nil {
+		_, err = parseTicket(tq.GetStatementHandle())
+	}
+	if err != nil {
+		return nil, nserror.New(nserror.InvalidInput, "not a flightns statement endpoint")
+	}
+	return ep, nil
+}
+
 // DoPutCommandStatementUpdate refuses: SQL is read-only. The text goes
 // through the gate like any other, so the refusal names its statement.
 func (q *sqlServer) DoPutCommandStatementUpdate(ctx context.Context, cmd flightsql.StatementUpdate) (int64, error) {
