@@ -145,7 +145,7 @@ func (q *sqlServer) DoGetStatement(ctx context.Context, tk flightsql.StatementQu
 // runs (its DoGet fails with Canceled). A ticket is its holder's
 // capability: its random query id is what finds the query.
 func (q *sqlServer) CancelFlightInfo(_ context.Context, req *flight.CancelFlightInfoRequest) (flight.CancelFlightInfoResult, error) {
-	res := flight.CancelFlightInfoResult{Status: flight.CancelStatusNotCancellable}
+	st := flight.CancelStatusNotCancellable
 	for _, ep := range req.GetInfo().GetEndpoint() {
 		tq, err := flightsql.GetStatementQueryTicket(ep.GetTicket())
 		if err != nil {
@@ -159,9 +159,9 @@ func (q *sqlServer) CancelFlightInfo(_ context.Context, req *flight.CancelFlight
 		if r := q.s.started.take(t.started, t.what()); r != nil {
 			q.s.release(r)
 		}
-		res.Status = flight.CancelStatusCancelled
+		st = flight.CancelStatusCancelled
 	}
-	return res, nil
+	return flight.CancelFlightInfoResult{Status: st}, nil
 }
 
 // RenewFlightEndpoint answers a statement's endpoint as it is: its ticket
