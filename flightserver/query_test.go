@@ -570,7 +570,7 @@ func TestCancelFlightInfoStopsTheQueryAndFreesItsSlot(t *testing.T) {
 	if e.srv.started.len() != 1 {
 		t.Fatalf("%d started queries, want 1", e.srv.started.len())
 	}
-	if r, err := c.CancelQuery(ctx, info); err != nil || r != flightsql.CancelResultCancelled {
+	if r, err := c.CancelQuery(ctx, info); err != nil || r != flightsql.CancelResultCancelled { //nolint:staticcheck // older clients still send it
 		t.Fatalf("cancel query: %v, %v", r, err)
 	}
 	waitFor(t, "the slot is free", func() bool { return e.svc.Table().RunningQueries() == 0 && e.srv.started.len() == 0 })
