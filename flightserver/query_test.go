@@ -613,3 +613,36 @@ func TestRenewFlightEndpointAnswersAnEndpointThatDoesNotExpire(t *testing.T) {
 	_, err = c.RenewFlightEndpoint(ctx, &flight.RenewFlightEndpointRequest{Endpoint: &flight.FlightEndpoint{Ticket: &flight.Ticket{Ticket: []byte("forged")}}})
 	wantStatus(t, "a forged endpoint", err, codes.InvalidArgument)
 }
+
+// Issue 32, item 7: a result column that is a parameter DuckDB cannot
+// type has, in the prepared statement's dataset schema, the type it
+// streams with once the client binds what the parameter schema asks (a
+// string): utf8, not null. A NULL literal stays null.
+func TestAPreparedDatasetSchemaIsTheStreamsSchema(t *testing.T) {
+	e := start(t)
+	c := e.client()
+	ctx := context.Background()
+	p, err := c.Prepare(ctx, "SELECT NULL AS y, ? AS x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = p.Close(ctx) }()
+	ds := p.DatasetSchema()
+	if ds == nil || ds.Field(1).Type.ID() != arrow.STRING || ds.Field(0).Type.ID() != arrow.NULL {
+		t.Fatalf("dataset schema %v", ds)
+	}
+	if ps := p.ParameterSchema(); ps == nil || ps.Field(0).Type.ID() != arrow.STRING {
+		t.Fatalf("parameter schema %v", ps)
+	}
+	rec := record("abc")
+	p.SetParameters(rec)
+	rec.Release()
+	info, err := p.Execute(ctx)
+	schema, recs := fetch(t, ctx, c, info, err)
+	if !schema.Equal(ds) {
+		t.Fatalf("streamed %v, declared %v", schema, ds)
+	}
+	if got := column(t, recs, "x"); !slices.Equal(got, []string{"abc"}) {
+		t.Fatalf("x %v", got)
+	}
+}

@@ -45,8 +45,8 @@ func (a *admitted) destroy() {
 	mapping.DestroyPrepare(&a.ps)
 }
 
-// admit passes q through the gate with args bound (nil args: every
-// parameter NULL, for a statement only planned): classify, then bind,
+// admit passes q through the gate with args bound (nil args: those of a
+// statement only planned, planningArgs): classify, then bind,
 // then pend. Between bind and pend the request may still run statements of
 // its own on the connection (pend opens a result on it).
 func admit(conn *duckConn, q string, args []any) (*admitted, error) {
@@ -55,7 +55,7 @@ func admit(conn *duckConn, q string, args []any) (*admitted, error) {
 		return nil, err
 	}
 	if args == nil {
-		args = make([]any, mapping.NParams(ps))
+		args = planningArgs(ps)
 	}
 	if err := bindArgs(ps, args); err != nil {
 		mapping.DestroyPrepare(&ps)

@@ -193,11 +193,15 @@ func (e *DB) Schema(ctx context.Context, q string) (*arrow.Schema, []arrow.DataT
 	schema, opts, err := arrowSchemaOf(r.conn, a.ps)
 	if err == nil {
 		arrowmapping.DestroyArrowOptions(&opts)
-	} else if mapping.NParams(a.ps) > 0 {
+	}
+	if (err != nil && mapping.NParams(a.ps) > 0) || (err == nil && untypedParams(a.ps)) {
 		// A statement whose result types hang on its parameters (a
-		// table function's argument): its types are those of a run with
-		// every parameter NULL, started but never fetched from.
-		schema, err = schemaOfNullRun(a)
+		// table function's argument, a column that is a parameter
+		// DuckDB cannot type): its types are those of a run with the
+		// planning arguments (planningArgs), started but never fetched
+		// from — what a client binding the types paramTypes gives it
+		// gets.
+		schema, err = schemaOfRun(a)
 	}
 	if err != nil {
 		return nil, nil, stopped(ctx, err)
@@ -238,9 +242,40 @@ func paramTypes(ps mapping.PreparedStatement) []arrow.DataType {
 	return params
 }
 
-// schemaOfNullRun is the result schema of an admitted statement whose
-// parameters are all NULL; the run stops before its first chunk.
-func schemaOfNullRun(a *admitted) (*arrow.Schema, error) {
+// planningArgs are the arguments a statement only planned is bound with:
+// NULL of its type for each parameter DuckDB typed, and an empty string
+// for one it cannot type (a client binds a string there: paramArrowType),
+// so that a result column that is such a parameter has the type it has
+// when the statement runs.
+func planningArgs(ps mapping.PreparedStatement) []any {
+	args := make([]any, mapping.NParams(ps))
+	for i := range args {
+		if untyped(mapping.ParamType(ps, mapping.IdxT(i+1))) {
+			args[i] = ""
+		}
+	}
+	return args
+}
+
+// untyped reports whether DuckDB could not type a parameter (the client
+// binds a string: paramArrowType).
+func untyped(t mapping.Type) bool {
+	return t != mapping.TypeVarchar && paramArrowType(t) == arrow.BinaryTypes.String
+}
+
+// untypedParams reports whether any parameter of ps is untyped.
+func untypedParams(ps mapping.PreparedStatement) bool {
+	for i := range int(mapping.NParams(ps)) {
+		if untyped(mapping.ParamType(ps, mapping.IdxT(i+1))) {
+			return true
+		}
+	}
+	return false
+}
+
+// schemaOfRun is the result schema of an admitted statement bound with
+// its planning arguments; the run stops before its first chunk.
+func schemaOfRun(a *admitted) (*arrow.Schema, error) {
 	var res mapping.Result
 	defer mapping.DestroyResult(&res)
 	if mapping.ExecutePending(a.pending, &res) == mapping.StateError {
