@@ -139,6 +139,16 @@ type streamReader struct {
 
 func (r *streamReader) Err() error { return fromStatus(r.ctx, r.Reader.Err()) }
 
+// Next skips empty batches (the worker sends one with the schema).
+func (r *streamReader) Next() bool {
+	for r.Reader.Next() {
+		if r.Reader.RecordBatch().NumRows() > 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // fromStatus turns a worker's status error back into the error it was:
 // its Lance code when it carries one; the worker's absence is
 // ServiceUnavailable; the caller's own deadline or cancel stays what it

@@ -167,6 +167,14 @@ func (w *worker) DoGet(tk *flight.Ticket, stream flight.FlightService_DoGetServe
 		return err
 	}
 	wr := flight.NewRecordWriter(stream, ipc.WithSchema(res.Schema()), ipc.WithAllocator(w.alloc))
+	// The schema goes now, with an empty batch (the server's reader skips
+	// it): the server waits for it to start the query's stream, and a
+	// query whose first rows take long (an aggregate) would hold that
+	// wait — and the client's GetFlightInfo, and any cancel of it — until
+	// they come.
+	if err := writeSchema(wr, res.Schema(), w.alloc); err != nil {
+		return err
+	}
 	b := batcher{schema: res.Schema(), alloc: w.alloc, write: wr.Write}
 	for res.Next() {
 		if err := b.add(res.RecordBatch()); err != nil {
@@ -184,6 +192,21 @@ func (w *worker) DoGet(tk *flight.Ticket, stream flight.FlightService_DoGetServe
 		return err
 	}
 	return wr.Close()
+}
+
+// writeSchema writes schema's message, and an empty batch with it (the
+// IPC writer writes a schema only before a batch).
+func writeSchema(wr *flight.Writer, schema *arrow.Schema, alloc memory.Allocator) error {
+	cols := make([]arrow.Array, schema.NumFields())
+	for i, f := range schema.Fields() {
+		cols[i] = array.MakeArrayOfNull(alloc, f.Type, 0)
+	}
+	rec := array.NewRecordBatch(schema, cols, 0)
+	for _, c := range cols {
+		c.Release()
+	}
+	defer rec.Release()
+	return wr.Write(rec)
 }
 
 // A streamed result goes to the server in batches of up to batchRows rows
