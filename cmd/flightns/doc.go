@@ -7,7 +7,8 @@
 //	flightns query     SQL over a running server (Flight SQL)
 //	flightns ns        namespaces of a running server (REST)
 //	flightns table     tables of a running server (REST)
-//	flightns admin     recover, compact, verify [--repair], repair, gc
+//	flightns admin     recover, compact, verify [--repair], repair, gc,
+//	                   revoke-sessions, grant, revoke-grant, grants
 //	flightns bench     runs flightns-bench beside it (cmd/flightns-bench)
 //	flightns sql-worker  the SQL worker serve starts (not for people)
 //	flightns version   print the version
@@ -17,7 +18,9 @@
 // server.Config and runs server.Start until SIGTERM/SIGINT, then
 // Server.Close (the lifecycle is package server's; a second signal exits
 // with 130); the admin commands open the catalog with server.OpenDeps and
-// do their work through repair; the clients speak Flight SQL and REST.
+// do their work through repair (and the grant commands through the
+// namespace service, which keeps grants as catalog state); the clients
+// speak Flight SQL and REST.
 // It links none of the benchmarks (cmd/flightns-bench), which a test
 // checks.
 //
