@@ -376,6 +376,17 @@ func TestJDBCConnectAndBrowseSequence(t *testing.T) {
 	if got := column(t, recs, "column_name"); !slices.Equal(got, []string{"object_id"}) {
 		t.Fatalf("keys %v", got)
 	}
+	// DBeaver's generic model loads a whole schema's constraints with
+	// table "%" (getPrimaryKeys, then getImportedKeys).
+	info, err = c.GetPrimaryKeys(ctx, flightsql.TableRef{Catalog: &cat, DBSchema: &sch, Table: "%"})
+	_, recs = fetch(t, ctx, c, info, err)
+	if got := column(t, recs, "table_name"); !slices.Equal(got, []string{"namespaces", "tables", "table_versions", "table_versions"}) {
+		t.Fatalf("the schema's keys %v", got)
+	}
+	info, err = c.GetImportedKeys(ctx, flightsql.TableRef{Catalog: &cat, DBSchema: &sch, Table: "%"})
+	if _, recs = fetch(t, ctx, c, info, err); len(recs) > 0 && recs[0].NumRows() != 0 {
+		t.Fatalf("imported keys %v", recs)
+	}
 
 	// The SQL editor: every query is prepared.
 	p, err := c.Prepare(ctx, `SELECT * FROM "flightns"."main"."namespaces" ORDER BY object_id`)
@@ -398,6 +409,26 @@ func TestJDBCConnectAndBrowseSequence(t *testing.T) {
 	}
 	if n := e.srv.prepared.len(); n != 0 {
 		t.Fatalf("%d prepared statements left open after close", n)
+	}
+
+	// A query with a bound parameter (PreparedStatement.setString).
+	p, err = c.Prepare(ctx, "SELECT object_id FROM namespaces WHERE object_id = ?")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := record("sales")
+	p.SetParameters(rec)
+	rec.Release()
+	info, err = p.Execute(ctx)
+	_, recs = fetch(t, ctx, c, info, err)
+	if got := column(t, recs, "object_id"); !slices.Equal(got, []string{"sales"}) {
+		t.Fatalf("bound rows %v", got)
+	}
+	_ = p.Close(ctx)
+
+	// Connection.close ends the session.
+	if res, err := c.CloseSession(ctx, &flight.CloseSessionRequest{}); err != nil || res.GetStatus() == flight.CloseSessionResultNotCloseable {
+		t.Fatalf("close session: %v, %v", res, err)
 	}
 }
 
