@@ -397,4 +397,33 @@ func TestADBCCallSequence(t *testing.T) {
 			t.Errorf("partitions (incremental %v): %v", incremental, ids)
 		}
 	}
+
+	// ADBC Go cancels by its context (the API has no Cancel at v1.12.0):
+	// the query stops and its slot is free again.
+	st, err := cn.NewStatement()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = st.Close() }()
+	if err := st.SetSqlQuery("SELECT sum(hash(range)) FROM range(100000000000)"); err != nil {
+		t.Fatal(err)
+	}
+	qctx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() {
+		rdr, _, err := st.ExecuteQuery(qctx)
+		if err == nil {
+			for rdr.Next() {
+			}
+			err = rdr.Err()
+			rdr.Release()
+		}
+		done <- err
+	}()
+	waitFor(t, "the query runs", func() bool { return e.svc.Table().RunningQueries() == 1 })
+	cancel()
+	if err := <-done; err == nil {
+		t.Fatal("a cancelled query answered")
+	}
+	waitFor(t, "the slot is free", func() bool { return e.svc.Table().RunningQueries() == 0 })
 }
