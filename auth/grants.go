@@ -74,8 +74,8 @@ func (g Grant) holds(p Principal) bool {
 	return slices.Contains(p.Groups, g.Group)
 }
 
-// within reports whether id is ns or inside it.
-func within(id, ns []string) bool {
+// Within reports whether object id is namespace ns or inside it.
+func Within(id, ns []string) bool {
 	return len(id) >= len(ns) && slices.Equal(id[:len(ns)], ns)
 }
 
@@ -85,7 +85,7 @@ func within(id, ns []string) bool {
 func (gs Grants) RoleOn(p Principal, id []string) Role {
 	r := p.Role
 	for _, g := range gs {
-		if g.Role > r && g.holds(p) && within(id, g.Namespace) {
+		if g.Role > r && g.holds(p) && Within(id, g.Namespace) {
 			r = g.Role
 		}
 	}
@@ -124,7 +124,7 @@ func (gs Grants) Readable(p Principal) (all bool, subtrees [][]string) {
 	slices.SortFunc(subtrees, func(a, b []string) int { return slices.Compare(a, b) })
 	out := subtrees[:0]
 	for _, s := range subtrees {
-		if len(out) == 0 || !within(s, out[len(out)-1]) {
+		if len(out) == 0 || !Within(s, out[len(out)-1]) {
 			out = append(out, s)
 		}
 	}
@@ -136,7 +136,7 @@ func (gs Grants) Readable(p Principal) (all bool, subtrees [][]string) {
 // to what it was granted, and nothing more.
 func (gs Grants) Leads(p Principal, id []string) bool {
 	for _, g := range gs {
-		if g.holds(p) && g.Role >= Read && len(g.Namespace) > len(id) && within(g.Namespace, id) {
+		if g.holds(p) && g.Role >= Read && len(g.Namespace) > len(id) && Within(g.Namespace, id) {
 			return true
 		}
 	}

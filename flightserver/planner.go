@@ -103,7 +103,7 @@ func (s *Server) DoGet(tkt *flight.Ticket, stream flight.FlightService_DoGetServ
 	pl := s.plans.take(string(id), "")
 	if pl != nil {
 		// A ticket is no credential: its holder must read the table.
-		if err := s.svc.AuthorizeNamespace(ctx, auth.Read, pl.Table.ID); err != nil {
+		if err := s.planner.Authorize(ctx, auth.Read, pl.Table.ID); err != nil {
 			return err
 		}
 	} else {

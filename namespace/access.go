@@ -153,25 +153,16 @@ func missing(table bool, id ID) error {
 	return nserror.New(nserror.NamespaceNotFound, "namespace %q does not exist", id.String())
 }
 
-// AuthorizeTable checks that the caller of ctx may act on table id with
-// role need (for the planner's operations); a caller that may not read
-// it is told it does not exist.
-func (s *Service) AuthorizeTable(ctx context.Context, need auth.Role, id ID) error {
-	return s.authorizeOne(ctx, need, target{id: id, table: true})
-}
-
-// AuthorizeNamespace is AuthorizeTable for a namespace (a partitioned
-// table is one).
+// AuthorizeNamespace checks that the caller of ctx may act on namespace
+// id with role need (for the planner's operations: a partitioned table
+// is a namespace); a caller that may not read it is told it does not
+// exist.
 func (s *Service) AuthorizeNamespace(ctx context.Context, need auth.Role, id ID) error {
-	return s.authorizeOne(ctx, need, target{id: id})
-}
-
-func (s *Service) authorizeOne(ctx context.Context, need auth.Role, t target) error {
 	p, ok := auth.PrincipalFrom(ctx)
 	if !ok {
 		return nil
 	}
-	return s.authorize(ctx, p, need, t)
+	return s.authorize(ctx, p, need, target{id: id})
 }
 
 // mayWrite reports whether the caller of ctx may write object id (the

@@ -230,7 +230,7 @@ func (s *Service) ListNamespaceGrants(ctx context.Context, req ListNamespaceGran
 	}
 	out := []NamespaceGrant{}
 	for _, g := range gs {
-		if len(g.Namespace) >= len(req.ID) && ID(g.Namespace[:len(req.ID)]).Equal(req.ID) {
+		if auth.Within(g.Namespace, req.ID) {
 			out = append(out, NamespaceGrant{Namespace: append([]string{}, g.Namespace...), Principal: g.Principal, Group: g.Group, Role: g.Role.String()})
 		}
 	}

@@ -117,7 +117,7 @@ func decodeRun[Req any](run func(context.Context, *Planner, *Req) (any, error), 
 // Every operation first asks whether its caller holds the role it needs
 // anywhere (namespace.Service.Permits), so that a reader's change is
 // refused before its body is read; the operation then checks the table
-// it names (authorize).
+// it names (Authorize).
 func init() {
 	for i := range Ops {
 		run, need := Ops[i].Run, auth.Read

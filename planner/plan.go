@@ -57,7 +57,7 @@ func (p *Planner) PlanScan(ctx context.Context, id namespace.ID, filter string) 
 	if err := id.Validate("partitioned table"); err != nil {
 		return nil, err
 	}
-	if err := p.authorize(ctx, auth.Read, id); err != nil {
+	if err := p.Authorize(ctx, auth.Read, id); err != nil {
 		return nil, err
 	}
 	// Read your writes: every change logged before the plan (versions

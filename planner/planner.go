@@ -103,7 +103,7 @@ func (p *Planner) CreateTable(ctx context.Context, req CreateTableRequest) (*Tab
 	if p.svc == nil {
 		return nil, errReadOnlyPlanner
 	}
-	if err := p.authorize(ctx, auth.Write, req.ID); err != nil {
+	if err := p.Authorize(ctx, auth.Write, req.ID); err != nil {
 		return nil, err
 	}
 	if err := req.ID.Validate("partitioned table"); err != nil {
@@ -156,7 +156,7 @@ func (p *Planner) EvolveSpec(ctx context.Context, id namespace.ID, next Spec) (*
 	if p.svc == nil {
 		return nil, errReadOnlyPlanner
 	}
-	if err := p.authorize(ctx, auth.Write, id); err != nil {
+	if err := p.Authorize(ctx, auth.Write, id); err != nil {
 		return nil, err
 	}
 	t, err := p.Describe(ctx, id)
@@ -220,7 +220,7 @@ func (p *Planner) Describe(ctx context.Context, id namespace.ID) (*Table, error)
 	if err := id.Validate("partitioned table"); err != nil {
 		return nil, err
 	}
-	if err := p.authorize(ctx, auth.Read, id); err != nil {
+	if err := p.Authorize(ctx, auth.Read, id); err != nil {
 		return nil, err
 	}
 	if err := p.cat.Table().Sync(ctx); err != nil {
@@ -330,7 +330,7 @@ type Leaf struct {
 // (numbers, strings — dates as YYYY-MM-DD, timestamps as RFC 3339 or
 // "YYYY-MM-DD HH:MM:SS" — booleans, null); absent columns are NULL.
 func (p *Planner) ResolveRow(ctx context.Context, id namespace.ID, row map[string]any) (*Leaf, error) {
-	if err := p.authorize(ctx, auth.Write, id); err != nil {
+	if err := p.Authorize(ctx, auth.Write, id); err != nil {
 		return nil, err
 	}
 	t, err := p.Describe(ctx, id)
@@ -369,7 +369,7 @@ func (p *Planner) ResolveOrCreate(ctx context.Context, id namespace.ID, values m
 	if p.svc == nil {
 		return nil, errReadOnlyPlanner
 	}
-	if err := p.authorize(ctx, auth.Write, id); err != nil {
+	if err := p.Authorize(ctx, auth.Write, id); err != nil {
 		return nil, err
 	}
 	t, err := p.Describe(ctx, id)
@@ -540,7 +540,7 @@ func (p *Planner) Commit(ctx context.Context, id namespace.ID, req CommitRequest
 	if p.svc == nil {
 		return nil, errReadOnlyPlanner
 	}
-	if err := p.authorize(ctx, auth.Write, id); err != nil {
+	if err := p.Authorize(ctx, auth.Write, id); err != nil {
 		return nil, err
 	}
 	if _, err := p.Describe(ctx, id); err != nil {
@@ -585,13 +585,13 @@ func (p *Planner) Commit(ctx context.Context, id namespace.ID, req CommitRequest
 	return out, nil
 }
 
-// authorize checks that the caller of ctx may act on partitioned table
+// Authorize checks that the caller of ctx may act on partitioned table
 // id with role need: within the scope of its SQL query, if it comes from
 // one (sqlengine.ScopeFrom: also in the SQL worker, whose planner reads a
 // replica), and by the service's grants (namespace.Service.
 // AuthorizeNamespace) where the planner has the service. A caller that
 // may not read the table is told it does not exist.
-func (p *Planner) authorize(ctx context.Context, need auth.Role, id namespace.ID) error {
+func (p *Planner) Authorize(ctx context.Context, need auth.Role, id namespace.ID) error {
 	if sc := sqlengine.ScopeFrom(ctx); sc != nil && !sc.Covers(id.String()) {
 		return noPartitionedTable(id)
 	}

@@ -47,7 +47,8 @@ func ScopeFilter(col, sep string) string {
 
 type scopeKey struct{}
 
-// WithScope is ctx whose queries see only scope (nil: everything).
+// WithScope is ctx whose queries see only scope (nil: everything, as
+// with no scope at all).
 func WithScope(ctx context.Context, scope *Scope) context.Context {
 	return context.WithValue(ctx, scopeKey{}, scope)
 }

@@ -158,7 +158,7 @@ func (w *worker) DoGet(tk *flight.Ticket, stream flight.FlightService_DoGetServe
 	if err != nil {
 		return err
 	}
-	res, err := w.table.QueryAfter(scoped(ctx, t.Scope), t.After, t.Query, args...)
+	res, err := w.table.QueryAfter(sqlengine.WithScope(ctx, t.Scope), t.After, t.Query, args...)
 	if err != nil {
 		return err
 	}
@@ -295,15 +295,6 @@ func (b *batcher) drop() {
 	b.pending, b.rows, b.bytes = b.pending[:0], 0, 0
 }
 
-// scoped is ctx whose queries see scope, the server's caller's
-// (sqlengine.Scope; nil: everything).
-func scoped(ctx context.Context, scope *sqlengine.Scope) context.Context {
-	if scope == nil {
-		return ctx
-	}
-	return sqlengine.WithScope(ctx, scope)
-}
-
 // DoAction answers "schema" and "status".
 func (w *worker) DoAction(a *flight.Action, stream flight.FlightService_DoActionServer) error {
 	var body []byte
@@ -313,7 +304,7 @@ func (w *worker) DoAction(a *flight.Action, stream flight.FlightService_DoAction
 		if err := json.Unmarshal(a.GetBody(), &req); err != nil {
 			return nserror.New(nserror.InvalidInput, "sqlworker: a bad schema request: %v", err)
 		}
-		schema, params, err := w.table.QuerySchema(scoped(stream.Context(), req.Scope), req.Query)
+		schema, params, err := w.table.QuerySchema(sqlengine.WithScope(stream.Context(), req.Scope), req.Query)
 		if err != nil {
 			return err
 		}
