@@ -65,7 +65,14 @@ type liveQueries struct {
 	cancelled map[string]time.Time
 }
 
-const cancelledTTL = 15 * time.Minute
+// cancelledTTL is how long a cancelled id is remembered, and
+// maxCancelled how many at most: cancels of forged tickets cannot grow
+// the set without bound (past it, a cancel stops what runs but is not
+// remembered for a DoGet to come).
+const (
+	cancelledTTL = 15 * time.Minute
+	maxCancelled = 1 << 16
+)
 
 func newLiveQueries() *liveQueries {
 	return &liveQueries{running: map[string]*running{}, cancelled: map[string]time.Time{}}
@@ -107,7 +114,9 @@ func (l *liveQueries) cancel(id string) {
 			delete(l.cancelled, k)
 		}
 	}
-	l.cancelled[id] = now
+	if len(l.cancelled) < maxCancelled {
+		l.cancelled[id] = now
+	}
 	r := l.running[id]
 	l.mu.Unlock()
 	if r != nil {
