@@ -81,9 +81,10 @@ func sqlInfo(version string, limits Limits, maxQueries int) map[flightsql.SqlInf
 		flightsql.SqlInfoProcedureTerm:  "procedure",
 		flightsql.SqlInfoCatalogTerm:    "catalog",
 		flightsql.SqlInfoCatalogAtStart: true,
-		flightsql.SqlInfoSchemasSupportedActions: bits(int32(pb.SqlSupportedElementActions_SQL_ELEMENT_IN_PROCEDURE_CALLS),
-			int32(pb.SqlSupportedElementActions_SQL_ELEMENT_IN_INDEX_DEFINITIONS)),
-		flightsql.SqlInfoCatalogsSupportedActions:    bits(int32(pb.SqlSupportedElementActions_SQL_ELEMENT_IN_PROCEDURE_CALLS)),
+		// Read-only, with no procedures, indexes or privileges to name a
+		// schema or catalog in.
+		flightsql.SqlInfoSchemasSupportedActions:     int32(0),
+		flightsql.SqlInfoCatalogsSupportedActions:    int32(0),
 		flightsql.SqlInfoSupportedPositionedCommands: int32(0),
 		flightsql.SqlInfoSelectForUpdateSupported:    false,
 		flightsql.SqlInfoStoredProceduresSupported:   false,
@@ -120,9 +121,11 @@ func sqlInfo(version string, limits Limits, maxQueries int) map[flightsql.SqlInf
 		// int64, not the spec's int32: the JDBC driver casts it to Long
 		// (ArrowDatabaseMetadata.getDefaultTransactionIsolation), as the
 		// Java SqlInfoBuilder sends it; an Integer throws there.
-		flightsql.SqlInfoDefaultTransactionIsolation:                   int64(pb.SqlTransactionIsolationLevel_SQL_TRANSACTION_NONE),
-		flightsql.SqlInfoTransactionsSupported:                         false,
-		flightsql.SqlInfoSupportedTransactionsIsolationlevels:          int32(0),
+		flightsql.SqlInfoDefaultTransactionIsolation: int64(pb.SqlTransactionIsolationLevel_SQL_TRANSACTION_NONE),
+		flightsql.SqlInfoTransactionsSupported:       false,
+		// The default level, NONE, is the one supported.
+		flightsql.SqlInfoSupportedTransactionsIsolationlevels: bits(
+			int32(pb.SqlTransactionIsolationLevel_SQL_TRANSACTION_NONE)),
 		flightsql.SqlInfoDataDefinitionCausesTransactionCommit:         false,
 		flightsql.SqlInfoDataDefinitionsInTransactionsIgnored:          true,
 		flightsql.SqlInfoSupportedResultSetTypes:                       bits(int32(pb.SqlSupportedResultSetType_SQL_RESULT_SET_TYPE_FORWARD_ONLY)),
