@@ -141,7 +141,7 @@ func hostileMode(ctx context.Context, cfg Config, rep *Report, bin, mode string)
 	defer func() { _ = os.RemoveAll(tmp) }()
 	data := filepath.Join(tmp, "data")
 	srv, err := startServe(ctx, bin, tmp, "--data", data, "--log-format", "text",
-		"--flight-addr", "127.0.0.1:0", "--rest-addr", "127.0.0.1:0", "--metrics-addr", "127.0.0.1:0",
+		"--flight-addr", "127.0.0.1:0", "--rest-addr", "127.0.0.1:0", "--metrics-addr", "127.0.0.1:0", "--console-addr", "",
 		"--sql-isolation", mode, "--sql-memory", hostileSQLMemory, "--query-timeout", hostileQueryTimeout.String(),
 		"--shutdown-timeout", hostileShutdown.String())
 	if err != nil {

@@ -158,7 +158,7 @@ func lanceS3Round(ctx context.Context, dir, bin string, proxy *s3proxy.Proxy, lo
 		}
 		defer func() { _ = os.RemoveAll(tmp) }()
 		srv, err := startServe(ctx, bin, tmp, "--data", filepath.Join(tmp, "data"), "--root", proxy.URI("bench", prefix),
-			"--flight-addr", "127.0.0.1:0", "--rest-addr", "127.0.0.1:0", "--metrics-addr", "127.0.0.1:0")
+			"--flight-addr", "127.0.0.1:0", "--rest-addr", "127.0.0.1:0", "--metrics-addr", "127.0.0.1:0", "--console-addr", "")
 		if err != nil {
 			return lanceS3Run{}, err
 		}

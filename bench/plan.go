@@ -11,7 +11,6 @@ import (
 	"github.com/flightns/flightns/manifesttable"
 	"github.com/flightns/flightns/namespace"
 	"github.com/flightns/flightns/planner"
-	"github.com/flightns/flightns/sqlengine"
 )
 
 // planScenario measures plan_scan on a partitioned table of 10k and 100k
@@ -40,17 +39,11 @@ func runPlan(ctx context.Context, cfg Config, rep *Report) error {
 }
 
 func planAt(ctx context.Context, cfg Config, rep *Report, leaves int) error {
-	e, err := newEnv(ctx, "flightns-bench-plan-", cfg.persistence(), 64)
+	svc, closeAll, err := openSQLCatalog(ctx, cfg, "flightns-bench-plan-", 64)
 	if err != nil {
 		return err
 	}
-	defer e.close()
-	svc, err := namespace.Open(ctx, namespace.Config{Objects: e.objs, Redis: e.rdb, Catalog: "bench", Logger: quietLogger(),
-		Engine: sqlengine.Config{MemoryLimit: "2GB"}})
-	if err != nil {
-		return err
-	}
-	defer func() { _ = svc.Close() }()
+	defer closeAll()
 	p := planner.New(svc)
 	if err := p.RegisterSQL(ctx); err != nil {
 		return err
@@ -69,17 +62,7 @@ func planAt(ctx context.Context, cfg Config, rep *Report, leaves int) error {
 	first := time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC)
 	start := time.Now()
 	var batch []manifesttable.Change
-	flush := func() error {
-		if len(batch) == 0 {
-			return nil
-		}
-		seq, err := svc.Table().Append(ctx, batch)
-		if err == nil {
-			err = svc.Table().WaitDurable(ctx, seq)
-		}
-		batch = batch[:0]
-		return err
-	}
+	flush := func() error { return appendDurable(ctx, svc, &batch) }
 	for d := 0; d < days; d++ {
 		day := arrow.Date32(first.AddDate(0, 0, d).Unix() / 86400)
 		dayNS := fmt.Sprintf("events$v1$d%05d", d)

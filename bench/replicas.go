@@ -106,7 +106,7 @@ func replicasAt(ctx context.Context, cfg Config, rep *Report, bin string, n int,
 	for i := range n {
 		p, err := startReplicaProc(ctx, bin, tmp, "--data", filepath.Join(tmp, fmt.Sprintf("replica%d", i)),
 			"--root", objs.URI(), "--redis", rs.URL(), "--log-format", "text",
-			"--flight-addr", "127.0.0.1:0", "--rest-addr", "127.0.0.1:0", "--metrics-addr", "127.0.0.1:0")
+			"--flight-addr", "127.0.0.1:0", "--rest-addr", "127.0.0.1:0", "--metrics-addr", "127.0.0.1:0", "--console-addr", "")
 		if err != nil {
 			return fmt.Errorf("replica %d: %w", i, err)
 		}

@@ -491,3 +491,18 @@ func (q tableSQL) Query(ctx context.Context, query string, args []any, after uin
 }
 
 func (q tableSQL) MaxQueries() int { return q.t.MaxQueries() }
+
+// Query runs query with args for the caller of ctx (auth.WithPrincipal)
+// as a Flight SQL statement runs: through the gate, in the caller's
+// scope, in one of the shared slots, under the query time limit and the
+// result limits, seeing the catalog's latest change. The web console's
+// SQL runs here. Ending ctx stops the query; the caller reads the channel
+// to its end (releasing each batch).
+func (s *Server) Query(ctx context.Context, query string, args ...any) (*arrow.Schema, <-chan flight.StreamChunk, error) {
+	start := time.Now()
+	after, err := s.after(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	return s.runQuery(ctx, newQueryID(), query, args, after, time.Since(start))
+}

@@ -155,7 +155,7 @@ func (s *server) start() {
 
 func (s *server) launch() {
 	s.t.Helper()
-	full := append([]string{"serve", "--flight-addr", s.flight, "--rest-addr", s.rest, "--metrics-addr", s.metrics}, s.args...)
+	full := append([]string{"serve", "--flight-addr", s.flight, "--rest-addr", s.rest, "--metrics-addr", s.metrics, "--console-addr", ""}, s.args...)
 	cmd := exec.Command(binary, full...)
 	cmd.Dir = s.work
 	cmd.Env = append(os.Environ(), s.env...)

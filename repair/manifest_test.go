@@ -299,6 +299,13 @@ func TestVerifyRepairForgetsABranchLanceDeleted(t *testing.T) {
 			Version: int64(v), ManifestPath: "file://" + stage(t, devDir, v)}); err != nil {
 			t.Fatal(err)
 		}
+		// A reader finishes the commit (its final manifest may still be
+		// on its way when CreateTableVersion answers): Lance deletes a
+		// branch whose versions are whole.
+		ver := int64(v)
+		if _, err := svc.DescribeTableVersion(ctx, namespace.DescribeTableVersionRequest{ID: namespace.ID{"ns", "a"}, Branch: "dev", Version: &ver}); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if err := os.RemoveAll(devDir); err != nil {
 		t.Fatal(err)

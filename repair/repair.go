@@ -593,3 +593,29 @@ func stagingInUse(ctx context.Context, claims *redisclaim.Store, table string) (
 		after = next
 	}
 }
+
+// VerifyTable is step 1 of Verify for one table, without repairing: its
+// version records, on main and on every branch, against the final
+// manifests in storage (the web console's table page).
+func VerifyTable(ctx context.Context, svc *namespace.Service, t Table) (VerifyReport, error) {
+	var rep VerifyReport
+	if err := checkLocation(t.Location); err != nil {
+		rep.Drift = append(rep.Drift, Drift{Kind: InvalidRow, Table: t.ID, Object: manifesttable.TypeTable, Detail: err.Error()})
+		return rep, nil
+	}
+	recorded, err := recordedBranches(ctx, svc.Claims(), []Table{t})
+	if err != nil {
+		return rep, err
+	}
+	branches, err := liveBranches(ctx, svc, t, recorded[t.Location])
+	if err != nil {
+		return rep, err
+	}
+	for _, b := range append([]string{""}, branches...) {
+		if err := verifyTable(ctx, svc.Claims(), t, b, false, &rep); err != nil {
+			return rep, fmt.Errorf("repair: table %s branch %q: %w", t.ID, b, err)
+		}
+	}
+	rep.Tables = 1
+	return rep, nil
+}

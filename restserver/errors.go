@@ -11,10 +11,11 @@ import (
 	"github.com/flightns/flightns/obs"
 )
 
-// statusOf maps a Lance Namespace error code to its HTTP status: the one
-// table of this surface, as the specification's catalog and Lance's own REST
-// server have it. Unknown codes are 500.
-func statusOf(c nserror.Code) int {
+// StatusOf maps a Lance Namespace error code to its HTTP status: the one
+// table of the HTTP surfaces (REST and the web console), as the
+// specification's catalog and Lance's own REST server have it. Unknown
+// codes are 500.
+func StatusOf(c nserror.Code) int {
 	switch c {
 	case nserror.NamespaceNotFound, nserror.TableNotFound, nserror.TableIndexNotFound, nserror.TableTagNotFound,
 		nserror.TransactionNotFound, nserror.TableVersionNotFound, nserror.TableColumnNotFound, nserror.TableBranchNotFound:
@@ -66,7 +67,7 @@ func withStatus(status int, code nserror.Code, format string, args ...any) error
 // status of its code (or of HTTP, for an *httpError).
 func (h *handler) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	code := nserror.CodeOf(err)
-	status := statusOf(code)
+	status := StatusOf(code)
 	var he *httpError
 	if errors.As(err, &he) {
 		status = he.status

@@ -126,7 +126,7 @@ func TestStatusOfEveryCode(t *testing.T) {
 		18: 500, 24: 500, 99: 500, -1: 500,
 	}
 	for code, status := range want {
-		if got := statusOf(nserror.Code(code)); got != status {
+		if got := StatusOf(nserror.Code(code)); got != status {
 			t.Errorf("code %d: HTTP %d, want %d", code, got, status)
 		}
 	}

@@ -162,6 +162,12 @@ type Config struct {
 	FlightAddr  string
 	RESTAddr    string
 	MetricsAddr string
+	// ConsoleAddr is the web console's listen address (package console);
+	// empty: no console.
+	ConsoleAddr string
+	// ConsoleSampleEvery is how often the console's metrics history is
+	// sampled (default 2 s; an hour of samples is kept).
+	ConsoleSampleEvery time.Duration
 	// SessionTTL is how long a session token (what a Flight handshake
 	// with a user's password answers) lives (default 12h); a handshake
 	// with a live one answers a fresh one.
@@ -169,7 +175,8 @@ type Config struct {
 	// AuthFile is the JSON file of tokens and users (see package auth);
 	// empty: no authentication.
 	AuthFile string
-	// TLSCert and TLSKey (PEM files) turn TLS on for Flight and REST.
+	// TLSCert and TLSKey (PEM files) turn TLS on for Flight, REST and the
+	// console.
 	TLSCert string
 	TLSKey  string
 	// Vend has DescribeTable and DeclareTable answer temporary storage

@@ -3,7 +3,6 @@ package server_test
 import (
 	"context"
 	"encoding/json"
-	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -49,15 +48,7 @@ func TestAReaderOfOneNamespaceSeesNothingOfAnother(t *testing.T) {
 
 	rest := func(token, path, body string) (int, string) {
 		t.Helper()
-		req, _ := http.NewRequest(http.MethodPost, "http://"+srv.RESTAddr().String()+path, strings.NewReader(body))
-		req.Header.Set("Authorization", "Bearer "+token)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer func() { _ = resp.Body.Close() }()
-		raw, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, string(raw)
+		return restAs(t, srv, token)(path, body)
 	}
 	must := func(path, body string) {
 		t.Helper()

@@ -38,7 +38,7 @@ type Server struct {
 	health  *obs.Health
 	audit   *audit.Log
 
-	flightL, restL, metricsL net.Listener
+	flightL, restL, metricsL, consoleL net.Listener
 
 	// stops drain the surfaces (run at once, bounded by the shutdown
 	// timeout); undo releases what Start built, last built first.
@@ -116,7 +116,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	s.superviseRedis(bgCtx)
 
 	var sql flightserver.SQL // nil: in this process
-	if isolated && s.flightL != nil {
+	if isolated && (s.flightL != nil || s.consoleL != nil) {
 		sup, stop, err := s.startSQLWorker(engine)
 		if err != nil {
 			return nil, err
@@ -124,7 +124,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		s.push(stop)
 		sql = sup
 	}
-	if err := s.serveSurfaces(authn, sql); err != nil {
+	if err := s.serveSurfaces(bgCtx, authn, sql); err != nil {
 		return nil, err
 	}
 	// __manifest that cannot make progress (a full disk, a store refusing
@@ -148,6 +148,9 @@ func (s *Server) FlightAddr() net.Addr { return addrOf(s.flightL) }
 
 // RESTAddr is the REST listener's address; nil when it is off.
 func (s *Server) RESTAddr() net.Addr { return addrOf(s.restL) }
+
+// ConsoleAddr is the web console's address; nil when it is off.
+func (s *Server) ConsoleAddr() net.Addr { return addrOf(s.consoleL) }
 
 // MetricsAddr is the metrics and health listener's address; nil when it
 // is off.
@@ -194,7 +197,7 @@ func (s *Server) release() {
 		s.undo[i]()
 	}
 	s.undo = nil
-	for _, l := range []net.Listener{s.metricsL, s.flightL, s.restL} {
+	for _, l := range []net.Listener{s.metricsL, s.flightL, s.restL, s.consoleL} {
 		if l != nil {
 			_ = l.Close()
 		}
@@ -221,7 +224,10 @@ func (s *Server) listen() error {
 	if s.flightL, err = listen(s.cfg.FlightAddr, "Flight address (--flight-addr)"); err != nil {
 		return err
 	}
-	s.restL, err = listen(s.cfg.RESTAddr, "REST address (--rest-addr)")
+	if s.restL, err = listen(s.cfg.RESTAddr, "REST address (--rest-addr)"); err != nil {
+		return err
+	}
+	s.consoleL, err = listen(s.cfg.ConsoleAddr, "console address (--console-addr)")
 	return err
 }
 
@@ -274,17 +280,23 @@ func (s *Server) recoverAfterRestart(ctx context.Context) {
 	s.health.Check(ctx)
 }
 
-// serveSurfaces starts Flight SQL and REST on their listeners.
-func (s *Server) serveSurfaces(authn *auth.Authenticator, sql flightserver.SQL) error {
+// serveSurfaces starts Flight SQL, REST and the console on their
+// listeners; ctx bounds the console's background sampling.
+func (s *Server) serveSurfaces(ctx context.Context, authn *auth.Authenticator, sql flightserver.SQL) error {
 	uInt, sInt := obs.Interceptors(s.metrics, s.log)
-	plan := planner.New(s.svc) // one planner (and its cache) for both surfaces
-	if l := s.flightL; l != nil {
-		fsrv, err := flightserver.New(flightserver.Config{Service: s.svc, Planner: plan, SQL: sql, Auth: authn, TLSCertFile: s.cfg.TLSCert, TLSKeyFile: s.cfg.TLSKey, TLSClientCAFile: s.cfg.TLSClientCA, Audit: s.audit,
+	plan := planner.New(s.svc) // one planner (and its cache) for every surface
+	var fsrv *flightserver.Server
+	if s.flightL != nil || s.consoleL != nil { // the console's SQL runs through its gate
+		var err error
+		fsrv, err = flightserver.New(flightserver.Config{Service: s.svc, Planner: plan, SQL: sql, Auth: authn, TLSCertFile: s.cfg.TLSCert, TLSKeyFile: s.cfg.TLSKey, TLSClientCAFile: s.cfg.TLSClientCA, Audit: s.audit,
 			Logger: s.log, Version: s.cfg.Version, Limits: s.cfg.Limits, Health: s.health.GRPC(),
 			UnaryInterceptors: []grpc.UnaryServerInterceptor{uInt}, StreamInterceptors: []grpc.StreamServerInterceptor{sInt}})
 		if err != nil {
 			return err
 		}
+		s.push(fsrv.Stop) // after a failed start, or once drained: nothing left to stop
+	}
+	if l := s.flightL; l != nil {
 		go func() { s.fail(fsrv.Serve(l)) }()
 		s.stops = append(s.stops, func(ctx context.Context) {
 			done := make(chan struct{})
@@ -297,36 +309,50 @@ func (s *Server) serveSurfaces(authn *auth.Authenticator, sql flightserver.SQL) 
 				<-done
 			}
 		})
-		s.push(fsrv.Stop) // after a failed start, or once drained: nothing left to stop
 		s.log.Info("Flight SQL listening", "addr", l.Addr().String())
 	}
+	rest := obs.HTTPMiddleware(restserver.New(s.svc, restserver.Options{Auth: authn, Logger: s.log, MaxBodyBytes: s.cfg.MaxBodyBytes, Planner: plan, Audit: s.audit}),
+		restserver.OpName, s.metrics, s.log)
 	if l := s.restL; l != nil {
-		h := restserver.New(s.svc, restserver.Options{Auth: authn, Logger: s.log, MaxBodyBytes: s.cfg.MaxBodyBytes, Planner: plan, Audit: s.audit})
-		hs := &http.Server{Handler: obs.HTTPMiddleware(h, restserver.OpName, s.metrics, s.log), ReadHeaderTimeout: 10 * time.Second,
-			ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelDebug)} // a refused TLS handshake, say
-		if s.cfg.TLSCert != "" {
-			tc, err := auth.TLSConfig(s.cfg.TLSCert, s.cfg.TLSKey, s.cfg.TLSClientCA)
-			if err != nil {
-				return err
-			}
-			hs.TLSConfig = tc
+		if err := s.serveHTTP(l, rest, "REST"); err != nil {
+			return err
 		}
-		go func() {
-			if s.cfg.TLSCert != "" {
-				s.fail(hs.ServeTLS(l, "", ""))
-			} else {
-				s.fail(hs.Serve(l))
-			}
-		}()
-		s.stops = append(s.stops, func(ctx context.Context) {
-			if err := hs.Shutdown(ctx); err != nil {
-				s.log.Warn("REST requests still running at the shutdown timeout are cut off", "err", err)
-				_ = hs.Close()
-			}
-		})
-		s.push(func() { _ = hs.Close() })
 		s.log.Info("Lance Namespace REST listening", "addr", l.Addr().String())
 	}
+	if l := s.consoleL; l != nil {
+		if err := s.serveConsole(ctx, l, authn, fsrv, plan, rest); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// serveHTTP serves h on l (with TLS when configured) until Close; what
+// names the surface in the log.
+func (s *Server) serveHTTP(l net.Listener, h http.Handler, what string) error {
+	hs := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelDebug)} // a refused TLS handshake, say
+	if s.cfg.TLSCert != "" {
+		tc, err := auth.TLSConfig(s.cfg.TLSCert, s.cfg.TLSKey, s.cfg.TLSClientCA)
+		if err != nil {
+			return err
+		}
+		hs.TLSConfig = tc
+	}
+	go func() {
+		if s.cfg.TLSCert != "" {
+			s.fail(hs.ServeTLS(l, "", ""))
+		} else {
+			s.fail(hs.Serve(l))
+		}
+	}()
+	s.stops = append(s.stops, func(ctx context.Context) {
+		if err := hs.Shutdown(ctx); err != nil {
+			s.log.Warn(what+" requests still running at the shutdown timeout are cut off", "err", err)
+			_ = hs.Close()
+		}
+	})
+	s.push(func() { _ = hs.Close() })
 	return nil
 }
 

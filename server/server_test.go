@@ -216,3 +216,20 @@ func TestAFailedStartLeavesNothingRunning(t *testing.T) {
 	}
 	_ = srv.Close()
 }
+
+// restAs returns a function that POSTs body to path on srv's REST API
+// with token as its bearer, and answers the status and the body.
+func restAs(t *testing.T, srv *server.Server, token string) func(path, body string) (int, string) {
+	return func(path, body string) (int, string) {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodPost, "http://"+srv.RESTAddr().String()+path, strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+token)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer func() { _ = resp.Body.Close() }()
+		raw, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(raw)
+	}
+}

@@ -54,10 +54,10 @@ type serverProc struct {
 	waitCh chan struct{} // closed when the log ends (the process exited)
 	newLn  chan struct{} // pulsed on every line
 
-	flight, rest, metrics string // listen addresses from the log
-	redisPid              int
-	exitErr               error
-	exited                chan struct{}
+	flight, rest, metrics, console string // listen addresses from the log
+	redisPid                       int
+	exitErr                        error
+	exited                         chan struct{}
 }
 
 var (
@@ -76,6 +76,11 @@ func startServer(t *testing.T, work string, env []string, args ...string) *serve
 		full = []string{"serve"}
 	} else if !hasFlag(args, "--flight-addr") {
 		full = append(full, "--flight-addr", "127.0.0.1:0", "--rest-addr", "127.0.0.1:0", "--metrics-addr", "127.0.0.1:0")
+	}
+	if len(args) != 1 || args[0] != noFlags {
+		if !hasFlag(args, "--console-addr") {
+			full = append(full, "--console-addr", "127.0.0.1:0")
+		}
 	}
 	cmd := exec.Command(binary, full...)
 	cmd.Dir = work
@@ -127,6 +132,8 @@ func startServer(t *testing.T, work string, env []string, args ...string) *serve
 			s.rest = addr
 		case strings.Contains(l, "metrics and health listening"):
 			s.metrics = addr
+		case strings.Contains(l, "console listening"):
+			s.console = addr
 		}
 	}
 	s.mu.Unlock()

@@ -47,6 +47,8 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		"Lance Namespace REST listen address (empty: no REST) [$FLIGHTNS_REST_ADDR]")
 	fs.StringVar(&cfg.MetricsAddr, "metrics-addr", envOr("FLIGHTNS_METRICS_ADDR", "127.0.0.1:31339"),
 		"HTTP listen address of /metrics (Prometheus), /healthz and /readyz (empty: none) [$FLIGHTNS_METRICS_ADDR]")
+	fs.StringVar(&cfg.ConsoleAddr, "console-addr", envOr("FLIGHTNS_CONSOLE_ADDR", "127.0.0.1:31340"),
+		"web console listen address: the catalog, its commits and its SQL in a browser, behind the same authentication and TLS (empty: no console) [$FLIGHTNS_CONSOLE_ADDR]")
 	fs.StringVar(&cfg.AuthFile, "auth-file", os.Getenv("FLIGHTNS_AUTH_FILE"),
 		`JSON file of tokens and users with roles read, write or admin ({"tokens":[{"token","name","role"}],"users":[{"name","password","role"}]}); none: no authentication [$FLIGHTNS_AUTH_FILE]`)
 	fs.DurationVar(&cfg.SessionTTL, "session-ttl", envDuration("FLIGHTNS_SESSION_TTL", 12*time.Hour),
@@ -132,6 +134,13 @@ func runServer(ctx context.Context, cfg server.Config, log *slog.Logger) error {
 	srv, err := server.Start(ctx, cfg)
 	if err != nil {
 		return err
+	}
+	if a := srv.ConsoleAddr(); a != nil {
+		scheme := "http"
+		if cfg.TLSCert != "" {
+			scheme = "https"
+		}
+		_, _ = fmt.Fprintf(os.Stdout, "flightns is ready; the web console is at %s://%s/\n", scheme, a)
 	}
 	select {
 	case <-ctx.Done():

@@ -204,7 +204,7 @@ func TestKill9ThenRestartLosesNothingAcknowledged(t *testing.T) {
 	}
 	// A second server on the same data directory is refused: one private
 	// Redis per directory.
-	if code, _, errs := runCLI(t, work, "serve", "--flight-addr", "127.0.0.1:0", "--rest-addr", "127.0.0.1:0", "--metrics-addr", ""); code != 1 ||
+	if code, _, errs := runCLI(t, work, "serve", "--flight-addr", "127.0.0.1:0", "--rest-addr", "127.0.0.1:0", "--metrics-addr", "", "--console-addr", ""); code != 1 ||
 		!strings.Contains(errs, "another flightns process uses the data directory") {
 		t.Errorf("a second server on one data directory: exit %d, %s", code, errs)
 	}
@@ -290,7 +290,7 @@ func TestPrivateRedisKilledIsRestartedAndServingResumes(t *testing.T) {
 }
 
 func TestServeWithoutRedisServerNamesThePackage(t *testing.T) {
-	cmd := exec.Command(binary, "serve", "--flight-addr", "", "--rest-addr", "", "--metrics-addr", "")
+	cmd := exec.Command(binary, "serve", "--flight-addr", "", "--rest-addr", "", "--metrics-addr", "", "--console-addr", "")
 	cmd.Dir = t.TempDir()
 	cmd.Env = append(os.Environ(), "PATH="+t.TempDir())
 	out, err := cmd.CombinedOutput()
@@ -378,7 +378,7 @@ func TestServeRefusesAnAuthFileThatNamesNobody(t *testing.T) {
 		if err := os.WriteFile(f, []byte(body), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		code, _, stderr := runCLI(t, dir, "serve", "--auth-file", f, "--flight-addr", "", "--rest-addr", "", "--metrics-addr", "")
+		code, _, stderr := runCLI(t, dir, "serve", "--auth-file", f, "--flight-addr", "", "--rest-addr", "", "--metrics-addr", "", "--console-addr", "")
 		if code == 0 || !strings.Contains(stderr, f) || !strings.Contains(stderr, "--auth-file") {
 			t.Errorf("%s: exit %d, stderr %s", name, code, stderr)
 		}
@@ -405,14 +405,14 @@ func TestServeRefusesASecondRootOnTheSameCatalog(t *testing.T) {
 	first := startServer(t, t.TempDir(), nil, "--redis", r.URL())
 	mustREST(t, first.rest, "/v1/namespace/ns/create", `{}`, nil)
 	other := t.TempDir()
-	code, _, stderr := runCLI(t, other, "serve", "--redis", r.URL(), "--flight-addr", "", "--rest-addr", "", "--metrics-addr", "")
+	code, _, stderr := runCLI(t, other, "serve", "--redis", r.URL(), "--flight-addr", "", "--rest-addr", "", "--metrics-addr", "", "--console-addr", "")
 	// The log quotes the error: its quotes are escaped.
 	if code != 1 || !strings.Contains(stderr, `catalog \"flightns\" in this Redis belongs to the root file://`+filepath.Join(first.work, "flightns-data", "root")) ||
 		!strings.Contains(stderr, filepath.Join(other, "flightns-data", "root")) {
 		t.Fatalf("a second root: exit %d, stderr %s", code, stderr)
 	}
 	// The first root, under another catalog name, is refused too.
-	code, _, stderr = runCLI(t, first.work, "serve", "--redis", r.URL(), "--catalog", "else", "--flight-addr", "", "--rest-addr", "", "--metrics-addr", "")
+	code, _, stderr = runCLI(t, first.work, "serve", "--redis", r.URL(), "--catalog", "else", "--flight-addr", "", "--rest-addr", "", "--metrics-addr", "", "--console-addr", "")
 	if code != 1 || !strings.Contains(stderr, `belongs to catalog \"flightns\", not \"else\"`) {
 		t.Fatalf("a root of another catalog: exit %d, stderr %s", code, stderr)
 	}
@@ -429,7 +429,7 @@ func TestServeBindsItsListenersBeforeItsPrivateRedis(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { _ = l.Close() }()
-	code, _, stderr := runCLI(t, t.TempDir(), "serve", "--flight-addr", l.Addr().String(), "--rest-addr", "127.0.0.1:0", "--metrics-addr", "127.0.0.1:0")
+	code, _, stderr := runCLI(t, t.TempDir(), "serve", "--flight-addr", l.Addr().String(), "--rest-addr", "127.0.0.1:0", "--metrics-addr", "127.0.0.1:0", "--console-addr", "")
 	if code != 1 || !strings.Contains(stderr, "--flight-addr") || !strings.Contains(stderr, "address already in use") {
 		t.Fatalf("serve on a taken --flight-addr: exit %d, stderr %s", code, stderr)
 	}
