@@ -299,6 +299,15 @@ func (c *console) verify(w http.ResponseWriter, r *http.Request) {
 		writeError(w, c.log, nserror.New(nserror.TableNotFound, "table %s not found", id))
 		return
 	}
+	// One verification at a time: it reads every version record of the
+	// table, which a caller must not multiply against the commits.
+	select {
+	case c.verifying <- struct{}{}:
+		defer func() { <-c.verifying }()
+	default:
+		writeError(w, c.log, nserror.New(nserror.Throttling, "another verification is running; try again when it ends"))
+		return
+	}
 	rep, err := repair.VerifyTable(ctx, c.cfg.Service, repair.Table{ID: row.ObjectID, Location: row.Location})
 	if err != nil {
 		writeError(w, c.log, err)

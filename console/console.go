@@ -93,9 +93,10 @@ const ContentSecurityPolicy = "default-src 'none'; script-src 'self'; style-src 
 	"connect-src 'self'; font-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
 
 type console struct {
-	cfg Config
-	log *slog.Logger
-	ops map[string]namespace.Op
+	cfg       Config
+	log       *slog.Logger
+	ops       map[string]namespace.Op
+	verifying chan struct{} // one table verification at a time
 }
 
 // New returns the console's handler.
@@ -106,7 +107,7 @@ func New(cfg Config) http.Handler {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	c := &console{cfg: cfg, log: cfg.Logger, ops: map[string]namespace.Op{}}
+	c := &console{cfg: cfg, log: cfg.Logger, ops: map[string]namespace.Op{}, verifying: make(chan struct{}, 1)}
 	for _, op := range namespace.Ops {
 		c.ops[op.Name] = op
 	}

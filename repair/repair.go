@@ -595,19 +595,18 @@ func stagingInUse(ctx context.Context, claims *redisclaim.Store, table string) (
 }
 
 // VerifyTable is step 1 of Verify for one table, without repairing: its
-// version records, on main and on every branch, against the final
-// manifests in storage (the web console's table page).
+// version records, on main and on every branch __manifest or Lance's
+// _refs/branches/ knows, against the final manifests in storage (the web
+// console's table page). Unlike Verify it does not read every chain the
+// claim store holds (one command over the whole catalog), so a branch
+// recorded in Redis alone is left to Verify.
 func VerifyTable(ctx context.Context, svc *namespace.Service, t Table) (VerifyReport, error) {
 	var rep VerifyReport
 	if err := checkLocation(t.Location); err != nil {
 		rep.Drift = append(rep.Drift, Drift{Kind: InvalidRow, Table: t.ID, Object: manifesttable.TypeTable, Detail: err.Error()})
 		return rep, nil
 	}
-	recorded, err := recordedBranches(ctx, svc.Claims(), []Table{t})
-	if err != nil {
-		return rep, err
-	}
-	branches, err := liveBranches(ctx, svc, t, recorded[t.Location])
+	branches, err := liveBranches(ctx, svc, t, nil)
 	if err != nil {
 		return rep, err
 	}
