@@ -6,8 +6,12 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow/flight"
 	"github.com/apache/arrow-go/v18/arrow/flight/flightsql"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/metadata"
 
+	"github.com/flightns/flightns/idempotency"
 	"github.com/flightns/flightns/namespace"
+	"github.com/flightns/flightns/nserror"
 	"github.com/flightns/flightns/planner"
 )
 
@@ -59,17 +63,48 @@ func (s *Server) DoAction(cmd *flight.Action, stream flight.FlightService_DoActi
 		return s.FlightServer.DoAction(cmd, stream)
 	}
 	return s.audited(stream.Context(), a.Name, a.Write, func(ctx context.Context) error {
-		// Run checks the caller's role and grants on what it names.
-		resp, err := a.Run(ctx, s.svc, cmd.GetBody(), nil)
-		if err != nil {
-			return err
-		}
-		body, err := json.Marshal(resp)
+		body, err := s.once(ctx, a.Name, a.Write, cmd.GetBody(), func() ([]byte, error) {
+			// Run checks the caller's role and grants on what it names.
+			resp, err := a.Run(ctx, s.svc, cmd.GetBody(), nil)
+			if err != nil {
+				return nil, err
+			}
+			return json.Marshal(resp)
+		})
 		if err != nil {
 			return err
 		}
 		return stream.Send(&flight.Result{Body: body})
 	})
+}
+
+// IdempotencyMetadata is the metadata key of an action's Idempotency-Key.
+const IdempotencyMetadata = "idempotency-key"
+
+// once runs a mutation whose call carries an idempotency-key at most once
+// per key (package idempotency): a retry gets the first answer again,
+// with the header idempotent-replayed: true. Anything else just runs.
+func (s *Server) once(ctx context.Context, op string, write bool, request []byte, run func() ([]byte, error)) ([]byte, error) {
+	keys := metadata.ValueFromIncomingContext(ctx, IdempotencyMetadata)
+	if !write || s.idem == nil || len(keys) == 0 {
+		return run()
+	}
+	if len(keys) != 1 {
+		return nil, nserror.New(nserror.InvalidInput, "one %s, not %d", IdempotencyMetadata, len(keys))
+	}
+	rep, replayed, err := s.idem.Do(ctx, principalOf(ctx).Name, op, keys[0], request, func() idempotency.Reply {
+		return idempotency.ReplyOf(run())
+	})
+	if err != nil {
+		return nil, err
+	}
+	if replayed {
+		_ = grpc.SetHeader(ctx, metadata.Pairs("idempotent-replayed", "true"))
+	}
+	if err := rep.Err(); err != nil {
+		return nil, err
+	}
+	return rep.Body, nil
 }
 
 // ListActions lists the Lance Namespace operations and the Flight SQL

@@ -34,21 +34,21 @@ func (s *Server) doPlannerAction(op planner.Op, cmd *flight.Action, stream fligh
 }
 
 func (s *Server) runPlannerAction(ctx context.Context, op planner.Op, cmd *flight.Action, stream flight.FlightService_DoActionServer) error {
-	resp, err := op.Run(ctx, s.planner, cmd.GetBody(), nil) // the planner checks role and grants
+	body, err := s.once(ctx, op.Name, op.Write, cmd.GetBody(), func() ([]byte, error) {
+		resp, err := op.Run(ctx, s.planner, cmd.GetBody(), nil) // the planner checks role and grants
+		if err != nil {
+			return nil, err
+		}
+		if pl, ok := resp.(*planner.Plan); ok {
+			info, err := s.planInfo(pl, cmd.GetBody(), &flight.FlightDescriptor{Type: flight.DescriptorCMD, Cmd: cmd.GetBody()})
+			if err != nil {
+				return nil, err
+			}
+			return proto.Marshal(info)
+		}
+		return json.Marshal(resp)
+	})
 	if err != nil {
-		return err
-	}
-	var body []byte
-	if pl, ok := resp.(*planner.Plan); ok {
-		info, err := s.planInfo(pl, cmd.GetBody(), &flight.FlightDescriptor{Type: flight.DescriptorCMD, Cmd: cmd.GetBody()})
-		if err != nil {
-			return err
-		}
-		body, err = proto.Marshal(info)
-		if err != nil {
-			return err
-		}
-	} else if body, err = json.Marshal(resp); err != nil {
 		return err
 	}
 	return stream.Send(&flight.Result{Body: body})

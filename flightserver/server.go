@@ -19,6 +19,7 @@ import (
 
 	"github.com/flightns/flightns/audit"
 	"github.com/flightns/flightns/auth"
+	"github.com/flightns/flightns/idempotency"
 	"github.com/flightns/flightns/manifesttable"
 	"github.com/flightns/flightns/namespace"
 	"github.com/flightns/flightns/planner"
@@ -116,6 +117,9 @@ type Config struct {
 	Auth *auth.Authenticator
 	// Audit records every mutation and every refused request (nil: none).
 	Audit *audit.Log
+	// Idempotency answers retried mutating actions that carry an
+	// idempotency-key (nil: the metadata is ignored).
+	Idempotency *idempotency.Store
 	// TLSCertFile and TLSKeyFile, both set, serve TLS; with
 	// TLSClientCAFile every client must present a certificate that CA
 	// signed (mutual TLS; auth.TLSConfig).
@@ -147,6 +151,7 @@ type Server struct {
 	auth     *auth.Authenticator
 	log      *slog.Logger
 	audit    *audit.Log
+	idem     *idempotency.Store
 	limits   Limits
 	alloc    memory.Allocator
 	sql      SQL
@@ -188,7 +193,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	s := &Server{
 		sql: sq,
-		svc: cfg.Service, table: cfg.Service.Table(), auth: a, log: log, limits: lim, audit: cfg.Audit,
+		svc: cfg.Service, table: cfg.Service.Table(), auth: a, log: log, limits: lim, audit: cfg.Audit, idem: cfg.Idempotency,
 		alloc:    memory.DefaultAllocator,
 		prepared: newPreparedSet(lim.PreparedTTL, lim.MaxPreparedStatements),
 		planner:  cfg.Planner,

@@ -1,7 +1,9 @@
 package restserver
 
 import (
+	"context"
 	"crypto/x509"
+	"encoding/json"
 	"errors"
 	"io"
 	"log/slog"
@@ -10,6 +12,7 @@ import (
 
 	"github.com/flightns/flightns/audit"
 	"github.com/flightns/flightns/auth"
+	"github.com/flightns/flightns/idempotency"
 	"github.com/flightns/flightns/namespace"
 	"github.com/flightns/flightns/nserror"
 	"github.com/flightns/flightns/planner"
@@ -35,6 +38,9 @@ type Options struct {
 	Planner *planner.Planner
 	// Audit records every mutation and every refused request (nil: none).
 	Audit *audit.Log
+	// Idempotency answers retried mutations that carry an
+	// Idempotency-Key (nil: the header is ignored).
+	Idempotency *idempotency.Store
 }
 
 // New returns the REST handler of svc: the /v1/... routes of the Lance
@@ -44,7 +50,7 @@ func New(svc *namespace.Service, opts Options) http.Handler {
 	if svc == nil {
 		panic("restserver: New needs a *namespace.Service")
 	}
-	h := &handler{svc: svc, plan: opts.Planner, auth: opts.Auth, max: opts.MaxBodyBytes, log: opts.Logger, audit: opts.Audit}
+	h := &handler{svc: svc, plan: opts.Planner, auth: opts.Auth, max: opts.MaxBodyBytes, log: opts.Logger, audit: opts.Audit, idem: opts.Idempotency}
 	if h.plan == nil {
 		h.plan = planner.New(svc)
 	}
@@ -64,6 +70,7 @@ type handler struct {
 	max   int64
 	log   *slog.Logger
 	audit *audit.Log
+	idem  *idempotency.Store
 }
 
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -167,7 +174,11 @@ func (h *handler) serve(w http.ResponseWriter, r *http.Request, rt route, rawID 
 		}
 		return nserror.New(nserror.InvalidInput, "reading the request body: %v", err)
 	}
-	reply, err := rt.run(auth.WithPrincipal(ctx, who), h, body, rest)
+	ctx = auth.WithPrincipal(ctx, who)
+	if rt.write && h.idem != nil && len(r.Header.Values(idempotency.Header)) > 0 {
+		return h.once(ctx, w, r, who, rt, body, rest)
+	}
+	reply, err := rt.run(ctx, h, body, rest)
 	if err != nil {
 		return err
 	}
@@ -179,6 +190,55 @@ func (h *handler) serve(w http.ResponseWriter, r *http.Request, rt route, rawID 
 		return nil
 	}
 	writeJSON(w, http.StatusOK, reply)
+	return nil
+}
+
+// once runs a mutation that carries an Idempotency-Key at most once per
+// key (package idempotency): a retry gets the first answer again, with
+// Idempotent-Replayed: true. The request is the route, the path's id,
+// the query and the body.
+func (h *handler) once(ctx context.Context, w http.ResponseWriter, r *http.Request, who auth.Principal, rt route, body []byte, rest *namespace.REST) error {
+	keys := r.Header.Values(idempotency.Header)
+	if len(keys) != 1 {
+		return nserror.New(nserror.InvalidInput, "one %s header, not %d", idempotency.Header, len(keys))
+	}
+	request := append([]byte(r.URL.EscapedPath()+"?"+r.URL.RawQuery+"\n"), body...)
+	rep, replayed, err := h.idem.Do(ctx, who.Name, rt.name, keys[0], request, func() idempotency.Reply {
+		reply, err := rt.run(ctx, h, body, rest)
+		if err != nil {
+			return idempotency.ReplyOf(nil, err)
+		}
+		var out []byte
+		if _, empty := reply.(namespace.Empty); !empty && reply != nil {
+			if out, err = json.Marshal(reply); err != nil {
+				return idempotency.ReplyOf(nil, err)
+			}
+		}
+		return idempotency.ReplyOf(out, nil)
+	})
+	var conflict *idempotency.Conflict
+	if errors.As(err, &conflict) {
+		if conflict.InProgress {
+			w.Header().Set("Retry-After", "1")
+		}
+		return &httpError{status: http.StatusConflict, err: conflict}
+	}
+	if err != nil {
+		return err
+	}
+	if replayed {
+		w.Header().Set("Idempotent-Replayed", "true")
+	}
+	if err := rep.Err(); err != nil {
+		return err
+	}
+	if len(rep.Body) == 0 {
+		w.WriteHeader(http.StatusOK)
+		return nil
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(rep.Body)
 	return nil
 }
 

@@ -165,6 +165,9 @@ type Config struct {
 	// ConsoleAddr is the web console's listen address (package console);
 	// empty: no console.
 	ConsoleAddr string
+	// IdempotencyWindow is how long the answer to a mutation that carried
+	// an Idempotency-Key is kept for its retries (default 15 min).
+	IdempotencyWindow time.Duration
 	// ConsoleSampleEvery is how often the console's metrics history is
 	// sampled (default 2 s; an hour of samples is kept).
 	ConsoleSampleEvery time.Duration

@@ -120,19 +120,28 @@ func commitVersions(t *testing.T, root func(path, body string) (int, string), id
 	if err := json.Unmarshal([]byte(out), &d); code != http.StatusOK || err != nil {
 		t.Fatalf("describe %s: %d %s", id, code, out)
 	}
-	dir := strings.TrimPrefix(d.Location, "file://")
 	for v := from; v <= to; v++ {
-		p := filepath.Join(dir, "_versions", fmt.Sprintf("%020d.manifest-%s", uint64(math.MaxUint64)-v, uuid.NewString()))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(fmt.Sprintf("manifest %s v%d", id, v)), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		if code, out := root("/v1/table/"+id+"/version/create", fmt.Sprintf(`{"version": %d, "manifest_path": %q}`, v, "file://"+p)); code != http.StatusOK {
+		p := stageManifest(t, d.Location, v)
+		if code, out := root("/v1/table/"+id+"/version/create", fmt.Sprintf(`{"version": %d, "manifest_path": %q}`, v, p)); code != http.StatusOK {
 			t.Fatalf("commit %s v%d: %d %s", id, v, code, out)
 		}
 	}
+}
+
+// stageManifest writes a staging manifest of version v (content that
+// names it) in the table directory at location (file://) and returns its
+// URI.
+func stageManifest(t *testing.T, location string, v uint64) string {
+	t.Helper()
+	dir := strings.TrimPrefix(location, "file://")
+	p := filepath.Join(dir, "_versions", fmt.Sprintf("%020d.manifest-%s", uint64(math.MaxUint64)-v, uuid.NewString()))
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(fmt.Sprintf("manifest %s v%d", location, v)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return "file://" + p
 }
 
 // The console refuses what is not its own page's call (no header,

@@ -17,6 +17,7 @@ import (
 	"github.com/flightns/flightns/audit"
 	"github.com/flightns/flightns/auth"
 	"github.com/flightns/flightns/flightserver"
+	"github.com/flightns/flightns/idempotency"
 	"github.com/flightns/flightns/internal/redisproc"
 	"github.com/flightns/flightns/internal/redisstate"
 	"github.com/flightns/flightns/namespace"
@@ -285,10 +286,11 @@ func (s *Server) recoverAfterRestart(ctx context.Context) {
 func (s *Server) serveSurfaces(ctx context.Context, authn *auth.Authenticator, sql flightserver.SQL) error {
 	uInt, sInt := obs.Interceptors(s.metrics, s.log)
 	plan := planner.New(s.svc) // one planner (and its cache) for every surface
+	idem := idempotency.New(s.deps.Redis, s.cfg.Store.Catalog, s.cfg.IdempotencyWindow)
 	var fsrv *flightserver.Server
 	if s.flightL != nil || s.consoleL != nil { // the console's SQL runs through its gate
 		var err error
-		fsrv, err = flightserver.New(flightserver.Config{Service: s.svc, Planner: plan, SQL: sql, Auth: authn, TLSCertFile: s.cfg.TLSCert, TLSKeyFile: s.cfg.TLSKey, TLSClientCAFile: s.cfg.TLSClientCA, Audit: s.audit,
+		fsrv, err = flightserver.New(flightserver.Config{Service: s.svc, Planner: plan, SQL: sql, Auth: authn, TLSCertFile: s.cfg.TLSCert, TLSKeyFile: s.cfg.TLSKey, TLSClientCAFile: s.cfg.TLSClientCA, Audit: s.audit, Idempotency: idem,
 			Logger: s.log, Version: s.cfg.Version, Limits: s.cfg.Limits, Health: s.health.GRPC(),
 			UnaryInterceptors: []grpc.UnaryServerInterceptor{uInt}, StreamInterceptors: []grpc.StreamServerInterceptor{sInt}})
 		if err != nil {
@@ -311,7 +313,7 @@ func (s *Server) serveSurfaces(ctx context.Context, authn *auth.Authenticator, s
 		})
 		s.log.Info("Flight SQL listening", "addr", l.Addr().String())
 	}
-	rest := obs.HTTPMiddleware(restserver.New(s.svc, restserver.Options{Auth: authn, Logger: s.log, MaxBodyBytes: s.cfg.MaxBodyBytes, Planner: plan, Audit: s.audit}),
+	rest := obs.HTTPMiddleware(restserver.New(s.svc, restserver.Options{Auth: authn, Logger: s.log, MaxBodyBytes: s.cfg.MaxBodyBytes, Planner: plan, Audit: s.audit, Idempotency: idem}),
 		restserver.OpName, s.metrics, s.log)
 	if l := s.restL; l != nil {
 		if err := s.serveHTTP(l, rest, "REST"); err != nil {

@@ -49,6 +49,8 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		"HTTP listen address of /metrics (Prometheus), /healthz and /readyz (empty: none) [$FLIGHTNS_METRICS_ADDR]")
 	fs.StringVar(&cfg.ConsoleAddr, "console-addr", envOr("FLIGHTNS_CONSOLE_ADDR", "127.0.0.1:31340"),
 		"web console listen address: the catalog, its commits and its SQL in a browser, behind the same authentication and TLS (empty: no console) [$FLIGHTNS_CONSOLE_ADDR]")
+	fs.DurationVar(&cfg.IdempotencyWindow, "idempotency-window", envDuration("FLIGHTNS_IDEMPOTENCY_WINDOW", 15*time.Minute),
+		"how long the answer to a mutation that carried an Idempotency-Key (REST header, Flight metadata idempotency-key) is kept in Redis for its retries [$FLIGHTNS_IDEMPOTENCY_WINDOW]")
 	fs.StringVar(&cfg.AuthFile, "auth-file", os.Getenv("FLIGHTNS_AUTH_FILE"),
 		`JSON file of tokens and users with roles read, write or admin ({"tokens":[{"token","name","role"}],"users":[{"name","password","role"}]}); none: no authentication [$FLIGHTNS_AUTH_FILE]`)
 	fs.DurationVar(&cfg.SessionTTL, "session-ttl", envDuration("FLIGHTNS_SESSION_TTL", 12*time.Hour),

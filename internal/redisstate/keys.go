@@ -74,3 +74,7 @@ func (k Keys) Durable() string { return k.tag + ":mdurable" }
 // sequence some process waits to see in __manifest (raised only, ZADD
 // GT): the materializer does not let a backlog up to it linger.
 func (k Keys) Flush() string { return k.tag + ":mflush" }
+
+// Idempotency is the record of one idempotency key (package idempotency),
+// by the hash of its principal and key.
+func (k Keys) Idempotency(hash string) string { return k.tag + ":idem:" + hash }

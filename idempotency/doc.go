@@ -1,0 +1,17 @@
+// Package idempotency makes a mutation safe to retry: a caller names it
+// with an Idempotency-Key (REST's header, Flight's metadata), and within
+// a window every request of that caller with that key gets the first
+// request's answer without running again, even when the first answer was
+// lost on its way. The records live in Redis, beside the catalog's state
+// (its hash tag), so every server of the catalog, and this one after a
+// restart, answers a retry the same way.
+//
+// A record is reserved before the mutation runs (SET NX, with a short
+// lease, so a server that dies mid-request frees the key), then holds
+// the answer for the window. What the answer is decides whether it is
+// kept: a success or a refusal whose outcome is settled (a conflict, a
+// missing table, bad input) is; a failure whose outcome is unknown (the
+// service unavailable, an internal error, throttling) frees the key, so
+// the retry runs. The same key with another operation or body is refused
+// (409), as is a retry while the first still runs.
+package idempotency
