@@ -17,8 +17,9 @@ MINIO := $(BIN)/minio-$(MINIO_VERSION)
 export PATH := $(PATH):/usr/local/go/bin
 
 LANCEDB_DIR := interop/lancedb
+BROWSER_DIR := interop/browser
 
-.PHONY: all build server test run bench reliability soak fmt lint vet deps redis-server lancedb minio clean fuzz
+.PHONY: all build server test run bench reliability soak fmt lint vet deps redis-server lancedb browser minio clean fuzz
 
 all: build
 
@@ -55,7 +56,7 @@ soak: redis-server minio
 	$(GO) test $(GOFLAGS_) -count=1 -timeout 60m -v -run 'TestSoak' ./reliability -args -long
 
 ## deps: install what the tests and the server need when it is missing
-deps: redis-server lancedb
+deps: redis-server lancedb browser
 
 redis-server:
 	@scripts/ensure-redis.sh
@@ -84,6 +85,19 @@ lancedb: $(LANCEDB_DIR)/node_modules/.package-lock.json
 $(LANCEDB_DIR)/node_modules/.package-lock.json: $(LANCEDB_DIR)/package.json $(LANCEDB_DIR)/package-lock.json
 	@command -v npm >/dev/null 2>&1 || { echo "npm is missing: the interop tests need Node.js (20 or later) and npm" >&2; exit 1; }
 	cd $(LANCEDB_DIR) && npm install --no-save --no-audit --no-fund
+	@touch $@
+
+## browser: the pinned Playwright (playwright-core, driving Debian's
+## /usr/bin/chromium) of the web console's browser test, and the uPlot
+## vendored in console/web/vendor/, installed from the lockfile when
+## missing or out of date; `npm install --no-save` as for lancedb (the
+## locked versions exactly, the lockfile never rewritten).
+browser: $(BROWSER_DIR)/node_modules/.package-lock.json
+	@scripts/ensure-chromium.sh
+
+$(BROWSER_DIR)/node_modules/.package-lock.json: $(BROWSER_DIR)/package.json $(BROWSER_DIR)/package-lock.json
+	@command -v npm >/dev/null 2>&1 || { echo "npm is missing: the console's browser test needs Node.js (20 or later) and npm" >&2; exit 1; }
+	cd $(BROWSER_DIR) && npm install --no-save --no-audit --no-fund
 	@touch $@
 
 ## fuzz: every fuzzer for FUZZ_TIME (default 2000 inputs each) from its

@@ -50,6 +50,7 @@ type serverProc struct {
 
 	mu     sync.Mutex
 	log    strings.Builder
+	stdout strings.Builder
 	lines  []string
 	waitCh chan struct{} // closed when the log ends (the process exited)
 	newLn  chan struct{} // pulsed on every line
@@ -89,10 +90,11 @@ func startServer(t *testing.T, work string, env []string, args ...string) *serve
 	if err != nil {
 		t.Fatal(err)
 	}
+	s := &serverProc{t: t, cmd: cmd, work: work, waitCh: make(chan struct{}), newLn: make(chan struct{}, 1), exited: make(chan struct{})}
+	cmd.Stdout = stdoutOf{s}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	s := &serverProc{t: t, cmd: cmd, work: work, waitCh: make(chan struct{}), newLn: make(chan struct{}, 1), exited: make(chan struct{})}
 	t.Cleanup(func() {
 		_ = cmd.Process.Kill()
 		<-s.exited
@@ -138,6 +140,22 @@ func startServer(t *testing.T, work string, env []string, args ...string) *serve
 	}
 	s.mu.Unlock()
 	return s
+}
+
+// stdoutOf collects a server's standard output.
+type stdoutOf struct{ s *serverProc }
+
+func (o stdoutOf) Write(p []byte) (int, error) {
+	o.s.mu.Lock()
+	defer o.s.mu.Unlock()
+	return o.s.stdout.Write(p)
+}
+
+// Stdout is what the server printed on its standard output.
+func (s *serverProc) Stdout() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.stdout.String()
 }
 
 // noFlags as startServer's only argument runs `flightns serve` alone.

@@ -86,6 +86,13 @@ func TestServeWithNoFlagsServesFlightRESTMetricsAndStopsCleanlyOnSIGTERM(t *test
 	if kids := children(s.cmd.Process.Pid); len(kids) != 2 || !slices.Contains(kids, s.redisPid) || !slices.Contains(kids, worker) {
 		t.Fatalf("children of flightns: %v, want the private redis-server %d and the SQL worker %d", kids, s.redisPid, worker)
 	}
+	// The web console, on its default port, is what serve printed.
+	if out := s.Stdout(); !strings.Contains(out, "the web console is at http://127.0.0.1:31340/") {
+		t.Fatalf("serve printed %q, not the console's URL", out)
+	}
+	if code, page := httpGet(t, "http://127.0.0.1:31340/"); code != http.StatusOK || !strings.Contains(page, "<script src=") {
+		t.Fatalf("the console's page: %d %.200s", code, page)
+	}
 	// REST creates a namespace; Flight SQL sees it.
 	mustREST(t, "127.0.0.1:31338", "/v1/namespace/demo/create", `{}`, nil)
 	if names := flightNames(t, "127.0.0.1:31337", "SELECT object_id FROM namespaces"); len(names) != 1 || names[0] != "demo" {

@@ -1,0 +1,348 @@
+// Drives the web console in a real Chromium (Playwright, no test runner)
+// against a running flightns, as cmd/flightns's TestConsoleInABrowser
+// sets it up: a writer and a reader, LanceDB's table with branches and
+// tags, hostile names, a table with many versions, a partitioned table.
+//
+//   node console.mjs '<config json>'
+//
+// config: {url, writer: {user, password}, reader: {token, name},
+// table: [id], branch, tag, paged: [id], pagedVersions, partitioned: [id],
+// partitionFilter, hostile: {namespace, table, unicode, property},
+// openUrl: a console without authentication, screenshots: a directory,
+// or "" for none}.
+//
+// When it needs commits (the activity page watching) it prints
+// {"wait": "commits"} and reads one line from stdin before it goes on.
+// It ends with one JSON line: {"ok", "failures": [...], "checks": {name:
+// bool}, "seen": {...}, "dialogs", "csp", "pageErrors"}; the Go test
+// asserts on it. Failures are reported in the JSON, never only on stderr.
+import * as fs from "node:fs";
+import * as path from "node:path";
+import * as readline from "node:readline";
+import { chromium } from "playwright-core";
+
+const cfg = JSON.parse(process.argv[2]);
+const report = { ok: false, failures: [], checks: {}, seen: {}, dialogs: [], csp: [], pageErrors: [] };
+// cspSink is where violations go: report.csp, but the detector's own
+// test's list while that runs.
+let cspSink = report.csp;
+const CSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; " +
+  "font-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
+
+function check(name, ok, detail) {
+  report.checks[name] = Boolean(ok);
+  if (!ok) report.failures.push(`${name}${detail === undefined ? "" : ": " + (typeof detail === "string" ? detail : JSON.stringify(detail))}`);
+  return ok;
+}
+
+const emit = (obj) => process.stdout.write(JSON.stringify(obj) + "\n");
+const stdin = readline.createInterface({ input: process.stdin })[Symbol.asyncIterator]();
+
+// until polls fn (async) until it returns a truthy value or timeout ms
+// pass; it returns the last value.
+async function until(fn, timeout = 15000) {
+  const deadline = Date.now() + timeout;
+  for (;;) {
+    let v;
+    try {
+      v = await fn();
+    } catch {
+      v = undefined;
+    }
+    if (v || Date.now() > deadline) return v;
+    await new Promise((r) => setTimeout(r, 150));
+  }
+}
+
+const hashOf = (page, id = []) => "#/" + [page, ...id.map(encodeURIComponent)].join("/");
+const exact = (s) => new RegExp("^" + s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&") + "$");
+
+const browser = await chromium.launch({
+  executablePath: "/usr/bin/chromium",
+  headless: true,
+  args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+    "--disable-default-apps", "--disable-sync", "--metrics-recording-only", "--no-first-run", "--disable-extensions"],
+});
+// A new context: a fresh, empty profile (no cookies, no storage).
+const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, acceptDownloads: true });
+const page = await context.newPage();
+page.setDefaultTimeout(15000);
+
+// Whatever the pages do, no dialog may open (an injected alert would),
+// no CSP violation may happen, no script may throw.
+page.on("dialog", async (d) => {
+  report.dialogs.push(`${d.type()}: ${d.message()}`);
+  await d.dismiss().catch(() => {});
+});
+page.on("pageerror", (e) => report.pageErrors.push(String((e && e.stack) || e)));
+page.on("console", (m) => {
+  if (/Content Security Policy|Refused to (load|execute|apply|connect|frame)/i.test(m.text())) cspSink.push(`console: ${m.text()}`);
+});
+await page.exposeBinding("__flightnsCSP", (_src, v) => cspSink.push(v));
+await page.addInitScript(() => {
+  document.addEventListener("securitypolicyviolation", (e) =>
+    window.__flightnsCSP(`${e.violatedDirective} blocked ${e.blockedURI || "inline"} ${e.sample || ""}`.trim()));
+});
+
+async function shot(name) {
+  if (!cfg.screenshots) return;
+  await page.waitForTimeout(300); // the last paint
+  await page.screenshot({ path: path.join(cfg.screenshots, `${name}.png`), fullPage: true });
+}
+
+const testid = (id) => page.getByTestId(id);
+const text = async (id) => (await testid(id).first().textContent()) ?? "";
+const hash = () => page.evaluate(() => location.hash);
+const go = (h) => page.evaluate((x) => { location.hash = x; }, h);
+const versionsShown = () => page.locator("[data-testid=version-row]").evaluateAll((rows) => rows.map((r) => Number(r.dataset.version)));
+
+async function login(mode, fields) {
+  await testid("login-form").waitFor();
+  await testid(`login-mode-${mode}`).click();
+  for (const [k, v] of Object.entries(fields)) await testid(`login-${k}`).fill(v);
+  await testid("login-submit").click();
+}
+
+try {
+  // The page, its headers, and the login.
+  const resp = await page.goto(cfg.url);
+  const hdr = resp.headers();
+  report.seen.csp = hdr["content-security-policy"];
+  check("csp header", hdr["content-security-policy"] === CSP, hdr["content-security-policy"]);
+  check("nosniff, no framing, no referrer", hdr["x-content-type-options"] === "nosniff" &&
+    hdr["x-frame-options"] === "DENY" && hdr["referrer-policy"] === "no-referrer", hdr);
+  await testid("login-form").waitFor();
+  check("login page when not logged in", await testid("page-login").isVisible());
+  await shot("login");
+
+  await login("password", { user: cfg.writer.user, password: "not-the-password" });
+  await testid("login-error").waitFor();
+  report.seen.badLogin = await text("login-error");
+  check("a bad password shows the error", /Unauthenticated/.test(report.seen.badLogin) && /code 16/.test(report.seen.badLogin), report.seen.badLogin);
+
+  await login("password", { user: cfg.writer.user, password: cfg.writer.password });
+  await testid("principal").waitFor();
+  check("logged in as the writer", (await text("principal")) === cfg.writer.user, await text("principal"));
+
+  // The catalog: the root's namespaces (hostile names as text) and tables.
+  await testid("ns-link").first().waitFor();
+  const names = await testid("ns-link").allTextContents();
+  report.seen.rootNamespaces = names;
+  for (const n of [cfg.hostile.namespace, cfg.hostile.unicode]) check(`the tree shows ${JSON.stringify(n)} as text`, names.includes(n), names);
+  await shot("catalog");
+  await page.locator(`[data-testid=ns-table][data-name="${cfg.table[0]}"] a`).click();
+
+  // LanceDB's table: versions, the branch graph, tags, verify.
+  await until(async () => (await hash()) === hashOf("table", cfg.table));
+  await testid("table-name").waitFor();
+  check("the table page", (await text("table-name")) === cfg.table[cfg.table.length - 1]);
+  await testid("version-row").first().waitFor();
+  const versions = await versionsShown();
+  report.seen.mainVersions = versions;
+  check("main's versions, newest first", versions.length > 1 && versions.every((v, i) => i === 0 || v < versions[i - 1]), versions);
+  await page.locator(`[data-testid=graph-lane][data-branch="${cfg.branch}"]`).waitFor();
+  const dots = await page.locator(`[data-testid=graph-dot][data-branch="${cfg.branch}"]`).count();
+  check(`branch ${cfg.branch} in the graph`, dots > 0, dots);
+  const mainDots = await page.locator('[data-testid=graph-dot][data-branch="main"]').count();
+  check("main in the graph", mainDots === Math.min(versions.length, 30), mainDots);
+  check(`tag ${cfg.tag} in the graph`, (await page.locator(`[data-testid=graph-tag][data-tag="${cfg.tag}"]`).count()) === 1);
+  check("the schema", (await page.locator("[data-testid=schema] tbody tr").count()) > 0);
+  await testid("verify-run").click();
+  await testid("verify-summary").waitFor();
+  check("verify says ok", (await testid("verify-summary").getAttribute("data-ok")) === "true", await text("verify-summary"));
+  await page.evaluate(() => window.scrollTo(0, 0));
+  await shot("table");
+  await page.locator(`[data-testid=graph-lane][data-branch="${cfg.branch}"] [data-testid=graph-lane-name]`).click();
+  const branchRows = await until(async () => {
+    const b = await page.locator("[data-testid=version-row]").evaluateAll((rows) => rows.map((r) => r.dataset.branch));
+    return b.length && b.every((x) => x === cfg.branch) ? b : null;
+  });
+  check("clicking a lane lists its branch's versions", branchRows, branchRows);
+
+  // Hostile names: a namespace, its property, its table, a Unicode path.
+  await go("#/ns");
+  await testid("ns-link").filter({ hasText: exact(cfg.hostile.namespace) }).click();
+  await until(async () => (await text("ns-name")) === cfg.hostile.namespace);
+  check("hostile namespace title is text", (await text("ns-name")) === cfg.hostile.namespace, await text("ns-name"));
+  check("its route encodes each level", (await hash()) === hashOf("ns", [cfg.hostile.namespace]), await hash());
+  check("hostile property value is text", (await text("ns-properties")).includes(cfg.hostile.property), await text("ns-properties"));
+  const planted = await page.evaluate(() => ({ img: document.querySelectorAll("img").length, script: document.querySelectorAll("script").length }));
+  check("no planted element", planted.img === 0 && planted.script === 2, planted);
+  await shot("hostile-namespace");
+  await page.locator("[data-testid=table-link]").filter({ hasText: exact(cfg.hostile.table) }).click();
+  await until(async () => (await text("table-name")) === cfg.hostile.table);
+  check("hostile table title is text", (await text("table-name")) === cfg.hostile.table, await text("table-name"));
+  check("hostile table route", (await hash()) === hashOf("table", [cfg.hostile.namespace, cfg.hostile.table]), await hash());
+  await go("#/ns");
+  const uni = page.locator("[data-testid=ns-node]").filter({ has: page.getByTestId("ns-link").filter({ hasText: exact(cfg.hostile.unicode) }) });
+  await uni.getByTestId("ns-toggle").first().click();
+  await uni.getByTestId("ns-link").filter({ hasText: exact(cfg.hostile.namespace) }).click();
+  await until(async () => (await hash()) === hashOf("ns", [cfg.hostile.unicode, cfg.hostile.namespace]));
+  await until(async () => (await testid("crumb").count()) === 3);
+  const crumbs = await testid("crumb").allTextContents();
+  check("a nested hostile path in the breadcrumb", JSON.stringify(crumbs) === JSON.stringify(["root", cfg.hostile.unicode, cfg.hostile.namespace]), crumbs);
+
+  // SQL: rows, a refused statement, downloads.
+  await testid("nav-sql").click();
+  const editor = testid("sql-editor");
+  await editor.fill("SELECT object_id, object_type FROM __manifest WHERE object_type <> 'table_version' ORDER BY object_id");
+  await editor.press("Control+Enter");
+  await testid("sql-grid").waitFor();
+  const cells = await page.locator("[data-testid=sql-grid] tbody td").allTextContents();
+  check("a query's rows", cells.includes(cfg.table.join("$")), cells.slice(0, 20));
+  check("hostile names in the grid as text", cells.includes(cfg.hostile.namespace) && cells.includes(`${cfg.hostile.namespace}$${cfg.hostile.table}`), cells);
+  report.seen.sqlMeta = await text("sql-meta");
+  check("elapsed and rows shown", /ms$/.test(await text("sql-elapsed")) && /^rows 1–/.test(await text("sql-rows")), report.seen.sqlMeta);
+  await shot("sql");
+
+  await editor.fill("DROP TABLE namespaces");
+  await testid("sql-run").click();
+  await testid("sql-error").waitFor();
+  const refused = await testid("sql-error").evaluate((el) => ({ type: el.dataset.type, code: el.dataset.code, text: el.textContent }));
+  report.seen.refused = refused;
+  check("a refused statement's type, code and message", refused.type === "PermissionDenied" && refused.code === "15" &&
+    /DROP statements are refused/.test(refused.text), refused);
+  await shot("sql-refused");
+
+  await editor.fill("SELECT object_id FROM tables ORDER BY object_id");
+  await editor.press("Control+Enter");
+  await testid("sql-grid").waitFor();
+  const [csv] = await Promise.all([page.waitForEvent("download"), testid("sql-csv").click()]);
+  const csvText = fs.readFileSync(await csv.path(), "utf8");
+  report.seen.csv = { name: csv.suggestedFilename(), head: csvText.slice(0, 200) };
+  check("CSV download", csv.suggestedFilename().endsWith(".csv") && csvText.startsWith("object_id") &&
+    csvText.includes(cfg.table.join("$")), report.seen.csv);
+  const [arrow] = await Promise.all([page.waitForEvent("download"), testid("sql-arrow").click()]);
+  const arrowBytes = fs.readFileSync(await arrow.path());
+  report.seen.arrow = { name: arrow.suggestedFilename(), bytes: arrowBytes.length };
+  check("Arrow download (an IPC stream)", arrowBytes.length > 8 && arrowBytes.readUInt32LE(0) === 0xffffffff, report.seen.arrow);
+
+  // Activity: the charts change when commits happen.
+  await testid("nav-activity").click();
+  const chart = page.locator("[data-testid=chart-commits]");
+  await until(async () => (await chart.getAttribute("data-samples")) !== null);
+  const sum0 = Number(await chart.getAttribute("data-sum"));
+  check("uPlot drew", (await page.locator("[data-testid=chart-commits] canvas").count()) > 0);
+  emit({ wait: "commits" });
+  const answer = await stdin.next();
+  check("the test committed", !answer.done && answer.value.trim() === "done", answer);
+  const sum1 = await until(async () => {
+    const v = Number(await chart.getAttribute("data-sum"));
+    return v > sum0 ? v : 0;
+  }, 30000);
+  report.seen.commitsSum = [sum0, sum1];
+  check("commits/s rose after the commits", sum1 > sum0, [sum0, sum1]);
+  check("the operations table lists version commits",
+    await until(async () => (await page.locator('[data-testid=op-row][data-op="rest CreateTableVersion"]').count()) === 1));
+  await shot("activity");
+
+  // A table with more versions than a page: older and newer.
+  await go(hashOf("table", cfg.paged));
+  const first = await until(async () => {
+    const v = await versionsShown();
+    return v.length === 50 ? v : null;
+  });
+  check("the first page of versions", first && first[0] === cfg.pagedVersions, first);
+  await testid("versions-older").click();
+  const older = await until(async () => {
+    const v = await versionsShown();
+    return v[0] === cfg.pagedVersions - 50 ? v : null;
+  });
+  check("older versions", older && older.length === cfg.pagedVersions - 50 && older[older.length - 1] === 1, older);
+  check("no page older than the oldest", await testid("versions-older").isDisabled());
+  await testid("versions-newer").click();
+  check("back to the newest", await until(async () => (await versionsShown())[0] === cfg.pagedVersions));
+
+  await testid("nav-sql").click();
+  await testid("sql-limit").selectOption("50");
+  await testid("sql-editor").fill(`SELECT version FROM table_versions WHERE table_id = '${cfg.paged.join("$")}' ORDER BY version`);
+  await testid("sql-run").click();
+  await until(async () => /^rows 1–50 \(more follow\)$/.test(await text("sql-rows")));
+  await testid("sql-next").click();
+  const next = await until(async () => {
+    const t = await text("sql-rows");
+    return /^rows 51–/.test(t) ? t : null;
+  });
+  check("the next page of a result", next === `rows 51–${cfg.pagedVersions}`, next);
+  check("previous after next", !(await testid("sql-prev").isDisabled()) && (await testid("sql-next").isDisabled()));
+
+  // plan_scan: every partition, then one kept and the others pruned.
+  await go(hashOf("plan", cfg.partitioned));
+  await testid("plan-summary").waitFor();
+  const keptAll = await page.locator("[data-testid=plan-kept] tbody tr").count();
+  await testid("plan-filter").fill(cfg.partitionFilter);
+  await testid("plan-run").click();
+  await until(async () => (await page.locator("[data-testid=plan-pruned] tbody tr:not(:has(td.empty))").count()) > 0);
+  const kept = await page.locator("[data-testid=plan-kept] tbody tr").count();
+  const pruned = await page.locator("[data-testid=plan-pruned] tbody tr").count();
+  report.seen.plan = { keptAll, kept, pruned, summary: await text("plan-summary") };
+  check("plan_scan keeps one partition and prunes the others", keptAll === 3 && kept === 1 && pruned === 2, report.seen.plan);
+  await shot("plan");
+
+  await testid("nav-health").click();
+  await testid("health-ready").waitFor();
+  check("health: ready", (await testid("health-ready").getAttribute("data-ready")) === "true");
+  const deps = await page.locator("[data-testid=health-checks] tbody tr").evaluateAll((rows) => rows.map((r) => r.dataset.ok));
+  check("health: Redis, storage and SQL ok", deps.length === 3 && deps.every((x) => x === "true"), deps);
+  await shot("health");
+
+  // Logout, then the reader (with a token): it reads, it cannot change.
+  await testid("logout").click();
+  await testid("login-form").waitFor();
+  const after = await page.evaluate(async () => (await fetch("/api/session", { headers: { "X-Flightns-Console": "1" } })).status);
+  check("logged out: the session is gone", after === 401, after);
+  await login("token", { token: cfg.reader.token });
+  await testid("principal").waitFor();
+  check("logged in as the reader", (await text("principal")) === cfg.reader.name, await text("principal"));
+  await go("#/ns");
+  await testid("ns-link").first().waitFor();
+  const mutate = (withHeader) => page.evaluate(async (withIt) => {
+    const headers = { "Content-Type": "application/json" };
+    if (withIt) headers["X-Flightns-Console"] = "1";
+    const r = await fetch("/api/v1/namespace/x/create", { method: "POST", credentials: "same-origin", headers, body: "{}" });
+    return { status: r.status, body: await r.text() };
+  }, withHeader);
+  const denied = await mutate(true);
+  report.seen.readerMutation = denied;
+  check("a reader's mutation answers 403", denied.status === 403 && /PermissionDenied/.test(denied.body), denied);
+  const noHeader = await mutate(false);
+  check("a call without the console's header answers 403", noHeader.status === 403 && /cross-site/.test(noHeader.body), noHeader);
+
+  // Without authentication the console is open: no login page, no
+  // logout, everyone anonymous.
+  if (cfg.openUrl) {
+    const open = await browser.newContext();
+    const p = await open.newPage();
+    p.on("dialog", async (d) => {
+      report.dialogs.push(`${d.type()}: ${d.message()}`);
+      await d.dismiss().catch(() => {});
+    });
+    p.on("pageerror", (e) => report.pageErrors.push(String((e && e.stack) || e)));
+    await p.goto(cfg.openUrl);
+    await p.getByTestId("page-ns").waitFor();
+    const who = await p.getByTestId("principal").textContent();
+    const seen = { who, logout: await p.getByTestId("logout").isVisible(), login: await p.getByTestId("page-login").count() };
+    report.seen.open = seen;
+    check("an open console needs no login", who === "open (no authentication)" && !seen.logout && seen.login === 0, seen);
+    await open.close();
+  }
+
+  // The CSP detector works: a style attribute set from script is a
+  // violation the page reports (into its own list, not counted).
+  const canary = [];
+  cspSink = canary;
+  await page.evaluate(() => document.body.setAttribute("style", "color: red"));
+  await until(async () => canary.length >= 2, 5000); // the event and the console message
+  await page.waitForTimeout(300);
+  check("the CSP violation detector works", canary.some((x) => /style-src/.test(x)), canary);
+} catch (e) {
+  report.failures.push(`unexpected error: ${e && e.stack ? e.stack : e}`);
+}
+
+check("no dialog opened", report.dialogs.length === 0, report.dialogs);
+check("no CSP violation", report.csp.length === 0, report.csp);
+check("no script error", report.pageErrors.length === 0, report.pageErrors);
+report.ok = report.failures.length === 0;
+await browser.close().catch(() => {});
+emit(report);
+process.exit(0);
