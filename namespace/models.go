@@ -416,3 +416,45 @@ type BatchCommitTablesResponse struct {
 	TransactionID string              `json:"transaction_id,omitempty"`
 	Results       []CommitTableResult `json:"results"`
 }
+
+// RestoreTableRequest makes a version of a table (of its branch; main
+// when none is named) its newest: the version's content committed as the
+// next version, as Lance's restore does.
+type RestoreTableRequest struct {
+	Common
+	ID      ID     `json:"id"`
+	Version int64  `json:"version"`
+	Branch  string `json:"branch,omitempty"`
+}
+
+// RestoreTableResponse answers RestoreTable.
+type RestoreTableResponse struct {
+	TransactionID string `json:"transaction_id,omitempty"`
+}
+
+// CreateTableBranchRequest makes a branch of a table from a version of
+// one of its branches (main, at its latest, when none is named).
+type CreateTableBranchRequest struct {
+	Common
+	ID          ID     `json:"id"`
+	Name        string `json:"name"`
+	FromBranch  string `json:"from_branch,omitempty"`
+	FromVersion *int64 `json:"from_version,omitempty"`
+}
+
+// CreateTableBranchResponse answers CreateTableBranch.
+type CreateTableBranchResponse struct {
+	TransactionID string `json:"transaction_id,omitempty"`
+}
+
+// DeleteTableBranchRequest deletes a branch of a table.
+type DeleteTableBranchRequest struct {
+	Common
+	ID   ID     `json:"id"`
+	Name string `json:"name"`
+}
+
+// DeleteTableBranchResponse answers DeleteTableBranch.
+type DeleteTableBranchResponse struct {
+	TransactionID string `json:"transaction_id,omitempty"`
+}

@@ -158,6 +158,12 @@ var Ops = []Op{
 		runQuery((*Service).ListTableBranches, func(r *ListTableBranchesRequest, q Query) error {
 			return paging(q, &r.PageToken, &r.Limit)
 		})},
+	{"CreateTableBranch", "table/{id}/branches/create", true, false, true, "Create a branch from a version of main or of another branch, as Lance does (a shallow clone committed as the branch's first version, and its _refs/branches/ file).",
+		run((*Service).CreateTableBranch)},
+	{"DeleteTableBranch", "table/{id}/branches/delete", true, false, true, "Delete a branch no branch forks from and no tag points into: its _refs/branches/ file and its tree/, as Lance does.",
+		run((*Service).DeleteTableBranch)},
+	{"RestoreTable", "table/{id}/restore", true, false, true, "Make a version of a table (or of a branch) its newest, as Lance's restore does: the version's content committed as the next version.",
+		run((*Service).RestoreTable)},
 	{"GetTableStats", "table/{id}/stats", false, false, true, "A table's statistics (rows, fragments, indices, bytes), read from its latest manifest.",
 		run((*Service).GetTableStats)},
 	// The two multi-table operations carry their ids in the body only.
@@ -275,6 +281,9 @@ func (r *GetTableTagVersionRequest) objectID() *ID       { return &r.ID }
 func (r *CreateTableTagRequest) objectID() *ID           { return &r.ID }
 func (r *DeleteTableTagRequest) objectID() *ID           { return &r.ID }
 func (r *ListTableBranchesRequest) objectID() *ID        { return &r.ID }
+func (r *CreateTableBranchRequest) objectID() *ID        { return &r.ID }
+func (r *DeleteTableBranchRequest) objectID() *ID        { return &r.ID }
+func (r *RestoreTableRequest) objectID() *ID             { return &r.ID }
 func (r *GetTableStatsRequest) objectID() *ID            { return &r.ID }
 func (r *NamespaceGrantRequest) objectID() *ID           { return &r.ID }
 func (r *ListNamespaceGrantsRequest) objectID() *ID      { return &r.ID }

@@ -255,13 +255,28 @@ func (s *Service) DescribeTableVersion(ctx context.Context, req DescribeTableVer
 // newest first, a page at a time: page_token is the last version of the
 // previous page. Without a limit, all of them.
 //
-// A branch that does not exist has no versions: the list is empty, as
-// Lance expects when it creates a branch.
+// A branch without versions (one that does not exist, or not yet: Lance
+// lists a branch's versions before it commits the branch's first) is
+// TableNotFound, word for word what Lance's own directory namespace
+// answers ("branch 'x' not found for table at …", its branch-aware
+// version operations, lance-format/lance#7166 and #7931), and what
+// Lance's managed commit store reads as "no versions yet"
+// (lance-format/lance#7219).
 func (s *Service) ListTableVersions(ctx context.Context, req ListTableVersionsRequest) (*ListTableVersionsResponse, error) {
 	loc, err := s.branchChain(ctx, req.ID, req.Branch)
 	if err != nil {
 		return nil, err
 	}
+	resp, err := s.listVersions(ctx, loc, req)
+	if err == nil && !onMain(req.Branch) && len(resp.Versions) == 0 && req.PageToken == "" {
+		return nil, nserror.New(nserror.TableNotFound, "branch %q not found for table %q", req.Branch, req.ID.String())
+	}
+	return resp, err
+}
+
+// listVersions is ListTableVersions of the chain at loc.
+func (s *Service) listVersions(ctx context.Context, loc string, req ListTableVersionsRequest) (*ListTableVersionsResponse, error) {
+	var err error
 	opts := redisclaim.ListOptions{Descending: req.Descending != nil && *req.Descending}
 	if req.PageToken != "" {
 		if opts.After, err = strconv.ParseUint(req.PageToken, 10, 64); err != nil {

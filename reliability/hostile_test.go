@@ -60,6 +60,9 @@ var restRoutes = []route{
 	{"POST", "/v1/table/{tb}/version/create", true},
 	{"POST", "/v1/table/{tb}/version/describe", false},
 	{"POST", "/v1/table/{tb}/version/delete", true},
+	{"POST", "/v1/table/{tb}/restore", true},
+	{"POST", "/v1/table/{tb}/branches/create", true},
+	{"POST", "/v1/table/{tb}/branches/delete", true},
 	{"POST", "/v1/table/version/batch-create", true},
 	{"POST", "/v1/table/batch-commit", true},
 	{"POST", "/v1/namespace/{ns}/partitioned/create", true},
@@ -83,6 +86,7 @@ var flightActions = map[string]bool{
 	"BatchCommitTables": true, "CreatePartitionedTable": true, "DescribePartitionedTable": false,
 	"EvolvePartitionSpec": true, "ResolvePartition": true, "CommitPartitions": true, "PlanScan": false,
 	"CreateNamespaceGrant": true, "DeleteNamespaceGrant": true, "ListNamespaceGrants": false,
+	"RestoreTable": true, "CreateTableBranch": true, "DeleteTableBranch": true,
 }
 
 const (

@@ -5,8 +5,8 @@
 //
 // A request goes through four steps and nothing else: match the route
 // (namespaces, tables, table versions — with their branch —, tags,
-// branch listing, table statistics, BatchCreateTableVersions,
-// BatchCommitTables), authorize (Authorization: Bearer — a token, a
+// branches (list, create, delete), restore, table statistics,
+// BatchCreateTableVersions, BatchCommitTables), authorize (Authorization: Bearer — a token, a
 // session or an OIDC JWT — or Basic, or x-api-key, or else the client
 // certificate of mutual TLS; reads need the read role, mutations the
 // write role; the caller travels in the context, auth.WithPrincipal, and
@@ -35,9 +35,10 @@
 //
 // What it must not do: decide semantics (modes, preconditions, versions,
 // branches, locations all belong to the service), touch Redis or object
-// storage, or serve data-plane operations (insert, query, indices,
-// restore, branch create and delete): those answer Unsupported (0, HTTP
-// 406), since Lance runs them itself against the table's location.
+// storage, or serve data-plane operations (insert, query, indices): those
+// answer Unsupported (0, HTTP 406), since Lance runs them itself against
+// the table's location. Restore and branch creation and deletion are
+// served (namespace.Ops): the service writes the files Lance writes.
 //
 // The conformance tests validate every served operation's requests and
 // replies against the Lance Namespace spec, vendored with its commit in

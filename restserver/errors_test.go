@@ -36,7 +36,6 @@ func TestErrorCodes(t *testing.T) {
 		{"count_rows over REST", "GET", pOrders + "/count_rows" + dq, nil, 0, 406},
 		{"query over REST", "POST", pOrders + "/query" + dq, "{}", 0, 406},
 		{"create with Arrow data", "POST", pOrders + "/create" + dq, "ARROW", 0, 406},
-		{"restore over REST", "POST", pOrders + "/restore" + dq, `{"version":1}`, 0, 406},
 		{"an index operation", "POST", pOrders + "/index/idx/stats" + dq, nil, 0, 406},
 		{"a namespace operation that does not exist", "POST", pProd + "/frobnicate" + dq, nil, 0, 406},
 		{"transactions", "POST", "/v1/transaction/abc/describe" + dq, nil, 0, 406},
@@ -58,6 +57,10 @@ func TestErrorCodes(t *testing.T) {
 		{"version/create on a missing table", "POST", "/v1/table/prod%24nope/version/create" + dq, `{"version":1,"manifest_path":"x"}`, 4, 404},
 		{"drop a missing table", "POST", "/v1/table/prod%24nope/drop" + dq, nil, 4, 404},
 		{"rename a missing table", "POST", "/v1/table/prod%24nope/rename" + dq, `{"new_table_name":"x"}`, 4, 404},
+		{"restore a missing table", "POST", "/v1/table/prod%24nope/restore" + dq, `{"version":1}`, 4, 404},
+		{"branch a missing table", "POST", "/v1/table/prod%24nope/branches/create" + dq, `{"name":"dev"}`, 4, 404},
+		{"delete a branch of a missing table", "POST", "/v1/table/prod%24nope/branches/delete" + dq, `{"name":"dev"}`, 4, 404},
+		{"list the versions of a branch that does not exist", "POST", pOrders + "/version/list" + dq + "&branch=ghost", "null", 4, 404},
 		// 5 TableAlreadyExists.
 		{"declare an existing table", "POST", pOrders + "/declare" + dq, nil, 5, 409},
 		{"rename onto an existing table", "POST", "/v1/table/prod%24t/rename" + dq, `{"new_table_name":"orders","new_namespace_id":["prod","sales"]}`, 5, 409},
@@ -191,8 +194,9 @@ func TestAuthErrors(t *testing.T) {
 }
 
 // TestReadersCannotChangeTags: a reader lists tags, reads a tag's version
-// and lists branches; creating, moving or deleting a tag, or deleting
-// versions, needs the write role, and a refusal changes nothing.
+// and lists branches; creating, moving or deleting a tag, deleting
+// versions, restoring one, or creating or deleting a branch needs the
+// write role, and a refusal changes nothing.
 func TestReadersCannotChangeTags(t *testing.T) {
 	a, err := auth.New(auth.Config{Tokens: []auth.TokenEntry{
 		{Token: "reader-token-1", Name: "r", Role: "read"}, {Token: "writer-token-1", Name: "w", Role: "write"},
@@ -224,6 +228,9 @@ func TestReadersCannotChangeTags(t *testing.T) {
 		{"/tags/update", `{"tag":"first","version":2}`},
 		{"/tags/delete", `{"tag":"first"}`},
 		{"/version/delete", `{"ranges":[{"start_version":1,"end_version":2}]}`},
+		{"/restore", `{"version":1}`},
+		{"/branches/create", `{"name":"dev"}`},
+		{"/branches/delete", `{"name":"dev"}`},
 	} {
 		wantError(t, "a reader: "+r.route, s.post(pOrders+r.route+dq, r.body, reader...), 15, 403)
 	}

@@ -126,7 +126,7 @@ func match(p string) (route, *string, error) {
 
 func unsupported(kind, op string) error {
 	return nserror.New(nserror.Unsupported,
-		"%s operation %q is not supported by flightns: it serves namespaces, tables, table versions and tags; data operations (insert, query, indices, branches, …) run in the Lance engine against the table's location", kind, op)
+		"%s operation %q is not supported by flightns: it serves namespaces, tables, table versions, tags, branches and restore; data operations (insert, query, indices, …) run in the Lance engine against the table's location", kind, op)
 }
 
 // serve checks the method, authenticates and authorizes, reads the

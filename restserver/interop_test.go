@@ -583,13 +583,18 @@ func TestLanceBranchesAsWithLancesOwnNamespace(t *testing.T) {
 		}
 		return out
 	}
-	for branch, want := range map[string][]int64{"": {1, 2, 3, 4}, "dev": {2, 3, 4}, "old": {1, 2}, "team/sub": {3}, "gone": nil} {
+	for branch, want := range map[string][]int64{"": {1, 2, 3, 4}, "dev": {2, 3, 4}, "old": {1, 2}, "team/sub": {3}} {
 		if got := versionsOf(branch); !slices.Equal(got, want) {
 			t.Errorf("versions of branch %q: %v, want %v", branch, got, want)
 		}
 	}
 	wantError(t, "describing a branch that does not exist",
 		s.post("/v1/table/items/version/describe", map[string]any{"branch": "gone", "version": 1}), 22, 404)
+	// As Lance's own directory namespace answers (and LanceDB, which lists
+	// a branch's versions before its first commit, made every branch
+	// above through it).
+	wantError(t, "listing the versions of a branch that does not exist",
+		s.post("/v1/table/items/version/list", map[string]any{"branch": "gone"}), 4, 404)
 
 	// Statistics from the manifests, as LanceDB computed them from the
 	// data at the stats step (main after its restore, dev at its head).
@@ -713,4 +718,43 @@ func queryStrings(t *testing.T, s *server, q string) []string {
 		}
 	}
 	return out
+}
+
+// TestCatalogRestoreAndBranchesAsLanceMakesThem: RestoreTable,
+// CreateTableBranch and DeleteTableBranch through flightns, then LanceDB
+// reading and writing the table, observe at every step what LanceDB
+// observes after its own restore(), branches.create() and
+// branches.delete() through Lance's directory namespace (refusals
+// included: a branch another forks from, or a tag points into). Then
+// Lance's directory namespace, opening the table's directory, lists the
+// same branches, tags and rows.
+func TestCatalogRestoreAndBranchesAsLanceMakesThem(t *testing.T) {
+	s := startServer(t)
+	var dir, rest branchesReport
+	node(t, nil, &dir, "restbranch.mjs", "dir", t.TempDir())
+	node(t, nil, &rest, "restbranch.mjs", "rest", s.url())
+	if !rest.OK && len(rest.Steps) > 0 {
+		t.Logf("the last step through flightns: %s", rest.Steps[len(rest.Steps)-1])
+	}
+	sameObservations(t, rest, dir)
+
+	reqs := strings.Join(s.requests(), "\n")
+	for _, route := range []string{"/restore", "/branches/create", "/branches/delete"} {
+		if !strings.Contains(reqs, route) {
+			t.Errorf("flightns never served %s: the scenario did not go through the catalog", route)
+		}
+	}
+	d, err := s.service().DescribeTable(context.Background(), namespace.DescribeTableRequest{ID: namespace.ID{"items"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	u, err := url.Parse(d.Location)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var view branchesReport
+	node(t, nil, &view, "restbranch.mjs", "view", u.Path)
+	if !view.OK || !jsonEqual(t, view.Final, rest.Final) {
+		t.Fatalf("Lance's directory namespace reading the table (%v):\n%s\nthrough flightns:\n%s", view.Failures, view.Final, rest.Final)
+	}
 }
