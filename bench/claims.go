@@ -155,13 +155,13 @@ func newCommitter(ctx context.Context, rdb *redis.Client, backend, catalog strin
 	if err != nil {
 		return nil, err
 	}
-	return newCommitterOn(ctx, rdb, objs, cleanup, backend, catalog, tables, perTxn)
+	return newCommitterOn(ctx, rdb, objs, cleanup, backend, catalog, tables, perTxn, nil)
 }
 
 // newCommitterOn is newCommitter on an open store (named backend in
-// errors), which cleanup closes.
-func newCommitterOn(ctx context.Context, rdb *redis.Client, objs *objstore.Store, cleanup func(), backend, catalog string, tables, perTxn int) (*committer, error) {
-	s, err := redisclaim.New(ctx, redisclaim.Config{Redis: rdb, Objects: objs, Catalog: catalog, Logger: quietLogger()})
+// errors), which cleanup closes; acks is redisclaim.Config.ReplicaAcks.
+func newCommitterOn(ctx context.Context, rdb *redis.Client, objs *objstore.Store, cleanup func(), backend, catalog string, tables, perTxn int, acks *int) (*committer, error) {
+	s, err := redisclaim.New(ctx, redisclaim.Config{Redis: rdb, Objects: objs, Catalog: catalog, Logger: quietLogger(), ReplicaAcks: acks})
 	if err != nil {
 		cleanup()
 		return nil, err

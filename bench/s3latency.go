@@ -55,7 +55,7 @@ func runS3Latency(ctx context.Context, cfg Config, rep *Report) error {
 		return err
 	}
 	// The tables' first versions are written without the latency.
-	w, err := newCommitterOn(ctx, rdb, objs, func() { _ = objs.Close() }, "s3", "bench-s3lat", commitTables, 1)
+	w, err := newCommitterOn(ctx, rdb, objs, func() { _ = objs.Close() }, "s3", "bench-s3lat", commitTables, 1, nil)
 	if err != nil {
 		return err
 	}

@@ -47,6 +47,11 @@ type Config struct {
 	// DurableTimeout bounds the wait of a catalog mutation for its segment
 	// (default 30s); past it the outcome is unknown (ServiceUnavailable).
 	DurableTimeout time.Duration
+	// ReplicaAcks and ReplicaTimeout are redisclaim.Config's: how many
+	// Redis replicas must have a claim before its commit point (nil: one
+	// whenever the primary has replicas) and how long that may take.
+	ReplicaAcks    *int
+	ReplicaTimeout time.Duration
 	// ClaimStep is redisclaim's fault-injection hook (tests).
 	ClaimStep redisclaim.StepFunc
 	// ClaimObserver receives redisclaim's timings and TableObserver the
@@ -157,7 +162,7 @@ func Open(ctx context.Context, cfg Config) (*Service, error) {
 	}
 	s.claims, err = redisclaim.New(ctx, redisclaim.Config{Redis: cfg.Redis, Objects: cfg.Objects, Catalog: cfg.Catalog,
 		Now: s.now, Step: cfg.ClaimStep, Observer: cfg.ClaimObserver, LogMaxLen: cfg.LogMaxLen, SeqFloor: s.table.SeqFloor, Fresh: s.fresh, PromoteWindow: cfg.PromoteWindow, OnRecover: s.rebuildIndex, OnTxnCommitted: s.txnCommitted,
-		OnPromoted: s.table.NoteManifest, NameOf: s.tableName, Logger: s.log})
+		OnPromoted: s.table.NoteManifest, NameOf: s.tableName, Logger: s.log, ReplicaAcks: cfg.ReplicaAcks, ReplicaTimeout: cfg.ReplicaTimeout})
 	if err != nil {
 		_ = s.table.Close()
 		return nil, err

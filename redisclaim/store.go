@@ -159,6 +159,13 @@ type Config struct {
 	// NameOf, if set, names a table key in error messages (the catalog's
 	// table id rather than its storage directory); "" keeps the key.
 	NameOf func(table string) string
+	// ReplicaAcks is how many Redis replicas must have a claim before
+	// its commit point (replicas.go): -1 (the default, as 0 in a zero
+	// Config is not) one whenever the primary has replicas, 0 none,
+	// n n. ReplicaTimeout bounds the wait (default
+	// DefaultReplicaTimeout).
+	ReplicaAcks    *int
+	ReplicaTimeout time.Duration
 	// Logger (default slog.Default()).
 	Logger *slog.Logger
 }
@@ -181,6 +188,7 @@ type Store struct {
 	log       *slog.Logger
 	nameOf    func(table string) string
 	obs       *Observer
+	replicas  *replicas
 	recoverMu sync.Mutex // one recovery at a time in this process
 
 	// after tracks the repairs writers leave running past their reply
@@ -208,6 +216,9 @@ func (c *Config) EnsureDefaults() {
 	if c.LogMaxLen <= 0 {
 		c.LogMaxLen = commitlog.MaxLen
 	}
+	if c.ReplicaTimeout <= 0 {
+		c.ReplicaTimeout = DefaultReplicaTimeout
+	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
 	}
@@ -234,6 +245,10 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 	}
 	s.k = s.rs.Keys
 	s.sweep = newSweeper(s.objs, s.log)
+	s.replicas = &replicas{rdb: s.rdb, key: s.k.Fence(), acks: -1, timeout: cfg.ReplicaTimeout}
+	if cfg.ReplicaAcks != nil {
+		s.replicas.acks = *cfg.ReplicaAcks
+	}
 	if err := redisstate.Load(ctx, s.rdb); err != nil {
 		return nil, err
 	}
@@ -763,17 +778,18 @@ func (s *Store) raiseHead(ctx context.Context, table string, version uint64) {
 // read at *observed entitles: right before the write can become visible,
 // a reading older than PromoteWindow is made again (check), and the write
 // gives up if the claim no longer stands.
+//
+// Then, past the check, a replica must have the claim (replicas.go).
 func (s *Store) fence(ctx context.Context, observed *time.Time, check func(context.Context) error) func() error {
 	return func() error {
-		if time.Since(*observed) < s.window {
-			return nil
+		if time.Since(*observed) >= s.window {
+			at := time.Now()
+			if err := check(ctx); err != nil {
+				return err
+			}
+			*observed = at
 		}
-		at := time.Now()
-		if err := check(ctx); err != nil {
-			return err
-		}
-		*observed = at
-		return nil
+		return s.replicas.confirm(ctx)
 	}
 }
 

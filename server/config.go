@@ -165,6 +165,12 @@ type Config struct {
 	// ConsoleAddr is the web console's listen address (package console);
 	// empty: no console.
 	ConsoleAddr string
+	// ReplicaAcks is how many Redis replicas must have a claim before its
+	// commit point: nil one whenever the primary has replicas, 0 none, n
+	// n. ReplicaTimeout bounds the wait (default 1s). See redisclaim's
+	// replicas.
+	ReplicaAcks    *int
+	ReplicaTimeout time.Duration
 	// IdempotencyWindow is how long the answer to a mutation that carried
 	// an Idempotency-Key is kept for its retries (default 15 min).
 	IdempotencyWindow time.Duration

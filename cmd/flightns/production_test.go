@@ -6,18 +6,13 @@ import (
 	"fmt"
 	"math"
 	"net/http"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awss3 "github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/google/uuid"
-	"github.com/redis/go-redis/v9"
 
 	"github.com/flightns/flightns/internal/redisproc"
 	"github.com/flightns/flightns/internal/testutil/redistest"
@@ -120,46 +115,10 @@ func TestServeOnARedisCluster(t *testing.T) {
 	s.stop()
 }
 
-// startSentinel runs a redis-server in sentinel mode watching master as
-// "mymaster" and returns its address.
-func startSentinel(t *testing.T, master string) string {
-	t.Helper()
-	port, err := redisproc.FreePort(false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	host, mport, _ := strings.Cut(master, ":")
-	conf := filepath.Join(dir, "sentinel.conf")
-	text := fmt.Sprintf("port %d\nbind 127.0.0.1\ndir %s\nsentinel monitor mymaster %s %s 1\nsentinel down-after-milliseconds mymaster 1000\n", port, dir, host, mport)
-	if err := os.WriteFile(conf, []byte(text), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command("redis-server", conf, "--sentinel")
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	addr := fmt.Sprintf("127.0.0.1:%d", port)
-	c := redis.NewSentinelClient(&redis.Options{Addr: addr})
-	defer func() { _ = c.Close() }()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		if a, err := c.GetMasterAddrByName(context.Background(), "mymaster").Result(); err == nil && len(a) == 2 {
-			return addr
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("sentinel at %s does not know mymaster", addr)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
 func TestServeThroughRedisSentinel(t *testing.T) {
 	t.Parallel()
 	r := redistest.Start(t, redistest.WithPersistence(redisproc.AOFAlways))
-	sentinel := startSentinel(t, r.Addr())
+	sentinel := redistest.StartSentinel(t, r.Addr())
 	work := t.TempDir()
 	s := startServer(t, work, nil, "--redis", "redis+sentinel://"+sentinel+"?master_name=mymaster")
 	if !strings.Contains(s.Log(), "master mymaster") {

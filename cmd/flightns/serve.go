@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -49,6 +50,16 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		"HTTP listen address of /metrics (Prometheus), /healthz and /readyz (empty: none) [$FLIGHTNS_METRICS_ADDR]")
 	fs.StringVar(&cfg.ConsoleAddr, "console-addr", envOr("FLIGHTNS_CONSOLE_ADDR", "127.0.0.1:31340"),
 		"web console listen address: the catalog, its commits and its SQL in a browser, behind the same authentication and TLS (empty: no console) [$FLIGHTNS_CONSOLE_ADDR]")
+	fs.Func("redis-replica-acks", "how many Redis replicas must have a commit's claim before it is committed and acknowledged (WAIT), so that no read after a failover returns an older version than one already returned: auto (the default) one whenever the primary has replicas, 0 none, n n [$FLIGHTNS_REDIS_REPLICA_ACKS]",
+		func(v string) error { return parseReplicaAcks(v, &cfg.ReplicaAcks) })
+	if v := os.Getenv("FLIGHTNS_REDIS_REPLICA_ACKS"); v != "" {
+		if err := parseReplicaAcks(v, &cfg.ReplicaAcks); err != nil {
+			_, _ = fmt.Fprintf(stderr, "flightns serve: FLIGHTNS_REDIS_REPLICA_ACKS: %v\n", err)
+			return 2
+		}
+	}
+	fs.DurationVar(&cfg.ReplicaTimeout, "redis-replica-timeout", envDuration("FLIGHTNS_REDIS_REPLICA_TIMEOUT", time.Second),
+		"how long a commit waits for its Redis replicas; past it the commit answers ServiceUnavailable (its outcome unknown: retry it) [$FLIGHTNS_REDIS_REPLICA_TIMEOUT]")
 	fs.DurationVar(&cfg.IdempotencyWindow, "idempotency-window", envDuration("FLIGHTNS_IDEMPOTENCY_WINDOW", 15*time.Minute),
 		"how long the answer to a mutation that carried an Idempotency-Key (REST header, Flight metadata idempotency-key) is kept in Redis for its retries [$FLIGHTNS_IDEMPOTENCY_WINDOW]")
 	fs.StringVar(&cfg.AuthFile, "auth-file", os.Getenv("FLIGHTNS_AUTH_FILE"),
@@ -198,4 +209,18 @@ func debugStepDelay(log *slog.Logger) (redisclaim.StepFunc, error) {
 		}
 		return nil
 	}, nil
+}
+
+// parseReplicaAcks reads --redis-replica-acks: auto (nil) or a count.
+func parseReplicaAcks(v string, dst **int) error {
+	if v == "auto" {
+		*dst = nil
+		return nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 0 {
+		return fmt.Errorf("%q: want auto or a number of replicas (0: none)", v)
+	}
+	*dst = &n
+	return nil
 }

@@ -78,3 +78,7 @@ func (k Keys) Flush() string { return k.tag + ":mflush" }
 // Idempotency is the record of one idempotency key (package idempotency),
 // by the hash of its principal and key.
 func (k Keys) Idempotency(hash string) string { return k.tag + ":idem:" + hash }
+
+// Fence is the key a commit point writes before it waits for a replica
+// (redisclaim's replicas): its value is a counter of no meaning.
+func (k Keys) Fence() string { return k.tag + ":fence" }
