@@ -82,3 +82,48 @@ func TestNoReplicasNoWait(t *testing.T) {
 		t.Fatal("connected_slaves not read")
 	}
 }
+
+// No object's ETag is kept or reported (lance-format/lance#8499): not the
+// one a writer sends, not the staging object's, not in a transaction's
+// commit record; a record made before (with one) reports none either.
+func TestNoETagIsKept(t *testing.T) {
+	e := newEnv(t, "mem")
+	ctx := context.Background()
+	p := e.stage("t", 1, "v1")
+	loc, err := e.s.Put(ctx, "t", 1, p, 2, `"staging-etag"`)
+	if err != nil || loc.ETag != "" {
+		t.Fatalf("put: %+v %v", loc, err)
+	}
+	r, err := e.s.rs.Get(ctx, "t", 1)
+	if err != nil || r.Record.Et != "" {
+		t.Fatalf("the record keeps the ETag %q (%v)", r.Record.Et, err)
+	}
+	res, err := e.s.BatchPut(ctx, []Entry{{Table: "a", Version: 1, StagingPath: e.stage("a", 1, "a1"), ETag: `"x"`},
+		{Table: "b", Version: 1, StagingPath: e.stage("b", 1, "b1"), ETag: `"y"`}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := e.objs.Get(ctx, txnKey(res.TxnID))
+	if err == nil && strings.Contains(string(raw), "etag") {
+		t.Fatalf("the commit record keeps ETags: %s", raw)
+	}
+	for _, l := range res.Locations {
+		if l.ETag != "" {
+			t.Fatalf("batch location %+v", l)
+		}
+	}
+	for _, tbl := range []string{"a", "b"} {
+		r, err := e.s.rs.Get(ctx, tbl, 1)
+		if err != nil || r.Record.Et != "" {
+			t.Fatalf("%s's record keeps the ETag %q (%v)", tbl, r.Record.Et, err)
+		}
+	}
+	// A record of an older flightns, with the staging object's ETag.
+	old := locationOf(record{St: "final", FP: loc.Path, Sz: "2", Et: `"old"`}, "t", 1)
+	if old.ETag != "" {
+		t.Fatalf("an old record's ETag is reported: %q", old.ETag)
+	}
+	if _, err := e.s.Put(ctx, "t", 2, e.stage("t", 2, "v2"), 2, "bad\x00etag"); !isCode(err, nserror.InvalidInput) {
+		t.Fatalf("a control character in the e_tag: %v", err)
+	}
+}

@@ -297,7 +297,9 @@ type record = redisstate.Record
 
 // locationOf is the location of table's version with record r.
 func locationOf(r record, table string, version uint64) Location {
-	loc := Location{Table: table, Version: version, Path: r.FP, Size: r.Size(), ETag: r.Et, TxnID: r.Tx, StagingPath: r.SP}
+	// A record's ETag (records made before flightns stopped keeping them
+	// have one) is never reported: it may be the staging object's.
+	loc := Location{Table: table, Version: version, Path: r.FP, Size: r.Size(), TxnID: r.Tx, StagingPath: r.SP}
 	if _, m, err := lancemanifest.ParseManifestPath(r.FP); err == nil {
 		loc.Scheme = m.Scheme
 	}
@@ -308,12 +310,20 @@ func locationOf(r record, table string, version uint64) Location {
 	return loc
 }
 
+// checkETag refuses an e_tag a caller sends that no store would make
+// (control characters, too long); a valid one is not kept.
+func checkETag(etag string) error {
+	if strings.ContainsFunc(etag, func(r rune) bool { return r < 0x20 || r == 0x7f }) || len(etag) > 256 {
+		return nserror.New(nserror.InvalidInput, "e_tag %q is not a valid ETag", etag)
+	}
+	return nil
+}
+
 // entry is one table's part of a claim.
 type entry struct {
 	table, staging, final string
 	version               uint64
 	size                  int64
-	etag                  string
 	data                  []byte // the staged bytes, when read before the claim (not on file://)
 }
 
@@ -378,10 +388,14 @@ func (s *Store) stagedEntry(ctx context.Context, table string, version uint64, s
 	if size < 0 {
 		return e, false, nserror.New(nserror.InvalidInput, "manifest size %d is negative", size)
 	}
-	if strings.ContainsFunc(etag, func(r rune) bool { return r < 0x20 || r == 0x7f }) || len(etag) > 256 {
-		return e, false, nserror.New(nserror.InvalidInput, "e_tag %q is not a valid ETag", etag)
+	if err := checkETag(etag); err != nil {
+		return e, false, err
 	}
-	e = entry{table: table, version: version, staging: staging, final: final, size: size, etag: etag}
+	// The ETag is checked and dropped: no object's ETag is recorded
+	// (Lance's external manifest protocol, lance-format/lance#8499: a
+	// staging object's ETag is not its final copy's, and a record must not
+	// make a reader doubt the manifest storage holds).
+	e = entry{table: table, version: version, staging: staging, final: final, size: size}
 	a, data, err := s.readStaged(ctx, staging, read)
 	if errors.Is(err, objstore.ErrNotFound) {
 		return e, false, nil
@@ -394,9 +408,6 @@ func (s *Store) stagedEntry(ctx context.Context, table string, version uint64, s
 		return e, false, nserror.New(nserror.InvalidInput, "staging manifest %s has %d bytes, not the %d given", staging, a.Size, size)
 	}
 	e.size = a.Size
-	if e.etag == "" {
-		e.etag = a.ETag
-	}
 	return e, true, nil
 }
 
@@ -568,7 +579,7 @@ func (s *Store) runClaim(ctx context.Context, txnID string, txnRecord []byte, en
 	now := s.now().UnixMicro()
 	a := redisstate.ClaimArgs{TxnID: txnID, TxnRecord: txnRecord, Now: now}
 	for _, e := range entries {
-		a.Tables = append(a.Tables, redisstate.ClaimTable{Table: e.table, Version: e.version, Staging: e.staging, Final: e.final, Size: e.size, ETag: e.etag})
+		a.Tables = append(a.Tables, redisstate.ClaimTable{Table: e.table, Version: e.version, Staging: e.staging, Final: e.final, Size: e.size})
 	}
 	if x != nil { // (settleDeletions checked the deletions)
 		a.Guards, a.Writes, a.Deletions, a.Log = x.Guards, x.Writes, x.Deletions, x.Log
@@ -622,7 +633,7 @@ func (s *Store) runClaim(ctx context.Context, txnID string, txnRecord []byte, en
 			seq, ts := strconv.FormatUint(r.Seq, 10), strconv.FormatInt(now, 10)
 			for _, e := range entries {
 				out.recs = append(out.recs, record{St: "staged", SP: e.staging, FP: e.final, Sz: strconv.FormatInt(e.size, 10),
-					Et: e.etag, Tx: txnID, Ts: ts, Seq: seq})
+					Tx: txnID, Ts: ts, Seq: seq})
 			}
 			return true, nil
 		}
@@ -1008,7 +1019,10 @@ func (s *Store) PutIfNotExists(ctx context.Context, table string, version uint64
 	if t != table || m.Version != version || m.Detached {
 		return nserror.New(nserror.InvalidInput, "%q is not a manifest of version %d of table %s", path, version, table)
 	}
-	e := entry{table: table, version: version, staging: path, final: lancemanifest.ManifestPath(table, m.Scheme, version), size: size, etag: etag}
+	if err := checkETag(etag); err != nil {
+		return err
+	}
+	e := entry{table: table, version: version, staging: path, final: lancemanifest.ManifestPath(table, m.Scheme, version), size: size}
 	_, err = s.claim(ctx, "", nil, []entry{e}, nil)
 	return err
 }

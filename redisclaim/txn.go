@@ -163,7 +163,7 @@ func (s *Store) Commit(ctx context.Context, entries []Entry, x *Extras) (Batch, 
 	}
 	for _, e := range es {
 		rec.Members = append(rec.Members, txnMember{Table: e.table, Version: e.version, StagingPath: e.staging,
-			FinalPath: e.final, Size: e.size, ETag: e.etag})
+			FinalPath: e.final, Size: e.size})
 	}
 	recBytes, err := json.Marshal(rec)
 	if err != nil {
