@@ -20,13 +20,14 @@ const module = "github.com/flightns/flightns/"
 var production = [][]string{
 	{"nserror", "internal/child", "internal/commitlog", "internal/redislock", "internal/redisurl"},
 	{"nserror/grpcstatus", "objstore", "auth", "audit", "internal/redisproc", "internal/redisstate", "sqlengine"},
-	{"lancemanifest", "internal/privateredis"},
+	{"lancemanifest", "internal/privateredis", "idempotency"},
 	{"redisclaim"},
 	{"manifesttable"},
 	{"namespace"},
 	{"planner", "repair"},
 	{"obs"},
 	{"flightserver", "restserver", "sqlworker"},
+	{"console"},
 	{"server"},
 	{"cmd/flightns"},
 }
