@@ -552,13 +552,10 @@ type branchesReport struct {
 // any namespace, reads the same branches, tags and rows from the table's
 // directory, and the catalog lists each branch's versions, and main's
 // untouched, in __manifest.
-func TestLanceBranchesAsWithLancesOwnNamespace(t *testing.T) {
-	s := startServer(t)
-	var dir, rest branchesReport
-	node(t, nil, &dir, "branches.mjs", "dir", t.TempDir())
-	node(t, nil, &rest, "branches.mjs", "rest", s.url())
-	sameObservations(t, rest, dir)
-
+// itemsDir is the directory of the table "items" the branch scenarios
+// make at the root.
+func itemsDir(t *testing.T, s *server) string {
+	t.Helper()
 	d, err := s.service().DescribeTable(context.Background(), namespace.DescribeTableRequest{ID: namespace.ID{"items"}})
 	if err != nil {
 		t.Fatal(err)
@@ -567,8 +564,18 @@ func TestLanceBranchesAsWithLancesOwnNamespace(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return u.Path
+}
+
+func TestLanceBranchesAsWithLancesOwnNamespace(t *testing.T) {
+	s := startServer(t)
+	var dir, rest branchesReport
+	node(t, nil, &dir, "branches.mjs", "dir", t.TempDir())
+	node(t, nil, &rest, "branches.mjs", "rest", s.url())
+	sameObservations(t, rest, dir)
+
 	var plain branchesReport
-	node(t, nil, &plain, "branches.mjs", "plain", u.Path)
+	node(t, nil, &plain, "branches.mjs", "plain", itemsDir(t, s))
 	if !plain.OK || !jsonEqual(t, plain.Final, rest.Final) {
 		t.Fatalf("plain LanceDB reading the table's directory (%v):\n%s\nthrough flightns:\n%s", plain.Failures, plain.Final, rest.Final)
 	}
@@ -744,16 +751,8 @@ func TestCatalogRestoreAndBranchesAsLanceMakesThem(t *testing.T) {
 			t.Errorf("flightns never served %s: the scenario did not go through the catalog", route)
 		}
 	}
-	d, err := s.service().DescribeTable(context.Background(), namespace.DescribeTableRequest{ID: namespace.ID{"items"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	u, err := url.Parse(d.Location)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var view branchesReport
-	node(t, nil, &view, "restbranch.mjs", "view", u.Path)
+	node(t, nil, &view, "restbranch.mjs", "view", itemsDir(t, s))
 	if !view.OK || !jsonEqual(t, view.Final, rest.Final) {
 		t.Fatalf("Lance's directory namespace reading the table (%v):\n%s\nthrough flightns:\n%s", view.Failures, view.Final, rest.Final)
 	}
