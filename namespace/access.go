@@ -242,6 +242,10 @@ func targets(req any) ([]target, error) {
 		return []target{{id: r.ID, table: true, create: true}}, nil
 	case *RegisterTableRequest:
 		return []target{{id: r.ID, table: true, create: true}}, nil
+	case *UndropTableRequest:
+		return []target{{id: r.ID, table: true, create: true}}, nil
+	case *UndropNamespaceRequest:
+		return []target{{id: r.ID, create: true}}, nil
 	case *RenameTableRequest:
 		dest := r.ID.Parent()
 		if r.NewNamespaceID != nil {

@@ -204,9 +204,10 @@ func (s *Service) indexedChildren(ctx context.Context, id ID) ([]indexed, error)
 }
 
 // removeTree forgets namespace id and everything inside it (guarded: the
-// namespace holds what was read, no more), appending the dropped tables'
-// locations to locs; restrict refuses a namespace that holds anything.
-func (s *Service) removeTree(ctx context.Context, c *indexChange, id ID, restrict bool, locs *[]string) error {
+// namespace holds what was read, no more), appending what it drops to
+// gone, each namespace before what it holds; restrict refuses a namespace
+// that holds anything.
+func (s *Service) removeTree(ctx context.Context, c *indexChange, id ID, restrict bool, gone *[]indexed) error {
 	kids, err := s.indexedChildren(ctx, id)
 	if err != nil {
 		return err
@@ -220,14 +221,15 @@ func (s *Service) removeTree(ctx context.Context, c *indexChange, id ID, restric
 		redisstate.HDel(c.k.Obj(), id.String()),
 		redisstate.SRem(c.k.kids(id.Parent()), id.String()))
 	c.deleteRow(manifesttable.TypeNamespace, id.String())
+	*gone = append(*gone, indexed{id: id, typ: manifesttable.TypeNamespace})
 	for _, k := range kids {
 		switch k.typ {
 		case manifesttable.TypeTable:
 			c.tableAt(k.id, k.loc, errStale, errStale)
 			c.removeTable(k.id, k.loc)
-			*locs = append(*locs, k.loc)
+			*gone = append(*gone, k)
 		case manifesttable.TypeNamespace:
-			if err := s.removeTree(ctx, c, k.id, false, locs); err != nil {
+			if err := s.removeTree(ctx, c, k.id, false, gone); err != nil {
 				return err
 			}
 		default:

@@ -458,3 +458,26 @@ type DeleteTableBranchRequest struct {
 type DeleteTableBranchResponse struct {
 	TransactionID string `json:"transaction_id,omitempty"`
 }
+
+// UndropTableRequest puts a dropped table back (flightns): the drop
+// DropID of table ID, or its newest drop when DropID is empty.
+type UndropTableRequest struct {
+	Common
+	ID     ID     `json:"id"`
+	DropID string `json:"drop_id,omitempty"`
+}
+
+// UndropNamespaceRequest puts a dropped namespace back with what the drop
+// removed inside it (flightns); DropID as UndropTableRequest's.
+type UndropNamespaceRequest struct {
+	Common
+	ID     ID     `json:"id"`
+	DropID string `json:"drop_id,omitempty"`
+}
+
+// UndropResponse names what came back.
+type UndropResponse struct {
+	DropID     string   `json:"drop_id"`
+	Namespaces []string `json:"namespaces,omitempty"`
+	Tables     []string `json:"tables,omitempty"`
+}

@@ -198,22 +198,37 @@ func (s *Service) DropNamespace(ctx context.Context, req DropNamespaceRequest) (
 	if req.ID.IsRoot() {
 		return nil, nserror.New(nserror.InvalidInput, "the root namespace cannot be dropped")
 	}
-	var locs []string
+	var gone []indexed
+	var trash string // the record of the drop, when it is kept
 	err = s.changeIndex(ctx, "namespace "+strconv.Quote(req.ID.String()), func(c *indexChange) error {
-		locs = locs[:0]
+		gone = gone[:0]
 		if err := s.mustBe(ctx, req.ID, manifesttable.TypeNamespace); err != nil {
 			return err
 		}
-		return s.removeTree(ctx, c, req.ID, behavior == BehaviorRestrict, &locs)
+		if err := s.removeTree(ctx, c, req.ID, behavior == BehaviorRestrict, &gone); err != nil {
+			return err
+		}
+		if !s.retains() {
+			return nil
+		}
+		s.untrash(ctx, trash) // an earlier build's
+		var err error
+		trash, err = s.trashDrop(ctx, req.ID, manifesttable.TypeNamespace, gone)
+		return err
 	})
+	if err != nil {
+		s.settleTrash(ctx, trash, req.ID, manifesttable.TypeNamespace)
+	}
 	if mode == ModeSkip && nserror.CodeOf(err) == nserror.NamespaceNotFound {
 		return &DropNamespaceResponse{}, nil
 	}
 	if err != nil {
 		return nil, err
 	}
-	for _, loc := range locs {
-		s.forgetTable(ctx, loc, true)
+	for _, o := range gone {
+		if o.typ == manifesttable.TypeTable {
+			s.forgetTable(ctx, o.loc, !s.retains())
+		}
 	}
 	return &DropNamespaceResponse{}, nil
 }

@@ -90,6 +90,8 @@ var Ops = []Op{
 			q.Text("behavior", &r.Behavior)
 			return nil
 		})},
+	{"UndropNamespace", "namespace/{id}/undrop", true, false, true, "Put a dropped namespace back with everything its drop removed, within the drop retention (flightns; drop_id: which drop, else the newest).",
+		run((*Service).UndropNamespace)},
 	{"ListTables", "namespace/{id}/table/list", false, false, true, "List the tables of a namespace, paged.",
 		runQuery((*Service).ListTables, listTablesQuery)},
 	// ListAllTables has no path id; a body id is meaningless and ignored.
@@ -121,6 +123,8 @@ var Ops = []Op{
 		check((*Service).TableExists)},
 	{"DropTable", "table/{id}/drop", true, false, true, "Remove a table from the catalog and delete its data.",
 		run((*Service).DropTable)},
+	{"UndropTable", "table/{id}/undrop", true, false, true, "Put a dropped table back with its versions, branches and tags, within the drop retention (flightns; drop_id: which drop, else the newest).",
+		run((*Service).UndropTable)},
 	{"DeregisterTable", "table/{id}/deregister", true, false, true, "Remove a table from the catalog, keeping its data.",
 		run((*Service).DeregisterTable)},
 	{"RenameTable", "table/{id}/rename", true, false, true, "Rename a table, possibly into another namespace; its location stays.",
@@ -284,6 +288,8 @@ func (r *ListTableBranchesRequest) objectID() *ID        { return &r.ID }
 func (r *CreateTableBranchRequest) objectID() *ID        { return &r.ID }
 func (r *DeleteTableBranchRequest) objectID() *ID        { return &r.ID }
 func (r *RestoreTableRequest) objectID() *ID             { return &r.ID }
+func (r *UndropTableRequest) objectID() *ID              { return &r.ID }
+func (r *UndropNamespaceRequest) objectID() *ID          { return &r.ID }
 func (r *GetTableStatsRequest) objectID() *ID            { return &r.ID }
 func (r *NamespaceGrantRequest) objectID() *ID           { return &r.ID }
 func (r *ListNamespaceGrantsRequest) objectID() *ID      { return &r.ID }

@@ -75,6 +75,11 @@ type Config struct {
 	// temporary storage credentials scoped to the table (storageOptions);
 	// it needs an s3:// root.
 	Vend *objstore.VendOptions
+	// DropRetention keeps what DropTable and DropNamespace drop
+	// recoverable for this long (trash.go): the tables' directories stay,
+	// a record of the drop is written, and UndropTable/UndropNamespace put
+	// it back until `admin gc` purges it. 0 deletes at once.
+	DropRetention time.Duration
 	// Logger (default slog.Default()).
 	Logger *slog.Logger
 	// Now is the clock (default time.Now).

@@ -367,7 +367,8 @@ func (s *Service) dropTable(ctx context.Context, id ID, data bool) (*DropTableRe
 	if err != nil {
 		return nil, err
 	}
-	var loc string
+	keep := data && s.retains() // DropTable keeps the table recoverable
+	var loc, trash string
 	err = s.changeIndex(ctx, "table "+strconv.Quote(id.String()), func(c *indexChange) error {
 		var err error
 		if loc, err = s.tableLoc(ctx, id); err != nil {
@@ -375,12 +376,18 @@ func (s *Service) dropTable(ctx context.Context, id ID, data bool) (*DropTableRe
 		}
 		c.tableAt(id, loc, errStale, errStale)
 		c.removeTable(id, loc)
-		return nil
+		if !keep {
+			return nil
+		}
+		s.untrash(ctx, trash) // an earlier build's
+		trash, err = s.trashDrop(ctx, id, manifesttable.TypeTable, []indexed{{id: id, typ: manifesttable.TypeTable, loc: loc}})
+		return err
 	})
 	if err != nil {
+		s.settleTrash(ctx, trash, id, manifesttable.TypeTable)
 		return nil, err
 	}
-	s.forgetTable(ctx, loc, data)
+	s.forgetTable(ctx, loc, data && !keep)
 	return &DropTableResponse{ID: id, Properties: propsOf(r), Location: s.root.uri(loc)}, nil
 }
 
