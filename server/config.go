@@ -174,6 +174,10 @@ type Config struct {
 	// IdempotencyWindow is how long the answer to a mutation that carried
 	// an Idempotency-Key is kept for its retries (default 15 min).
 	IdempotencyWindow time.Duration
+	// DropRetention is namespace.Config's: how long drops stay recoverable
+	// (0, the zero Config's: drops delete at once; the binary's default is
+	// DefaultDropRetention).
+	DropRetention time.Duration
 	// ConsoleSampleEvery is how often the console's metrics history is
 	// sampled (default 2 s; an hour of samples is kept).
 	ConsoleSampleEvery time.Duration
@@ -227,6 +231,10 @@ type Config struct {
 	// test seam: FLIGHTNS_DEBUG_STEP_DELAY in the binary).
 	ClaimStep redisclaim.StepFunc
 }
+
+// DefaultDropRetention is the binary's --drop-retention: a week, as
+// catalogs with soft deletion keep dropped tables.
+const DefaultDropRetention = 7 * 24 * time.Hour
 
 // EnsureDefaults fills what is unset, in the sub-structs too.
 func (c *Config) EnsureDefaults() {
@@ -286,6 +294,9 @@ func (c *Config) Validate() error {
 	}
 	if _, err := auth.ParseRoleMap(c.OIDC.Roles); err != nil {
 		return fmt.Errorf("OIDC roles (--oidc-roles): %w", err)
+	}
+	if c.DropRetention < 0 {
+		return errors.New("the drop retention (--drop-retention) must not be negative")
 	}
 	if c.SessionTTL < 0 {
 		return errors.New("session lifetime (--session-ttl) must not be negative")

@@ -104,7 +104,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	s.svc, err = namespace.Open(ctx, namespace.Config{Objects: s.deps.Store, Redis: s.deps.Redis, Catalog: cfg.Store.Catalog, Logger: s.log, Vend: vend,
 		Engine: engine, NoSQL: isolated,
 		ReplicaAcks: cfg.ReplicaAcks, ReplicaTimeout: cfg.ReplicaTimeout,
-		Unmanaged: cfg.Unmanaged, ClaimStep: cfg.ClaimStep, ClaimObserver: s.metrics.ClaimObserver(), TableObserver: s.metrics.TableObserver()})
+		Unmanaged: cfg.Unmanaged, DropRetention: cfg.DropRetention, ClaimStep: cfg.ClaimStep, ClaimObserver: s.metrics.ClaimObserver(), TableObserver: s.metrics.TableObserver()})
 	if err != nil {
 		return nil, fmt.Errorf("opening the catalog: %w", err)
 	}

@@ -42,9 +42,16 @@ Commands:
             past it from Redis and storage, verify, snapshot; reports what
             could not be recovered (--dry-run plans only; --format json).
             Stop every server of the catalog first.
-  gc        delete orphaned staging manifests older than --older-than, and
-            files a stale writer left in a dropped table's directory
-            (--dry-run lists them)
+  gc        delete orphaned staging manifests older than --older-than,
+            files a stale writer left in a dropped table's directory, and
+            what drops kept past --drop-retention (default 7 days; 0: every
+            drop kept) (--dry-run lists them)
+  dropped   list the drops kept recoverable (--format json)
+  undrop (--table T | --namespace NS) [--drop-id ID]
+            put a dropped table, or a namespace with everything its drop
+            removed, back with its versions, branches and tags (names
+            joined by --delimiter, default "."); the newest drop of it
+            unless --drop-id names one (admin dropped lists them)
   revoke-sessions --name N
             end every session (login bearer) of user N issued until now, on
             every server of the catalog within seconds; N logs in again to
@@ -161,10 +168,20 @@ func adminCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		raw = revokeSessions(fs.String("name", "", "the user whose sessions end"), stdout, stderr)
 	case "grant", "revoke-grant", "grants":
 		run = grantsCmd(name, fs, &format, stdout, stderr)
+	case "undrop":
+		run = undropCmd(fs, stdout, stderr)
+	case "dropped":
+		fs.StringVar(&format, "format", "text", "text (one drop a line) or json")
+		run = droppedCmd(&format, dropRetentionFlag(fs), stdout, stderr)
 	case "gc":
+		retention := dropRetentionFlag(fs)
 		window := fs.Duration("older-than", 24*time.Hour, "safety window: only staging objects older than this are orphans (commits in flight are younger)")
 		dry := fs.Bool("dry-run", false, "list the orphans, delete nothing")
 		run = func(ctx context.Context, svc *namespace.Service, _ *server.Deps) int {
+			if *retention < 0 {
+				_, _ = fmt.Fprintln(stderr, "flightns admin gc: --drop-retention must not be negative")
+				return 2
+			}
 			bar, progress := bar(stderr, "scanning tables")
 			rep, err := repair.GC(ctx, svc, *window, *dry, time.Now(), progress)
 			_ = bar.Finish()
@@ -180,6 +197,16 @@ func adminCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 			}
 			_, _ = fmt.Fprintf(stdout, "%d tables, %d staging objects, %d orphaned, %d deleted\n", rep.Tables, rep.Staging, len(rep.Orphaned), rep.Deleted)
 			_, _ = fmt.Fprintf(stdout, "%d dropped table locations, %d files left in them, %d locations forgotten\n", rep.Dropped, len(rep.Leftovers), rep.Cleared)
+			purge, err := svc.PurgeTrash(ctx, time.Now().Add(-*retention), *dry)
+			if err != nil {
+				_, _ = fmt.Fprintf(stderr, "flightns admin gc: purging drops: %v\n", err)
+				return 1
+			}
+			for _, id := range purge.Purged {
+				_, _ = fmt.Fprintln(stdout, "drop past the retention:", id)
+			}
+			_, _ = fmt.Fprintf(stdout, "%d drops kept, %d past the retention purged, %d table locations deleted, %d spared (a live table owns them)\n",
+				purge.Records, len(purge.Purged), purge.Locations, purge.Spared)
 			return 0
 		}
 	default:

@@ -112,6 +112,8 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		"how long a stopped query (past its time limit, or its client gone) may take to end before the SQL worker is restarted [$FLIGHTNS_SQL_STOP_GRACE]")
 	fs.IntVar(&cfg.SQL.CPUs, "sql-cpus", int(envInt("FLIGHTNS_SQL_CPUS", 0)),
 		"how many CPUs the SQL worker may run on (the last of this process's); 0: all but one, so that commits always have a core no query can take [$FLIGHTNS_SQL_CPUS]")
+	fs.DurationVar(&cfg.DropRetention, "drop-retention", envDuration("FLIGHTNS_DROP_RETENTION", server.DefaultDropRetention),
+		"how long DropTable and DropNamespace keep what they drop recoverable (UndropTable, UndropNamespace, admin undrop) before admin gc purges it; 0: drops delete at once [$FLIGHTNS_DROP_RETENTION]")
 	fs.BoolVar(&cfg.Unmanaged, "unmanaged", envOr("FLIGHTNS_UNMANAGED", "") == "true",
 		"unmanaged tables: Lance commits versions itself and the catalog only names and places tables; every process of a catalog must agree [$FLIGHTNS_UNMANAGED]")
 	if err := fs.Parse(args); err != nil {

@@ -1,0 +1,59 @@
+package main
+
+import (
+	"net/http"
+	"os"
+	"strings"
+	"testing"
+)
+
+// The binary keeps a dropped table for --drop-retention (a week by
+// default): admin dropped lists it, admin undrop puts it back with its
+// versions, and admin gc purges it once past the retention.
+func TestAdminUndropAndGCOfADroppedTable(t *testing.T) {
+	t.Parallel()
+	work := t.TempDir()
+	s := startServer(t, work, nil)
+	admin := adminCLI(t, work)
+	loc := declareTable(t, s.rest, "a", "t")
+	for v := uint64(1); v <= 2; v++ {
+		if code := commitVersion(t, s.rest, "a$t", loc, v); code != http.StatusOK {
+			t.Fatalf("commit %d: HTTP %d", v, code)
+		}
+	}
+	mustREST(t, s.rest, "/v1/table/a$t/drop", `{}`, nil)
+	if _, err := os.Stat(finalPath(loc, 2)); err != nil {
+		t.Fatalf("the drop deleted the table's data despite the default retention: %v", err)
+	}
+	if out := admin(0, "dropped"); !strings.Contains(out, "table     a$t") {
+		t.Errorf("admin dropped: %q", out)
+	}
+	admin(1, "undrop", "--table", "a.t", "--drop-id", "../x")
+	admin(1, "undrop", "--table", "a.nope")
+	if out := admin(0, "undrop", "--table", "a.t"); !strings.Contains(out, "0 namespaces, 1 tables") {
+		t.Errorf("admin undrop: %q", out)
+	}
+	var dv struct{ Version struct{ Version int64 } }
+	mustREST(t, s.rest, "/v1/table/a$t/version/describe", `{}`, &dv)
+	if dv.Version.Version != 2 {
+		t.Errorf("after undrop the latest version is %d, want 2", dv.Version.Version)
+	}
+
+	// Dropped again: gc within the retention keeps it, past it purges.
+	mustREST(t, s.rest, "/v1/namespace/a/drop", `{"behavior":"Cascade"}`, nil)
+	if out := admin(0, "gc"); !strings.Contains(out, "1 drops kept, 0 past the retention purged") {
+		t.Errorf("gc within the retention: %q", out)
+	}
+	admin(2, "gc", "--drop-retention", "-1h")
+	if out := admin(0, "gc", "--drop-retention", "0"); !strings.Contains(out, "1 drops kept, 1 past the retention purged, 1 table locations deleted") {
+		t.Errorf("gc past the retention: %q", out)
+	}
+	if _, err := os.Stat(finalPath(loc, 2)); !os.IsNotExist(err) {
+		t.Errorf("gc left a purged table's data: %v", err)
+	}
+	admin(1, "undrop", "--namespace", "a")
+	if out := admin(0, "dropped"); strings.TrimSpace(out) != "" {
+		t.Errorf("admin dropped after the purge: %q", out)
+	}
+	s.stop()
+}
