@@ -61,6 +61,8 @@ var restRoutes = []route{
 	{"POST", "/v1/table/{tb}/version/describe", false},
 	{"POST", "/v1/table/{tb}/version/delete", true},
 	{"POST", "/v1/table/{tb}/restore", true},
+	{"POST", "/v1/table/{tb}/undrop", true},
+	{"POST", "/v1/namespace/{ns}/undrop", true},
 	{"POST", "/v1/table/{tb}/branches/create", true},
 	{"POST", "/v1/table/{tb}/branches/delete", true},
 	{"POST", "/v1/table/version/batch-create", true},
@@ -87,6 +89,7 @@ var flightActions = map[string]bool{
 	"EvolvePartitionSpec": true, "ResolvePartition": true, "CommitPartitions": true, "PlanScan": false,
 	"CreateNamespaceGrant": true, "DeleteNamespaceGrant": true, "ListNamespaceGrants": false,
 	"RestoreTable": true, "CreateTableBranch": true, "DeleteTableBranch": true,
+	"UndropTable": true, "UndropNamespace": true,
 }
 
 const (
