@@ -4,10 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"regexp"
-	"sort"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -17,67 +14,30 @@ import (
 	"github.com/flightns/flightns/objstore"
 )
 
-// TrashPrefix holds one record per drop kept recoverable (Config.DropRetention
-// > 0): what DropTable or DropNamespace removed from the catalog, with the
-// rows it removed, while the dropped tables' directories stay untouched.
-// A record is written create-only before the drop is applied and is
-// derived from durable state only (the catalog's rows); UndropTable and
-// UndropNamespace put its rows back in one index change, and `admin gc`
-// purges a record past the retention the way a drop with retention 0
-// deletes: data first, the record last.
+// A drop kept recoverable (Config.DropRetention > 0) removes its objects
+// from the catalog as any drop does, but leaves the dropped tables'
+// directories, and first writes a record of itself, create-only, to
+// manifesttable.TrashPrefix: the rows it removes (derived from durable
+// state only). UndropTable and UndropNamespace put those rows back in one
+// index change; PurgeTrash (`admin gc`) deletes past the retention the way
+// a drop with retention 0 deletes: data first, the record last.
 //
 // A record whose drop never applied (the process died between the two)
 // names objects that are still live: undrop refuses it (the ids are
-// taken) and the purge leaves every location a live table owns.
-const TrashPrefix = manifesttable.Prefix + "_trash/"
+// taken) and the purge spares every location a live table owns.
 
 // Trash is the record of one drop kept recoverable.
-type Trash struct {
-	// DropID names the drop: a UUID (v7, so ids sort by time).
-	DropID string `json:"drop_id"`
-	// ID is the dropped table or namespace; Type its object type.
-	ID   ID     `json:"id"`
-	Type string `json:"object_type"`
-	// DroppedAt is when the drop was recorded.
-	DroppedAt time.Time `json:"dropped_at"`
-	// Rows are the catalog rows the drop removed (manifesttable.MarshalRow),
-	// each namespace before what it holds.
-	Rows []json.RawMessage `json:"rows"`
+type Trash = manifesttable.Trash
+
+// ListTrash lists the drops kept recoverable, oldest first.
+func ListTrash(ctx context.Context, objs *objstore.Store) ([]Trash, error) {
+	return manifesttable.ListTrash(ctx, objs)
 }
 
-// TrashedObject is one object of a drop, for listings.
-type TrashedObject struct {
-	ID       string `json:"id"`
-	Type     string `json:"object_type"`
-	Location string `json:"location,omitempty"`
-	Metadata string `json:"metadata,omitempty"`
-}
+// ValidDropID fails with InvalidInput unless id is a drop id.
+func ValidDropID(id string) error { return manifesttable.ValidDropID(id) }
 
-// Objects decodes the record's rows; a row that does not decode fails.
-func (t *Trash) Objects() ([]manifesttable.Row, error) {
-	out := make([]manifesttable.Row, len(t.Rows))
-	for i, b := range t.Rows {
-		r, err := manifesttable.UnmarshalRow(b)
-		if err != nil {
-			return nil, err
-		}
-		out[i] = r
-	}
-	return out, nil
-}
-
-var dropIDPattern = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`)
-
-// ValidDropID fails with InvalidInput unless id is a drop id as drops
-// write them (a lower-case UUID): nothing else becomes a key.
-func ValidDropID(id string) error {
-	if !dropIDPattern.MatchString(id) {
-		return nserror.New(nserror.InvalidInput, "drop id %q is not a drop id (a lower-case UUID)", id)
-	}
-	return nil
-}
-
-func trashKey(dropID string) string { return TrashPrefix + dropID + ".json" }
+func trashKey(dropID string) string { return manifesttable.TrashKey(dropID) }
 
 // retains reports whether drops keep what they drop recoverable.
 func (s *Service) retains() bool { return s.cfg.DropRetention > 0 }
@@ -144,46 +104,6 @@ func (s *Service) settleTrash(ctx context.Context, key string, id ID, typ string
 	}
 }
 
-// ListTrash lists the drops kept recoverable, oldest first. Records that
-// are not ours (a name or a body a drop does not write) are skipped.
-func ListTrash(ctx context.Context, objs *objstore.Store) ([]Trash, error) {
-	var out []Trash
-	for a, err := range objs.List(ctx, TrashPrefix) {
-		if err != nil {
-			return nil, err
-		}
-		name := strings.TrimSuffix(strings.TrimPrefix(a.Key, TrashPrefix), ".json")
-		if ValidDropID(name) != nil || trashKey(name) != a.Key {
-			continue
-		}
-		t, err := readTrash(ctx, objs, name)
-		if err != nil {
-			if nserror.CodeOf(err) == nserror.InvalidInput || errors.Is(err, objstore.ErrNotFound) {
-				continue
-			}
-			return nil, err
-		}
-		out = append(out, *t)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].DropID < out[j].DropID })
-	return out, nil
-}
-
-func readTrash(ctx context.Context, objs *objstore.Store, dropID string) (*Trash, error) {
-	b, err := objs.Get(ctx, trashKey(dropID))
-	if err != nil {
-		return nil, err
-	}
-	var t Trash
-	if err := json.Unmarshal(b, &t); err != nil || t.DropID != dropID || len(t.Rows) == 0 || t.ID.Validate("object") != nil || t.ID.IsRoot() {
-		return nil, nserror.New(nserror.InvalidInput, "the record of drop %s is not a drop record", dropID)
-	}
-	if _, err := t.Objects(); err != nil {
-		return nil, nserror.New(nserror.InvalidInput, "the record of drop %s: %v", dropID, err)
-	}
-	return &t, nil
-}
-
 // UndropTable puts a dropped table back, with its versions, branches and
 // tags (its directory was kept).
 func (s *Service) UndropTable(ctx context.Context, req UndropTableRequest) (*UndropResponse, error) {
@@ -226,12 +146,12 @@ func (s *Service) undrop(ctx context.Context, id ID, typ, dropID string) (*Undro
 			return nil, err
 		}
 		var err error
-		if t, err = readTrash(ctx, s.objs, dropID); errors.Is(err, objstore.ErrNotFound) {
+		if t, err = manifesttable.ReadTrash(ctx, s.objs, dropID); errors.Is(err, objstore.ErrNotFound) {
 			return nil, notFound()
 		} else if err != nil {
 			return nil, err
 		}
-		if !t.ID.Equal(id) || t.Type != typ {
+		if !ID(t.ID).Equal(id) || t.Type != typ {
 			return nil, notFound()
 		}
 	} else {
@@ -240,7 +160,7 @@ func (s *Service) undrop(ctx context.Context, id ID, typ, dropID string) (*Undro
 			return nil, err
 		}
 		for i := range all {
-			if all[i].ID.Equal(id) && all[i].Type == typ {
+			if ID(all[i].ID).Equal(id) && all[i].Type == typ {
 				t = &all[i] // the newest: ids sort by time
 			}
 		}

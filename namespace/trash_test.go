@@ -63,7 +63,7 @@ func TestUndropTableBringsBackVersionsBranchesAndTags(t *testing.T) {
 		t.Fatal("the drop deleted the table's data despite the retention")
 	}
 	tr := e.trash()
-	if len(tr) != 1 || !tr[0].ID.Equal(tid) || tr[0].Type != "table" {
+	if len(tr) != 1 || !ID(tr[0].ID).Equal(tid) || tr[0].Type != "table" {
 		t.Fatalf("trash: %+v", tr)
 	}
 

@@ -58,7 +58,7 @@ func droppedCmd(format *string, retention *time.Duration, stdout, stderr io.Writ
 			return 0
 		}
 		for _, t := range all {
-			_, _ = fmt.Fprintf(stdout, "%s  %-9s %s  dropped %s, purged after %s, %d objects\n", t.DropID, t.Type, t.ID.String(),
+			_, _ = fmt.Fprintf(stdout, "%s  %-9s %s  dropped %s, purged after %s, %d objects\n", t.DropID, t.Type, namespace.ID(t.ID).String(),
 				t.DroppedAt.Format(time.RFC3339), t.DroppedAt.Add(*retention).Format(time.RFC3339), len(t.Rows))
 		}
 		return 0
