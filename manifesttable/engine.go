@@ -53,6 +53,7 @@ func openEngine(cfg sqlengine.Config) (*engine, error) {
 		`CREATE TABLE _versions_past AS FROM _versions`,
 		`CREATE INDEX _objects_id ON _objects (object_id)`,
 		`CREATE INDEX _versions_id ON _versions (object_id)`,
+		droppedDDL,
 	)
 	if err != nil {
 		return nil, fmt.Errorf("manifesttable: %w", err)
@@ -156,6 +157,7 @@ func (e *engine) createViews(w *sqlengine.Writer) error {
 		`CREATE OR REPLACE VIEW namespaces AS SELECT object_id, metadata, committed_at FROM __manifest WHERE object_type = 'namespace'`,
 		`CREATE OR REPLACE VIEW tables AS SELECT * EXCLUDE (object_type, table_version, manifest_path, manifest_size, branch, num_rows, num_fragments, data_bytes, schema) FROM __manifest WHERE object_type = 'table'`,
 		// Straight from _versions: nothing of _objects to bind, plan or scan.
+		`CREATE OR REPLACE VIEW dropped AS SELECT * FROM _dropped`,
 		`CREATE OR REPLACE VIEW table_versions AS SELECT object_id AS table_id, branch, coalesce(table_version, table_version) AS version, manifest_path, manifest_size, committed_at, txn_id, metadata, num_rows, num_fragments, data_bytes, schema FROM _versions`,
 	}
 	// What a request scoped to some namespaces sees (sqlengine.Scope):

@@ -144,6 +144,7 @@ type Table struct {
 	published   uint64        // the durable sequence last published
 	lingerSince time.Time     // when it began lingering
 	flushNow    chan struct{} // wakes a lingering materializer, or a follower (any goroutine sends)
+	droppedNow  chan struct{} // wakes the dropped view's refresher (the applier sends)
 	flushTo     atomic.Uint64 // someone waits for the sequences up to this (any goroutine)
 	askedFlush  uint64        // the highest flushTo a follower asked the leader for (run's goroutine)
 	followWait  time.Duration // a follower's next poll of the leader's progress (run's goroutine)
@@ -203,7 +204,8 @@ func Open(ctx context.Context, cfg Config) (*Table, error) {
 	cfg.EnsureDefaults()
 	rs := redisstate.New(cfg.Redis, cfg.Catalog, cfg.LogMaxLen)
 	t := &Table{cfg: cfg, st: storage{objs: cfg.Objects, catalog: cfg.Catalog}, log: cfg.Logger, rs: rs, keys: rs.Keys,
-		stop: make(chan struct{}), applyQ: make(chan *segment, 256), flushNow: make(chan struct{}, 1)}
+		stop: make(chan struct{}), applyQ: make(chan *segment, 256), flushNow: make(chan struct{}, 1),
+		droppedNow: make(chan struct{}, 1)}
 	t.idx.rows = newIndex()
 	t.lease.token = uuid.NewString()
 	t.waiters.cond = sync.NewCond(&t.waiters.Mutex)
@@ -230,6 +232,10 @@ func Open(ctx context.Context, cfg Config) (*Table, error) {
 		if err := t.eng.db.WaitVisible(ctx, t.applied.durable); err != nil {
 			return fail(err)
 		}
+	}
+	if t.eng != nil {
+		t.runDone.Add(1)
+		go t.droppedRefresher()
 	}
 	t.runDone.Add(1)
 	go t.run()
@@ -503,6 +509,12 @@ func (t *Table) applier() {
 				err = t.eng.applySegment(seg)
 			}
 			if err == nil {
+				if seg.reset != nil || droppedChanged(seg) {
+					select {
+					case t.droppedNow <- struct{}{}:
+					default:
+					}
+				}
 				break
 			}
 			t.log.Error("manifesttable: applying a durable segment to the SQL engine; retrying", "first", seg.First, "last", seg.Last, "err", err)

@@ -40,4 +40,6 @@ var Relations = []Relation{
 		Description: "the tables: id, location, properties"},
 	{Name: "table_versions", Type: "VIEW", Key: []string{"table_id", "version"},
 		Description: "every committed version of every table, with its manifest"},
+	{Name: "dropped", Type: "VIEW", Key: []string{"drop_id", ColObjectID},
+		Description: "what drops kept recoverable (undrop), one row per dropped namespace or table, until gc purges it"},
 }

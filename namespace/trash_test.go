@@ -3,6 +3,7 @@ package namespace
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -230,4 +231,46 @@ func TestDropWithoutRetentionDeletesAtOnce(t *testing.T) {
 	}
 	_, err := e.s.UndropTable(ctx, UndropTableRequest{ID: id("a", "t")})
 	wantCode(t, "undoing a drop without retention", err, nserror.TableNotFound)
+}
+
+// dropped queries the dropped view (as ctx's scope sees it), waiting up
+// to a few seconds for it to read want: the view is refreshed off the
+// commit path.
+func droppedView(t *testing.T, ctx context.Context, s *Service, want string) {
+	t.Helper()
+	var got string
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		res := must(s.Table().Query(ctx, `SELECT coalesce(string_agg(dropped_type || ' ' || dropped_id || ': ' || object_type || ' ' || object_id || ' ' || coalesce(location, ''), '; ' ORDER BY drop_id, object_id), '') FROM dropped`))
+		got = ""
+		for res.Next() {
+			col := res.RecordBatch().Column(0).(interface{ Value(int) string })
+			got = strings.Clone(col.Value(0))
+		}
+		res.Release()
+		if got == want {
+			return
+		}
+	}
+	t.Fatalf("dropped view: %q, want %q", got, want)
+}
+
+// SQL shows what drops kept in a view of its own, and a request scoped
+// to a subtree sees only the drops inside it.
+func TestDroppedViewListsTheTrash(t *testing.T) {
+	ctx := context.Background()
+	e := newTenv(t)
+	s := e.withRetention(time.Hour)
+	must(s.CreateNamespace(ctx, CreateNamespaceRequest{ID: id("a")}))
+	must(s.CreateNamespace(ctx, CreateNamespaceRequest{ID: id("b")}))
+	locT := e.withVersions(id("a", "t"), 1)
+	locU := e.withVersions(id("b", "u"), 1)
+	droppedView(t, ctx, s, "")
+	must(s.DropTable(ctx, DropTableRequest{ID: id("a", "t")}))
+	must(s.DropNamespace(ctx, DropNamespaceRequest{ID: id("b"), Behavior: BehaviorCascade}))
+	droppedView(t, ctx, s, "table a$t: table a$t "+locT+"; namespace b: namespace b ; namespace b: table b$u "+locU)
+	scoped := sqlengine.WithScope(ctx, &sqlengine.Scope{Subtrees: []string{"a"}, Sep: "$"})
+	droppedView(t, scoped, s, "table a$t: table a$t "+locT)
+	must(s.UndropTable(ctx, UndropTableRequest{ID: id("a", "t")}))
+	must(s.CreateNamespace(ctx, CreateNamespaceRequest{ID: id("c")})) // a catalog change: the view follows
+	droppedView(t, ctx, s, "namespace b: namespace b ; namespace b: table b$u "+locU)
 }
