@@ -69,9 +69,9 @@ func TestCatalogsSchemasAndTablesFollowTheirFilters(t *testing.T) {
 		types   []string
 		want    []string
 	}{
-		{nil, nil, []string{"__manifest", "namespaces", "tables", "table_versions"}},
+		{nil, nil, []string{"__manifest", "namespaces", "tables", "table_versions", "dropped"}},
 		{ptrTo("%"), []string{"TABLE"}, []string{"__manifest"}},
-		{ptrTo("%"), []string{"view"}, []string{"namespaces", "tables", "table_versions"}},
+		{ptrTo("%"), []string{"view"}, []string{"namespaces", "tables", "table_versions", "dropped"}},
 		{ptrTo("table%"), nil, []string{"tables", "table_versions"}},
 		{ptrTo("\\_\\_manifest"), nil, []string{"__manifest"}},
 		{ptrTo("_ables"), nil, []string{"tables"}},
@@ -174,7 +174,8 @@ func TestPrimaryKeysAndEmptyForeignKeys(t *testing.T) {
 		"__manifest":     nil,
 		"nope":           nil,
 		// DBeaver loads a whole schema's keys with "%" (issue 32, item 3).
-		"%":              {"object_id", "object_id", "table_id", "version"},
+		"%":              {"object_id", "object_id", "table_id", "version", "drop_id", "object_id"},
+		"dropped":        {"drop_id", "object_id"},
 		"TABLE_VERSIONS": {"table_id", "version"},
 	} {
 		info, err := c.GetPrimaryKeys(ctx, flightsql.TableRef{Catalog: &cat, DBSchema: &sch, Table: table})
@@ -361,7 +362,7 @@ func TestJDBCConnectAndBrowseSequence(t *testing.T) {
 	sch := "main"
 	info, err = c.GetTables(ctx, &flightsql.GetTablesOpts{Catalog: &cat, DbSchemaFilterPattern: &sch, TableNameFilterPattern: ptrTo("%")})
 	_, recs = fetch(t, ctx, c, info, err)
-	if got := column(t, recs, "table_type"); len(got) != 4 {
+	if got := column(t, recs, "table_type"); len(got) != 5 { // __manifest and its four views
 		t.Fatalf("table types %v", got)
 	}
 	// Columns of one table: GetTables with its schema.
@@ -380,7 +381,7 @@ func TestJDBCConnectAndBrowseSequence(t *testing.T) {
 	// table "%" (getPrimaryKeys, then getImportedKeys).
 	info, err = c.GetPrimaryKeys(ctx, flightsql.TableRef{Catalog: &cat, DBSchema: &sch, Table: "%"})
 	_, recs = fetch(t, ctx, c, info, err)
-	if got := column(t, recs, "table_name"); !slices.Equal(got, []string{"namespaces", "tables", "table_versions", "table_versions"}) {
+	if got := column(t, recs, "table_name"); !slices.Equal(got, []string{"namespaces", "tables", "table_versions", "table_versions", "dropped", "dropped"}) {
 		t.Fatalf("the schema's keys %v", got)
 	}
 	info, err = c.GetImportedKeys(ctx, flightsql.TableRef{Catalog: &cat, DBSchema: &sch, Table: "%"})
