@@ -174,41 +174,7 @@ func adminCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		fs.StringVar(&format, "format", "text", "text (one drop a line) or json")
 		run = droppedCmd(&format, dropRetentionFlag(fs), stdout, stderr)
 	case "gc":
-		retention := dropRetentionFlag(fs)
-		window := fs.Duration("older-than", 24*time.Hour, "safety window: only staging objects older than this are orphans (commits in flight are younger)")
-		dry := fs.Bool("dry-run", false, "list the orphans, delete nothing")
-		run = func(ctx context.Context, svc *namespace.Service, _ *server.Deps) int {
-			if *retention < 0 {
-				_, _ = fmt.Fprintln(stderr, "flightns admin gc: --drop-retention must not be negative")
-				return 2
-			}
-			bar, progress := bar(stderr, "scanning tables")
-			rep, err := repair.GC(ctx, svc, *window, *dry, time.Now(), progress)
-			_ = bar.Finish()
-			if err != nil {
-				_, _ = fmt.Fprintf(stderr, "flightns admin gc: %v\n", err)
-				return 1
-			}
-			for _, k := range rep.Orphaned {
-				_, _ = fmt.Fprintln(stdout, "orphan:", k)
-			}
-			for _, k := range rep.Leftovers {
-				_, _ = fmt.Fprintln(stdout, "left in a dropped table:", k)
-			}
-			_, _ = fmt.Fprintf(stdout, "%d tables, %d staging objects, %d orphaned, %d deleted\n", rep.Tables, rep.Staging, len(rep.Orphaned), rep.Deleted)
-			_, _ = fmt.Fprintf(stdout, "%d dropped table locations, %d files left in them, %d locations forgotten\n", rep.Dropped, len(rep.Leftovers), rep.Cleared)
-			purge, err := svc.PurgeTrash(ctx, time.Now().Add(-*retention), *dry)
-			if err != nil {
-				_, _ = fmt.Fprintf(stderr, "flightns admin gc: purging drops: %v\n", err)
-				return 1
-			}
-			for _, id := range purge.Purged {
-				_, _ = fmt.Fprintln(stdout, "drop past the retention:", id)
-			}
-			_, _ = fmt.Fprintf(stdout, "%d drops kept, %d past the retention purged, %d table locations deleted, %d spared (a live table owns them)\n",
-				purge.Records, len(purge.Purged), purge.Locations, purge.Spared)
-			return 0
-		}
+		run = gcCmd(fs, stdout, stderr)
 	default:
 		_, _ = fmt.Fprintf(stderr, "flightns admin: unknown command %q\n\n%s", name, adminUsage)
 		return 2
@@ -431,5 +397,45 @@ func grantFlags(fs *flag.FlagSet, role bool) func() (auth.Grant, error) {
 			}
 		}
 		return g, nil
+	}
+}
+
+// gcCmd is "admin gc": orphaned staging manifests, a stale writer's
+// leftovers in dropped tables' directories, and drops past the retention.
+func gcCmd(fs *flag.FlagSet, stdout, stderr io.Writer) func(ctx context.Context, svc *namespace.Service, _ *server.Deps) int {
+	retention := dropRetentionFlag(fs)
+	window := fs.Duration("older-than", 24*time.Hour, "safety window: only staging objects older than this are orphans (commits in flight are younger)")
+	dry := fs.Bool("dry-run", false, "list the orphans, delete nothing")
+	return func(ctx context.Context, svc *namespace.Service, _ *server.Deps) int {
+		if *retention < 0 {
+			_, _ = fmt.Fprintln(stderr, "flightns admin gc: --drop-retention must not be negative")
+			return 2
+		}
+		bar, progress := bar(stderr, "scanning tables")
+		rep, err := repair.GC(ctx, svc, *window, *dry, time.Now(), progress)
+		_ = bar.Finish()
+		if err != nil {
+			_, _ = fmt.Fprintf(stderr, "flightns admin gc: %v\n", err)
+			return 1
+		}
+		for _, k := range rep.Orphaned {
+			_, _ = fmt.Fprintln(stdout, "orphan:", k)
+		}
+		for _, k := range rep.Leftovers {
+			_, _ = fmt.Fprintln(stdout, "left in a dropped table:", k)
+		}
+		_, _ = fmt.Fprintf(stdout, "%d tables, %d staging objects, %d orphaned, %d deleted\n", rep.Tables, rep.Staging, len(rep.Orphaned), rep.Deleted)
+		_, _ = fmt.Fprintf(stdout, "%d dropped table locations, %d files left in them, %d locations forgotten\n", rep.Dropped, len(rep.Leftovers), rep.Cleared)
+		purge, err := svc.PurgeTrash(ctx, time.Now().Add(-*retention), *dry)
+		if err != nil {
+			_, _ = fmt.Fprintf(stderr, "flightns admin gc: purging drops: %v\n", err)
+			return 1
+		}
+		for _, id := range purge.Purged {
+			_, _ = fmt.Fprintln(stdout, "drop past the retention:", id)
+		}
+		_, _ = fmt.Fprintf(stdout, "%d drops kept, %d past the retention purged, %d table locations deleted, %d spared (a live table owns them)\n",
+			purge.Records, len(purge.Purged), purge.Locations, purge.Spared)
+		return 0
 	}
 }
