@@ -28,6 +28,9 @@ func TestAdminUndropAndGCOfADroppedTable(t *testing.T) {
 	if out := admin(0, "dropped"); !strings.Contains(out, "table     a$t") {
 		t.Errorf("admin dropped: %q", out)
 	}
+	if out := admin(0, "verify"); !strings.Contains(out, "0 drift") {
+		t.Errorf("verify with a drop kept: %q", out)
+	}
 	admin(1, "undrop", "--table", "a.t", "--drop-id", "../x")
 	admin(1, "undrop", "--table", "a.nope")
 	if out := admin(0, "undrop", "--table", "a.t"); !strings.Contains(out, "0 namespaces, 1 tables") {
