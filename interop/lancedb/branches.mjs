@@ -7,6 +7,7 @@
 //   node branches.mjs rest <flightns uri>
 //   node branches.mjs dir <root directory or s3:// URI> [storage options json]
 //   node branches.mjs plain <table directory, or s3://…/<name>.lance> [storage options json]
+//   node branches.mjs read <flightns uri>   (only reads "items": final)
 //
 // Through flightns LanceDB needs nothing but the URI: where the table is,
 // and how to reach its storage, come from the catalog (credentials from
@@ -48,7 +49,10 @@ async function step(name, fn) {
 }
 
 try {
-  if (mode === "plain") {
+  if (mode === "read") {
+    report.final = await seen(await (await connect(where)).openTable("items"));
+    report.ok = true;
+  } else if (mode === "plain") {
     // LanceDB's listing database opens <db>/<name>.lance: a table
     // directory is linked as t.lance into a fresh directory; an s3:// table
     // is given as <db>/<name>.lance.
