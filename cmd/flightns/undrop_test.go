@@ -60,3 +60,23 @@ func TestAdminUndropAndGCOfADroppedTable(t *testing.T) {
 	}
 	s.stop()
 }
+
+// A retention is a duration, and not a negative one.
+func TestDropRetentionIsChecked(t *testing.T) {
+	t.Parallel()
+	work := t.TempDir()
+	for _, c := range []struct {
+		args []string
+		code int
+		says string
+	}{
+		{[]string{"serve", "--drop-retention", "-1h"}, 1, "must not be negative"},
+		{[]string{"serve", "--drop-retention", "a week"}, 2, "invalid value"},
+		{[]string{"admin", "gc", "--drop-retention", "1x"}, 2, "invalid value"},
+	} {
+		code, _, stderr := runCLI(t, work, c.args...)
+		if code != c.code || !strings.Contains(stderr, c.says) {
+			t.Errorf("flightns %v: exit %d, stderr %q; want exit %d saying %q", c.args, code, stderr, c.code, c.says)
+		}
+	}
+}
