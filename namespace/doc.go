@@ -62,6 +62,13 @@
 //     left. A drop that deletes data leaves a tombstone of the location
 //     (dropped.go) for gc.
 //
+//   - Undrop (trash.go): with a drop retention, DropTable and DropNamespace
+//     write a create-only record of what they remove before they remove
+//     it, and keep the tables' directories; UndropTable and
+//     UndropNamespace put a drop back in one index change, all or nothing;
+//     PurgeTrash deletes past the retention, never a location a live table
+//     owns.
+//
 // Invariants: ids and locations are validated before they reach Redis or
 // storage; a table's location lies inside the catalog root; errors carry
 // Lance Namespace codes (nserror).
