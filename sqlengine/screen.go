@@ -92,7 +92,7 @@ func str(v any) string { s, _ := v.(string); return s }
 
 func scopedRefusal(what string) error {
 	return nserror.New(nserror.PermissionDenied,
-		"your access is limited to some namespaces: SQL then takes a single SELECT over __manifest, namespaces, tables, table_versions and plan_scan, which show only what you may read; not %s", what)
+		"your access is limited to some namespaces: SQL then takes a single SELECT over __manifest, namespaces, tables, table_versions, dropped and plan_scan, which show only what you may read; not %s", what)
 }
 
 // hiddenRelations are the lower-cased names of every table and view of

@@ -1,5 +1,5 @@
 // The SQL console: one read-only statement over the catalog's tables
-// (__manifest, namespaces, tables, table_versions), run through the
+// (__manifest, namespaces, tables, table_versions, dropped), run through the
 // server's SQL gate; results a page at a time, or downloaded whole as
 // CSV or Arrow.
 import { h, fill, button, count } from "./dom.js";
