@@ -44,6 +44,11 @@
 // leaves holding a matching row — next to its latency, and fails a run
 // whose plan leaves out a matching leaf.
 //
+// commit-redis-replica compares commits with and without a Redis
+// replica's confirmation (redisreplica.go); console measures the web
+// console's pages on 10,000 namespaces and a table of 100,000 versions
+// (console.go).
+//
 // Benchmarks are run by `flightns bench` and `make bench`. The package's
 // test runs one quick scenario end to end to check the report and the
 // chart; it asserts their shape, never a speed.

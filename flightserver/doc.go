@@ -45,6 +45,10 @@
 // result rows and bytes, query time, concurrent queries, open prepared
 // statements) fails with a status that names it; none truncates silently.
 //
+// Server.Query runs a statement through the same gate for another
+// surface (the web console); a mutating action with idempotency-key
+// metadata is answered once per key (package idempotency).
+//
 // It must not: interpret Lance semantics (the namespace service does), or
 // let SQL reach files, the network or settings (the engine is locked).
 package flightserver

@@ -22,4 +22,9 @@
 // the reader never trusts a length or a position it has not checked
 // against the bytes it holds, and a malformed file is an error, never a
 // panic.
+//
+// It also writes what Lance writes for a restore and a new branch
+// (write.go): the manifest of the version made, edited at the wire level
+// from the one it comes from (every field kept byte for byte but those
+// Lance changes), its transaction, and the branch's ref file.
 package lancemanifest

@@ -35,5 +35,11 @@
 // with versions, or alone: every change of the namespace service's object
 // index is one.
 //
+// With Redis replicas, the gate of every commit point first waits until a
+// replica has the claim (replicas.go: a fence write and WAIT on one
+// connection; Config.ReplicaAcks), so that no version anyone is told of is
+// lost by a failover. No object's ETag is kept or reported (Lance's
+// external-manifest protocol: storage is authoritative).
+//
 // Step hooks (Config.Step) name every protocol seam for fault injection.
 package redisclaim

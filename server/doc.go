@@ -23,6 +23,11 @@
 // __manifest/_auth/session.key, revoked through Redis) authenticate every
 // surface alike; Config.AuditFile receives the audit events;
 // Config.Vend has table descriptions vend scoped storage credentials.
+// Config.ConsoleAddr serves the web console (package console) over the
+// Flight SQL server's gate and the REST handler; retried mutations with
+// an Idempotency-Key are answered once for all surfaces (package
+// idempotency); Config.ReplicaAcks and DropRetention pass to the claim
+// store and the namespace service.
 //
 // Configuration follows one pattern: each config struct has
 // EnsureDefaults (fills what is unset) and Validate (refuses what is
