@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -164,9 +166,15 @@ func TestFailoverKeepsEveryAcknowledgedVersionAndReadsMonotonic(t *testing.T) {
 	primary.Restart()
 	wg.Wait()
 
-	res := porcupine.CheckOperationsTimeout(tableModel, history, 60*time.Second)
+	res, info := porcupine.CheckOperationsVerbose(tableModel, history, 60*time.Second)
 	if res != porcupine.Ok {
-		t.Fatalf("history of %d operations is not linearizable (%v)", len(history), res)
+		// The history, drawn, for finding the operation that cannot be
+		// placed.
+		path := filepath.Join(os.TempDir(), fmt.Sprintf("flightns-failover-%d.html", time.Now().UnixNano()))
+		if err := porcupine.VisualizePath(tableModel, info, path); err != nil {
+			path = err.Error()
+		}
+		t.Fatalf("history of %d operations is not linearizable (%v); drawn at %s", len(history), res, path)
 	}
 	if okAfter.Load() < wantAfter {
 		t.Fatalf("%d commits succeeded after the failover: it did not happen, or nothing ran after it", okAfter.Load())
