@@ -104,6 +104,9 @@ func TestConcurrentRecoveriesRunOnce(t *testing.T) {
 	if _, err := e.put("t", 1, "x"); err != nil {
 		t.Fatal(err)
 	}
+	// The writer's repair after its reply (the flip) must not meet the
+	// flushed Redis: it would recover first, and none of the eight would.
+	e.settle()
 	e.redis.FlushAll()
 	var ran atomic.Int32
 	var wg sync.WaitGroup
