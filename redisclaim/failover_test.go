@@ -20,8 +20,13 @@ import (
 	"github.com/flightns/flightns/nserror"
 )
 
-// failover selects the Jepsen-style Sentinel run (make reliability).
-var failover = flag.Bool("failover", false, "run the Sentinel failover history (make reliability)")
+// failover adds the linearizability check of the whole history to the
+// Sentinel run (make reliability): on a loaded machine about one run in
+// six with acks 1 was found not linearizable, cause not yet known. Without
+// it (make test) the run checks what is established: every acknowledged
+// version is in storage with its content, and each table's head reaches
+// the newest one acknowledged.
+var failover = flag.Bool("failover", false, "check the Sentinel failover history for linearizability (make reliability)")
 
 // A Jepsen-style run: writers and readers through Sentinel while the
 // replica is cut off and the primary is killed (SIGKILL), then Sentinel
@@ -32,9 +37,6 @@ var failover = flag.Bool("failover", false, "run the Sentinel failover history (
 // than a conflict has an unknown outcome; a read that failed observed
 // nothing.
 func TestFailoverKeepsEveryAcknowledgedVersionAndReadsMonotonic(t *testing.T) {
-	if !*failover {
-		t.Skip("the failover run is part of make reliability (-args -failover): under a loaded machine one run in about six was found not linearizable, which is being investigated")
-	}
 	primary := redistest.Start(t)
 	replica := redistest.StartReplica(t, primary)
 	sentinel := redistest.StartSentinel(t, primary.Addr())
@@ -166,6 +168,27 @@ func TestFailoverKeepsEveryAcknowledgedVersionAndReadsMonotonic(t *testing.T) {
 	primary.Restart()
 	wg.Wait()
 
+	newest := map[string]uint64{}
+	for _, op := range history {
+		in, out := op.Input.(linInput), op.Output.(linOutput)
+		if in.op != "put" || !out.ok {
+			continue
+		}
+		if got := e.final(in.table, in.version); got != in.content {
+			t.Errorf("acknowledged version %d of %s holds %q, not %q", in.version, in.table, got, in.content)
+		}
+		newest[in.table] = max(newest[in.table], in.version)
+	}
+	for tbl, v := range newest {
+		head, _, _, err := e.s.GetLatestVersion(ctx, tbl)
+		if err != nil || head < v {
+			t.Errorf("%s's head after the failover is %d (%v), below the acknowledged version %d", tbl, head, err, v)
+		}
+	}
+	if !*failover {
+		t.Logf("%d operations; the linearizability check of the history runs under make reliability (-args -failover)", len(history))
+		return
+	}
 	res, info := porcupine.CheckOperationsVerbose(tableModel, history, 60*time.Second)
 	if res != porcupine.Ok {
 		// The history, drawn, for finding the operation that cannot be
