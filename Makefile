@@ -50,7 +50,7 @@ bench: build lancedb minio
 ## runs its short form. FLIGHTNS_SOAK=30m changes the soak's duration.
 reliability: redis-server minio
 	$(GO) test $(GOFLAGS_) -count=1 -timeout 100m -v ./reliability -args -long
-	$(GO) test $(GOFLAGS_) -count=5 -timeout 30m -v -run TestFailoverKeeps ./redisclaim -args -failover
+	$(GO) test $(GOFLAGS_) -count=5 -timeout 30m -v -run TestFailoverKeeps ./redisclaim
 
 ## soak: only the soak, for FLIGHTNS_SOAK (default 10m)
 soak: redis-server minio

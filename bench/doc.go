@@ -45,7 +45,8 @@
 // whose plan leaves out a matching leaf.
 //
 // commit-redis-replica compares commits with and without a Redis
-// replica's confirmation (redisreplica.go); console measures the web
+// replica's confirmation, over 1,024 tables and over 8, where refusals
+// dominate (redisreplica.go); console measures the web
 // console's pages on 10,000 namespaces and a table of 100,000 versions
 // (console.go).
 //

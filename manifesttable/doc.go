@@ -4,7 +4,8 @@
 // (docs/manifest.md).
 //
 // The data flows one way: the commit log → one Parquet segment per group
-// commit (the lease holder writes it, create-only) → the Go index of every
+// commit (the lease holder writes it, create-only, of entries a Redis
+// replica has: Config.ReplicaAcks) → the Go index of every
 // current row (every process, from the segments in storage) → the SQL
 // engine (DuckDB, a read replica of the index, in processes that serve
 // SQL). Snapshots are written from the index.

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"math"
 	"path"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -190,6 +191,7 @@ func (t *Table) forgetLikeTheLeader(ctx context.Context) error {
 
 // logEntry is one entry of the commit log.
 type logEntry struct {
+	id     string // the stream entry's id, <seq>-<i>
 	seq    uint64
 	fields map[string]any
 }
@@ -241,6 +243,9 @@ func (t *Table) materializeOnce(ctx context.Context) error {
 	seg.Changes = append(seg.Changes, changes...)
 	if !t.lead(ctx) {
 		return nil
+	}
+	if ok, err := t.onAReplica(ctx, cursor, entries); !ok || err != nil {
+		return err // not as read any more: read again
 	}
 	start := time.Now()
 	err = t.st.writeSegment(ctx, seg)
@@ -300,7 +305,7 @@ func (t *Table) readLog(ctx context.Context, cursor uint64) (entries []logEntry,
 		if seq <= cursor {
 			continue // already durable
 		}
-		entries = append(entries, logEntry{seq: seq, fields: m.Values})
+		entries = append(entries, logEntry{id: m.ID, seq: seq, fields: m.Values})
 	}
 	return entries, len(msgs) == t.cfg.MaxSegmentEntries, msgs[len(msgs)-1].ID, nil
 }
@@ -324,6 +329,34 @@ func (t *Table) wholeSequences(ctx context.Context, entries []logEntry, lastID s
 		return nil, err
 	}
 	return append(entries, rest...), nil
+}
+
+// onAReplica reports whether entries, read past cursor, are on a Redis
+// replica as they were read: they are read again, followed by the
+// replicas' fence and WAIT on one connection. A segment holds only such
+// entries: a failover to a replica without them would give their
+// sequences to other changes, which a segment already holding these
+// would hide. false (no error) when the log changed meanwhile (Redis
+// changed hands): the caller reads it again.
+func (t *Table) onAReplica(ctx context.Context, cursor uint64, entries []logEntry) (bool, error) {
+	var again *redis.XMessageSliceCmd
+	sent, err := t.replicas.ConfirmWith(ctx, func(p redis.Pipeliner) error {
+		again = p.XRangeN(ctx, t.keys.Log(), fmt.Sprintf("(%d-%d", cursor, uint64(math.MaxUint64)), entries[len(entries)-1].id, int64(len(entries))+1)
+		return nil
+	})
+	if err != nil || !sent {
+		return err == nil, err
+	}
+	msgs := again.Val()
+	if len(msgs) != len(entries) {
+		return false, nil
+	}
+	for i, m := range msgs {
+		if m.ID != entries[i].id || !reflect.DeepEqual(m.Values, entries[i].fields) {
+			return false, nil
+		}
+	}
+	return true, nil
 }
 
 // rederiveGap handles sequences missing from the log (from, to]: Redis
@@ -358,7 +391,7 @@ func (t *Table) restOfSequence(ctx context.Context, after string, seq uint64) ([
 			return nil, err
 		}
 		for _, m := range msgs {
-			out = append(out, logEntry{seq: seq, fields: m.Values})
+			out = append(out, logEntry{id: m.ID, seq: seq, fields: m.Values})
 		}
 		if len(msgs) < t.cfg.MaxSegmentEntries {
 			return out, nil

@@ -61,6 +61,13 @@ type Config struct {
 	// query waiting to see the newest change, in this process or another
 	// (through the Redis key redisstate.Keys.Flush), end the linger.
 	VersionLinger time.Duration
+	// ReplicaAcks and ReplicaTimeout are redisclaim.Config's: the
+	// materializer writes a segment only of log entries that many Redis
+	// replicas have (redisstate.Replicas), so that a failover cannot
+	// take back what is durable in __manifest (and hand its sequences
+	// to other changes).
+	ReplicaAcks    *int
+	ReplicaTimeout time.Duration
 	// Observer receives the materializer's group commits (metrics;
 	// default none).
 	Observer *Observer
@@ -102,6 +109,8 @@ type Table struct {
 	log  *slog.Logger
 	rs   *redisstate.Catalog // the log's appends and the lease
 	keys redisstate.Keys
+	// replicas confirm the log entries of a segment before it is written.
+	replicas *redisstate.Replicas
 
 	// idx is every current row (rows, at rows.seq), guarded by its lock.
 	idx struct {
@@ -206,6 +215,7 @@ func Open(ctx context.Context, cfg Config) (*Table, error) {
 	t := &Table{cfg: cfg, st: storage{objs: cfg.Objects, catalog: cfg.Catalog}, log: cfg.Logger, rs: rs, keys: rs.Keys,
 		stop: make(chan struct{}), applyQ: make(chan *segment, 256), flushNow: make(chan struct{}, 1),
 		droppedNow: make(chan struct{}, 1)}
+	t.replicas = redisstate.NewReplicas(cfg.Redis, t.keys, cfg.ReplicaAcks, cfg.ReplicaTimeout)
 	t.idx.rows = newIndex()
 	t.lease.token = uuid.NewString()
 	t.waiters.cond = sync.NewCond(&t.waiters.Mutex)

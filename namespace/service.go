@@ -47,9 +47,11 @@ type Config struct {
 	// DurableTimeout bounds the wait of a catalog mutation for its segment
 	// (default 30s); past it the outcome is unknown (ServiceUnavailable).
 	DurableTimeout time.Duration
-	// ReplicaAcks and ReplicaTimeout are redisclaim.Config's: how many
-	// Redis replicas must have a claim before its commit point (nil: one
-	// whenever the primary has replicas) and how long that may take.
+	// ReplicaAcks and ReplicaTimeout are redisclaim.Config's (and
+	// manifesttable.Config's): how many Redis replicas must have a claim
+	// before its commit point, a refusal or a catalog change before it
+	// is answered, and log entries before a segment holds them (nil: one
+	// whenever the primary has replicas), and how long that may take.
 	ReplicaAcks    *int
 	ReplicaTimeout time.Duration
 	// ClaimStep is redisclaim's fault-injection hook (tests).
@@ -161,7 +163,8 @@ func Open(ctx context.Context, cfg Config) (*Service, error) {
 		return nil, err
 	}
 	s.table, err = manifesttable.Open(ctx, manifesttable.Config{Objects: cfg.Objects, Redis: cfg.Redis, Catalog: cfg.Catalog,
-		Engine: cfg.Engine, NoSQL: cfg.NoSQL, Logger: s.log, Now: s.now, CompactAfter: cfg.CompactAfter, LogMaxLen: cfg.LogMaxLen, Observer: cfg.TableObserver})
+		Engine: cfg.Engine, NoSQL: cfg.NoSQL, Logger: s.log, Now: s.now, CompactAfter: cfg.CompactAfter, LogMaxLen: cfg.LogMaxLen, Observer: cfg.TableObserver,
+		ReplicaAcks: cfg.ReplicaAcks, ReplicaTimeout: cfg.ReplicaTimeout})
 	if err != nil {
 		return nil, err
 	}

@@ -35,10 +35,12 @@
 // with versions, or alone: every change of the namespace service's object
 // index is one.
 //
-// With Redis replicas, the gate of every commit point first waits until a
-// replica has the claim (replicas.go: a fence write and WAIT on one
-// connection; Config.ReplicaAcks), so that no version anyone is told of is
-// lost by a failover. No object's ETag is kept or reported (Lance's
+// With Redis replicas, nothing is answered on a write no replica has
+// (redisstate.Replicas: a fence write and WAIT on one connection;
+// Config.ReplicaAcks): the gate of every commit point waits until a
+// replica has the claim, and a refusal (a version taken, a guard) or a
+// catalog change alone runs its claim in the same pipeline as the WAIT,
+// so that nothing anyone is told is taken back by a failover. No object's ETag is kept or reported (Lance's
 // external-manifest protocol: storage is authoritative).
 //
 // Step hooks (Config.Step) name every protocol seam for fault injection.

@@ -2,7 +2,6 @@ package redisclaim
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -16,26 +15,21 @@ import (
 	"github.com/anishathalye/porcupine"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/flightns/flightns/internal/redisstate"
 	"github.com/flightns/flightns/internal/testutil/redistest"
 	"github.com/flightns/flightns/nserror"
 )
 
-// failover adds the linearizability check of the whole history to the
-// Sentinel run (make reliability): on a loaded machine about one run in
-// six with acks 1 was found not linearizable, cause not yet known. Without
-// it (make test) the run checks what is established: every acknowledged
-// version is in storage with its content, and each table's head reaches
-// the newest one acknowledged.
-var failover = flag.Bool("failover", false, "check the Sentinel failover history for linearizability (make reliability)")
-
 // A Jepsen-style run: writers and readers through Sentinel while the
 // replica is cut off and the primary is killed (SIGKILL), then Sentinel
-// promotes the replica. The
-// history, reads included, must be linearizable (tableModel): no read
-// returns an older version than one already returned, and no
-// acknowledged version is lost. A commit that failed for another reason
-// than a conflict has an unknown outcome; a read that failed observed
-// nothing.
+// promotes the replica. The history, reads and refusals included, must
+// be linearizable (tableModel): no read returns an older version than
+// one already returned, no acknowledged version is lost, and no writer
+// is refused a version that the failover then frees. A commit that
+// failed for another reason than a conflict has an unknown outcome; a
+// read that failed observed nothing. (A refusal that waited for no
+// replica made about one run in six fail under load: store.go's
+// confirmedClaim.)
 func TestFailoverKeepsEveryAcknowledgedVersionAndReadsMonotonic(t *testing.T) {
 	primary := redistest.Start(t)
 	replica := redistest.StartReplica(t, primary)
@@ -46,7 +40,8 @@ func TestFailoverKeepsEveryAcknowledgedVersionAndReadsMonotonic(t *testing.T) {
 	e := newEnvOn(t, primary, rdb, "mem")
 	// One replica, required: with "auto" a replica cut off from the
 	// primary no longer counts, and commits go on without it.
-	e.s.replicas.acks = 1
+	one := 1
+	e.s.replicas = redisstate.NewReplicas(rdb, e.s.k, &one, 0)
 	ctx := context.Background()
 
 	tables := []string{"a", "b"}
@@ -184,10 +179,6 @@ func TestFailoverKeepsEveryAcknowledgedVersionAndReadsMonotonic(t *testing.T) {
 		if err != nil || head < v {
 			t.Errorf("%s's head after the failover is %d (%v), below the acknowledged version %d", tbl, head, err, v)
 		}
-	}
-	if !*failover {
-		t.Logf("%d operations; the linearizability check of the history runs under make reliability (-args -failover)", len(history))
-		return
 	}
 	res, info := porcupine.CheckOperationsVerbose(tableModel, history, 60*time.Second)
 	if res != porcupine.Ok {

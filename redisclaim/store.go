@@ -160,10 +160,10 @@ type Config struct {
 	// table id rather than its storage directory); "" keeps the key.
 	NameOf func(table string) string
 	// ReplicaAcks is how many Redis replicas must have a claim before
-	// its commit point (replicas.go): -1 (the default, as 0 in a zero
-	// Config is not) one whenever the primary has replicas, 0 none,
-	// n n. ReplicaTimeout bounds the wait (default
-	// DefaultReplicaTimeout).
+	// its commit point, and a refusal or a catalog change before it is
+	// answered (redisstate.Replicas): nil one whenever the primary has
+	// replicas, 0 none, n n. ReplicaTimeout bounds each wait (default
+	// redisstate.DefaultReplicaTimeout).
 	ReplicaAcks    *int
 	ReplicaTimeout time.Duration
 	// Logger (default slog.Default()).
@@ -188,7 +188,7 @@ type Store struct {
 	log       *slog.Logger
 	nameOf    func(table string) string
 	obs       *Observer
-	replicas  *replicas
+	replicas  *redisstate.Replicas
 	recoverMu sync.Mutex // one recovery at a time in this process
 
 	// after tracks the repairs writers leave running past their reply
@@ -216,9 +216,6 @@ func (c *Config) EnsureDefaults() {
 	if c.LogMaxLen <= 0 {
 		c.LogMaxLen = commitlog.MaxLen
 	}
-	if c.ReplicaTimeout <= 0 {
-		c.ReplicaTimeout = DefaultReplicaTimeout
-	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
 	}
@@ -245,10 +242,7 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 	}
 	s.k = s.rs.Keys
 	s.sweep = newSweeper(s.objs, s.log)
-	s.replicas = &replicas{rdb: s.rdb, key: s.k.Fence(), acks: -1, timeout: cfg.ReplicaTimeout}
-	if cfg.ReplicaAcks != nil {
-		s.replicas.acks = *cfg.ReplicaAcks
-	}
+	s.replicas = redisstate.NewReplicas(s.rdb, s.k, cfg.ReplicaAcks, cfg.ReplicaTimeout)
 	if err := redisstate.Load(ctx, s.rdb); err != nil {
 		return nil, err
 	}
@@ -592,10 +586,20 @@ func (s *Store) runClaim(ctx context.Context, txnID string, txnRecord []byte, en
 	var out claimResult
 	err := s.WithEpoch(ctx, "redisclaim: claim", 2*len(entries), func() (redisstate.Status, error) {
 		var err error
+		if len(entries) == 0 {
+			// A catalog change alone has no commit point of its own
+			// (no manifest to promote): it is answered once a replica
+			// has it.
+			r, err = s.confirmedClaim(ctx, a, nil)
+			return r.Status, err
+		}
 		if r, err = s.rs.Claim(ctx, a); err != nil {
 			return "", fmt.Errorf("redisclaim: claim: %w", err)
 		}
-		return r.Status, nil
+		if r.Status == redisstate.Conflict || r.Status == redisstate.GuardFailed {
+			r, err = s.confirmedClaim(ctx, a, &r)
+		}
+		return r.Status, err
 	}, func(redisstate.Status) (bool, error) {
 		switch r.Status {
 		case redisstate.NoHead:
@@ -643,6 +647,40 @@ func (s *Store) runClaim(ctx context.Context, txnID string, txnRecord []byte, en
 		return claimResult{}, err
 	}
 	return out, nil
+}
+
+// confirmedClaim runs the claim a (again, with first its answer already
+// given) followed by the replicas' fence and WAIT on one connection, so
+// that its answer, whatever it is, rests on writes a replica has. Every
+// answer a claim gives without a commit point of its own needs that
+// before it is told: a refusal (a version taken, a guard that does not
+// hold) tells of another writer's claim, which the primary may not have
+// replicated yet, and a failover would then take back what the refused
+// writer was told (the version found free again: the Sentinel run caught
+// it); a catalog change alone would be lost with its acknowledgment.
+// Without replicas to wait for, first stands (or the claim runs as
+// usual).
+func (s *Store) confirmedClaim(ctx context.Context, a redisstate.ClaimArgs, first *redisstate.ClaimReply) (redisstate.ClaimReply, error) {
+	var reply func() (redisstate.ClaimReply, error)
+	sent, err := s.replicas.ConfirmWith(ctx, func(p redis.Pipeliner) (err error) {
+		reply, err = s.rs.QueueClaim(ctx, p, a)
+		return err
+	})
+	var r redisstate.ClaimReply
+	switch {
+	case err != nil:
+		return r, err
+	case sent:
+		r, err = reply()
+	case first != nil:
+		return *first, nil
+	default:
+		r, err = s.rs.Claim(ctx, a)
+	}
+	if err != nil {
+		return r, fmt.Errorf("redisclaim: claim: %w", err)
+	}
+	return r, nil
 }
 
 // runFinalize materializes a claimed, staged version of a single-table claim:
@@ -790,7 +828,7 @@ func (s *Store) raiseHead(ctx context.Context, table string, version uint64) {
 // a reading older than PromoteWindow is made again (check), and the write
 // gives up if the claim no longer stands.
 //
-// Then, past the check, a replica must have the claim (replicas.go).
+// Then, past the check, a replica must have the claim (redisstate.Replicas).
 func (s *Store) fence(ctx context.Context, observed *time.Time, check func(context.Context) error) func() error {
 	return func() error {
 		if time.Since(*observed) >= s.window {
@@ -800,7 +838,7 @@ func (s *Store) fence(ctx context.Context, observed *time.Time, check func(conte
 			}
 			*observed = at
 		}
-		return s.replicas.confirm(ctx)
+		return s.replicas.Confirm(ctx)
 	}
 }
 

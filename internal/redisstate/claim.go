@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/flightns/flightns/internal/commitlog"
 )
 
@@ -97,13 +99,7 @@ type ClaimReply struct {
 // Claim runs claim.lua: every table's next version is claimed, and the
 // extras applied, all or none.
 func (c *Catalog) Claim(ctx context.Context, a ClaimArgs) (ClaimReply, error) {
-	keys := []string{c.Epoch(), c.Heads(), c.Seq(), c.Log(), c.Txn(a.TxnID)}
-	args := []any{a.TxnID, strconv.FormatInt(a.Now, 10), len(a.Tables), string(a.TxnRecord), c.maxLen}
-	for _, t := range a.Tables {
-		keys = append(keys, c.Versions(t.Table), c.Index(t.Table))
-		args = append(args, t.Table, strconv.FormatUint(t.Version, 10), t.Staging, t.Final, strconv.FormatInt(t.Size, 10), t.ETag)
-	}
-	keys, args, err := c.appendExtras(keys, args, a)
+	keys, args, err := c.claimCall(a)
 	if err != nil {
 		return ClaimReply{}, err
 	}
@@ -111,6 +107,46 @@ func (c *Catalog) Claim(ctx context.Context, a ClaimArgs) (ClaimReply, error) {
 	if err != nil {
 		return ClaimReply{}, err
 	}
+	return claimReply(r, a)
+}
+
+// QueueClaim queues claim.lua on p, a pipeline the caller sends (on one
+// connection: see redisclaim's replicas, which follows it with a WAIT);
+// reply reads its answer once p was sent. The script goes by its body
+// (EVAL), since a primary that has just taken over may not know its SHA.
+func (c *Catalog) QueueClaim(ctx context.Context, p redis.Pipeliner, a ClaimArgs) (reply func() (ClaimReply, error), err error) {
+	keys, args, err := c.claimCall(a)
+	if err != nil {
+		return nil, err
+	}
+	cmd := claimS.Eval(ctx, p, keys, args...)
+	return func() (ClaimReply, error) {
+		v, err := cmd.Result()
+		if err != nil {
+			return ClaimReply{}, err
+		}
+		r, ok := v.([]any)
+		if !ok {
+			return ClaimReply{}, UnexpectedReply("claim.lua", raw{v})
+		}
+		return claimReply(r, a)
+	}, nil
+}
+
+// claimCall is claim.lua's keys and arguments for a.
+func (c *Catalog) claimCall(a ClaimArgs) (keys []string, args []any, err error) {
+	keys = []string{c.Epoch(), c.Heads(), c.Seq(), c.Log(), c.Txn(a.TxnID)}
+	args = []any{a.TxnID, strconv.FormatInt(a.Now, 10), len(a.Tables), string(a.TxnRecord), c.maxLen}
+	for _, t := range a.Tables {
+		keys = append(keys, c.Versions(t.Table), c.Index(t.Table))
+		args = append(args, t.Table, strconv.FormatUint(t.Version, 10), t.Staging, t.Final, strconv.FormatInt(t.Size, 10), t.ETag)
+	}
+	return c.appendExtras(keys, args, a)
+}
+
+// claimReply reads claim.lua's answer r to a.
+func claimReply(r raw, a ClaimArgs) (ClaimReply, error) {
+	var err error
 	out := ClaimReply{Status: r.status()}
 	switch out.Status {
 	case NoHead:

@@ -12,9 +12,14 @@
 // What the log's entries hold is commitlog's; what a version's record
 // holds is Record.
 //
+// Replicas confirms that a Redis replica has what was read or written on
+// the primary (a fence key and WAIT, pipelined after it on one
+// connection), for the answers and segments a failover must not take
+// back. The fence key is its one plain write: a counter of no meaning.
+//
 // Every write of versions, heads, the epoch, the sequence, the commit log
 // and the object index goes through a script. Four writes are plain
-// commands, each safe alone:
+// commands, each safe alone (five with the replicas' fence above):
 //
 //   - the recovery lock, SETNX with an expiry (redisclaim's recovery): it
 //     guards nothing but who recovers, and open_epoch.lua checks the token
