@@ -47,48 +47,51 @@ func (e *tenv) trash() []Trash {
 
 // A dropped table comes back with its versions (main's and a branch's)
 // and its tags: its directory was kept, and only the catalog forgot it.
+// On a directory and on MinIO.
 func TestUndropTableBringsBackVersionsBranchesAndTags(t *testing.T) {
-	ctx := context.Background()
-	e := newTenv(t)
-	s := e.withRetention(time.Hour)
-	must(s.CreateNamespace(ctx, CreateNamespaceRequest{ID: id("a")}))
-	tid := id("a", "t")
-	loc := e.withVersions(tid, 3)
-	must(s.CreateTableTag(ctx, CreateTableTagRequest{ID: tid, Tag: "gold", Version: 2}))
-	dev := lancemanifest.BranchChain(loc, "dev")
-	must(s.CreateTableVersion(ctx, CreateTableVersionRequest{ID: tid, Version: 4, Branch: "dev", ManifestPath: e.stage(dev, 4, "dev 4")}))
+	onEveryBackend(t, func(t *testing.T, backend string) {
+		ctx := context.Background()
+		e := newTenvOn(t, backend)
+		s := e.withRetention(time.Hour)
+		must(s.CreateNamespace(ctx, CreateNamespaceRequest{ID: id("a")}))
+		tid := id("a", "t")
+		loc := e.withVersions(tid, 3)
+		must(s.CreateTableTag(ctx, CreateTableTagRequest{ID: tid, Tag: "gold", Version: 2}))
+		dev := lancemanifest.BranchChain(loc, "dev")
+		must(s.CreateTableVersion(ctx, CreateTableVersionRequest{ID: tid, Version: 4, Branch: "dev", ManifestPath: e.stage(dev, 4, "dev 4")}))
 
-	must(s.DropTable(ctx, DropTableRequest{ID: tid}))
-	wantCode(t, "describing a dropped table", s.TableExists(ctx, TableExistsRequest{ID: tid}), nserror.TableNotFound)
-	if e.final(loc, 3) == "" {
-		t.Fatal("the drop deleted the table's data despite the retention")
-	}
-	tr := e.trash()
-	if len(tr) != 1 || !ID(tr[0].ID).Equal(tid) || tr[0].Type != "table" {
-		t.Fatalf("trash: %+v", tr)
-	}
+		must(s.DropTable(ctx, DropTableRequest{ID: tid}))
+		wantCode(t, "describing a dropped table", s.TableExists(ctx, TableExistsRequest{ID: tid}), nserror.TableNotFound)
+		if e.final(loc, 3) == "" {
+			t.Fatal("the drop deleted the table's data despite the retention")
+		}
+		tr := e.trash()
+		if len(tr) != 1 || !ID(tr[0].ID).Equal(tid) || tr[0].Type != "table" {
+			t.Fatalf("trash: %+v", tr)
+		}
 
-	got := must(s.UndropTable(ctx, UndropTableRequest{ID: tid}))
-	if got.DropID != tr[0].DropID || len(got.Tables) != 1 {
-		t.Fatalf("undrop answered %+v", got)
-	}
-	vs := must(s.ListTableVersions(ctx, ListTableVersionsRequest{ID: tid}))
-	if len(vs.Versions) != 3 {
-		t.Fatalf("versions after undrop: %+v", vs.Versions)
-	}
-	if v := must(s.DescribeTableVersion(ctx, DescribeTableVersionRequest{ID: tid, Branch: "dev"})); v.Version.Version != 4 {
-		t.Fatalf("dev's latest after undrop: %+v", v.Version)
-	}
-	if tag := must(s.GetTableTagVersion(ctx, GetTableTagVersionRequest{ID: tid, Tag: "gold"})); tag.Version != 2 {
-		t.Fatalf("tag gold after undrop: %+v", tag)
-	}
-	// And it commits on: the chain goes on from storage's head.
-	must(s.CreateTableVersion(ctx, CreateTableVersionRequest{ID: tid, Version: 4, ManifestPath: e.stage(loc, 4, "mmmm")}))
-	if len(e.trash()) != 0 {
-		t.Fatal("the record of an undone drop stayed")
-	}
-	_, err := s.UndropTable(ctx, UndropTableRequest{ID: tid})
-	wantCode(t, "undoing a drop twice", err, nserror.TableNotFound)
+		got := must(s.UndropTable(ctx, UndropTableRequest{ID: tid}))
+		if got.DropID != tr[0].DropID || len(got.Tables) != 1 {
+			t.Fatalf("undrop answered %+v", got)
+		}
+		vs := must(s.ListTableVersions(ctx, ListTableVersionsRequest{ID: tid}))
+		if len(vs.Versions) != 3 {
+			t.Fatalf("versions after undrop: %+v", vs.Versions)
+		}
+		if v := must(s.DescribeTableVersion(ctx, DescribeTableVersionRequest{ID: tid, Branch: "dev"})); v.Version.Version != 4 {
+			t.Fatalf("dev's latest after undrop: %+v", v.Version)
+		}
+		if tag := must(s.GetTableTagVersion(ctx, GetTableTagVersionRequest{ID: tid, Tag: "gold"})); tag.Version != 2 {
+			t.Fatalf("tag gold after undrop: %+v", tag)
+		}
+		// And it commits on: the chain goes on from storage's head.
+		must(s.CreateTableVersion(ctx, CreateTableVersionRequest{ID: tid, Version: 4, ManifestPath: e.stage(loc, 4, "mmmm")}))
+		if len(e.trash()) != 0 {
+			t.Fatal("the record of an undone drop stayed")
+		}
+		_, err := s.UndropTable(ctx, UndropTableRequest{ID: tid})
+		wantCode(t, "undoing a drop twice", err, nserror.TableNotFound)
+	})
 }
 
 // A namespace dropped with cascade comes back whole, or nothing of it
@@ -181,42 +184,45 @@ func TestUndropRefusesHostileInput(t *testing.T) {
 
 // gc purges a drop past the retention as a drop with retention 0
 // deletes, and spares a younger one and a location a live table owns.
+// On a directory and on MinIO.
 func TestPurgeTrashDeletesOnlyPastTheRetention(t *testing.T) {
-	ctx := context.Background()
-	e := newTenv(t)
-	s := e.withRetention(time.Hour)
-	must(s.CreateNamespace(ctx, CreateNamespaceRequest{ID: id("a")}))
-	locT := e.withVersions(id("a", "t"), 2)
-	locU := e.withVersions(id("a", "u"), 1)
-	must(s.DropTable(ctx, DropTableRequest{ID: id("a", "t")}))
-	must(s.DropTable(ctx, DropTableRequest{ID: id("a", "u")}))
-	// u comes back by RegisterTable at its old location: its record must
-	// not take its data.
-	must(s.RegisterTable(ctx, RegisterTableRequest{ID: id("a", "u2"), Location: s.root.uri(locU)}))
+	onEveryBackend(t, func(t *testing.T, backend string) {
+		ctx := context.Background()
+		e := newTenvOn(t, backend)
+		s := e.withRetention(time.Hour)
+		must(s.CreateNamespace(ctx, CreateNamespaceRequest{ID: id("a")}))
+		locT := e.withVersions(id("a", "t"), 2)
+		locU := e.withVersions(id("a", "u"), 1)
+		must(s.DropTable(ctx, DropTableRequest{ID: id("a", "t")}))
+		must(s.DropTable(ctx, DropTableRequest{ID: id("a", "u")}))
+		// u comes back by RegisterTable at its old location: its record must
+		// not take its data.
+		must(s.RegisterTable(ctx, RegisterTableRequest{ID: id("a", "u2"), Location: s.root.uri(locU)}))
 
-	rep := must(s.PurgeTrash(ctx, time.Now().Add(-time.Minute), false))
-	if len(rep.Purged) != 0 || e.final(locT, 2) == "" {
-		t.Fatalf("a purge within the retention: %+v", rep)
-	}
-	rep = must(s.PurgeTrash(ctx, time.Now().Add(time.Minute), true))
-	if len(rep.Purged) != 2 || e.final(locT, 2) == "" || len(e.trash()) != 2 {
-		t.Fatalf("a dry purge: %+v", rep)
-	}
-	rep = must(s.PurgeTrash(ctx, time.Now().Add(time.Minute), false))
-	if len(rep.Purged) != 2 || rep.Locations != 1 || rep.Spared != 1 {
-		t.Fatalf("purge: %+v", rep)
-	}
-	if e.final(locT, 1) != "" || e.exists(locT+"/_versions") {
-		t.Fatal("the purge left a dropped table's data")
-	}
-	if e.final(locU, 1) == "" {
-		t.Fatal("the purge deleted a live table's data")
-	}
-	if !e.exists(droppedKey(locT)) {
-		t.Fatal("the purge wrote no tombstone for the location it deleted")
-	}
-	_, err := s.UndropTable(ctx, UndropTableRequest{ID: id("a", "t")})
-	wantCode(t, "undoing a purged drop", err, nserror.TableNotFound)
+		rep := must(s.PurgeTrash(ctx, time.Now().Add(-time.Minute), false))
+		if len(rep.Purged) != 0 || e.final(locT, 2) == "" {
+			t.Fatalf("a purge within the retention: %+v", rep)
+		}
+		rep = must(s.PurgeTrash(ctx, time.Now().Add(time.Minute), true))
+		if len(rep.Purged) != 2 || e.final(locT, 2) == "" || len(e.trash()) != 2 {
+			t.Fatalf("a dry purge: %+v", rep)
+		}
+		rep = must(s.PurgeTrash(ctx, time.Now().Add(time.Minute), false))
+		if len(rep.Purged) != 2 || rep.Locations != 1 || rep.Spared != 1 {
+			t.Fatalf("purge: %+v", rep)
+		}
+		if e.final(locT, 1) != "" || e.exists(locT+"/_versions") {
+			t.Fatal("the purge left a dropped table's data")
+		}
+		if e.final(locU, 1) == "" {
+			t.Fatal("the purge deleted a live table's data")
+		}
+		if !e.exists(droppedKey(locT)) {
+			t.Fatal("the purge wrote no tombstone for the location it deleted")
+		}
+		_, err := s.UndropTable(ctx, UndropTableRequest{ID: id("a", "t")})
+		wantCode(t, "undoing a purged drop", err, nserror.TableNotFound)
+	})
 }
 
 // Retention 0 is today's drop: the data goes at once, no record.
