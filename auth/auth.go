@@ -159,6 +159,7 @@ type Authenticator struct {
 	byName   map[string]Principal // every principal, by name
 	certs    map[string]Principal // certificate subject -> its principal
 	sessions *sessions
+	logins   *loginLimiter
 	oidc     *oidcVerifier // nil without OIDC
 }
 
@@ -174,7 +175,7 @@ func New(c Config) (*Authenticator, error) {
 	if err != nil {
 		return nil, err
 	}
-	a := &Authenticator{tokens: map[string]Principal{}, users: map[string]user{}, byName: map[string]Principal{}, certs: map[string]Principal{}, sessions: ss}
+	a := &Authenticator{tokens: map[string]Principal{}, users: map[string]user{}, byName: map[string]Principal{}, certs: map[string]Principal{}, sessions: ss, logins: newLoginLimiter()}
 	for i, t := range c.Tokens {
 		switch {
 		case t.Name == "":
@@ -298,16 +299,22 @@ func (a *Authenticator) Bearer(token string) (Principal, error) {
 	return p, nil
 }
 
-// Basic authenticates a user and password.
+// Basic authenticates a user and password; a name with too many failed
+// logins of late is refused (Throttling: limit.go).
 func (a *Authenticator) Basic(name, password string) (Principal, error) {
 	if !a.Enabled() {
 		return Anonymous, nil
 	}
+	if err := a.logins.allow(name); err != nil {
+		return Principal{}, err
+	}
 	u, ok := a.users[name]
 	h := sha256.Sum256([]byte(password))
 	if !ok || subtle.ConstantTimeCompare(u.hash[:], h[:]) != 1 {
+		a.logins.failed(name)
 		return Principal{}, unauthenticated("invalid user or password")
 	}
+	a.logins.succeeded(name)
 	return u.p, nil
 }
 
@@ -336,6 +343,17 @@ func (a *Authenticator) Header(v string) (Principal, error) {
 		return Principal{}, unauthenticated("credentials required (Authorization: Basic or Bearer)")
 	}
 	return Principal{}, unauthenticated("unsupported authorization scheme %q", scheme)
+}
+
+// EndSession ends the session of token (a logout): it is refused from
+// now on by this server and by every server of the catalog within
+// seconds. A token that is not a live session token (a static token, an
+// OIDC token, garbage) has nothing to end.
+func (a *Authenticator) EndSession(ctx context.Context, token string) error {
+	if !a.Enabled() || !IsSession(token) {
+		return nil
+	}
+	return a.sessions.end(ctx, token)
 }
 
 // IssueToken starts a session for p and returns its bearer token, good

@@ -6,7 +6,9 @@
 // checks them); and session tokens
 // issued after a basic handshake: signed with the catalog's session key
 // (session.go), so every server of the catalog and a restarted one accept
-// them until they expire or a revocation (Revocations) ends them.
+// them until they expire, a revocation (Revocations) ends them all, or a
+// logout ends one (EndSession, SessionEnds). Password guessing is
+// throttled per user name (limit.go).
 //
 // When no token and no user is configured, authentication is off and
 // every caller is an anonymous admin; as soon as one is configured, every

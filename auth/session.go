@@ -37,6 +37,15 @@ type Revocations interface {
 	SessionsRevokedAt(ctx context.Context, name string) (time.Time, error)
 }
 
+// SessionEnds ends one session (a logout) on every replica, when the
+// Revocations given also implements it: what it is told ended is refused
+// until until, when the session would have expired anyway. redisstate.Catalog
+// keeps them in the catalog's Redis.
+type SessionEnds interface {
+	EndSession(ctx context.Context, id string, until time.Time) error
+	SessionEnded(ctx context.Context, id string) (bool, error)
+}
+
 // revocationCheck is how long a replica trusts what it read of a
 // principal's revocation: a revocation reaches every replica within it.
 const revocationCheck = 2 * time.Second
@@ -53,15 +62,28 @@ type sessions struct {
 	key     []byte
 	ttl     time.Duration
 	revoked Revocations
+	ends    SessionEnds // nil: sessions end in this process alone
 	now     func() time.Time
 
 	mu    sync.Mutex
 	cache map[string]revokedAt // principal -> what was read, and when
+	// ended holds the sessions known to be ended (until they expire) and
+	// when each other one was last found live.
+	ended map[string]endedAt
 }
 
 type revokedAt struct {
 	at, read time.Time
 }
+
+type endedAt struct {
+	ended bool
+	read  time.Time // when that was read (an ended session stays ended)
+	exp   time.Time // when the session expires: the entry is moot past it
+}
+
+// maxRemembered bounds the sessions whose end (or not) a process keeps.
+const maxRemembered = 100000
 
 func newSessions(key []byte, ttl time.Duration, revoked Revocations) (*sessions, error) {
 	if key == nil {
@@ -73,7 +95,8 @@ func newSessions(key []byte, ttl time.Duration, revoked Revocations) (*sessions,
 	if ttl <= 0 {
 		ttl = DefaultSessionTTL
 	}
-	return &sessions{key: key, ttl: ttl, revoked: revoked, now: time.Now, cache: map[string]revokedAt{}}, nil
+	ends, _ := revoked.(SessionEnds)
+	return &sessions{key: key, ttl: ttl, revoked: revoked, ends: ends, now: time.Now, cache: map[string]revokedAt{}, ended: map[string]endedAt{}}, nil
 }
 
 // DefaultSessionTTL is how long a session token lives by default.
@@ -102,24 +125,34 @@ func IsSession(token string) bool { return strings.HasPrefix(token, sessionPrefi
 
 var errBadSession = nserror.New(nserror.Unauthenticated, "invalid or expired token")
 
-// check verifies a session token's signature, expiry and revocation and
-// returns the name of its principal.
-func (s *sessions) check(token string) (string, error) {
+// parse verifies a session token's signature and returns its payload,
+// expired or not.
+func (s *sessions) parse(token string) (sessionPayload, error) {
 	signed, sig, ok := cutLast(token, ".")
 	if !ok || !IsSession(signed) || len(token) > 4096 {
-		return "", errBadSession
+		return sessionPayload{}, errBadSession
 	}
 	want, err := base64.RawURLEncoding.DecodeString(sig)
 	if err != nil || !hmac.Equal(want, s.mac(signed)) {
-		return "", errBadSession
+		return sessionPayload{}, errBadSession
 	}
 	raw, err := base64.RawURLEncoding.DecodeString(signed[len(sessionPrefix):])
 	if err != nil {
-		return "", errBadSession
+		return sessionPayload{}, errBadSession
 	}
 	var p sessionPayload
 	if err := json.Unmarshal(raw, &p); err != nil || p.Name == "" {
-		return "", errBadSession
+		return sessionPayload{}, errBadSession
+	}
+	return p, nil
+}
+
+// check verifies a session token's signature, expiry, revocation and end
+// and returns the name of its principal.
+func (s *sessions) check(token string) (string, error) {
+	p, err := s.parse(token)
+	if err != nil {
+		return "", err
 	}
 	if s.now().UnixMilli() >= p.Expires {
 		return "", errBadSession
@@ -133,7 +166,73 @@ func (s *sessions) check(token string) (string, error) {
 			return "", errBadSession
 		}
 	}
+	ended, err := s.isEnded(p)
+	if err != nil {
+		return "", nserror.New(nserror.ServiceUnavailable, "sessions cannot be checked now (their ends are unreadable): %v", err)
+	}
+	if ended {
+		return "", errBadSession
+	}
 	return p.Name, nil
+}
+
+// end ends the session of token (a logout): refused from now on here,
+// and on every replica within revocationCheck. A token that is no live
+// session of this key has nothing to end.
+func (s *sessions) end(ctx context.Context, token string) error {
+	p, err := s.parse(token)
+	if err != nil || p.Nonce == "" || s.now().UnixMilli() >= p.Expires {
+		return nil
+	}
+	exp := time.UnixMilli(p.Expires)
+	s.remember(p.Nonce, endedAt{ended: true, read: s.now(), exp: exp})
+	if s.ends == nil {
+		return nil
+	}
+	return s.ends.EndSession(ctx, p.Nonce, exp)
+}
+
+// isEnded reports whether p's session was ended, reading SessionEnds at
+// most every revocationCheck for a live one.
+func (s *sessions) isEnded(p sessionPayload) (bool, error) {
+	now := s.now()
+	s.mu.Lock()
+	e, ok := s.ended[p.Nonce]
+	s.mu.Unlock()
+	if ok && (e.ended || now.Sub(e.read) < revocationCheck) {
+		return e.ended, nil
+	}
+	if s.ends == nil || p.Nonce == "" {
+		return false, nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	ended, err := s.ends.SessionEnded(ctx, p.Nonce)
+	if err != nil {
+		return false, err
+	}
+	s.remember(p.Nonce, endedAt{ended: ended, read: now, exp: time.UnixMilli(p.Expires)})
+	return ended, nil
+}
+
+// remember records what is known of session id's end. Past maxRemembered
+// entries, the expired ones and the live ones (read again when needed)
+// go first; a live one is then not kept if there is still no room.
+func (s *sessions) remember(id string, e endedAt) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.ended) >= maxRemembered {
+		now := s.now()
+		for k, v := range s.ended {
+			if !v.ended || !now.Before(v.exp) {
+				delete(s.ended, k)
+			}
+		}
+		if len(s.ended) >= maxRemembered && !e.ended {
+			return
+		}
+	}
+	s.ended[id] = e
 }
 
 // revokedAt is when name's sessions were last revoked, read at most every

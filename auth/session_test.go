@@ -3,9 +3,11 @@ package auth
 import (
 	"context"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"reflect"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -152,5 +154,134 @@ func wantUnauthenticated(t *testing.T, what string, a *Authenticator, tok string
 	p, err := a.Bearer(tok)
 	if nserror.CodeOf(err) != nserror.Unauthenticated {
 		t.Errorf("%s: %+v, %v; want Unauthenticated", what, p, err)
+	}
+}
+
+// ends is a Revocations and SessionEnds of the test's own (with
+// endsByID), shared by the Authenticators of a test as Redis is by a
+// catalog's servers.
+type ends struct {
+	revocations
+	mu      sync.Mutex
+	ended   map[string]time.Time
+	endFail atomic.Bool
+}
+
+func (e *ends) EndSession(_ context.Context, id string, until time.Time) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.ended[id] = until
+	return nil
+}
+
+// endsByID is ends with SessionEnded.
+type endsByID struct{ *ends }
+
+func (e endsByID) SessionEnded(_ context.Context, id string) (bool, error) {
+	if e.endFail.Load() {
+		return false, errors.New("redis is down")
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	_, ok := e.ended[id]
+	return ok, nil
+}
+
+// Ending a session (a logout) refuses it at once on the server that ended
+// it and within revocationCheck on another of the catalog; the principal's
+// other sessions live on; a static token or garbage has nothing to end;
+// the ends unreadable fail closed.
+func TestEndingASessionRefusesItEverywhere(t *testing.T) {
+	key := NewSessionKey()
+	shared := endsByID{&ends{ended: map[string]time.Time{}}}
+	c := users("write")
+	c.Tokens = []TokenEntry{{Token: "static-token-1", Name: "svc", Role: "read"}}
+	a, b := authWith(t, c, key, shared), authWith(t, c, key, shared)
+	issued := time.Now()
+	now := issued
+	a.sessions.now = func() time.Time { return now }
+	b.sessions.now = func() time.Time { return now }
+	p := Principal{Name: "ana", Role: Write}
+	tok, other := a.IssueToken(p), a.IssueToken(p)
+	for _, x := range []*Authenticator{a, b} {
+		if _, err := x.Bearer(tok); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx := context.Background()
+	if err := a.EndSession(ctx, tok); err != nil {
+		t.Fatal(err)
+	}
+	wantUnauthenticated(t, "an ended session where it ended", a, tok)
+	now = now.Add(revocationCheck + time.Second)
+	wantUnauthenticated(t, "an ended session on another server", b, tok)
+	if _, err := b.Bearer(other); err != nil {
+		t.Fatalf("another session of the same principal: %v", err)
+	}
+	for _, nothing := range []string{"static-token-1", "fns1.forged.sig", ""} {
+		if err := a.EndSession(ctx, nothing); err != nil {
+			t.Fatalf("ending %q: %v", nothing, err)
+		}
+	}
+	if _, err := a.Bearer("static-token-1"); err != nil {
+		t.Fatalf("the static token after an attempt to end it: %v", err)
+	}
+	if len(shared.ended) != 1 {
+		t.Fatalf("%d sessions recorded ended, want 1", len(shared.ended))
+	}
+	if until := shared.ended[mustNonce(t, tok)]; !until.Equal(time.UnixMilli(issued.Add(a.SessionTTL()).UnixMilli())) {
+		t.Fatalf("ended until %v: not the session's expiry", until)
+	}
+	shared.endFail.Store(true)
+	now = now.Add(revocationCheck + time.Second)
+	if _, err := b.Bearer(other); nserror.CodeOf(err) != nserror.ServiceUnavailable {
+		t.Fatalf("ends unreadable: %v, want ServiceUnavailable (fail closed)", err)
+	}
+}
+
+func mustNonce(t *testing.T, tok string) string {
+	t.Helper()
+	signed, _, _ := cutLast(tok, ".")
+	raw, err := base64.RawURLEncoding.DecodeString(signed[len(sessionPrefix):])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var p sessionPayload
+	if err := json.Unmarshal(raw, &p); err != nil {
+		t.Fatal(err)
+	}
+	return p.Nonce
+}
+
+// Ten failed logins of a name within a minute refuse its logins, the
+// right password too, until the minute is over; a success forgets the
+// failures; other names are not affected.
+func TestPasswordGuessingIsThrottled(t *testing.T) {
+	a := authWith(t, users("write"), nil, nil)
+	now := time.Now()
+	a.logins.now = func() time.Time { return now }
+	for range maxLoginFailures - 1 {
+		if _, err := a.Basic("ana", "guess"); nserror.CodeOf(err) != nserror.Unauthenticated {
+			t.Fatal(err)
+		}
+	}
+	if _, err := a.Basic("ana", "pw-ana"); err != nil {
+		t.Fatalf("the right password after %d failures: %v", maxLoginFailures-1, err)
+	}
+	for range maxLoginFailures {
+		_, _ = a.Basic("ana", "guess")
+	}
+	if _, err := a.Basic("ana", "pw-ana"); nserror.CodeOf(err) != nserror.Throttling {
+		t.Fatalf("the right password after %d failures: %v, want Throttling", maxLoginFailures, err)
+	}
+	if _, err := a.Header("Basic " + base64.StdEncoding.EncodeToString([]byte("ana:pw-ana"))); nserror.CodeOf(err) != nserror.Throttling {
+		t.Fatalf("basic credentials in a header while throttled: %v", err)
+	}
+	if _, err := a.Basic("root", "pw-root"); err != nil {
+		t.Fatalf("another user: %v", err)
+	}
+	now = now.Add(loginWindow)
+	if _, err := a.Basic("ana", "pw-ana"); err != nil {
+		t.Fatalf("after the window: %v", err)
 	}
 }

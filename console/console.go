@@ -85,8 +85,26 @@ func CheckOf(err error) Check {
 // cannot send it without a CORS preflight, which is never answered.
 const Header = "X-Flightns-Console"
 
-// CookieName is the cookie that holds the logged-in credential.
+// CookieName is the cookie that holds the logged-in credential: a token
+// given at login as it is, or issuedPrefix and the session token a login
+// with a password started, which logging out ends.
 const CookieName = "flightns_console"
+
+// issuedPrefix marks a cookie's session token as the console's own.
+const issuedPrefix = "console."
+
+// credential is the request cookie's credential ("" without one), and
+// whether it is a session the console started.
+func credential(r *http.Request) (token string, issued bool) {
+	ck, err := r.Cookie(CookieName)
+	if err != nil {
+		return "", false
+	}
+	if t, ok := strings.CutPrefix(ck.Value, issuedPrefix); ok {
+		return t, true
+	}
+	return ck.Value, false
+}
 
 // ContentSecurityPolicy is sent with every answer.
 const ContentSecurityPolicy = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; " +
@@ -237,11 +255,11 @@ func (c *console) principal(r *http.Request) (auth.Principal, error) {
 	if !c.cfg.Auth.Enabled() {
 		return auth.Anonymous, nil
 	}
-	ck, err := r.Cookie(CookieName)
-	if err != nil || ck.Value == "" {
+	token, _ := credential(r)
+	if token == "" {
 		return auth.Principal{}, nserror.New(nserror.Unauthenticated, "log in first")
 	}
-	return c.cfg.Auth.Bearer(ck.Value)
+	return c.cfg.Auth.Bearer(token)
 }
 
 // who is the session page's answer.
@@ -278,18 +296,18 @@ func (c *console) login(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var (
-		p          auth.Principal
-		credential string
-		maxAge     int
-		err        error
+		p      auth.Principal
+		cookie string
+		maxAge int
+		err    error
 	)
 	switch {
 	case req.Token != "" && req.User == "" && req.Password == "":
 		p, err = c.cfg.Auth.Bearer(req.Token)
-		credential = req.Token
+		cookie = req.Token
 	case req.User != "" && req.Token == "":
 		if p, err = c.cfg.Auth.Basic(req.User, req.Password); err == nil {
-			credential = c.cfg.Auth.IssueToken(p)
+			cookie = issuedPrefix + c.cfg.Auth.IssueToken(p)
 			maxAge = int(c.cfg.Auth.SessionTTL().Seconds())
 		}
 	default:
@@ -299,12 +317,22 @@ func (c *console) login(w http.ResponseWriter, r *http.Request) {
 		writeError(w, c.log, err)
 		return
 	}
-	http.SetCookie(w, &http.Cookie{Name: CookieName, Value: credential, Path: "/", MaxAge: maxAge,
+	http.SetCookie(w, &http.Cookie{Name: CookieName, Value: cookie, Path: "/", MaxAge: maxAge,
 		HttpOnly: true, Secure: c.cfg.Secure, SameSite: http.SameSiteStrictMode})
 	writeJSON(w, http.StatusOK, c.whoOf(p))
 }
 
-func (c *console) logout(w http.ResponseWriter, _ *http.Request) {
+// logout clears the cookie and ends the session the console's login
+// started, everywhere: a copy of the cookie is refused from then on. A
+// token given at login is not the console's to end (it may serve other
+// clients): revoke it with `flightns admin revoke-sessions`, or remove it.
+func (c *console) logout(w http.ResponseWriter, r *http.Request) {
+	if token, issued := credential(r); issued {
+		if err := c.cfg.Auth.EndSession(r.Context(), token); err != nil {
+			writeError(w, c.log, nserror.New(nserror.ServiceUnavailable, "the session could not be ended; log out again: %v", err))
+			return
+		}
+	}
 	http.SetCookie(w, &http.Cookie{Name: CookieName, Value: "", Path: "/", MaxAge: -1,
 		HttpOnly: true, Secure: c.cfg.Secure, SameSite: http.SameSiteStrictMode})
 	w.WriteHeader(http.StatusNoContent)
@@ -325,8 +353,8 @@ func (c *console) rest(w http.ResponseWriter, r *http.Request) {
 	r2.Header.Del("Authorization")
 	r2.Header.Del("X-Api-Key")
 	r2.Header.Del("Cookie")
-	if ck, err := r.Cookie(CookieName); err == nil && c.cfg.Auth.Enabled() {
-		r2.Header.Set("Authorization", "Bearer "+ck.Value)
+	if token, _ := credential(r); token != "" && c.cfg.Auth.Enabled() {
+		r2.Header.Set("Authorization", "Bearer "+token)
 	}
 	c.cfg.REST.ServeHTTP(w, r2)
 }

@@ -11,6 +11,7 @@ import (
 	"math"
 	"net/http"
 	"net/http/cookiejar"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -243,6 +244,53 @@ func TestConsoleRefusesCrossSiteCallsAndReadersWrites(t *testing.T) {
 	}
 	if code, _ := tk.call(http.MethodGet, "/api/session", "", nil); code != http.StatusUnauthorized {
 		t.Fatalf("session after logout: %d", code)
+	}
+	// The token itself is not the console's to end: it still works.
+	if code, out := root("/v1/namespace/a/exists", `{}`); code != http.StatusOK {
+		t.Fatalf("the token after a console logout: %d %s", code, out)
+	}
+	// A password login's session ends with its logout, everywhere: a copy
+	// of its cookie, and its token as a REST bearer, are refused after.
+	pw := newConsoleUser(t, srv)
+	pw.login(`{"user": "rob", "password": "rob-pw"}`)
+	base, _ := url.Parse(pw.base)
+	var stolen string
+	for _, c := range pw.c.Jar.Cookies(base) {
+		if c.Name == console.CookieName {
+			stolen = c.Value
+		}
+	}
+	copyOf := func(r *http.Request) { r.AddCookie(&http.Cookie{Name: console.CookieName, Value: stolen}) }
+	thief := newConsoleUser(t, srv)
+	if code, raw := thief.call(http.MethodGet, "/api/session", "", copyOf); code != http.StatusOK {
+		t.Fatalf("a copy of a live cookie (%q): %d %s", stolen, code, raw)
+	}
+	bearer := restAs(t, srv, strings.TrimPrefix(stolen, "console."))
+	if code, out := bearer("/v1/namespace/a/exists", `{}`); code != http.StatusOK {
+		t.Fatalf("the console's session as a REST bearer: %d %s", code, out)
+	}
+	if code, raw := pw.call(http.MethodPost, "/api/logout", "", nil); code != http.StatusNoContent {
+		t.Fatalf("logout: %d %s", code, raw)
+	}
+	if code, raw := thief.call(http.MethodGet, "/api/session", "", copyOf); code != http.StatusUnauthorized {
+		t.Fatalf("a copy of the cookie after its logout: %d %s", code, raw)
+	}
+	if code, out := bearer("/v1/namespace/a/exists", `{}`); code != http.StatusUnauthorized {
+		t.Fatalf("the session as a REST bearer after its logout: %d %s", code, out)
+	}
+	// Password guessing is throttled by user name, the right password
+	// included, and a name nobody has alike.
+	for _, name := range []string{"rob", "nobody"} {
+		g := newConsoleUser(t, srv)
+		for range 10 {
+			if code, raw := g.call(http.MethodPost, "/api/login", `{"user": "`+name+`", "password": "guess"}`, nil); code != http.StatusUnauthorized {
+				t.Fatalf("a wrong guess for %s: %d %s", name, code, raw)
+			}
+		}
+		code, raw := g.call(http.MethodPost, "/api/login", `{"user": "`+name+`", "password": "rob-pw"}`, nil)
+		if code != http.StatusTooManyRequests || errOf(raw).Error.Type != "Throttling" {
+			t.Fatalf("the 11th login of %s within a minute: %d %s", name, code, raw)
+		}
 	}
 	// A forged cookie is nobody.
 	f := newConsoleUser(t, srv)

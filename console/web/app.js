@@ -148,7 +148,13 @@ logoutButton.addEventListener("click", async () => {
   try {
     await post("/api/logout");
   } catch (e) {
-    console.warn("logout:", e);
+    // 401: the session had ended already. Otherwise it was not ended
+    // (its cookie is kept): say so, and stay.
+    if (e.status !== 401) {
+      console.warn("logout:", e);
+      window.alert(`Not logged out: ${e.message}`);
+      return;
+    }
   }
   login("Logged out.");
 });

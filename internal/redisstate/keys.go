@@ -64,6 +64,10 @@ func (k Keys) Root() string { return k.tag + ":root" }
 // milliseconds).
 func (k Keys) Revoked() string { return k.tag + ":revoked" }
 
+// EndedSession is present while the session id (a session token's
+// nonce) is ended by a logout; it expires with the session.
+func (k Keys) EndedSession(id string) string { return k.tag + ":ended:" + id }
+
 // Lease is the materializer's lease.
 func (k Keys) Lease() string { return k.tag + ":mlease" }
 

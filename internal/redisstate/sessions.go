@@ -28,3 +28,17 @@ func (c *Catalog) SessionsRevokedAt(ctx context.Context, name string) (time.Time
 	}
 	return time.UnixMilli(v), nil
 }
+
+// EndSession ends one session (a logout) until its expiry: a key of its
+// own that expires then. It implements auth.SessionEnds; id is the
+// session's nonce, from a token whose signature was checked.
+func (c *Catalog) EndSession(ctx context.Context, id string, until time.Time) error {
+	// A second more: the expiry may be sent in whole seconds.
+	return c.rdb.SetArgs(ctx, c.EndedSession(id), "1", redis.SetArgs{ExpireAt: until.Add(time.Second)}).Err()
+}
+
+// SessionEnded reports whether session id was ended (auth.SessionEnds).
+func (c *Catalog) SessionEnded(ctx context.Context, id string) (bool, error) {
+	n, err := c.rdb.Exists(ctx, c.EndedSession(id)).Result()
+	return n == 1, err
+}
