@@ -122,7 +122,7 @@ func (s *Store) RecoverWithStats(ctx context.Context) (RecoveryStats, error) {
 			return st, nil
 		}
 		token := uuid.NewString()
-		ok, err := s.rdb.SetNX(ctx, s.k.Recovering(), token, time.Minute).Result()
+		ok, err := s.rdb.SetNX(ctx, s.k.Recovering(), token, recoveryLockTTL).Result()
 		if err != nil {
 			return st, fmt.Errorf("redisclaim: recover: %w", err)
 		}
@@ -276,14 +276,29 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 	}
 }
 
+// recoveryLockTTL is how long the recovery lock outlives its last
+// renewal (a third of it apart): a recovery whose process died holds the
+// others up at most this long.
+const recoveryLockTTL = 15 * time.Second
+
+// releaseRetries is how long releaseLock tries: a recovery that failed
+// because Redis changed hands (a failover) releases its lock on the new
+// primary once it answers, rather than leaving it to lapse.
+const releaseRetries = 5 * time.Second
+
 // releaseLock deletes the recovery lock if token still holds it.
 func (s *Store) releaseLock(ctx context.Context, token string) {
-	_, _ = redislock.Release(ctx, s.rdb, s.k.Recovering(), token)
+	for deadline := time.Now().Add(releaseRetries); ; {
+		_, err := redislock.Release(ctx, s.rdb, s.k.Recovering(), token)
+		if err == nil || time.Now().After(deadline) || sleepCtx(ctx, 100*time.Millisecond) != nil {
+			return
+		}
+	}
 }
 
 // holdLock keeps the recovery lock alive while the recovery runs.
 func (s *Store) holdLock(ctx context.Context, token string, stop <-chan struct{}) {
-	t := time.NewTicker(15 * time.Second)
+	t := time.NewTicker(recoveryLockTTL / 3)
 	defer t.Stop()
 	for {
 		select {
@@ -292,7 +307,7 @@ func (s *Store) holdLock(ctx context.Context, token string, stop <-chan struct{}
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			_, _ = redislock.Renew(ctx, s.rdb, s.k.Recovering(), token, time.Minute)
+			_, _ = redislock.Renew(ctx, s.rdb, s.k.Recovering(), token, recoveryLockTTL)
 		}
 	}
 }

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/flightns/flightns/internal/redisproc"
 	"github.com/flightns/flightns/internal/testutil/redistest"
 	"github.com/flightns/flightns/lancemanifest"
@@ -238,5 +240,45 @@ func TestRedisRestartWithoutPersistenceUnderLoad(t *testing.T) {
 				t.Fatalf("%s: version %d of %d is missing from storage", tbl, v, head)
 			}
 		}
+	}
+}
+
+// failFirst fails the first n commands it sees, as a Redis changing
+// hands does (the old primary gone, the new one not yet promoted).
+type failFirst struct{ n *atomic.Int32 }
+
+func (failFirst) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (f failFirst) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		if f.n.Add(-1) >= 0 {
+			err := errors.New("connection refused (injected)")
+			cmd.SetErr(err)
+			return err
+		}
+		return next(ctx, cmd)
+	}
+}
+
+func (failFirst) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return next
+}
+
+// A recovery that failed releases its lock once Redis answers again,
+// rather than leaving the other processes to wait for it to lapse.
+func TestARecoveryLockIsReleasedOnceRedisAnswersAgain(t *testing.T) {
+	e := newEnv(t, "mem")
+	ctx := context.Background()
+	if err := e.rdb.SetNX(ctx, e.s.k.Recovering(), "tok", recoveryLockTTL).Err(); err != nil {
+		t.Fatal(err)
+	}
+	var failing atomic.Int32
+	failing.Store(3)
+	hooked := e.redis.Client()
+	hooked.AddHook(failFirst{&failing})
+	e.s.rdb = hooked
+	e.s.releaseLock(ctx, "tok")
+	if n, err := e.rdb.Exists(ctx, e.s.k.Recovering()).Result(); err != nil || n != 0 || failing.Load() >= 0 {
+		t.Fatalf("the lock is still there (%d, %v) after %d injected failures", n, err, 3-max(failing.Load(), 0))
 	}
 }
