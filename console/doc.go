@@ -7,5 +7,8 @@
 // planner, and passes /api/v1/ to the REST surface. It decides nothing
 // about access itself, and it refuses cross-site requests (a custom
 // header on every API call, Origin and Sec-Fetch-Site checks) under a
-// strict Content-Security-Policy.
+// strict Content-Security-Policy. A password login's session is the
+// console's own (its cookie marks it): logging out ends it on every
+// server (auth.Authenticator.EndSession); a token given at login is kept
+// as it is and not ended.
 package console

@@ -3,7 +3,6 @@ package redisclaim
 import (
 	"context"
 	"fmt"
-	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -47,16 +46,14 @@ func TestFailoverKeepsEveryAcknowledgedVersionAndReadsMonotonic(t *testing.T) {
 	tables := []string{"a", "b"}
 	const clients, wantAfter = 4, 30
 	var (
-		mu       sync.Mutex
-		history  []porcupine.Operation
 		killedAt atomic.Int64
 		// readsUntil ends the reads-only second after the failover (set
 		// by the first read that succeeds after the kill).
 		readsUntil atomic.Int64
 		okAfter    atomic.Int64 // successful puts called after the kill
 	)
-	base := time.Now()
-	deadline := base.Add(90 * time.Second) // only a failover that never completes reaches it
+	h := newLinHistory()
+	deadline := h.start.Add(90 * time.Second) // only a failover that never completes reaches it
 	var wg sync.WaitGroup
 	for c := range clients {
 		wg.Go(func() {
@@ -65,18 +62,18 @@ func TestFailoverKeepsEveryAcknowledgedVersionAndReadsMonotonic(t *testing.T) {
 				tbl := tables[rng.IntN(len(tables))]
 				var in linInput
 				var out linOutput
-				call := time.Since(base).Nanoseconds()
+				call := h.now()
 				failed := false
 				// Right after the failover, reads alone for a second: what
 				// the new primary says before any commit repairs a head.
-				now := time.Since(base).Nanoseconds()
+				now := h.now()
 				k, until := killedAt.Load(), readsUntil.Load()
 				readsOnly := k != 0 && (until == 0 || now < until)
 				if readsOnly || rng.IntN(2) == 0 {
 					in = linInput{op: "latest", table: tbl}
 					loc, ok, err := e.s.GetLatestManifestLocation(ctx, tbl)
 					if failed = err != nil; !failed && readsOnly && until == 0 {
-						readsUntil.CompareAndSwap(0, time.Since(base).Nanoseconds()+int64(time.Second))
+						readsUntil.CompareAndSwap(0, h.now()+int64(time.Second))
 					}
 					if !failed {
 						out = linOutput{notFound: !ok, version: loc.Version}
@@ -90,7 +87,7 @@ func TestFailoverKeepsEveryAcknowledgedVersionAndReadsMonotonic(t *testing.T) {
 						content := fmt.Sprintf("c%d-n%d", c, n)
 						p := e.stage(tbl, v+1, content)
 						in = linInput{op: "put", table: tbl, version: v + 1, content: content}
-						call = time.Since(base).Nanoseconds()
+						call = h.now()
 						_, err = e.s.Put(ctx, tbl, v+1, p, 0, "")
 						switch {
 						case err == nil:
@@ -109,22 +106,14 @@ func TestFailoverKeepsEveryAcknowledgedVersionAndReadsMonotonic(t *testing.T) {
 					time.Sleep(50 * time.Millisecond)
 					continue
 				}
-				ret := time.Since(base).Nanoseconds()
-				if out.unknown {
-					ret = math.MaxInt64
-				}
-				mu.Lock()
-				history = append(history, porcupine.Operation{ClientId: c, Input: in, Call: call, Output: out, Return: ret})
-				mu.Unlock()
+				h.add(c, in, call, out)
 			}
 		})
 	}
 	// The kill comes once the catalog is in use (its first recovery done,
 	// commits acknowledged).
 	for start := time.Now(); ; time.Sleep(10 * time.Millisecond) {
-		mu.Lock()
-		n := len(history)
-		mu.Unlock()
+		n := h.len()
 		if n >= 300 || time.Since(start) > 30*time.Second {
 			t.Logf("%d operations before the kill", n)
 			break
@@ -139,7 +128,7 @@ func TestFailoverKeepsEveryAcknowledgedVersionAndReadsMonotonic(t *testing.T) {
 		t.Fatal(err)
 	}
 	time.Sleep(500 * time.Millisecond)
-	killedAt.Store(time.Since(base).Nanoseconds())
+	killedAt.Store(h.now())
 	err := primary.Kill()
 	replica.Resume()
 	if err != nil {
@@ -163,6 +152,7 @@ func TestFailoverKeepsEveryAcknowledgedVersionAndReadsMonotonic(t *testing.T) {
 	primary.Restart()
 	wg.Wait()
 
+	history := h.ops
 	newest := map[string]uint64{}
 	for _, op := range history {
 		in, out := op.Input.(linInput), op.Output.(linOutput)

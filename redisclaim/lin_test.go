@@ -41,6 +41,38 @@ type linOutput struct {
 
 type writerKey struct{}
 
+// linHistory records the operations of concurrent clients, in
+// nanoseconds from its start; an operation of unknown outcome never
+// returns. Read ops once the clients are done.
+type linHistory struct {
+	start time.Time
+	mu    sync.Mutex
+	ops   []porcupine.Operation
+}
+
+func newLinHistory() *linHistory { return &linHistory{start: time.Now()} }
+
+func (h *linHistory) now() int64 { return time.Since(h.start).Nanoseconds() }
+
+// add records client's operation in, called at call, which answered out
+// now.
+func (h *linHistory) add(client int, in linInput, call int64, out linOutput) {
+	ret := h.now()
+	if out.unknown {
+		ret = math.MaxInt64
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.ops = append(h.ops, porcupine.Operation{ClientId: client, Input: in, Call: call, Output: out, Return: ret})
+}
+
+// len is how many operations are recorded so far.
+func (h *linHistory) len() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.ops)
+}
+
 var tableModel = porcupine.Model{
 	Partition: func(h []porcupine.Operation) [][]porcupine.Operation {
 		by := map[string][]porcupine.Operation{}
@@ -136,10 +168,8 @@ func TestHistoriesAreLinearizable(t *testing.T) {
 				}
 			}
 			const clients, opsEach = 8, 60
-			var mu sync.Mutex
-			var history []porcupine.Operation
+			h := newLinHistory()
 			var wg sync.WaitGroup
-			base := time.Now()
 			for c := range clients {
 				wg.Go(func() {
 					rng := rand.New(rand.NewPCG(uint64(c), 99))
@@ -147,7 +177,7 @@ func TestHistoriesAreLinearizable(t *testing.T) {
 						tbl := tables[rng.IntN(len(tables))]
 						var in linInput
 						var out linOutput
-						call := time.Since(base).Nanoseconds()
+						call := h.now()
 						switch r := rng.IntN(10); {
 						case r < 4:
 							in = linInput{op: "latest", table: tbl, base: bases[tbl]}
@@ -189,7 +219,7 @@ func TestHistoriesAreLinearizable(t *testing.T) {
 							content := fmt.Sprintf("c%d-n%d", c, n)
 							p := e.stage(tbl, v+1, content)
 							in = linInput{op: "put", table: tbl, version: v + 1, content: content, base: bases[tbl]}
-							call = time.Since(base).Nanoseconds()
+							call = h.now()
 							_, err = e.s.Put(context.WithValue(ctx, writerKey{}, true), tbl, v+1, p, 0, "")
 							switch {
 							case err == nil:
@@ -203,17 +233,12 @@ func TestHistoriesAreLinearizable(t *testing.T) {
 								return
 							}
 						}
-						ret := time.Since(base).Nanoseconds()
-						if out.unknown {
-							ret = math.MaxInt64
-						}
-						mu.Lock()
-						history = append(history, porcupine.Operation{ClientId: c, Input: in, Call: call, Output: out, Return: ret})
-						mu.Unlock()
+						h.add(c, in, call, out)
 					}
 				})
 			}
 			wg.Wait()
+			history := h.ops
 			res := porcupine.CheckOperationsTimeout(tableModel, history, 60*time.Second)
 			if res != porcupine.Ok {
 				t.Fatalf("history of %d operations is not linearizable (%v)", len(history), res)

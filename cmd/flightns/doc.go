@@ -3,12 +3,14 @@
 //
 //	flightns serve     run the server (no flags needed: data under
 //	                   ./flightns-data, a private redis-server child;
-//	                   Flight SQL :31337, REST :31338, metrics :31339)
+//	                   Flight SQL :31337, REST :31338, metrics :31339,
+//	                   the web console 127.0.0.1:31340)
 //	flightns query     SQL over a running server (Flight SQL)
 //	flightns ns        namespaces of a running server (REST)
 //	flightns table     tables of a running server (REST)
 //	flightns admin     recover, compact, verify [--repair], repair, gc,
-//	                   revoke-sessions, grant, revoke-grant, grants
+//	                   dropped, undrop, revoke-sessions, grant,
+//	                   revoke-grant, grants
 //	flightns bench     runs flightns-bench beside it (cmd/flightns-bench)
 //	flightns sql-worker  the SQL worker serve starts (not for people)
 //	flightns version   print the version
