@@ -498,6 +498,7 @@ func (s *Server) authenticator(ctx context.Context, c auth.Config) (*auth.Authen
 		}
 		rs := redisstate.New(s.deps.Redis, s.deps.Catalog, 0)
 		s.push(rs.Close)
+		rs.ConfirmOn(redisstate.NewReplicas(s.deps.Redis, rs.Keys, s.cfg.ReplicaAcks, s.cfg.ReplicaTimeout))
 		c.SessionKey, c.Revocations = key, rs
 	}
 	a, err := auth.New(c)

@@ -43,5 +43,6 @@ func sessionKey(ctx context.Context, objs *objstore.Store) ([]byte, error) {
 func (d *Deps) RevokeSessions(ctx context.Context, name string) error {
 	c := redisstate.New(d.Redis, d.Catalog, 0)
 	defer c.Close()
+	c.ConfirmOn(redisstate.NewReplicas(d.Redis, c.Keys, nil, 0))
 	return c.RevokeSessions(ctx, name, time.Now())
 }

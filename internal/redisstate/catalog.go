@@ -19,6 +19,8 @@ type Catalog struct {
 	Keys
 	rdb    redis.UniversalClient
 	maxLen int64 // the commit log's approximate MAXLEN
+	// replicas, when set (ConfirmOn), confirm the session writes.
+	replicas *Replicas
 
 	mu     sync.Mutex
 	pipe   *pipeliner // started by the first call

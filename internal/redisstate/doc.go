@@ -17,7 +17,8 @@
 // connection), for the answers and segments a failover must not take
 // back. The fence key is its one plain write: a counter of no meaning.
 // A logout's end of a session (EndSession) is another: a key of its own,
-// set once, that expires with the session.
+// set once, that expires with the session. Session writes (revocations,
+// ends) are confirmed on replicas too when ConfirmOn is given.
 //
 // Every write of versions, heads, the epoch, the sequence, the commit log
 // and the object index goes through a script. Four writes are plain

@@ -12,7 +12,26 @@ import (
 // RevokeSessions runs revoke.lua: every session of principal name issued
 // up to at ends, on every replica.
 func (c *Catalog) RevokeSessions(ctx context.Context, name string, at time.Time) error {
-	_, err := c.run(ctx, revokeS, []string{c.Revoked()}, name, strconv.FormatInt(at.UnixMilli(), 10))
+	return c.sessionWrite(ctx, func(p redis.Pipeliner) {
+		revokeS.Eval(ctx, p, []string{c.Revoked()}, name, strconv.FormatInt(at.UnixMilli(), 10))
+	})
+}
+
+// ConfirmOn makes the session writes (RevokeSessions, EndSession) return
+// only once r's replicas have them: a failover must not bring back a
+// session that was ended.
+func (c *Catalog) ConfirmOn(r *Replicas) { c.replicas = r }
+
+// sessionWrite sends write's commands, confirmed on the replicas of
+// ConfirmOn when there are any to wait for.
+func (c *Catalog) sessionWrite(ctx context.Context, write func(redis.Pipeliner)) error {
+	if c.replicas != nil {
+		sent, err := c.replicas.ConfirmWith(ctx, func(p redis.Pipeliner) error { write(p); return nil })
+		if sent || err != nil {
+			return err
+		}
+	}
+	_, err := c.rdb.Pipelined(ctx, func(p redis.Pipeliner) error { write(p); return nil })
 	return err
 }
 
@@ -34,7 +53,9 @@ func (c *Catalog) SessionsRevokedAt(ctx context.Context, name string) (time.Time
 // session's nonce, from a token whose signature was checked.
 func (c *Catalog) EndSession(ctx context.Context, id string, until time.Time) error {
 	// A second more: the expiry may be sent in whole seconds.
-	return c.rdb.SetArgs(ctx, c.EndedSession(id), "1", redis.SetArgs{ExpireAt: until.Add(time.Second)}).Err()
+	return c.sessionWrite(ctx, func(p redis.Pipeliner) {
+		p.SetArgs(ctx, c.EndedSession(id), "1", redis.SetArgs{ExpireAt: until.Add(time.Second)})
+	})
 }
 
 // SessionEnded reports whether session id was ended (auth.SessionEnds).
