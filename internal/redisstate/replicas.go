@@ -113,7 +113,7 @@ func (r *Replicas) Confirm(ctx context.Context) error {
 
 // ConfirmWith is Confirm with read (nil for none) sent first, on the same
 // connection: whatever read reads from the primary is on a replica once
-// confirmWith returns nil. sent is false when no replica is needed (read
+// ConfirmWith returns nil. sent is false when no replica is needed (read
 // was not sent).
 func (r *Replicas) ConfirmWith(ctx context.Context, read func(redis.Pipeliner) error) (sent bool, err error) {
 	if r.acks == 0 {
