@@ -1,7 +1,6 @@
 package namespace
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -180,19 +179,6 @@ func (s *Service) sourceVersion(ctx context.Context, req CreateTableBranchReques
 }
 
 func jsonInt(v int64) string { b, _ := json.Marshal(v); return string(b) }
-
-// encodeRef is a ref file as Lance writes it (serde_json's pretty
-// printer: two spaces, nested arrays one element a line).
-func encodeRef(v any) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimRight(buf.Bytes(), "\n"), nil
-}
 
 // DeleteTableBranch deletes branch req.Name of a table: refused while
 // another branch forks from it or a tag points into it; then its ref

@@ -157,13 +157,15 @@ func (s *Service) tagged(ctx context.Context, id ID, loc string, version int64, 
 	return t, nil
 }
 
-// encodeTag is a tag's file as Lance writes it.
-func encodeTag(t tagFile) ([]byte, error) {
+// encodeRef is a ref file (a tag's, a branch's) as Lance writes it:
+// serde_json's pretty printer (two spaces, each array element on a line
+// of its own), HTML characters as they are, no final newline.
+func encodeRef(v any) ([]byte, error) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)
-	if err := enc.Encode(t); err != nil {
+	if err := enc.Encode(v); err != nil {
 		return nil, err
 	}
 	return bytes.TrimRight(buf.Bytes(), "\n"), nil
@@ -238,7 +240,7 @@ func (s *Service) CreateTableTag(ctx context.Context, req CreateTableTagRequest)
 	}
 	t.CreatedAt = s.tagTime()
 	t.UpdatedAt = t.CreatedAt
-	b, err := encodeTag(t)
+	b, err := encodeRef(t)
 	if err != nil {
 		return nil, err
 	}
@@ -271,7 +273,7 @@ func (s *Service) UpdateTableTag(ctx context.Context, req CreateTableTagRequest)
 	if len(old.Metadata) > 0 {
 		t.Metadata = old.Metadata
 	}
-	b, err := encodeTag(t)
+	b, err := encodeRef(t)
 	if err != nil {
 		return nil, err
 	}
