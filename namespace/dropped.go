@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/flightns/flightns/manifesttable"
@@ -38,6 +39,19 @@ func (s *Service) markDropped(ctx context.Context, loc string) error {
 		return err
 	}
 	return s.objs.Put(ctx, droppedKey(loc), b)
+}
+
+// deleteTableData deletes a dropped table's files, its location's
+// tombstone first (so that gc knows the location even if the deletion
+// stops half-way).
+func (s *Service) deleteTableData(ctx context.Context, loc string) error {
+	if err := s.markDropped(ctx, loc); err != nil {
+		return fmt.Errorf("marking a dropped table's location for gc: %w", err)
+	}
+	if _, err := s.objs.DeletePrefix(ctx, loc+"/"); err != nil {
+		return fmt.Errorf("deleting a dropped table's data: %w", err)
+	}
+	return nil
 }
 
 // DroppedTables lists the tombstones of dropped tables' locations.

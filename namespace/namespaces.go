@@ -240,11 +240,8 @@ func (s *Service) forgetTable(ctx context.Context, loc string, data bool) {
 		s.log.Warn("namespace: forgetting a dropped table's versions", "location", loc, "err", err)
 	}
 	if data {
-		if err := s.markDropped(ctx, loc); err != nil {
-			s.log.Warn("namespace: marking a dropped table's location for gc", "location", loc, "err", err)
-		}
-		if _, err := s.objs.DeletePrefix(ctx, loc+"/"); err != nil {
-			s.log.Warn("namespace: deleting a dropped table's data", "location", loc, "err", err)
+		if err := s.deleteTableData(ctx, loc); err != nil {
+			s.log.Warn("namespace: deleting a dropped table's files", "location", loc, "err", err)
 		}
 	}
 }

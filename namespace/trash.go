@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/flightns/flightns/auth"
 	"github.com/flightns/flightns/manifesttable"
 	"github.com/flightns/flightns/nserror"
 	"github.com/flightns/flightns/objstore"
@@ -178,7 +179,7 @@ func (s *Service) undrop(ctx context.Context, id ID, typ, dropID string) (*Undro
 		resp.Tables, resp.Namespaces = nil, nil
 		for i, r := range rows {
 			oid, err := ParseID(r.ObjectID, "")
-			if err != nil || (i == 0) != oid.Equal(id) || !within(oid, id) {
+			if err != nil || (i == 0) != oid.Equal(id) || !auth.Within(oid, id) {
 				return nserror.New(nserror.InvalidInput, "the record of drop %s names %q outside %q", t.DropID, r.ObjectID, id.String())
 			}
 			r.CommittedAt = now
@@ -269,10 +270,7 @@ func (s *Service) PurgeTrash(ctx context.Context, before time.Time, dry bool) (P
 			if dry {
 				continue
 			}
-			if err := s.markDropped(ctx, loc); err != nil {
-				return rep, err
-			}
-			if _, err := s.objs.DeletePrefix(ctx, loc+"/"); err != nil {
+			if err := s.deleteTableData(ctx, loc); err != nil {
 				return rep, err
 			}
 		}
@@ -285,9 +283,4 @@ func (s *Service) PurgeTrash(ctx context.Context, before time.Time, dry bool) (P
 		}
 	}
 	return rep, nil
-}
-
-// within reports whether oid is id or inside it.
-func within(oid, id ID) bool {
-	return len(oid) >= len(id) && oid[:len(id)].Equal(id)
 }
