@@ -14,9 +14,11 @@ import (
 // object, its location and properties, and when. The records are not
 // part of the commit log, so the engine's `_dropped` table is refreshed
 // from storage by its own goroutine, off the commit path: at Open, after
-// every applied segment that adds or removes a namespace or a table (a
-// drop writes its record before its segment), and every
-// droppedRefreshEvery (a purge or an undone drop's record deletion).
+// every applied segment that removes a namespace or a table (a drop
+// writes its record before its segment), when RefreshDropped asks (the
+// process that undid a drop or purged records), and every
+// droppedRefreshEvery (other processes learn of those that way). A
+// catalog change that drops nothing reads nothing of the records.
 
 // droppedRefreshEvery bounds how stale the dropped view is.
 const droppedRefreshEvery = 30 * time.Second
@@ -75,11 +77,19 @@ func (t *Table) refreshDropped(ctx context.Context) error {
 	})
 }
 
-// droppedChanged reports whether seg adds or removes a namespace or a
-// table.
-func droppedChanged(seg *segment) bool {
+// RefreshDropped has the dropped view read the records again soon (the
+// caller changed them: an undone drop, a purge).
+func (t *Table) RefreshDropped() {
+	select {
+	case t.droppedNow <- struct{}{}:
+	default:
+	}
+}
+
+// dropsIn reports whether seg removes a namespace or a table.
+func dropsIn(seg *segment) bool {
 	for _, c := range seg.Changes {
-		if c.row.ObjectType == TypeNamespace || c.row.ObjectType == TypeTable {
+		if c.del && (c.row.ObjectType == TypeNamespace || c.row.ObjectType == TypeTable) {
 			return true
 		}
 	}

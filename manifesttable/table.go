@@ -519,11 +519,8 @@ func (t *Table) applier() {
 				err = t.eng.applySegment(seg)
 			}
 			if err == nil {
-				if seg.reset != nil || droppedChanged(seg) {
-					select {
-					case t.droppedNow <- struct{}{}:
-					default:
-					}
+				if seg.reset != nil || dropsIn(seg) {
+					t.RefreshDropped()
 				}
 				break
 			}

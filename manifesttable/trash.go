@@ -34,10 +34,15 @@ type Trash struct {
 	// Rows are the catalog rows the drop removed (MarshalRow), each
 	// namespace before what it holds.
 	Rows []json.RawMessage `json:"rows"`
+
+	objects []Row // Rows decoded (by ReadTrash)
 }
 
 // Objects decodes the record's rows; a row that does not decode fails.
 func (t *Trash) Objects() ([]Row, error) {
+	if t.objects != nil {
+		return t.objects, nil
+	}
 	out := make([]Row, len(t.Rows))
 	for i, b := range t.Rows {
 		r, err := UnmarshalRow(b)
@@ -99,8 +104,10 @@ func ReadTrash(ctx context.Context, objs *objstore.Store, dropID string) (*Trash
 	if err := json.Unmarshal(b, &t); err != nil || t.DropID != dropID || len(t.Rows) == 0 || len(t.ID) == 0 {
 		return nil, nserror.New(nserror.InvalidInput, "the record of drop %s is not a drop record", dropID)
 	}
-	if _, err := t.Objects(); err != nil {
+	rows, err := t.Objects()
+	if err != nil {
 		return nil, nserror.New(nserror.InvalidInput, "the record of drop %s: %v", dropID, err)
 	}
+	t.objects = rows
 	return &t, nil
 }

@@ -222,6 +222,7 @@ func (s *Service) undrop(ctx context.Context, id ID, typ, dropID string) (*Undro
 		// purge spares and an undrop refuses.
 		s.log.Warn("namespace: deleting the record of an undone drop", "drop_id", t.DropID, "err", err)
 	}
+	s.table.RefreshDropped()
 	return resp, nil
 }
 
@@ -281,6 +282,7 @@ func (s *Service) PurgeTrash(ctx context.Context, before time.Time, dry bool) (P
 		if err := s.objs.Delete(ctx, trashKey(t.DropID)); err != nil && !errors.Is(err, objstore.ErrNotFound) {
 			return rep, err
 		}
+		s.table.RefreshDropped()
 	}
 	return rep, nil
 }
