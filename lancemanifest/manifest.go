@@ -190,7 +190,14 @@ func framed(b []byte, pos uint64) ([]byte, error) {
 // type, and its bytes (length-delimited) or value (varint, fixed).
 // Groups are refused.
 func fields(b []byte, fn func(num protowire.Number, typ protowire.Type, v []byte, n uint64) error) error {
+	return eachField(b, func(num protowire.Number, typ protowire.Type, _, v []byte, n uint64) error { return fn(num, typ, v, n) })
+}
+
+// eachField is fields with each field's whole encoding (raw: its tag and
+// value), which a writer copies as it is.
+func eachField(b []byte, fn func(num protowire.Number, typ protowire.Type, raw, v []byte, n uint64) error) error {
 	for len(b) > 0 {
+		field := b
 		num, typ, l := protowire.ConsumeTag(b)
 		if l < 0 {
 			return bad("a malformed field tag")
@@ -216,7 +223,7 @@ func fields(b []byte, fn func(num protowire.Number, typ protowire.Type, v []byte
 			return bad("field %d is malformed", num)
 		}
 		b = b[l:]
-		if err := fn(num, typ, v, n); err != nil {
+		if err := fn(num, typ, field[:len(field)-len(b)], v, n); err != nil {
 			return err
 		}
 	}

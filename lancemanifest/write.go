@@ -127,34 +127,17 @@ func assemble(index, txn []byte, format [4]byte, message func(indexAt, txnAt uin
 	return append(out, "LANC"...)
 }
 
-// edit copies msg field by field: replace decides each field (keep it,
-// drop it, or give new bytes, a whole encoded field); then add appends.
-func edit(msg []byte, replace func(num protowire.Number, typ protowire.Type, raw, v []byte, n uint64) ([]byte, error)) ([]byte, error) {
+// edit copies msg field by field: replace decides each field, answering
+// raw to keep it, nil to drop it, or other encoded fields in its place.
+func edit(msg []byte, replace func(num protowire.Number, typ protowire.Type, raw, v []byte) ([]byte, error)) ([]byte, error) {
 	out := make([]byte, 0, len(msg)+128)
-	for b := msg; len(b) > 0; {
-		num, typ, l := protowire.ConsumeTag(b)
-		if l < 0 {
-			return nil, bad("a malformed field tag")
-		}
-		m := protowire.ConsumeFieldValue(num, typ, b[l:])
-		if m < 0 {
-			return nil, bad("field %d is malformed", num)
-		}
-		raw := b[:l+m]
-		var v []byte
-		var n uint64
-		switch typ {
-		case protowire.VarintType:
-			n, _ = protowire.ConsumeVarint(b[l:])
-		case protowire.BytesType:
-			v, _ = protowire.ConsumeBytes(b[l:])
-		}
-		b = b[l+m:]
-		repl, err := replace(num, typ, raw, v, n)
-		if err != nil {
-			return nil, err
-		}
+	err := eachField(msg, func(num protowire.Number, typ protowire.Type, raw, v []byte, _ uint64) error {
+		repl, err := replace(num, typ, raw, v)
 		out = append(out, repl...)
+		return err
+	})
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }
@@ -275,7 +258,7 @@ func Restored(old, latest []byte, version uint64, now time.Time, txn []byte, txn
 // none), and each field for which rewrite is non-nil rewritten by it.
 func replaceFields(msg []byte, set map[protowire.Number][]byte, rewrite func(num protowire.Number, typ protowire.Type, v []byte) ([]byte, bool, error)) ([]byte, error) {
 	done := map[protowire.Number]bool{}
-	out, err := edit(msg, func(num protowire.Number, typ protowire.Type, raw, v []byte, _ uint64) ([]byte, error) {
+	out, err := edit(msg, func(num protowire.Number, typ protowire.Type, raw, v []byte) ([]byte, error) {
 		if repl, ok := set[num]; ok {
 			if done[num] {
 				return nil, nil
@@ -444,7 +427,7 @@ func Cloned(src []byte, c Clone) ([]byte, error) {
 // rebaseFragment gives every data file and the deletion file of a
 // fragment that names no base the base id.
 func rebaseFragment(frag []byte, id uint32) ([]byte, error) {
-	return edit(frag, func(num protowire.Number, typ protowire.Type, raw, v []byte, _ uint64) ([]byte, error) {
+	return edit(frag, func(num protowire.Number, typ protowire.Type, raw, v []byte) ([]byte, error) {
 		if typ != protowire.BytesType {
 			return raw, nil
 		}
@@ -468,7 +451,7 @@ func rebaseFragment(frag []byte, id uint32) ([]byte, error) {
 // withBaseID sets the base id of every item (field item) of a message
 // that names none.
 func withBaseID(msg []byte, item, field protowire.Number, id uint32) ([]byte, error) {
-	return edit(msg, func(num protowire.Number, typ protowire.Type, raw, v []byte, _ uint64) ([]byte, error) {
+	return edit(msg, func(num protowire.Number, typ protowire.Type, raw, v []byte) ([]byte, error) {
 		if num != item || typ != protowire.BytesType {
 			return raw, nil
 		}
