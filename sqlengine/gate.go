@@ -252,11 +252,11 @@ func skipSpace(s string, semicolons bool) string {
 			}
 			t = t[i+1:]
 		case strings.HasPrefix(t, "/*"):
-			i := strings.Index(t, "*/")
-			if i < 0 || strings.Contains(t[2:i], "/*") {
-				return "" // nested comments: not understood
+			body, rest, closed := strings.Cut(t[2:], "*/")
+			if !closed || strings.Contains(body, "/*") {
+				return "" // unterminated or nested: not understood
 			}
-			t = t[i+2:]
+			t = rest
 		case semicolons && strings.HasPrefix(t, ";"):
 			t = t[1:]
 		}

@@ -3,6 +3,7 @@
 package sqlengine
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/flightns/flightns/nserror"
@@ -55,4 +56,28 @@ func TestDuckErrorsGetTheCodeOfWhatHappened(t *testing.T) {
 			t.Errorf("%q: %s, want %s", c.msg, got, c.want)
 		}
 	}
+}
+
+// The gate's own scanner reads hostile text before DuckDB sees it: it
+// must never panic, and what it returns is always a tail of its input.
+func FuzzGateScanner(f *testing.F) {
+	for _, q := range []string{
+		"/*/", "/**/SELECT 1", "--\r;EXPLAIN ANALYZE (x) DROP TABLE t", "EXPLAIN (", ";;/* a */ SELECT",
+		"EXPLAIN ((", "/* /* */ */", "\u00a0EXPLAIN\u2028SELECT 1",
+	} {
+		f.Add(q)
+	}
+	f.Fuzz(func(t *testing.T, q string) {
+		for _, semicolons := range []bool{false, true} {
+			if s := skipSpace(q, semicolons); !strings.HasSuffix(q, s) {
+				t.Fatalf("skipSpace(%q, %v) = %q, not a tail of it", q, semicolons, s)
+			}
+		}
+		if body, ok := explainBody(q); !strings.HasSuffix(q, body) || ok && body == "" {
+			t.Fatalf("explainBody(%q) = %q, %v", q, body, ok)
+		}
+		if w := leadingKeyword(q); w != strings.ToUpper(w) {
+			t.Fatalf("leadingKeyword(%q) = %q, not upper-cased", q, w)
+		}
+	})
 }
