@@ -109,7 +109,7 @@ FUZZ_TIME ?= 2000x
 ORACLE_CHECKS ?= 500
 FUZZERS := planner:FuzzParseFilter planner:FuzzPlanFilter planner:FuzzSpec planner:FuzzSchema \
 	restserver:FuzzParseID objstore:FuzzValidateKey lancemanifest:FuzzParseManifestName reliability:FuzzRESTRequest \
-	manifesttable:FuzzSQL manifesttable:FuzzSQLGrammar lancemanifest:FuzzRead auth:FuzzBearer auth:FuzzParseRoleMap \
+	manifesttable:FuzzSQL manifesttable:FuzzSQLGrammar lancemanifest:FuzzRead auth:FuzzBearer auth:FuzzParseRoleMap auth:FuzzParsePassword \
 	sqlengine:FuzzGateScanner
 
 fuzz: deps minio

@@ -3,10 +3,8 @@ package auth
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/base64"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -73,8 +71,8 @@ type Principal struct {
 // Anonymous is the caller when authentication is off.
 var Anonymous = Principal{Name: "anonymous", Role: Admin}
 
-// Config lists the credentials. A user's Password is either the password
-// itself or "sha256:<hex of its SHA-256>".
+// Config lists the credentials. A user's Password is a bcrypt hash, the
+// password itself or "sha256:<hex of its SHA-256>" (password.go).
 type Config struct {
 	Tokens []TokenEntry `json:"tokens"`
 	Users  []UserEntry  `json:"users"`
@@ -154,18 +152,19 @@ func LoadFile(path string) (Config, error) {
 
 // Authenticator checks credentials. It is safe for concurrent use.
 type Authenticator struct {
-	tokens   map[string]Principal // token -> its principal
-	users    map[string]user
-	byName   map[string]Principal // every principal, by name
-	certs    map[string]Principal // certificate subject -> its principal
-	sessions *sessions
-	logins   *loginLimiter
-	oidc     *oidcVerifier // nil without OIDC
+	tokens    map[string]Principal // token -> its principal
+	users     map[string]user
+	byName    map[string]Principal // every principal, by name
+	certs     map[string]Principal // certificate subject -> its principal
+	sessions  *sessions
+	logins    *loginLimiter
+	passwords *passwords
+	oidc      *oidcVerifier // nil without OIDC
 }
 
 type user struct {
-	hash [32]byte
-	p    Principal
+	password password
+	p        Principal
 }
 
 // New builds an Authenticator; it fails on an unknown role, an empty
@@ -175,7 +174,7 @@ func New(c Config) (*Authenticator, error) {
 	if err != nil {
 		return nil, err
 	}
-	a := &Authenticator{tokens: map[string]Principal{}, users: map[string]user{}, byName: map[string]Principal{}, certs: map[string]Principal{}, sessions: ss, logins: newLoginLimiter()}
+	a := &Authenticator{tokens: map[string]Principal{}, users: map[string]user{}, byName: map[string]Principal{}, certs: map[string]Principal{}, sessions: ss, logins: newLoginLimiter(), passwords: newPasswords()}
 	for i, t := range c.Tokens {
 		switch {
 		case t.Name == "":
@@ -200,17 +199,12 @@ func New(c Config) (*Authenticator, error) {
 		if err != nil {
 			return nil, fmt.Errorf("auth: user %q: %w", u.Name, err)
 		}
-		var h [32]byte
-		if hx, ok := strings.CutPrefix(u.Password, "sha256:"); ok {
-			b, err := hex.DecodeString(hx)
-			if err != nil || len(b) != 32 {
-				return nil, fmt.Errorf("auth: password of %q: bad sha256 hex", u.Name)
-			}
-			copy(h[:], b)
-		} else {
-			h = sha256.Sum256([]byte(u.Password))
+		pw, err := parsePassword(u.Password)
+		if err != nil {
+			return nil, fmt.Errorf("auth: password of %q: %w", u.Name, err)
 		}
-		a.users[u.Name] = user{hash: h, p: p}
+		a.passwords.add(pw)
+		a.users[u.Name] = user{password: pw, p: p}
 	}
 	if c.OIDC != nil {
 		if a.oidc, err = newOIDC(*c.OIDC); err != nil {
@@ -301,16 +295,23 @@ func (a *Authenticator) Bearer(token string) (Principal, error) {
 
 // Basic authenticates a user and password; a name with too many failed
 // logins of late is refused (Throttling: limit.go).
-func (a *Authenticator) Basic(name, password string) (Principal, error) {
+func (a *Authenticator) Basic(name, pw string) (Principal, error) {
 	if !a.Enabled() {
 		return Anonymous, nil
 	}
 	if err := a.logins.allow(name); err != nil {
 		return Principal{}, err
 	}
+	var stored *password
 	u, ok := a.users[name]
-	h := sha256.Sum256([]byte(password))
-	if !ok || subtle.ConstantTimeCompare(u.hash[:], h[:]) != 1 {
+	if ok {
+		stored = &u.password
+	}
+	match, err := a.passwords.match(name, stored, pw)
+	if err != nil {
+		return Principal{}, err
+	}
+	if !match {
 		a.logins.failed(name)
 		return Principal{}, unauthenticated("invalid user or password")
 	}
@@ -386,4 +387,20 @@ func WithPrincipal(ctx context.Context, p Principal) context.Context {
 func PrincipalFrom(ctx context.Context) (p Principal, ok bool) {
 	p, ok = ctx.Value(principalKey{}).(Principal)
 	return p, ok
+}
+
+// WeakPasswords names the users whose password the auth file holds as
+// the password itself or an unsalted SHA-256, and how (for the startup
+// log: `flightns hash-password` prints a bcrypt hash to put instead).
+func (a *Authenticator) WeakPasswords() map[string]string {
+	weak := map[string]string{}
+	if a == nil {
+		return weak
+	}
+	for name, u := range a.users {
+		if u.password.weak != "" {
+			weak[name] = u.password.weak
+		}
+	}
+	return weak
 }

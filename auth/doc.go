@@ -7,7 +7,9 @@
 // issued after a basic handshake: signed with the catalog's session key
 // (session.go), so every server of the catalog and a restarted one accept
 // them until they expire, a revocation (Revocations) ends them all, or a
-// logout ends one (EndSession, SessionEnds). Password guessing is
+// logout ends one (EndSession, SessionEnds). Passwords are kept as bcrypt
+// hashes (HashPassword), compared one at a time so that logins never
+// take more than a core from commits (password.go); password guessing is
 // throttled per user name (limit.go).
 //
 // When no token and no user is configured, authentication is off and

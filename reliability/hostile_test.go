@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"os/exec"
 	"path"
 	"path/filepath"
 	"sort"
@@ -110,7 +111,10 @@ func hostileServer(t *testing.T) (*server, string, *catalog) {
 			{"token": writeToken, "name": "writer", "role": "write"},
 			{"token": readToken, "name": "reader", "role": "read"},
 		},
-		"users": []map[string]string{{"name": "ana", "password": "ana-password-123", "role": "admin"}},
+		"users": []map[string]string{
+			{"name": "ana", "password": hashPassword(t, "ana-password-123"), "role": "admin"},
+			{"name": "bea", "password": hashPassword(t, "bea-password-456"), "role": "read"},
+		},
 	}
 	b, _ := json.Marshal(a)
 	if err := os.WriteFile(authFile, b, 0o600); err != nil {
@@ -201,6 +205,18 @@ func fill(p string) string {
 	return strings.NewReplacer("{ns}", "ns", "{tb}", "ns$t").Replace(p)
 }
 
+// hashPassword is what `flightns hash-password` prints for pw.
+func hashPassword(t *testing.T, pw string) string {
+	t.Helper()
+	cmd := exec.Command(binary, "hash-password")
+	cmd.Stdin = strings.NewReader(pw + "\n")
+	out, err := cmd.Output()
+	if err != nil || !strings.HasPrefix(string(out), "$2a$") {
+		t.Fatalf("flightns hash-password: %q, %v", out, err)
+	}
+	return strings.TrimSpace(string(out))
+}
+
 // Every route and every RPC refuses callers without valid credentials,
 // and read-only callers on every mutation; oversized and malformed bodies,
 // path traversal and bucket escapes are refused with 4xx codes; the server
@@ -212,6 +228,14 @@ func TestHostileInput(t *testing.T) {
 	n := 0
 
 	basic := func(u, p string) string { return "Basic " + base64.StdEncoding.EncodeToString([]byte(u+":"+p)) }
+	// The auth file holds bcrypt hashes: the password logs in, on REST
+	// and Flight, and the hash itself does not.
+	bea := newREST(srv.rest)
+	bea.header.Set("Authorization", basic("bea", "bea-password-456"))
+	bea.must(t, "/v1/namespace/ns/describe", map[string]any{}, nil)
+	if _, err := newFlight(t, srv.flight, "authorization", basic("bea", "bea-password-456")).action(ctx, "DescribeTable", []byte(`{"id":["ns","t"]}`)); err != nil {
+		t.Fatalf("Flight with bea's password: %v", err)
+	}
 	badCreds := []http.Header{
 		{},
 		{"Authorization": {"Bearer wrong-token"}},
@@ -221,6 +245,7 @@ func TestHostileInput(t *testing.T) {
 		{"Authorization": {"Bearer " + adminToken[:len(adminToken)-1]}},
 		{"Authorization": {basic("ana", "wrong")}},
 		{"Authorization": {basic("ana", "")}},
+		{"Authorization": {basic("bea", hashPassword(t, "bea-password-456"))}},
 		{"Authorization": {basic("", "ana-password-123")}},
 		{"Authorization": {"Basic !!!not-base64"}},
 		{"Authorization": {"Digest username=ana"}},

@@ -507,6 +507,9 @@ func (s *Server) authenticator(ctx context.Context, c auth.Config) (*auth.Authen
 	}
 	if tokens, users := a.Principals(); a.Enabled() {
 		s.log.Info("authentication on", "file", s.cfg.AuthFile, "tokens", tokens, "users", users, "oidc_issuer", s.cfg.OIDC.Issuer, "session_ttl", a.SessionTTL())
+		for name, how := range a.WeakPasswords() {
+			s.log.Warn("the auth file holds a password as "+how+": whoever reads the file can log in as its user; put the bcrypt hash `flightns hash-password` prints instead", "user", name)
+		}
 	} else {
 		s.log.Warn("authentication off: every caller may do everything (give --auth-file to require credentials)")
 	}

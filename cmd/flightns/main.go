@@ -21,6 +21,7 @@ Usage:
   flightns ns <op> [flags]        namespaces of a running server: list, create, describe, drop
   flightns table <op> [flags]     tables of a running server: list, describe, declare, versions, drop, deregister
   flightns admin <cmd> [flags]    repair and maintenance: recover, compact, verify, gc
+  flightns hash-password          print the bcrypt hash of a password (read from stdin) for --auth-file
   flightns bench [flags]          measure throughput and latency, write a JSON report
   flightns version                print the version
   flightns help                   print this text
@@ -64,6 +65,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return nsCmd(ctx, args[1:], stdout, stderr)
 	case "table":
 		return tableCmd(ctx, args[1:], stdout, stderr)
+	case "hash-password":
+		return hashPasswordCmd(args[1:], os.Stdin, stdout, stderr)
 	case "sql-worker": // started by serve; not in the usage
 		return sqlWorkerCmd(ctx, stderr)
 	case "version", "--version", "-version":
