@@ -256,7 +256,9 @@ func (s *Service) referencing(ctx context.Context, id ID, table, branch string) 
 			children = append(children, name)
 		}
 	}
-	// Lance refuses with RefConflict; the spec declares no 409 for
+	// Lance refuses with RefConflict (Branches::delete: a branch whose
+	// lineage extends this one's, or a tag on this branch at any version),
+	// which pylance raises as ValueError; the spec declares no 409 for
 	// DeleteTableBranch, so the refusal is InvalidInput (400), the one
 	// client error it declares besides a missing table or branch.
 	if len(children) > 0 {
