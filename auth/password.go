@@ -34,7 +34,8 @@ import (
 // verifiedTTL as an HMAC under a key of this process, so that a client
 // sending Basic on every request pays once. A name nobody has is
 // compared against a dummy hash of the file's highest cost, so that the
-// time taken does not tell which names exist.
+// time taken does not tell which names exist (a weak entry's user is
+// refused faster: the startup log warns of those).
 const (
 	// HashCost is the bcrypt cost `flightns hash-password` uses.
 	HashCost = 11
