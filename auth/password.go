@@ -76,7 +76,7 @@ func parsePassword(s string) (password, error) {
 		case !bcryptHash.MatchString(s):
 			return password{}, errors.New(`not a bcrypt hash ("$2a$", "$2b$" or "$2y$", two digits of cost, "$", then 53 characters of [./A-Za-z0-9])`)
 		case err != nil:
-			return password{}, fmt.Errorf("not a bcrypt hash: %v", err)
+			return password{}, fmt.Errorf("not a bcrypt hash: %w", err)
 		case cost > maxHashCost:
 			return password{}, fmt.Errorf("bcrypt cost %d is above %d: each login would take seconds of CPU", cost, maxHashCost)
 		}
