@@ -139,9 +139,11 @@ func (ps *passwords) match(name string, stored *password, pw string) (bool, erro
 		}
 		return subtle.ConstantTimeCompare(want[:], h[:]) == 1 && stored != nil, nil
 	}
-	hash := ps.dummyHash()
+	var hash []byte
 	if stored != nil {
 		hash = stored.bcrypt
+	} else {
+		hash = ps.dummyHash()
 	}
 	seen := ps.remembered(name, hash, pw)
 	ps.mu.Lock()
