@@ -101,7 +101,8 @@ func HashPassword(pw string) (string, error) {
 type passwords struct {
 	slot      chan struct{} // one bcrypt comparison at a time
 	queueWait time.Duration // how long a login waits for the slot
-	key       []byte        // keys the remembered matches
+	compare   func(hash, pw []byte) error
+	key       []byte // keys the remembered matches
 
 	dummyOnce sync.Once
 	dummyCost int // the highest cost of the file; 0: no bcrypt entry
@@ -115,7 +116,7 @@ type passwords struct {
 func newPasswords() *passwords {
 	key := make([]byte, 32)
 	_, _ = rand.Read(key)
-	return &passwords{slot: make(chan struct{}, 1), queueWait: bcryptQueueWait, key: key, verified: map[[32]byte]time.Time{}, now: time.Now}
+	return &passwords{slot: make(chan struct{}, 1), queueWait: bcryptQueueWait, compare: bcrypt.CompareHashAndPassword, key: key, verified: map[[32]byte]time.Time{}, now: time.Now}
 }
 
 // add notes a stored password (for the dummy's cost).
@@ -146,10 +147,7 @@ func (ps *passwords) match(name string, stored *password, pw string) (bool, erro
 		hash = ps.dummyHash()
 	}
 	seen := ps.remembered(name, hash, pw)
-	ps.mu.Lock()
-	at, ok := ps.verified[seen]
-	ps.mu.Unlock()
-	if ok && ps.now().Sub(at) < verifiedTTL {
+	if ps.matched(seen) {
 		return stored != nil, nil
 	}
 	t := time.NewTimer(ps.queueWait)
@@ -159,12 +157,14 @@ func (ps *passwords) match(name string, stored *password, pw string) (bool, erro
 	case <-t.C:
 		return false, nserror.New(nserror.Throttling, "too many password logins at once: try again, or use the session token a login answers")
 	}
-	err := bcrypt.CompareHashAndPassword(hash, []byte(pw))
-	<-ps.slot
-	if err != nil || stored == nil {
+	defer func() { <-ps.slot }()
+	if ps.matched(seen) { // a login ahead in the queue had the same password
+		return stored != nil, nil
+	}
+	if ps.compare(hash, []byte(pw)) != nil || stored == nil {
 		return false, nil
 	}
-	ps.remember(seen)
+	ps.remember(seen) // before the slot is free: the next in the queue sees it
 	return true, nil
 }
 
@@ -179,6 +179,14 @@ func (ps *passwords) remembered(name string, hash []byte, pw string) [32]byte {
 	var k [32]byte
 	copy(k[:], m.Sum(nil))
 	return k
+}
+
+// matched reports whether the match keyed k is remembered.
+func (ps *passwords) matched(k [32]byte) bool {
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	at, ok := ps.verified[k]
+	return ok && ps.now().Sub(at) < verifiedTTL
 }
 
 func (ps *passwords) remember(k [32]byte) {

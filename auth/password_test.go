@@ -3,6 +3,8 @@ package auth
 import (
 	"reflect"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -133,4 +135,40 @@ func FuzzParsePassword(f *testing.F) {
 			t.Fatalf("parsePassword(%q): neither bcrypt nor weak", s)
 		}
 	})
+}
+
+// Logins that arrive together with the same password (a pool of
+// connections opening at once) cost one bcrypt comparison, not one each.
+func TestLoginsWithTheSamePasswordCompareOnce(t *testing.T) {
+	hash, _ := bcrypt.GenerateFromPassword([]byte("pw-ana"), bcrypt.MinCost)
+	a, err := New(Config{Users: []UserEntry{{Name: "ana", Password: string(hash), Role: "write"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var compares atomic.Int32
+	a.passwords.compare = func(h, pw []byte) error {
+		compares.Add(1)
+		time.Sleep(20 * time.Millisecond) // as a real cost would
+		return bcrypt.CompareHashAndPassword(h, pw)
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, 16)
+	for range 16 {
+		wg.Go(func() {
+			if _, err := a.Basic("ana", "pw-ana"); err != nil {
+				errs <- err
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	if n := compares.Load(); n != 1 {
+		t.Fatalf("%d bcrypt comparisons for 16 logins with one password, want 1", n)
+	}
+	if _, err := a.Basic("ana", "wrong"); nserror.CodeOf(err) != nserror.Unauthenticated || compares.Load() != 2 {
+		t.Fatalf("a wrong password: %v after %d comparisons", err, compares.Load())
+	}
 }
