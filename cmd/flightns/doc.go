@@ -11,6 +11,8 @@
 //	flightns admin     recover, compact, verify [--repair], repair, gc,
 //	                   dropped, undrop, revoke-sessions, grant,
 //	                   revoke-grant, grants
+//	flightns hash-password  the bcrypt hash of a password (stdin) for
+//	                   --auth-file (auth.HashPassword)
 //	flightns bench     runs flightns-bench beside it (cmd/flightns-bench)
 //	flightns sql-worker  the SQL worker serve starts (not for people)
 //	flightns version   print the version
