@@ -62,15 +62,8 @@ func (l *loginLimiter) failed(name string) {
 	now := l.now()
 	f, ok := l.names[name]
 	if !ok || now.Sub(f.since) >= loginWindow {
-		if !ok && len(l.names) >= maxLoginNames {
-			for k, v := range l.names {
-				if now.Sub(v.since) >= loginWindow {
-					delete(l.names, k)
-				}
-			}
-			if len(l.names) >= maxLoginNames {
-				return
-			}
+		if !ok && !roomFor(l.names, maxLoginNames, func(v loginFailures) bool { return now.Sub(v.since) >= loginWindow }) {
+			return
 		}
 		f = loginFailures{since: now}
 	}

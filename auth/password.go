@@ -194,17 +194,9 @@ func (ps *passwords) remember(k [32]byte) {
 	ps.mu.Lock()
 	defer ps.mu.Unlock()
 	now := ps.now()
-	if len(ps.verified) >= maxVerified {
-		for old, at := range ps.verified {
-			if now.Sub(at) >= verifiedTTL {
-				delete(ps.verified, old)
-			}
-		}
-		if len(ps.verified) >= maxVerified {
-			clear(ps.verified)
-		}
+	if roomFor(ps.verified, maxVerified, func(at time.Time) bool { return now.Sub(at) >= verifiedTTL }) {
+		ps.verified[k] = now // else the next login compares again
 	}
-	ps.verified[k] = now
 }
 
 // dummyHash is a bcrypt hash of a random password at the file's highest

@@ -221,16 +221,9 @@ func (s *sessions) isEnded(p sessionPayload) (bool, error) {
 func (s *sessions) remember(id string, e endedAt) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if len(s.ended) >= maxRemembered {
-		now := s.now()
-		for k, v := range s.ended {
-			if !v.ended || !now.Before(v.exp) {
-				delete(s.ended, k)
-			}
-		}
-		if len(s.ended) >= maxRemembered && !e.ended {
-			return
-		}
+	now := s.now()
+	if !roomFor(s.ended, maxRemembered, func(v endedAt) bool { return !v.ended || !now.Before(v.exp) }) && !e.ended {
+		return
 	}
 	s.ended[id] = e
 }
