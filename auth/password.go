@@ -56,6 +56,7 @@ var bcryptHash = regexp.MustCompile(`^\$2[aby]\$[0-9]{2}\$[./A-Za-z0-9]{53}$`)
 type password struct {
 	sha    [32]byte // plaintext and "sha256:" entries
 	bcrypt []byte   // bcrypt entries
+	cost   int      // bcrypt's
 	weak   string   // why the entry is weak ("" for bcrypt)
 }
 
@@ -81,7 +82,7 @@ func parsePassword(s string) (password, error) {
 		case cost > maxHashCost:
 			return password{}, fmt.Errorf("bcrypt cost %d is above %d: each login would take seconds of CPU", cost, maxHashCost)
 		}
-		return password{bcrypt: []byte(s)}, nil
+		return password{bcrypt: []byte(s), cost: cost}, nil
 	}
 	return password{sha: sha256.Sum256([]byte(s)), weak: "the password itself"}, nil
 }
@@ -122,11 +123,7 @@ func newPasswords() *passwords {
 
 // add notes a stored password (for the dummy's cost).
 func (ps *passwords) add(p password) {
-	if p.bcrypt != nil {
-		if c, _ := bcrypt.Cost(p.bcrypt); c > ps.dummyCost {
-			ps.dummyCost = c
-		}
-	}
+	ps.dummyCost = max(ps.dummyCost, p.cost)
 }
 
 // match reports whether pw is stored's password (stored nil: a name
