@@ -249,11 +249,12 @@ func printVerify(stdout, stderr io.Writer, format string, rep repair.VerifyRepor
 	return code
 }
 
-// isTerminal reports whether w is a terminal: progress is drawn only there
-// (redirected output and logs get the result alone).
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	return ok && term.IsTerminal(int(f.Fd()))
+// isTerminal reports whether f (a writer or a reader) is a terminal:
+// progress is drawn only there (redirected output and logs get the
+// result alone), and a password is asked for only there.
+func isTerminal(f any) bool {
+	file, ok := f.(*os.File)
+	return ok && term.IsTerminal(int(file.Fd()))
 }
 
 // bar is a progress bar over tables on w, and the callback that moves it.

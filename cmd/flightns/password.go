@@ -36,11 +36,12 @@ func hashPasswordCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) i
 }
 
 func readPassword(stdin io.Reader, stderr io.Writer) (string, error) {
-	if f, ok := stdin.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+	if isTerminal(stdin) {
+		fd := int(stdin.(*os.File).Fd())
 		var typed [2]string
 		for i, prompt := range []string{"Password: ", "Again: "} {
 			_, _ = fmt.Fprint(stderr, prompt)
-			b, err := term.ReadPassword(int(f.Fd()))
+			b, err := term.ReadPassword(fd)
 			_, _ = fmt.Fprintln(stderr)
 			if err != nil {
 				return "", err
