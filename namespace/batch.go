@@ -178,7 +178,7 @@ func (b *batchBuilder) add(ctx context.Context, i int, op CommitTableOperation, 
 }
 
 // declareTable adds operation i, a DeclareTable.
-func (b *batchBuilder) declareTable(_ context.Context, _ int, req *DeclareTableRequest, res *CommitTableResult) error {
+func (b *batchBuilder) declareTable(ctx context.Context, _ int, req *DeclareTableRequest, res *CommitTableResult) error {
 	s := b.s
 	if err := tableID(req.ID); err != nil {
 		return err
@@ -186,16 +186,13 @@ func (b *batchBuilder) declareTable(_ context.Context, _ int, req *DeclareTableR
 	if err := b.touch(req.ID, "declare"); err != nil {
 		return err
 	}
-	loc := defaultLocation(req.ID)
-	if req.Location != "" {
-		var err error
-		if loc, err = s.root.tableLocation(req.Location); err != nil {
-			return err
-		}
+	loc, err := s.claimLocation(ctx, req.ID, req.Location)
+	if err != nil {
+		return err
 	}
 	for other, l := range b.declared {
-		if l == loc {
-			return nserror.New(nserror.InvalidInput, "tables %q and %q share location %q", other, req.ID.String(), loc)
+		if Overlap(l, loc) {
+			return nserror.New(nserror.InvalidInput, "tables %q and %q of this batch have overlapping locations %q and %q", other, req.ID.String(), l, loc)
 		}
 	}
 	props := req.Properties
@@ -215,8 +212,7 @@ func (b *batchBuilder) declareTable(_ context.Context, _ int, req *DeclareTableR
 		return err
 	}
 	b.parentIsNamespace(req.ID, nserror.New(nserror.NamespaceNotFound, "namespace %q of table %q does not exist", req.ID.Parent().String(), id))
-	b.addTable(req.ID, loc, raw, nserror.New(nserror.TableAlreadyExists, "table %q already exists", id),
-		nserror.New(nserror.InvalidInput, "location %q already belongs to a table", loc))
+	b.addTable(req.ID, loc, "", raw, nserror.New(nserror.TableAlreadyExists, "table %q already exists", id), errOverlap(loc))
 	b.declares = append(b.declares, id)
 	res.DeclareTable = &DeclareTableResponse{TransactionID: b.txnID, Location: s.root.uri(loc), StorageOptions: s.root.options,
 		Properties: props, ManagedVersioning: s.managed()}
@@ -367,7 +363,7 @@ func (b *batchBuilder) deregisterTable(ctx context.Context, _ int, req *Deregist
 		return err
 	}
 	id := req.ID.String()
-	b.removeTable(req.ID, loc)
+	b.removeTable(req.ID, loc, true)
 	b.deregisters = append(b.deregisters, id)
 	b.deregisteredLocs = append(b.deregisteredLocs, loc)
 	res.DeregisterTable = &DeregisterTableResponse{TransactionID: b.txnID, ID: req.ID, Location: s.root.uri(loc)}

@@ -47,8 +47,11 @@ type branchIdentifier struct {
 // branchRefKey is the key of a branch's ref file: Lance escapes the '/'
 // of a hierarchical name (team/x is team%2Fx.json).
 func branchRefKey(table, branch string) string {
-	return lancemanifest.BranchRefsPrefix(table) + strings.ReplaceAll(branch, "/", "%2F") + ".json"
+	return lancemanifest.BranchRefsPrefix(table) + branchRefName(branch) + refSuffix
 }
+
+// branchRefName is a branch's name as its ref file spells it.
+func branchRefName(branch string) string { return strings.ReplaceAll(branch, "/", "%2F") }
 
 // checkNewBranchName is checkBranchName, and main is Lance's own.
 func checkNewBranchName(name string) error {

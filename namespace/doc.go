@@ -10,7 +10,7 @@
 //     and every batch) are one kind of change of the object index in
 //     Redis (indexChange): guards on what the change was read from
 //     (parent exists, name free, namespace empty for Restrict, a location
-//     owned by one table) and the writes, applied with the commit-log
+//     that meets no reserved table directory) and the writes, applied with the commit-log
 //     entries by the claim script, whole or not at all; they are
 //     acknowledged only once the __manifest segment holding them is
 //     durable.
@@ -69,7 +69,16 @@
 //     PurgeTrash deletes past the retention, never a location a live table
 //     owns.
 //
+//   - Table directories are disjoint and owned (reserve.go): every live
+//     table's directory and every one a drop keeps or is deleting is
+//     reserved in Redis, and a location that equals, contains or lies
+//     inside a reserved one is refused in the script that takes it, naming
+//     no other table; data no table owns is taken into the catalog only by
+//     a caller with the write role on the whole catalog; deleting a
+//     table's data spares what another table holds (Sparing).
+//
 // Invariants: ids and locations are validated before they reach Redis or
-// storage; a table's location lies inside the catalog root; errors carry
-// Lance Namespace codes (nserror).
+// storage; a table's location lies inside the catalog root, and no other
+// table's directory equals, contains or holds it; errors carry Lance
+// Namespace codes (nserror).
 package namespace

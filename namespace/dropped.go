@@ -41,14 +41,18 @@ func (s *Service) markDropped(ctx context.Context, loc string) error {
 	return s.objs.Put(ctx, droppedKey(loc), b)
 }
 
-// deleteTableData deletes a dropped table's files, its location's
-// tombstone first (so that gc knows the location even if the deletion
-// stops half-way).
-func (s *Service) deleteTableData(ctx context.Context, loc string) error {
+// deleteTableData deletes a dropped table's files but what sp spares
+// (another table's: Sparing), its location's tombstone first (so that gc
+// knows the location even if the deletion stops half-way). A location
+// spared whole is not tombstoned: it is another table's.
+func (s *Service) deleteTableData(ctx context.Context, loc string, sp Sparing) error {
+	if sp.All {
+		return s.deleteData(ctx, loc, sp)
+	}
 	if err := s.markDropped(ctx, loc); err != nil {
 		return fmt.Errorf("marking a dropped table's location for gc: %w", err)
 	}
-	if _, err := s.objs.DeletePrefix(ctx, loc+"/"); err != nil {
+	if err := s.deleteData(ctx, loc, sp); err != nil {
 		return fmt.Errorf("deleting a dropped table's data: %w", err)
 	}
 	return nil

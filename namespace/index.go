@@ -99,15 +99,18 @@ func (c *indexChange) addNamespace(id ID, row []byte, taken error) {
 }
 
 // addTable indexes table id, free, at location loc, which belongs to no
-// table (taken and locTaken are the errors when either is not so), with
-// its row.
-func (c *indexChange) addTable(id ID, loc string, row []byte, taken, locTaken error) {
+// table and meets no reserved directory but except (an undrop's own:
+// reserve), with its row; taken and locTaken are the errors when either
+// is not so.
+func (c *indexChange) addTable(id ID, loc, except string, row []byte, taken, locTaken error) {
 	c.guard(taken, redisstate.GuardAbsent(c.k.Obj(), id.String()))
 	c.guard(locTaken, redisstate.GuardAbsent(c.k.ByLoc(), loc))
+	c.reserve(loc, except, locTaken)
 	c.indexTable(id, loc)
 	c.put(row)
 }
 
+// indexTable indexes table id at loc (reserved by the caller).
 func (c *indexChange) indexTable(id ID, loc string) {
 	c.writes = append(c.writes,
 		redisstate.HSet(c.k.Obj(), id.String(), manifesttable.TypeTable),
@@ -117,13 +120,18 @@ func (c *indexChange) indexTable(id ID, loc string) {
 }
 
 // removeTable forgets table id at loc (guarded by the caller: tableAt);
-// its versions follow (the drop_table entry).
-func (c *indexChange) removeTable(id ID, loc string) {
+// its versions follow (the drop_table entry). Its directory stays
+// reserved unless release (a deregistration, whose data no table owns
+// now): a drop keeps it until its data is deleted, or for undrop.
+func (c *indexChange) removeTable(id ID, loc string, release bool) {
 	c.writes = append(c.writes,
 		redisstate.HDel(c.k.Obj(), id.String()),
 		redisstate.HDel(c.k.Loc(), id.String()),
 		redisstate.HDel(c.k.ByLoc(), loc),
 		redisstate.SRem(c.k.kids(id.Parent()), id.String()))
+	if release {
+		c.release(loc)
+	}
 	c.log = append(c.log, []string{commitlog.KindField, commitlog.DropTable, "t", loc})
 	c.deleteRow(manifesttable.TypeTable, id.String())
 }
@@ -226,7 +234,7 @@ func (s *Service) removeTree(ctx context.Context, c *indexChange, id ID, restric
 		switch k.typ {
 		case manifesttable.TypeTable:
 			c.tableAt(k.id, k.loc, errStale, errStale)
-			c.removeTable(k.id, k.loc)
+			c.removeTable(k.id, k.loc, false)
 			*gone = append(*gone, k)
 		case manifesttable.TypeNamespace:
 			if err := s.removeTree(ctx, c, k.id, false, gone); err != nil {

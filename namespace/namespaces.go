@@ -234,14 +234,26 @@ func (s *Service) DropNamespace(ctx context.Context, req DropNamespaceRequest) (
 }
 
 // forgetTable removes a dropped table's claim state and, with data, its
-// files. Failures are logged: the table is already gone from the catalog.
+// files (but what another table holds: Sparing), then releases its
+// directory. Failures are logged: the table is already gone from the
+// catalog, and a directory whose deletion failed stays reserved (its
+// tombstone lets gc finish and release it).
 func (s *Service) forgetTable(ctx context.Context, loc string, data bool) {
 	if err := s.claims.Delete(ctx, loc); err != nil {
 		s.log.Warn("namespace: forgetting a dropped table's versions", "location", loc, "err", err)
 	}
-	if data {
-		if err := s.deleteTableData(ctx, loc); err != nil {
-			s.log.Warn("namespace: deleting a dropped table's files", "location", loc, "err", err)
-		}
+	if !data {
+		return
+	}
+	sp, err := s.Sparing(ctx, loc, nil)
+	if err == nil {
+		err = s.deleteTableData(ctx, loc, sp)
+	}
+	if err != nil {
+		s.log.Warn("namespace: deleting a dropped table's files", "location", loc, "err", err)
+		return
+	}
+	if err := s.ReleaseLocation(ctx, loc); err != nil {
+		s.log.Warn("namespace: releasing a dropped table's directory", "location", loc, "err", err)
 	}
 }

@@ -179,6 +179,10 @@ func Open(ctx context.Context, cfg Config) (*Service, error) {
 		_ = s.Close()
 		return nil, err
 	}
+	if err := s.reserveLocations(ctx); err != nil {
+		_ = s.Close()
+		return nil, err
+	}
 	return s, nil
 }
 
@@ -247,14 +251,22 @@ func (s *Service) rebuildIndex(ctx context.Context, token string) error {
 		}
 		stale = stale[n:]
 	}
-	objects := s.table.Objects()
-	for start, first := 0, true; start < len(objects) || first; start, first = start+200, false {
-		end := min(start+200, len(objects))
-		part := make([]redisstate.Indexed, 0, end-start)
-		for _, r := range objects[start:end] {
-			id, _ := ParseID(r.ObjectID, "")
-			part = append(part, redisstate.Indexed{ID: r.ObjectID, Parent: id.Parent().String(), Type: r.ObjectType, Location: r.Location})
-		}
+	// The directories drops keep for undrop stay reserved.
+	kept, err := s.keptLocations(ctx)
+	if err != nil {
+		return err
+	}
+	var all []redisstate.Indexed
+	for _, r := range s.table.Objects() {
+		id, _ := ParseID(r.ObjectID, "")
+		all = append(all, redisstate.Indexed{ID: r.ObjectID, Parent: id.Parent().String(), Type: r.ObjectType, Location: r.Location})
+	}
+	objects := len(all)
+	for _, loc := range kept {
+		all = append(all, redisstate.Indexed{Type: redisstate.Reserved, Location: loc})
+	}
+	for start, first := 0, true; start < len(all) || first; start, first = start+200, false {
+		part := all[start:min(start+200, len(all))]
 		ok, err := s.rs.RebuildIndex(ctx, token, first, part)
 		if err != nil {
 			return err
@@ -263,7 +275,7 @@ func (s *Service) rebuildIndex(ctx context.Context, token string) error {
 			return errors.New("namespace: the recovery lock was lost while rebuilding the object index")
 		}
 	}
-	s.log.Info("namespace: object index rebuilt from __manifest", "catalog", s.cfg.Catalog, "objects", len(objects))
+	s.log.Info("namespace: object index rebuilt from __manifest", "catalog", s.cfg.Catalog, "objects", objects, "kept_drops", len(kept))
 	return nil
 }
 

@@ -14,19 +14,18 @@ import (
 
 // DeclareTable declares a table: a location for its data, no data yet.
 // Without a location the service chooses <hash8>_<object_id> under the
-// root; a given location must lie inside the root. Tables are managed
+// root; a given location must lie inside the root, meet no other table's
+// directory (reserve.go), and hold no data unless the caller may write
+// the whole catalog (claimLocation). Tables are managed
 // (every commit goes through CreateTableVersion) unless the catalog is
 // Unmanaged.
 func (s *Service) DeclareTable(ctx context.Context, req DeclareTableRequest) (*DeclareTableResponse, error) {
 	if err := tableID(req.ID); err != nil {
 		return nil, err
 	}
-	loc := defaultLocation(req.ID)
-	if req.Location != "" {
-		var err error
-		if loc, err = s.root.tableLocation(req.Location); err != nil {
-			return nil, err
-		}
+	loc, err := s.claimLocation(ctx, req.ID, req.Location)
+	if err != nil {
+		return nil, err
 	}
 	// Credentials first: a store that cannot vend fails the call before
 	// anything is declared.
@@ -43,7 +42,10 @@ func (s *Service) DeclareTable(ctx context.Context, req DeclareTableRequest) (*D
 
 // RegisterTable makes an existing table directory (with at least one
 // version) part of the catalog. Its versions are recorded from storage on
-// first use, so old versions can be described.
+// first use, so old versions can be described. The directory must meet no
+// other table's (reserve.go), and, since data no table owns has no known
+// owner, registering it needs the write role on the whole catalog
+// (claimLocation); a table re-registered at its own location keeps it.
 func (s *Service) RegisterTable(ctx context.Context, req RegisterTableRequest) (*RegisterTableResponse, error) {
 	if err := tableID(req.ID); err != nil {
 		return nil, err
@@ -55,7 +57,7 @@ func (s *Service) RegisterTable(ctx context.Context, req RegisterTableRequest) (
 	if req.Location == "" {
 		return nil, nserror.New(nserror.InvalidInput, "RegisterTable needs a location")
 	}
-	loc, err := s.root.tableLocation(req.Location)
+	loc, err := s.claimLocation(ctx, req.ID, req.Location)
 	if err != nil {
 		return nil, err
 	}
@@ -101,7 +103,7 @@ func (s *Service) createTable(ctx context.Context, id ID, loc string, props Prop
 			// (one claim, no read); otherwise a guard fails and the index
 			// is read.
 			c.parentIsNamespace(id, noParent)
-			c.addTable(id, loc, b, errStale, errStale)
+			c.addTable(id, loc, "", b, errStale, errStale)
 			return nil
 		}
 		if err := s.parentOf(ctx, c, id, noParent); err != nil {
@@ -122,13 +124,14 @@ func (s *Service) createTable(ctx context.Context, id ID, loc string, props Prop
 			return err
 		}
 		if taken && owner != id.String() {
-			return nserror.New(nserror.InvalidInput, "location %q already belongs to table %q", loc, owner)
+			return errOverlap(loc) // naming no owner: the caller may not see it
 		}
 		if typ == "" {
-			c.addTable(id, loc, b, errStale, errStale)
+			c.addTable(id, loc, "", b, errStale, errOverlap(loc))
 			return nil
 		}
-		// Overwrite: the table's row is replaced, and its location.
+		// Overwrite: the table's row is replaced, and its location, which
+		// must meet no reserved directory (its own old one included).
 		old, err := s.tableLoc(ctx, id)
 		if err != nil {
 			return errStale
@@ -136,7 +139,9 @@ func (s *Service) createTable(ctx context.Context, id ID, loc string, props Prop
 		c.tableAt(id, old, errStale, errStale)
 		if old != loc {
 			c.guard(errStale, redisstate.GuardAbsent(c.k.ByLoc(), loc))
+			c.reserve(loc, "", errOverlap(loc))
 			c.writes = append(c.writes, redisstate.HDel(c.k.ByLoc(), old))
+			c.release(old)
 		}
 		c.indexTable(id, loc)
 		c.put(b)
@@ -375,7 +380,7 @@ func (s *Service) dropTable(ctx context.Context, id ID, data bool) (*DropTableRe
 			return err
 		}
 		c.tableAt(id, loc, errStale, errStale)
-		c.removeTable(id, loc)
+		c.removeTable(id, loc, !data) // a deregistration's data is nobody's now
 		if !keep {
 			return nil
 		}

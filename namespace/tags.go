@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"time"
 	"unicode"
@@ -104,9 +105,14 @@ func checkTagName(tag string) error {
 		return bad("a tag's name cannot end with .lock")
 	case strings.Contains(tag, ".."):
 		return bad("a tag's name cannot hold two consecutive dots")
+	case len(tag)+len(refSuffix) > objstore.MaxSegmentLen:
+		return bad(fmt.Sprintf("a tag's name is at most %d bytes (its file is %s%s)", objstore.MaxSegmentLen-len(refSuffix), "<name>", refSuffix))
 	}
 	return nil
 }
+
+// refSuffix ends the name of a tag's or a branch's ref file.
+const refSuffix = ".json"
 
 // notRefChar reports a character Lance refuses in a tag's name and in a
 // segment of a branch's: anything but letters, digits, '.', '-' and '_'.

@@ -205,8 +205,10 @@ func (s *Service) undrop(ctx context.Context, id ID, typ, dropID string) (*Undro
 				if loc, err := s.root.tableLocation(r.Location); err != nil || loc != r.Location {
 					return nserror.New(nserror.InvalidInput, "the record of drop %s places %q at %q, not a table location", t.DropID, r.ObjectID, r.Location)
 				}
-				c.addTable(oid, r.Location, b, taken(strconv.Quote(oid.String())+" exists"),
-					taken("its location "+strconv.Quote(r.Location)+" belongs to another table"))
+				// Its directory is still reserved (the drop kept it): that
+				// reservation is the one it may meet.
+				c.addTable(oid, r.Location, r.Location, b, taken(strconv.Quote(oid.String())+" exists"),
+					taken("its location "+strconv.Quote(r.Location)+" overlaps another table's directory"))
 				resp.Tables = append(resp.Tables, r.ObjectID)
 			default:
 				return nserror.New(nserror.InvalidInput, "the record of drop %s holds a %q row", t.DropID, r.ObjectType)
@@ -236,8 +238,11 @@ type PurgeReport struct {
 
 // PurgeTrash deletes what drops kept past the retention (older than
 // before): each dropped table's data (tombstoned as a drop with retention
-// 0 does), then the record. A location a live table owns meanwhile is
-// spared. dry says what would go and deletes nothing.
+// 0 does), then the record, then the directories' reservations. What
+// another table holds is spared (Sparing): the whole location when a live
+// table owns it or it lies inside a reserved directory (Spared counts
+// them), the reserved directories inside it. dry says what would go and
+// deletes nothing.
 func (s *Service) PurgeTrash(ctx context.Context, before time.Time, dry bool) (PurgeReport, error) {
 	var rep PurgeReport
 	all, err := ListTrash(ctx, s.objs)
@@ -253,6 +258,7 @@ func (s *Service) PurgeTrash(ctx context.Context, before time.Time, dry bool) (P
 		if err != nil {
 			return rep, err
 		}
+		var locs []string // the directories purged
 		for _, r := range rows {
 			if r.ObjectType != manifesttable.TypeTable || r.Location == "" {
 				continue
@@ -261,17 +267,20 @@ func (s *Service) PurgeTrash(ctx context.Context, before time.Time, dry bool) (P
 			if err != nil || loc != r.Location {
 				continue // never a path outside the root
 			}
-			if _, live, err := s.indexField(ctx, s.k.ByLoc(), loc); err != nil {
+			sp, err := s.Sparing(ctx, loc, nil)
+			if err != nil {
 				return rep, err
-			} else if live {
+			}
+			if sp.All {
 				rep.Spared++
 				continue
 			}
 			rep.Locations++
+			locs = append(locs, loc)
 			if dry {
 				continue
 			}
-			if err := s.deleteTableData(ctx, loc); err != nil {
+			if err := s.deleteTableData(ctx, loc, sp); err != nil {
 				return rep, err
 			}
 		}
@@ -283,6 +292,13 @@ func (s *Service) PurgeTrash(ctx context.Context, before time.Time, dry bool) (P
 			return rep, err
 		}
 		s.table.RefreshDropped()
+		// The record gone, its directories are nobody's (a crash before
+		// this leaves them reserved: their tombstones let gc release them).
+		for _, loc := range locs {
+			if err := s.ReleaseLocation(ctx, loc); err != nil {
+				return rep, err
+			}
+		}
 	}
 	return rep, nil
 }

@@ -3,12 +3,14 @@ package namespace
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 
 	"github.com/flightns/flightns/internal/redisstate"
 	"github.com/flightns/flightns/lancemanifest"
 	"github.com/flightns/flightns/nserror"
+	"github.com/flightns/flightns/objstore"
 	"github.com/flightns/flightns/redisclaim"
 )
 
@@ -61,6 +63,8 @@ func checkBranchName(branch string) error {
 		return bad(`a branch name cannot end with ".lock"`)
 	case len(branch) > 200:
 		return bad("a branch name is at most 200 characters")
+	case len(branchRefName(branch))+len(refSuffix) > objstore.MaxSegmentLen:
+		return bad(fmt.Sprintf("a branch name is at most %d bytes once each '/' is written %%2F (its ref file's name)", objstore.MaxSegmentLen-len(refSuffix)))
 	}
 	for _, seg := range strings.Split(branch, "/") {
 		if seg == "" {

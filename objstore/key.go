@@ -10,13 +10,19 @@ import (
 // MaxKeyLen bounds a key in bytes (S3's own limit).
 const MaxKeyLen = 1024
 
+// MaxSegmentLen bounds one '/'-separated segment of a key in bytes: a
+// file name's limit on the disks a file:// root (or MinIO) lives on, kept
+// on every store so that a catalog never holds a key one of them refuses.
+const MaxSegmentLen = 255
+
 // tempPrefix starts the name of every temp file the disk driver writes.
 // Keys may not use it, and listings never show such files.
 const tempPrefix = ".flightns-tmp-"
 
 // ValidateKey checks that key names an object inside the root: non-empty,
-// at most MaxKeyLen bytes of UTF-8, relative, made of non-empty segments that
-// are neither "." nor "..", without control characters or backslashes.
+// at most MaxKeyLen bytes of UTF-8, relative, made of non-empty segments of
+// at most MaxSegmentLen bytes that are neither "." nor "..", without control
+// characters or backslashes.
 func ValidateKey(key string) error {
 	if key == "" {
 		return nserror.New(nserror.InvalidInput, "object key is empty")
@@ -57,6 +63,8 @@ func validatePath(p string) error {
 			return nserror.New(nserror.InvalidInput, "object key %q has an empty segment", p)
 		case seg == "." || seg == "..":
 			return nserror.New(nserror.InvalidInput, "object key %q has a %q segment", p, seg)
+		case len(seg) > MaxSegmentLen:
+			return nserror.New(nserror.InvalidInput, "object key %.80q… has a segment of %d bytes, more than %d", p, len(seg), MaxSegmentLen)
 		case strings.HasPrefix(seg, tempPrefix):
 			return nserror.New(nserror.InvalidInput, "object key %q uses the reserved name prefix %q", p, tempPrefix)
 		}

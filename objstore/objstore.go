@@ -863,8 +863,30 @@ func (s *Store) LocalDir() string {
 // DeletePrefix deletes every object whose key starts with prefix and
 // returns how many it deleted.
 func (s *Store) DeletePrefix(ctx context.Context, prefix string) (int, error) {
+	return s.DeletePrefixExcept(ctx, prefix, nil)
+}
+
+// DeletePrefixExcept deletes every object whose key starts with prefix
+// (a directory: it ends in '/') but those inside one of the directories
+// keep (each below prefix, ending in '/'), and returns how many it
+// deleted. A directory left on a disk root is removed only when nothing
+// was kept.
+func (s *Store) DeletePrefixExcept(ctx context.Context, prefix string, keep []string) (int, error) {
 	if prefix == "" || !strings.HasSuffix(prefix, "/") {
 		return 0, nserror.New(nserror.InvalidInput, "DeletePrefix needs a directory prefix ending in /, not %q", prefix)
+	}
+	for _, k := range keep {
+		if !strings.HasPrefix(k, prefix) || !strings.HasSuffix(k, "/") {
+			return 0, nserror.New(nserror.InvalidInput, "DeletePrefixExcept keeps directories inside %q, not %q", prefix, k)
+		}
+	}
+	kept := func(key string) bool {
+		for _, k := range keep {
+			if strings.HasPrefix(key, k) {
+				return true
+			}
+		}
+		return false
 	}
 	// On S3 a thousand keys go in one DeleteObjects request (DeleteMany),
 	// not a request each.
@@ -882,6 +904,9 @@ func (s *Store) DeletePrefix(ctx context.Context, prefix string) (int, error) {
 		if err != nil {
 			return n, err
 		}
+		if kept(a.Key) {
+			continue
+		}
 		if batch = append(batch, a.Key); len(batch) == deleteBatch {
 			if err := flush(); err != nil {
 				return n, err
@@ -891,7 +916,7 @@ func (s *Store) DeletePrefix(ctx context.Context, prefix string) (int, error) {
 	if err := flush(); err != nil {
 		return n, err
 	}
-	if s.disk != nil {
+	if s.disk != nil && len(keep) == 0 {
 		// Directories are not objects; leave none behind.
 		_ = s.disk.root.RemoveAll(strings.TrimSuffix(prefix, "/"))
 	}

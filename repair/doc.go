@@ -27,8 +27,11 @@
 //   - gc deletes only staging objects (names "<final>-<suffix>") older than
 //     the safety window, and never one a version record still points at
 //     (a commit in flight); and, under a location a drop marked (its
-//     tombstone in __manifest/_dropped/) that no table owns again, files
-//     older than the window.
+//     tombstone in __manifest/_dropped/), files older than the window,
+//     never one another table holds (a live table's directory, one a drop
+//     keeps, or one inside it: namespace.Service.Sparing).
+//   - Verify reports table directories that meet (overlapping-location)
+//     and repairs no record of a table whose directory meets another's.
 //   - Repair never deletes a file of __manifest's history: it moves it
 //     (a create-only copy, then the delete) under __manifest/_quarantine/;
 //     an interrupted move is finished by the next run.

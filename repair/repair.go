@@ -232,6 +232,9 @@ func (r VerifyReport) Unrepaired() int {
 // Verify checks the catalog against object storage, and with repair set
 // fixes what it can (see DriftKind):
 //
+//  0. no two table directories (live tables', and dropped tables' kept for
+//     undrop) meet (OverlappingLocation; the tables concerned are not
+//     repaired in step 1);
 //  1. every table's version records in the claim store against the final
 //     manifests in its _versions directory;
 //  2. the __manifest table as storage holds it — the newest snapshot and
@@ -252,12 +255,19 @@ func Verify(ctx context.Context, svc *namespace.Service, repair bool, progress P
 		return rep, err
 	}
 	progress.report(0, 2*len(tables))
+	involved, err := overlaps(ctx, svc, tables, &rep)
+	if err != nil {
+		return rep, err
+	}
 	recorded, err := recordedBranches(ctx, svc.Claims(), tables)
 	if err != nil {
 		return rep, err
 	}
 	for i, t := range tables {
-		if err := verifyTable(ctx, svc.Claims(), t, "", repair, &rep); err != nil {
+		// A table whose directory meets another's is reported, not
+		// repaired: its records may be the other table's files.
+		fix := repair && !involved[t.ID]
+		if err := verifyTable(ctx, svc.Claims(), t, "", fix, &rep); err != nil {
 			return rep, fmt.Errorf("repair: table %s: %w", t.ID, err)
 		}
 		branches, err := liveBranches(ctx, svc, t, recorded[t.Location])
@@ -265,7 +275,7 @@ func Verify(ctx context.Context, svc *namespace.Service, repair bool, progress P
 			return rep, fmt.Errorf("repair: the branches of table %s: %w", t.ID, err)
 		}
 		for _, b := range branches {
-			if err := verifyTable(ctx, svc.Claims(), t, b, repair, &rep); err != nil {
+			if err := verifyTable(ctx, svc.Claims(), t, b, fix, &rep); err != nil {
 				return rep, fmt.Errorf("repair: table %s branch %s: %w", t.ID, b, err)
 			}
 		}
@@ -532,21 +542,39 @@ func GC(ctx context.Context, svc *namespace.Service, window time.Duration, dryRu
 // collectDropped deletes what was written under a dropped table's location
 // after its drop (files older than window; younger ones may belong to a
 // writer still at work, and wait for the next run), and forgets the
-// location once it is empty and its drop is older than window. A location
-// that a table owns again is left alone and forgotten.
+// location once it is empty and its drop is older than window, releasing
+// its reservation. What another table holds is left alone
+// (namespace.Service.Sparing): a location a live table owns, a location
+// inside a reserved directory or a kept drop's, and the reserved
+// directories inside it; a location left alone whole is forgotten.
 func collectDropped(ctx context.Context, svc *namespace.Service, objs *objstore.Store, window time.Duration, dryRun bool, now time.Time, rep *GCReport) error {
 	dropped, err := namespace.DroppedTables(ctx, objs)
+	if err != nil || len(dropped) == 0 {
+		return err
+	}
+	keptTables, err := namespace.KeptTables(ctx, objs)
 	if err != nil {
 		return err
 	}
+	kept := make([]string, len(keptTables))
+	for i, k := range keptTables {
+		kept[i] = k.Location
+	}
 	for _, d := range dropped {
 		rep.Dropped++
-		_, owned := svc.Table().TableByLocation(d.Location)
+		sp, err := svc.Sparing(ctx, d.Location, kept)
+		if err != nil {
+			return err
+		}
+		owned := sp.All || slices.Contains(kept, d.Location)
 		left := 0
 		if !owned {
 			for a, err := range objs.List(ctx, d.Location+"/") {
 				if err != nil {
 					return err
+				}
+				if slices.ContainsFunc(sp.Dirs, func(dir string) bool { return strings.HasPrefix(a.Key, dir) }) {
+					continue // another table's
 				}
 				if now.Sub(a.ModTime) <= window {
 					left++
@@ -569,6 +597,11 @@ func collectDropped(ctx context.Context, svc *namespace.Service, objs *objstore.
 			return err
 		}
 		rep.Cleared++
+		if !owned {
+			if err := svc.ReleaseLocation(ctx, d.Location); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
 }

@@ -134,3 +134,62 @@ func TestTypedCallsDecodeEveryReply(t *testing.T) {
 		t.Fatalf("Get of a corrupt record: %v", err)
 	}
 }
+
+// The disjoint guard refuses a location equal to, above or below a
+// reserved directory, by path segment, and passes over the one it is told
+// to; reserve_locs.lua and release_loc.lua answer each of their replies.
+func TestReservedDirectoriesAreDisjoint(t *testing.T) {
+	ctx := context.Background()
+	rdb := redistest.Start(t).Client()
+	c := New(rdb, "locs", 1000)
+	defer c.Close()
+	if r, err := c.ReserveLocations(ctx, nil); err != nil || r.Status != NoEpoch {
+		t.Fatalf("ReserveLocations without an epoch: %+v %v", r, err)
+	}
+	if st, err := c.ReleaseLocation(ctx, "x"); err != nil || st != NoEpoch {
+		t.Fatalf("ReleaseLocation without an epoch: %v %v", st, err)
+	}
+	if err := rdb.Set(ctx, c.Epoch(), "e1", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := rdb.HSet(ctx, c.ByLoc(), "live/t", "a$t").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if r, err := c.ReserveLocations(ctx, []string{"kept/t", "live/t"}); err != nil || r.Status != OK || r.Added != 2 {
+		t.Fatalf("ReserveLocations: %+v %v", r, err)
+	}
+	if r, err := c.ReserveLocations(ctx, []string{"other"}); err != nil || r.Status != Done {
+		t.Fatalf("ReserveLocations again: %+v %v", r, err)
+	}
+	log := []LogEntry{{commitlog.KindField, commitlog.Put, "row", "{}"}}
+	holds := func(loc, except string) bool {
+		t.Helper()
+		r, err := c.Claim(ctx, ClaimArgs{Now: 1, Guards: []Guard{GuardDisjoint(c.Locs(), loc, except)}, Log: log})
+		if err != nil || (r.Status != OK && r.Status != GuardFailed) {
+			t.Fatalf("a claim guarded by disjoint(%q): %+v %v", loc, r, err)
+		}
+		return r.Status == OK
+	}
+	for loc, want := range map[string]bool{"live/t": false, "live": false, "live/t/data": false, "live/t0": true, "live/t-x": true,
+		"kept": false, "kept/t/x/y": false, "kept/t1": true, "liv": true, "other/t": true, "lives/t": true} {
+		if got := holds(loc, ""); got != want {
+			t.Errorf("disjoint(%q) holds: %v, want %v", loc, got, want)
+		}
+	}
+	if !holds("kept/t", "kept/t") || holds("kept/t", "kept") || holds("kept/t/x", "kept/t/y") {
+		t.Error("disjoint passes over the one reservation it is told to, and only it")
+	}
+	r, err := c.Claim(ctx, ClaimArgs{Now: 1, Writes: []Write{ZAdd(c.Locs(), "new/t"), ZRem(c.Locs(), "kept/t")}, Log: log})
+	if err != nil || r.Status != OK {
+		t.Fatalf("zadd and zrem writes: %+v %v", r, err)
+	}
+	if holds("new/t/x", "") || !holds("kept/t/x", "") {
+		t.Error("the writes did not reserve new/t and release kept/t")
+	}
+	if st, err := c.ReleaseLocation(ctx, "live/t"); err != nil || st != Taken {
+		t.Fatalf("ReleaseLocation of a live table's: %v %v", st, err)
+	}
+	if st, err := c.ReleaseLocation(ctx, "new/t"); err != nil || st != OK || !holds("new/t/x", "") {
+		t.Fatalf("ReleaseLocation: %v %v", st, err)
+	}
+}

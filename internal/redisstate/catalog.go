@@ -108,6 +108,7 @@ const (
 	Staged      Status = "STAGED"
 	NoLock      Status = "NOLOCK"
 	Done        Status = "DONE"
+	Taken       Status = "TAKEN"
 )
 
 // UnexpectedReply is the error of a reply no status of its script

@@ -23,7 +23,8 @@ type ClaimTable struct {
 
 // Guard is a check on state kept by a layer above (the namespace
 // service's object index), made by claim.lua before it writes anything.
-// Make one with GuardEq, GuardAbsent, GuardEmpty or GuardCard.
+// Make one with GuardEq, GuardAbsent, GuardEmpty, GuardCard or
+// GuardDisjoint.
 type Guard struct{ Op, Key, Field, Value string }
 
 // GuardEq holds when hash key's field equals value.
@@ -38,10 +39,19 @@ func GuardEmpty(key string) Guard { return Guard{Op: "empty", Key: key} }
 // GuardCard holds when set key has n members.
 func GuardCard(key string, n int) Guard { return Guard{Op: "card", Key: key, Value: strconv.Itoa(n)} }
 
-var guardOps = map[string]bool{"eq": true, "absent": true, "empty": true, "card": true}
+// GuardDisjoint holds when no member of sorted set key (directories, as
+// Keys.Locs holds them) equals loc, contains it or lies inside it,
+// compared by '/'-separated segment (t1 and t10 are apart); a member
+// equal to except (a location the change itself holds, "" for none) is
+// passed over.
+func GuardDisjoint(key, loc, except string) Guard {
+	return Guard{Op: "disjoint", Key: key, Field: loc, Value: except}
+}
+
+var guardOps = map[string]bool{"eq": true, "absent": true, "empty": true, "card": true, "disjoint": true}
 
 // Write is a change to state kept by a layer above, made by claim.lua once
-// every check passed. Make one with HSet, HDel, SAdd or SRem.
+// every check passed. Make one with HSet, HDel, SAdd, SRem, ZAdd or ZRem.
 type Write struct{ Op, Key, Field, Value string }
 
 // HSet sets hash key's field to value.
@@ -56,7 +66,14 @@ func SAdd(key, member string) Write { return Write{Op: "sadd", Key: key, Value: 
 // SRem removes member from set key.
 func SRem(key, member string) Write { return Write{Op: "srem", Key: key, Value: member} }
 
-var writeOps = map[string]bool{"hset": true, "hdel": true, "sadd": true, "srem": true}
+// ZAdd adds member to sorted set key with score 0 (members then sort by
+// their bytes).
+func ZAdd(key, member string) Write { return Write{Op: "zadd", Key: key, Value: member} }
+
+// ZRem removes member from sorted set key.
+func ZRem(key, member string) Write { return Write{Op: "zrem", Key: key, Value: member} }
+
+var writeOps = map[string]bool{"hset": true, "hdel": true, "sadd": true, "srem": true, "zadd": true, "zrem": true}
 
 // Deletion forgets the records of a table's versions in ranges, as part
 // of a claim.

@@ -48,6 +48,13 @@ func (k Keys) Loc() string { return k.tag + ":loc" }
 // ByLoc maps a table location to its id.
 func (k Keys) ByLoc() string { return k.tag + ":byloc" }
 
+// Locs is the sorted set (every score 0, so in byte order) of the table
+// directories the catalog reserves: every live table's location and every
+// location a drop keeps (for undrop) or is still deleting. A new location
+// may neither equal, contain nor lie inside any of them (claim.lua's
+// "disjoint" guard), compared by path segment.
+func (k Keys) Locs() string { return k.tag + ":locs" }
+
 // Kids is the set of the children of the object id parent.
 func (k Keys) Kids(parent string) string { return k.tag + ":kids:" + parent }
 

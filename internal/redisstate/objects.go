@@ -5,20 +5,70 @@ import (
 	"time"
 )
 
-// Indexed is an object of __manifest to index, for RebuildIndex.
+// Indexed is an object of __manifest to index, for RebuildIndex; one of
+// Type Reserved (and only a Location) reserves a table directory no live
+// table has.
 type Indexed struct{ ID, Parent, Type, Location string }
+
+// Reserved is the Indexed type of a location reserved alone (the
+// directory of a drop kept for undrop).
+const Reserved = "reserved"
 
 // RebuildIndex runs rebuild_index.lua: during a recovery (token is its
 // lock's), objs are indexed, after the index is cleared when first. It
 // reports whether the lock was held.
 func (c *Catalog) RebuildIndex(ctx context.Context, token string, first bool, objs []Indexed) (bool, error) {
-	keys := []string{c.Recovering(), c.Obj(), c.Loc(), c.ByLoc()}
+	keys := []string{c.Recovering(), c.Obj(), c.Loc(), c.ByLoc(), c.Locs()}
 	args := []any{token, flag(first)}
 	for _, o := range objs {
-		keys = append(keys, c.Kids(o.Parent))
+		if o.Type != Reserved {
+			keys = append(keys, c.Kids(o.Parent))
+		}
 		args = append(args, o.ID, o.Type, o.Location)
 	}
 	return c.runBool(ctx, rebuildIndexS, keys, args...)
+}
+
+// ReserveLocationsReply is reserve_locs.lua's reply.
+type ReserveLocationsReply struct {
+	Status Status // OK, DONE (reserved before) or NOEPOCH
+	Added  int    // OK: locations reserved now
+}
+
+// ReserveLocations runs reserve_locs.lua: once per catalog, the table
+// directories (every live table's, and kept, the locations a drop keeps)
+// are reserved in Keys.Locs, for a catalog whose state predates it.
+func (c *Catalog) ReserveLocations(ctx context.Context, kept []string) (ReserveLocationsReply, error) {
+	args := make([]any, len(kept))
+	for i, l := range kept {
+		args[i] = l
+	}
+	r, err := c.run(ctx, reserveLocsS, []string{c.Epoch(), c.ByLoc(), c.Locs()}, args...)
+	if err != nil {
+		return ReserveLocationsReply{}, err
+	}
+	switch r.status() {
+	case OK:
+		return ReserveLocationsReply{Status: OK, Added: int(r.uint(1))}, nil
+	case Done, NoEpoch:
+		return ReserveLocationsReply{Status: r.status()}, nil
+	}
+	return ReserveLocationsReply{}, UnexpectedReply("reserve_locs.lua", r)
+}
+
+// ReleaseLocation runs release_loc.lua: the reservation of loc ends
+// (OK) unless a live table has it (TAKEN); NOEPOCH when Redis lost the
+// catalog's state.
+func (c *Catalog) ReleaseLocation(ctx context.Context, loc string) (Status, error) {
+	r, err := c.run(ctx, releaseLocS, []string{c.Epoch(), c.ByLoc(), c.Locs()}, loc)
+	if err != nil {
+		return "", err
+	}
+	switch r.status() {
+	case OK, Taken, NoEpoch:
+		return r.status(), nil
+	}
+	return "", UnexpectedReply("release_loc.lua", r)
 }
 
 // ClearKids runs clear_kids.lua: during a recovery (token is its lock's),

@@ -55,6 +55,10 @@ var (
 	leaseLua string
 	//go:embed scripts/revoke.lua
 	revokeLua string
+	//go:embed scripts/reserve_locs.lua
+	reserveLocsLua string
+	//go:embed scripts/release_loc.lua
+	releaseLocLua string
 )
 
 func script(body string) *redis.Script { return redis.NewScript(prelude + body) }
@@ -80,9 +84,11 @@ var (
 	appendS         = script(appendLua)
 	leaseS          = script(leaseLua)
 	revokeS         = script(revokeLua)
+	reserveLocsS    = script(reserveLocsLua)
+	releaseLocS     = script(releaseLocLua)
 
 	allScripts = []*redis.Script{claimS, getS, listS, latestS, flipS, seedS, supersedeS, confirmS, deleteVersionsS, dropS,
-		openEpochS, forkS, rebuildIndexS, clearKidsS, txnApplyS, appendS, leaseS, revokeS}
+		openEpochS, forkS, rebuildIndexS, clearKidsS, txnApplyS, appendS, leaseS, revokeS, reserveLocsS, releaseLocS}
 )
 
 // Load loads every script (on every master of a cluster) so that the first

@@ -15,8 +15,11 @@
 -- Then, for the layers above (a namespace's object index), after the n
 -- entries, with key positions counting into KEYS:
 --   G, then G guards: key, field, op ("eq" | "absent" | "empty" | "card":
---   the set has value members), value
---   W, then W writes: op ("hset" | "hdel" | "sadd" | "srem"), key, field, value
+--   the set has value members | "disjoint": no member of the sorted set
+--   key but value equals field, contains it or lies inside it, by '/'
+--   segment), value
+--   W, then W writes: op ("hset" | "hdel" | "sadd" | "srem" | "zadd" |
+--   "zrem": score 0), key, field, value
 --   D, then D version deletions: versions key, index key, ranges "s:e;s:e" (e "" = no end)
 --   L, then L log entries: field count, then field/value pairs
 --
@@ -36,6 +39,24 @@
 local epoch = catalog_epoch(KEYS[1])
 if not epoch then return NOEPOCH end
 local txn, now, n = ARGV[1], ARGV[2], tonumber(ARGV[3])
+
+-- disjoint reports whether no member of sorted set key but except equals
+-- loc, is a directory above it, or lies below it: O(segments + log n).
+local function disjoint(key, loc, except)
+  local from = 1
+  while true do
+    local slash = string.find(loc, '/', from, true)
+    local dir = slash and string.sub(loc, 1, slash - 1) or loc
+    if dir ~= except and redis.call('ZSCORE', key, dir) then return false end
+    if not slash then break end
+    from = slash + 1
+  end
+  -- Below loc: the members from "loc/" up to "loc0" ('0' follows '/').
+  for _, m in ipairs(redis.call('ZRANGEBYLEX', key, '[' .. loc .. '/', '(' .. loc .. '0', 'LIMIT', 0, 2)) do
+    if m ~= except then return false end
+  end
+  return true
+end
 
 -- The extra sections.
 local p = 6 + n * 6
@@ -106,7 +127,7 @@ end
 -- half-way keeps what it wrote).
 for _, w in ipairs(writes) do
   local op = w[1]
-  if op ~= 'hset' and op ~= 'hdel' and op ~= 'sadd' and op ~= 'srem' then
+  if op ~= 'hset' and op ~= 'hdel' and op ~= 'sadd' and op ~= 'srem' and op ~= 'zadd' and op ~= 'zrem' then
     return redis.error_reply('claim.lua: unknown write ' .. tostring(op))
   end
 end
@@ -118,6 +139,7 @@ for g, gd in ipairs(guards) do
   elseif op == 'absent' then ok = redis.call('HEXISTS', key, field) == 0
   elseif op == 'empty' then ok = redis.call('SCARD', key) == 0
   elseif op == 'card' then ok = redis.call('SCARD', key) == tonumber(want)
+  elseif op == 'disjoint' then ok = disjoint(key, field, want)
   else return redis.error_reply('claim.lua: unknown guard ' .. tostring(op)) end
   if not ok then return {'GUARD', g} end
 end
@@ -129,7 +151,9 @@ for _, w in ipairs(writes) do
   if op == 'hset' then redis.call('HSET', key, field, value)
   elseif op == 'hdel' then redis.call('HDEL', key, field)
   elseif op == 'sadd' then redis.call('SADD', key, value)
-  elseif op == 'srem' then redis.call('SREM', key, value) end
+  elseif op == 'srem' then redis.call('SREM', key, value)
+  elseif op == 'zadd' then redis.call('ZADD', key, 0, value)
+  elseif op == 'zrem' then redis.call('ZREM', key, value) end
 end
 for _, d in ipairs(dels) do
   local count = 0
