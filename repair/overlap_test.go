@@ -5,9 +5,11 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -16,6 +18,7 @@ import (
 	"github.com/flightns/flightns/internal/redisstate"
 	"github.com/flightns/flightns/internal/testutil/nstest"
 	"github.com/flightns/flightns/namespace"
+	"github.com/flightns/flightns/objstore"
 )
 
 // nestLegacy declares ns$name inside the directory of the table at outer
@@ -159,5 +162,66 @@ func TestGCNeverDeletesALiveTablesFiles(t *testing.T) {
 	}
 	if ds, err := namespace.DroppedTables(ctx, env.Objects); err != nil || len(ds) != 0 {
 		t.Errorf("tombstones left: %+v %v", ds, err)
+	}
+}
+
+// A drop whose deletion is cut at a seam (its tombstone's write, the
+// data's deletion) is still acknowledged, keeps its directory reserved
+// (nothing may be declared there or inside it meanwhile), and gc, run
+// later, deletes what is left and ends the reservation.
+func TestADropCutMidDeletionKeepsItsDirectoryUntilGC(t *testing.T) {
+	for _, seam := range []string{"tombstone", "data"} {
+		t.Run(seam, func(t *testing.T) {
+			env := nstest.New(t)
+			ctx := context.Background()
+			var armed atomic.Bool
+			faulty, err := objstore.OpenWith(ctx, "file://"+env.Root, objstore.Options{Faults: func(_ context.Context, op objstore.Op, key string, p objstore.Phase) error {
+				if !armed.Load() || p != objstore.Before {
+					return nil
+				}
+				if (seam == "tombstone" && op == objstore.OpPut && strings.HasPrefix(key, namespace.DroppedPrefix)) ||
+					(seam == "data" && op == objstore.OpDelete && strings.Contains(key, "_versions/")) {
+					return errors.New("injected: " + seam)
+				}
+				return nil
+			}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer func() { _ = faulty.Close() }()
+			svc := env.Open(t, func(c *namespace.Config) { c.Objects = faulty })
+			dir := table(t, svc, env.Root, "gone", 1)
+			loc := keyOf(env, dir)
+			armed.Store(true)
+			if _, err := svc.DropTable(ctx, namespace.DropTableRequest{ID: namespace.ID{"ns", "gone"}}); err != nil {
+				t.Fatalf("the drop: %v", err)
+			}
+			armed.Store(false)
+			for _, l := range []string{loc, loc + "/x"} {
+				if _, err := svc.DeclareTable(ctx, namespace.DeclareTableRequest{ID: namespace.ID{"ns", "next"}, Location: l}); err == nil {
+					t.Fatalf("declared at %s while the drop's deletion was unfinished", l)
+				}
+			}
+			if seam == "tombstone" {
+				// No tombstone names it: the data stays, and so does the
+				// reservation, until a recovery rebuilds the reservations.
+				if _, err := os.Stat(final(dir, 1)); err != nil {
+					t.Fatalf("data deleted without a tombstone: %v", err)
+				}
+				if _, err := Recover(ctx, svc, env.RDB, true); err != nil {
+					t.Fatal(err)
+				}
+			} else {
+				if _, err := GC(ctx, svc, time.Hour, false, time.Now().Add(2*time.Hour), nil); err != nil {
+					t.Fatal(err)
+				}
+				if _, err := os.Stat(final(dir, 1)); !os.IsNotExist(err) {
+					t.Fatalf("gc left the dropped table's files: %v", err)
+				}
+			}
+			if _, err := svc.DeclareTable(ctx, namespace.DeclareTableRequest{ID: namespace.ID{"ns", "next"}, Location: loc + "/x"}); err != nil {
+				t.Fatalf("declaring in the directory once the drop is settled: %v", err)
+			}
+		})
 	}
 }
