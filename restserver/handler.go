@@ -195,15 +195,17 @@ func (h *handler) serve(w http.ResponseWriter, r *http.Request, rt route, rawID 
 
 // once runs a mutation that carries an Idempotency-Key at most once per
 // key (package idempotency): a retry gets the first answer again, with
-// Idempotent-Replayed: true. The request is the route, the path's id,
-// the query and the body.
+// Idempotent-Replayed: true, once the route has authorized its caller
+// again (a caller refused now is refused as a first request is). The
+// request is the route, the path's id, the query and the body.
 func (h *handler) once(ctx context.Context, w http.ResponseWriter, r *http.Request, who auth.Principal, rt route, body []byte, rest *namespace.REST) error {
 	keys := r.Header.Values(idempotency.Header)
 	if len(keys) != 1 {
 		return nserror.New(nserror.InvalidInput, "one %s header, not %d", idempotency.Header, len(keys))
 	}
 	request := append([]byte(r.URL.EscapedPath()+"?"+r.URL.RawQuery+"\n"), body...)
-	rep, replayed, err := h.idem.Do(ctx, who.Name, rt.name, keys[0], request, func() idempotency.Reply {
+	authorize := func() error { return rt.authorize(ctx, h, body, rest) }
+	rep, replayed, err := h.idem.Do(ctx, who.Name, rt.name, keys[0], request, authorize, func() idempotency.Reply {
 		reply, err := rt.run(ctx, h, body, rest)
 		if err != nil {
 			return idempotency.ReplyOf(nil, err)
