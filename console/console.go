@@ -10,7 +10,6 @@ import (
 	"io/fs"
 	"log/slog"
 	"net/http"
-	"net/url"
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -201,40 +200,19 @@ func secureHeaders(next http.Handler) http.Handler {
 
 // crossSite refuses an API call that is not the console's own: without
 // the console's header, or that the browser says comes from another site
-// (Sec-Fetch-Site) or origin (Origin).
+// or origin (restserver.CrossSite, the one check of the HTTP surfaces).
 func (c *console) crossSite(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		refuse := func(why string) {
-			writeError(w, c.log, nserror.New(nserror.PermissionDenied, "cross-site request refused: %s", why))
-		}
 		if r.Header.Get(Header) != "1" {
-			refuse("the " + Header + " header is missing")
+			writeError(w, c.log, nserror.New(nserror.PermissionDenied, "cross-site request refused: the %s header is missing", Header))
 			return
 		}
-		if s := r.Header.Get("Sec-Fetch-Site"); s != "" && s != "same-origin" && s != "none" {
-			refuse("Sec-Fetch-Site is " + s)
-			return
-		}
-		if o := r.Header.Get("Origin"); o != "" && !sameOrigin(o, r) {
-			refuse("Origin " + o + " is not this console's")
+		if err := restserver.CrossSite(r); err != nil {
+			writeError(w, c.log, err)
 			return
 		}
 		next.ServeHTTP(w, r)
 	})
-}
-
-// sameOrigin reports whether origin is the console's own (scheme, host
-// and port as the request reached it).
-func sameOrigin(origin string, r *http.Request) bool {
-	u, err := url.Parse(origin)
-	if err != nil {
-		return false
-	}
-	scheme := "http"
-	if r.TLS != nil {
-		scheme = "https"
-	}
-	return u.Scheme == scheme && strings.EqualFold(u.Host, r.Host) && u.Path == "" && u.User == nil
 }
 
 // authed runs h for the caller its cookie names (auth.WithPrincipal).
