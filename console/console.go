@@ -141,8 +141,8 @@ func New(cfg Config) http.Handler {
 	api.HandleFunc("GET /api/table", c.authed(c.table))
 	api.HandleFunc("GET /api/table/versions", c.authed(c.versions))
 	api.HandleFunc("GET /api/table/verify", c.authed(c.verify))
-	api.HandleFunc("GET /api/metrics", c.authed(c.metrics))
-	api.HandleFunc("GET /api/health", c.authed(c.health))
+	api.HandleFunc("GET /api/metrics", c.authed(c.catalogWide(c.metrics)))
+	api.HandleFunc("GET /api/health", c.authed(c.catalogWide(c.health)))
 	api.HandleFunc("POST /api/sql", c.authed(c.sql))
 	api.HandleFunc("POST /api/sql/download", c.authed(c.download))
 	api.HandleFunc("POST /api/plan", c.authed(c.plan))
@@ -225,6 +225,29 @@ func (c *console) authed(h func(http.ResponseWriter, *http.Request)) http.Handle
 		}
 		r.Body = http.MaxBytesReader(w, r.Body, c.cfg.MaxBodyBytes)
 		h(w, r.WithContext(auth.WithPrincipal(r.Context(), p)))
+	}
+}
+
+// catalogWide runs h only for a caller who may read the whole catalog:
+// a catalog-wide role of read or more, or a grant of read on the root
+// namespace (namespace.Service.Readable). The activity and health pages
+// are about every tenant (commits, conflicts and operations of the
+// whole catalog, the state of its Redis and storage); a caller whose
+// grants reach only some namespaces is refused, as it would be reading
+// the root namespace.
+func (c *console) catalogWide(h http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		all, _, err := c.cfg.Service.Readable(r.Context())
+		if err == nil && !all {
+			p, _ := auth.PrincipalFrom(r.Context())
+			err = nserror.New(nserror.PermissionDenied,
+				"this page shows the whole catalog: it needs the read role on the catalog (catalog-wide, or granted on the root namespace); %q has %s", p.Name, p.Role)
+		}
+		if err != nil {
+			writeError(w, c.log, err)
+			return
+		}
+		h(w, r)
 	}
 }
 
