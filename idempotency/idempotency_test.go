@@ -152,7 +152,7 @@ func TestARetryIsAuthorizedBeforeItIsAnswered(t *testing.T) {
 		asked := 0
 		got, replayed, err := s.Do(ctx, "ana", "DeclareTable", "k", []byte("body"),
 			func() error { asked++; return refusal }, r.answer(Reply{OK: true}))
-		if err != refusal || replayed || got.OK || len(got.Body) > 0 || asked != 1 || r.n.Load() != 1 {
+		if !errors.Is(err, refusal) || replayed || got.OK || len(got.Body) > 0 || asked != 1 || r.n.Load() != 1 {
 			t.Fatalf("a refused retry: %+v replayed %v, err %v (want %v), authorized %d times, %d runs", got, replayed, err, refusal, asked, r.n.Load())
 		}
 		if after := record(); after != kept {
@@ -161,7 +161,7 @@ func TestARetryIsAuthorizedBeforeItIsAnswered(t *testing.T) {
 	}
 	// A refused caller learns nothing of a key in use by another request
 	// either: the refusal comes first.
-	if _, _, err := s.Do(ctx, "ana", "DropTable", "k", []byte("other"), func() error { return revoked }, r.answer(Reply{OK: true})); err != revoked {
+	if _, _, err := s.Do(ctx, "ana", "DropTable", "k", []byte("other"), func() error { return revoked }, r.answer(Reply{OK: true})); !errors.Is(err, revoked) {
 		t.Fatalf("a refused caller's conflicting key: %v", err)
 	}
 	if got, replayed, err := s.Do(ctx, "ana", "DeclareTable", "k", []byte("body"), allowed, r.answer(Reply{OK: true})); err != nil || !replayed ||
