@@ -10,7 +10,6 @@ import (
 	"io/fs"
 	"log/slog"
 	"net/http"
-	"net/url"
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -142,8 +141,8 @@ func New(cfg Config) http.Handler {
 	api.HandleFunc("GET /api/table", c.authed(c.table))
 	api.HandleFunc("GET /api/table/versions", c.authed(c.versions))
 	api.HandleFunc("GET /api/table/verify", c.authed(c.verify))
-	api.HandleFunc("GET /api/metrics", c.authed(c.metrics))
-	api.HandleFunc("GET /api/health", c.authed(c.health))
+	api.HandleFunc("GET /api/metrics", c.authed(c.catalogWide(c.metrics)))
+	api.HandleFunc("GET /api/health", c.authed(c.catalogWide(c.health)))
 	api.HandleFunc("POST /api/sql", c.authed(c.sql))
 	api.HandleFunc("POST /api/sql/download", c.authed(c.download))
 	api.HandleFunc("POST /api/plan", c.authed(c.plan))
@@ -201,40 +200,19 @@ func secureHeaders(next http.Handler) http.Handler {
 
 // crossSite refuses an API call that is not the console's own: without
 // the console's header, or that the browser says comes from another site
-// (Sec-Fetch-Site) or origin (Origin).
+// or origin (restserver.CrossSite, the one check of the HTTP surfaces).
 func (c *console) crossSite(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		refuse := func(why string) {
-			writeError(w, c.log, nserror.New(nserror.PermissionDenied, "cross-site request refused: %s", why))
-		}
 		if r.Header.Get(Header) != "1" {
-			refuse("the " + Header + " header is missing")
+			writeError(w, c.log, nserror.New(nserror.PermissionDenied, "cross-site request refused: the %s header is missing", Header))
 			return
 		}
-		if s := r.Header.Get("Sec-Fetch-Site"); s != "" && s != "same-origin" && s != "none" {
-			refuse("Sec-Fetch-Site is " + s)
-			return
-		}
-		if o := r.Header.Get("Origin"); o != "" && !sameOrigin(o, r) {
-			refuse("Origin " + o + " is not this console's")
+		if err := restserver.CrossSite(r); err != nil {
+			writeError(w, c.log, err)
 			return
 		}
 		next.ServeHTTP(w, r)
 	})
-}
-
-// sameOrigin reports whether origin is the console's own (scheme, host
-// and port as the request reached it).
-func sameOrigin(origin string, r *http.Request) bool {
-	u, err := url.Parse(origin)
-	if err != nil {
-		return false
-	}
-	scheme := "http"
-	if r.TLS != nil {
-		scheme = "https"
-	}
-	return u.Scheme == scheme && strings.EqualFold(u.Host, r.Host) && u.Path == "" && u.User == nil
 }
 
 // authed runs h for the caller its cookie names (auth.WithPrincipal).
@@ -247,6 +225,29 @@ func (c *console) authed(h func(http.ResponseWriter, *http.Request)) http.Handle
 		}
 		r.Body = http.MaxBytesReader(w, r.Body, c.cfg.MaxBodyBytes)
 		h(w, r.WithContext(auth.WithPrincipal(r.Context(), p)))
+	}
+}
+
+// catalogWide runs h only for a caller who may read the whole catalog:
+// a catalog-wide role of read or more, or a grant of read on the root
+// namespace (namespace.Service.Readable). The activity and health pages
+// are about every tenant (commits, conflicts and operations of the
+// whole catalog, the state of its Redis and storage); a caller whose
+// grants reach only some namespaces is refused, as it would be reading
+// the root namespace.
+func (c *console) catalogWide(h http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		all, _, err := c.cfg.Service.Readable(r.Context())
+		if err == nil && !all {
+			p, _ := auth.PrincipalFrom(r.Context())
+			err = nserror.New(nserror.PermissionDenied,
+				"this page shows the whole catalog: it needs the read role on the catalog (catalog-wide, or granted on the root namespace); %q has %s", p.Name, p.Role)
+		}
+		if err != nil {
+			writeError(w, c.log, err)
+			return
+		}
+		h(w, r)
 	}
 }
 

@@ -5,10 +5,13 @@
 // operations' registry (grants included), runs SQL through the Flight
 // SQL server's gate (flightserver.Server.Query), plans through the
 // planner, and passes /api/v1/ to the REST surface. It decides nothing
-// about access itself, and it refuses cross-site requests (a custom
-// header on every API call, Origin and Sec-Fetch-Site checks) under a
-// strict Content-Security-Policy. A password login's session is the
-// console's own (its cookie marks it): logging out ends it on every
+// about access to an object itself; the pages about the whole catalog
+// (activity, health) need read on the whole catalog, as the service
+// says it (namespace.Service.Readable). It refuses cross-site requests
+// (a custom header on every API call, and restserver.CrossSite: Origin
+// and Sec-Fetch-Site) under a strict Content-Security-Policy, and writes
+// CSV a spreadsheet cannot run (CSVCell). A password login's session is
+// the console's own (its cookie marks it): logging out ends it on every
 // server (auth.Authenticator.EndSession); a token given at login is kept
 // as it is and not ended.
 package console

@@ -10,7 +10,6 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/csv"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
@@ -223,7 +222,7 @@ func (c *console) download(w http.ResponseWriter, r *http.Request) {
 	if req.Format == "csv" {
 		h.Set("Content-Type", "text/csv; charset=utf-8")
 		h.Set("Content-Disposition", `attachment; filename="result.csv"`)
-		cw := csv.NewWriter(w, schema, csv.WithHeader(true), csv.WithNullWriter(""))
+		cw := newCSVWriter(w, schema) // formulas neutralized (CSVCell)
 		write, done = cw.Write, cw.Flush
 	} else {
 		h.Set("Content-Type", "application/vnd.apache.arrow.stream")

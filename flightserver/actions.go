@@ -83,7 +83,10 @@ const IdempotencyMetadata = "idempotency-key"
 
 // once runs a mutation whose call carries an idempotency-key at most once
 // per key (package idempotency): a retry gets the first answer again,
-// with the header idempotent-replayed: true. Anything else just runs.
+// with the header idempotent-replayed: true, once the operation has
+// authorized its caller again (Authorize of namespace.Ops' or
+// planner.Ops' op: a caller refused now is refused as a first request
+// is). Anything else just runs.
 func (s *Server) once(ctx context.Context, op string, write bool, request []byte, run func() ([]byte, error)) ([]byte, error) {
 	keys := metadata.ValueFromIncomingContext(ctx, IdempotencyMetadata)
 	if !write || s.idem == nil || len(keys) == 0 {
@@ -92,7 +95,16 @@ func (s *Server) once(ctx context.Context, op string, write bool, request []byte
 	if len(keys) != 1 {
 		return nil, nserror.New(nserror.InvalidInput, "one %s, not %d", IdempotencyMetadata, len(keys))
 	}
-	rep, replayed, err := s.idem.Do(ctx, principalOf(ctx).Name, op, keys[0], request, func() idempotency.Reply {
+	authorize := func() error {
+		if a, ok := actionsByName[op]; ok {
+			return a.Authorize(ctx, s.svc, request, nil)
+		}
+		if o, ok := planner.OpByName(op); ok {
+			return o.Authorize(ctx, s.planner, request, nil)
+		}
+		return nserror.New(nserror.Internal, "no operation %s to authorize a retry of", op)
+	}
+	rep, replayed, err := s.idem.Do(ctx, principalOf(ctx).Name, op, keys[0], request, authorize, func() idempotency.Reply {
 		return idempotency.ReplyOf(run())
 	})
 	if err != nil {

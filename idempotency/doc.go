@@ -14,4 +14,12 @@
 // service unavailable, an internal error, throttling) frees the key, so
 // the retry runs. The same key with another operation or body is refused
 // (409), as is a retry while the first still runs.
+//
+// An answer is only ever given to a caller who may make the request now:
+// every request is authorized (the operation's own check, run without
+// the operation: namespace.Op.Authorize, planner.Op.Authorize) before its
+// key is looked at. A retry after the caller's grant was revoked is
+// refused exactly as a first request would be (PermissionDenied, or the
+// NotFound that hides what it may not read) and leaves the record as it
+// was; it never gets the first answer (vended credentials included).
 package idempotency

@@ -129,8 +129,17 @@ func CheckKey(key string) error {
 // the first request's (replayed true). A key used for another request,
 // or by this one still running, is a *Conflict; Redis out of reach is
 // ServiceUnavailable (nothing ran).
-func (s *Store) Do(ctx context.Context, principal, op, key string, request []byte, run func() Reply) (reply Reply, replayed bool, err error) {
+//
+// authorize checks that principal may make the request now, without
+// running it (namespace.Op.Authorize); it runs before the key is looked
+// at, so a caller refused since its first request (a grant revoked) gets
+// authorize's error, as a first request would, never the first answer,
+// and its record stays as it was.
+func (s *Store) Do(ctx context.Context, principal, op, key string, request []byte, authorize func() error, run func() Reply) (reply Reply, replayed bool, err error) {
 	if err := CheckKey(key); err != nil {
+		return Reply{}, false, err
+	}
+	if err := authorize(); err != nil {
 		return Reply{}, false, err
 	}
 	fp := fingerprint(op, request)

@@ -224,8 +224,58 @@ func runQuery[Req, Resp any](method func(*Service, context.Context, Req) (Resp, 
 		if err := s.authorizeRequest(ctx, &req); err != nil {
 			return nil, err
 		}
+		if AuthorizingOnly(ctx) {
+			return Authorized{}, nil
+		}
 		return method(s, ctx, req)
 	}
+}
+
+// Authorizing only. An idempotent retry (package idempotency) is
+// answered from the first request's record, without running the
+// operation; but the caller must still be allowed to make the request
+// now, so that a grant revoked since is not outlived by a replay. A Run
+// under AuthorizeOnly does all that decides whether the caller may make
+// the request, in the order a first request does it (the role anywhere,
+// then decoding, binding and the role on each object the request names),
+// then returns Authorized instead of calling the service: what refuses
+// the request is the very error a first request would get
+// (PermissionDenied, or the NotFound that hides what the caller may not
+// read), and nothing of the catalog is looked at or changed. planner.Ops
+// honour the same marker.
+
+type authorizeOnlyKey struct{}
+
+// AuthorizeOnly is ctx for a Run that stops once its caller is
+// authorized, answering Authorized.
+func AuthorizeOnly(ctx context.Context) context.Context {
+	return context.WithValue(ctx, authorizeOnlyKey{}, true)
+}
+
+// AuthorizingOnly reports whether ctx is AuthorizeOnly's.
+func AuthorizingOnly(ctx context.Context) bool {
+	only, _ := ctx.Value(authorizeOnlyKey{}).(bool)
+	return only
+}
+
+// Authorized is the reply of a Run under AuthorizeOnly whose caller may
+// make the request.
+type Authorized struct{}
+
+// Authorize checks that the caller of ctx may make the request (body,
+// and on REST rest) of o, without running it: nil, or the error a first
+// request would be refused with.
+func (o Op) Authorize(ctx context.Context, s *Service, body []byte, rest *REST) error {
+	out, err := o.Run(AuthorizeOnly(ctx), s, body, rest)
+	if err != nil {
+		return err
+	}
+	if _, ok := out.(Authorized); !ok {
+		// Every Run is built by runQuery; one that is not must learn
+		// AuthorizingOnly before it is registered.
+		return nserror.New(nserror.Internal, "operation %s ran instead of only authorizing its caller", o.Name)
+	}
+	return nil
 }
 
 // bind makes the path's id, when the route has one, req's.

@@ -110,14 +110,39 @@ func decodeRun[Req any](run func(context.Context, *Planner, *Req) (any, error), 
 		if len(*id) == 0 {
 			return nil, nserror.New(nserror.InvalidInput, "the request names no partitioned table (id)")
 		}
+		if namespace.AuthorizingOnly(ctx) {
+			return authorizeOn(*id), nil // the wrapper below checks the role
+		}
 		return run(ctx, p, &req)
 	}
+}
+
+// authorizeOn is decodeRun's reply under namespace.AuthorizeOnly: the
+// partitioned table whose role the operation needs.
+type authorizeOn namespace.ID
+
+// Authorize checks that the caller of ctx may make the request (body,
+// and on REST the path's id) of o, without running it
+// (namespace.AuthorizeOnly): nil, or the error a first request would be
+// refused with. Each operation's method checks exactly its role on the
+// table it names before anything else (Planner.Authorize); this is that
+// check.
+func (o Op) Authorize(ctx context.Context, p *Planner, body []byte, pathID namespace.ID) error {
+	out, err := o.Run(namespace.AuthorizeOnly(ctx), p, body, pathID)
+	if err != nil {
+		return err
+	}
+	if _, ok := out.(namespace.Authorized); !ok {
+		return nserror.New(nserror.Internal, "operation %s ran instead of only authorizing its caller", o.Name)
+	}
+	return nil
 }
 
 // Every operation first asks whether its caller holds the role it needs
 // anywhere (namespace.Service.Permits), so that a reader's change is
 // refused before its body is read; the operation then checks the table
-// it names (Authorize).
+// it names (Planner.Authorize) — here, when it only authorizes
+// (Op.Authorize).
 func init() {
 	for i := range Ops {
 		run, need := Ops[i].Run, auth.Read
@@ -130,7 +155,14 @@ func init() {
 					return nil, err
 				}
 			}
-			return run(ctx, p, body, pathID)
+			out, err := run(ctx, p, body, pathID)
+			if id, ok := out.(authorizeOn); ok && err == nil {
+				if err := p.Authorize(ctx, need, namespace.ID(id)); err != nil {
+					return nil, err
+				}
+				return namespace.Authorized{}, nil
+			}
+			return out, err
 		}
 	}
 }

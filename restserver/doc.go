@@ -3,17 +3,20 @@
 // REST namespace client call, over net/http, as a thin adapter over
 // namespace.Service.
 //
-// A request goes through four steps and nothing else: match the route
+// A request goes through five steps and nothing else: match the route
 // (namespaces, tables, table versions — with their branch —, tags,
 // branches (list, create, delete), restore, table statistics,
-// BatchCreateTableVersions, BatchCommitTables), authorize (Authorization: Bearer — a token, a
+// BatchCreateTableVersions, BatchCommitTables), refuse a browser's
+// cross-site request (CrossSite: Sec-Fetch-Site or an Origin not the
+// server's own; the console calls the same check), authorize (Authorization: Bearer — a token, a
 // session or an OIDC JWT — or Basic, or x-api-key, or else the client
 // certificate of mutual TLS; reads need the read role, mutations the
 // write role; the caller travels in the context, auth.WithPrincipal, and
 // every mutation and refusal is an audit event, Options.Audit), read
 // (the {id} path segment form-decoded here and split on the delimiter
 // query parameter, default "$", the delimiter alone being the root; the
-// body, bounded in size; the query parameters, parsed by type), and run
+// body, bounded in size, and for a mutation application/json and not
+// empty; the query parameters, parsed by type), and run
 // the operation, whose reply is encoded as JSON. The routes, their roles
 // and how each runs (decode the body into the request, bind the path id
 // and the query parameters, call the service) come from the registries
@@ -32,6 +35,14 @@
 //   - Nothing reaches the service before the caller is authorized and the
 //     id is valid; no input panics the handler (a panic is answered as
 //     Internal).
+//   - No web page of another origin can drive a route, authentication on
+//     or off: a browser's cross-site request is refused (403) on every
+//     route, and a mutation that is not application/json (415) — the only
+//     kind a page can send to another origin without a CORS preflight,
+//     which nothing here answers.
+//   - An idempotent retry (Options.Idempotency) is answered only after
+//     the route's operation authorized its caller again, without running
+//     (namespace.Op.Authorize, planner.Op.Authorize).
 //
 // What it must not do: decide semantics (modes, preconditions, versions,
 // branches, locations all belong to the service), touch Redis or object

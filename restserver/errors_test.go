@@ -302,7 +302,7 @@ func TestInternalErrors(t *testing.T) {
 	}
 
 	s := startServer(t)
-	tableRoutes["panic"] = route{"Panic", false, func(context.Context, *handler, []byte, *namespace.REST) (any, error) { panic("boom") }}
+	tableRoutes["panic"] = route{name: "Panic", run: func(context.Context, *handler, []byte, *namespace.REST) (any, error) { panic("boom") }}
 	t.Cleanup(func() { delete(tableRoutes, "panic") })
 	wantError(t, "a panicking route", s.post("/v1/table/t/panic"+dq, nil), 18, 500)
 	ok(t, "the server still serves", s.do(http.MethodGet, pRoot+"/list"+dq, nil))

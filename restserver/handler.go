@@ -129,9 +129,10 @@ func unsupported(kind, op string) error {
 		"%s operation %q is not supported by flightns: it serves namespaces, tables, table versions, tags, branches and restore; data operations (insert, query, indices, …) run in the Lance engine against the table's location", kind, op)
 }
 
-// serve checks the method, authenticates and authorizes, reads the
-// bounded body, parses the path id, and calls the route; a mutation or a
-// refusal is audited.
+// serve refuses a browser's cross-site request, checks the method,
+// authenticates, checks that a mutation's body is JSON, reads the
+// bounded body, parses the path id, and calls the route, which
+// authorizes; a mutation or a refusal is audited.
 func (h *handler) serve(w http.ResponseWriter, r *http.Request, rt route, rawID *string) (err error) {
 	ctx, target := audit.WithTarget(r.Context())
 	var who auth.Principal
@@ -142,6 +143,9 @@ func (h *handler) serve(w http.ResponseWriter, r *http.Request, rt route, rawID 
 		}
 		h.audit.Request(ctx, who.Name, "rest", rt.name, t, rt.write, err)
 	}()
+	if err := CrossSite(r); err != nil {
+		return err
+	}
 	allowed := r.Method == http.MethodPost || (!rt.write && r.Method == http.MethodGet)
 	if !allowed {
 		allow := "POST"
@@ -154,6 +158,11 @@ func (h *handler) serve(w http.ResponseWriter, r *http.Request, rt route, rawID 
 	// The operation checks the caller's role and grants on what it names.
 	if who, err = h.authenticate(r); err != nil {
 		return err
+	}
+	if rt.write {
+		if err := jsonContentType(r); err != nil {
+			return err
+		}
 	}
 	q := r.URL.Query()
 	rest := &namespace.REST{Query: query(q)}
@@ -173,6 +182,11 @@ func (h *handler) serve(w http.ResponseWriter, r *http.Request, rt route, rawID 
 			return withStatus(http.StatusRequestEntityTooLarge, nserror.InvalidInput, "the request body is larger than %d bytes", h.max)
 		}
 		return nserror.New(nserror.InvalidInput, "reading the request body: %v", err)
+	}
+	if rt.write {
+		if err := jsonBody(body); err != nil {
+			return err
+		}
 	}
 	ctx = auth.WithPrincipal(ctx, who)
 	if rt.write && h.idem != nil && len(r.Header.Values(idempotency.Header)) > 0 {
@@ -195,15 +209,17 @@ func (h *handler) serve(w http.ResponseWriter, r *http.Request, rt route, rawID 
 
 // once runs a mutation that carries an Idempotency-Key at most once per
 // key (package idempotency): a retry gets the first answer again, with
-// Idempotent-Replayed: true. The request is the route, the path's id,
-// the query and the body.
+// Idempotent-Replayed: true, once the route has authorized its caller
+// again (a caller refused now is refused as a first request is). The
+// request is the route, the path's id, the query and the body.
 func (h *handler) once(ctx context.Context, w http.ResponseWriter, r *http.Request, who auth.Principal, rt route, body []byte, rest *namespace.REST) error {
 	keys := r.Header.Values(idempotency.Header)
 	if len(keys) != 1 {
 		return nserror.New(nserror.InvalidInput, "one %s header, not %d", idempotency.Header, len(keys))
 	}
 	request := append([]byte(r.URL.EscapedPath()+"?"+r.URL.RawQuery+"\n"), body...)
-	rep, replayed, err := h.idem.Do(ctx, who.Name, rt.name, keys[0], request, func() idempotency.Reply {
+	authorize := func() error { return rt.authorize(ctx, h, body, rest) }
+	rep, replayed, err := h.idem.Do(ctx, who.Name, rt.name, keys[0], request, authorize, func() idempotency.Reply {
 		reply, err := rt.run(ctx, h, body, rest)
 		if err != nil {
 			return idempotency.ReplyOf(nil, err)

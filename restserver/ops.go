@@ -13,14 +13,17 @@ import (
 )
 
 // A route is one operation: its name (in errors and logs), whether it
-// changes anything (then it needs the write role and POST; reads take GET
-// or POST, as clients disagree), and what runs it: the operation's Run
-// from namespace.Ops or planner.Ops, which decodes, binds and calls. A nil
-// or namespace.Empty reply is an empty 200.
+// changes anything (then it needs the write role, POST and a JSON body;
+// reads take GET or POST, as clients disagree), what runs it: the
+// operation's Run from namespace.Ops or planner.Ops, which decodes, binds
+// and calls, and what authorizes it alone (the operation's Authorize,
+// for an idempotent retry). A nil or namespace.Empty reply is an empty
+// 200.
 type route struct {
-	name  string
-	write bool
-	run   func(ctx context.Context, h *handler, body []byte, rest *namespace.REST) (any, error)
+	name      string
+	write     bool
+	run       func(ctx context.Context, h *handler, body []byte, rest *namespace.REST) (any, error)
+	authorize func(ctx context.Context, h *handler, body []byte, rest *namespace.REST) error
 }
 
 // The routes, built from namespace.Ops and planner.Ops and nothing else:
@@ -40,6 +43,8 @@ var namespaceRoutes, tableRoutes, plainRoutes = func() (ns, tb, plain map[string
 	for _, o := range namespace.Ops {
 		rt := route{name: o.Name, write: o.Write, run: func(ctx context.Context, h *handler, body []byte, rest *namespace.REST) (any, error) {
 			return o.Run(ctx, h.svc, body, rest)
+		}, authorize: func(ctx context.Context, h *handler, body []byte, rest *namespace.REST) error {
+			return o.Authorize(ctx, h.svc, body, rest)
 		}}
 		if sub, ok := strings.CutPrefix(o.Path, "namespace/{id}/"); ok {
 			add(ns, sub, rt)
@@ -52,6 +57,8 @@ var namespaceRoutes, tableRoutes, plainRoutes = func() (ns, tb, plain map[string
 	for _, o := range planner.Ops {
 		add(ns, o.Path, route{name: o.Name, write: o.Write, run: func(ctx context.Context, h *handler, body []byte, rest *namespace.REST) (any, error) {
 			return o.Run(ctx, h.plan, body, rest.ID)
+		}, authorize: func(ctx context.Context, h *handler, body []byte, rest *namespace.REST) error {
+			return o.Authorize(ctx, h.plan, body, rest.ID)
 		}})
 	}
 	return ns, tb, plain

@@ -188,12 +188,18 @@ func (r reply) decode(t *testing.T, v any) {
 	}
 }
 
-// do sends a request; body is JSON-encoded unless it is a string or nil.
+// do sends a request; body is JSON-encoded unless it is a string or nil
+// (a POST's nil is {}, as clients send: a mutation needs a JSON body; ""
+// sends none). A body goes as application/json unless headers set
+// another Content-Type.
 func (s *server) do(method, path string, body any, headers ...string) reply {
 	s.t.Helper()
 	var rd io.Reader
 	switch b := body.(type) {
 	case nil:
+		if method == http.MethodPost {
+			rd = strings.NewReader("{}")
+		}
 	case string:
 		rd = strings.NewReader(b)
 	case []byte:

@@ -38,11 +38,15 @@ func newConsoleUser(t *testing.T, srv *server.Server) *consoleUser {
 }
 
 // call sends method path with body as the console's pages do (its
-// header), changed by edit when given, and returns the status and body.
+// header, and a body as JSON), changed by edit when given, and returns
+// the status and body.
 func (u *consoleUser) call(method, path, body string, edit func(*http.Request)) (int, []byte) {
 	u.t.Helper()
 	req, _ := http.NewRequest(method, u.base+path, strings.NewReader(body))
 	req.Header.Set(console.Header, "1")
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
 	if edit != nil {
 		edit(req)
 	}

@@ -25,6 +25,7 @@ import (
 func keyed(t *testing.T, srv *server.Server, key, path, body string) (int, string, bool) {
 	t.Helper()
 	req, _ := http.NewRequest(http.MethodPost, "http://"+srv.RESTAddr().String()+path, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Idempotency-Key", key)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {

@@ -128,6 +128,7 @@ func TestMutualTLS(t *testing.T) {
 		hc := &http.Client{Transport: &http.Transport{TLSClientConfig: tc}, Timeout: 10 * time.Second}
 		defer hc.CloseIdleConnections()
 		req, _ := http.NewRequest(method, "https://"+srv.RESTAddr().String()+path, strings.NewReader(`{}`))
+		req.Header.Set("Content-Type", "application/json")
 		if basic != "" {
 			req.SetBasicAuth(basic, "pw-"+basic)
 		}

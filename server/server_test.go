@@ -67,6 +67,7 @@ func metricValue(t *testing.T, text, name string) float64 {
 func restStatus(t *testing.T, srv *server.Server, method, path string, creds func(*http.Request)) int {
 	t.Helper()
 	req, _ := http.NewRequest(method, "http://"+srv.RESTAddr().String()+path, strings.NewReader(`{}`))
+	req.Header.Set("Content-Type", "application/json")
 	if creds != nil {
 		creds(req)
 	}
@@ -223,6 +224,7 @@ func restAs(t *testing.T, srv *server.Server, token string) func(path, body stri
 	return func(path, body string) (int, string) {
 		t.Helper()
 		req, _ := http.NewRequest(http.MethodPost, "http://"+srv.RESTAddr().String()+path, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Authorization", "Bearer "+token)
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {

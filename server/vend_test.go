@@ -27,6 +27,7 @@ import (
 func restJSON(t *testing.T, srv *server.Server, path, body string, creds func(*http.Request), out any) {
 	t.Helper()
 	req, _ := http.NewRequest(http.MethodPost, "http://"+srv.RESTAddr().String()+path, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
 	creds(req)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {

@@ -25,6 +25,8 @@ import (
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
+
+	"github.com/flightns/flightns/console"
 )
 
 // clientFlags say how to reach and authenticate to a running server.
@@ -169,12 +171,16 @@ func (w *resultWriter) write(rec arrow.RecordBatch) error {
 	case "csv":
 		if w.csv == nil {
 			w.csv = csv.NewWriter(w.out)
-			if err := w.csv.Write(fieldNames(rec.Schema())); err != nil {
+			if err := w.csv.Write(csvHeader(rec.Schema())); err != nil {
 				return err
 			}
 		}
 		for i := 0; i < int(rec.NumRows()); i++ {
-			if err := w.csv.Write(rowStrings(rec, i)); err != nil {
+			row := rowStrings(rec, i)
+			for j, f := range rec.Schema().Fields() {
+				row[j] = console.CSVCell(row[j], console.Numeric(f.Type))
+			}
+			if err := w.csv.Write(row); err != nil {
 				return err
 			}
 		}
@@ -219,7 +225,7 @@ func (w *resultWriter) close() error {
 		if w.csv == nil {
 			w.csv = csv.NewWriter(w.out)
 			if w.schema != nil {
-				_ = w.csv.Write(fieldNames(w.schema))
+				_ = w.csv.Write(csvHeader(w.schema))
 			}
 		}
 		w.csv.Flush()
@@ -247,6 +253,17 @@ func fieldNames(s *arrow.Schema) []string {
 		out = append(out, f.Name)
 	}
 	return out
+}
+
+// csvHeader is the CSV header of s: its column names, each a cell a
+// spreadsheet shows as text (console.CSVCell), as every cell of --format
+// csv is.
+func csvHeader(s *arrow.Schema) []string {
+	names := fieldNames(s)
+	for j, n := range names {
+		names[j] = console.CSVCell(n, false)
+	}
+	return names
 }
 
 func rowStrings(rec arrow.RecordBatch, i int) []string {

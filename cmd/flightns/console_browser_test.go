@@ -114,8 +114,12 @@ func TestConsoleInABrowser(t *testing.T) {
 		rest("/v1/namespace/logs/partitioned/resolve", fmt.Sprintf(`{"row": {"k": %d}}`, k))
 	}
 
-	// And a server without authentication: its console is open.
+	// And a server without authentication: its console is open, and a
+	// page of another origin tries to drop its namespace "victim".
 	open := startServer(t, t.TempDir(), nil)
+	if code, out := restAs("", open.rest, "/v1/namespace/victim/create", `{}`); code != http.StatusOK {
+		t.Fatalf("create victim: HTTP %d %s", code, out)
+	}
 
 	shots := os.Getenv("FLIGHTNS_CONSOLE_SCREENSHOTS")
 	if shots != "" {
@@ -141,6 +145,7 @@ func TestConsoleInABrowser(t *testing.T) {
 		"partitioned":     []string{"logs"},
 		"partitionFilter": "k = 2",
 		"openUrl":         "http://" + open.console + "/",
+		"crossSite":       map[string]string{"rest": "http://" + open.rest, "namespace": "victim"},
 		"screenshots":     shots,
 	})
 
@@ -165,7 +170,9 @@ func TestConsoleInABrowser(t *testing.T) {
 		"the next page of a result", "previous after next",
 		"plan_scan keeps one partition and prunes the others", "health: ready", "health: Redis, storage and SQL ok",
 		"logged out: the session is gone", "logged in as the reader", "a reader's mutation answers 403",
-		"a call without the console's header answers 403", "an open console needs no login", "the CSP violation detector works",
+		"a call without the console's header answers 403", "an open console needs no login",
+		"another origin's no-cors fetches were sent", "another origin's cors fetch stops at its preflight",
+		"the CSP violation detector works",
 		"no dialog opened", "no CSP violation", "no script error",
 	} {
 		if ok, ran := rep.Checks[name]; !ran || !ok {
@@ -174,6 +181,22 @@ func TestConsoleInABrowser(t *testing.T) {
 	}
 	if !rep.OK || len(rep.Failures) > 0 {
 		t.Errorf("console.mjs failures:\n  %s", strings.Join(rep.Failures, "\n  "))
+	}
+	// The other origin's drops reached the server without authentication
+	// and were refused (audited: 2 origins × 2 no-cors fetches, and the
+	// cors fetch's preflights), and victim is still there.
+	if code, out := restAs("", open.rest, "/v1/namespace/victim/describe", `{}`); code != http.StatusOK {
+		t.Errorf("another origin's page dropped victim: describe answers HTTP %d %s", code, out)
+	}
+	refused := 0
+	for _, l := range strings.Split(open.Log(), "\n") {
+		if strings.Contains(l, "audit=true") && strings.Contains(l, "op=DropNamespace") && strings.Contains(l, "target=victim") &&
+			strings.Contains(l, "outcome=PermissionDenied") && strings.Contains(l, "cross-site request refused") {
+			refused++
+		}
+	}
+	if refused < 4 {
+		t.Errorf("%d refused cross-site drops of victim in the log, want 4 or more:\n%s", refused, open.Log())
 	}
 	if len(rep.Dialogs)+len(rep.CSP)+len(rep.PageErrors) > 0 {
 		t.Errorf("dialogs %q, CSP violations %q, script errors %q", rep.Dialogs, rep.CSP, rep.PageErrors)

@@ -8,8 +8,9 @@
 // config: {url, writer: {user, password}, reader: {token, name},
 // table: [id], branch, tag, paged: [id], pagedVersions, partitioned: [id],
 // partitionFilter, hostile: {namespace, table, unicode, property},
-// openUrl: a console without authentication, screenshots: a directory,
-// or "" for none}.
+// openUrl: a console without authentication, crossSite: {rest, namespace}
+// the REST surface of that server and a namespace on it that another
+// origin's page tries to drop, screenshots: a directory, or "" for none}.
 //
 // When it needs commits (the activity page watching) it prints
 // {"wait": "commits"} and reads one line from stdin before it goes on.
@@ -17,6 +18,7 @@
 // bool}, "seen": {...}, "dialogs", "csp", "pageErrors"}; the Go test
 // asserts on it. Failures are reported in the JSON, never only on stderr.
 import * as fs from "node:fs";
+import * as http from "node:http";
 import * as path from "node:path";
 import * as readline from "node:readline";
 import { chromium } from "playwright-core";
@@ -325,6 +327,57 @@ try {
     report.seen.open = seen;
     check("an open console needs no login", who === "open (no authentication)" && !seen.logout && seen.login === 0, seen);
     await open.close();
+  }
+
+  // A page of another origin cannot drive REST, even without
+  // authentication: served from another loopback port (same-site to
+  // 127.0.0.1) and from localhost (cross-site), it tries to drop a
+  // namespace with no-cors fetches (a text/plain body, a typeless blob:
+  // requests a browser sends without asking first) and with a cors one
+  // (application/json: its preflight is refused, so it is never sent).
+  // The Go test checks that the namespace survived and that the refused
+  // requests reached the server.
+  if (cfg.crossSite) {
+    const evil = http.createServer((_req, res) => {
+      res.writeHead(200, { "Content-Type": "text/html; charset=utf-8" });
+      res.end("<!doctype html><title>another origin</title><p>nothing to see</p>");
+    });
+    await new Promise((resolve) => evil.listen(0, "127.0.0.1", resolve));
+    const port = evil.address().port;
+    const attempts = [];
+    try {
+      for (const origin of [`http://127.0.0.1:${port}`, `http://localhost:${port}`]) {
+        const other = await browser.newContext();
+        const p = await other.newPage();
+        await p.goto(`${origin}/`);
+        const sent = await p.evaluate(async ({ rest, ns }) => {
+          const url = `${rest}/v1/namespace/${encodeURIComponent(ns)}/drop`;
+          const out = [];
+          for (const [what, init] of [
+            ["no-cors text/plain", { method: "POST", mode: "no-cors", headers: { "Content-Type": "text/plain" }, body: '{"behavior": "Cascade"}' }],
+            ["no-cors typeless blob", { method: "POST", mode: "no-cors", body: new Blob(['{"behavior": "Cascade"}']) }],
+            ["cors application/json", { method: "POST", mode: "cors", headers: { "Content-Type": "application/json" }, body: '{"behavior": "Cascade"}' }],
+          ]) {
+            try {
+              const r = await fetch(url, init);
+              out.push({ what, type: r.type, status: r.status });
+            } catch (e) {
+              out.push({ what, error: String(e) });
+            }
+          }
+          return out;
+        }, { rest: cfg.crossSite.rest, ns: cfg.crossSite.namespace });
+        attempts.push({ origin, sent });
+        await other.close();
+      }
+    } finally {
+      evil.close();
+    }
+    report.seen.crossSite = attempts;
+    check("another origin's no-cors fetches were sent", attempts.length === 2 &&
+      attempts.every((a) => a.sent.filter((x) => x.what.startsWith("no-cors")).every((x) => x.type === "opaque")), attempts);
+    check("another origin's cors fetch stops at its preflight", attempts.length === 2 &&
+      attempts.every((a) => a.sent.some((x) => x.what.startsWith("cors") && x.error)), attempts);
   }
 
   // The CSP detector works: a style attribute set from script is a
