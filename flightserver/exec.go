@@ -403,8 +403,8 @@ func (p *parked[T]) park(x T, owner, what string) (string, error) {
 	case p.byOwner[owner] >= p.share:
 		p.mu.Unlock()
 		p.drop(x)
-		return "", limitError("you have %d %s not yet fetched, your share of the server's %d (limit %d per principal): fetch (DoGet) what you plan",
-			p.share, p.noun, p.max, p.share)
+		return "", limitError("too many %s not yet fetched by you: %d, your share of the server's %d (the limit per principal); fetch (DoGet) what you plan",
+			p.noun, p.share, p.max)
 	}
 	key := id + "|" + owner + "|" + what
 	p.m[key] = parkedEntry[T]{x: x, owner: owner}

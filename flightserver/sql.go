@@ -451,7 +451,7 @@ func (ps *preparedSet) add(p *prepared) ([]byte, error) {
 	case len(ps.m) >= ps.max:
 		return nil, limitError("too many open prepared statements (limit %d): close the ones you are done with", ps.max)
 	case ps.byOwner[p.owner] >= ps.share:
-		return nil, limitError("you have %d open prepared statements, your share of the server's %d (limit per principal): close the ones you are done with",
+		return nil, limitError("too many open prepared statements of yours: %d, your share of the server's %d (the limit per principal); close the ones you are done with",
 			ps.share, ps.max)
 	}
 	p.used = now
