@@ -8,9 +8,12 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/flight"
 	"github.com/apache/arrow-go/v18/arrow/flight/flightsql"
 	pb "github.com/apache/arrow-go/v18/arrow/flight/gen/flight"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/anypb"
@@ -175,6 +178,44 @@ func TestDoPutWithoutADescriptorIsInvalidArgument(t *testing.T) {
 	_, recs := fetch(t, ctx, c, info, err)
 	if got := column(t, recs, "n"); !slices.Equal(got, []string{"42"}) {
 		t.Fatalf("the bound query answers %v", got)
+	}
+	e.answers(c)
+	if n := panics.Load(); n != 0 {
+		t.Fatalf("%d panics recovered", n)
+	}
+}
+
+// A bind whose parameters are malformed Arrow (here a dense union whose
+// type code names no child, and whose offset lies past its child) is
+// InvalidArgument: reading the value panicked, and before the recovery
+// that ended the process.
+func TestAMalformedParameterArrayIsInvalidArgument(t *testing.T) {
+	var panics atomic.Int32
+	e := start(t, countPanics(&panics))
+	c := e.client()
+	ctx := context.Background()
+	prep, err := c.Prepare(ctx, "SELECT CAST($1 AS VARCHAR) AS n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = prep.Close(ctx) }()
+	ut := arrow.DenseUnionOf([]arrow.Field{{Name: "a", Type: arrow.PrimitiveTypes.Int64}}, []arrow.UnionTypeCode{0})
+	b := array.NewInt64Builder(memory.DefaultAllocator)
+	b.Append(1)
+	child := b.NewArray()
+	defer child.Release()
+	for name, buffers := range map[string][]*memory.Buffer{
+		"a type code that names no child": {nil, memory.NewBufferBytes([]byte{100}), memory.NewBufferBytes(arrow.Int32Traits.CastToBytes([]int32{0}))},
+		"an offset past its child's end":  {nil, memory.NewBufferBytes([]byte{0}), memory.NewBufferBytes(arrow.Int32Traits.CastToBytes([]int32{5}))},
+	} {
+		u := array.MakeFromData(array.NewData(ut, 1, buffers, []arrow.ArrayData{child.Data()}, 0, 0))
+		params := array.NewRecordBatch(arrow.NewSchema([]arrow.Field{{Name: "0", Type: ut}}, nil), []arrow.Array{u}, 1)
+		prep.SetParameters(params)
+		_, err := prep.Execute(ctx)
+		wantStatus(t, name, err, codes.InvalidArgument)
+		wantLanceCode(t, name, err, nserror.InvalidInput)
+		params.Release()
+		u.Release()
 	}
 	e.answers(c)
 	if n := panics.Load(); n != 0 {

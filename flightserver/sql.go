@@ -380,6 +380,9 @@ func (q *sqlServer) DoPutPreparedStatementQuery(ctx context.Context, cmd flights
 	var sets [][]any
 	for r.Next() {
 		rec := r.RecordBatch()
+		if err := validParams(rec); err != nil {
+			return nil, err
+		}
 		for i := 0; i < int(rec.NumRows()); i++ {
 			if len(sets) == MaxParameterSets {
 				return nil, limitError("a bind holds at most %d rows of parameters", MaxParameterSets)

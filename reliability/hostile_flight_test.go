@@ -8,9 +8,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/flight"
 	"github.com/apache/arrow-go/v18/arrow/flight/flightsql"
 	pb "github.com/apache/arrow-go/v18/arrow/flight/gen/flight"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
@@ -18,10 +21,10 @@ import (
 )
 
 // hostileFlight are Flight messages missing a part the protocol says they
-// carry, each with the code it must get. The first two took the whole
-// process down — its private Redis and its SQL worker with it — for any
-// caller, role none included, and for anyone with authentication off
-// (issue 43).
+// carry, or malformed, each with the code it must get. The first two took
+// the whole process down — its private Redis and its SQL worker with it —
+// for any caller, role none included, and for anyone with authentication
+// off (issue 43); so did the last (found while fixing them).
 func hostileFlight(c *flightClient) []struct {
 	name string
 	want codes.Code
@@ -88,6 +91,27 @@ func hostileFlight(c *flightClient) []struct {
 			}
 			_ = s.CloseSend()
 			return drain(func() error { _, err := s.Recv(); return err })
+		}},
+		{"a bind of a union parameter whose type code names no child", codes.InvalidArgument, func(ctx context.Context) error {
+			sc := &flightsql.Client{Client: c.Client}
+			prep, err := sc.Prepare(c.ctx(ctx), "SELECT CAST($1 AS VARCHAR) AS n")
+			if err != nil {
+				return err
+			}
+			defer func() { _ = prep.Close(c.ctx(ctx)) }()
+			ut := arrow.DenseUnionOf([]arrow.Field{{Name: "a", Type: arrow.PrimitiveTypes.Int64}}, []arrow.UnionTypeCode{0})
+			b := array.NewInt64Builder(memory.DefaultAllocator)
+			b.Append(1)
+			child := b.NewArray()
+			defer child.Release()
+			u := array.MakeFromData(array.NewData(ut, 1, []*memory.Buffer{nil, memory.NewBufferBytes([]byte{100}),
+				memory.NewBufferBytes(arrow.Int32Traits.CastToBytes([]int32{0}))}, []arrow.ArrayData{child.Data()}, 0, 0))
+			defer u.Release()
+			params := array.NewRecordBatch(arrow.NewSchema([]arrow.Field{{Name: "0", Type: ut}}, nil), []arrow.Array{u}, 1)
+			defer params.Release()
+			prep.SetParameters(params)
+			_, err = prep.Execute(c.ctx(ctx))
+			return err
 		}},
 	}
 }
