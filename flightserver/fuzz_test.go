@@ -14,9 +14,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/flight"
 	"github.com/apache/arrow-go/v18/arrow/flight/flightsql"
 	pb "github.com/apache/arrow-go/v18/arrow/flight/gen/flight"
+	"github.com/apache/arrow-go/v18/arrow/ipc"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
@@ -71,6 +75,9 @@ func FuzzFlightRPC(f *testing.F) {
 	f.Add(uint8(rpcGetFlightInfo), uint8(4<<2|2), "", []byte(`{"id":["ns","pt"],"filter":"country = 'a'"}`), []byte{})
 	f.Add(uint8(rpcDoGet), uint8(1), "", []byte("nope\n{\"id\":[\"ns\",\"pt\"]}"), []byte{})
 	f.Add(uint8(rpcDoPut), uint8(2), "", []byte{}, []byte{0xff, 0xff, 0xff, 0xff, 0x10, 0, 0, 0, 1, 2, 3})
+	for i, b := range fz.bindBatches {
+		f.Add(uint8(rpcDoPut), uint8(2|i<<5), "", b.DataHeader, b.DataBody)
+	}
 	f.Add(uint8(rpcHandshake)|0x20, uint8(3), "Basic YW5hOmFuYS1wdw==", []byte{}, []byte{})
 
 	f.Fuzz(func(t *testing.T, rpc, mode uint8, name string, a, b []byte) {
@@ -119,8 +126,12 @@ type fuzzServer struct {
 	client  *flightsql.Client
 	actions []string // every action type ListActions lists, then arrow-go's others
 	handle  []byte   // a prepared statement of the admin's, for binds
-	panics  atomic.Int32
-	logs    syncBuffer
+	// bindSchemas are the IPC schema messages a bind starts with (an
+	// int64 parameter, a dense union one), and bindBatches a valid batch
+	// of each (seeds).
+	bindSchemas, bindBatches [2]*flight.FlightData
+	panics                   atomic.Int32
+	logs                     syncBuffer
 }
 
 // fuzzUsers: an admin, a principal granted read on namespace ns and
@@ -174,6 +185,18 @@ func startFuzzServer(f *testing.F) *fuzzServer {
 		f.Fatal(err)
 	}
 	fz.handle = prep.Handle()
+	for i, col := range bindColumns() {
+		rec := array.NewRecordBatch(arrow.NewSchema([]arrow.Field{{Name: "0", Type: col.DataType(), Nullable: true}}, nil), []arrow.Array{col}, int64(col.Len()))
+		var msgs capturedData
+		w := flight.NewRecordWriter(&msgs, ipc.WithSchema(rec.Schema()))
+		if err := w.Write(rec); err != nil {
+			f.Fatal(err)
+		}
+		_ = w.Close()
+		rec.Release()
+		col.Release()
+		fz.bindSchemas[i], fz.bindBatches[i] = msgs[0], msgs[1]
+	}
 	la, err := fz.client.Client.ListActions(ctx, &flight.Empty{})
 	if err != nil {
 		f.Fatal(err)
@@ -375,7 +398,9 @@ func (fz *fuzzServer) call(ctx context.Context, rpc, mode uint8, name string, a,
 // admin's prepared statement, or an Any of the type name holding a; its
 // data header and body are the halves of b; mode 4 adds a as its
 // app_metadata, mode 8 a second message, mode 16 sends no message at
-// all.
+// all. A bind's first message is the IPC schema of an int64 or (mode
+// 32) a dense union parameter, and its second one, always sent, the
+// record batch whose header is a and body b.
 func (fz *fuzzServer) upload(ctx context.Context, rpc, mode uint8, name string, a, b []byte) error {
 	c := fz.client.Client
 	type stream interface {
@@ -406,6 +431,8 @@ func (fz *fuzzServer) upload(ctx context.Context, rpc, mode uint8, name string, 
 	case 2:
 		first.FlightDescriptor = &flight.FlightDescriptor{Type: flight.DescriptorCMD,
 			Cmd: packed(&pb.CommandPreparedStatementQuery{PreparedStatementHandle: fz.handle})}
+		first.DataHeader, first.DataBody = fz.bindSchemas[mode>>5&1].DataHeader, nil
+		mode |= 8
 	case 3:
 		first.FlightDescriptor = &flight.FlightDescriptor{Type: flight.DescriptorCMD, Cmd: sqlAny(name, a)}
 	}
@@ -420,6 +447,29 @@ func (fz *fuzzServer) upload(ctx context.Context, rpc, mode uint8, name string, 
 	}
 	_ = s.CloseSend()
 	return drainRecv(recv)
+}
+
+// bindColumns are the parameter columns of the bind seeds: an int64 and
+// a dense union of an int64 and a string.
+func bindColumns() []arrow.Array {
+	ib := array.NewInt64Builder(memory.DefaultAllocator)
+	ib.AppendValues([]int64{1, 2}, nil)
+	ub := array.NewDenseUnionBuilder(memory.DefaultAllocator, arrow.DenseUnionOf(
+		[]arrow.Field{{Name: "i", Type: arrow.PrimitiveTypes.Int64, Nullable: true}, {Name: "s", Type: arrow.BinaryTypes.String, Nullable: true}},
+		[]arrow.UnionTypeCode{0, 1}))
+	ub.Append(0)
+	ub.Child(0).(*array.Int64Builder).Append(7)
+	ub.Append(1)
+	ub.Child(1).(*array.StringBuilder).Append("x")
+	return []arrow.Array{ib.NewArray(), ub.NewArray()}
+}
+
+// capturedData keeps the messages a Flight record writer sends.
+type capturedData []*flight.FlightData
+
+func (c *capturedData) Send(fd *flight.FlightData) error {
+	*c = append(*c, proto.Clone(fd).(*flight.FlightData))
+	return nil
 }
 
 // utf8 is s with each invalid byte replaced: protobuf's strings are
