@@ -5,6 +5,8 @@ import (
 	"crypto/x509"
 	"errors"
 	"io"
+	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow/flight"
@@ -27,6 +29,27 @@ const handshakeMethod = "/arrow.flight.protocol.FlightService/Handshake"
 func principalOf(ctx context.Context) auth.Principal {
 	p, _ := auth.PrincipalFrom(ctx)
 	return p
+}
+
+// What a call leaves for a later one — a query GetFlightInfo started, a
+// plan PlanScan parked, a prepared statement with its bound parameters —
+// is bound to the principal that made it: only a call by that very
+// principal (bindingOf) finds it through the ticket or handle. To anyone
+// else it is as if it were gone, and the ticket is redeemed the way one
+// whose query, plan or statement expired is: a statement ticket runs its
+// query from its text, a plan ticket plans its request again, each in the
+// redeemer's own grants; a prepared handle is unknown. A ticket is no
+// credential, and an expired ticket and another principal's answer alike.
+
+// bindingOf is what a ticket or handle made by the caller of ctx is bound
+// to: everything the caller's access is decided on (its name, role and
+// groups), so that a principal whose access differs in any way never
+// finds what another one made.
+func bindingOf(ctx context.Context) string {
+	p := principalOf(ctx)
+	groups := slices.Clone(p.Groups)
+	slices.Sort(groups)
+	return strconv.Quote(p.Name) + "|" + p.Role.String() + "|" + strconv.Quote(strings.Join(groups, "\x00"))
 }
 
 // audited runs an operation op (a mutation when write) for the caller of

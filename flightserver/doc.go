@@ -4,17 +4,21 @@
 // operations as Flight actions. It is a thin adapter: queries go to the
 // manifest table's sandboxed SQL engine, actions to the namespace service.
 //
-// A call travels: the embedder's interceptors (Config.UnaryInterceptors
-// and StreamInterceptors: metrics, request ids, logs) → gRPC interceptor
+// A call travels: the recovery (outermost: a panic anywhere below is
+// Internal, logged with its stack and counted through Config.Panicked;
+// the goroutines a call starts recover for themselves) → the embedder's
+// interceptors (Config.UnaryInterceptors and StreamInterceptors:
+// metrics, request ids, logs) → gRPC interceptor
 // (the gRPC health service, Config.Health, passes without credentials;
 // everything else: authenticate from the authorization, x-api-key or
 // auth-token-bin header, or else the client certificate (mutual TLS,
 // Config.TLSClientCAFile); require the read role; audit a refusal
 // (Config.Audit); turn any error into a gRPC status with the Lance code
 // in an ErrorInfo detail) →
-// Server (Handshake, DoAction and ListActions are its own; everything else
-// goes to arrow-go's Flight SQL router) → sqlServer (one short method per
-// Flight SQL command).
+// Server (Handshake, DoAction and ListActions are its own; so are DoGet
+// and GetFlightInfo of plans, and DoPut's check that its first message
+// carries a descriptor; everything else goes to arrow-go's Flight SQL
+// router) → sqlServer (one short method per Flight SQL command).
 //
 // Queries: GetFlightInfo passes the SQL through the gate (exactly one
 // read-only statement, classified by DuckDB's parser before anything
@@ -39,11 +43,19 @@
 // Invariants: nothing here writes the catalog except an action, and an
 // action runs only for a caller whose role reaches the action's (read for
 // Describe/List/Exists, write for the rest); every mutation and every
-// refusal is an audit event. A Basic handshake answers a session bearer
+// refusal is an audit event. What a call leaves for a later one (a
+// started query, a parked plan, a prepared statement) is bound to the
+// principal that made it (auth.go): to another its ticket or handle is
+// as one whose query, plan or statement is gone, redeemed in the
+// redeemer's own grants; and one principal holds at most its share
+// (Limits.*PerPrincipal) of each of those pools. No message, however
+// malformed or incomplete, panics: a missing part is InvalidArgument
+// where it arrives. A Basic handshake answers a session bearer
 // (auth: signed, good on every server of the catalog), and a handshake
 // with a live one renews it. Every limit (message size,
-// result rows and bytes, query time, concurrent queries, open prepared
-// statements) fails with a status that names it; none truncates silently.
+// metadata size, result rows and bytes, query time, concurrent queries,
+// open prepared statements, unfetched plans) fails with a status that
+// names it; none truncates silently.
 //
 // Server.Query runs a statement through the same gate for another
 // surface (the web console); a mutating action with idempotency-key

@@ -125,6 +125,16 @@ func (l *liveQueries) cancel(id string) {
 	}
 }
 
+// liveID is the id under which the query of a ticket's started id runs
+// for the caller of ctx: its own (bindingOf), so that a cancel by
+// another principal finds nothing ("" for none).
+func liveID(ctx context.Context, started string) string {
+	if started == "" {
+		return ""
+	}
+	return bindingOf(ctx) + "|" + started
+}
+
 // release stops the query, which frees its slot.
 func (s *Server) release(r *running) {
 	r.res.Release()
@@ -176,7 +186,8 @@ func (s *Server) start(rpc, base context.Context, query string, args []any, afte
 // query, no slot is free or MaxStartedQueries already wait (the DoGet
 // runs it then).
 func (s *Server) startEarly(ctx context.Context, query string, args []any, after uint64, what string) (string, *arrow.Schema, error) {
-	if query == "" || s.started.len() >= s.limits.MaxStartedQueries {
+	owner := bindingOf(ctx)
+	if query == "" || s.started.full(owner) {
 		return "", nil, nil
 	}
 	// The query outlives the call that starts it: once started, only its
@@ -200,7 +211,7 @@ func (s *Server) startEarly(ctx context.Context, query string, args []any, after
 	stopRun := r.cancel
 	r.cancel = func() { stopRun(); cancel() }
 	schema := r.res.Schema()
-	id, err := s.started.park(r, what)
+	id, err := s.started.park(r, owner, what)
 	if err != nil {
 		return "", schema, nil // released by park; the DoGet runs it
 	}
@@ -235,6 +246,11 @@ func (s *Server) stream(ctx context.Context, r *running) (*arrow.Schema, <-chan 
 		if r.id != "" {
 			defer s.live.remove(r)
 		}
+		defer func() { // the handler's recovery does not reach this goroutine
+			if v := recover(); v != nil {
+				fail(s.recovered("streaming a query's result", v))
+			}
+		}()
 		var rows, size int64
 		lim := s.limits
 		stall := time.NewTimer(lim.StalledResultTimeout)
@@ -328,20 +344,33 @@ func (s *Server) timeoutError(rpc, qctx context.Context, err error) error {
 	return err
 }
 
-// parked holds plans between the call that plans them (the PlanScan
-// action, GetFlightInfo of a plan command) and DoGet, each for at most
-// ttl, at most max at once; drop releases one that nobody took in time.
+// parked holds what a call made for a later DoGet — plans (the PlanScan
+// action, GetFlightInfo of a plan command) and started queries — each
+// for at most ttl, at most max at once and at most share for one owner
+// (a principal's binding, bindingOf); drop releases one that nobody took
+// in time. An entry is found only by its id together with its owner and
+// what it is for: to anyone else it does not exist.
 type parked[T comparable] struct {
-	ttl  time.Duration
-	max  int
-	drop func(T)
+	noun      string // what is parked, for the errors
+	ttl       time.Duration
+	max       int
+	share     int
+	drop      func(T)
+	recovered func(where string, v any) error // a panic of drop, in its timer
 
-	mu sync.Mutex
-	m  map[string]T
+	mu      sync.Mutex
+	m       map[string]parkedEntry[T]
+	byOwner map[string]int
 }
 
-func newParked[T comparable](ttl time.Duration, maxN int, drop func(T)) *parked[T] {
-	return &parked[T]{ttl: ttl, max: maxN, drop: drop, m: make(map[string]T)}
+type parkedEntry[T any] struct {
+	x     T
+	owner string
+}
+
+func newParked[T comparable](noun string, ttl time.Duration, maxN, share int, drop func(T), recovered func(string, any) error) *parked[T] {
+	return &parked[T]{noun: noun, ttl: ttl, max: maxN, share: share, drop: drop, recovered: recovered,
+		m: make(map[string]parkedEntry[T]), byOwner: make(map[string]int)}
 }
 
 // newQueryID is a random id for a query or a plan.
@@ -351,20 +380,42 @@ func newQueryID() string {
 	return hex.EncodeToString(b[:])
 }
 
-// park stores x and returns its id; x is dropped if it is not taken
-// within the TTL. Only a take that names the same what finds it.
-func (p *parked[T]) park(x T, what string) (string, error) {
+// full reports whether nothing more may be parked for owner: the pool or
+// owner's share of it is full.
+func (p *parked[T]) full(owner string) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.m) >= p.max || p.byOwner[owner] >= p.share
+}
+
+// park stores x for owner and returns its id; x is dropped if it is not
+// taken within the TTL. Only a take that names the same owner and what
+// finds it. Past the pool's limit or owner's share, x is dropped and the
+// error (Throttling) says which.
+func (p *parked[T]) park(x T, owner, what string) (string, error) {
 	id := newQueryID()
 	p.mu.Lock()
-	if len(p.m) >= p.max {
+	switch {
+	case len(p.m) >= p.max:
 		p.mu.Unlock()
 		p.drop(x)
-		return "", limitError("too many plans not yet fetched (limit %d): fetch (DoGet) what you plan", p.max)
+		return "", limitError("too many %s not yet fetched (limit %d): fetch (DoGet) what you plan", p.noun, p.max)
+	case p.byOwner[owner] >= p.share:
+		p.mu.Unlock()
+		p.drop(x)
+		return "", limitError("too many %s not yet fetched by you: %d, your share of the server's %d (the limit per principal); fetch (DoGet) what you plan",
+			p.noun, p.share, p.max)
 	}
-	key := id + "|" + what
-	p.m[key] = x
+	key := id + "|" + owner + "|" + what
+	p.m[key] = parkedEntry[T]{x: x, owner: owner}
+	p.byOwner[owner]++
 	p.mu.Unlock()
 	time.AfterFunc(p.ttl, func() {
+		defer func() {
+			if v := recover(); v != nil {
+				_ = p.recovered("dropping unfetched "+p.noun, v)
+			}
+		}()
 		var zero T
 		if x := p.takeKey(key); x != zero {
 			p.drop(x)
@@ -373,26 +424,34 @@ func (p *parked[T]) park(x T, what string) (string, error) {
 	return id, nil
 }
 
-// take removes and returns what is parked under id for what, or the zero
-// value.
-func (p *parked[T]) take(id, what string) T { return p.takeKey(id + "|" + what) }
+// take removes and returns what is parked under id for owner and what,
+// or the zero value.
+func (p *parked[T]) take(id, owner, what string) T { return p.takeKey(id + "|" + owner + "|" + what) }
 
 func (p *parked[T]) takeKey(key string) T {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	x := p.m[key]
+	e, ok := p.m[key]
+	if !ok {
+		var zero T
+		return zero
+	}
 	delete(p.m, key)
-	return x
+	if p.byOwner[e.owner]--; p.byOwner[e.owner] <= 0 {
+		delete(p.byOwner, e.owner)
+	}
+	return e.x
 }
 
 // dropAll drops everything parked.
 func (p *parked[T]) dropAll() {
 	p.mu.Lock()
 	all := p.m
-	p.m = make(map[string]T)
+	p.m = make(map[string]parkedEntry[T])
+	p.byOwner = make(map[string]int)
 	p.mu.Unlock()
-	for _, x := range all {
-		p.drop(x)
+	for _, e := range all {
+		p.drop(e.x)
 	}
 }
 

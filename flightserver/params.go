@@ -7,7 +7,20 @@ import (
 	"github.com/flightns/flightns/nserror"
 )
 
-// rowValues returns row i of a parameter batch as Go values the SQL engine
+// validParams checks a batch of parameters a client sent before any
+// value of it is read: its arrays may be malformed on purpose (a union's
+// type code that names no child, offsets past a child's end), and
+// reading such a value would panic. A malformed one is InvalidInput.
+func validParams(rec arrow.RecordBatch) error {
+	for c, col := range rec.Columns() {
+		if err := array.ValidateFull(col); err != nil {
+			return nserror.New(nserror.InvalidInput, "parameter %d (%s) is a malformed Arrow array: %v", c+1, rec.Schema().Field(c).Name, err)
+		}
+	}
+	return nil
+}
+
+// rowValues returns row i of a parameter batch (validParams) as Go values the SQL engine
 // binds: integers as int64 or uint64, floats as float64, strings, bytes,
 // booleans, times; NULL as nil. Dense unions (what some clients send for
 // untyped parameters) bind their chosen child's value.

@@ -40,7 +40,7 @@ func (s *Server) runPlannerAction(ctx context.Context, op planner.Op, cmd *fligh
 			return nil, err
 		}
 		if pl, ok := resp.(*planner.Plan); ok {
-			info, err := s.planInfo(pl, cmd.GetBody(), &flight.FlightDescriptor{Type: flight.DescriptorCMD, Cmd: cmd.GetBody()})
+			info, err := s.planInfo(ctx, pl, cmd.GetBody(), &flight.FlightDescriptor{Type: flight.DescriptorCMD, Cmd: cmd.GetBody()})
 			if err != nil {
 				return nil, err
 			}
@@ -54,9 +54,9 @@ func (s *Server) runPlannerAction(ctx context.Context, op planner.Op, cmd *fligh
 	return stream.Send(&flight.Result{Body: body})
 }
 
-// planInfo parks a plan and describes it.
-func (s *Server) planInfo(pl *planner.Plan, request []byte, desc *flight.FlightDescriptor) (*flight.FlightInfo, error) {
-	id, err := s.plans.park(pl, "")
+// planInfo parks a plan for the caller of ctx and describes it.
+func (s *Server) planInfo(ctx context.Context, pl *planner.Plan, request []byte, desc *flight.FlightDescriptor) (*flight.FlightInfo, error) {
+	id, err := s.plans.park(pl, bindingOf(ctx), "")
 	if err != nil {
 		return nil, err
 	}
@@ -88,11 +88,12 @@ func (s *Server) GetFlightInfo(ctx context.Context, desc *flight.FlightDescripto
 	if err != nil {
 		return nil, err
 	}
-	return s.planInfo(resp.(*planner.Plan), wrapper.PlanScan, desc)
+	return s.planInfo(ctx, resp.(*planner.Plan), wrapper.PlanScan, desc)
 }
 
 // DoGet streams a parked plan (or plans its request again when the plan is
-// gone), or hands the ticket to the Flight SQL handler.
+// gone, or was parked for another principal: auth.go), or hands the
+// ticket to the Flight SQL handler.
 func (s *Server) DoGet(tkt *flight.Ticket, stream flight.FlightService_DoGetServer) error {
 	rest, ok := bytes.CutPrefix(tkt.GetTicket(), []byte(planTicketPrefix))
 	if !ok {
@@ -100,7 +101,7 @@ func (s *Server) DoGet(tkt *flight.Ticket, stream flight.FlightService_DoGetServ
 	}
 	ctx := stream.Context()
 	id, request, _ := bytes.Cut(rest, []byte("\n"))
-	pl := s.plans.take(string(id), "")
+	pl := s.plans.take(string(id), bindingOf(ctx), "")
 	if pl != nil {
 		// A ticket is no credential: its holder must read the table.
 		if err := s.planner.Authorize(ctx, auth.Read, pl.Table.ID); err != nil {

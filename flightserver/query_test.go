@@ -351,7 +351,7 @@ func TestMessagesOverTheSizeLimitAreRefused(t *testing.T) {
 }
 
 func TestPreparedStatementsExpireWhenIdle(t *testing.T) {
-	ps := newPreparedSet(time.Minute, 2)
+	ps := newPreparedSet(time.Minute, 2, 2)
 	now := time.Unix(1000, 0)
 	ps.now = func() time.Time { return now }
 	h1, err := ps.add(&prepared{query: "SELECT 1"})
@@ -363,14 +363,14 @@ func TestPreparedStatementsExpireWhenIdle(t *testing.T) {
 		t.Fatal("a third statement fit a limit of 2")
 	}
 	now = now.Add(50 * time.Second)
-	if _, err := ps.get(h1); err != nil { // used: lives on
+	if _, err := ps.get(h1, ""); err != nil { // used: lives on
 		t.Fatal(err)
 	}
 	now = now.Add(30 * time.Second)
-	if _, err := ps.get(h2); err == nil {
+	if _, err := ps.get(h2, ""); err == nil {
 		t.Fatal("an idle statement outlived its TTL")
 	}
-	if _, err := ps.get(h1); err != nil {
+	if _, err := ps.get(h1, ""); err != nil {
 		t.Fatalf("a used statement expired: %v", err)
 	}
 	if _, err := ps.add(&prepared{query: "SELECT 3"}); err != nil {

@@ -2,6 +2,7 @@ package flightserver
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -22,6 +23,9 @@ import (
 	"github.com/flightns/flightns/idempotency"
 	"github.com/flightns/flightns/manifesttable"
 	"github.com/flightns/flightns/namespace"
+	"github.com/flightns/flightns/nserror"
+	"github.com/flightns/flightns/nserror/grpcstatus"
+	"github.com/flightns/flightns/obs"
 	"github.com/flightns/flightns/planner"
 	"github.com/flightns/flightns/sqlengine"
 )
@@ -73,7 +77,25 @@ type Limits struct {
 	// MaxUnfetchedResults bounds the plans (plan_scan) made and not yet
 	// fetched by DoGet (default 1,024).
 	MaxUnfetchedResults int
+	// The per-principal shares of the three pools above, so that one
+	// caller cannot fill a pool every caller needs: past its share a
+	// principal's GetFlightInfo only plans (started queries), its PlanScan
+	// fails with Throttling (unfetched plans) and so does its
+	// CreatePreparedStatement (prepared statements), while the others go
+	// on. Default a quarter of the pool's limit (at least 1). With
+	// authentication off every caller is the one anonymous principal,
+	// whose share is the whole pool.
+	MaxStartedQueriesPerPrincipal     int
+	MaxUnfetchedResultsPerPrincipal   int
+	MaxPreparedStatementsPerPrincipal int
+	// MaxMetadataBytes bounds the metadata (headers) of one call, as
+	// HTTP/2's SETTINGS_MAX_HEADER_LIST_SIZE: a call past it is refused
+	// before any handler runs (default 64 KiB).
+	MaxMetadataBytes int
 }
+
+// quarter is the default per-principal share of a pool of n.
+func quarter(n int) int { return max(1, n/4) }
 
 // EnsureDefaults fills the limits that are unset (zero or negative).
 func (l *Limits) EnsureDefaults() {
@@ -100,6 +122,15 @@ func (l *Limits) EnsureDefaults() {
 	}
 	if l.MaxUnfetchedResults <= 0 {
 		l.MaxUnfetchedResults = 1024
+	}
+	if l.MaxUnfetchedResultsPerPrincipal <= 0 {
+		l.MaxUnfetchedResultsPerPrincipal = quarter(l.MaxUnfetchedResults)
+	}
+	if l.MaxPreparedStatementsPerPrincipal <= 0 {
+		l.MaxPreparedStatementsPerPrincipal = quarter(l.MaxPreparedStatements)
+	}
+	if l.MaxMetadataBytes <= 0 {
+		l.MaxMetadataBytes = 64 << 10
 	}
 }
 
@@ -137,6 +168,10 @@ type Config struct {
 	// port, to every caller without credentials (load balancers and
 	// orchestrators probe it).
 	Health healthgrpc.HealthServer
+	// Panicked is called once for each panic a call (or a goroutine it
+	// started) recovered from: a bug, answered Internal and logged with
+	// its stack (optional; metrics).
+	Panicked func()
 }
 
 // Server is the Flight service: Flight SQL over __manifest, the Lance
@@ -161,6 +196,7 @@ type Server struct {
 	plans    *parked[*planner.Plan] // plans between the PlanScan action and DoGet
 	started  *parked[*running]      // queries GetFlightInfo started, until their DoGet
 	live     *liveQueries           // queries DoGet streams, by their tickets' ids
+	panicked func()                 // Config.Panicked (nil: none)
 }
 
 // New builds a Server; Serve starts it.
@@ -188,6 +224,15 @@ func New(cfg Config) (*Server, error) {
 	if lim.MaxStartedQueries <= 0 {
 		lim.MaxStartedQueries = sq.MaxQueries() / 4
 	}
+	if lim.MaxStartedQueriesPerPrincipal <= 0 {
+		lim.MaxStartedQueriesPerPrincipal = quarter(lim.MaxStartedQueries)
+	}
+	shares := lim
+	if !a.Enabled() { // one anonymous principal: its share is the pool
+		shares.MaxStartedQueriesPerPrincipal = lim.MaxStartedQueries
+		shares.MaxUnfetchedResultsPerPrincipal = lim.MaxUnfetchedResults
+		shares.MaxPreparedStatementsPerPrincipal = lim.MaxPreparedStatements
+	}
 	if cfg.Planner == nil {
 		cfg.Planner = planner.New(cfg.Service)
 	}
@@ -195,11 +240,14 @@ func New(cfg Config) (*Server, error) {
 		sql: sq,
 		svc: cfg.Service, table: cfg.Service.Table(), auth: a, log: log, limits: lim, audit: cfg.Audit, idem: cfg.Idempotency,
 		alloc:    memory.DefaultAllocator,
-		prepared: newPreparedSet(lim.PreparedTTL, lim.MaxPreparedStatements),
+		prepared: newPreparedSet(lim.PreparedTTL, lim.MaxPreparedStatements, shares.MaxPreparedStatementsPerPrincipal),
 		planner:  cfg.Planner,
-		plans:    newParked(lim.QueryTimeout, lim.MaxUnfetchedResults, func(*planner.Plan) {}),
+		panicked: cfg.Panicked,
 	}
-	s.started = newParked(lim.StalledResultTimeout, lim.MaxStartedQueries, s.release)
+	s.plans = newParked("plans", lim.QueryTimeout, lim.MaxUnfetchedResults, shares.MaxUnfetchedResultsPerPrincipal,
+		func(*planner.Plan) {}, s.recovered)
+	s.started = newParked("started queries", lim.StalledResultTimeout, lim.MaxStartedQueries, shares.MaxStartedQueriesPerPrincipal,
+		s.release, s.recovered)
 	s.live = newLiveQueries()
 	if cfg.SQL == nil { // SQL in this process: plan_scan is answered here
 		if err := s.planner.RegisterSQL(context.Background()); err != nil {
@@ -219,11 +267,17 @@ func New(cfg Config) (*Server, error) {
 	}
 	s.FlightServer = flightsql.NewFlightServerWithAllocator(q, s.alloc)
 
+	// The recovery is outermost: it covers the embedder's interceptors
+	// and authentication as well as the handlers.
+	recoverUnary, recoverStream := obs.RecoveryInterceptors(log, "flight", s.panicked)
+	unary := append([]grpc.UnaryServerInterceptor{recoverUnary}, cfg.UnaryInterceptors...)
+	stream := append([]grpc.StreamServerInterceptor{recoverStream}, cfg.StreamInterceptors...)
 	opts := []grpc.ServerOption{
 		grpc.MaxRecvMsgSize(lim.MaxMessageBytes),
 		grpc.MaxSendMsgSize(lim.MaxMessageBytes),
-		grpc.ChainUnaryInterceptor(append(cfg.UnaryInterceptors[:len(cfg.UnaryInterceptors):len(cfg.UnaryInterceptors)], publicUnary(s.unaryInterceptor))...),
-		grpc.ChainStreamInterceptor(append(cfg.StreamInterceptors[:len(cfg.StreamInterceptors):len(cfg.StreamInterceptors)], publicStream(s.streamInterceptor))...),
+		grpc.MaxHeaderListSize(uint32(min(lim.MaxMetadataBytes, 1<<30))),
+		grpc.ChainUnaryInterceptor(append(unary, publicUnary(s.unaryInterceptor))...),
+		grpc.ChainStreamInterceptor(append(stream, publicStream(s.streamInterceptor))...),
 	}
 	if cfg.TLSCertFile != "" || cfg.TLSKeyFile != "" || cfg.TLSClientCAFile != "" {
 		tc, err := auth.TLSConfig(cfg.TLSCertFile, cfg.TLSKeyFile, cfg.TLSClientCAFile)
@@ -278,4 +332,44 @@ func (s *Server) GracefulStop() {
 func (s *Server) Stop() {
 	s.grpc.Stop()
 	s.started.dropAll()
+}
+
+// recovered logs and counts a panic v that a goroutine of a call (where
+// names its job) recovered from, and returns the error to end the call
+// with (obs.Recovered).
+func (s *Server) recovered(where string, v any) error {
+	return grpcstatus.FromError(obs.Recovered(s.log, s.panicked, "flight", where, v))
+}
+
+// DoPut checks the first message of an upload before the Flight SQL
+// router sees it: that message must carry the FlightDescriptor saying
+// what the upload is for (the router would dereference a missing one).
+// The message read here is not lost: the router's stream replays it.
+func (s *Server) DoPut(stream flight.FlightService_DoPutServer) error {
+	first, err := stream.Recv()
+	if errors.Is(err, io.EOF) {
+		return nserror.New(nserror.InvalidInput, "DoPut sent no message: its first one carries the FlightDescriptor of what it uploads")
+	}
+	if err != nil {
+		return err
+	}
+	if first.GetFlightDescriptor() == nil {
+		return nserror.New(nserror.InvalidInput, "the first message of a DoPut carries no FlightDescriptor: it must say what the upload is for (a Flight SQL command)")
+	}
+	return s.FlightServer.DoPut(&replayedPut{FlightService_DoPutServer: stream, first: first})
+}
+
+// replayedPut is a DoPut stream whose first message was read already:
+// Recv answers it again, once, then reads on.
+type replayedPut struct {
+	flight.FlightService_DoPutServer
+	first *flight.FlightData
+}
+
+func (r *replayedPut) Recv() (*flight.FlightData, error) {
+	if fd := r.first; fd != nil {
+		r.first = nil
+		return fd, nil
+	}
+	return r.FlightService_DoPutServer.Recv()
 }

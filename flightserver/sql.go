@@ -128,14 +128,28 @@ func (q *sqlServer) DoGetStatement(ctx context.Context, tk flightsql.StatementQu
 	if err != nil {
 		return nil, nil, err
 	}
-	if r := q.s.started.take(t.started, t.what()); r != nil {
-		r.id = t.started
+	id := liveID(ctx, t.started)
+	if r := q.s.started.take(t.started, bindingOf(ctx), t.what()); r != nil {
+		r.id = id
 		return q.s.stream(ctx, r)
 	}
 	if t.kind == "p" {
-		return q.runPrepared(ctx, t.started, []byte(t.payload), t.after, t.spent)
+		return q.runPrepared(ctx, id, []byte(t.payload), t.after, t.spent)
 	}
-	return q.s.runQuery(ctx, t.started, t.payload, nil, t.after, t.spent)
+	return q.s.runQuery(ctx, id, t.payload, nil, t.after, t.spent)
+}
+
+// statementTicket reads the flightns statement ticket of an endpoint's
+// ticket; a missing one, or one that is not flightns's, is InvalidInput.
+func statementTicket(tk *flight.Ticket) (ticket, error) {
+	if tk == nil {
+		return ticket{}, nserror.New(nserror.InvalidInput, "no ticket: not a flightns statement endpoint")
+	}
+	tq, err := flightsql.GetStatementQueryTicket(tk)
+	if err != nil {
+		return ticket{}, nserror.New(nserror.InvalidInput, "not a flightns statement ticket")
+	}
+	return parseTicket(tq.GetStatementHandle())
 }
 
 // CancelFlightInfo cancels the queries of a FlightInfo's endpoints (and
@@ -143,20 +157,18 @@ func (q *sqlServer) DoGetStatement(ctx context.Context, tk flightsql.StatementQu
 // and nobody fetched is stopped, its slot freed; one a DoGet streams is
 // interrupted, and the stream ends with Canceled; one not run yet never
 // runs (its DoGet fails with Canceled). A ticket is its holder's
-// capability: its random query id is what finds the query.
-func (q *sqlServer) CancelFlightInfo(_ context.Context, req *flight.CancelFlightInfoRequest) (flight.CancelFlightInfoResult, error) {
+// capability: its random query id, with the principal that holds it
+// (auth.go), is what finds the query; endpoints without a flightns
+// ticket are passed over.
+func (q *sqlServer) CancelFlightInfo(ctx context.Context, req *flight.CancelFlightInfoRequest) (flight.CancelFlightInfoResult, error) {
 	st := flight.CancelStatusNotCancellable
 	for _, ep := range req.GetInfo().GetEndpoint() {
-		tq, err := flightsql.GetStatementQueryTicket(ep.GetTicket())
-		if err != nil {
-			continue
-		}
-		t, err := parseTicket(tq.GetStatementHandle())
+		t, err := statementTicket(ep.GetTicket())
 		if err != nil || t.started == "" {
 			continue
 		}
-		q.s.live.cancel(t.started)
-		if r := q.s.started.take(t.started, t.what()); r != nil {
+		q.s.live.cancel(liveID(ctx, t.started))
+		if r := q.s.started.take(t.started, bindingOf(ctx), t.what()); r != nil {
 			q.s.release(r)
 		}
 		st = flight.CancelStatusCancelled
@@ -167,15 +179,15 @@ func (q *sqlServer) CancelFlightInfo(_ context.Context, req *flight.CancelFlight
 // RenewFlightEndpoint answers a statement's endpoint as it is: its ticket
 // carries no expiration time because it does not expire — a DoGet that
 // comes after a started query was dropped runs the query from the ticket
-// (exec.go) — so there is nothing to extend. A ticket that is not
-// flightns's is InvalidArgument.
+// (exec.go) — so there is nothing to extend. A request without an
+// endpoint, or whose endpoint has no ticket or one that is not
+// flightns's, is InvalidArgument.
 func (q *sqlServer) RenewFlightEndpoint(_ context.Context, req *flight.RenewFlightEndpointRequest) (*flight.FlightEndpoint, error) {
 	ep := req.GetEndpoint()
-	tq, err := flightsql.GetStatementQueryTicket(ep.GetTicket())
-	if err == nil {
-		_, err = parseTicket(tq.GetStatementHandle())
+	if ep == nil {
+		return nil, nserror.New(nserror.InvalidInput, "RenewFlightEndpoint needs the endpoint to renew")
 	}
-	if err != nil {
+	if _, err := statementTicket(ep.GetTicket()); err != nil {
 		return nil, nserror.New(nserror.InvalidInput, "not a flightns statement endpoint")
 	}
 	return ep, nil
@@ -225,7 +237,7 @@ func (q *sqlServer) CreatePreparedStatement(ctx context.Context, req flightsql.A
 		fields[i] = arrow.Field{Name: "$" + strconv.Itoa(i+1), Type: t, Nullable: true}
 	}
 	params := arrow.NewSchema(fields, nil)
-	handle, err := q.s.prepared.add(&prepared{query: req.GetQuery(), schema: schema, params: params})
+	handle, err := q.s.prepared.add(&prepared{query: req.GetQuery(), schema: schema, params: params, owner: bindingOf(ctx)})
 	if err != nil {
 		return none, err
 	}
@@ -237,8 +249,8 @@ func (q *sqlServer) CreatePreparedStatement(ctx context.Context, req flightsql.A
 
 // ClosePreparedStatement forgets a handle; closing an unknown one is not
 // an error (it may have expired).
-func (q *sqlServer) ClosePreparedStatement(_ context.Context, req flightsql.ActionClosePreparedStatementRequest) error {
-	q.s.prepared.remove(req.GetPreparedStatementHandle())
+func (q *sqlServer) ClosePreparedStatement(ctx context.Context, req flightsql.ActionClosePreparedStatementRequest) error {
+	q.s.prepared.remove(req.GetPreparedStatementHandle(), bindingOf(ctx))
 	return nil
 }
 
@@ -246,7 +258,7 @@ func (q *sqlServer) ClosePreparedStatement(_ context.Context, req flightsql.Acti
 // it with the parameters bound when it is fetched.
 func (q *sqlServer) GetFlightInfoPreparedStatement(ctx context.Context, cmd flightsql.PreparedStatementQuery, desc *flight.FlightDescriptor) (*flight.FlightInfo, error) {
 	handle := cmd.GetPreparedStatementHandle()
-	p, err := q.s.prepared.get(handle)
+	p, err := q.s.prepared.get(handle, bindingOf(ctx))
 	if err != nil {
 		return nil, err
 	}
@@ -260,7 +272,7 @@ func (q *sqlServer) GetFlightInfoPreparedStatement(ctx context.Context, cmd flig
 // runPrepared runs a prepared statement with its bound parameters, under
 // the query id of its ticket (id; "" for none).
 func (q *sqlServer) runPrepared(ctx context.Context, id string, handle []byte, after uint64, spent time.Duration) (*arrow.Schema, <-chan flight.StreamChunk, error) {
-	p, err := q.s.prepared.get(handle)
+	p, err := q.s.prepared.get(handle, bindingOf(ctx))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -278,6 +290,14 @@ func (q *sqlServer) runPrepared(ctx context.Context, id string, handle []byte, a
 	began := time.Now()
 	go func() {
 		defer close(out)
+		defer func() { // the handler's recovery does not reach this goroutine
+			if v := recover(); v != nil {
+				select {
+				case out <- flight.StreamChunk{Err: q.s.recovered("streaming a prepared query's row sets", v)}:
+				case <-ctx.Done():
+				}
+			}
+		}()
 		if !relay(ctx, first, out) {
 			return
 		}
@@ -325,8 +345,8 @@ func relay(ctx context.Context, in <-chan flight.StreamChunk, out chan<- flight.
 }
 
 // GetSchemaPreparedStatement returns a prepared query's result schema.
-func (q *sqlServer) GetSchemaPreparedStatement(_ context.Context, cmd flightsql.PreparedStatementQuery, _ *flight.FlightDescriptor) (*flight.SchemaResult, error) {
-	p, err := q.s.prepared.get(cmd.GetPreparedStatementHandle())
+func (q *sqlServer) GetSchemaPreparedStatement(ctx context.Context, cmd flightsql.PreparedStatementQuery, _ *flight.FlightDescriptor) (*flight.SchemaResult, error) {
+	p, err := q.s.prepared.get(cmd.GetPreparedStatementHandle(), bindingOf(ctx))
 	if err != nil {
 		return nil, err
 	}
@@ -350,15 +370,19 @@ const MaxParameterSets = 1024
 // parameter, one row per set (at least one, at most MaxParameterSets);
 // with several, the query runs once per set and answers their results
 // one after the other.
-func (q *sqlServer) DoPutPreparedStatementQuery(_ context.Context, cmd flightsql.PreparedStatementQuery, r flight.MessageReader, _ flight.MetadataWriter) ([]byte, error) {
+func (q *sqlServer) DoPutPreparedStatementQuery(ctx context.Context, cmd flightsql.PreparedStatementQuery, r flight.MessageReader, _ flight.MetadataWriter) ([]byte, error) {
 	handle := cmd.GetPreparedStatementHandle()
-	p, err := q.s.prepared.get(handle)
+	owner := bindingOf(ctx)
+	p, err := q.s.prepared.get(handle, owner)
 	if err != nil {
 		return nil, err
 	}
 	var sets [][]any
 	for r.Next() {
 		rec := r.RecordBatch()
+		if err := validParams(rec); err != nil {
+			return nil, err
+		}
 		for i := 0; i < int(rec.NumRows()); i++ {
 			if len(sets) == MaxParameterSets {
 				return nil, limitError("a bind holds at most %d rows of parameters", MaxParameterSets)
@@ -379,33 +403,39 @@ func (q *sqlServer) DoPutPreparedStatementQuery(_ context.Context, cmd flightsql
 	if len(sets) == 0 {
 		return nil, nserror.New(nserror.InvalidInput, "bind at least one row of parameters (got none)")
 	}
-	q.s.prepared.bind(handle, sets)
+	q.s.prepared.bind(handle, owner, sets)
 	return handle, nil
 }
 
-// prepared is one prepared query and its bound parameters.
+// prepared is one prepared query and its bound parameters, bound to the
+// principal that prepared it (owner: bindingOf).
 type prepared struct {
 	query  string
 	schema *arrow.Schema
 	params *arrow.Schema
 	args   []any   // the first row set bound
 	more   [][]any // the sets after it
+	owner  string
 	used   time.Time
 }
 
 // preparedSet holds the prepared statements of every client, each until
-// it is closed or idle for ttl; at most max at once.
+// it is closed or idle for ttl; at most max at once, and at most share
+// of one principal. A handle finds its statement only for the principal
+// that prepared it: to another one it is unknown.
 type preparedSet struct {
-	ttl time.Duration
-	max int
-	now func() time.Time
+	ttl   time.Duration
+	max   int
+	share int
+	now   func() time.Time
 
-	mu sync.Mutex
-	m  map[string]*prepared
+	mu      sync.Mutex
+	m       map[string]*prepared
+	byOwner map[string]int
 }
 
-func newPreparedSet(ttl time.Duration, maxN int) *preparedSet {
-	return &preparedSet{ttl: ttl, max: maxN, now: time.Now, m: make(map[string]*prepared)}
+func newPreparedSet(ttl time.Duration, maxN, share int) *preparedSet {
+	return &preparedSet{ttl: ttl, max: maxN, share: share, now: time.Now, m: make(map[string]*prepared), byOwner: make(map[string]int)}
 }
 
 func (ps *preparedSet) add(p *prepared) ([]byte, error) {
@@ -417,44 +447,73 @@ func (ps *preparedSet) add(p *prepared) ([]byte, error) {
 	now := ps.now()
 	for k, old := range ps.m {
 		if now.Sub(old.used) > ps.ttl {
-			delete(ps.m, k)
+			ps.deleteLocked(k)
 		}
 	}
-	if len(ps.m) >= ps.max {
+	switch {
+	case len(ps.m) >= ps.max:
 		return nil, limitError("too many open prepared statements (limit %d): close the ones you are done with", ps.max)
+	case ps.byOwner[p.owner] >= ps.share:
+		return nil, limitError("too many open prepared statements of yours: %d, your share of the server's %d (the limit per principal); close the ones you are done with",
+			ps.share, ps.max)
 	}
 	p.used = now
 	ps.m[string(handle)] = p
+	ps.byOwner[p.owner]++
 	return handle, nil
 }
 
-// get returns a copy of a live prepared statement and marks it used.
-func (ps *preparedSet) get(handle []byte) (prepared, error) {
+func (ps *preparedSet) deleteLocked(handle string) {
+	p, ok := ps.m[handle]
+	if !ok {
+		return
+	}
+	delete(ps.m, handle)
+	if ps.byOwner[p.owner]--; ps.byOwner[p.owner] <= 0 {
+		delete(ps.byOwner, p.owner)
+	}
+}
+
+// errUnknownPrepared answers a handle that names no live statement of
+// the caller's: never prepared, closed, expired, or another principal's.
+func (ps *preparedSet) errUnknownPrepared() error {
+	return nserror.New(nserror.InvalidInput,
+		"unknown or expired prepared statement (statements expire after %s idle): prepare it again", ps.ttl)
+}
+
+// get returns a copy of a live prepared statement of owner's and marks it
+// used.
+func (ps *preparedSet) get(handle []byte, owner string) (prepared, error) {
 	ps.mu.Lock()
 	defer ps.mu.Unlock()
 	p, ok := ps.m[string(handle)]
+	if !ok || p.owner != owner {
+		return prepared{}, ps.errUnknownPrepared()
+	}
 	now := ps.now()
-	if !ok || now.Sub(p.used) > ps.ttl {
-		delete(ps.m, string(handle))
-		return prepared{}, nserror.New(nserror.InvalidInput,
-			"unknown or expired prepared statement (statements expire after %s idle): prepare it again", ps.ttl)
+	if now.Sub(p.used) > ps.ttl {
+		ps.deleteLocked(string(handle))
+		return prepared{}, ps.errUnknownPrepared()
 	}
 	p.used = now
 	return *p, nil
 }
 
-func (ps *preparedSet) bind(handle []byte, sets [][]any) {
+func (ps *preparedSet) bind(handle []byte, owner string, sets [][]any) {
 	ps.mu.Lock()
 	defer ps.mu.Unlock()
-	if p, ok := ps.m[string(handle)]; ok {
+	if p, ok := ps.m[string(handle)]; ok && p.owner == owner {
 		p.args, p.more = sets[0], sets[1:]
 	}
 }
 
-func (ps *preparedSet) remove(handle []byte) {
+// remove closes owner's statement; another principal's stays open.
+func (ps *preparedSet) remove(handle []byte, owner string) {
 	ps.mu.Lock()
 	defer ps.mu.Unlock()
-	delete(ps.m, string(handle))
+	if p, ok := ps.m[string(handle)]; ok && p.owner == owner {
+		ps.deleteLocked(string(handle))
+	}
 }
 
 func (ps *preparedSet) len() int {

@@ -6,7 +6,9 @@
 // The core packages know nothing of it: they expose small observer hooks
 // (redisclaim.Observer, objstore.Options.Observer, a go-redis Hook) and obs
 // plugs into them; the surfaces are wrapped by its gRPC interceptors and
-// HTTP middleware. Every metric lives in one registry per process
+// HTTP middleware, outermost among them its recovery (RecoveryInterceptors,
+// RecoverHTTP, Recovered), which turns a handler's panic into Internal,
+// logs its stack and counts it (Metrics.PanicRecovered). Every metric lives in one registry per process
 // (Metrics), never in a global one.
 //
 // Invariants: an observer never changes an outcome and never blocks (a
@@ -17,6 +19,7 @@
 // make them.
 //
 // What it must not do: decide anything about requests (it labels them, the
-// surfaces answer them), touch Redis keys or storage objects, or log
+// surfaces answer them; the one answer it gives is Internal, to a request
+// whose handler panicked), touch Redis keys or storage objects, or log
 // request bodies (they may hold credentials or large manifests).
 package obs

@@ -38,8 +38,13 @@ type Metrics struct {
 	recoveryTime    prometheus.Histogram
 	redisRestarts   prometheus.Counter
 	sqlRestarts     *prometheus.CounterVec
+	panics          *prometheus.CounterVec // surface
 	ready           prometheus.Gauge
 }
+
+// PanicSurfaces are the surfaces whose panics are counted
+// (PanicRecovered), each reported from the start, at zero.
+var PanicSurfaces = []string{"flight", "rest", "console", "metrics", "sql-worker"}
 
 // commitOps are the operations whose outcome is a commit (a table version
 // or a multi-table transaction).
@@ -89,10 +94,15 @@ func NewMetrics() *Metrics {
 		Help: "Restarts of the private redis-server after it died."})
 	m.sqlRestarts = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "flightns_sql_worker_restarts_total",
 		Help: "Restarts of the SQL worker process, by why the last one ended (exited, memory, stuck, unresponsive)."}, []string{"reason"})
+	m.panics = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "flightns_panics_recovered_total",
+		Help: "Panics a request handler recovered from (each answered Internal and logged with its stack: a bug), by surface (flight, rest, console, metrics, sql-worker)."}, []string{"surface"})
+	for _, s := range PanicSurfaces {
+		m.panics.WithLabelValues(s)
+	}
 	m.ready = prometheus.NewGauge(prometheus.GaugeOpts{Name: "flightns_ready",
 		Help: "1 while the process is ready to serve (recovered, Redis answering), else 0."})
 	for _, c := range []prometheus.Collector{m.requests, m.requestDuration, m.commits, m.conflicts, m.claimDuration, m.finalize,
-		m.materialize, m.groupSize, m.query, m.redisErrors, m.storeErrors, m.recoveries, m.recoveryTime, m.redisRestarts, m.sqlRestarts, m.ready} {
+		m.materialize, m.groupSize, m.query, m.redisErrors, m.storeErrors, m.recoveries, m.recoveryTime, m.redisRestarts, m.sqlRestarts, m.panics, m.ready} {
 		f(c)
 	}
 	return m
@@ -131,6 +141,10 @@ func (m *Metrics) RedisRestarted() { m.redisRestarts.Inc() }
 // SQLWorkerRestarted counts a restart of the SQL worker; kind is a short
 // reason (exited, memory, stuck, unresponsive).
 func (m *Metrics) SQLWorkerRestarted(kind string) { m.sqlRestarts.WithLabelValues(kind).Inc() }
+
+// PanicRecovered counts a panic a handler of surface recovered from
+// (RecoveryInterceptors, RecoverHTTP).
+func (m *Metrics) PanicRecovered(surface string) { m.panics.WithLabelValues(surface).Inc() }
 
 // ClaimObserver is the redisclaim hook.
 func (m *Metrics) ClaimObserver() *redisclaim.Observer {

@@ -97,6 +97,31 @@ type Vend struct {
 	RenewAfter, RefreshOffset time.Duration
 }
 
+// HTTP bounds the connections of every HTTP listener: REST, the console,
+// and metrics and health.
+type HTTP struct {
+	// ReadHeaderTimeout bounds the reading of a request's header (default
+	// 10 s); IdleTimeout closes a keep-alive connection idle that long
+	// (default 2 min).
+	ReadHeaderTimeout, IdleTimeout time.Duration
+	// MaxHeaderBytes bounds a request's header (default 64 KiB): past it,
+	// 431 Request Header Fields Too Large.
+	MaxHeaderBytes int
+}
+
+// EnsureDefaults fills what is unset.
+func (h *HTTP) EnsureDefaults() {
+	if h.ReadHeaderTimeout <= 0 {
+		h.ReadHeaderTimeout = 10 * time.Second
+	}
+	if h.IdleTimeout <= 0 {
+		h.IdleTimeout = 2 * time.Minute
+	}
+	if h.MaxHeaderBytes <= 0 {
+		h.MaxHeaderBytes = 64 << 10
+	}
+}
+
 // OIDC configures OpenID Connect bearer tokens.
 type OIDC struct {
 	// Issuer is the issuer URL; empty: no OIDC.
@@ -221,7 +246,9 @@ type Config struct {
 	// MaxBodyBytes bounds one REST request body (default
 	// restserver.DefaultMaxBodyBytes).
 	MaxBodyBytes int64
-	SQL          SQL
+	// HTTP bounds the HTTP listeners' connections and headers.
+	HTTP HTTP
+	SQL  SQL
 	// Unmanaged: Lance commits versions itself and the catalog only names
 	// and places tables.
 	Unmanaged bool
@@ -259,6 +286,7 @@ func (c *Config) EnsureDefaults() {
 		c.Version = "dev"
 	}
 	c.Limits.EnsureDefaults()
+	c.HTTP.EnsureDefaults()
 }
 
 // Validate refuses a configuration Start could not run, naming what is

@@ -240,7 +240,7 @@ func (s *Server) serveMetrics() {
 	if l == nil {
 		return
 	}
-	srv := &http.Server{Handler: obs.Mux(s.metrics, s.health), ReadHeaderTimeout: 10 * time.Second}
+	srv := s.httpServer(obs.Mux(s.metrics, s.health), "metrics")
 	go func() { _ = srv.Serve(l) }()
 	s.push(func() { _ = srv.Close() })
 	s.log.Info("metrics and health listening", "addr", l.Addr().String(), "paths", "/metrics /healthz /readyz")
@@ -293,7 +293,8 @@ func (s *Server) serveSurfaces(ctx context.Context, authn *auth.Authenticator, s
 		var err error
 		fsrv, err = flightserver.New(flightserver.Config{Service: s.svc, Planner: plan, SQL: sql, Auth: authn, TLSCertFile: s.cfg.TLSCert, TLSKeyFile: s.cfg.TLSKey, TLSClientCAFile: s.cfg.TLSClientCA, Audit: s.audit, Idempotency: idem,
 			Logger: s.log, Version: s.cfg.Version, Limits: s.cfg.Limits, Health: s.health.GRPC(),
-			UnaryInterceptors: []grpc.UnaryServerInterceptor{uInt}, StreamInterceptors: []grpc.StreamServerInterceptor{sInt}})
+			UnaryInterceptors: []grpc.UnaryServerInterceptor{uInt}, StreamInterceptors: []grpc.StreamServerInterceptor{sInt},
+			Panicked: func() { s.metrics.PanicRecovered("flight") }})
 		if err != nil {
 			return err
 		}
@@ -330,11 +331,22 @@ func (s *Server) serveSurfaces(ctx context.Context, authn *auth.Authenticator, s
 	return nil
 }
 
+// httpServer is the server of one HTTP listener: its handler recovers
+// from panics (obs.RecoverHTTP: 500, logged with the stack, counted under
+// surface), and its connections are bounded (Config.HTTP).
+func (s *Server) httpServer(h http.Handler, surface string) *http.Server {
+	hc := s.cfg.HTTP
+	return &http.Server{
+		Handler:           obs.RecoverHTTP(h, s.log, surface, func() { s.metrics.PanicRecovered(surface) }),
+		ReadHeaderTimeout: hc.ReadHeaderTimeout, IdleTimeout: hc.IdleTimeout, MaxHeaderBytes: hc.MaxHeaderBytes,
+		ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelDebug), // a refused TLS handshake, say
+	}
+}
+
 // serveHTTP serves h on l (with TLS when configured) until Close; what
 // names the surface in the log.
 func (s *Server) serveHTTP(l net.Listener, h http.Handler, what string) error {
-	hs := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second,
-		ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelDebug)} // a refused TLS handshake, say
+	hs := s.httpServer(h, strings.ToLower(what))
 	if s.cfg.TLSCert != "" {
 		tc, err := auth.TLSConfig(s.cfg.TLSCert, s.cfg.TLSKey, s.cfg.TLSClientCA)
 		if err != nil {
@@ -407,6 +419,7 @@ func (s *Server) startSQLWorker(engine sqlengine.Config) (*sqlworker.Supervisor,
 		Spec: sqlworker.Spec{Root: s.deps.Store.URI(), Redis: s.deps.RedisURL, Catalog: s.cfg.Store.Catalog, Engine: engine,
 			DataLimit: limit, Idle: true, CPUs: cpus, StopGrace: sc.StopGrace, LogFormat: s.cfg.LogFormat, LogLevel: s.cfg.LogLevel},
 		Dir: dir, RSSLimit: limit, Logger: s.log, Restarted: s.metrics.SQLWorkerRestarted,
+		Panicked: func() { s.metrics.PanicRecovered("sql-worker") },
 	})
 	if err != nil {
 		_ = os.RemoveAll(dir)

@@ -10,7 +10,11 @@
 // directory, with a token: DoGet of a query ticket streams the result
 // (Arrow IPC, the catalog sequence in a header), the action "schema"
 // returns a statement's result and parameter schemas, "status" its
-// applied sequence. Errors carry their Lance code as flightserver's do.
+// applied sequence and the panics its calls recovered from. Errors carry
+// their Lance code as flightserver's do; a panic is Internal (the
+// recovery is its gRPC server's outermost interceptor), logged with its
+// stack, and reported by the supervisor (SupervisorConfig.Panicked). A
+// call's metadata is bounded (64 KiB).
 //
 // Bounds, each enforced where it cannot be bypassed:
 //

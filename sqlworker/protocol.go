@@ -112,6 +112,9 @@ type schemaReply struct {
 type Status struct {
 	Pid     int    `json:"pid"`
 	Visible uint64 `json:"visible"` // the newest catalog sequence its queries see
+	// Panics counts the panics its calls recovered from (each a bug,
+	// answered Internal and logged by the worker with its stack).
+	Panics uint64 `json:"panics,omitempty"`
 }
 
 func marshal(v any) []byte {

@@ -88,6 +88,10 @@ type SupervisorConfig struct {
 	// with why the last one ended: "exited", "memory", "stuck" or
 	// "unresponsive" (optional; metrics).
 	Restarted func(kind string)
+	// Panicked is called once for each panic a worker's call recovered
+	// from, within a second of it (read from the worker's Status;
+	// optional; metrics).
+	Panicked func()
 }
 
 // Supervisor keeps one worker running and answers flightserver.SQL
@@ -268,6 +272,7 @@ func (s *Supervisor) watch(c *proc) {
 	defer tick.Stop()
 	misses := 0
 	lastBeat := time.Now()
+	var panics uint64 // the worker's recovered panics reported so far
 	for {
 		select {
 		case <-c.exited:
@@ -286,10 +291,15 @@ func (s *Supervisor) watch(c *proc) {
 		}
 		lastBeat = time.Now()
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		_, err := c.client.Status(ctx)
+		st, err := c.client.Status(ctx)
 		cancel()
 		if err == nil {
 			misses = 0
+			for ; panics < st.Panics; panics++ {
+				if s.cfg.Panicked != nil {
+					s.cfg.Panicked()
+				}
+			}
 			continue
 		}
 		if misses++; misses >= 5 {

@@ -11,6 +11,7 @@ import (
 	"os"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -29,6 +30,7 @@ import (
 	"github.com/flightns/flightns/nserror"
 	"github.com/flightns/flightns/nserror/grpcstatus"
 	"github.com/flightns/flightns/objstore"
+	"github.com/flightns/flightns/obs"
 	"github.com/flightns/flightns/planner"
 	"github.com/flightns/flightns/sqlengine"
 )
@@ -46,13 +48,21 @@ type ServeConfig struct {
 	// exits (default 5 s).
 	StopGrace time.Duration
 	Logger    *slog.Logger
+
+	// beforeCall, when set, runs as every call starts, inside the
+	// recovery (a test seam: a test plants a bug there).
+	beforeCall func(method string)
 }
 
 // ErrStuck ends Serve when a stopped query did not end within StopGrace.
 var ErrStuck = errors.New("sqlworker: a stopped query did not end; the worker exits so that a new one takes its place")
 
-// maxMessage bounds one message of the private protocol.
-const maxMessage = 64 << 20
+// maxMessage bounds one message of the private protocol, and
+// maxHeaderList the metadata of one call (its token and a request id).
+const (
+	maxMessage    = 64 << 20
+	maxHeaderList = 64 << 10
+)
 
 // Serve opens the catalog read-only with its SQL engine and answers the
 // server on l until ctx ends (nil) or a stopped query overstays (ErrStuck).
@@ -83,9 +93,13 @@ func Serve(ctx context.Context, l net.Listener, cfg ServeConfig) error {
 	if err := planner.NewScanner(scanCatalog{t: table, uri: uri}).RegisterSQL(ctx); err != nil {
 		return fmt.Errorf("sqlworker: the plan_scan SQL function: %w", err)
 	}
-	w := &worker{table: table, token: cfg.Token, watch: newWatch(cfg.StopGrace), alloc: memory.DefaultAllocator}
-	gs := grpc.NewServer(grpc.MaxRecvMsgSize(maxMessage), grpc.MaxSendMsgSize(maxMessage),
-		grpc.ChainUnaryInterceptor(w.unary), grpc.ChainStreamInterceptor(w.stream))
+	w := &worker{table: table, token: cfg.Token, watch: newWatch(cfg.StopGrace), alloc: memory.DefaultAllocator, beforeCall: cfg.beforeCall}
+	// The recovery is outermost: a panic, in a handler or in the token's
+	// check, is Internal, logged with its stack, and counted in Status
+	// (the supervisor reports it: SupervisorConfig.Panicked).
+	recoverUnary, recoverStream := obs.RecoveryInterceptors(log, "sql-worker", func() { w.panics.Add(1) })
+	gs := grpc.NewServer(grpc.MaxRecvMsgSize(maxMessage), grpc.MaxSendMsgSize(maxMessage), grpc.MaxHeaderListSize(maxHeaderList),
+		grpc.ChainUnaryInterceptor(recoverUnary, w.unary), grpc.ChainStreamInterceptor(recoverStream, w.stream))
 	flight.RegisterFlightServiceServer(gs, w)
 	served := make(chan error, 1)
 	go func() { served <- gs.Serve(l) }()
@@ -116,10 +130,12 @@ func (w *worker) authorized(ctx context.Context) error { return checkToken(ctx, 
 // worker answers the private protocol.
 type worker struct {
 	flight.BaseFlightServer
-	table *manifesttable.Table
-	token string
-	watch *watch
-	alloc memory.Allocator
+	table      *manifesttable.Table
+	token      string
+	watch      *watch
+	alloc      memory.Allocator
+	panics     atomic.Uint64 // recovered, reported by Status
+	beforeCall func(method string)
 }
 
 func checkToken(ctx context.Context, token string) error {
@@ -131,14 +147,20 @@ func checkToken(ctx context.Context, token string) error {
 	return nil
 }
 
-func (w *worker) unary(ctx context.Context, req any, _ *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
+func (w *worker) unary(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
+	if w.beforeCall != nil {
+		w.beforeCall(info.FullMethod)
+	}
 	if err := w.authorized(ctx); err != nil {
 		return nil, err
 	}
 	return h(ctx, req)
 }
 
-func (w *worker) stream(srv any, ss grpc.ServerStream, _ *grpc.StreamServerInfo, h grpc.StreamHandler) error {
+func (w *worker) stream(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, h grpc.StreamHandler) error {
+	if w.beforeCall != nil {
+		w.beforeCall(info.FullMethod)
+	}
 	if err := w.authorized(ss.Context()); err != nil {
 		return err
 	}
@@ -315,7 +337,7 @@ func (w *worker) DoAction(a *flight.Action, stream flight.FlightService_DoAction
 		body = marshal(schemaReply{Schema: flight.SerializeSchema(schema, w.alloc),
 			Params: flight.SerializeSchema(arrow.NewSchema(fields, nil), w.alloc)})
 	case actionStatus:
-		body = marshal(Status{Pid: os.Getpid(), Visible: w.table.Visible()})
+		body = marshal(Status{Pid: os.Getpid(), Visible: w.table.Visible(), Panics: w.panics.Load()})
 	default:
 		return status.Errorf(codes.Unimplemented, "sqlworker: no action %q", a.GetType())
 	}

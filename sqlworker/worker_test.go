@@ -8,11 +8,13 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"google.golang.org/grpc/metadata"
 
 	"github.com/flightns/flightns/internal/testutil/nstest"
 	"github.com/flightns/flightns/namespace"
@@ -29,7 +31,7 @@ type wenv struct {
 	stuck  chan error
 }
 
-func startWorker(t *testing.T, grace time.Duration) *wenv {
+func startWorker(t *testing.T, grace time.Duration, opts ...func(*ServeConfig)) *wenv {
 	t.Helper()
 	env := nstest.New(t)
 	svc := env.Open(t, func(c *namespace.Config) { c.NoSQL = true })
@@ -40,10 +42,12 @@ func startWorker(t *testing.T, grace time.Duration) *wenv {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	e := &wenv{svc: svc, stuck: make(chan error, 1)}
-	go func() {
-		e.stuck <- Serve(ctx, l, ServeConfig{Objects: env.Objects, Redis: env.RDB, Catalog: env.Catalog, Token: "tok",
-			Engine: sqlengine.Config{MemoryLimit: "512MB", MaxQueries: 4}, StopGrace: grace, Logger: nstest.Quiet})
-	}()
+	cfg := ServeConfig{Objects: env.Objects, Redis: env.RDB, Catalog: env.Catalog, Token: "tok",
+		Engine: sqlengine.Config{MemoryLimit: "512MB", MaxQueries: 4}, StopGrace: grace, Logger: nstest.Quiet}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	go func() { e.stuck <- Serve(ctx, l, cfg) }()
 	t.Cleanup(cancel)
 	if e.client, err = Dial(sock, "tok"); err != nil {
 		t.Fatal(err)
@@ -277,5 +281,54 @@ func TestResultsStreamInLargeBatchesWithEveryValue(t *testing.T) {
 	}
 	if most := int64(n / 16384); batches > most {
 		t.Errorf("%d rows came in %d batches, want at most %d", n, batches, most)
+	}
+}
+
+// A panic in a worker's call — in a handler, or before its token is
+// checked — is Internal with the Lance code Internal, counted in the
+// worker's Status (which the supervisor turns into the panics metric),
+// and the worker answers the next call.
+func TestAPanicInTheWorkerIsInternalAndCounted(t *testing.T) {
+	var plant atomic.Bool
+	e := startWorker(t, 5*time.Second, func(c *ServeConfig) {
+		c.beforeCall = func(method string) {
+			if plant.Load() && strings.HasSuffix(method, "/DoGet") {
+				panic("a planted bug")
+			}
+		}
+	})
+	ctx := context.Background()
+	plant.Store(true)
+	_, err := e.client.Query(ctx, "SELECT 1", nil, 0)
+	if nserror.CodeOf(err) != nserror.Internal || strings.Contains(err.Error(), "planted") {
+		t.Fatalf("a query whose call panicked: %v, want Internal (not naming the panic)", err)
+	}
+	st, err := e.client.Status(ctx)
+	if err != nil || st.Panics != 1 {
+		t.Fatalf("the worker's status: %+v, %v; want 1 panic", st, err)
+	}
+	plant.Store(false)
+	res, err := e.client.Query(ctx, "SELECT 42", nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := column(t, res); !slices.Equal(got, []string{"42"}) {
+		t.Fatalf("the next query: %v", got)
+	}
+}
+
+// The metadata of one call to the worker is bounded (64 KiB), like the
+// Flight server's: a call past it is refused, and the worker answers the
+// next one.
+func TestOversizedMetadataIsRefusedByTheWorker(t *testing.T) {
+	e := startWorker(t, 5*time.Second)
+	big := metadata.AppendToOutgoingContext(context.Background(), "x-big", strings.Repeat("x", 3<<20))
+	for range 2 { // the first call may go before the client has the worker's settings
+		if _, err := e.client.Status(big); err == nil {
+			t.Fatal("a call with 3 MB of metadata was answered")
+		}
+	}
+	if _, err := e.client.Status(context.Background()); err != nil {
+		t.Fatalf("the next call: %v", err)
 	}
 }
