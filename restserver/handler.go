@@ -15,6 +15,7 @@ import (
 	"github.com/flightns/flightns/idempotency"
 	"github.com/flightns/flightns/namespace"
 	"github.com/flightns/flightns/nserror"
+	"github.com/flightns/flightns/obs"
 	"github.com/flightns/flightns/planner"
 )
 
@@ -41,6 +42,10 @@ type Options struct {
 	// Idempotency answers retried mutations that carry an
 	// Idempotency-Key (nil: the header is ignored).
 	Idempotency *idempotency.Store
+	// Panicked is called once for each panic a request recovered from
+	// (the panics metric; nil: none). The panic is logged with its stack
+	// and answered as Internal either way.
+	Panicked func()
 }
 
 // New returns the REST handler of svc: the /v1/... routes of the Lance
@@ -50,7 +55,8 @@ func New(svc *namespace.Service, opts Options) http.Handler {
 	if svc == nil {
 		panic("restserver: New needs a *namespace.Service")
 	}
-	h := &handler{svc: svc, plan: opts.Planner, auth: opts.Auth, max: opts.MaxBodyBytes, log: opts.Logger, audit: opts.Audit, idem: opts.Idempotency}
+	h := &handler{svc: svc, plan: opts.Planner, auth: opts.Auth, max: opts.MaxBodyBytes, log: opts.Logger, audit: opts.Audit, idem: opts.Idempotency,
+		panicked: opts.Panicked}
 	if h.plan == nil {
 		h.plan = planner.New(svc)
 	}
@@ -71,6 +77,8 @@ type handler struct {
 	log   *slog.Logger
 	audit *audit.Log
 	idem  *idempotency.Store
+	// panicked counts a recovered panic (Options.Panicked).
+	panicked func()
 }
 
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -79,7 +87,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			if err, ok := v.(error); ok && errors.Is(err, http.ErrAbortHandler) {
 				panic(v) // net/http's own way to abort a reply
 			}
-			h.writeError(w, r, nserror.New(nserror.Internal, "internal error: %v", v))
+			h.writeError(w, r, obs.Recovered(h.log, h.panicked, "rest", r.Method+" "+r.URL.Path, v))
 		}
 	}()
 	rt, rawID, err := match(r.URL.EscapedPath())

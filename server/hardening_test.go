@@ -80,7 +80,7 @@ func TestEveryHTTPListenerBoundsHeadersAndIdleConnections(t *testing.T) {
 // claim of one table's commit) is Internal, counted in
 // flightns_panics_recovered_total{surface="flight"}, and the server
 // serves on; every surface's count is reported from the start.
-func TestAPanicInAFlightCallIsCountedAndTheServerServesOn(t *testing.T) {
+func TestAPanicInAFlightOrRESTCallIsCountedAndTheServerServesOn(t *testing.T) {
 	dir := t.TempDir()
 	cfg := config(t, filepath.Join(dir, "data"))
 	cfg.ClaimStep = func(_ context.Context, step redisclaim.Step, table string, _ uint64) error {
@@ -134,6 +134,19 @@ func TestAPanicInAFlightCallIsCountedAndTheServerServesOn(t *testing.T) {
 	}
 	if err := flightAction(ctx, c, "", "ListNamespaces", `{"id": []}`); err != nil {
 		t.Fatalf("after the panic: %v", err)
+	}
+	// The same over REST: its handler recovers, answers Internal and
+	// counts the panic as REST's.
+	code, out = restAs(t, srv, "none")("/v1/table/ns$boom/version/create", fmt.Sprintf(`{"version": 1, "manifest_path": %q}`, staged))
+	if code != http.StatusInternalServerError || !strings.Contains(out, `"code":18`) || strings.Contains(out, "planted") {
+		t.Fatalf("the REST commit whose claim panics: %d %s, want 500 code 18 naming nothing of the panic", code, out)
+	}
+	_, text = get(t, metrics)
+	if v := metricValue(t, text, `flightns_panics_recovered_total{surface="rest"}`); v != 1 {
+		t.Fatalf("%v REST panics counted, want 1", v)
+	}
+	if code, out := restAs(t, srv, "none")("/v1/namespace/ns/describe", `{}`); code != http.StatusOK {
+		t.Fatalf("REST after the panic: %d %s", code, out)
 	}
 }
 

@@ -315,7 +315,8 @@ func (s *Server) serveSurfaces(ctx context.Context, authn *auth.Authenticator, s
 		})
 		s.log.Info("Flight SQL listening", "addr", l.Addr().String())
 	}
-	rest := obs.HTTPMiddleware(restserver.New(s.svc, restserver.Options{Auth: authn, Logger: s.log, MaxBodyBytes: s.cfg.MaxBodyBytes, Planner: plan, Audit: s.audit, Idempotency: idem}),
+	rest := obs.HTTPMiddleware(restserver.New(s.svc, restserver.Options{Auth: authn, Logger: s.log, MaxBodyBytes: s.cfg.MaxBodyBytes, Planner: plan, Audit: s.audit, Idempotency: idem,
+		Panicked: func() { s.metrics.PanicRecovered("rest") }}),
 		restserver.OpName, s.metrics, s.log)
 	if l := s.restL; l != nil {
 		if err := s.serveHTTP(l, rest, "REST"); err != nil {
