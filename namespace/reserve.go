@@ -73,9 +73,8 @@ func Overlap(a, b string) bool { return Inside(a, b) || Inside(b, a) }
 // objects that no table owns, only for a caller with the write role on
 // the whole catalog (the data's owner is unknown: a deregistered table's,
 // or written around the catalog), not for one whose grants stop at a
-// namespace. A location that meets a reserved directory is refused
-// (errOverlap), and again by the guard of the index change that reserves
-// it, which decides.
+// namespace (a location that holds another table's data is refused as an
+// overlap, as the guard of the index change that reserves it would).
 func (s *Service) claimLocation(ctx context.Context, id ID, given string) (string, error) {
 	if given == "" {
 		return defaultLocation(id), nil
@@ -83,18 +82,6 @@ func (s *Service) claimLocation(ctx context.Context, id ID, given string) (strin
 	loc, err := s.root.tableLocation(given)
 	if err != nil {
 		return "", err
-	}
-	// What another table holds is refused as such first (the index
-	// change's guard decides; this read only words the refusal).
-	if a, err := s.reservedAround(ctx, loc); err != nil {
-		return "", err
-	} else if a.reserved || a.above || len(a.below) > 0 {
-		if a.live && a.reserved {
-			if owner, ok, err := s.indexField(ctx, s.k.ByLoc(), loc); err == nil && ok && owner == id.String() {
-				return loc, nil // the table's own (RegisterTable again, mode overwrite)
-			}
-		}
-		return "", errOverlap(loc)
 	}
 	p, ok := auth.PrincipalFrom(ctx)
 	if !ok || p.Role >= auth.Write {
@@ -111,10 +98,28 @@ func (s *Service) claimLocation(ctx context.Context, id ID, given string) (strin
 		if err != nil {
 			return "", err
 		}
+		// Data is there: another table's is refused as an overlap (the
+		// index change's guard would refuse it too), anyone else's as
+		// data no table of the caller's owns.
+		if a, err := s.reservedAround(ctx, loc); err != nil {
+			return "", err
+		} else if (a.reserved || a.above || len(a.below) > 0) && !s.ownLocation(ctx, id, loc, a) {
+			return "", errOverlap(loc)
+		}
 		return "", nserror.New(nserror.PermissionDenied,
 			"table location %q already holds data no table of yours owns: taking it into the catalog needs the write role on the whole catalog; %q has it on namespaces only", given, p.Name)
 	}
 	return loc, nil
+}
+
+// ownLocation reports whether loc is table id's own directory (a's live
+// reservation is id's).
+func (s *Service) ownLocation(ctx context.Context, id ID, loc string, a around) bool {
+	if !a.live || !a.reserved {
+		return false
+	}
+	owner, ok, err := s.indexField(ctx, s.k.ByLoc(), loc)
+	return err == nil && ok && owner == id.String()
 }
 
 // Sparing is what a deletion of a table directory must leave alone.

@@ -45,12 +45,12 @@ func tenantServer(t *testing.T, args ...string) (srv *server, admin, bo *restCli
 	return srv, admin, bo, strings.TrimSuffix(d.Location, "/")
 }
 
-// refusedOverlap fails unless bo's declaration or registration of
+// refusedOverlap fails unless c's declaration or registration of
 // b$evil at loc is refused as an overlap (400, code 13) naming nothing of
 // namespace c.
-func refusedOverlap(t *testing.T, bo *restClient, op, loc string) {
+func refusedOverlap(t *testing.T, c *restClient, op, loc string) {
 	t.Helper()
-	rep, err := bo.post(context.Background(), "/v1/table/b$evil/"+op, map[string]any{"location": loc})
+	rep, err := c.post(context.Background(), "/v1/table/b$evil/"+op, map[string]any{"location": loc})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,8 +128,14 @@ func TestTenantsCannotReachEachOthersDirectories(t *testing.T) {
 func TestAKeptDropsDirectoryIsNobodyElses(t *testing.T) {
 	s3 := s3test.Start(t, "lake")
 	_, admin, bo, t1 := tenantServer(t, "--redis", redistest.Start(t).URL(), "--root", s3.URI("lake", "cat"), "--vend-credentials")
+	// c$secret1 holds a Lance table (a final manifest) when it is dropped.
+	st := openStore(t, s3.URI("lake", "cat"))
+	if err := st.Put(context.Background(), "hidden-dir/_versions/18446744073709551614.manifest", []byte("manifest")); err != nil {
+		t.Fatal(err)
+	}
 	admin.must(t, "/v1/table/c$secret1/drop", map[string]any{}, nil)
 	refusedOverlap(t, bo, "register", "hidden-dir")
+	refusedOverlap(t, admin, "register", "hidden-dir") // even for the catalog's admin: only undrop brings it back
 	refusedOverlap(t, bo, "declare", "hidden-dir")
 	refusedOverlap(t, bo, "declare", "hidden-dir/x")
 	rep, err := bo.post(context.Background(), "/v1/table/b$evil/declare", map[string]any{"location": t1 + "/data", "vend_credentials": true})
