@@ -24,17 +24,7 @@ func TestConsoleActivityAndHealthNeedReadOnTheCatalog(t *testing.T) {
 	must("/v1/namespace/a/grants/create", `{"principal": "lim", "role": "read"}`)
 	lim := newConsoleUser(t, srv)
 	lim.login(`{"user": "lim", "password": "lim-pw"}`)
-	until := func(what string, ok func() bool) {
-		t.Helper()
-		deadline := time.Now().Add(15 * time.Second)
-		for !ok() {
-			if time.Now().After(deadline) {
-				t.Fatalf("%s: not within 15 s", what)
-			}
-			time.Sleep(100 * time.Millisecond)
-		}
-	}
-	until("lim's grant on a", func() bool {
+	until(t, "lim's grant on a", func() bool {
 		code, _ := lim.call(http.MethodGet, "/api/namespace?id=a", "", nil)
 		return code == http.StatusOK
 	})
@@ -55,11 +45,24 @@ func TestConsoleActivityAndHealthNeedReadOnTheCatalog(t *testing.T) {
 	}
 	// Read on the root namespace is read on the catalog.
 	must("/v1/namespace/%24/grants/create", `{"principal": "lim", "role": "read"}`)
-	until("lim's grant on the root", func() bool {
+	until(t, "lim's grant on the root", func() bool {
 		code, _ := lim.call(http.MethodGet, "/api/metrics", "", nil)
 		return code == http.StatusOK
 	})
 	if code, raw := lim.call(http.MethodGet, "/api/health", "", nil); code != http.StatusOK {
 		t.Errorf("lim with read on the root: /api/health %d %s", code, raw)
+	}
+}
+
+// until waits up to 15 s for ok (a grant reaching the server: grants are
+// re-read within namespace.GrantsRecheck), failing the test with what.
+func until(t *testing.T, what string, ok func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for !ok() {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not within 15 s", what)
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 }

@@ -114,17 +114,7 @@ func TestARetryAfterTheGrantIsRevokedIsRefused(t *testing.T) {
 
 	// The grant reaches the server (grants are re-read within
 	// namespace.GrantsRecheck); until: the first answers, with credentials.
-	until := func(what string, ok func() bool) {
-		t.Helper()
-		deadline := time.Now().Add(15 * time.Second)
-		for !ok() {
-			if time.Now().After(deadline) {
-				t.Fatalf("%s: not within 15 s", what)
-			}
-			time.Sleep(100 * time.Millisecond)
-		}
-	}
-	until("wes's write on a", func() bool { c, _, _ := keyed("", "/v1/namespace/a/describe", `{}`); return c == http.StatusOK })
+	until(t, "wes's write on a", func() bool { c, _, _ := keyed("", "/v1/namespace/a/describe", `{}`); return c == http.StatusOK })
 	const declare = `{"vend_credentials": true}`
 	code, first, replayed := keyed("k-rest", "/v1/table/a$t/declare", declare)
 	if code != http.StatusOK || replayed || !secret(first) {
@@ -157,7 +147,7 @@ func TestARetryAfterTheGrantIsRevokedIsRefused(t *testing.T) {
 		{"read", refusal{http.StatusForbidden, 15, codes.PermissionDenied}}, // wes may read a, not write it
 	} {
 		grant(step.grant)
-		until("wes's grant on a changed to "+step.grant, func() bool {
+		until(t, "wes's grant on a changed to "+step.grant, func() bool {
 			c, _, _ := keyed("", "/v1/table/a$other/declare", `{}`)
 			return c == step.want.status
 		})
@@ -184,7 +174,7 @@ func TestARetryAfterTheGrantIsRevokedIsRefused(t *testing.T) {
 
 	// The write grant back: the records were left alone.
 	grant("write")
-	until("wes's write on a again", func() bool { c, _, _ := keyed("", "/v1/namespace/a/describe", `{}`); return c == http.StatusOK })
+	until(t, "wes's write on a again", func() bool { c, _, _ := keyed("", "/v1/namespace/a/describe", `{}`); return c == http.StatusOK })
 	if c, b, replayed := keyed("k-rest", "/v1/table/a$t/declare", declare); c != http.StatusOK || b != first || !replayed {
 		t.Fatalf("the retry with the grant back: %d %s (replayed %v), want the first answer", c, b, replayed)
 	}
