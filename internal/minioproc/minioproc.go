@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -17,6 +18,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/sts"
 
 	"github.com/flightns/flightns/internal/child"
 	"github.com/flightns/flightns/internal/redisproc"
@@ -179,7 +181,7 @@ func start(ctx context.Context, cfg Config) (*Server, error) {
 		}
 		if resp, err := hc.Get(s.URL + "/minio/health/ready"); err == nil {
 			_ = resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
+			if resp.StatusCode == http.StatusOK && s.iamReady(ctx) {
 				return s, nil
 			}
 		}
@@ -189,6 +191,19 @@ func start(ctx context.Context, cfg Config) (*Server, error) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// iamReady reports whether the server's identity subsystem answers: MinIO
+// reports itself ready before it, and STS (credential vending) answers
+// "Server not initialized" until it is.
+func (s *Server) iamReady(ctx context.Context) bool {
+	c := sts.New(sts.Options{Region: Region, BaseEndpoint: aws.String(s.URL),
+		Credentials: credentials.NewStaticCredentialsProvider(AccessKey, SecretKey, "")})
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	_, err := c.AssumeRole(ctx, &sts.AssumeRoleInput{RoleArn: aws.String("arn:aws:iam::000000000000:role/probe"),
+		RoleSessionName: aws.String("probe"), DurationSeconds: aws.Int32(900)})
+	return err == nil || !strings.Contains(err.Error(), "not initialized")
 }
 
 // Client is an S3 client of the server with its root credentials.
