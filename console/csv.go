@@ -39,10 +39,11 @@ func Numeric(dt arrow.DataType) bool {
 	return arrow.IsInteger(id) || arrow.IsFloating(id) || arrow.IsDecimal(id)
 }
 
-// csvWriter writes record batches as CSV with a header: a null is an
+// CSVWriter writes record batches as CSV with a header: a null is an
 // empty cell, any other value its Arrow text (ValueStr: base64 for
-// binary, JSON for lists and structs), each through CSVCell.
-type csvWriter struct {
+// binary, JSON for lists and structs), each through CSVCell. The
+// console's download and `flightns query --format csv` write with it.
+type CSVWriter struct {
 	w       *csv.Writer
 	schema  *arrow.Schema
 	numeric []bool
@@ -50,8 +51,9 @@ type csvWriter struct {
 	started bool
 }
 
-func newCSVWriter(out io.Writer, schema *arrow.Schema) *csvWriter {
-	cw := &csvWriter{w: csv.NewWriter(out), schema: schema, row: make([]string, schema.NumFields())}
+// NewCSVWriter writes CSV of schema's batches to out.
+func NewCSVWriter(out io.Writer, schema *arrow.Schema) *CSVWriter {
+	cw := &CSVWriter{w: csv.NewWriter(out), schema: schema, row: make([]string, schema.NumFields())}
 	for _, f := range schema.Fields() {
 		cw.numeric = append(cw.numeric, Numeric(f.Type))
 	}
@@ -59,7 +61,7 @@ func newCSVWriter(out io.Writer, schema *arrow.Schema) *csvWriter {
 }
 
 // Write writes rec's rows (after the header, the first time).
-func (cw *csvWriter) Write(rec arrow.RecordBatch) error {
+func (cw *CSVWriter) Write(rec arrow.RecordBatch) error {
 	if err := cw.header(); err != nil {
 		return err
 	}
@@ -81,7 +83,7 @@ func (cw *csvWriter) Write(rec arrow.RecordBatch) error {
 }
 
 // Flush writes the header if no batch came, and what is buffered.
-func (cw *csvWriter) Flush() error {
+func (cw *CSVWriter) Flush() error {
 	if err := cw.header(); err != nil {
 		return err
 	}
@@ -89,7 +91,7 @@ func (cw *csvWriter) Flush() error {
 	return cw.w.Error()
 }
 
-func (cw *csvWriter) header() error {
+func (cw *CSVWriter) header() error {
 	if cw.started {
 		return nil
 	}

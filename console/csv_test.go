@@ -69,7 +69,7 @@ func TestConsoleCSVIsSafeForSpreadsheets(t *testing.T) {
 	defer rec.Release()
 
 	var out bytes.Buffer
-	w := newCSVWriter(&out, schema)
+	w := NewCSVWriter(&out, schema)
 	if err := w.Write(rec); err != nil {
 		t.Fatal(err)
 	}
@@ -97,7 +97,7 @@ func TestConsoleCSVIsSafeForSpreadsheets(t *testing.T) {
 	}
 	// An empty result still has its header.
 	out.Reset()
-	if err := newCSVWriter(&out, schema).Flush(); err != nil || out.String() != "'=name,n,x,s\n" {
+	if err := NewCSVWriter(&out, schema).Flush(); err != nil || out.String() != "'=name,n,x,s\n" {
 		t.Fatalf("an empty result: %q %v", out.String(), err)
 	}
 }

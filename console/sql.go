@@ -222,7 +222,7 @@ func (c *console) download(w http.ResponseWriter, r *http.Request) {
 	if req.Format == "csv" {
 		h.Set("Content-Type", "text/csv; charset=utf-8")
 		h.Set("Content-Disposition", `attachment; filename="result.csv"`)
-		cw := newCSVWriter(w, schema) // formulas neutralized (CSVCell)
+		cw := NewCSVWriter(w, schema) // formulas neutralized (CSVCell)
 		write, done = cw.Write, cw.Flush
 	} else {
 		h.Set("Content-Type", "application/vnd.apache.arrow.stream")

@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/tls"
 	"encoding/base64"
-	"encoding/csv"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -148,9 +147,9 @@ type resultWriter struct {
 	out    io.Writer
 	schema *arrow.Schema
 
-	rows  [][]string // table: every cell, to align the columns
-	csv   *csv.Writer
-	json  int // json: objects written
+	rows  [][]string         // table: every cell, to align the columns
+	csv   *console.CSVWriter // formulas neutralized
+	json  int                // json: objects written
 	arrow *ipc.Writer
 }
 
@@ -170,20 +169,9 @@ func (w *resultWriter) write(rec arrow.RecordBatch) error {
 		return w.arrow.Write(rec)
 	case "csv":
 		if w.csv == nil {
-			w.csv = csv.NewWriter(w.out)
-			if err := w.csv.Write(csvHeader(rec.Schema())); err != nil {
-				return err
-			}
+			w.csv = console.NewCSVWriter(w.out, rec.Schema())
 		}
-		for i := 0; i < int(rec.NumRows()); i++ {
-			row := rowStrings(rec, i)
-			for j, f := range rec.Schema().Fields() {
-				row[j] = console.CSVCell(row[j], console.Numeric(f.Type))
-			}
-			if err := w.csv.Write(row); err != nil {
-				return err
-			}
-		}
+		return w.csv.Write(rec)
 	case "json":
 		for i := 0; i < int(rec.NumRows()); i++ {
 			obj := make(map[string]any, rec.NumCols())
@@ -223,13 +211,12 @@ func (w *resultWriter) close() error {
 		return w.arrow.Close()
 	case "csv":
 		if w.csv == nil {
-			w.csv = csv.NewWriter(w.out)
-			if w.schema != nil {
-				_ = w.csv.Write(csvHeader(w.schema))
+			if w.schema == nil {
+				return nil
 			}
+			w.csv = console.NewCSVWriter(w.out, w.schema)
 		}
-		w.csv.Flush()
-		return w.csv.Error()
+		return w.csv.Flush()
 	case "json":
 		if w.json == 0 {
 			_, err := fmt.Fprintln(w.out, "[]")
@@ -253,17 +240,6 @@ func fieldNames(s *arrow.Schema) []string {
 		out = append(out, f.Name)
 	}
 	return out
-}
-
-// csvHeader is the CSV header of s: its column names, each a cell a
-// spreadsheet shows as text (console.CSVCell), as every cell of --format
-// csv is.
-func csvHeader(s *arrow.Schema) []string {
-	names := fieldNames(s)
-	for j, n := range names {
-		names[j] = console.CSVCell(n, false)
-	}
-	return names
 }
 
 func rowStrings(rec arrow.RecordBatch, i int) []string {
