@@ -344,6 +344,46 @@ func (s *Server) timeoutError(rpc, qctx context.Context, err error) error {
 	return err
 }
 
+// shares counts what one pool of the server holds, in all and by owner
+// (a principal's binding, bindingOf), against the pool's limit and each
+// owner's share of it: one principal cannot fill a pool every caller
+// needs. Its holder guards it with its own lock.
+type shares struct {
+	noun    string // what the pool holds, for the errors
+	advice  string // what a refused caller should do
+	max     int
+	share   int
+	n       int
+	byOwner map[string]int
+}
+
+func newShares(noun, advice string, maxN, share int) shares {
+	return shares{noun: noun, advice: advice, max: maxN, share: share, byOwner: make(map[string]int)}
+}
+
+// admit is nil when owner may add one more, else the Throttling error
+// saying which limit stands in the way.
+func (s *shares) admit(owner string) error {
+	switch {
+	case s.n >= s.max:
+		return limitError("too many %s (limit %d): %s", s.noun, s.max, s.advice)
+	case s.byOwner[owner] >= s.share:
+		return limitError("too many %s of yours: %d, your share of the server's %d (the limit per principal); %s", s.noun, s.share, s.max, s.advice)
+	}
+	return nil
+}
+
+func (s *shares) add(owner string) { s.n++; s.byOwner[owner]++ }
+
+func (s *shares) remove(owner string) {
+	s.n--
+	if s.byOwner[owner]--; s.byOwner[owner] <= 0 {
+		delete(s.byOwner, owner)
+	}
+}
+
+func (s *shares) clear() { s.n, s.byOwner = 0, make(map[string]int) }
+
 // parked holds what a call made for a later DoGet — plans (the PlanScan
 // action, GetFlightInfo of a plan command) and started queries — each
 // for at most ttl, at most max at once and at most share for one owner
@@ -353,14 +393,12 @@ func (s *Server) timeoutError(rpc, qctx context.Context, err error) error {
 type parked[T comparable] struct {
 	noun      string // what is parked, for the errors
 	ttl       time.Duration
-	max       int
-	share     int
 	drop      func(T)
 	recovered func(where string, v any) error // a panic of drop, in its timer
 
-	mu      sync.Mutex
-	m       map[string]parkedEntry[T]
-	byOwner map[string]int
+	mu     sync.Mutex
+	m      map[string]parkedEntry[T]
+	shares shares
 }
 
 type parkedEntry[T any] struct {
@@ -369,8 +407,8 @@ type parkedEntry[T any] struct {
 }
 
 func newParked[T comparable](noun string, ttl time.Duration, maxN, share int, drop func(T), recovered func(string, any) error) *parked[T] {
-	return &parked[T]{noun: noun, ttl: ttl, max: maxN, share: share, drop: drop, recovered: recovered,
-		m: make(map[string]parkedEntry[T]), byOwner: make(map[string]int)}
+	return &parked[T]{noun: noun, ttl: ttl, drop: drop, recovered: recovered, m: make(map[string]parkedEntry[T]),
+		shares: newShares(noun+" not yet fetched", "fetch (DoGet) what you plan", maxN, share)}
 }
 
 // newQueryID is a random id for a query or a plan.
@@ -385,7 +423,7 @@ func newQueryID() string {
 func (p *parked[T]) full(owner string) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return len(p.m) >= p.max || p.byOwner[owner] >= p.share
+	return p.shares.admit(owner) != nil
 }
 
 // park stores x for owner and returns its id; x is dropped if it is not
@@ -395,20 +433,14 @@ func (p *parked[T]) full(owner string) bool {
 func (p *parked[T]) park(x T, owner, what string) (string, error) {
 	id := newQueryID()
 	p.mu.Lock()
-	switch {
-	case len(p.m) >= p.max:
+	if err := p.shares.admit(owner); err != nil {
 		p.mu.Unlock()
 		p.drop(x)
-		return "", limitError("too many %s not yet fetched (limit %d): fetch (DoGet) what you plan", p.noun, p.max)
-	case p.byOwner[owner] >= p.share:
-		p.mu.Unlock()
-		p.drop(x)
-		return "", limitError("too many %s not yet fetched by you: %d, your share of the server's %d (the limit per principal); fetch (DoGet) what you plan",
-			p.noun, p.share, p.max)
+		return "", err
 	}
 	key := id + "|" + owner + "|" + what
 	p.m[key] = parkedEntry[T]{x: x, owner: owner}
-	p.byOwner[owner]++
+	p.shares.add(owner)
 	p.mu.Unlock()
 	time.AfterFunc(p.ttl, func() {
 		defer func() {
@@ -437,9 +469,7 @@ func (p *parked[T]) takeKey(key string) T {
 		return zero
 	}
 	delete(p.m, key)
-	if p.byOwner[e.owner]--; p.byOwner[e.owner] <= 0 {
-		delete(p.byOwner, e.owner)
-	}
+	p.shares.remove(e.owner)
 	return e.x
 }
 
@@ -448,7 +478,7 @@ func (p *parked[T]) dropAll() {
 	p.mu.Lock()
 	all := p.m
 	p.m = make(map[string]parkedEntry[T])
-	p.byOwner = make(map[string]int)
+	p.shares.clear()
 	p.mu.Unlock()
 	for _, e := range all {
 		p.drop(e.x)

@@ -424,18 +424,17 @@ type prepared struct {
 // of one principal. A handle finds its statement only for the principal
 // that prepared it: to another one it is unknown.
 type preparedSet struct {
-	ttl   time.Duration
-	max   int
-	share int
-	now   func() time.Time
+	ttl time.Duration
+	now func() time.Time
 
-	mu      sync.Mutex
-	m       map[string]*prepared
-	byOwner map[string]int
+	mu     sync.Mutex
+	m      map[string]*prepared
+	shares shares
 }
 
 func newPreparedSet(ttl time.Duration, maxN, share int) *preparedSet {
-	return &preparedSet{ttl: ttl, max: maxN, share: share, now: time.Now, m: make(map[string]*prepared), byOwner: make(map[string]int)}
+	return &preparedSet{ttl: ttl, now: time.Now, m: make(map[string]*prepared),
+		shares: newShares("open prepared statements", "close the ones you are done with", maxN, share)}
 }
 
 func (ps *preparedSet) add(p *prepared) ([]byte, error) {
@@ -450,16 +449,12 @@ func (ps *preparedSet) add(p *prepared) ([]byte, error) {
 			ps.deleteLocked(k)
 		}
 	}
-	switch {
-	case len(ps.m) >= ps.max:
-		return nil, limitError("too many open prepared statements (limit %d): close the ones you are done with", ps.max)
-	case ps.byOwner[p.owner] >= ps.share:
-		return nil, limitError("too many open prepared statements of yours: %d, your share of the server's %d (the limit per principal); close the ones you are done with",
-			ps.share, ps.max)
+	if err := ps.shares.admit(p.owner); err != nil {
+		return nil, err
 	}
 	p.used = now
 	ps.m[string(handle)] = p
-	ps.byOwner[p.owner]++
+	ps.shares.add(p.owner)
 	return handle, nil
 }
 
@@ -469,9 +464,7 @@ func (ps *preparedSet) deleteLocked(handle string) {
 		return
 	}
 	delete(ps.m, handle)
-	if ps.byOwner[p.owner]--; ps.byOwner[p.owner] <= 0 {
-		delete(ps.byOwner, p.owner)
-	}
+	ps.shares.remove(p.owner)
 }
 
 // errUnknownPrepared answers a handle that names no live statement of
