@@ -267,13 +267,20 @@ type Authorized struct{}
 // request would be refused with.
 func (o Op) Authorize(ctx context.Context, s *Service, body []byte, rest *REST) error {
 	out, err := o.Run(AuthorizeOnly(ctx), s, body, rest)
+	return OnlyAuthorized(o.Name, out, err)
+}
+
+// OnlyAuthorized is the answer of an Authorize from what operation op's
+// Run under AuthorizeOnly returned: its error, or nil once it answered
+// Authorized. A Run that answered anything else ran the operation; every
+// Run (runQuery's, the planner's decodeRun) must learn AuthorizingOnly
+// before it is registered.
+func OnlyAuthorized(op string, out any, err error) error {
 	if err != nil {
 		return err
 	}
 	if _, ok := out.(Authorized); !ok {
-		// Every Run is built by runQuery; one that is not must learn
-		// AuthorizingOnly before it is registered.
-		return nserror.New(nserror.Internal, "operation %s ran instead of only authorizing its caller", o.Name)
+		return nserror.New(nserror.Internal, "operation %s ran instead of only authorizing its caller", op)
 	}
 	return nil
 }

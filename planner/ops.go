@@ -129,13 +129,7 @@ type authorizeOn namespace.ID
 // check.
 func (o Op) Authorize(ctx context.Context, p *Planner, body []byte, pathID namespace.ID) error {
 	out, err := o.Run(namespace.AuthorizeOnly(ctx), p, body, pathID)
-	if err != nil {
-		return err
-	}
-	if _, ok := out.(namespace.Authorized); !ok {
-		return nserror.New(nserror.Internal, "operation %s ran instead of only authorizing its caller", o.Name)
-	}
-	return nil
+	return namespace.OnlyAuthorized(o.Name, out, err)
 }
 
 // Every operation first asks whether its caller holds the role it needs
