@@ -191,7 +191,7 @@ func (b *batchBuilder) declareTable(ctx context.Context, _ int, req *DeclareTabl
 		return err
 	}
 	for other, l := range b.declared {
-		if Overlap(l, loc) {
+		if overlap(l, loc) {
 			return nserror.New(nserror.InvalidInput, "tables %q and %q of this batch have overlapping locations %q and %q", other, req.ID.String(), l, loc)
 		}
 	}

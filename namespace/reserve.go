@@ -64,9 +64,9 @@ func Inside(loc, dir string) bool {
 	return loc == dir || strings.HasPrefix(loc, dir+"/")
 }
 
-// Overlap reports whether two table locations meet: equal, or one inside
+// overlap reports whether two table locations meet: equal, or one inside
 // the other.
-func Overlap(a, b string) bool { return Inside(a, b) || Inside(b, a) }
+func overlap(a, b string) bool { return Inside(a, b) || Inside(b, a) }
 
 // claimLocation is the location a new table id declares (given by the
 // caller, or chosen) or registers: validated, and, when it already holds
@@ -98,12 +98,17 @@ func (s *Service) claimLocation(ctx context.Context, id ID, given string) (strin
 		if err != nil {
 			return "", err
 		}
-		// Data is there: another table's is refused as an overlap (the
-		// index change's guard would refuse it too), anyone else's as
-		// data no table of the caller's owns.
-		if a, err := s.reservedAround(ctx, loc); err != nil {
+		// Data is there: the table's own is its own (registered again),
+		// another table's is refused as an overlap (the index change's
+		// guard would refuse it too), anyone else's as data no table of
+		// the caller's owns.
+		a, err := s.reservedAround(ctx, loc)
+		switch {
+		case err != nil:
 			return "", err
-		} else if (a.reserved || a.above || len(a.below) > 0) && !s.ownLocation(ctx, id, loc, a) {
+		case s.ownLocation(ctx, id, loc, a):
+			return loc, nil
+		case a.reserved || a.above || len(a.below) > 0:
 			return "", errOverlap(loc)
 		}
 		return "", nserror.New(nserror.PermissionDenied,

@@ -173,6 +173,10 @@ func TestDataNoTableOwnsNeedsTheCatalogsWriteRole(t *testing.T) {
 		wantCode(t, "bo's "+name+" of a$t's data", err, nserror.PermissionDenied)
 	}
 	must(op(bo, e.s, "DeclareTable", map[string]any{"id": []string{"b", "fresh"}, "location": "bo-fresh"}))
+	// bo's own table's data is its own: registering the table again at its
+	// own location (overwrite) is allowed.
+	own := e.withVersions(id("b", "own"), 1)
+	must(op(bo, e.s, "RegisterTable", map[string]any{"id": []string{"b", "own"}, "location": own, "mode": ModeOverwrite}))
 	must(op(writer, e.s, "RegisterTable", map[string]any{"id": []string{"b", "took"}, "location": loc}))
 	if d := must(e.s.DescribeTable(bg, DescribeTableRequest{ID: id("b", "took")})); d.Version == nil || *d.Version != 1 {
 		t.Fatalf("the registered table: %+v", d)
