@@ -1,6 +1,6 @@
 // Package server is a whole flightns server as a library: Start opens the
 // catalog (its object store, its Redis, recovery), binds and serves the
-// Flight SQL, Lance Namespace REST and metrics/health listeners, and
+// Flight SQL, Lance Namespace REST, console and metrics/health listeners, and
 // returns once the server is ready; Close stops it in order. The flightns
 // binary and the tests both run it this way (etcd's embed.StartEtcd is the
 // model).
@@ -28,6 +28,16 @@
 // an Idempotency-Key are answered once for all surfaces (package
 // idempotency); Config.ReplicaAcks and DropRetention pass to the claim
 // store and the namespace service.
+//
+// Robustness: no request takes the process down. Every listener
+// recovers a panic of its handlers (obs.RecoveryInterceptors outermost on
+// Flight and on the SQL worker, obs.RecoverHTTP around REST, the console
+// and metrics and health, REST's own handler through obs.Recovered),
+// answers Internal, logs the stack and counts it in
+// flightns_panics_recovered_total{surface}; every HTTP listener is built
+// by one httpServer with the bounds of Config.HTTP (header read time,
+// idle connections, header size), and Flight's call metadata is bounded
+// (flightserver.Limits.MaxMetadataBytes).
 //
 // Configuration follows one pattern: each config struct has
 // EnsureDefaults (fills what is unset) and Validate (refuses what is
