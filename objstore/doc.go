@@ -20,12 +20,15 @@
 // Operations: Put, PutIfAbsent (create-only), Get, Head (size, ETag), List
 // (by prefix, sorted by key), CopyIfAbsent and PromoteIfAbsent (materialize
 // a staging object at a final key, create-only; Durable fsyncs a source
-// ahead of its promotion), Delete. Errors match ErrNotFound,
+// ahead of its promotion), Delete, DeletePrefix and DeletePrefixExcept (a
+// directory's objects, sparing the directories inside it that are named).
+// Errors match ErrNotFound,
 // ErrAlreadyExists or ErrInvalidInput with errors.Is; anything else is an
 // I/O error of the store.
 //
 // Invariants: a key is validated (no "..", no empty or "." segments, no
-// leading slash, no control characters) before any I/O, so a bad key never
+// segment over 255 bytes, no leading slash, no control characters) before
+// any I/O, so a bad key never
 // touches storage; a create-only write either creates the whole object or
 // fails with ErrAlreadyExists and leaves the existing bytes as they were.
 //
