@@ -44,15 +44,20 @@ func (s *Service) markDropped(ctx context.Context, loc string) error {
 // deleteTableData deletes a dropped table's files but what sp spares
 // (another table's: Sparing), its location's tombstone first (so that gc
 // knows the location even if the deletion stops half-way). A location
-// spared whole is not tombstoned: it is another table's.
+// spared whole is another table's: nothing is deleted, and no tombstone
+// is written.
 func (s *Service) deleteTableData(ctx context.Context, loc string, sp Sparing) error {
 	if sp.All {
-		return s.deleteData(ctx, loc, sp)
+		s.log.Warn("namespace: a dropped table's directory belongs to another table too: its files stay", "location", loc)
+		return nil
 	}
 	if err := s.markDropped(ctx, loc); err != nil {
 		return fmt.Errorf("marking a dropped table's location for gc: %w", err)
 	}
-	if err := s.deleteData(ctx, loc, sp); err != nil {
+	if len(sp.Dirs) > 0 {
+		s.log.Warn("namespace: a dropped table's directory holds other tables' directories: their files stay", "location", loc, "kept", len(sp.Dirs))
+	}
+	if _, err := s.objs.DeletePrefixExcept(ctx, loc+"/", sp.Dirs); err != nil {
 		return fmt.Errorf("deleting a dropped table's data: %w", err)
 	}
 	return nil

@@ -219,20 +219,6 @@ func (s *Service) Sparing(ctx context.Context, loc string, kept []string) (Spari
 	return sp, nil
 }
 
-// deleteData deletes what a deletion of the data in loc may: everything
-// below it but what sp spares.
-func (s *Service) deleteData(ctx context.Context, loc string, sp Sparing) error {
-	if sp.All {
-		s.log.Warn("namespace: a dropped table's directory belongs to another table too: its files stay", "location", loc)
-		return nil
-	}
-	if len(sp.Dirs) > 0 {
-		s.log.Warn("namespace: a dropped table's directory holds other tables' directories: their files stay", "location", loc, "kept", len(sp.Dirs))
-	}
-	_, err := s.objs.DeletePrefixExcept(ctx, loc+"/", sp.Dirs)
-	return err
-}
-
 // ReleaseLocation ends the reservation of loc unless a live table has it
 // (a drop's deletion done, a purge, `admin gc` of a tombstone).
 func (s *Service) ReleaseLocation(ctx context.Context, loc string) error {
