@@ -166,11 +166,11 @@ func TestGCNeverDeletesALiveTablesFiles(t *testing.T) {
 }
 
 // A drop whose deletion is cut at a seam (its tombstone's write, the
-// data's deletion) is still acknowledged, keeps its directory reserved
+// data's deletion, the reservation's release) is still acknowledged, keeps its directory reserved
 // (nothing may be declared there or inside it meanwhile), and gc, run
 // later, deletes what is left and ends the reservation.
 func TestADropCutMidDeletionKeepsItsDirectoryUntilGC(t *testing.T) {
-	for _, seam := range []string{"tombstone", "data"} {
+	for _, seam := range []string{"tombstone", "data", "release"} {
 		t.Run(seam, func(t *testing.T) {
 			env := nstest.New(t)
 			ctx := context.Background()
@@ -197,6 +197,13 @@ func TestADropCutMidDeletionKeepsItsDirectoryUntilGC(t *testing.T) {
 				t.Fatalf("the drop: %v", err)
 			}
 			armed.Store(false)
+			if seam == "release" {
+				// The process died after the deletion, before the release
+				// (a Redis script, no storage seam): the reservation stays.
+				if err := env.RDB.ZAdd(ctx, redisstate.KeysOf(env.Catalog).Locs(), redis.Z{Member: loc}).Err(); err != nil {
+					t.Fatal(err)
+				}
+			}
 			for _, l := range []string{loc, loc + "/x"} {
 				if _, err := svc.DeclareTable(ctx, namespace.DeclareTableRequest{ID: namespace.ID{"ns", "next"}, Location: l}); err == nil {
 					t.Fatalf("declared at %s while the drop's deletion was unfinished", l)
@@ -211,7 +218,7 @@ func TestADropCutMidDeletionKeepsItsDirectoryUntilGC(t *testing.T) {
 				if _, err := Recover(ctx, svc, env.RDB, true); err != nil {
 					t.Fatal(err)
 				}
-			} else {
+			} else { // the tombstone leads gc to what is left, and to the reservation
 				if _, err := GC(ctx, svc, time.Hour, false, time.Now().Add(2*time.Hour), nil); err != nil {
 					t.Fatal(err)
 				}
