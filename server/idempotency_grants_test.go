@@ -3,7 +3,6 @@ package server_test
 import (
 	"context"
 	"encoding/json"
-	"io"
 	"net/http"
 	"path/filepath"
 	"strings"
@@ -76,19 +75,7 @@ func TestARetryAfterTheGrantIsRevokedIsRefused(t *testing.T) {
 	// whether it was a replay.
 	keyed := func(key, path, body string) (int, string, bool) {
 		t.Helper()
-		req, _ := http.NewRequest(http.MethodPost, "http://"+srv.RESTAddr().String()+path, strings.NewReader(body))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Authorization", "Bearer wes-token-1")
-		if key != "" {
-			req.Header.Set("Idempotency-Key", key)
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer func() { _ = resp.Body.Close() }()
-		raw, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, string(raw), resp.Header.Get("Idempotent-Replayed") == "true"
+		return keyedAs(t, srv, "wes-token-1", key, path, body)
 	}
 	fc, err := flightsql.NewClient(srv.FlightAddr().String(), nil, nil, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {

@@ -24,9 +24,22 @@ import (
 // the status, the body and whether it was a replay.
 func keyed(t *testing.T, srv *server.Server, key, path, body string) (int, string, bool) {
 	t.Helper()
+	return keyedAs(t, srv, "", key, path, body)
+}
+
+// keyedAs POSTs body to path as the caller of bearer ("": none) with the
+// Idempotency-Key key ("": none); it answers the status, the body and
+// whether it was a replay.
+func keyedAs(t *testing.T, srv *server.Server, bearer, key, path, body string) (int, string, bool) {
+	t.Helper()
 	req, _ := http.NewRequest(http.MethodPost, "http://"+srv.RESTAddr().String()+path, strings.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Idempotency-Key", key)
+	if bearer != "" {
+		req.Header.Set("Authorization", "Bearer "+bearer)
+	}
+	if key != "" {
+		req.Header.Set("Idempotency-Key", key)
+	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
