@@ -25,10 +25,10 @@ func TestBranchesHaveTheirOwnChains(t *testing.T) {
 		loc := e.withVersions(tid, 2)
 		dev := lancemanifest.BranchChain(loc, "dev")
 
-		// Before the branch exists: listing its versions is TableNotFound,
-		// as Lance's own directory namespace answers.
+		// Before the branch exists: listing its versions is
+		// TableBranchNotFound, as every branch operation answers.
 		_, err := s.ListTableVersions(ctx, ListTableVersionsRequest{ID: tid, Branch: "dev"})
-		wantCode(t, "listing the versions of a branch that does not exist", err, nserror.TableNotFound)
+		wantCode(t, "listing the versions of a branch that does not exist", err, nserror.TableBranchNotFound)
 		_, err = s.DescribeTableVersion(ctx, DescribeTableVersionRequest{ID: tid, Version: ptr(int64(1)), Branch: "dev"})
 		wantCode(t, "describing a version of a branch that does not exist", err, nserror.TableBranchNotFound)
 		_, err = s.DescribeTableVersion(ctx, DescribeTableVersionRequest{ID: tid, Branch: "dev"})
@@ -114,7 +114,7 @@ func TestBranchesHaveTheirOwnChains(t *testing.T) {
 			t.Fatal(err)
 		}
 		_, err = s.ListTableVersions(ctx, ListTableVersionsRequest{ID: tid, Branch: "dev"})
-		wantCode(t, "listing a branch Lance deleted", err, nserror.TableNotFound)
+		wantCode(t, "listing a branch Lance deleted", err, nserror.TableBranchNotFound)
 		_, err = s.DescribeTableVersion(ctx, DescribeTableVersionRequest{ID: tid, Branch: "dev"})
 		wantCode(t, "describing a branch Lance deleted", err, nserror.TableBranchNotFound)
 		must(s.CreateTableVersion(ctx, CreateTableVersionRequest{ID: tid, Version: 3, Branch: "dev", ManifestPath: e.stage(dev, 3, "dev again")}))

@@ -174,11 +174,18 @@ func (s *Service) sourceVersion(ctx context.Context, req CreateTableBranchReques
 		return *req.FromVersion, nil
 	}
 	v, ok, err := s.latestVersion(ctx, req.ID, src)
-	if err == nil && !ok {
-		err = s.orBranchNotFound(ctx, req.ID, src, req.FromBranch,
-			nserror.New(nserror.TableVersionNotFound, "table %q has no versions to branch from", req.ID.String()))
+	if err != nil || ok {
+		return v, err
 	}
-	return v, err
+	if ok, err := s.branchExists(ctx, req.ID, src, req.FromBranch); err != nil {
+		return 0, err
+	} else if !ok {
+		return 0, noBranch(req.ID, req.FromBranch)
+	}
+	// The branch exists but its version records were deleted: as in
+	// Lance, its latest is its newest manifest in storage.
+	tv, err := s.storageVersion(ctx, req.ID, src, 0)
+	return tv.Version, err
 }
 
 func jsonInt(v int64) string { b, _ := json.Marshal(v); return string(b) }
@@ -225,7 +232,8 @@ func (s *Service) DeleteTableBranch(ctx context.Context, req DeleteTableBranchRe
 		}
 	}
 	if s.managed() {
-		if _, err := s.claims.ForgetGone(ctx, lancemanifest.BranchChain(table, req.Name)); err != nil {
+		// The branch is gone: so are its versions, and its name is free.
+		if err := s.claims.ForgetChain(ctx, lancemanifest.BranchChain(table, req.Name)); err != nil {
 			return nil, err
 		}
 	}

@@ -71,6 +71,14 @@ func (s *Service) hintVersion(ctx context.Context, dataset string, version uint6
 // key.
 func (s *Service) manifestOf(ctx context.Context, id ID, chain, branch string, v int64) (string, []byte, error) {
 	tv, err := s.versionOf(ctx, id, chain, v)
+	if nserror.CodeOf(err) == nserror.TableVersionNotFound && s.managed() {
+		// A version whose record was deleted (BatchDeleteTableVersions)
+		// and whose manifest is still in storage is a source as in Lance,
+		// which reads storage; a pruned one is gone from both.
+		if stv, serr := s.storageVersion(ctx, id, chain, v); serr == nil {
+			tv, err = stv, nil
+		}
+	}
 	if err != nil {
 		return "", nil, s.orBranchNotFound(ctx, id, chain, branch, err)
 	}

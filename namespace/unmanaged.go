@@ -136,19 +136,11 @@ func (s *Service) versionOf(ctx context.Context, id ID, loc string, v int64) (Ta
 	if !s.managed() {
 		return s.storageVersion(ctx, id, loc, v)
 	}
-	l, err := s.claims.GetManifestLocation(ctx, loc, uint64(v))
+	l, err := s.liveVersion(ctx, id, loc, uint64(v))
 	if err != nil {
 		return TableVersion{}, err
 	}
-	tv := s.tableVersion(l)
-	if tv.ManifestSize == nil {
-		a, err := s.objs.Head(ctx, l.Path)
-		if err != nil {
-			return TableVersion{}, err
-		}
-		tv.ManifestSize = &a.Size
-	}
-	return tv, nil
+	return s.tableVersion(l), nil
 }
 
 // unmanagedWithVersions keeps the tables (full ids) that have a version in

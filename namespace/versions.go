@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -96,16 +97,38 @@ func (s *Service) branchChain(ctx context.Context, id ID, branch string) (string
 }
 
 // orBranchNotFound turns a version's TableVersionNotFound on a branch
-// without any version into TableBranchNotFound: that branch does not
-// exist (yet) in the catalog.
+// that does not exist into TableBranchNotFound.
 func (s *Service) orBranchNotFound(ctx context.Context, id ID, chain, branch string, err error) error {
 	if onMain(branch) || nserror.CodeOf(err) != nserror.TableVersionNotFound {
 		return err
 	}
-	if _, ok, lerr := s.latestVersion(ctx, id, chain); lerr != nil || ok {
+	if ok, berr := s.branchExists(ctx, id, chain, branch); berr != nil || ok {
 		return err
 	}
 	return noBranch(id, branch)
+}
+
+// branchExists reports whether a branch of table id exists: Lance's ref
+// file records it, or the catalog has versions of it (Lance commits a
+// branch's first version before it writes the ref file). Main always
+// exists.
+func (s *Service) branchExists(ctx context.Context, id ID, chain, branch string) (bool, error) {
+	if onMain(branch) {
+		return true, nil
+	}
+	if _, ok, err := s.latestVersion(ctx, id, chain); err != nil || ok {
+		return ok, err
+	}
+	table, err := s.tableLoc(ctx, id)
+	if err != nil {
+		return false, err
+	}
+	if _, err := s.objs.Head(ctx, branchRefKey(table, branch)); err == nil {
+		return true, nil
+	} else if !errors.Is(err, objstore.ErrNotFound) {
+		return false, err
+	}
+	return false, nil
 }
 
 // noBranch is TableBranchNotFound for a branch of table id.
@@ -246,7 +269,7 @@ func (s *Service) DescribeTableVersion(ctx context.Context, req DescribeTableVer
 			err = nserror.New(nserror.TableVersionNotFound, "table %q has no versions", req.ID.String())
 		}
 	} else {
-		l, err = s.claims.GetManifestLocation(ctx, loc, uint64(*req.Version))
+		l, err = s.liveVersion(ctx, req.ID, loc, uint64(*req.Version))
 	}
 	if err != nil {
 		return nil, s.orBranchNotFound(ctx, req.ID, loc, req.Branch, err)
@@ -257,23 +280,40 @@ func (s *Service) DescribeTableVersion(ctx context.Context, req DescribeTableVer
 
 // ListTableVersions lists a table's versions, ascending or (descending)
 // newest first, a page at a time: page_token is the last version of the
-// previous page. Without a limit, all of them.
+// previous page. Without a limit, all of them. Versions Lance pruned are
+// not listed: the chain is read against storage first (followPrunes).
 //
 // A branch without versions (one that does not exist, or not yet: Lance
 // lists a branch's versions before it commits the branch's first) is
-// TableNotFound, word for word what Lance's own directory namespace
-// answers ("branch 'x' not found for table at …", its branch-aware
-// version operations, lance-format/lance#7166 and #7931), and what
-// Lance's managed commit store reads as "no versions yet"
-// (lance-format/lance#7219).
+// TableBranchNotFound, as every branch operation answers, and what
+// Lance's managed commit store reads as "no versions yet" (it takes
+// TableNotFound and TableBranchNotFound alike).
 func (s *Service) ListTableVersions(ctx context.Context, req ListTableVersionsRequest) (*ListTableVersionsResponse, error) {
 	loc, err := s.branchChain(ctx, req.ID, req.Branch)
 	if err != nil {
 		return nil, err
 	}
+	var missing []redisclaim.Location
+	if s.managed() && req.PageToken == "" {
+		p, err := s.followPrunes(ctx, req.ID, loc)
+		if err != nil {
+			return nil, err
+		}
+		missing = p.Missing
+	}
 	resp, err := s.listVersions(ctx, loc, req)
-	if err == nil && !onMain(req.Branch) && len(resp.Versions) == 0 && req.PageToken == "" {
-		return nil, nserror.New(nserror.TableNotFound, "branch %q not found for table %q", req.Branch, req.ID.String())
+	if err == nil && len(missing) > 0 {
+		// Drift (admin verify reports it): never answered as a path.
+		resp.Versions = slices.DeleteFunc(resp.Versions, func(tv TableVersion) bool {
+			return slices.ContainsFunc(missing, func(l redisclaim.Location) bool { return int64(l.Version) == tv.Version })
+		})
+	}
+	if err == nil && len(resp.Versions) == 0 && req.PageToken == "" {
+		if ok, err := s.branchExists(ctx, req.ID, loc, req.Branch); err != nil {
+			return nil, err
+		} else if !ok {
+			return nil, noBranch(req.ID, req.Branch)
+		}
 	}
 	return resp, err
 }
@@ -331,12 +371,10 @@ func (s *Service) BatchDeleteTableVersions(ctx context.Context, req BatchDeleteT
 	if err != nil {
 		return nil, err
 	}
-	if !onMain(req.Branch) {
-		if _, ok, err := s.latestVersion(ctx, req.ID, loc); err != nil {
-			return nil, err
-		} else if !ok {
-			return nil, noBranch(req.ID, req.Branch)
-		}
+	if ok, err := s.branchExists(ctx, req.ID, loc, req.Branch); err != nil {
+		return nil, err
+	} else if !ok {
+		return nil, noBranch(req.ID, req.Branch)
 	}
 	ranges, err := versionRanges(req.Ranges)
 	if err != nil {

@@ -71,6 +71,17 @@ func (s *Store) ForgetGone(ctx context.Context, chain string) (bool, error) {
 	return true, s.runFork(ctx, chain, 0, true)
 }
 
+// ForgetChain forgets a branch's chain whole (its head, records and
+// index), with a drop_table log entry: the branch was deleted, and a
+// branch made later with its name starts a chain of its own. A chain
+// with a commit in flight is ConcurrentModification.
+func (s *Store) ForgetChain(ctx context.Context, chain string) error {
+	if err := checkTable(chain); err != nil {
+		return err
+	}
+	return s.runFork(ctx, chain, 0, true)
+}
+
 // gone reports whether storage holds no final manifest of the chain.
 func (s *Store) gone(ctx context.Context, chain string) (bool, error) {
 	found, err := s.scanVersions(ctx, chain)

@@ -948,7 +948,7 @@ func (s *Store) resolveVersion(ctx context.Context, table string, version uint64
 		}
 		rec := r.Record
 		if rec.Deleted() {
-			return false, nserror.New(nserror.TableVersionNotFound, "version %d of table %s was deleted", v, s.name(table))
+			return false, nserror.New(nserror.TableVersionNotFound, "version %d of table %s %w", v, s.name(table), errDeletedRecord)
 		}
 		if !rec.Staged() {
 			out = locationOf(rec, table, v)
@@ -1032,13 +1032,26 @@ func (s *Store) GetLatestVersion(ctx context.Context, table string) (uint64, str
 	return loc.Version, loc.Path, ok, err
 }
 
-// GetLatestManifestLocation is Lance's ExternalManifestStore GetLatestManifestLocation.
+// errDeletedRecord is the cause of a version's TableVersionNotFound when
+// its record was deleted (its message reads "... was deleted").
+var errDeletedRecord = errors.New("was deleted")
+
+// GetLatestManifestLocation is Lance's ExternalManifestStore
+// GetLatestManifestLocation: the head's record, or, when the head's record
+// was deleted (BatchDeleteTableVersions), the newest record left.
 func (s *Store) GetLatestManifestLocation(ctx context.Context, table string) (Location, bool, error) {
 	loc, err := s.resolveVersion(ctx, table, 0)
-	if errors.Is(err, nserror.ErrTableVersionNotFound) {
+	if errors.Is(err, nserror.ErrTableVersionNotFound) && !errors.Is(err, errDeletedRecord) {
 		return Location{}, false, nil
 	}
-	return loc, err == nil, err
+	if !errors.Is(err, errDeletedRecord) {
+		return loc, err == nil, err
+	}
+	newest, _, err := s.ListVersions(ctx, table, ListOptions{Descending: true, Limit: 1})
+	if err != nil || len(newest) == 0 {
+		return Location{}, false, err
+	}
+	return newest[0], true, nil
 }
 
 // PutIfNotExists is Lance's ExternalManifestStore PutIfNotExists: it records path (a staging or a

@@ -164,7 +164,7 @@ func (c *manifestCheck) tableRows(ctx context.Context, st *manifesttable.State, 
 	var records []redisclaim.Location
 	if c.claims != nil {
 		var err error
-		if records, err = allRecords(ctx, c.claims, chain); err != nil {
+		if records, err = c.claims.AllVersions(ctx, chain); err != nil {
 			return err
 		}
 	}

@@ -350,22 +350,6 @@ func sortedKeys(m map[string]bool) []string {
 	return out
 }
 
-// allRecords lists every version record of a chain.
-func allRecords(ctx context.Context, claims *redisclaim.Store, chain string) ([]redisclaim.Location, error) {
-	var out []redisclaim.Location
-	for after := uint64(0); ; {
-		page, next, err := claims.ListVersions(ctx, chain, redisclaim.ListOptions{After: after})
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, page...)
-		if next == 0 {
-			return out, nil
-		}
-		after = next
-	}
-}
-
 // verifyTable checks the version records of one table's branch ("" is
 // main) against the branch's _versions directory. A branch whose
 // manifests are all gone (Lance deleted it) is forgotten whole on repair,
@@ -383,7 +367,7 @@ func verifyTable(ctx context.Context, claims *redisclaim.Store, t Table, branch 
 	}
 	if branch != "" && repair && len(list) == 0 {
 		// Lance deleted the branch: every record of it is missing-manifest.
-		records, err := allRecords(ctx, claims, chain)
+		records, err := claims.AllVersions(ctx, chain)
 		if err != nil {
 			return err
 		}
@@ -415,7 +399,7 @@ func verifyTable(ctx context.Context, claims *redisclaim.Store, t Table, branch 
 		}
 		stored[m.Version] = a
 	}
-	records, err := allRecords(ctx, claims, chain)
+	records, err := claims.AllVersions(ctx, chain)
 	if err != nil {
 		return err
 	}

@@ -416,7 +416,7 @@ func TestConformance(t *testing.T) {
 				}
 			}},
 		// As Lance's own directory namespace answers (docs/rest.md).
-		{"ListTableVersions", "a branch that does not exist", post, pOrders + "/version/list" + dq + "&branch=ghost", nil, 404, 4, nil},
+		{"ListTableVersions", "a branch that does not exist", post, pOrders + "/version/list" + dq + "&branch=ghost", nil, 404, 22, nil},
 		{"ListTableVersions", "a missing table", post, "/v1/table/prod%24sales%24nope/version/list" + dq, nil, 404, 4, nil},
 		{"ListTableVersions", "a page token that is not a version", post, pOrders + "/version/list" + dq + "&page_token=x", nil, 400, 13, nil},
 		{"DescribeTableVersion", "describes a version", post, pOrders + "/version/describe" + dq, map[string]any{"version": 2}, 200, 0, wantVersion(2)},
@@ -538,6 +538,17 @@ func TestConformance(t *testing.T) {
 				}
 			}},
 		{"CreateTableBranch", "a branch of a branch, at its latest", post, pOrders + "/branches/create" + dq, map[string]any{"name": "feature/sub", "from_branch": "feature"}, 200, 0, nil},
+		// Lance reads a branch's files, not the catalog's records of it: a
+		// branch whose latest record was deleted is a source still.
+		{"BatchDeleteTableVersions", "a branch's latest version record", post, pOrders + "/version/delete" + dq, map[string]any{"branch": "feature", "ranges": ranges(2, -1)}, 200, 0, nil},
+		{"CreateTableBranch", "from a branch whose latest record was deleted", post, pOrders + "/branches/create" + dq, map[string]any{"name": "again", "from_branch": "feature"}, 200, 0,
+			func(t *testing.T, r reply) {
+				var d namespace.DescribeTableVersionResponse
+				ok(t, "the new branch's first version", s.post(pOrders+"/version/describe"+dq, map[string]any{"branch": "again"})).decode(t, &d)
+				if d.Version == nil || d.Version.Version != 2 {
+					t.Fatalf("the branch's latest: %+v", d.Version)
+				}
+			}},
 		{"CreateTableBranch", "an existing branch", post, pOrders + "/branches/create" + dq, map[string]any{"name": "feature", "from_version": 1}, 409, 23, nil},
 		{"CreateTableBranch", "a missing source version", post, pOrders + "/branches/create" + dq, map[string]any{"name": "later", "from_version": 99}, 404, 11, nil},
 		{"CreateTableBranch", "a source branch that does not exist", post, pOrders + "/branches/create" + dq, map[string]any{"name": "later", "from_branch": "ghost"}, 404, 22, nil},
@@ -551,8 +562,20 @@ func TestConformance(t *testing.T) {
 					t.Fatalf("left behind: %v %v", a.Key, err)
 				}
 			}},
+		{"DeleteTableBranch", "a second branch of it", post, pOrders + "/branches/delete" + dq, map[string]any{"name": "again"}, 200, 0, nil},
 		{"DeleteTableBranch", "then the branch it forked from", post, pOrders + "/branches/delete" + dq, map[string]any{"name": "feature"}, 200, 0, nil},
 		{"DeleteTableBranch", "a branch that does not exist", post, pOrders + "/branches/delete" + dq, map[string]any{"name": "feature"}, 404, 22, nil},
+		// A deleted branch's versions are gone with it, and its name is free.
+		{"ListTableVersions", "of a deleted branch", post, pOrders + "/version/list" + dq + "&branch=feature", nil, 404, 22, nil},
+		{"DescribeTableVersion", "of a deleted branch", post, pOrders + "/version/describe" + dq, map[string]any{"branch": "feature", "version": 2}, 404, 22, nil},
+		{"CreateTableBranch", "with a deleted branch's name", post, pOrders + "/branches/create" + dq, map[string]any{"name": "feature", "from_version": 1}, 200, 0,
+			func(t *testing.T, r reply) {
+				var l namespace.ListTableVersionsResponse
+				ok(t, "the new branch's versions", s.post(pOrders+"/version/list"+dq+"&branch=feature", nil)).decode(t, &l)
+				if len(l.Versions) != 1 || l.Versions[0].Version != 1 {
+					t.Fatalf("the new branch's versions: %+v", l.Versions)
+				}
+			}},
 		{"DeleteTableBranch", "a missing table", post, "/v1/table/prod%24sales%24nope/branches/delete" + dq, map[string]any{"name": "b"}, 404, 4, nil},
 		{"RestoreTable", "restores a version as the newest", post, pOrders + "/restore" + dq, map[string]any{"version": 2}, 200, 0,
 			func(t *testing.T, r reply) {

@@ -1,0 +1,147 @@
+package namespace
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/flightns/flightns/lancemanifest"
+	"github.com/flightns/flightns/nserror"
+)
+
+// listed is the versions ListTableVersions answers for a branch.
+func listed(t *testing.T, s *Service, tid ID, branch string) []int64 {
+	t.Helper()
+	var out []int64
+	for _, v := range must(s.ListTableVersions(context.Background(), ListTableVersionsRequest{ID: tid, Branch: branch})).Versions {
+		out = append(out, v.Version)
+	}
+	return out
+}
+
+var syncN atomic.Int64
+
+// sqlVersions is the versions of table tid in SQL's table_versions (main).
+func sqlVersions(t *testing.T, s *Service, tid ID) string {
+	t.Helper()
+	ctx := context.Background()
+	// A namespace made waits for __manifest, which then has every change
+	// before it.
+	must(s.CreateNamespace(ctx, CreateNamespaceRequest{ID: ID{fmt.Sprintf("sync%d", syncN.Add(1))}}))
+	res := must(s.Table().Query(ctx, `SELECT coalesce(string_agg(CAST(version AS VARCHAR), ',' ORDER BY version), '')
+		FROM table_versions WHERE table_id = '`+tid.String()+`' AND branch IS NULL`))
+	defer res.Release()
+	var out string
+	for res.Next() {
+		col := res.RecordBatch().Column(0).(interface{ Value(int) string })
+		out = strings.Clone(col.Value(0))
+	}
+	return out
+}
+
+// Lance's cleanup deletes old manifests and tells no one: the catalog
+// follows. Versions 1..10, a tag on 3 and a branch forked from 5; a
+// cleanup with its cutoff between 7 and 8 deletes the manifests of 1, 2,
+// 4, 6 and 7. Then those versions are TableVersionNotFound, are not
+// listed, leave SQL; the kept ones (3, 5, 8..10) answer as before. A
+// manifest missing above the oldest kept version is drift: an error,
+// never a path, and its record stays for admin verify.
+func TestTheCatalogFollowsLancesCleanup(t *testing.T) {
+	onEveryBackend(t, func(t *testing.T, backend string) {
+		ctx := context.Background()
+		e := newTenvOn(t, backend)
+		s := e.s
+		tid := id("t")
+		loc := e.withVersions(tid, 10)
+		if err := e.objs.Put(ctx, lancemanifest.TagKey(loc, "gold"), []byte(strings.Replace(lanceTag, `"version": 1`, `"version": 3`, 1))); err != nil {
+			t.Fatal(err)
+		}
+		if err := e.objs.Put(ctx, lancemanifest.BranchRefsPrefix(loc)+"dev.json",
+			[]byte(`{"parentBranch": null, "parentVersion": 5, "createAt": 1796172517, "manifestSize": 5, "metadata": {}}`)); err != nil {
+			t.Fatal(err)
+		}
+		if got := sqlVersions(t, s, tid); got != "1,2,3,4,5,6,7,8,9,10" {
+			t.Fatalf("table_versions before the cleanup: %s", got)
+		}
+		for _, v := range []uint64{1, 2, 4, 6, 7} {
+			if err := e.objs.Delete(ctx, lancemanifest.ManifestPath(loc, lancemanifest.V2, v)); err != nil {
+				t.Fatal(err)
+			}
+		}
+
+		// A lookup of a pruned version: 404, never the path.
+		_, err := s.DescribeTableVersion(ctx, DescribeTableVersionRequest{ID: tid, Version: ptr(int64(2))})
+		wantCode(t, "describing pruned version 2", err, nserror.TableVersionNotFound)
+		if got := listed(t, s, tid, ""); !slices.Equal(got, []int64{3, 5, 8, 9, 10}) {
+			t.Fatalf("listed after the cleanup: %v", got)
+		}
+		for _, v := range []int64{1, 4, 7} {
+			_, err := s.DescribeTableVersion(ctx, DescribeTableVersionRequest{ID: tid, Version: ptr(v)})
+			wantCode(t, "describing a pruned version", err, nserror.TableVersionNotFound)
+		}
+		for _, v := range []int64{3, 5, 8} {
+			d := must(s.DescribeTableVersion(ctx, DescribeTableVersionRequest{ID: tid, Version: ptr(v)}))
+			if d.Version.Version != v || d.Version.ManifestSize == nil || *d.Version.ManifestSize != v {
+				t.Fatalf("kept version %d: %+v", v, d.Version)
+			}
+		}
+		if got := sqlVersions(t, s, tid); got != "3,5,8,9,10" {
+			t.Fatalf("table_versions after the cleanup: %s", got)
+		}
+		// A tag of a pruned version is refused as Lance refuses it.
+		_, err = s.CreateTableTag(ctx, CreateTableTagRequest{ID: tid, Tag: "late", Version: 6})
+		wantCode(t, "tagging a pruned version", err, nserror.TableVersionNotFound)
+
+		// Drift: version 9's manifest goes, which no cleanup deletes while
+		// 8 is kept untagged.
+		if err := e.objs.Delete(ctx, lancemanifest.ManifestPath(loc, lancemanifest.V2, 9)); err != nil {
+			t.Fatal(err)
+		}
+		_, err = s.DescribeTableVersion(ctx, DescribeTableVersionRequest{ID: tid, Version: ptr(int64(9))})
+		wantCode(t, "describing version 9, drifted", err, nserror.Internal)
+		if got := listed(t, s, tid, ""); !slices.Equal(got, []int64{3, 5, 8, 10}) {
+			t.Fatalf("listed with version 9 drifted: %v", got)
+		}
+		p := must(s.claims.ClassifyPrunes(ctx, loc, ""))
+		if len(p.Pruned) != 0 || len(p.Missing) != 1 || p.Missing[0].Version != 9 || p.Oldest != 8 {
+			t.Fatalf("classified: %+v", p)
+		}
+		// The latest is never pruned: with its manifest gone, nothing is.
+		for _, v := range []uint64{8, 10} {
+			if err := e.objs.Delete(ctx, lancemanifest.ManifestPath(loc, lancemanifest.V2, v)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		p = must(s.claims.FollowPrunes(ctx, loc, ""))
+		if len(p.Pruned) != 0 || len(p.Missing) != 3 {
+			t.Fatalf("with the latest gone: %+v", p)
+		}
+	})
+}
+
+// A newer Lance tells the catalog after its cleanup deleted a version's
+// manifest: BatchDeleteTableVersions of that one version, with the
+// manifest's path in its context.
+func TestBatchDeleteAfterLancesCleanup(t *testing.T) {
+	ctx := context.Background()
+	e := newTenv(t)
+	s := e.s
+	tid := id("t")
+	loc := e.withVersions(tid, 4)
+	for _, v := range []uint64{1, 2} {
+		if err := e.objs.Delete(ctx, lancemanifest.ManifestPath(loc, lancemanifest.V2, v)); err != nil {
+			t.Fatal(err)
+		}
+		d := must(s.BatchDeleteTableVersions(ctx, BatchDeleteTableVersionsRequest{ID: tid, Ranges: []VersionRange{{int64(v), int64(v) + 1}},
+			Common: Common{Context: map[string]string{"lance.table_version_identity": s.root.objectPath(lancemanifest.ManifestPath(loc, lancemanifest.V2, v))}}}))
+		if d.DeletedCount != 1 {
+			t.Fatalf("deleting version %d: %+v", v, d)
+		}
+	}
+	if got := listed(t, s, tid, ""); !slices.Equal(got, []int64{3, 4}) {
+		t.Fatalf("listed: %v", got)
+	}
+}
