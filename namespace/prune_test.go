@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"sync/atomic"
+	"time"
 	"testing"
 
 	"github.com/flightns/flightns/lancemanifest"
@@ -143,5 +144,45 @@ func TestBatchDeleteAfterLancesCleanup(t *testing.T) {
 	}
 	if got := listed(t, s, tid, ""); !slices.Equal(got, []int64{3, 4}) {
 		t.Fatalf("listed: %v", got)
+	}
+}
+
+// Retention properties are validated where they are set, and a table's
+// policy is inherited from the nearest namespace that sets each one.
+func TestRetentionIsValidatedAndInherited(t *testing.T) {
+	ctx := context.Background()
+	e := newTenv(t)
+	s := e.s
+	for _, bad := range []Properties{
+		{PropCleanupOlderThan: "-1h"}, {PropCleanupOlderThan: "0s"}, {PropCleanupOlderThan: "soon"}, {PropCleanupOlderThan: "0d"},
+		{PropCleanupRetainVersions: "0"}, {PropCleanupRetainVersions: "-3"}, {PropCleanupRetainVersions: "two"},
+		{"flightns.cleanup.everything": "yes"},
+	} {
+		_, err := s.CreateNamespace(ctx, CreateNamespaceRequest{ID: id("bad"), Properties: bad})
+		wantCode(t, fmt.Sprint(bad), err, nserror.InvalidInput)
+		_, err = s.DeclareTable(ctx, DeclareTableRequest{ID: id("badt"), Properties: bad})
+		wantCode(t, fmt.Sprint(bad), err, nserror.InvalidInput)
+	}
+	must(s.CreateNamespace(ctx, CreateNamespaceRequest{ID: id("a"), Properties: Properties{PropCleanupOlderThan: "7d", PropCleanupRetainVersions: "5"}}))
+	must(s.CreateNamespace(ctx, CreateNamespaceRequest{ID: id("a", "b"), Properties: Properties{PropCleanupOlderThan: "36h"}}))
+	must(s.CreateNamespace(ctx, CreateNamespaceRequest{ID: id("a", "off"), Properties: Properties{PropCleanupOlderThan: "off"}}))
+	must(s.DeclareTable(ctx, DeclareTableRequest{ID: id("a", "b", "t")}))
+	must(s.DeclareTable(ctx, DeclareTableRequest{ID: id("a", "b", "own"), Properties: Properties{PropCleanupRetainVersions: "2"}}))
+	must(s.DeclareTable(ctx, DeclareTableRequest{ID: id("a", "off", "t")}))
+	must(s.DeclareTable(ctx, DeclareTableRequest{ID: id("plain")}))
+	for _, c := range []struct {
+		tid  ID
+		want Retention
+		ok   bool
+	}{
+		{id("a", "b", "t"), Retention{OlderThan: 36 * time.Hour, RetainVersions: 5, From: "a$b"}, true},
+		{id("a", "b", "own"), Retention{OlderThan: 36 * time.Hour, RetainVersions: 2, From: "a$b"}, true},
+		{id("a", "off", "t"), Retention{RetainVersions: 5, From: "a$off"}, false},
+		{id("plain"), Retention{RetainVersions: 1}, false},
+	} {
+		got, ok, err := s.RetentionOf(ctx, c.tid)
+		if err != nil || ok != c.ok || got != c.want {
+			t.Fatalf("retention of %s: %+v %v %v, want %+v %v", c.tid.String(), got, ok, err, c.want, c.ok)
+		}
 	}
 }

@@ -434,6 +434,9 @@ func propsJSON(p Properties) (string, error) {
 	if total > MaxPropertiesSize {
 		return "", nserror.New(nserror.InvalidInput, "properties of %d bytes, more than %d", total, MaxPropertiesSize)
 	}
+	if err := checkRetentionProps(p); err != nil {
+		return "", err
+	}
 	if p == nil {
 		p = Properties{}
 	}

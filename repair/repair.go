@@ -87,6 +87,11 @@ const (
 	// (deleted behind the catalog's back, e.g. by Lance's cleanup).
 	// Repair forgets the record.
 	MissingManifest DriftKind = "missing-manifest"
+	// PrunedVersion: a version is recorded and Lance's cleanup deleted its
+	// manifest (it is below the oldest kept version; see
+	// redisclaim.ClassifyPrunes). Not drift: its record leaves the
+	// catalog, with or without repair.
+	PrunedVersion DriftKind = "pruned-version"
 	// UnrecordedManifest: a final manifest above the recorded head exists
 	// in storage (written around the catalog). Repair records it, so the
 	// head moves up to it.
@@ -202,6 +207,10 @@ type VerifyReport struct {
 	// Manifest is what was read of __manifest in storage.
 	Manifest ManifestStats `json:"manifest"`
 	Drift    []Drift       `json:"drift"`
+	// Pruned are the versions Lance's cleanup pruned (their manifests
+	// gone, below the oldest kept version): not drift. Verify follows the
+	// cleanup as every request does, and their records leave the catalog.
+	Pruned []Drift `json:"pruned"`
 }
 
 // ManifestStats describes the __manifest table that Verify read from
@@ -267,7 +276,8 @@ func Verify(ctx context.Context, svc *namespace.Service, repair bool, progress P
 		// A table whose directory meets another's is reported, not
 		// repaired: its records may be the other table's files.
 		fix := repair && !involved[t.ID]
-		if err := verifyTable(ctx, svc.Claims(), t, "", fix, &rep); err != nil {
+		follow := !involved[t.ID]
+		if err := verifyTable(ctx, svc.Claims(), t, "", fix, follow, &rep); err != nil {
 			return rep, fmt.Errorf("repair: table %s: %w", t.ID, err)
 		}
 		branches, err := liveBranches(ctx, svc, t, recorded[t.Location])
@@ -275,7 +285,7 @@ func Verify(ctx context.Context, svc *namespace.Service, repair bool, progress P
 			return rep, fmt.Errorf("repair: the branches of table %s: %w", t.ID, err)
 		}
 		for _, b := range branches {
-			if err := verifyTable(ctx, svc.Claims(), t, b, fix, &rep); err != nil {
+			if err := verifyTable(ctx, svc.Claims(), t, b, fix, follow, &rep); err != nil {
 				return rep, fmt.Errorf("repair: table %s branch %s: %w", t.ID, b, err)
 			}
 		}
@@ -353,8 +363,9 @@ func sortedKeys(m map[string]bool) []string {
 // verifyTable checks the version records of one table's branch ("" is
 // main) against the branch's _versions directory. A branch whose
 // manifests are all gone (Lance deleted it) is forgotten whole on repair,
-// its __manifest rows with it.
-func verifyTable(ctx context.Context, claims *redisclaim.Store, t Table, branch string, repair bool, rep *VerifyReport) error {
+// its __manifest rows with it. With follow, the versions Lance's cleanup
+// pruned leave the catalog first (reported in rep.Pruned).
+func verifyTable(ctx context.Context, claims *redisclaim.Store, t Table, branch string, repair, follow bool, rep *VerifyReport) error {
 	objs := claims.Objects()
 	chain := lancemanifest.BranchChain(t.Location, branch)
 	if objstore.ValidateKey(chain) != nil {
@@ -391,6 +402,16 @@ func verifyTable(ctx context.Context, claims *redisclaim.Store, t Table, branch 
 			rep.Drift = append(rep.Drift, gone...)
 		}
 		return nil
+	}
+	if follow {
+		p, err := claims.FollowPrunes(ctx, t.Location, branch)
+		if err != nil {
+			return err
+		}
+		for _, v := range p.Pruned {
+			rep.Pruned = append(rep.Pruned, Drift{Kind: PrunedVersion, Table: t.ID, Branch: branch, Version: v, Repaired: true,
+				Detail: fmt.Sprintf("below the oldest kept version %d", p.Oldest)})
+		}
 	}
 	for _, a := range list {
 		m, err := lancemanifest.ParseManifestName(path.Base(a.Key))
@@ -628,7 +649,7 @@ func VerifyTable(ctx context.Context, svc *namespace.Service, t Table) (VerifyRe
 		return rep, err
 	}
 	for _, b := range append([]string{""}, branches...) {
-		if err := verifyTable(ctx, svc.Claims(), t, b, false, &rep); err != nil {
+		if err := verifyTable(ctx, svc.Claims(), t, b, false, true, &rep); err != nil {
 			return rep, fmt.Errorf("repair: table %s branch %q: %w", t.ID, b, err)
 		}
 	}

@@ -60,7 +60,7 @@ func TestErrorCodes(t *testing.T) {
 		{"restore a missing table", "POST", "/v1/table/prod%24nope/restore" + dq, `{"version":1}`, 4, 404},
 		{"branch a missing table", "POST", "/v1/table/prod%24nope/branches/create" + dq, `{"name":"dev"}`, 4, 404},
 		{"delete a branch of a missing table", "POST", "/v1/table/prod%24nope/branches/delete" + dq, `{"name":"dev"}`, 4, 404},
-		{"list the versions of a branch that does not exist", "POST", pOrders + "/version/list" + dq + "&branch=ghost", "null", 4, 404},
+		{"list the versions of a branch that does not exist", "POST", pOrders + "/version/list" + dq + "&branch=ghost", "null", 22, 404},
 		// 5 TableAlreadyExists.
 		{"declare an existing table", "POST", pOrders + "/declare" + dq, nil, 5, 409},
 		{"rename onto an existing table", "POST", "/v1/table/prod%24t/rename" + dq, `{"new_table_name":"orders","new_namespace_id":["prod","sales"]}`, 5, 409},

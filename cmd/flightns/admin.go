@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -227,6 +228,9 @@ func printVerify(stdout, stderr io.Writer, format string, rep repair.VerifyRepor
 		if out.Drift == nil {
 			out.Drift = []repair.Drift{}
 		}
+		if out.Pruned == nil {
+			out.Pruned = []repair.Drift{}
+		}
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
 		if err := enc.Encode(out); err != nil {
@@ -245,8 +249,40 @@ func printVerify(stdout, stderr io.Writer, format string, rep repair.VerifyRepor
 		_, _ = fmt.Fprintf(stdout, "verified __manifest in storage only (the catalog does not open): %d drift, %d left\n", len(rep.Drift), rep.Unrepaired())
 		return 1
 	}
+	if len(rep.Pruned) > 0 {
+		_, _ = fmt.Fprintf(stdout, "pruned by Lance's cleanup (not drift; their records left the catalog): %s\n", prunedSummary(rep.Pruned))
+	}
 	_, _ = fmt.Fprintf(stdout, "verified %d tables, %d version records: %d drift, %d left\n", rep.Tables, rep.Versions, len(rep.Drift), rep.Unrepaired())
 	return code
+}
+
+// prunedSummary is one line for pruned versions: per table and branch,
+// how many and the range they span.
+func prunedSummary(pruned []repair.Drift) string {
+	type chain struct{ table, branch string }
+	var order []chain
+	spans := map[chain][3]uint64{} // count, lowest, highest
+	for _, p := range pruned {
+		c := chain{p.Table, p.Branch}
+		sp, ok := spans[c]
+		if !ok {
+			order = append(order, c)
+			sp = [3]uint64{0, p.Version, p.Version}
+		}
+		sp[0]++
+		sp[1], sp[2] = min(sp[1], p.Version), max(sp[2], p.Version)
+		spans[c] = sp
+	}
+	var parts []string
+	for _, c := range order {
+		sp := spans[c]
+		name := strconv.Quote(c.table)
+		if c.branch != "" {
+			name += " branch " + strconv.Quote(c.branch)
+		}
+		parts = append(parts, fmt.Sprintf("%s: %d versions in %d..%d", name, sp[0], sp[1], sp[2]))
+	}
+	return strings.Join(parts, "; ")
 }
 
 // isTerminal reports whether f (a writer or a reader) is a terminal:

@@ -1,0 +1,104 @@
+package restserver
+
+import (
+	"context"
+	"slices"
+	"strconv"
+	"testing"
+
+	"github.com/flightns/flightns/internal/testutil/s3test"
+	"github.com/flightns/flightns/namespace"
+	"github.com/flightns/flightns/objstore"
+	"github.com/flightns/flightns/repair"
+)
+
+// TestLanceDBOptimizeIsFollowed: LanceDB's routine maintenance through
+// flightns — 30 one-row adds, a delete, a branch and a tag, then
+// optimize({cleanupOlderThan}) and one more add — on a directory and on
+// MinIO. Lance's cleanup deletes old manifests without a request; the
+// catalog follows with no operator step: admin verify reports the
+// pruned versions as pruned, not drift; version/list answers exactly the
+// versions LanceDB lists; a pruned version is 404 TableVersionNotFound;
+// SQL's table_versions holds the same versions; LanceDB reads main, the
+// branch and the tag.
+func TestLanceDBOptimizeIsFollowed(t *testing.T) {
+	for _, backend := range []string{"file", "s3"} {
+		t.Run(backend, func(t *testing.T) {
+			ctx := context.Background()
+			var opts []serverOption
+			if backend == "s3" {
+				srv := s3test.Start(t, "lake")
+				objs, err := objstore.Open(ctx, srv.URI("lake", "cat"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { _ = objs.Close() })
+				opts = append(opts, withConfig(func(c *namespace.Config) { c.Objects = objs }))
+			}
+			s := startServer(t, opts...)
+			var built struct {
+				OK       bool
+				Failures []string
+				Version  int64
+				Tagged   int64
+			}
+			node(t, nil, &built, "maintain.mjs", s.url(), "build")
+			if !built.OK {
+				t.Fatalf("build: %v", built.Failures)
+			}
+			var opt struct {
+				OK             bool
+				Failures       []string
+				Versions       []int64
+				Rows, Dev, Tag []string
+			}
+			node(t, nil, &opt, "maintain.mjs", s.url(), "optimize")
+			if !opt.OK {
+				t.Fatalf("optimize: %v", opt.Failures)
+			}
+			// The rows: 0..29 but 5, the tag's 100, and the last add's 200.
+			if len(opt.Rows) != 31 || !slices.Contains(opt.Rows, "200:2000") || slices.Contains(opt.Rows, "5:50") {
+				t.Fatalf("rows after optimize: %v", opt.Rows)
+			}
+			if len(opt.Dev) != 10 || len(opt.Tag) != 30 {
+				t.Fatalf("the branch (%d rows) or the tag (%d rows) after optimize", len(opt.Dev), len(opt.Tag))
+			}
+			// Lance keeps the branch's fork point (10) and the tagged version,
+			// and prunes everything else older than the cutoff.
+			if len(opt.Versions) < 3 || opt.Versions[0] != 10 || opt.Versions[1] != built.Tagged {
+				t.Fatalf("LanceDB lists %v after the cleanup; want 10 (the branch's base), the tagged %d, then newer ones", opt.Versions, built.Tagged)
+			}
+
+			rep, err := repair.Verify(ctx, s.service(), false, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rep.Unrepaired() != 0 {
+				t.Fatalf("verify after LanceDB's optimize: %v", rep.Drift)
+			}
+
+			var l namespace.ListTableVersionsResponse
+			ok(t, "version/list", s.post("/v1/table/m%24events/version/list", nil)).decode(t, &l)
+			var listed []int64
+			for _, v := range l.Versions {
+				listed = append(listed, v.Version)
+			}
+			if !slices.Equal(listed, opt.Versions) {
+				t.Fatalf("flightns lists %v, LanceDB %v", listed, opt.Versions)
+			}
+			r := s.post("/v1/table/m%24events/version/describe", map[string]any{"version": 2})
+			if r.status != 404 || r.errorCode() != 11 {
+				t.Fatalf("describing pruned version 2: %s", r)
+			}
+			want := make([]string, len(opt.Versions))
+			for i, v := range opt.Versions {
+				want[i] = strconv.FormatInt(v, 10)
+			}
+			s.post("/v1/namespace/sync/create", map[string]any{}) // __manifest has everything before it
+			got := queryStrings(t, s, `SELECT CAST(version AS VARCHAR) FROM table_versions WHERE table_id = 'm$events' AND branch IS NULL ORDER BY version`)
+			if !slices.Equal(got, want) {
+				t.Fatalf("table_versions %v, LanceDB lists %v", got, want)
+			}
+		})
+	}
+}
