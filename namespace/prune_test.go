@@ -6,8 +6,8 @@ import (
 	"slices"
 	"strings"
 	"sync/atomic"
-	"time"
 	"testing"
+	"time"
 
 	"github.com/flightns/flightns/lancemanifest"
 	"github.com/flightns/flightns/nserror"
