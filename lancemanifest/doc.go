@@ -6,8 +6,12 @@
 // (manifest.go: the table's schema, its fragments with their rows,
 // deletions and data files, its indices, and the version's time, branch
 // and writer, so that the catalog can describe a table's shape and growth
-// without opening its data). The claim protocol, the catalog and repair
-// all name Lance's files through it.
+// without opening its data), and every file a manifest references
+// (references.go: data files, deletion files by Lance's
+// {fragment}-{read_version}-{id}.{arrow|bin} naming, index directories by
+// UUID, external row-id files, the transaction file, and the base each
+// lives in), which is what a cleanup must keep. The claim protocol, the
+// catalog, repair and cleanup all name Lance's files through it.
 //
 // A manifest file (a table's _versions/<n>.manifest) ends with a 16-byte
 // footer: the little-endian int64 position of the manifest message, two
@@ -21,7 +25,11 @@
 // fields flightns uses and skipping every other (Lance adds fields often);
 // the reader never trusts a length or a position it has not checked
 // against the bytes it holds, and a malformed file is an error, never a
-// panic.
+// panic. ReadReferences is stricter than Read: a field that names files
+// in a form it cannot read (an unknown deletion file type, an index
+// without a 16-byte UUID, a wrong wire type) is an error rather than a
+// skipped field, because a reference left out would let a cleanup delete
+// a file that is still in use.
 //
 // It also writes what Lance writes for a restore and a new branch
 // (write.go): the manifest of the version made, edited at the wire level

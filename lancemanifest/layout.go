@@ -20,6 +20,10 @@ func BranchChain(table, branch string) string {
 	return table + "/" + treeDir + "/" + branch
 }
 
+// TreePrefix is the listing prefix of the directories in which a table's
+// branches keep their datasets (BranchChain's tree/).
+func TreePrefix(table string) string { return table + "/" + treeDir + "/" }
+
 // BranchRefsPrefix is the listing prefix of the files in which Lance
 // records a table's branches: _refs/branches/<name>.json, the name
 // path-escaped ("team/x" is team%2Fx.json).

@@ -21,7 +21,7 @@ var production = [][]string{
 	{"nserror", "internal/child", "internal/commitlog", "internal/redislock", "internal/redisurl"},
 	{"nserror/grpcstatus", "objstore", "auth", "audit", "internal/redisproc", "internal/redisstate", "sqlengine"},
 	{"lancemanifest", "internal/privateredis", "idempotency"},
-	{"redisclaim"},
+	{"redisclaim", "internal/cleanup"},
 	{"manifesttable"},
 	{"namespace"},
 	{"planner", "repair"},

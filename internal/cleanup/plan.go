@@ -1,0 +1,363 @@
+package cleanup
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/flightns/flightns/lancemanifest"
+	"github.com/flightns/flightns/nserror"
+	"github.com/flightns/flightns/objstore"
+)
+
+// Plan is what a cleanup of one table will do: per chain the versions it
+// keeps and the ones it prunes, and the files no kept version references
+// that it deletes. Making a plan deletes nothing; Execute carries it out.
+type Plan struct {
+	// Table is the table's directory (a key prefix without its slash).
+	Table string
+	// Policy is the policy applied, defaults filled in.
+	Policy Policy
+	// Cutoff is the time before which a version was old enough to prune
+	// (zero when Policy.OlderThan is 0).
+	Cutoff time.Time
+	// Chains are main's chain and each branch's, main first.
+	Chains []Chain
+	// Files are the files Execute deletes after the pruned manifests,
+	// in key order.
+	Files []File
+	// Totals sums the above.
+	Totals Totals
+
+	// seen is every manifest key the plan read, so that Execute's checks
+	// can tell a manifest written since.
+	seen map[string]bool
+	// prunedRefs are the references of the pruned manifests, by key, in
+	// case Execute's checks must spare one.
+	prunedRefs map[string]*lancemanifest.References
+}
+
+// Chain is one version chain of the table: main's (the table's directory)
+// or a branch's (tree/<branch>/ inside it).
+type Chain struct {
+	Branch string // "" for main
+	Dir    string // the chain's directory (a key prefix without its slash)
+	// Managed is false for a directory under tree/ that holds manifests
+	// but that no branch records (no _refs/branches/ file, not named by
+	// the caller): nothing of it is pruned or deleted, and its manifests
+	// protect what they reference.
+	Managed bool
+	Kept    []Version // newest first
+	Pruned  []Version // newest first
+}
+
+// Version is one version of a chain, with the manifest that is it.
+type Version struct {
+	Version   uint64
+	Key       string
+	Size      int64
+	Timestamp time.Time
+	// Why says why the version is kept ("latest", "tag t", …) or pruned.
+	Why string
+}
+
+// Kind is what a file the plan deletes is.
+type Kind int
+
+// The kinds of file a plan deletes, each in a directory of a chain.
+const (
+	// KindManifest is a pruned version's manifest in _versions/.
+	KindManifest Kind = iota + 1
+	// KindTransaction is a transaction file in _transactions/.
+	KindTransaction
+	// KindDeletion is a deletion file in _deletions/.
+	KindDeletion
+	// KindIndex is a file of an index's directory _indices/<uuid>/.
+	KindIndex
+	// KindData is a data file in data/ (a .lance file, or a .blob
+	// sidecar file of one).
+	KindData
+	// KindTempManifest is a leftover _versions/.tmp* file of a failed
+	// Lance commit.
+	KindTempManifest
+)
+
+func (k Kind) String() string {
+	switch k {
+	case KindManifest:
+		return "manifest"
+	case KindTransaction:
+		return "transaction"
+	case KindDeletion:
+		return "deletion"
+	case KindIndex:
+		return "index"
+	case KindData:
+		return "data"
+	case KindTempManifest:
+		return "temporary manifest"
+	}
+	return fmt.Sprintf("Kind(%d)", int(k))
+}
+
+// File is a file the plan deletes.
+type File struct {
+	Key     string
+	Size    int64
+	ModTime time.Time
+	Kind    Kind
+	// Reason says why it may go: which pruned versions alone referenced
+	// it, or that no manifest references it.
+	Reason string
+}
+
+// Totals sums a plan.
+type Totals struct {
+	KeptVersions   int
+	PrunedVersions int
+	ManifestBytes  int64 // the pruned manifests
+	Files          int
+	FileBytes      int64
+}
+
+// NewPlan decides what a cleanup of the table in directory table does under
+// policy p. branches are branches the caller knows of (the catalog's); the
+// table's own records of its branches (_refs/branches/) count as well. It
+// reads every manifest of every chain and every ref file, and fails
+// (deleting nothing) if any cannot be read: a manifest it cannot read may
+// reference any file.
+func NewPlan(ctx context.Context, objs *objstore.Store, table string, branches []string, p Policy) (*Plan, error) {
+	p, err := p.normalized()
+	if err != nil {
+		return nil, err
+	}
+	if table == "" || strings.HasSuffix(table, "/") {
+		return nil, nserror.New(nserror.InvalidInput, "cleanup: table directory %q must be a non-empty key without a trailing slash", table)
+	}
+	if err := objstore.ValidatePrefix(table + "/"); err != nil {
+		return nil, err
+	}
+	objects, err := objs.ListAll(ctx, table+"/")
+	if err != nil {
+		return nil, fmt.Errorf("cleanup: list %s: %w", table, err)
+	}
+	s := &scan{table: table, objs: objs}
+	if s.refs, err = readRefs(ctx, objs, table, objects); err != nil {
+		return nil, err
+	}
+	s.addChains(objects, branches)
+	s.assign(objects)
+	if err := s.readManifests(ctx); err != nil {
+		return nil, err
+	}
+	pl := &Plan{Table: table, Policy: p, Cutoff: p.cutoff(), seen: map[string]bool{}, prunedRefs: map[string]*lancemanifest.References{}}
+	keep := newNameSet()
+	pruned := map[string][]string{} // referenced name → "branch@version" of pruned manifests
+	for _, c := range s.chains {
+		ch := s.decide(c, pl.Cutoff, p.KeepLast)
+		for _, m := range c.manifests {
+			pl.seen[m.attrs.Key] = true
+			switch {
+			case m.pruned:
+				pl.prunedRefs[m.attrs.Key] = m.refs
+				for _, n := range namesOf(m.refs) {
+					pruned[n] = append(pruned[n], chainName(c.branch)+"@"+fmt.Sprint(m.name.Version))
+				}
+			default:
+				keep.add(m.refs)
+			}
+		}
+		pl.Chains = append(pl.Chains, ch)
+	}
+	for _, c := range s.chains {
+		if !c.managed {
+			continue
+		}
+		for _, o := range c.files {
+			f, ok := candidate(c, o, keep, p)
+			if !ok {
+				continue
+			}
+			if by := pruned[nameKey(f.Kind, o.Key, c.dir)]; len(by) > 0 {
+				f.Reason = "referenced only by pruned " + strings.Join(compact(by), ", ")
+			} else {
+				f.Reason = "referenced by no manifest"
+			}
+			pl.Files = append(pl.Files, f)
+		}
+	}
+	slices.SortFunc(pl.Files, func(a, b File) int { return strings.Compare(a.Key, b.Key) })
+	for _, c := range pl.Chains {
+		pl.Totals.KeptVersions += len(c.Kept)
+		pl.Totals.PrunedVersions += len(c.Pruned)
+		for _, v := range c.Pruned {
+			pl.Totals.ManifestBytes += v.Size
+		}
+	}
+	for _, f := range pl.Files {
+		pl.Totals.Files++
+		pl.Totals.FileBytes += f.Size
+	}
+	return pl, nil
+}
+
+func chainName(branch string) string {
+	if branch == "" {
+		return "main"
+	}
+	return branch
+}
+
+// compact drops repeats from a sorted-by-appearance list.
+func compact(s []string) []string {
+	out := s[:0:0]
+	for _, x := range s {
+		if !slices.Contains(out, x) {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// candidate says whether the object o of chain c may be deleted: it is a
+// file of a kind Lance's cleanup deletes, in the place Lance puts it, no
+// kept manifest of the table references it, and it is older than the
+// grace period. Anything it does not recognise is kept.
+func candidate(c *chain, o objstore.Attrs, keep *nameSet, p Policy) (File, bool) {
+	rel := o.Key[len(c.dir)+1:]
+	area, rest, _ := strings.Cut(rel, "/")
+	base := rest[strings.LastIndex(rest, "/")+1:]
+	f := File{Key: o.Key, Size: o.Size, ModTime: o.ModTime}
+	switch area {
+	case lancemanifest.VersionsDir:
+		// Pruned manifests go in their own phase; of the rest only the
+		// leftovers of Lance's rename commits (.tmp*), as Lance does.
+		if strings.Contains(rest, "/") || !strings.HasPrefix(rest, ".tmp") {
+			return f, false
+		}
+		f.Kind = KindTempManifest
+	case "_transactions":
+		if !strings.HasSuffix(base, ".txn") || keep.txn[base] {
+			return f, false
+		}
+		f.Kind = KindTransaction
+	case "_deletions":
+		if !strings.HasSuffix(base, ".arrow") && !strings.HasSuffix(base, ".bin") || keep.deletion[base] {
+			return f, false
+		}
+		f.Kind = KindDeletion
+	case "_indices":
+		uuid, _, inDir := strings.Cut(rest, "/")
+		if !inDir || keep.index[uuid] {
+			return f, false
+		}
+		f.Kind = KindIndex
+	case "data":
+		switch {
+		case strings.HasSuffix(base, ".lance"):
+			if keep.data[base] {
+				return f, false
+			}
+		case strings.HasSuffix(base, ".blob"):
+			// A blob sidecar file, data/<data file stem>/<id>.blob, lives
+			// as long as its data file (Lance's cleanup does the same).
+			stem, file, ok := strings.Cut(rest, "/")
+			if !ok || strings.Contains(file, "/") || keep.data[stem+".lance"] {
+				return f, false
+			}
+		default:
+			return f, false
+		}
+		f.Kind = KindData
+	default:
+		return f, false
+	}
+	if keep.external[base] {
+		return f, false
+	}
+	// When in doubt, keep: an object without a time, or one younger than
+	// the grace period, may belong to a write in progress.
+	if o.ModTime.IsZero() || p.Now.Sub(o.ModTime) < p.Grace {
+		return f, false
+	}
+	return f, true
+}
+
+// nameKey is the name under which the references of a file of kind k are
+// kept in a nameSet (see namesOf), for the reason of its deletion.
+func nameKey(k Kind, key, dir string) string {
+	rel := key[len(dir)+1:]
+	_, rest, _ := strings.Cut(rel, "/")
+	base := rest[strings.LastIndex(rest, "/")+1:]
+	switch k {
+	case KindTransaction:
+		return "txn:" + base
+	case KindDeletion:
+		return "deletion:" + base
+	case KindIndex:
+		uuid, _, _ := strings.Cut(rest, "/")
+		return "index:" + uuid
+	case KindData:
+		if strings.HasSuffix(base, ".blob") {
+			stem, _, _ := strings.Cut(rest, "/")
+			return "data:" + stem + ".lance"
+		}
+		return "data:" + base
+	}
+	return ""
+}
+
+// nameSet is what kept manifests reference, by name: a file is protected
+// wherever in the table it is, whichever base its manifest names it in.
+// Lance names data, deletion, transaction and index files with random
+// parts, so a name matches one file; matching by name rather than by
+// resolved path means a file a branch names through a base path (its
+// parent's directory) is protected without resolving the base's URI, and
+// a path written in an unexpected form still protects its file.
+type nameSet struct {
+	data, deletion, txn, index, external map[string]bool
+}
+
+func newNameSet() *nameSet {
+	return &nameSet{data: map[string]bool{}, deletion: map[string]bool{}, txn: map[string]bool{}, index: map[string]bool{}, external: map[string]bool{}}
+}
+
+func baseName(p string) string { return p[strings.LastIndex(p, "/")+1:] }
+
+func (s *nameSet) add(r *lancemanifest.References) {
+	for _, d := range r.DataFiles {
+		s.data[baseName(d.Path)] = true
+	}
+	for _, d := range r.DeletionFiles {
+		s.deletion[baseName(d.Path)] = true
+	}
+	for _, e := range r.ExternalFiles {
+		s.external[baseName(e)] = true
+	}
+	for _, ix := range r.Indices {
+		s.index[ix.UUID] = true
+	}
+	if r.TransactionFile != "" {
+		s.txn[baseName(r.TransactionFile)] = true
+	}
+}
+
+// namesOf lists the names r references, in nameKey's form.
+func namesOf(r *lancemanifest.References) []string {
+	var out []string
+	for _, d := range r.DataFiles {
+		out = append(out, "data:"+baseName(d.Path))
+	}
+	for _, d := range r.DeletionFiles {
+		out = append(out, "deletion:"+baseName(d.Path))
+	}
+	for _, ix := range r.Indices {
+		out = append(out, "index:"+ix.UUID)
+	}
+	if r.TransactionFile != "" {
+		out = append(out, "txn:"+baseName(r.TransactionFile))
+	}
+	return out
+}

@@ -1,0 +1,363 @@
+package cleanup
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/flightns/flightns/lancemanifest"
+	"github.com/flightns/flightns/nserror"
+	"github.com/flightns/flightns/objstore"
+)
+
+// scan is a table as Plan found it: its chains, each with its manifests
+// (read) and the other objects of its directories, and its refs.
+type scan struct {
+	table  string
+	objs   *objstore.Store
+	refs   *refs
+	chains []*chain // main first, then by directory
+}
+
+type chain struct {
+	dir, branch string
+	managed     bool
+	manifests   []*manifest      // every manifest file under _versions/
+	files       []objstore.Attrs // every other object the chain owns
+}
+
+type manifest struct {
+	attrs  objstore.Attrs
+	name   lancemanifest.ManifestFile
+	refs   *lancemanifest.References
+	pruned bool
+}
+
+// final says whether m is a version of the chain's linear history (not a
+// staging object, not a detached version).
+func (m *manifest) final() bool { return !m.name.Staging && !m.name.Detached }
+
+// chainDirOf returns the chain directory of a manifest key
+// (<dir>/_versions/<name>, dir the table or a directory inside its tree/),
+// if key is one.
+func chainDirOf(table, key string) (string, bool) {
+	i := strings.LastIndex(key, "/"+lancemanifest.VersionsDir+"/")
+	if i < 0 {
+		return "", false
+	}
+	dir, name := key[:i], key[i+len(lancemanifest.VersionsDir)+2:]
+	if strings.Contains(name, "/") {
+		return "", false
+	}
+	if _, err := lancemanifest.ParseManifestName(name); err != nil {
+		return "", false
+	}
+	return dir, dir == table || strings.HasPrefix(dir, lancemanifest.TreePrefix(table))
+}
+
+// addChains finds the chains: main, every branch the table records or the
+// caller names, and every directory under tree/ that holds manifests
+// (unmanaged when no branch is recorded for it).
+func (s *scan) addChains(objects []objstore.Attrs, branches []string) {
+	byDir := map[string]*chain{}
+	add := func(dir, branch string, managed bool) {
+		if c := byDir[dir]; c != nil {
+			c.managed = c.managed || managed
+			return
+		}
+		c := &chain{dir: dir, branch: branch, managed: managed}
+		byDir[dir] = c
+		s.chains = append(s.chains, c)
+	}
+	add(s.table, "", true)
+	for _, b := range branches {
+		add(lancemanifest.BranchChain(s.table, b), b, true)
+	}
+	for b := range s.refs.branches {
+		add(lancemanifest.BranchChain(s.table, b), b, true)
+	}
+	for _, o := range objects {
+		if dir, ok := chainDirOf(s.table, o.Key); ok {
+			add(dir, strings.TrimPrefix(dir, lancemanifest.TreePrefix(s.table)), false)
+		}
+	}
+	slices.SortStableFunc(s.chains[1:], func(a, b *chain) int { return strings.Compare(a.dir, b.dir) })
+}
+
+// assign gives each object to the chain whose directory holds it most
+// closely (a branch's tree/<b>/ inside main's directory, tree/a/b inside
+// tree/a), so that no chain ever deletes a file of a chain nested in it.
+func (s *scan) assign(objects []objstore.Attrs) {
+	for _, o := range objects {
+		var owner *chain
+		for _, c := range s.chains {
+			if strings.HasPrefix(o.Key, c.dir+"/") && (owner == nil || len(c.dir) > len(owner.dir)) {
+				owner = c
+			}
+		}
+		if owner == nil {
+			continue
+		}
+		rel := o.Key[len(owner.dir)+1:]
+		if name, ok := strings.CutPrefix(rel, lancemanifest.VersionsDir+"/"); ok && !strings.Contains(name, "/") {
+			if m, err := lancemanifest.ParseManifestName(name); err == nil {
+				owner.manifests = append(owner.manifests, &manifest{attrs: o, name: m})
+				continue
+			}
+		}
+		owner.files = append(owner.files, o)
+	}
+}
+
+// readParallelism bounds the manifests read at once.
+const readParallelism = 8
+
+// readManifests reads every manifest of every chain; any that cannot be
+// read fails the scan.
+func (s *scan) readManifests(ctx context.Context) error {
+	var all []*manifest
+	for _, c := range s.chains {
+		all = append(all, c.manifests...)
+	}
+	return readAll(ctx, s.objs, all)
+}
+
+func readAll(ctx context.Context, objs *objstore.Store, ms []*manifest) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var (
+		mu       sync.Mutex
+		firstErr error
+		wg       sync.WaitGroup
+		sem      = make(chan struct{}, readParallelism)
+	)
+	for _, m := range ms {
+		sem <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			if err := readManifest(ctx, objs, m); err != nil {
+				mu.Lock()
+				if firstErr == nil {
+					firstErr = err
+					cancel()
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	return firstErr
+}
+
+func readManifest(ctx context.Context, objs *objstore.Store, m *manifest) error {
+	unreadable := func(err error) error {
+		return &nserror.Error{Code: nserror.InvalidTableState, Err: err,
+			Message: fmt.Sprintf("cleanup: cannot read manifest %s, so nothing is deleted (it may reference any file): %v", m.attrs.Key, err)}
+	}
+	if m.attrs.Size > lancemanifest.MaxSize {
+		return unreadable(fmt.Errorf("%d bytes, more than the %d a manifest may have", m.attrs.Size, lancemanifest.MaxSize))
+	}
+	b, err := objs.Get(ctx, m.attrs.Key)
+	if err != nil {
+		return fmt.Errorf("cleanup: read manifest %s: %w", m.attrs.Key, err)
+	}
+	r, err := lancemanifest.ReadReferences(b)
+	if err != nil {
+		return unreadable(err)
+	}
+	if !m.name.Detached && r.Version != m.name.Version {
+		return unreadable(fmt.Errorf("its name says version %d, its content %d", m.name.Version, r.Version))
+	}
+	m.refs = r
+	return nil
+}
+
+// decide marks which of a chain's versions are pruned and describes the
+// chain. A managed chain keeps its latest version, its last keepLast
+// versions, those not older than cutoff, every tagged version and every
+// version a branch forks from; it prunes the other final manifests.
+// Staging and detached manifests are never pruned (and protect what they
+// reference); an unmanaged chain keeps everything.
+func (s *scan) decide(c *chain, cutoff time.Time, keepLast int) Chain {
+	out := Chain{Branch: c.branch, Dir: c.dir, Managed: c.managed}
+	finals := slices.DeleteFunc(slices.Clone(c.manifests), func(m *manifest) bool { return !m.final() })
+	slices.SortStableFunc(finals, func(a, b *manifest) int {
+		if a.name.Version != b.name.Version {
+			return cmp.Compare(b.name.Version, a.name.Version)
+		}
+		return strings.Compare(a.attrs.Key, b.attrs.Key)
+	})
+	// rank is each version's place from the newest (0); a version may
+	// have two files (a V1 and a V2 name).
+	rank := map[uint64]int{}
+	for _, m := range finals {
+		if _, ok := rank[m.name.Version]; !ok {
+			rank[m.name.Version] = len(rank)
+		}
+	}
+	for _, m := range finals {
+		v := Version{Version: m.name.Version, Key: m.attrs.Key, Size: m.attrs.Size, Timestamp: m.refs.Timestamp}
+		var why []string
+		if !c.managed {
+			why = append(why, "no branch records this directory")
+		}
+		switch r := rank[m.name.Version]; {
+		case r == 0:
+			why = append(why, "latest")
+		case r < keepLast:
+			why = append(why, fmt.Sprintf("among the last %d", keepLast))
+		}
+		if !cutoff.IsZero() {
+			switch {
+			case m.refs.Timestamp.IsZero():
+				why = append(why, "no timestamp")
+			case !m.refs.Timestamp.Before(cutoff):
+				why = append(why, "not older than the cutoff")
+			}
+		}
+		for _, t := range s.refs.tagsOn(c) {
+			if t.version == m.name.Version {
+				why = append(why, fmt.Sprintf("tag %q", t.name))
+			}
+		}
+		for _, b := range s.refs.forksOf(c) {
+			if b.parentVersion == m.name.Version {
+				why = append(why, fmt.Sprintf("branch %q forks from it", b.name))
+			}
+		}
+		if len(why) > 0 {
+			v.Why = strings.Join(why, ", ")
+			out.Kept = append(out.Kept, v)
+			continue
+		}
+		m.pruned = true
+		v.Why = prunedWhy(cutoff, keepLast)
+		out.Pruned = append(out.Pruned, v)
+	}
+	return out
+}
+
+func prunedWhy(cutoff time.Time, keepLast int) string {
+	if cutoff.IsZero() {
+		return fmt.Sprintf("not among the last %d, untagged, no branch forks from it", keepLast)
+	}
+	return fmt.Sprintf("older than %s, not among the last %d, untagged, no branch forks from it", cutoff.UTC().Format("2006-01-02T15:04:05.000Z07:00"), keepLast)
+}
+
+// refs are the table's tags and branches, as Lance records them in
+// _refs/tags/<name>.json and _refs/branches/<name>.json.
+type refs struct {
+	tags     []tagRef
+	branches map[string]branchRef
+}
+
+type tagRef struct {
+	name, branch string
+	version      uint64
+}
+
+type branchRef struct {
+	name, parent  string
+	parentVersion uint64
+}
+
+// isMain says whether a ref's branch names main (Lance writes null).
+func isMain(b string) bool { return b == "" || b == "main" }
+
+// tagsOn returns the tags on chain c's versions.
+func (r *refs) tagsOn(c *chain) []tagRef {
+	var out []tagRef
+	for _, t := range r.tags {
+		if t.branch == c.branch || isMain(t.branch) && c.branch == "" {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// forksOf returns the branches forked from a version of chain c.
+func (r *refs) forksOf(c *chain) []branchRef {
+	var out []branchRef
+	for _, b := range r.branches {
+		if b.parent == c.branch || isMain(b.parent) && c.branch == "" {
+			out = append(out, b)
+		}
+	}
+	slices.SortFunc(out, func(a, b branchRef) int { return strings.Compare(a.name, b.name) })
+	return out
+}
+
+// readRefs reads every tag and branch file among objects; a file it cannot
+// read fails the plan (it may protect any version).
+func readRefs(ctx context.Context, objs *objstore.Store, table string, objects []objstore.Attrs) (*refs, error) {
+	r := &refs{branches: map[string]branchRef{}}
+	tags, branches := lancemanifest.TagsPrefix(table), lancemanifest.BranchRefsPrefix(table)
+	for _, o := range objects {
+		var into func([]byte) error
+		switch {
+		case strings.HasPrefix(o.Key, tags):
+			name, ok := strings.CutSuffix(o.Key[len(tags):], ".json")
+			if !ok || strings.Contains(name, "/") {
+				continue
+			}
+			into = func(b []byte) error {
+				var t struct {
+					Branch  *string `json:"branch"`
+					Version *uint64 `json:"version"`
+				}
+				if err := json.Unmarshal(b, &t); err != nil {
+					return err
+				}
+				if t.Version == nil {
+					return fmt.Errorf("no version")
+				}
+				r.tags = append(r.tags, tagRef{name: name, branch: deref(t.Branch), version: *t.Version})
+				return nil
+			}
+		case strings.HasPrefix(o.Key, branches):
+			name, ok := lancemanifest.BranchOfRef(o.Key[len(branches):])
+			if !ok {
+				continue
+			}
+			into = func(b []byte) error {
+				var br struct {
+					ParentBranch  *string `json:"parentBranch"`
+					ParentVersion *uint64 `json:"parentVersion"`
+				}
+				if err := json.Unmarshal(b, &br); err != nil {
+					return err
+				}
+				if br.ParentVersion == nil {
+					return fmt.Errorf("no parentVersion")
+				}
+				r.branches[name] = branchRef{name: name, parent: deref(br.ParentBranch), parentVersion: *br.ParentVersion}
+				return nil
+			}
+		default:
+			continue
+		}
+		b, err := objs.Get(ctx, o.Key)
+		if err != nil {
+			return nil, fmt.Errorf("cleanup: read %s: %w", o.Key, err)
+		}
+		if err := into(b); err != nil {
+			return nil, &nserror.Error{Code: nserror.InvalidTableState, Err: err,
+				Message: fmt.Sprintf("cleanup: cannot read ref file %s, so nothing is deleted (it may protect any version): %v", o.Key, err)}
+		}
+	}
+	slices.SortFunc(r.tags, func(a, b tagRef) int { return strings.Compare(a.name, b.name) })
+	return r, nil
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
