@@ -175,6 +175,10 @@ var Ops = []Op{
 		run((*Service).BatchCreateTableVersions)},
 	{"BatchCommitTables", "table/batch-commit", true, false, true, "Commit table versions, declarations and drops across tables atomically: all or none.",
 		run((*Service).BatchCommitTables)},
+	// flightns's own: cleanup of old versions (cleanup.go), by an admin
+	// of the table's namespace.
+	{"CleanupTable", "table/{id}/cleanup", true, true, true, "Clean up a table's old versions under its retention, or the one given: their records, manifests and the files no kept version references (flightns; dry_run reports only).",
+		run((*Service).CleanupTable)},
 	// flightns's own: grants (access.go) on a namespace's subtree, managed
 	// by an admin of that subtree.
 	{"CreateNamespaceGrant", "namespace/{id}/grants/create", true, true, true, "Give a principal or a group a role on the namespace and all it holds (flightns).",

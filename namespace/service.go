@@ -82,6 +82,14 @@ type Config struct {
 	// a record of the drop is written, and UndropTable/UndropNamespace put
 	// it back until `admin gc` purges it. 0 deletes at once.
 	DropRetention time.Duration
+	// CleanupGrace keeps every file younger than it out of a cleanup's
+	// reach, referenced or not (an in-flight commit may be about to
+	// reference it): cleanup.DefaultGrace when 0, at least
+	// cleanup.MinGrace.
+	CleanupGrace time.Duration
+	// Maintain, when set, runs the maintainer in this process (one
+	// process of the catalog at a time holds its lease; maintain.go).
+	Maintain *MaintainConfig
 	// Logger (default slog.Default()).
 	Logger *slog.Logger
 	// Now is the clock (default time.Now).
@@ -102,6 +110,9 @@ type Service struct {
 	locs   locCache // tables' locations, for CreateTableVersion
 
 	rs     *redisstate.Catalog // the scripts of the object index
+	maint  *maintainer         // the maintainer's state (maintain.go)
+	// stopMaint stops the maintainer and waits for it (nil: none runs).
+	stopMaint func()
 	vended vendCache           // credentials vended, while young
 	grants grantBook           // the catalog's grants (grants.go)
 
@@ -151,7 +162,8 @@ func Open(ctx context.Context, cfg Config) (*Service, error) {
 		return nil, err
 	}
 	rs := redisstate.New(cfg.Redis, cfg.Catalog, cfg.LogMaxLen)
-	s := &Service{cfg: cfg, objs: cfg.Objects, rdb: cfg.Redis, rs: rs, k: nsKeys{rs.Keys}, log: cfg.Logger, now: cfg.Now}
+	s := &Service{cfg: cfg, objs: cfg.Objects, rdb: cfg.Redis, rs: rs, k: nsKeys{rs.Keys}, log: cfg.Logger, now: cfg.Now,
+		maint: newMaintainer(MaintainConfig{})}
 	var err error
 	if s.root, err = newRoot(cfg.Objects); err != nil {
 		return nil, err
@@ -183,6 +195,12 @@ func Open(ctx context.Context, cfg Config) (*Service, error) {
 		_ = s.Close()
 		return nil, err
 	}
+	if cfg.Maintain != nil {
+		s.maint = newMaintainer(*cfg.Maintain)
+		mctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+		done := s.startMaintainer(mctx)
+		s.stopMaint = func() { cancel(); <-done }
+	}
 	return s, nil
 }
 
@@ -190,6 +208,9 @@ func Open(ctx context.Context, cfg Config) (*Service, error) {
 // It may be called more than once.
 func (s *Service) Close() error {
 	s.closeOnce.Do(func() {
+		if s.stopMaint != nil {
+			s.stopMaint()
+		}
 		_ = s.claims.Close()
 		s.closeErr = s.table.Close()
 		s.rs.Close()

@@ -3,6 +3,7 @@ package redisclaim
 import (
 	"context"
 	"errors"
+	"strconv"
 
 	"github.com/redis/go-redis/v9"
 
@@ -19,6 +20,23 @@ func (s *Store) Chains(ctx context.Context) ([]string, error) {
 		return nil, nil
 	}
 	return keys, err
+}
+
+// Heads maps every chain Redis holds a head for to its head.
+func (s *Store) Heads(ctx context.Context) (map[string]uint64, error) {
+	all, err := s.rdb.HGetAll(ctx, s.k.Heads()).Result()
+	if err != nil && !errors.Is(err, redis.Nil) {
+		return nil, err
+	}
+	out := make(map[string]uint64, len(all))
+	for chain, h := range all {
+		v, err := strconv.ParseUint(h, 10, 64)
+		if err != nil {
+			continue // not a head flightns wrote
+		}
+		out[chain] = v
+	}
+	return out, nil
 }
 
 // Fork prepares a branch's chain for a commit of version, the branch's

@@ -105,15 +105,26 @@ func (s *Store) FollowPrunes(ctx context.Context, table, branch string) (Prunes,
 	if err != nil || len(p.Pruned) == 0 {
 		return p, err
 	}
-	ranges := runs(p.Pruned)
+	if err := s.ForgetVersions(ctx, lancemanifest.BranchChain(table, branch), p.Pruned); err != nil {
+		return Prunes{}, err
+	}
+	return p, nil
+}
+
+// ForgetVersions forgets the records of versions of a chain (the ones it
+// has; forgetting again is a no-op), in as few catalog changes as the
+// deletion's bound on ranges allows (one for up to 1000 runs of
+// consecutive versions).
+func (s *Store) ForgetVersions(ctx context.Context, chain string, versions []uint64) error {
+	ranges := runs(versions)
 	for len(ranges) > 0 {
 		n := min(len(ranges), 1000)
-		if _, err := s.DeleteVersions(ctx, lancemanifest.BranchChain(table, branch), ranges[:n]); err != nil {
-			return Prunes{}, err
+		if _, err := s.DeleteVersions(ctx, chain, ranges[:n]); err != nil {
+			return err
 		}
 		ranges = ranges[n:]
 	}
-	return p, nil
+	return nil
 }
 
 // runs folds versions into ranges of consecutive ones.

@@ -102,3 +102,90 @@ func TestLanceDBOptimizeIsFollowed(t *testing.T) {
 		})
 	}
 }
+
+// TestCatalogCleansUpUnderRetention: a namespace's retention properties
+// (keep versions younger than 1ms, and the last 3) reach a table LanceDB
+// made in it; a dry run deletes nothing; the maintainer's pass cleans
+// the table up: the last three versions, the tagged one and the
+// branch's base stay, the rest leaves the catalog and storage; LanceDB
+// reads every version it still lists, the branch and the tag, the same
+// as before; verify is clean.
+func TestCatalogCleansUpUnderRetention(t *testing.T) {
+	ctx := context.Background()
+	s := startServer(t)
+	ok(t, "namespace with retention", s.post("/v1/namespace/m/create", map[string]any{"properties": map[string]string{
+		namespace.PropCleanupOlderThan: "1ms", namespace.PropCleanupRetainVersions: "3"}}))
+	var built struct {
+		OK       bool
+		Failures []string
+		Version  int64
+		Tagged   int64
+	}
+	node(t, nil, &built, "maintain.mjs", s.url(), "build")
+	if !built.OK {
+		t.Fatalf("build: %v", built.Failures)
+	}
+	type readReport struct {
+		OK       bool
+		Failures []string
+		Versions []int64
+		RowsAt   map[string][]string
+		Dev, Tag []string
+	}
+	var before readReport
+	node(t, nil, &before, "maintain.mjs", s.url(), "read")
+	if !before.OK || len(before.Versions) != int(built.Version) {
+		t.Fatalf("read before: %v %v", before.Failures, before.Versions)
+	}
+
+	var dry namespace.CleanupTableResponse
+	ok(t, "dry run", s.post("/v1/table/m%24events/cleanup", map[string]any{"dry_run": true})).decode(t, &dry)
+	if !dry.DryRun || len(dry.Pruned[""]) == 0 || dry.FilesDeleted != 0 {
+		t.Fatalf("dry run: %+v", dry)
+	}
+	var l namespace.ListTableVersionsResponse
+	ok(t, "version/list", s.post("/v1/table/m%24events/version/list", nil)).decode(t, &l)
+	if len(l.Versions) != int(built.Version) {
+		t.Fatalf("a dry run changed the versions: %d", len(l.Versions))
+	}
+
+	rep, err := s.service().MaintainPass(ctx)
+	if err != nil || !rep.Held || rep.Cleanups != 1 || rep.Failed != 0 {
+		t.Fatalf("maintainer pass: %+v %v", rep, err)
+	}
+	head := built.Version
+	want := []int64{10, head - 2, head - 1, head} // the branch's base, the last three (the tagged head among them)
+	var after readReport
+	node(t, nil, &after, "maintain.mjs", s.url(), "read")
+	if !after.OK || !slices.Equal(after.Versions, want) {
+		t.Fatalf("LanceDB lists %v after the cleanup (%v), want %v", after.Versions, after.Failures, want)
+	}
+	for _, v := range after.Versions {
+		k := strconv.FormatInt(v, 10)
+		if !slices.Equal(after.RowsAt[k], before.RowsAt[k]) {
+			t.Fatalf("version %d reads %v after the cleanup, %v before", v, after.RowsAt[k], before.RowsAt[k])
+		}
+	}
+	if !slices.Equal(after.Dev, before.Dev) || !slices.Equal(after.Tag, before.Tag) {
+		t.Fatal("the branch or the tag reads differently after the cleanup")
+	}
+	ok(t, "version/list", s.post("/v1/table/m%24events/version/list", nil)).decode(t, &l)
+	var listed []int64
+	for _, v := range l.Versions {
+		listed = append(listed, v.Version)
+	}
+	if !slices.Equal(listed, want) {
+		t.Fatalf("flightns lists %v, want %v", listed, want)
+	}
+	if r := s.post("/v1/table/m%24events/version/describe", map[string]any{"version": 5}); r.status != 404 || r.errorCode() != 11 {
+		t.Fatalf("describing cleaned-up version 5: %s", r)
+	}
+	v, err := repair.Verify(ctx, s.service(), false, nil)
+	if err != nil || v.Unrepaired() != 0 {
+		t.Fatalf("verify after the cleanup: %v %v", v.Drift, err)
+	}
+	// A second pass finds nothing new to do for the table.
+	if rep, err := s.service().MaintainPass(ctx); err != nil || rep.Cleanups != 0 {
+		t.Fatalf("second pass: %+v %v", rep, err)
+	}
+}

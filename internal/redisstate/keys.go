@@ -78,6 +78,13 @@ func (k Keys) EndedSession(id string) string { return k.tag + ":ended:" + id }
 // Lease is the materializer's lease.
 func (k Keys) Lease() string { return k.tag + ":mlease" }
 
+// MaintainLease is the maintainer's lease: one process at a time follows
+// Lance's cleanup and applies retention (namespace's maintainer).
+func (k Keys) MaintainLease() string { return k.tag + ":maintlease" }
+
+// Cleanup is the lock of one cleanup of the table at loc.
+func (k Keys) Cleanup(loc string) string { return k.tag + ":cleanup:" + loc }
+
 // Durable is how far the commit log is durable in __manifest segments.
 func (k Keys) Durable() string { return k.tag + ":mdurable" }
 

@@ -135,5 +135,10 @@ func (c *Catalog) Append(ctx context.Context, pairs []string) (AppendReply, erro
 // TakeLease runs lease.lua: the materializer lease is taken or renewed for
 // token, for d. It reports whether token holds it.
 func (c *Catalog) TakeLease(ctx context.Context, token string, d time.Duration) (bool, error) {
-	return c.runBool(ctx, leaseS, []string{c.Lease()}, token, d.Milliseconds())
+	return c.TakeLeaseOf(ctx, c.Lease(), token, d)
+}
+
+// TakeLeaseOf is TakeLease of another lease key (MaintainLease).
+func (c *Catalog) TakeLeaseOf(ctx context.Context, key, token string, d time.Duration) (bool, error) {
+	return c.runBool(ctx, leaseS, []string{key}, token, d.Milliseconds())
 }

@@ -9,6 +9,8 @@
 // phase "build": the table m$events with 30 one-row adds, a delete, a
 // branch "dev" from version 10 and a tag "kept" on the latest version;
 // prints {"ok", "failures", "version", "tagged"}.
+// phase "read": every version LanceDB lists, read ({"versions",
+// "rowsAt": {version: rows}, "dev", "tag"}).
 // phase "optimize": optimize with the cutoff just before the tagged
 // version (Lance refuses by default to prune a tagged version), then
 // one add; prints {"ok", "failures", "versions": LanceDB's list of
@@ -20,7 +22,8 @@ const report = { ok: false, failures: [] };
 try {
   const db = await connect(uri);
   if (phase === "build") {
-    await db.createNamespace(["m"]);
+    // The namespace may have been made with retention properties first.
+    if (!(await db.listNamespaces()).namespaces.includes("m")) await db.createNamespace(["m"]);
     const t = await db.createTable("events", [row(0)], ["m"]);
     for (let i = 1; i < 30; i++) await t.add([row(i)]);
     await t.delete("id = 5");
@@ -33,6 +36,21 @@ try {
     report.tagged = await t.version();
     await (await t.tags()).create("kept", report.tagged);
     report.version = await t.version();
+    report.ok = true;
+  } else if (phase === "read") {
+    // Every version LanceDB lists, read: its row count and rows; the
+    // branch's rows and the tag's.
+    const t = await db.openTable("events", ["m"]);
+    report.versions = (await t.listVersions()).map((v) => v.version);
+    report.rowsAt = {};
+    for (const v of report.versions) {
+      await t.checkout(v);
+      report.rowsAt[v] = await rowsOf(t);
+    }
+    await t.checkoutLatest();
+    report.dev = await rowsOf(await (await t.branches()).checkout("dev"));
+    await t.checkout("kept");
+    report.tag = await rowsOf(t);
     report.ok = true;
   } else {
     const t = await db.openTable("events", ["m"]);

@@ -1,7 +1,7 @@
--- lease.lua: take or renew the materializer lease.
+-- lease.lua: take or renew a lease (the materializer's, the maintainer's).
 --
--- KEYS[1]  {C}:mlease
--- ARGV[1]  this materializer's token
+-- KEYS[1]  {C}:mlease or {C}:maintlease
+-- ARGV[1]  this holder's token
 -- ARGV[2]  lease time, milliseconds
 --
 -- Guarantee: one holder at a time; the holder renews, others wait until it
