@@ -473,21 +473,25 @@ func openRecorded(t *testing.T, dir string, r *recorder) *objstore.Store {
 	return objs
 }
 
-// checkKeptVersionsRead checks that every kept version's manifest is
-// there and every file it references is.
-func checkKeptVersionsRead(t *testing.T, tb *table, pl *Plan) {
+// checkKeptVersionsRead checks that every version the plan keeps has its
+// manifest, and that every file it references (by name) is there.
+func checkKeptVersionsRead(t *testing.T, objs *objstore.Store, pl *Plan) {
 	t.Helper()
+	all, err := objs.ListAll(context.Background(), pl.Table+"/")
+	if err != nil {
+		t.Fatal(err)
+	}
 	files := map[string]bool{}
-	for _, f := range tb.files() {
-		files[baseName(f)] = true
-		if i := strings.Index(f, "_indices/"); i >= 0 {
-			uuid, _, _ := strings.Cut(f[i+len("_indices/"):], "/")
+	for _, o := range all {
+		files[baseName(o.Key)] = true
+		if i := strings.Index(o.Key, "/_indices/"); i >= 0 {
+			uuid, _, _ := strings.Cut(o.Key[i+len("/_indices/"):], "/")
 			files[uuid] = true
 		}
 	}
 	for _, c := range pl.Chains {
 		for _, v := range c.Kept {
-			b, err := tb.objs.Get(context.Background(), v.Key)
+			b, err := objs.Get(context.Background(), v.Key)
 			if err != nil {
 				t.Fatalf("kept %s@%d: %v", chainName(c.Branch), v.Version, err)
 			}
@@ -496,8 +500,7 @@ func checkKeptVersionsRead(t *testing.T, tb *table, pl *Plan) {
 				t.Fatal(err)
 			}
 			for _, n := range namesOf(r) {
-				_, name, _ := strings.Cut(n, ":")
-				if !files[name] {
+				if _, name, _ := strings.Cut(n, ":"); !files[name] {
 					t.Errorf("kept %s@%d references %s, which is gone", chainName(c.Branch), v.Version, n)
 				}
 			}
@@ -537,7 +540,7 @@ func TestExecuteForgetsThenDeletesManifestsThenFiles(t *testing.T) {
 	if last := progress[len(progress)-1]; last.Phase != PhaseFiles || last.Done != len(pl.Files) || last.Bytes != pl.Totals.FileBytes {
 		t.Errorf("progress %+v", progress)
 	}
-	checkKeptVersionsRead(t, tb, pl)
+	checkKeptVersionsRead(t, tb.objs, pl)
 	left := tb.files()
 	for _, f := range append(garbage, txn1, txn2) {
 		if slices.Contains(left, f) {
