@@ -194,6 +194,16 @@ type check struct {
 // under tree/) and refs again, reads every manifest the plan did not see,
 // and finds the pruned versions that a tag or branch names now.
 func (p *Plan) check(ctx context.Context, objs *objstore.Store) (*check, error) {
+	var c *check
+	err := untilStill(func() error {
+		var err error
+		c, err = p.checkOnce(ctx, objs)
+		return err
+	})
+	return c, err
+}
+
+func (p *Plan) checkOnce(ctx context.Context, objs *objstore.Store) (*check, error) {
 	var objects []objstore.Attrs
 	for _, prefix := range []string{lancemanifest.VersionsPrefix(p.Table), lancemanifest.TreePrefix(p.Table), p.Table + "/_refs/"} {
 		o, err := objs.ListAll(ctx, prefix)

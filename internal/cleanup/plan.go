@@ -2,6 +2,7 @@ package cleanup
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -139,17 +140,12 @@ func NewPlan(ctx context.Context, objs *objstore.Store, table string, branches [
 	if err := objstore.ValidatePrefix(table + "/"); err != nil {
 		return nil, err
 	}
-	objects, err := objs.ListAll(ctx, table+"/")
+	var s *scan
+	err = untilStill(func() error {
+		s, err = newScan(ctx, objs, table, branches)
+		return err
+	})
 	if err != nil {
-		return nil, fmt.Errorf("cleanup: list %s: %w", table, err)
-	}
-	s := &scan{table: table, objs: objs}
-	if s.refs, err = readRefs(ctx, objs, table, objects); err != nil {
-		return nil, err
-	}
-	s.addChains(objects, branches)
-	s.assign(objects)
-	if err := s.readManifests(ctx); err != nil {
 		return nil, err
 	}
 	pl := &Plan{Table: table, Policy: p, Cutoff: p.cutoff(), seen: map[string]bool{}, prunedRefs: map[string]*lancemanifest.References{}}
@@ -201,6 +197,41 @@ func NewPlan(ctx context.Context, objs *objstore.Store, table string, branches [
 		pl.Totals.FileBytes += f.Size
 	}
 	return pl, nil
+}
+
+// newScan lists the table and reads its refs and manifests.
+func newScan(ctx context.Context, objs *objstore.Store, table string, branches []string) (*scan, error) {
+	objects, err := objs.ListAll(ctx, table+"/")
+	if err != nil {
+		return nil, fmt.Errorf("cleanup: list %s: %w", table, err)
+	}
+	s := &scan{table: table, objs: objs}
+	if s.refs, err = readRefs(ctx, objs, table, objects); err != nil {
+		return nil, err
+	}
+	s.addChains(objects, branches)
+	s.assign(objects)
+	if err := s.readManifests(ctx); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// listAttempts bounds untilStill.
+const listAttempts = 5
+
+// untilStill runs a list-then-read fn again while an object it listed is
+// gone by the time it reads it: a staging manifest promoted to its final
+// name (which the next listing holds), a manifest or ref another cleanup
+// deleted. Any other error, or one that persists, is returned.
+func untilStill(fn func() error) error {
+	var err error
+	for range listAttempts {
+		if err = fn(); !errors.Is(err, objstore.ErrNotFound) {
+			return err
+		}
+	}
+	return fmt.Errorf("cleanup: the table kept changing while it was read (%d attempts): %w", listAttempts, err)
 }
 
 func chainName(branch string) string {

@@ -608,3 +608,43 @@ func TestExecuteSparesWhatWasWrittenSinceThePlan(t *testing.T) {
 		t.Errorf("%s is left", txn2)
 	}
 }
+
+// A staging manifest promoted to its final name while the plan reads it
+// (flightns finalizing a commit) is read under its final name: the plan
+// lists again rather than fail or miss what the version references.
+func TestAManifestPromotedWhileThePlanReadsIsReadUnderItsFinalName(t *testing.T) {
+	tb := newTable(t)
+	ctx := context.Background()
+	v5, err := lancemanifest.Restored(tb.testdata("v1"), tb.testdata("v4"), 5, now, lancemanifest.RestoreTransaction(4, "u", 1), "9-orphan.txn")
+	if err != nil {
+		t.Fatal(err)
+	}
+	final := lancemanifest.ManifestPath(tb.name, lancemanifest.V2, 5)
+	staging := final + "-abc"
+	if err := tb.objs.Put(ctx, staging, v5); err != nil {
+		t.Fatal(err)
+	}
+	promoted := false
+	objs, err := objstore.OpenWith(ctx, "file://"+tb.dir, objstore.Options{Faults: func(_ context.Context, op objstore.Op, key string, phase objstore.Phase) error {
+		if op == objstore.OpGet && phase == objstore.Before && key == staging && !promoted {
+			promoted = true
+			if _, err := tb.objs.CopyIfAbsent(ctx, staging, final); err != nil {
+				return err
+			}
+			return tb.objs.Delete(ctx, staging)
+		}
+		return nil
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer objs.Close()
+	pl, err := NewPlan(ctx, objs, tb.name, nil, Policy{KeepLast: 1, Now: now})
+	if err != nil || !promoted {
+		t.Fatalf("%v (promoted: %v)", err, promoted)
+	}
+	main := chainOf(t, pl, "")
+	if main.Kept[0].Version != 5 || slices.Contains(relFiles(pl), "_transactions/9-orphan.txn") {
+		t.Errorf("kept %+v; deletes %v", main.Kept, relFiles(pl))
+	}
+}
