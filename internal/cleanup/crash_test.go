@@ -80,9 +80,8 @@ func child(spec string) int {
 		if err != nil {
 			return err
 		}
-		defer f.Close()
 		_, err = fmt.Fprintf(f, "%s %v\n", chainName(branch), versions)
-		return err
+		return errors.Join(err, f.Close())
 	}
 	if _, err := pl.Execute(ctx, objs, forget, nil); err != nil {
 		fmt.Println(err)

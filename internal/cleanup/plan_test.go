@@ -638,7 +638,7 @@ func TestAManifestPromotedWhileThePlanReadsIsReadUnderItsFinalName(t *testing.T)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer objs.Close()
+	defer func() { _ = objs.Close() }()
 	pl, err := NewPlan(ctx, objs, tb.name, nil, Policy{KeepLast: 1, Now: now})
 	if err != nil || !promoted {
 		t.Fatalf("%v (promoted: %v)", err, promoted)
