@@ -2,6 +2,7 @@ package cleanup
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -221,18 +222,15 @@ func (p *Plan) checkOnce(ctx context.Context, objs *objstore.Store) (*check, err
 		if _, ok := chainDirOf(p.Table, o.Key); !ok || p.seen[o.Key] {
 			continue
 		}
-		name, err := lancemanifest.ParseManifestName(o.Key[len(o.Key)-len(baseName(o.Key)):])
+		name, err := lancemanifest.ParseManifestName(baseName(o.Key))
 		if err != nil {
 			continue // chainDirOf parsed it
 		}
 		fresh = append(fresh, &manifest{attrs: o, name: name})
 	}
-	if err := readAll(ctx, objs, fresh); err != nil {
-		return nil, err
-	}
 	c := &check{spare: map[string]bool{}, keep: newNameSet()}
-	for _, m := range fresh {
-		c.keep.add(m.refs)
+	if err := readAll(ctx, objs, fresh, func(_ *manifest, r *lancemanifest.References) { c.keep.add(r) }); err != nil {
+		return nil, err
 	}
 	for _, ch := range p.Chains {
 		at := &chain{dir: ch.Dir, branch: ch.Branch}
@@ -244,11 +242,24 @@ func (p *Plan) checkOnce(ctx context.Context, objs *objstore.Store) (*check, err
 			named[b.parentVersion] = true
 		}
 		for _, v := range ch.Pruned {
-			if named[v.Version] {
-				c.spare[v.Key] = true
-				if refs := p.prunedRefs[v.Key]; refs != nil {
-					c.keep.add(refs)
-				}
+			if !named[v.Version] {
+				continue
+			}
+			// Spared: read again for what it references, unless it is
+			// already deleted (a tag made after the manifests phase names
+			// a version that is gone whatever this check does).
+			c.spare[v.Key] = true
+			name, err := lancemanifest.ParseManifestName(baseName(v.Key))
+			if err != nil {
+				return nil, err
+			}
+			refs, err := readManifest(ctx, objs, &manifest{attrs: objstore.Attrs{Key: v.Key, Size: v.Size}, name: name})
+			switch {
+			case errors.Is(err, objstore.ErrNotFound):
+			case err != nil:
+				return nil, err
+			default:
+				c.keep.add(refs)
 			}
 		}
 	}

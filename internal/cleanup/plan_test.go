@@ -648,3 +648,28 @@ func TestAManifestPromotedWhileThePlanReadsIsReadUnderItsFinalName(t *testing.T)
 		t.Errorf("kept %+v; deletes %v", main.Kept, relFiles(pl))
 	}
 }
+
+// A tag made on a pruned version after its manifest is gone names a
+// version that no longer reads, whatever the cleanup does: the check
+// before the files phase goes on (and deletes that version's files).
+func TestATagOnAVersionAlreadyDeletedDoesNotStopTheCleanup(t *testing.T) {
+	tb := newTable(t)
+	pl := tb.plan(Policy{KeepLast: 2})
+	v1 := lancemanifest.ManifestPath(tb.name, lancemanifest.V2, 1)
+	tagged := false
+	objs, err := objstore.OpenWith(context.Background(), "file://"+tb.dir, objstore.Options{Faults: func(_ context.Context, op objstore.Op, key string, phase objstore.Phase) error {
+		if op == objstore.OpDelete && phase == objstore.After && key == v1 && !tagged {
+			tagged = true
+			tb.put("_refs/tags/late.json", `{"branch": null, "version": 1}`)
+		}
+		return nil
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = objs.Close() }()
+	res, err := pl.Execute(context.Background(), objs, nil, nil)
+	if err != nil || !tagged || res.FilesDeleted != len(pl.Files) || len(res.Spared) != 0 {
+		t.Fatalf("%+v %v (tagged %v)", res, err, tagged)
+	}
+}
