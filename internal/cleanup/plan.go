@@ -137,6 +137,11 @@ func NewPlan(ctx context.Context, objs *objstore.Store, table string, branches [
 	if err := objstore.ValidatePrefix(table + "/"); err != nil {
 		return nil, err
 	}
+	for _, b := range branches {
+		if !validBranch(table, b) {
+			return nil, nserror.New(nserror.InvalidInput, "cleanup: %q is not a branch name", b)
+		}
+	}
 	cutoff := p.cutoff()
 	var s *scan
 	err = untilStill(func() error {

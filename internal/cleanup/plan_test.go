@@ -434,6 +434,20 @@ func TestPoliciesThatWouldLoseDataAreRefused(t *testing.T) {
 		t.Error(err)
 	}
 	tb := newTable(t)
+	for _, b := range []string{"", "../x", "a//b"} {
+		if _, err := NewPlan(context.Background(), tb.objs, tb.name, []string{b}, Policy{KeepLast: 1}); !errors.Is(err, nserror.ErrInvalidInput) {
+			t.Errorf("branch %q: %v", b, err)
+		}
+	}
+	// A branch record whose name cannot be a directory of the table names
+	// no chain.
+	tb.put("_refs/branches/..%2F..%2Fevil.json", `{"parentBranch": null, "parentVersion": 1}`)
+	pl := tb.plan(Policy{KeepLast: 1})
+	for _, c := range pl.Chains {
+		if strings.Contains(c.Dir, "..") {
+			t.Errorf("chain %+v", c)
+		}
+	}
 	for _, table := range []string{"", "ns/t/", "../x", "ns//t"} {
 		if _, err := NewPlan(context.Background(), tb.objs, table, nil, Policy{KeepLast: 1}); !errors.Is(err, nserror.ErrInvalidInput) {
 			t.Errorf("table %q: %v", table, err)

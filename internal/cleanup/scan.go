@@ -23,6 +23,7 @@ type scan struct {
 	objs   *objstore.Store
 	refs   *refs
 	chains []*chain // main first, then by directory
+	byDir  map[string]*chain
 	// keep is what the kept manifests of every chain reference; pruned
 	// what the pruned ones do.
 	keep   *nameSet
@@ -54,6 +55,12 @@ type manifest struct {
 // staging object, not a detached version).
 func (m *manifest) final() bool { return !m.name.Staging && !m.name.Detached }
 
+// validBranch says whether branch names a directory inside the table's
+// tree/.
+func validBranch(table, branch string) bool {
+	return branch != "" && objstore.ValidatePrefix(lancemanifest.BranchChain(table, branch)+"/") == nil
+}
+
 // chainDirOf returns the chain directory of a manifest key
 // (<dir>/_versions/<name>, dir the table or a directory inside its tree/),
 // if key is one.
@@ -76,14 +83,14 @@ func chainDirOf(table, key string) (string, bool) {
 // caller names, and every directory under tree/ that holds manifests
 // (unmanaged when no branch is recorded for it).
 func (s *scan) addChains(objects []objstore.Attrs, branches []string) {
-	byDir := map[string]*chain{}
+	s.byDir = map[string]*chain{}
 	add := func(dir, branch string, managed bool) {
-		if c := byDir[dir]; c != nil {
+		if c := s.byDir[dir]; c != nil {
 			c.managed = c.managed || managed
 			return
 		}
 		c := &chain{dir: dir, branch: branch, managed: managed}
-		byDir[dir] = c
+		s.byDir[dir] = c
 		s.chains = append(s.chains, c)
 	}
 	add(s.table, "", true)
@@ -91,7 +98,10 @@ func (s *scan) addChains(objects []objstore.Attrs, branches []string) {
 		add(lancemanifest.BranchChain(s.table, b), b, true)
 	}
 	for b := range s.refs.branches {
-		add(lancemanifest.BranchChain(s.table, b), b, true)
+		// A recorded name that cannot be a directory holds no files.
+		if dir := lancemanifest.BranchChain(s.table, b); validBranch(s.table, b) {
+			add(dir, b, true)
+		}
 	}
 	for _, o := range objects {
 		if dir, ok := chainDirOf(s.table, o.Key); ok {
@@ -107,10 +117,8 @@ func (s *scan) addChains(objects []objstore.Attrs, branches []string) {
 func (s *scan) assign(objects []objstore.Attrs) {
 	for _, o := range objects {
 		var owner *chain
-		for _, c := range s.chains {
-			if strings.HasPrefix(o.Key, c.dir+"/") && (owner == nil || len(c.dir) > len(owner.dir)) {
-				owner = c
-			}
+		for i := strings.LastIndexByte(o.Key, '/'); i > 0 && owner == nil; i = strings.LastIndexByte(o.Key[:i], '/') {
+			owner = s.byDir[o.Key[:i]]
 		}
 		if owner == nil {
 			continue
