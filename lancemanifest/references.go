@@ -108,8 +108,6 @@ const (
 // of an unknown type): a file it cannot name is an error, never a
 // reference left out, so that a caller deleting what no manifest names
 // never deletes a file it could not see named.
-//
-//nolint:gocyclo // one case per protobuf field that names a file: the wire format reads best as one switch
 func ReadReferences(b []byte) (*References, error) {
 	f, err := split(b)
 	if err != nil {

@@ -2,6 +2,7 @@ package cleanup
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -194,6 +195,16 @@ type check struct {
 // under tree/) and refs again, reads every manifest the plan did not see,
 // and finds the pruned versions that a tag or branch names now.
 func (p *Plan) check(ctx context.Context, objs *objstore.Store) (*check, error) {
+	var c *check
+	err := untilStill(func() error {
+		var err error
+		c, err = p.checkOnce(ctx, objs)
+		return err
+	})
+	return c, err
+}
+
+func (p *Plan) checkOnce(ctx context.Context, objs *objstore.Store) (*check, error) {
 	var objects []objstore.Attrs
 	for _, prefix := range []string{lancemanifest.VersionsPrefix(p.Table), lancemanifest.TreePrefix(p.Table), p.Table + "/_refs/"} {
 		o, err := objs.ListAll(ctx, prefix)
@@ -211,18 +222,15 @@ func (p *Plan) check(ctx context.Context, objs *objstore.Store) (*check, error) 
 		if _, ok := chainDirOf(p.Table, o.Key); !ok || p.seen[o.Key] {
 			continue
 		}
-		name, err := lancemanifest.ParseManifestName(o.Key[len(o.Key)-len(baseName(o.Key)):])
+		name, err := lancemanifest.ParseManifestName(baseName(o.Key))
 		if err != nil {
 			continue // chainDirOf parsed it
 		}
 		fresh = append(fresh, &manifest{attrs: o, name: name})
 	}
-	if err := readAll(ctx, objs, fresh); err != nil {
-		return nil, err
-	}
 	c := &check{spare: map[string]bool{}, keep: newNameSet()}
-	for _, m := range fresh {
-		c.keep.add(m.refs)
+	if err := readAll(ctx, objs, fresh, func(_ *manifest, r *lancemanifest.References) { c.keep.add(r) }); err != nil {
+		return nil, err
 	}
 	for _, ch := range p.Chains {
 		at := &chain{dir: ch.Dir, branch: ch.Branch}
@@ -234,11 +242,24 @@ func (p *Plan) check(ctx context.Context, objs *objstore.Store) (*check, error) 
 			named[b.parentVersion] = true
 		}
 		for _, v := range ch.Pruned {
-			if named[v.Version] {
-				c.spare[v.Key] = true
-				if refs := p.prunedRefs[v.Key]; refs != nil {
-					c.keep.add(refs)
-				}
+			if !named[v.Version] {
+				continue
+			}
+			// Spared: read again for what it references, unless it is
+			// already deleted (a tag made after the manifests phase names
+			// a version that is gone whatever this check does).
+			c.spare[v.Key] = true
+			name, err := lancemanifest.ParseManifestName(baseName(v.Key))
+			if err != nil {
+				return nil, err
+			}
+			refs, err := readManifest(ctx, objs, &manifest{attrs: objstore.Attrs{Key: v.Key, Size: v.Size}, name: name})
+			switch {
+			case errors.Is(err, objstore.ErrNotFound):
+			case err != nil:
+				return nil, err
+			default:
+				c.keep.add(refs)
 			}
 		}
 	}

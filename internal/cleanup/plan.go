@@ -2,6 +2,7 @@ package cleanup
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -34,9 +35,6 @@ type Plan struct {
 	// seen is every manifest key the plan read, so that Execute's checks
 	// can tell a manifest written since.
 	seen map[string]bool
-	// prunedRefs are the references of the pruned manifests, by key, in
-	// case Execute's checks must spare one.
-	prunedRefs map[string]*lancemanifest.References
 }
 
 // Chain is one version chain of the table: main's (the table's directory)
@@ -139,52 +137,37 @@ func NewPlan(ctx context.Context, objs *objstore.Store, table string, branches [
 	if err := objstore.ValidatePrefix(table + "/"); err != nil {
 		return nil, err
 	}
-	objects, err := objs.ListAll(ctx, table+"/")
+	for _, b := range branches {
+		if !validBranch(table, b) {
+			return nil, nserror.New(nserror.InvalidInput, "cleanup: %q is not a branch name", b)
+		}
+	}
+	cutoff := p.cutoff()
+	var s *scan
+	err = untilStill(func() error {
+		s, err = newScan(ctx, objs, table, branches, cutoff, p.KeepLast)
+		return err
+	})
 	if err != nil {
-		return nil, fmt.Errorf("cleanup: list %s: %w", table, err)
-	}
-	s := &scan{table: table, objs: objs}
-	if s.refs, err = readRefs(ctx, objs, table, objects); err != nil {
 		return nil, err
 	}
-	s.addChains(objects, branches)
-	s.assign(objects)
-	if err := s.readManifests(ctx); err != nil {
-		return nil, err
-	}
-	pl := &Plan{Table: table, Policy: p, Cutoff: p.cutoff(), seen: map[string]bool{}, prunedRefs: map[string]*lancemanifest.References{}}
-	keep := newNameSet()
-	pruned := map[string][]string{} // referenced name → "branch@version" of pruned manifests
+	pl := &Plan{Table: table, Policy: p, Cutoff: cutoff, seen: map[string]bool{}}
 	for _, c := range s.chains {
-		ch := s.decide(c, pl.Cutoff, p.KeepLast)
 		for _, m := range c.manifests {
 			pl.seen[m.attrs.Key] = true
-			switch {
-			case m.pruned:
-				pl.prunedRefs[m.attrs.Key] = m.refs
-				for _, n := range namesOf(m.refs) {
-					pruned[n] = append(pruned[n], chainName(c.branch)+"@"+fmt.Sprint(m.name.Version))
-				}
-			default:
-				keep.add(m.refs)
-			}
 		}
-		pl.Chains = append(pl.Chains, ch)
+		pl.Chains = append(pl.Chains, describe(c, cutoff, p.KeepLast))
 	}
 	for _, c := range s.chains {
 		if !c.managed {
 			continue
 		}
 		for _, o := range c.files {
-			f, ok := candidate(c, o, keep, p)
+			f, ok := candidate(c, o, s.keep, p)
 			if !ok {
 				continue
 			}
-			if by := pruned[nameKey(f.Kind, o.Key, c.dir)]; len(by) > 0 {
-				f.Reason = "referenced only by pruned " + strings.Join(compact(by), ", ")
-			} else {
-				f.Reason = "referenced by no manifest"
-			}
+			f.Reason = s.pruned.reason(nameKey(f.Kind, o.Key, c.dir))
 			pl.Files = append(pl.Files, f)
 		}
 	}
@@ -203,22 +186,102 @@ func NewPlan(ctx context.Context, objs *objstore.Store, table string, branches [
 	return pl, nil
 }
 
+// newScan lists the table, reads its refs, and reads its manifests,
+// deciding each version and folding what it references into the scan's
+// name sets as it goes.
+func newScan(ctx context.Context, objs *objstore.Store, table string, branches []string, cutoff time.Time, keepLast int) (*scan, error) {
+	objects, err := objs.ListAll(ctx, table+"/")
+	if err != nil {
+		return nil, fmt.Errorf("cleanup: list %s: %w", table, err)
+	}
+	s := &scan{table: table, objs: objs, keep: newNameSet(), pruned: prunedBy{}}
+	if s.refs, err = readRefs(ctx, objs, table, objects); err != nil {
+		return nil, err
+	}
+	s.addChains(objects, branches)
+	s.assign(objects)
+	s.rankVersions()
+	var all []*manifest
+	chainOf := map[*manifest]*chain{}
+	for _, c := range s.chains {
+		for _, m := range c.manifests {
+			all = append(all, m)
+			chainOf[m] = c
+		}
+	}
+	err = readAll(ctx, objs, all, func(m *manifest, r *lancemanifest.References) {
+		c := chainOf[m]
+		s.judge(c, m, r.Timestamp, cutoff, keepLast)
+		if !m.pruned {
+			s.keep.add(r)
+			return
+		}
+		for _, n := range namesOf(r) {
+			s.pruned.add(n, chainName(c.branch), m.name.Version)
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// prunedBy is, for each name pruned manifests reference (nameKey's form),
+// how many reference it and the first of them (by chain, then version),
+// for a file's reason.
+type prunedBy map[string]*prunedRef
+
+type prunedRef struct {
+	n       int
+	branch  string
+	version uint64
+}
+
+func (p prunedBy) add(name, branch string, version uint64) {
+	r := p[name]
+	if r == nil {
+		p[name] = &prunedRef{n: 1, branch: branch, version: version}
+		return
+	}
+	r.n++
+	if branch < r.branch || branch == r.branch && version < r.version {
+		r.branch, r.version = branch, version
+	}
+}
+
+func (p prunedBy) reason(name string) string {
+	switch r := p[name]; {
+	case r == nil:
+		return "referenced by no manifest"
+	case r.n == 1:
+		return fmt.Sprintf("referenced only by pruned %s@%d", r.branch, r.version)
+	default:
+		return fmt.Sprintf("referenced only by pruned %s@%d and %d other pruned versions", r.branch, r.version, r.n-1)
+	}
+}
+
+// listAttempts bounds untilStill.
+const listAttempts = 5
+
+// untilStill runs a list-then-read fn again while an object it listed is
+// gone by the time it reads it: a staging manifest promoted to its final
+// name (which the next listing holds), a manifest or ref another cleanup
+// deleted. Any other error, or one that persists, is returned.
+func untilStill(fn func() error) error {
+	var err error
+	for range listAttempts {
+		if err = fn(); !errors.Is(err, objstore.ErrNotFound) {
+			return err
+		}
+	}
+	return fmt.Errorf("cleanup: the table kept changing while it was read (%d attempts): %w", listAttempts, err)
+}
+
 func chainName(branch string) string {
 	if branch == "" {
 		return "main"
 	}
 	return branch
-}
-
-// compact drops repeats from a sorted-by-appearance list.
-func compact(s []string) []string {
-	out := s[:0:0]
-	for _, x := range s {
-		if !slices.Contains(out, x) {
-			out = append(out, x)
-		}
-	}
-	return out
 }
 
 // candidate says whether the object o of chain c may be deleted: it is a

@@ -434,6 +434,20 @@ func TestPoliciesThatWouldLoseDataAreRefused(t *testing.T) {
 		t.Error(err)
 	}
 	tb := newTable(t)
+	for _, b := range []string{"", "../x", "a//b"} {
+		if _, err := NewPlan(context.Background(), tb.objs, tb.name, []string{b}, Policy{KeepLast: 1}); !errors.Is(err, nserror.ErrInvalidInput) {
+			t.Errorf("branch %q: %v", b, err)
+		}
+	}
+	// A branch record whose name cannot be a directory of the table names
+	// no chain.
+	tb.put("_refs/branches/..%2F..%2Fevil.json", `{"parentBranch": null, "parentVersion": 1}`)
+	pl := tb.plan(Policy{KeepLast: 1})
+	for _, c := range pl.Chains {
+		if strings.Contains(c.Dir, "..") {
+			t.Errorf("chain %+v", c)
+		}
+	}
 	for _, table := range []string{"", "ns/t/", "../x", "ns//t"} {
 		if _, err := NewPlan(context.Background(), tb.objs, table, nil, Policy{KeepLast: 1}); !errors.Is(err, nserror.ErrInvalidInput) {
 			t.Errorf("table %q: %v", table, err)
@@ -473,21 +487,25 @@ func openRecorded(t *testing.T, dir string, r *recorder) *objstore.Store {
 	return objs
 }
 
-// checkKeptVersionsRead checks that every kept version's manifest is
-// there and every file it references is.
-func checkKeptVersionsRead(t *testing.T, tb *table, pl *Plan) {
+// checkKeptVersionsRead checks that every version the plan keeps has its
+// manifest, and that every file it references (by name) is there.
+func checkKeptVersionsRead(t *testing.T, objs *objstore.Store, pl *Plan) {
 	t.Helper()
+	all, err := objs.ListAll(context.Background(), pl.Table+"/")
+	if err != nil {
+		t.Fatal(err)
+	}
 	files := map[string]bool{}
-	for _, f := range tb.files() {
-		files[baseName(f)] = true
-		if i := strings.Index(f, "_indices/"); i >= 0 {
-			uuid, _, _ := strings.Cut(f[i+len("_indices/"):], "/")
+	for _, o := range all {
+		files[baseName(o.Key)] = true
+		if i := strings.Index(o.Key, "/_indices/"); i >= 0 {
+			uuid, _, _ := strings.Cut(o.Key[i+len("/_indices/"):], "/")
 			files[uuid] = true
 		}
 	}
 	for _, c := range pl.Chains {
 		for _, v := range c.Kept {
-			b, err := tb.objs.Get(context.Background(), v.Key)
+			b, err := objs.Get(context.Background(), v.Key)
 			if err != nil {
 				t.Fatalf("kept %s@%d: %v", chainName(c.Branch), v.Version, err)
 			}
@@ -496,8 +514,7 @@ func checkKeptVersionsRead(t *testing.T, tb *table, pl *Plan) {
 				t.Fatal(err)
 			}
 			for _, n := range namesOf(r) {
-				_, name, _ := strings.Cut(n, ":")
-				if !files[name] {
+				if _, name, _ := strings.Cut(n, ":"); !files[name] {
 					t.Errorf("kept %s@%d references %s, which is gone", chainName(c.Branch), v.Version, n)
 				}
 			}
@@ -537,7 +554,7 @@ func TestExecuteForgetsThenDeletesManifestsThenFiles(t *testing.T) {
 	if last := progress[len(progress)-1]; last.Phase != PhaseFiles || last.Done != len(pl.Files) || last.Bytes != pl.Totals.FileBytes {
 		t.Errorf("progress %+v", progress)
 	}
-	checkKeptVersionsRead(t, tb, pl)
+	checkKeptVersionsRead(t, tb.objs, pl)
 	left := tb.files()
 	for _, f := range append(garbage, txn1, txn2) {
 		if slices.Contains(left, f) {
@@ -603,5 +620,70 @@ func TestExecuteSparesWhatWasWrittenSinceThePlan(t *testing.T) {
 	}
 	if slices.Contains(left, txn2) {
 		t.Errorf("%s is left", txn2)
+	}
+}
+
+// A staging manifest promoted to its final name while the plan reads it
+// (flightns finalizing a commit) is read under its final name: the plan
+// lists again rather than fail or miss what the version references.
+func TestAManifestPromotedWhileThePlanReadsIsReadUnderItsFinalName(t *testing.T) {
+	tb := newTable(t)
+	ctx := context.Background()
+	v5, err := lancemanifest.Restored(tb.testdata("v1"), tb.testdata("v4"), 5, now, lancemanifest.RestoreTransaction(4, "u", 1), "9-orphan.txn")
+	if err != nil {
+		t.Fatal(err)
+	}
+	final := lancemanifest.ManifestPath(tb.name, lancemanifest.V2, 5)
+	staging := final + "-abc"
+	if err := tb.objs.Put(ctx, staging, v5); err != nil {
+		t.Fatal(err)
+	}
+	promoted := false
+	objs, err := objstore.OpenWith(ctx, "file://"+tb.dir, objstore.Options{Faults: func(_ context.Context, op objstore.Op, key string, phase objstore.Phase) error {
+		if op == objstore.OpGet && phase == objstore.Before && key == staging && !promoted {
+			promoted = true
+			if _, err := tb.objs.CopyIfAbsent(ctx, staging, final); err != nil {
+				return err
+			}
+			return tb.objs.Delete(ctx, staging)
+		}
+		return nil
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = objs.Close() }()
+	pl, err := NewPlan(ctx, objs, tb.name, nil, Policy{KeepLast: 1, Now: now})
+	if err != nil || !promoted {
+		t.Fatalf("%v (promoted: %v)", err, promoted)
+	}
+	main := chainOf(t, pl, "")
+	if main.Kept[0].Version != 5 || slices.Contains(relFiles(pl), "_transactions/9-orphan.txn") {
+		t.Errorf("kept %+v; deletes %v", main.Kept, relFiles(pl))
+	}
+}
+
+// A tag made on a pruned version after its manifest is gone names a
+// version that no longer reads, whatever the cleanup does: the check
+// before the files phase goes on (and deletes that version's files).
+func TestATagOnAVersionAlreadyDeletedDoesNotStopTheCleanup(t *testing.T) {
+	tb := newTable(t)
+	pl := tb.plan(Policy{KeepLast: 2})
+	v1 := lancemanifest.ManifestPath(tb.name, lancemanifest.V2, 1)
+	tagged := false
+	objs, err := objstore.OpenWith(context.Background(), "file://"+tb.dir, objstore.Options{Faults: func(_ context.Context, op objstore.Op, key string, phase objstore.Phase) error {
+		if op == objstore.OpDelete && phase == objstore.After && key == v1 && !tagged {
+			tagged = true
+			tb.put("_refs/tags/late.json", `{"branch": null, "version": 1}`)
+		}
+		return nil
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = objs.Close() }()
+	res, err := pl.Execute(context.Background(), objs, nil, nil)
+	if err != nil || !tagged || res.FilesDeleted != len(pl.Files) || len(res.Spared) != 0 {
+		t.Fatalf("%+v %v (tagged %v)", res, err, tagged)
 	}
 }

@@ -15,13 +15,19 @@ import (
 	"github.com/flightns/flightns/objstore"
 )
 
-// scan is a table as Plan found it: its chains, each with its manifests
-// (read) and the other objects of its directories, and its refs.
+// scan is a table as NewPlan found it: its chains, each with its
+// manifests (read and decided) and the other objects of its directories,
+// its refs, and what its manifests reference.
 type scan struct {
 	table  string
 	objs   *objstore.Store
 	refs   *refs
 	chains []*chain // main first, then by directory
+	byDir  map[string]*chain
+	// keep is what the kept manifests of every chain reference; pruned
+	// what the pruned ones do.
+	keep   *nameSet
+	pruned prunedBy
 }
 
 type chain struct {
@@ -29,18 +35,31 @@ type chain struct {
 	managed     bool
 	manifests   []*manifest      // every manifest file under _versions/
 	files       []objstore.Attrs // every other object the chain owns
+	// rank is each final version's place from the newest (0); a version
+	// may have two files (a V1 and a V2 name).
+	rank map[uint64]int
 }
 
+// manifest is a manifest file and what was decided of it. What it
+// references is folded into the scan's name sets as it is read, not kept:
+// a table's manifests together may name far more than memory holds.
 type manifest struct {
-	attrs  objstore.Attrs
-	name   lancemanifest.ManifestFile
-	refs   *lancemanifest.References
-	pruned bool
+	attrs     objstore.Attrs
+	name      lancemanifest.ManifestFile
+	timestamp time.Time
+	why       []string // why it is kept
+	pruned    bool
 }
 
 // final says whether m is a version of the chain's linear history (not a
 // staging object, not a detached version).
 func (m *manifest) final() bool { return !m.name.Staging && !m.name.Detached }
+
+// validBranch says whether branch names a directory inside the table's
+// tree/.
+func validBranch(table, branch string) bool {
+	return branch != "" && objstore.ValidatePrefix(lancemanifest.BranchChain(table, branch)+"/") == nil
+}
 
 // chainDirOf returns the chain directory of a manifest key
 // (<dir>/_versions/<name>, dir the table or a directory inside its tree/),
@@ -64,14 +83,14 @@ func chainDirOf(table, key string) (string, bool) {
 // caller names, and every directory under tree/ that holds manifests
 // (unmanaged when no branch is recorded for it).
 func (s *scan) addChains(objects []objstore.Attrs, branches []string) {
-	byDir := map[string]*chain{}
+	s.byDir = map[string]*chain{}
 	add := func(dir, branch string, managed bool) {
-		if c := byDir[dir]; c != nil {
+		if c := s.byDir[dir]; c != nil {
 			c.managed = c.managed || managed
 			return
 		}
 		c := &chain{dir: dir, branch: branch, managed: managed}
-		byDir[dir] = c
+		s.byDir[dir] = c
 		s.chains = append(s.chains, c)
 	}
 	add(s.table, "", true)
@@ -79,7 +98,10 @@ func (s *scan) addChains(objects []objstore.Attrs, branches []string) {
 		add(lancemanifest.BranchChain(s.table, b), b, true)
 	}
 	for b := range s.refs.branches {
-		add(lancemanifest.BranchChain(s.table, b), b, true)
+		// A recorded name that cannot be a directory holds no files.
+		if dir := lancemanifest.BranchChain(s.table, b); validBranch(s.table, b) {
+			add(dir, b, true)
+		}
 	}
 	for _, o := range objects {
 		if dir, ok := chainDirOf(s.table, o.Key); ok {
@@ -95,10 +117,8 @@ func (s *scan) addChains(objects []objstore.Attrs, branches []string) {
 func (s *scan) assign(objects []objstore.Attrs) {
 	for _, o := range objects {
 		var owner *chain
-		for _, c := range s.chains {
-			if strings.HasPrefix(o.Key, c.dir+"/") && (owner == nil || len(c.dir) > len(owner.dir)) {
-				owner = c
-			}
+		for i := strings.LastIndexByte(o.Key, '/'); i > 0 && owner == nil; i = strings.LastIndexByte(o.Key[:i], '/') {
+			owner = s.byDir[o.Key[:i]]
 		}
 		if owner == nil {
 			continue
@@ -117,17 +137,28 @@ func (s *scan) assign(objects []objstore.Attrs) {
 // readParallelism bounds the manifests read at once.
 const readParallelism = 8
 
-// readManifests reads every manifest of every chain; any that cannot be
-// read fails the scan.
-func (s *scan) readManifests(ctx context.Context) error {
-	var all []*manifest
+// rankVersions numbers each chain's final versions from the newest.
+func (s *scan) rankVersions() {
 	for _, c := range s.chains {
-		all = append(all, c.manifests...)
+		var versions []uint64
+		for _, m := range c.manifests {
+			if m.final() {
+				versions = append(versions, m.name.Version)
+			}
+		}
+		slices.Sort(versions)
+		versions = slices.Compact(versions)
+		c.rank = map[uint64]int{}
+		for i, v := range versions {
+			c.rank[v] = len(versions) - 1 - i
+		}
 	}
-	return readAll(ctx, s.objs, all)
 }
 
-func readAll(ctx context.Context, objs *objstore.Store, ms []*manifest) error {
+// readAll reads the manifests ms, readParallelism at a time, and calls
+// fold (one call at a time) with each one and what it references; any
+// manifest that cannot be read fails it.
+func readAll(ctx context.Context, objs *objstore.Store, ms []*manifest, fold func(*manifest, *lancemanifest.References)) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var (
@@ -141,13 +172,15 @@ func readAll(ctx context.Context, objs *objstore.Store, ms []*manifest) error {
 		wg.Add(1)
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			if err := readManifest(ctx, objs, m); err != nil {
-				mu.Lock()
-				if firstErr == nil {
-					firstErr = err
-					cancel()
-				}
-				mu.Unlock()
+			r, err := readManifest(ctx, objs, m)
+			mu.Lock()
+			defer mu.Unlock()
+			switch {
+			case err != nil && firstErr == nil:
+				firstErr = err
+				cancel()
+			case err == nil && firstErr == nil:
+				fold(m, r)
 			}
 		}()
 	}
@@ -155,36 +188,75 @@ func readAll(ctx context.Context, objs *objstore.Store, ms []*manifest) error {
 	return firstErr
 }
 
-func readManifest(ctx context.Context, objs *objstore.Store, m *manifest) error {
+func readManifest(ctx context.Context, objs *objstore.Store, m *manifest) (*lancemanifest.References, error) {
 	unreadable := func(err error) error {
 		return &nserror.Error{Code: nserror.InvalidTableState, Err: err,
 			Message: fmt.Sprintf("cleanup: cannot read manifest %s, so nothing is deleted (it may reference any file): %v", m.attrs.Key, err)}
 	}
 	if m.attrs.Size > lancemanifest.MaxSize {
-		return unreadable(fmt.Errorf("%d bytes, more than the %d a manifest may have", m.attrs.Size, lancemanifest.MaxSize))
+		return nil, unreadable(fmt.Errorf("%d bytes, more than the %d a manifest may have", m.attrs.Size, lancemanifest.MaxSize))
 	}
 	b, err := objs.Get(ctx, m.attrs.Key)
 	if err != nil {
-		return fmt.Errorf("cleanup: read manifest %s: %w", m.attrs.Key, err)
+		return nil, fmt.Errorf("cleanup: read manifest %s: %w", m.attrs.Key, err)
 	}
 	r, err := lancemanifest.ReadReferences(b)
 	if err != nil {
-		return unreadable(err)
+		return nil, unreadable(err)
 	}
 	if !m.name.Detached && r.Version != m.name.Version {
-		return unreadable(fmt.Errorf("its name says version %d, its content %d", m.name.Version, r.Version))
+		return nil, unreadable(fmt.Errorf("its name says version %d, its content %d", m.name.Version, r.Version))
 	}
-	m.refs = r
-	return nil
+	return r, nil
 }
 
-// decide marks which of a chain's versions are pruned and describes the
-// chain. A managed chain keeps its latest version, its last keepLast
-// versions, those not older than cutoff, every tagged version and every
-// version a branch forks from; it prunes the other final manifests.
-// Staging and detached manifests are never pruned (and protect what they
-// reference); an unmanaged chain keeps everything.
-func (s *scan) decide(c *chain, cutoff time.Time, keepLast int) Chain {
+// judge decides whether manifest m of chain c, written at timestamp, is
+// kept, and why. A managed chain keeps its latest version, its last
+// keepLast versions, those not older than cutoff (and those without a
+// time), every tagged version and every version a branch forks from; it
+// prunes its other final manifests. Staging and detached manifests are
+// never pruned (they are not versions of the chain yet, or ever); an
+// unmanaged chain keeps everything.
+func (s *scan) judge(c *chain, m *manifest, timestamp time.Time, cutoff time.Time, keepLast int) {
+	m.timestamp = timestamp
+	if !m.final() {
+		m.why = []string{"staging or detached"}
+		return
+	}
+	var why []string
+	if !c.managed {
+		why = append(why, "no branch records this directory")
+	}
+	switch r := c.rank[m.name.Version]; {
+	case r == 0:
+		why = append(why, "latest")
+	case r < keepLast:
+		why = append(why, fmt.Sprintf("among the last %d", keepLast))
+	}
+	if !cutoff.IsZero() {
+		switch {
+		case timestamp.IsZero():
+			why = append(why, "no timestamp")
+		case !timestamp.Before(cutoff):
+			why = append(why, "not older than the cutoff")
+		}
+	}
+	for _, t := range s.refs.tagsOn(c) {
+		if t.version == m.name.Version {
+			why = append(why, fmt.Sprintf("tag %q", t.name))
+		}
+	}
+	for _, b := range s.refs.forksOf(c) {
+		if b.parentVersion == m.name.Version {
+			why = append(why, fmt.Sprintf("branch %q forks from it", b.name))
+		}
+	}
+	m.why, m.pruned = why, len(why) == 0
+}
+
+// describe is chain c as the plan reports it: its final versions, newest
+// first, kept or pruned.
+func describe(c *chain, cutoff time.Time, keepLast int) Chain {
 	out := Chain{Branch: c.branch, Dir: c.dir, Managed: c.managed}
 	finals := slices.DeleteFunc(slices.Clone(c.manifests), func(m *manifest) bool { return !m.final() })
 	slices.SortStableFunc(finals, func(a, b *manifest) int {
@@ -193,52 +265,15 @@ func (s *scan) decide(c *chain, cutoff time.Time, keepLast int) Chain {
 		}
 		return strings.Compare(a.attrs.Key, b.attrs.Key)
 	})
-	// rank is each version's place from the newest (0); a version may
-	// have two files (a V1 and a V2 name).
-	rank := map[uint64]int{}
 	for _, m := range finals {
-		if _, ok := rank[m.name.Version]; !ok {
-			rank[m.name.Version] = len(rank)
-		}
-	}
-	for _, m := range finals {
-		v := Version{Version: m.name.Version, Key: m.attrs.Key, Size: m.attrs.Size, Timestamp: m.refs.Timestamp}
-		var why []string
-		if !c.managed {
-			why = append(why, "no branch records this directory")
-		}
-		switch r := rank[m.name.Version]; {
-		case r == 0:
-			why = append(why, "latest")
-		case r < keepLast:
-			why = append(why, fmt.Sprintf("among the last %d", keepLast))
-		}
-		if !cutoff.IsZero() {
-			switch {
-			case m.refs.Timestamp.IsZero():
-				why = append(why, "no timestamp")
-			case !m.refs.Timestamp.Before(cutoff):
-				why = append(why, "not older than the cutoff")
-			}
-		}
-		for _, t := range s.refs.tagsOn(c) {
-			if t.version == m.name.Version {
-				why = append(why, fmt.Sprintf("tag %q", t.name))
-			}
-		}
-		for _, b := range s.refs.forksOf(c) {
-			if b.parentVersion == m.name.Version {
-				why = append(why, fmt.Sprintf("branch %q forks from it", b.name))
-			}
-		}
-		if len(why) > 0 {
-			v.Why = strings.Join(why, ", ")
+		v := Version{Version: m.name.Version, Key: m.attrs.Key, Size: m.attrs.Size, Timestamp: m.timestamp}
+		if m.pruned {
+			v.Why = prunedWhy(cutoff, keepLast)
+			out.Pruned = append(out.Pruned, v)
+		} else {
+			v.Why = strings.Join(m.why, ", ")
 			out.Kept = append(out.Kept, v)
-			continue
 		}
-		m.pruned = true
-		v.Why = prunedWhy(cutoff, keepLast)
-		out.Pruned = append(out.Pruned, v)
 	}
 	return out
 }
