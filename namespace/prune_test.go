@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/flightns/flightns/auth"
 	"github.com/flightns/flightns/lancemanifest"
 	"github.com/flightns/flightns/nserror"
 )
@@ -185,4 +186,29 @@ func TestRetentionIsValidatedAndInherited(t *testing.T) {
 			t.Fatalf("retention of %s: %+v %v %v, want %+v %v", c.tid.String(), got, ok, err, c.want, c.ok)
 		}
 	}
+}
+
+// Only admins clean up: a writer is refused; a principal that is admin
+// of one namespace by a grant cleans up its tables and sees none of
+// another's (answered as missing, as everywhere).
+func TestOnlyAdminsCleanUp(t *testing.T) {
+	e := newTenv(t)
+	bg := context.Background()
+	for _, ns := range []ID{id("a"), id("b")} {
+		must(e.s.CreateNamespace(bg, CreateNamespaceRequest{ID: ns}))
+		must(e.s.DeclareTable(bg, DeclareTableRequest{ID: ns.Child("t")}))
+	}
+	must(0, e.s.Grant(bg, auth.Grant{Namespace: []string{"a"}, Principal: "ana", Role: auth.Admin}))
+	writer := auth.WithPrincipal(bg, auth.Principal{Name: "w", Role: auth.Write})
+	ana := auth.WithPrincipal(bg, auth.Principal{Name: "ana", Role: auth.None})
+	body := func(i ID) any { return map[string]any{"id": i, "dry_run": true, "older_than": "1d"} }
+	_, err := op(writer, e.s, "CleanupTable", body(id("a", "t")))
+	wantCode(t, "a writer's cleanup", err, nserror.PermissionDenied)
+	if _, err := op(ana, e.s, "CleanupTable", body(id("a", "t"))); err != nil {
+		t.Fatalf("an admin of a cleaning up a$t: %v", err)
+	}
+	_, err = op(ana, e.s, "CleanupTable", body(id("b", "t")))
+	wantCode(t, "an admin of a cleaning up b$t", err, nserror.TableNotFound)
+	_, err = op(auth.WithPrincipal(bg, auth.Principal{Name: "root", Role: auth.Admin}), e.s, "CleanupTable", map[string]any{"id": id("a", "t"), "older_than": "-1h"})
+	wantCode(t, "a negative age", err, nserror.InvalidInput)
 }

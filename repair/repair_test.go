@@ -16,6 +16,7 @@ import (
 
 	"github.com/flightns/flightns/internal/testutil/nstest"
 	"github.com/flightns/flightns/namespace"
+	"github.com/flightns/flightns/nserror"
 	"github.com/flightns/flightns/redisclaim"
 )
 
@@ -82,9 +83,15 @@ func TestVerifyFindsAndRepairsDriftBetweenRecordsAndStorage(t *testing.T) {
 	if calls < 5 || lastDone != 4 || lastTotal != 4 {
 		t.Fatalf("progress: %d calls, last %d of %d; want at least 5, ending at 4 of 4", calls, lastDone, lastTotal)
 	}
-	// Lance's cleanup deletes an old manifest; someone writes one past the
-	// head around the catalog; another is rewritten with other bytes.
+	// Lance's cleanup deletes an old manifest (pruned, not drift); a
+	// manifest between two kept ones goes (drift: no cleanup does that);
+	// someone writes one past the head around the catalog; another is
+	// rewritten with other bytes.
+	c := table(t, svc, env.Root, "c", 3)
 	if err := os.Remove(final(a, 1)); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(final(c, 2)); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(final(b, 3), []byte("by hand"), 0o644); err != nil {
@@ -93,15 +100,23 @@ func TestVerifyFindsAndRepairsDriftBetweenRecordsAndStorage(t *testing.T) {
 	if err := os.WriteFile(final(a, 2), []byte("other bytes!"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	// __manifest's rows of a's versions 1 and 2 disagree with storage too.
+	// __manifest's rows of a's version 2 and c's version 2 disagree with
+	// storage too; a's pruned version 1 left the catalog, its row with it.
 	rep, err = Verify(ctx, svc, false, nil)
-	if got, want := kinds(rep), "missing-manifest@1/false size-mismatch@2/false unrecorded-manifest@3/false row-missing-manifest@1/false row-size-mismatch@2/false"; err != nil || got != want {
+	if got, want := kinds(rep), "size-mismatch@2/false unrecorded-manifest@3/false missing-manifest@2/false row-size-mismatch@2/false row-missing-manifest@2/false"; err != nil || got != want {
 		t.Fatalf("report: %q (%v), want %q", got, err, want)
 	}
+	if len(rep.Pruned) != 1 || rep.Pruned[0].Table != "ns$a" || rep.Pruned[0].Version != 1 || rep.Pruned[0].Kind != PrunedVersion {
+		t.Fatalf("pruned: %+v", rep.Pruned)
+	}
+	one := int64(1)
+	if _, err := svc.DescribeTableVersion(ctx, namespace.DescribeTableVersionRequest{ID: namespace.ID{"ns", "a"}, Version: &one}); nserror.CodeOf(err) != nserror.TableVersionNotFound {
+		t.Fatalf("a's pruned version 1: %v", err)
+	}
 	rep, err = Verify(ctx, svc, true, nil)
-	// Forgetting version 1 deletes its row as well; recording b's version 3
-	// adds its row.
-	if got, want := kinds(rep), "missing-manifest@1/true size-mismatch@2/false unrecorded-manifest@3/true row-size-mismatch@2/false"; err != nil || got != want {
+	// Forgetting c's version 2 deletes its row as well; recording b's
+	// version 3 adds its row.
+	if got, want := kinds(rep), "size-mismatch@2/false unrecorded-manifest@3/true missing-manifest@2/true row-size-mismatch@2/false"; err != nil || got != want {
 		t.Fatalf("repair: %q (%v), want %q", got, err, want)
 	}
 	if rep.Unrepaired() != 2 {

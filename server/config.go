@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/flightns/flightns/auth"
+	"github.com/flightns/flightns/internal/cleanup"
 	"github.com/flightns/flightns/flightserver"
 	"github.com/flightns/flightns/redisclaim"
 	"github.com/flightns/flightns/restserver"
@@ -203,6 +204,15 @@ type Config struct {
 	// (0, the zero Config's: drops delete at once; the binary's default is
 	// DefaultDropRetention).
 	DropRetention time.Duration
+	// MaintainInterval runs the maintainer (namespace.MaintainConfig: it
+	// follows Lance's cleanup and applies retention; one server of the
+	// catalog at a time) a pass every MaintainInterval (0, the zero
+	// Config's: no maintainer in this server; the binary's default is
+	// DefaultMaintainInterval).
+	MaintainInterval time.Duration
+	// CleanupGrace is namespace.Config's: files younger than it are never
+	// cleaned up (0: cleanup.DefaultGrace, 7 days).
+	CleanupGrace time.Duration
 	// ConsoleSampleEvery is how often the console's metrics history is
 	// sampled (default 2 s; an hour of samples is kept).
 	ConsoleSampleEvery time.Duration
@@ -262,6 +272,9 @@ type Config struct {
 // DefaultDropRetention is the binary's --drop-retention: a week, as
 // catalogs with soft deletion keep dropped tables.
 const DefaultDropRetention = 7 * 24 * time.Hour
+
+// DefaultMaintainInterval is the binary's --maintain-interval.
+const DefaultMaintainInterval = time.Minute
 
 // EnsureDefaults fills what is unset, in the sub-structs too.
 func (c *Config) EnsureDefaults() {
@@ -325,6 +338,12 @@ func (c *Config) Validate() error {
 	}
 	if c.DropRetention < 0 {
 		return errors.New("the drop retention (--drop-retention) must not be negative")
+	}
+	if c.MaintainInterval < 0 {
+		return errors.New("the maintainer's interval (--maintain-interval) must not be negative")
+	}
+	if c.CleanupGrace != 0 && c.CleanupGrace < cleanup.MinGrace {
+		return fmt.Errorf("the cleanup grace period (--cleanup-grace) must be at least %v", cleanup.MinGrace)
 	}
 	if c.SessionTTL < 0 {
 		return errors.New("session lifetime (--session-ttl) must not be negative")

@@ -101,10 +101,14 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		vend = &objstore.VendOptions{RoleARN: cfg.Vend.RoleARN, Duration: cfg.Vend.Duration,
 			RenewAfter: cfg.Vend.RenewAfter, RefreshOffset: cfg.Vend.RefreshOffset}
 	}
+	var maintain *namespace.MaintainConfig
+	if cfg.MaintainInterval > 0 {
+		maintain = &namespace.MaintainConfig{Interval: cfg.MaintainInterval}
+	}
 	s.svc, err = namespace.Open(ctx, namespace.Config{Objects: s.deps.Store, Redis: s.deps.Redis, Catalog: cfg.Store.Catalog, Logger: s.log, Vend: vend,
 		Engine: engine, NoSQL: isolated,
 		ReplicaAcks: cfg.ReplicaAcks, ReplicaTimeout: cfg.ReplicaTimeout,
-		Unmanaged: cfg.Unmanaged, DropRetention: cfg.DropRetention, ClaimStep: cfg.ClaimStep, ClaimObserver: s.metrics.ClaimObserver(), TableObserver: s.metrics.TableObserver()})
+		Unmanaged: cfg.Unmanaged, DropRetention: cfg.DropRetention, CleanupGrace: cfg.CleanupGrace, Maintain: maintain, ClaimStep: cfg.ClaimStep, ClaimObserver: s.metrics.ClaimObserver(), TableObserver: s.metrics.TableObserver()})
 	if err != nil {
 		return nil, fmt.Errorf("opening the catalog: %w", err)
 	}

@@ -47,6 +47,12 @@ Commands:
             files a stale writer left in a dropped table's directory, and
             what drops kept past --drop-retention (default 7 days; 0: every
             drop kept) (--dry-run lists them)
+  cleanup [--dry-run] [--older-than D [--retain-versions K]] [TABLE…]
+            clean up old versions now: of the tables named (names joined by
+            --delimiter, default "."), or of every table a retention policy
+            (flightns.cleanup.older_than, retain_versions) reaches; tagged
+            versions, branch bases and each branch's latest stay
+            (--format json)
   dropped   list the drops kept recoverable (--format json)
   undrop (--table T | --namespace NS) [--drop-id ID]
             put a dropped table, or a namespace with everything its drop
@@ -176,6 +182,8 @@ func adminCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		run = droppedCmd(&format, dropRetentionFlag(fs), stdout, stderr)
 	case "gc":
 		run = gcCmd(fs, stdout, stderr)
+	case "cleanup":
+		run = cleanupCmd(fs, &format, stdout, stderr)
 	default:
 		_, _ = fmt.Fprintf(stderr, "flightns admin: unknown command %q\n\n%s", name, adminUsage)
 		return 2

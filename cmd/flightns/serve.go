@@ -114,6 +114,10 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		"how many CPUs the SQL worker may run on (the last of this process's); 0: all but one, so that commits always have a core no query can take [$FLIGHTNS_SQL_CPUS]")
 	fs.DurationVar(&cfg.DropRetention, "drop-retention", envDuration("FLIGHTNS_DROP_RETENTION", server.DefaultDropRetention),
 		"how long DropTable and DropNamespace keep what they drop recoverable (UndropTable, UndropNamespace, admin undrop) before admin gc purges it; 0: drops delete at once [$FLIGHTNS_DROP_RETENTION]")
+	fs.DurationVar(&cfg.MaintainInterval, "maintain-interval", envDuration("FLIGHTNS_MAINTAIN_INTERVAL", server.DefaultMaintainInterval),
+		"how often the maintainer (one server of the catalog at a time) follows Lance's cleanup and applies the tables' retention (flightns.cleanup.* properties); 0: no maintainer in this server [$FLIGHTNS_MAINTAIN_INTERVAL]")
+	fs.DurationVar(&cfg.CleanupGrace, "cleanup-grace", envDuration("FLIGHTNS_CLEANUP_GRACE", 7*24*time.Hour),
+		"a cleanup never deletes a file younger than this, referenced or not (an in-flight commit may be about to reference it); at least 1h [$FLIGHTNS_CLEANUP_GRACE]")
 	fs.BoolVar(&cfg.Unmanaged, "unmanaged", envOr("FLIGHTNS_UNMANAGED", "") == "true",
 		"unmanaged tables: Lance commits versions itself and the catalog only names and places tables; every process of a catalog must agree [$FLIGHTNS_UNMANAGED]")
 	if err := fs.Parse(args); err != nil {
