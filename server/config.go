@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/flightns/flightns/auth"
-	"github.com/flightns/flightns/internal/cleanup"
 	"github.com/flightns/flightns/flightserver"
+	"github.com/flightns/flightns/internal/cleanup"
 	"github.com/flightns/flightns/redisclaim"
 	"github.com/flightns/flightns/restserver"
 	"github.com/flightns/flightns/sqlengine"
