@@ -143,6 +143,13 @@ func TestBatchDeleteAfterLancesCleanup(t *testing.T) {
 			t.Fatalf("deleting version %d: %+v", v, d)
 		}
 	}
+	// A deletion that names another manifest than the version's is not of
+	// this version: it stays.
+	d := must(s.BatchDeleteTableVersions(ctx, BatchDeleteTableVersionsRequest{ID: tid, Ranges: []VersionRange{{3, 4}},
+		Common: Common{Context: map[string]string{"lance.table_version_identity": s.root.objectPath(lancemanifest.ManifestPath(loc, lancemanifest.V1, 3))}}}))
+	if d.DeletedCount != 0 {
+		t.Fatalf("a deletion naming another manifest deleted %d", d.DeletedCount)
+	}
 	if got := listed(t, s, tid, ""); !slices.Equal(got, []int64{3, 4}) {
 		t.Fatalf("listed: %v", got)
 	}

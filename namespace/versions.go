@@ -380,11 +380,44 @@ func (s *Service) BatchDeleteTableVersions(ctx context.Context, req BatchDeleteT
 	if err != nil {
 		return nil, err
 	}
+	if same, err := s.sameIdentity(ctx, loc, req.Context, ranges); err != nil || !same {
+		return &BatchDeleteTableVersionsResponse{}, err
+	}
 	n, err := s.claims.DeleteVersions(ctx, loc, ranges)
 	if err != nil {
 		return nil, err
 	}
 	return &BatchDeleteTableVersionsResponse{DeletedCount: int64(n)}, nil
+}
+
+// sameIdentity reports whether a deletion of one version that names the
+// version's manifest in its context (a newer Lance's cleanup tells the
+// catalog so, after it deleted the manifest: the context's
+// table-version identity) still names the version's record: a version
+// made again at another path since is not the one Lance pruned, and
+// stays. A deletion without such a context is not checked.
+func (s *Service) sameIdentity(ctx context.Context, chain string, reqContext map[string]string, ranges []redisclaim.Range) (bool, error) {
+	if len(ranges) != 1 || ranges[0].End != ranges[0].Start+1 {
+		return true, nil
+	}
+	for _, v := range reqContext {
+		key, err := s.root.toKey(v, "context")
+		if err != nil {
+			continue
+		}
+		if t, m, err := lancemanifest.ParseManifestPath(key); err != nil || t != chain || m.Version != ranges[0].Start || m.Staging {
+			continue
+		}
+		l, err := s.claims.GetManifestLocation(ctx, chain, ranges[0].Start)
+		if nserror.CodeOf(err) == nserror.TableVersionNotFound {
+			return true, nil // nothing to keep
+		}
+		if err != nil {
+			return false, err
+		}
+		return l.Path == key, nil
+	}
+	return true, nil
 }
 
 func versionRanges(in []VersionRange) ([]redisclaim.Range, error) {
