@@ -2,11 +2,14 @@ package restserver
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"strconv"
+	"sync/atomic"
 	"testing"
 
 	"github.com/flightns/flightns/internal/testutil/s3test"
+	"github.com/flightns/flightns/lancemanifest"
 	"github.com/flightns/flightns/namespace"
 	"github.com/flightns/flightns/objstore"
 	"github.com/flightns/flightns/repair"
@@ -187,5 +190,115 @@ func TestCatalogCleansUpUnderRetention(t *testing.T) {
 	// A second pass finds nothing new to do for the table.
 	if rep, err := s.service().MaintainPass(ctx); err != nil || rep.Cleanups != 0 {
 		t.Fatalf("second pass: %+v %v", rep, err)
+	}
+}
+
+// TestCleanupStoppedAtEveryStep: a cleanup stopped at every deletion in
+// turn (each run may delete one object more, then its storage fails) —
+// after each stop every version the catalog lists has its manifest, the
+// versions the cleanup keeps are all listed, and verify is clean; the
+// next run picks up where the last stopped. At the end LanceDB reads
+// every kept version, the branch and the tag as before. (internal/cleanup
+// kills a cleanup with SIGKILL after every deletion; this is the same
+// with the catalog's records in the loop.)
+func TestCleanupStoppedAtEveryStep(t *testing.T) {
+	ctx := context.Background()
+	var stopping atomic.Bool
+	var allowed atomic.Int64
+	objs, err := objstore.OpenWith(ctx, "file://"+t.TempDir(), objstore.Options{Faults: func(_ context.Context, op objstore.Op, key string, p objstore.Phase) error {
+		if stopping.Load() && op == objstore.OpDelete && p == objstore.Before && allowed.Add(-1) < 0 {
+			return errors.New("stopped here")
+		}
+		return nil
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = objs.Close() })
+	s := startServer(t, withConfig(func(c *namespace.Config) { c.Objects = objs }))
+	var built struct {
+		OK       bool
+		Failures []string
+		Version  int64
+	}
+	node(t, nil, &built, "maintain.mjs", s.url(), "build")
+	if !built.OK {
+		t.Fatalf("build: %v", built.Failures)
+	}
+	type readReport struct {
+		OK       bool
+		Failures []string
+		Versions []int64
+		RowsAt   map[string][]string
+		Dev, Tag []string
+	}
+	var before readReport
+	node(t, nil, &before, "maintain.mjs", s.url(), "read")
+	svc := s.service()
+	tid := namespace.ID{"m", "events"}
+	three := 3
+	req := namespace.CleanupTableRequest{ID: tid, OlderThan: "1ms", RetainVersions: &three}
+	dry := req
+	dry.DryRun = true
+	plan, err := svc.CleanupTable(ctx, dry)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pruned := plan.Pruned[""]
+	if len(pruned) < 20 {
+		t.Fatalf("the plan prunes %v", pruned)
+	}
+	tables, err := repair.Tables(ctx, svc)
+	if err != nil || len(tables) != 1 {
+		t.Fatalf("tables: %v %v", tables, err)
+	}
+	loc := tables[0].Location
+	stopping.Store(true)
+	runs := 0
+	for ; ; runs++ {
+		allowed.Store(1)
+		_, err := svc.CleanupTable(ctx, req)
+		var l namespace.ListTableVersionsResponse
+		ok(t, "version/list", s.post("/v1/table/m%24events/version/list", nil)).decode(t, &l)
+		var listed []int64
+		for _, v := range l.Versions {
+			listed = append(listed, v.Version)
+			if _, herr := objs.Head(ctx, lancemanifest.ManifestPath(loc, lancemanifest.V2, uint64(v.Version))); herr != nil {
+				t.Fatalf("run %d: listed version %d has no manifest: %v", runs, v.Version, herr)
+			}
+		}
+		for _, v := range before.Versions {
+			if !slices.Contains(pruned, uint64(v)) && !slices.Contains(listed, v) {
+				t.Fatalf("run %d: kept version %d is not listed (%v)", runs, v, listed)
+			}
+		}
+		rep, verr := repair.Verify(ctx, svc, false, nil)
+		if verr != nil || rep.Unrepaired() != 0 {
+			t.Fatalf("run %d: verify: %v %v", runs, rep.Drift, verr)
+		}
+		if err == nil {
+			break
+		}
+		if runs > 2*len(pruned)+10 {
+			t.Fatalf("the cleanup never finished: %v", err)
+		}
+	}
+	if runs+1 < len(pruned) { // the last run deletes the last one
+		t.Fatalf("finished after %d stops; the plan deletes at least %d manifests", runs, len(pruned))
+	}
+	stopping.Store(false)
+	var after readReport
+	node(t, nil, &after, "maintain.mjs", s.url(), "read")
+	if !after.OK || len(after.Versions) != len(before.Versions)-len(pruned) {
+		t.Fatalf("LanceDB after: %v %v", after.Versions, after.Failures)
+	}
+	for _, v := range after.Versions {
+		k := strconv.FormatInt(v, 10)
+		if !slices.Equal(after.RowsAt[k], before.RowsAt[k]) {
+			t.Fatalf("version %d reads %v after, %v before", v, after.RowsAt[k], before.RowsAt[k])
+		}
+	}
+	if !slices.Equal(after.Dev, before.Dev) || !slices.Equal(after.Tag, before.Tag) {
+		t.Fatal("the branch or the tag reads differently")
 	}
 }
