@@ -53,19 +53,21 @@ func NeedsCompaction(small, rows, deleted uint64) bool {
 // unread.
 func maintenanceQuery(tables, versions string) string {
 	ratio := strconv.FormatFloat(CompactDeletedRatio, 'g', -1, 64)
+	// The newest version's columns travel as one struct through one
+	// arg_max_null (NULLs kept: an unread newest version is unknown, not
+	// an older one's numbers): about a third of the time of an aggregate
+	// per column.
 	return `WITH v AS (SELECT object_id, branch, count(*) AS versions, min(table_version) AS oldest_version,
-		max(table_version) AS latest_version, arg_max_null(committed_at, table_version) AS latest_committed_at,
-		arg_max_null(num_rows, table_version) AS num_rows, arg_max_null(num_fragments, table_version) AS num_fragments,
-		arg_max_null(small_fragments, table_version) AS small_fragments,
-		arg_max_null(deleted_rows, table_version) AS deleted_rows, arg_max_null(data_bytes, table_version) AS data_bytes,
-		max(table_version) FILTER (WHERE operation = '` + OpRewrite + `') AS last_compaction_version,
-		arg_max(committed_at, table_version) FILTER (WHERE operation = '` + OpRewrite + `') AS last_compaction_at
+		max(table_version) AS latest_version,
+		arg_max_null(struct_pack(committed_at, num_rows, num_fragments, small_fragments, deleted_rows, data_bytes), table_version) AS l,
+		arg_max(struct_pack(table_version, committed_at), table_version) FILTER (WHERE operation = '` + OpRewrite + `') AS c
 		FROM ` + versions + ` GROUP BY object_id, branch)
 	SELECT t.object_id AS table_id, v.branch, coalesce(v.versions, 0) AS versions, v.oldest_version, v.latest_version,
-		v.latest_committed_at, v.num_rows, v.num_fragments, v.small_fragments, v.deleted_rows, v.data_bytes,
-		t.last_cleanup_at, v.last_compaction_version, v.last_compaction_at,
-		(v.small_fragments >= ` + strconv.Itoa(CompactSmallFragments) + ` OR
-		 v.deleted_rows::DOUBLE > ` + ratio + ` * (v.num_rows::DOUBLE + v.deleted_rows::DOUBLE)) AS needs_compaction
+		v.l.committed_at AS latest_committed_at, v.l.num_rows AS num_rows, v.l.num_fragments AS num_fragments,
+		v.l.small_fragments AS small_fragments, v.l.deleted_rows AS deleted_rows, v.l.data_bytes AS data_bytes,
+		t.last_cleanup_at, v.c.table_version AS last_compaction_version, v.c.committed_at AS last_compaction_at,
+		(v.l.small_fragments >= ` + strconv.Itoa(CompactSmallFragments) + ` OR
+		 v.l.deleted_rows::DOUBLE > ` + ratio + ` * (v.l.num_rows::DOUBLE + v.l.deleted_rows::DOUBLE)) AS needs_compaction
 	FROM ` + tables + ` t LEFT JOIN v ON v.object_id = t.object_id`
 }
 
