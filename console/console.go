@@ -141,6 +141,8 @@ func New(cfg Config) http.Handler {
 	api.HandleFunc("GET /api/table", c.authed(c.table))
 	api.HandleFunc("GET /api/table/versions", c.authed(c.versions))
 	api.HandleFunc("GET /api/table/verify", c.authed(c.verify))
+	api.HandleFunc("GET /api/table/maintenance", c.authed(c.tableMaintenance))
+	api.HandleFunc("GET /api/maintenance", c.authed(c.compactionDue))
 	api.HandleFunc("GET /api/metrics", c.authed(c.catalogWide(c.metrics)))
 	api.HandleFunc("GET /api/health", c.authed(c.catalogWide(c.health)))
 	api.HandleFunc("POST /api/sql", c.authed(c.sql))

@@ -3,7 +3,9 @@
 // like REST and Flight: it authenticates the caller (a cookie holding the
 // credential a login gave), then reads the catalog through the namespace
 // operations' registry (grants included), runs SQL through the Flight
-// SQL server's gate (flightserver.Server.Query), plans through the
+// SQL server's gate (flightserver.Server.Query: the SQL page, a table's
+// versions, and the maintenance signals of the view table_maintenance,
+// scoped to the caller's grants like every query), plans through the
 // planner, and passes /api/v1/ to the REST surface. It decides nothing
 // about access to an object itself; the pages about the whole catalog
 // (activity, health) need read on the whole catalog, as the service

@@ -69,10 +69,10 @@ func TestCatalogsSchemasAndTablesFollowTheirFilters(t *testing.T) {
 		types   []string
 		want    []string
 	}{
-		{nil, nil, []string{"__manifest", "namespaces", "tables", "table_versions", "dropped"}},
+		{nil, nil, []string{"__manifest", "namespaces", "tables", "table_versions", "dropped", "table_maintenance"}},
 		{ptrTo("%"), []string{"TABLE"}, []string{"__manifest"}},
-		{ptrTo("%"), []string{"view"}, []string{"namespaces", "tables", "table_versions", "dropped"}},
-		{ptrTo("table%"), nil, []string{"tables", "table_versions"}},
+		{ptrTo("%"), []string{"view"}, []string{"namespaces", "tables", "table_versions", "dropped", "table_maintenance"}},
+		{ptrTo("table%"), nil, []string{"tables", "table_versions", "table_maintenance"}},
 		{ptrTo("\\_\\_manifest"), nil, []string{"__manifest"}},
 		{ptrTo("_ables"), nil, []string{"tables"}},
 		{ptrTo("%s"), nil, []string{"namespaces", "tables", "table_versions"}},
@@ -362,7 +362,7 @@ func TestJDBCConnectAndBrowseSequence(t *testing.T) {
 	sch := "main"
 	info, err = c.GetTables(ctx, &flightsql.GetTablesOpts{Catalog: &cat, DbSchemaFilterPattern: &sch, TableNameFilterPattern: ptrTo("%")})
 	_, recs = fetch(t, ctx, c, info, err)
-	if got := column(t, recs, "table_type"); len(got) != 5 { // __manifest and its four views
+	if got := column(t, recs, "table_type"); len(got) != 6 { // __manifest and its five views
 		t.Fatalf("table types %v", got)
 	}
 	// Columns of one table: GetTables with its schema.

@@ -31,6 +31,12 @@ const (
 	ColNumFragments = "num_fragments"
 	ColDataBytes    = "data_bytes"
 	ColSchema       = "schema"
+	// Columns added after the first release: segments and snapshots
+	// written before them read them as NULL.
+	ColSmallFragments = "small_fragments"
+	ColDeletedRows    = "deleted_rows"
+	ColOperation      = "operation"
+	ColLastCleanupAt  = "last_cleanup_at"
 
 	// Segment-only columns: what a change does and its catalog sequence.
 	colOp  = "_op"
@@ -59,6 +65,10 @@ var baseFields = []arrow.Field{
 	{Name: ColNumFragments, Type: arrow.PrimitiveTypes.Uint64, Nullable: true},
 	{Name: ColDataBytes, Type: arrow.PrimitiveTypes.Uint64, Nullable: true},
 	{Name: ColSchema, Type: arrow.BinaryTypes.String, Nullable: true},
+	{Name: ColSmallFragments, Type: arrow.PrimitiveTypes.Uint64, Nullable: true},
+	{Name: ColDeletedRows, Type: arrow.PrimitiveTypes.Uint64, Nullable: true},
+	{Name: ColOperation, Type: arrow.BinaryTypes.String, Nullable: true},
+	{Name: ColLastCleanupAt, Type: timestampUTC, Nullable: true},
 }
 
 var baseColumns = func() map[string]bool {
@@ -151,6 +161,14 @@ func appendU64(b array.Builder, v uint64) {
 	b.(*array.Uint64Builder).Append(v)
 }
 
+func appendTime(b array.Builder, t time.Time) {
+	if t.IsZero() {
+		b.AppendNull()
+		return
+	}
+	b.(*array.TimestampBuilder).Append(arrow.Timestamp(t.UnixMicro()))
+}
+
 func appendRow(b *array.RecordBuilder, schema *arrow.Schema, r *Row) {
 	b.Field(0).(*array.StringBuilder).Append(r.ObjectID)
 	b.Field(1).(*array.StringBuilder).Append(r.ObjectType)
@@ -169,11 +187,7 @@ func appendRow(b *array.RecordBuilder, schema *arrow.Schema, r *Row) {
 	appendU64(b.Field(5), r.TableVersion)
 	appendStr(b.Field(6), r.ManifestPath)
 	appendU64(b.Field(7), r.ManifestSize)
-	if r.CommittedAt.IsZero() {
-		b.Field(8).AppendNull()
-	} else {
-		b.Field(8).(*array.TimestampBuilder).Append(arrow.Timestamp(r.CommittedAt.UnixMicro()))
-	}
+	appendTime(b.Field(8), r.CommittedAt)
 	appendStr(b.Field(9), r.TxnID)
 	appendU64(b.Field(10), r.ReadVersion)
 	appendStr(b.Field(11), r.ReadBranch)
@@ -195,6 +209,15 @@ func appendRow(b *array.RecordBuilder, schema *arrow.Schema, r *Row) {
 		b.Field(17).(*array.Uint64Builder).Append(r.DataBytes)
 	}
 	appendStr(b.Field(18), r.Schema)
+	if r.HasFragmentStats {
+		b.Field(19).(*array.Uint64Builder).Append(r.SmallFragments)
+		b.Field(20).(*array.Uint64Builder).Append(r.DeletedRows)
+	} else {
+		b.Field(19).AppendNull()
+		b.Field(20).AppendNull()
+	}
+	appendStr(b.Field(21), r.Operation)
+	appendTime(b.Field(22), r.LastCleanupAt)
 	for i := len(baseFields); i < schema.NumFields(); i++ {
 		name := schema.Field(i).Name
 		if name == colOp || name == colSeq {
@@ -276,12 +299,24 @@ func readRecord(rec arrow.RecordBatch, extra Columns, raw map[string]arrow.DataT
 			return ua.Value(i)
 		}
 	}
+	// present: the column exists (a file written before it did has
+	// none) and holds a value at i.
+	present := func(name string) func(i int) bool {
+		a := col(name)
+		if a == nil {
+			return func(int) bool { return false }
+		}
+		return a.IsValid
+	}
 	id, typ := str(ColObjectID), str(ColObjectType)
 	if col(ColObjectID) == nil || col(ColObjectType) == nil {
 		return nil, fmt.Errorf("manifesttable: record without %s or %s", ColObjectID, ColObjectType)
 	}
 	loc, meta, path, txn, branch, tag := str(ColLocation), str(ColMetadata), str(ColManifestPath), str(ColTxnID), str(ColReadBranch), str(ColReadTag)
-	onBranch, schemaOf := str(ColBranch), str(ColSchema)
+	onBranch, schemaOf, operation := str(ColBranch), str(ColSchema), str(ColOperation)
+	smallFrags, hasSmall := u64(ColSmallFragments), present(ColSmallFragments)
+	deleted := u64(ColDeletedRows)
+	cleaned, _ := col(ColLastCleanupAt).(*array.Timestamp)
 	nrows, nfrags, nbytes := u64(ColNumRows), u64(ColNumFragments), u64(ColDataBytes)
 	ver, size, rv := u64(ColTableVersion), u64(ColManifestSize), u64(ColReadVersion)
 	op, seq := str(colOp), u64(colSeq)
@@ -316,7 +351,8 @@ func readRecord(rec arrow.RecordBatch, extra Columns, raw map[string]arrow.DataT
 	for i := range out {
 		r := Row{ObjectID: id(i), ObjectType: typ(i), Location: loc(i), Metadata: meta(i), TableVersion: ver(i),
 			ManifestPath: path(i), ManifestSize: size(i), TxnID: txn(i), ReadVersion: rv(i), ReadBranch: branch(i), ReadTag: tag(i),
-			Branch: onBranch(i), NumRows: nrows(i), NumFragments: nfrags(i), DataBytes: nbytes(i), Schema: schemaOf(i)}
+			Branch: onBranch(i), NumRows: nrows(i), NumFragments: nfrags(i), DataBytes: nbytes(i), Schema: schemaOf(i),
+			SmallFragments: smallFrags(i), DeletedRows: deleted(i), HasFragmentStats: hasSmall(i), Operation: operation(i)}
 		if bases != nil && bases.IsValid(i) {
 			start, end := bases.ValueOffsets(i)
 			vals := bases.ListValues().(*array.String)
@@ -327,6 +363,9 @@ func readRecord(rec arrow.RecordBatch, extra Columns, raw map[string]arrow.DataT
 		}
 		if committed != nil && committed.IsValid(i) {
 			r.CommittedAt = time.UnixMicro(int64(committed.Value(i))).UTC()
+		}
+		if cleaned != nil && cleaned.IsValid(i) {
+			r.LastCleanupAt = time.UnixMicro(int64(cleaned.Value(i))).UTC()
 		}
 		if spec != nil && spec.IsValid(i) {
 			r.HasSpecID, r.SpecID = true, spec.Value(i)

@@ -15,9 +15,14 @@
 // directory, and a branch's chain is the table's tree/<branch>
 // (lancemanifest.BranchChain). After a version row is durable, a background
 // reader in the materializing process reads the version's Lance manifest
-// and appends a "stats" entry (rows, fragments, data bytes, schema), at
-// most one a second; it applies only to the row it was read for, and
-// nothing on the commit path waits for it (stats.go). Stalled reports a
+// and appends a "stats" entry (rows, fragments, data bytes, schema, small
+// fragments, deleted rows, and the operation of the version's Lance
+// transaction, transaction.go), at most one a second; it applies only to
+// the row it was read for, and nothing on the commit path waits for it
+// (stats.go). A change that removes version records stamps its table's
+// row with the time (last_cleanup_at); with the statistics it makes the
+// maintenance signals of the view table_maintenance and of
+// Table.MaintenanceTotals (maintenance.go). Stalled reports a
 // materializer whose rounds keep failing (a full disk), for readiness and
 // for mutations waiting on durability. PlanStorageRepair and Quarantine
 // (repair.go) take the files a loader cannot use, and the segments past

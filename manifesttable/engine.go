@@ -99,6 +99,7 @@ var baseDDL = []struct{ name, typ string }{
 	{ColTxnID, "VARCHAR"}, {ColReadVersion, "UBIGINT"}, {ColReadBranch, "VARCHAR"}, {ColReadTag, "VARCHAR"},
 	{ColSpecID, "INTEGER"}, {ColBranch, "VARCHAR"},
 	{ColNumRows, "UBIGINT"}, {ColNumFragments, "UBIGINT"}, {ColDataBytes, "UBIGINT"}, {ColSchema, "VARCHAR"},
+	{ColSmallFragments, "UBIGINT"}, {ColDeletedRows, "UBIGINT"}, {ColOperation, "VARCHAR"}, {ColLastCleanupAt, "TIMESTAMPTZ"},
 }
 
 func columnsDDL(objects bool) string {
@@ -155,17 +156,23 @@ func (e *engine) createViews(w *sqlengine.Writer) error {
 			sel(obj, "_objects", current), sel(obj, "_objects_past", past),
 			sel(ver, "_versions", current), sel(ver, "_versions_past", past)}, " UNION ALL "),
 		`CREATE OR REPLACE VIEW namespaces AS SELECT object_id, metadata, committed_at FROM __manifest WHERE object_type = 'namespace'`,
-		`CREATE OR REPLACE VIEW tables AS SELECT * EXCLUDE (object_type, table_version, manifest_path, manifest_size, branch, num_rows, num_fragments, data_bytes, schema) FROM __manifest WHERE object_type = 'table'`,
+		`CREATE OR REPLACE VIEW tables AS SELECT * EXCLUDE (object_type, table_version, manifest_path, manifest_size, branch, num_rows, num_fragments, data_bytes, schema, ` +
+			`small_fragments, deleted_rows, operation, last_cleanup_at) FROM __manifest WHERE object_type = 'table'`,
 		// Straight from _versions: nothing of _objects to bind, plan or scan.
 		`CREATE OR REPLACE VIEW dropped AS SELECT * FROM _dropped`,
-		`CREATE OR REPLACE VIEW table_versions AS SELECT object_id AS table_id, branch, coalesce(table_version, table_version) AS version, manifest_path, manifest_size, committed_at, txn_id, metadata, num_rows, num_fragments, data_bytes, schema FROM _versions`,
+		`CREATE OR REPLACE VIEW table_versions AS SELECT object_id AS table_id, branch, coalesce(table_version, table_version) AS version, manifest_path, manifest_size, committed_at, txn_id, metadata, num_rows, num_fragments, data_bytes, schema, ` +
+			`small_fragments, deleted_rows, operation FROM _versions`,
+		`CREATE OR REPLACE VIEW table_maintenance AS ` + maintenanceQuery(`(SELECT object_id, last_cleanup_at FROM _objects WHERE object_type = 'table')`, `_versions`),
+		`CREATE OR REPLACE MACRO table_maintenance_at(n) AS TABLE ` + maintenanceQuery(
+			`(SELECT object_id, last_cleanup_at FROM manifest_at(n) WHERE object_type = 'table')`,
+			`(SELECT * FROM manifest_at(n) WHERE object_type = 'table_version')`),
 	}
 	// What a request scoped to some namespaces sees (sqlengine.Scope):
 	// the same relations, of the rows in its scope.
 	stmts = append(stmts, `CREATE SCHEMA IF NOT EXISTS `+sqlengine.ScopedSchema)
 	for _, r := range Relations {
 		col := ColObjectID
-		if r.Name == "table_versions" {
+		if r.Name == "table_versions" || r.Name == "table_maintenance" {
 			col = "table_id"
 		}
 		stmts = append(stmts, `CREATE OR REPLACE VIEW `+sqlengine.ScopedSchema+`.`+quoteIdent(r.Name)+` AS SELECT * FROM `+

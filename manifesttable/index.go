@@ -52,16 +52,21 @@ type verRow struct {
 	noAt bool      // committed_at is NULL
 }
 
-// verStats is a version's statistics (see stats.go).
+// verStats is a version's statistics (see stats.go) and what they say
+// of its upkeep (maintenance.go).
 type verStats struct {
 	rows, frags, bytes uint64
+	small, deleted     uint64
 	schema             string
+	op                 string // interned (operationName)
+	hasFrag            bool
 }
 
 func toVerRow(r Row) verRow {
 	vr := verRow{v: r.TableVersion, size: r.ManifestSize, path: r.ManifestPath, txn: r.TxnID}
 	if r.Schema != "" {
-		vr.st = &verStats{rows: r.NumRows, frags: r.NumFragments, bytes: r.DataBytes, schema: r.Schema}
+		vr.st = &verStats{rows: r.NumRows, frags: r.NumFragments, bytes: r.DataBytes, schema: r.Schema,
+			small: r.SmallFragments, deleted: r.DeletedRows, hasFrag: r.HasFragmentStats, op: internOperation(r.Operation)}
 	}
 	if r.CommittedAt.IsZero() {
 		vr.noAt = true
@@ -72,7 +77,8 @@ func toVerRow(r Row) verRow {
 		}
 	}
 	if r.Location != "" || r.Metadata != "" || r.BaseObjects != nil || r.ReadVersion != 0 || r.ReadBranch != "" ||
-		r.ReadTag != "" || r.HasSpecID || len(r.Extra) > 0 {
+		r.ReadTag != "" || r.HasSpecID || len(r.Extra) > 0 || !r.LastCleanupAt.IsZero() ||
+		(r.Schema == "" && (r.HasFragmentStats || r.Operation != "")) {
 		vr.full = &r
 	}
 	return vr
@@ -104,8 +110,9 @@ func (vr verRow) row(k string) Row {
 	}
 	r := Row{ObjectID: id, Branch: branch, ObjectType: TypeTableVersion, TableVersion: vr.v, ManifestPath: vr.path,
 		ManifestSize: vr.size, TxnID: vr.txn}
-	if vr.st != nil {
-		r.NumRows, r.NumFragments, r.DataBytes, r.Schema = vr.st.rows, vr.st.frags, vr.st.bytes, vr.st.schema
+	if st := vr.st; st != nil {
+		r.NumRows, r.NumFragments, r.DataBytes, r.Schema = st.rows, st.frags, st.bytes, st.schema
+		r.SmallFragments, r.DeletedRows, r.HasFragmentStats, r.Operation = st.small, st.deleted, st.hasFrag, st.op
 	}
 	if !vr.noAt {
 		r.CommittedAt = time.UnixMicro(vr.at).UTC()

@@ -625,14 +625,34 @@ func (tr *translator) version(e logEntry) error {
 
 func (tr *translator) deleteVersions(e logEntry) error {
 	id, branch := tr.chainOf(e.str("t"))
+	n := 0
 	for _, vs := range strings.Split(e.str("vs"), ",") {
 		v, err := strconv.ParseUint(vs, 10, 64)
 		if err != nil {
 			continue
 		}
 		tr.add(change{seq: e.seq, del: true, row: versionKeyRow(id, branch, v)})
+		n++
+	}
+	if n > 0 {
+		tr.cleaned(e.seq, id)
 	}
 	return nil
+}
+
+// cleaned stamps table id's row with the time of a cleanup: a change
+// that removed version records of it (maintenance.go). A directory that
+// is no table's has no row to stamp.
+func (tr *translator) cleaned(seq uint64, id string) {
+	r, seen, ok := lastChange(tr.out, Key{Type: TypeTable, ID: id})
+	if !seen {
+		r, ok = tr.t.Object(TypeTable, id)
+	}
+	if !ok {
+		return
+	}
+	r.LastCleanupAt = tr.t.cfg.Now().UTC().Truncate(time.Microsecond)
+	tr.add(change{seq: seq, row: r})
 }
 
 // deleteVersionRanges deletes the version rows in ranges
@@ -644,10 +664,15 @@ func (tr *translator) deleteVersionRanges(e logEntry) error {
 		return nil
 	}
 	id, branch := tr.chainOf(e.str("t"))
+	n := 0
 	for _, r := range tr.t.versionsAt(tr.out, id) {
 		if r.Branch == branch && commitlog.InRanges(r.TableVersion, ranges) {
 			tr.add(change{seq: e.seq, del: true, row: versionKeyRow(id, branch, r.TableVersion)})
+			n++
 		}
+	}
+	if n > 0 {
+		tr.cleaned(e.seq, id)
 	}
 	return nil
 }

@@ -129,7 +129,7 @@ func TestInsertViewsAreNeverVisibleToQueries(t *testing.T) {
 	tb = e.open() // loads the snapshot
 	defer func() { _ = tb.Close() }()
 	commit(t, tb, put(Row{ObjectType: TypeNamespace, ObjectID: "later"}))
-	want := []string{"__manifest", "dropped", "namespaces", "table_versions", "tables"}
+	want := []string{"__manifest", "dropped", "namespaces", "table_maintenance", "table_versions", "tables"}
 	if got := rowsOf(t, tb, `SELECT view_name FROM duckdb_views() WHERE NOT internal AND schema_name = 'main' ORDER BY 1`); !slices.Equal(got, want) {
 		t.Fatalf("views %v, want %v", got, want)
 	}

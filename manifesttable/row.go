@@ -47,6 +47,20 @@ type Row struct {
 	NumFragments uint64 `json:"num_fragments,omitempty"`
 	DataBytes    uint64 `json:"data_bytes,omitempty"`
 	Schema       string `json:"schema,omitempty"` // the spec's JsonArrowSchema
+	// What a table_version row's manifest says of its upkeep (see
+	// maintenance.go), read with its statistics: the fragments under
+	// SmallFragmentRows physical rows and the rows marked deleted (both
+	// NULL unless HasFragmentStats: rows read before they were kept),
+	// and the operation of the version's Lance transaction ("append",
+	// "rewrite" for a compaction, …; "" when unknown).
+	SmallFragments   uint64 `json:"small_fragments,omitempty"`
+	DeletedRows      uint64 `json:"deleted_rows,omitempty"`
+	HasFragmentStats bool   `json:"has_fragment_stats,omitempty"`
+	Operation        string `json:"operation,omitempty"`
+	// LastCleanupAt is, on a table row, when a catalog change last
+	// removed version records of the table (delete_versions,
+	// delete_version_ranges); zero when none did.
+	LastCleanupAt time.Time `json:"last_cleanup_at,omitzero"`
 	// Extra holds partition_field_<id> columns and columns found in storage
 	// that this version does not know, by column name. A value's Go type
 	// follows its column's type (see ColumnType); nil is NULL.

@@ -3,6 +3,7 @@ package manifesttable
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"sync"
 	"time"
 
@@ -13,7 +14,9 @@ import (
 
 // Version statistics. A table_version row is written when its version is
 // claimed, before anyone has read its manifest; its statistics (rows,
-// fragments, data bytes, schema) follow in a later sequence. The process
+// fragments, data bytes, schema, and for maintenance.go the small
+// fragments, deleted rows and the operation of its Lance transaction)
+// follow in a later sequence. The process
 // that materializes notes each new version row, a background reader
 // fetches the version's Lance manifest (an immutable file) and appends a
 // "stats" entry to the commit log, which the next segment turns into the
@@ -46,6 +49,11 @@ type versionStats struct {
 	NumFragments uint64 `json:"num_fragments"`
 	DataBytes    uint64 `json:"data_bytes"`
 	Schema       string `json:"schema"`
+	// Absent from the entries of a process that did not read them (nil:
+	// NULL in the row).
+	SmallFragments *uint64 `json:"small_fragments,omitempty"`
+	DeletedRows    *uint64 `json:"deleted_rows,omitempty"`
+	Operation      string  `json:"operation,omitempty"`
 }
 
 // noteVersions queues the version rows of a durable segment that have no
@@ -124,13 +132,38 @@ func (t *Table) statsReader() {
 	}
 }
 
-// readStats fills j from its version's manifest.
+// readStats fills j from its version's manifest (and, for a manifest
+// that names its transaction's file instead of holding it, that file).
 func (t *Table) readStats(ctx context.Context, j *versionStats) error {
-	m, err := lancemanifest.Fetch(ctx, t.cfg.Objects, j.ManifestPath, int64(j.ManifestSize))
+	size := int64(j.ManifestSize)
+	if size <= 0 {
+		a, err := t.cfg.Objects.Head(ctx, j.ManifestPath)
+		if err != nil {
+			return err
+		}
+		size = a.Size
+	}
+	if size > lancemanifest.MaxSize {
+		return fmt.Errorf("%w: %s has %d bytes, more than the %d a manifest may have", lancemanifest.ErrNotManifest, j.ManifestPath, size, lancemanifest.MaxSize)
+	}
+	b, err := t.cfg.Objects.Get(ctx, j.ManifestPath)
 	if err != nil {
 		return err
 	}
-	return j.fill(m)
+	m, err := lancemanifest.Read(b)
+	if err != nil {
+		return err
+	}
+	if err := j.fill(m); err != nil {
+		return err
+	}
+	op, err := readOperation(ctx, t.cfg.Objects, j.ManifestPath, b)
+	if err != nil {
+		// The statistics stand without it: the operation stays NULL.
+		t.log.Debug("manifesttable: no transaction operation for a version", "table", j.ID, "version", j.Version, "err", err)
+	}
+	j.Operation = op
+	return nil
 }
 
 // fill sets j's statistics from its version's manifest.
@@ -140,7 +173,26 @@ func (j *versionStats) fill(m *lancemanifest.Manifest) error {
 		return err
 	}
 	j.NumRows, j.NumFragments, j.DataBytes, j.Schema = m.Rows(), uint64(len(m.Fragments)), m.DataBytes(), string(schema)
+	var small uint64
+	for _, f := range m.Fragments {
+		if f.PhysicalRows < SmallFragmentRows {
+			small++
+		}
+	}
+	deleted := m.DeletedRows()
+	j.SmallFragments, j.DeletedRows = &small, &deleted
 	return nil
+}
+
+// setOn gives row r j's statistics.
+func (j *versionStats) setOn(r *Row) {
+	r.NumRows, r.NumFragments, r.DataBytes, r.Schema = j.NumRows, j.NumFragments, j.DataBytes, j.Schema
+	r.HasFragmentStats = j.SmallFragments != nil && j.DeletedRows != nil
+	r.SmallFragments, r.DeletedRows = 0, 0
+	if r.HasFragmentStats {
+		r.SmallFragments, r.DeletedRows = *j.SmallFragments, *j.DeletedRows
+	}
+	r.Operation = internOperation(j.Operation)
 }
 
 // Where a writer of this process holds the bytes of the final manifest it
@@ -247,11 +299,15 @@ func (t *Table) noted(r *Row) {
 	if err != nil {
 		return // not a Lance manifest: no statistics, as the reader would find
 	}
-	j := versionStats{}
+	op, file, err := inlineOperation(b)
+	if err == nil && op == "" && file != "" {
+		return // the transaction is in a file of its own: the reader reads it
+	}
+	j := versionStats{Operation: op}
 	if j.fill(m) != nil {
 		return
 	}
-	r.NumRows, r.NumFragments, r.DataBytes, r.Schema = j.NumRows, j.NumFragments, j.DataBytes, j.Schema
+	j.setOn(r)
 }
 
 // statsChange turns a stats entry into the change of its version row:
@@ -269,7 +325,7 @@ func (t *Table) statsChange(out []change, seq uint64, payload string) (change, b
 	if !ok || r.ManifestPath != j.ManifestPath {
 		return change{}, false
 	}
-	r.NumRows, r.NumFragments, r.DataBytes, r.Schema = j.NumRows, j.NumFragments, j.DataBytes, j.Schema
+	j.setOn(&r)
 	return change{seq: seq, row: r}, true
 }
 

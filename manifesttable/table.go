@@ -68,8 +68,8 @@ type Config struct {
 	// to other changes).
 	ReplicaAcks    *int
 	ReplicaTimeout time.Duration
-	// Observer receives the materializer's group commits (metrics;
-	// default none).
+	// Observer receives the materializer's group commits and the opened
+	// table (metrics; default none).
 	Observer *Observer
 	// Logger (default slog.Default()).
 	Logger *slog.Logger
@@ -253,6 +253,9 @@ func Open(ctx context.Context, cfg Config) (*Table, error) {
 		t.statsQ = make(chan versionStats, statsQueue)
 		t.runDone.Add(1)
 		go t.statsReader()
+	}
+	if o := cfg.Observer; o != nil && o.Opened != nil {
+		o.Opened(t)
 	}
 	return t, nil
 }

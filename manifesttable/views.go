@@ -42,4 +42,7 @@ var Relations = []Relation{
 		Description: "every committed version of every table, with its manifest"},
 	{Name: "dropped", Type: "VIEW", Key: []string{"drop_id", ColObjectID},
 		Description: "what drops kept recoverable (undrop), one row per dropped namespace or table, until gc purges it"},
+	// No key: main's row has a NULL branch.
+	{Name: "table_maintenance", Type: "VIEW", NotNull: []string{"table_id", "versions"},
+		Description: "each table's upkeep, for main and each Lance branch: version records, the latest version's fragments and deleted rows, the last cleanup and compaction, whether it needs a compaction"},
 }

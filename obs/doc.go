@@ -9,7 +9,10 @@
 // HTTP middleware, outermost among them its recovery (RecoveryInterceptors,
 // RecoverHTTP, Recovered), which turns a handler's panic into Internal,
 // logs its stack and counts it (Metrics.PanicRecovered). Every metric lives in one registry per process
-// (Metrics), never in a global one.
+// (Metrics), never in a global one. The catalog's maintenance signals
+// are aggregate gauges, never a series per table: the __manifest table
+// hands itself to its observer when opened (manifesttable.Observer.Opened)
+// and each scrape reads its totals (manifesttable.Table.MaintenanceTotals).
 //
 // Invariants: an observer never changes an outcome and never blocks (a
 // counter or a histogram update, nothing else); /healthz answers 200 as

@@ -40,6 +40,7 @@ type Metrics struct {
 	sqlRestarts     *prometheus.CounterVec
 	panics          *prometheus.CounterVec // surface
 	ready           prometheus.Gauge
+	maintenance     *maintenanceGauges
 }
 
 // PanicSurfaces are the surfaces whose panics are counted
@@ -101,8 +102,10 @@ func NewMetrics() *Metrics {
 	}
 	m.ready = prometheus.NewGauge(prometheus.GaugeOpts{Name: "flightns_ready",
 		Help: "1 while the process is ready to serve (recovered, Redis answering), else 0."})
+	m.maintenance = newMaintenanceGauges()
 	for _, c := range []prometheus.Collector{m.requests, m.requestDuration, m.commits, m.conflicts, m.claimDuration, m.finalize,
-		m.materialize, m.groupSize, m.query, m.redisErrors, m.storeErrors, m.recoveries, m.recoveryTime, m.redisRestarts, m.sqlRestarts, m.panics, m.ready} {
+		m.materialize, m.groupSize, m.query, m.redisErrors, m.storeErrors, m.recoveries, m.recoveryTime, m.redisRestarts, m.sqlRestarts, m.panics, m.ready,
+		m.maintenance} {
 		f(c)
 	}
 	return m
@@ -185,13 +188,15 @@ func (m *Metrics) StoreObserver() objstore.ObserveFunc {
 	}
 }
 
-// TableObserver is the materializer's hook: the latency and the size of
-// every group commit (one __manifest log segment) this process writes.
+// TableObserver is the __manifest table's hook: the latency and the size
+// of every group commit (one __manifest log segment) this process
+// writes, and the opened table, whose maintenance totals the aggregate
+// gauges read at each scrape (the last table opened).
 func (m *Metrics) TableObserver() *manifesttable.Observer {
 	return &manifesttable.Observer{Segment: func(sequences int, took time.Duration) {
 		m.materialize.Observe(took.Seconds())
 		m.groupSize.Observe(float64(sequences))
-	}}
+	}, Opened: m.maintenance.table.Store}
 }
 
 // RedisHook counts failed Redis commands and dials. A nil reply

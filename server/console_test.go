@@ -582,7 +582,8 @@ func TestConsoleHostileInput(t *testing.T) {
 		}
 	}
 	ids := []string{"id=%00", "id=a&id=", "id=" + strings.Repeat("a", 5000), strings.Repeat("id=a&", 300) + "id=t", "id=a%24t", "id=a&id=t%0a"}
-	gets := []string{"/api/namespaces", "/api/namespace", "/api/table", "/api/table/versions", "/api/table/verify"}
+	gets := []string{"/api/namespaces", "/api/namespace", "/api/table", "/api/table/versions", "/api/table/verify",
+		"/api/table/maintenance", "/api/maintenance"}
 	for _, p := range gets {
 		for _, q := range ids {
 			code, raw := u.call(http.MethodGet, p+"?"+q, "", nil)
@@ -595,6 +596,11 @@ func TestConsoleHostileInput(t *testing.T) {
 		code, raw := u.call(http.MethodGet, "/api/table/versions?id=a&id=t&"+q, "", nil)
 		if code != http.StatusBadRequest {
 			t.Errorf("%s: %d %.200s", q, code, raw)
+		}
+		if strings.HasPrefix(q, "limit") {
+			if code, raw := u.call(http.MethodGet, "/api/maintenance?id=a&"+q, "", nil); code != http.StatusBadRequest {
+				t.Errorf("maintenance %s: %d %.200s", q, code, raw)
+			}
 		}
 	}
 	for _, ck := range []string{"", "x", "fns1.", "fns1.e30.", strings.Repeat("A", 8000), "root-token-1x", "Bearer root-token-1"} {

@@ -106,6 +106,20 @@ func TestConsoleInABrowser(t *testing.T) {
 		commit(v)
 	}
 
+	// A table that needs a compaction: its version is a manifest LanceDB
+	// wrote (12 small fragments, 24 of 120 rows deleted).
+	worn, err := os.ReadFile("../../manifesttable/testdata/compaction/v13.manifest")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rest("/v1/namespace/maint/create", `{}`)
+	var wornDecl struct{ Location string }
+	if err := json.Unmarshal([]byte(rest("/v1/table/maint$worn/declare", `{}`)), &wornDecl); err != nil {
+		t.Fatal(err)
+	}
+	p := stageVersion(t, wornDecl.Location, 1, string(worn))
+	rest("/v1/table/maint$worn/version/create", fmt.Sprintf(`{"version":1,"manifest_path":%q,"manifest_size":%d}`, p, len(worn)))
+
 	// A partitioned table of three partitions.
 	rest("/v1/namespace/logs/partitioned/create", `{"schema": {"fields": [
 		{"name": "k", "nullable": true, "type": {"type": "int64"}, "metadata": {"lance:field_id": "1"}}]},
@@ -139,6 +153,7 @@ func TestConsoleInABrowser(t *testing.T) {
 		"branch":  "dev",
 		"tag":     "two",
 		"paged":   []string{"activity", "ticker"},
+		"worn":    []string{"maint", "worn"},
 		"hostile": map[string]string{"namespace": hostileNamespace, "table": hostileTable, "unicode": hostileUnicode, "property": hostileProperty},
 		// after the commits the activity page asks for
 		"pagedVersions":   before + during,
@@ -161,6 +176,8 @@ func TestConsoleInABrowser(t *testing.T) {
 		"logged in as the writer", `the tree shows "<script>alert(1)</script>" as text`, `the tree shows "日本語" as text`,
 		"the table page", "main's versions, newest first", "branch dev in the graph", "main in the graph", "tag two in the graph",
 		"the schema", "verify says ok", "clicking a lane lists its branch's versions",
+		"the catalog lists the table that needs a compaction", "the maintenance panel counts main's versions",
+		"the maintenance panel: no compaction needed", "the maintenance panel of a worn table",
 		"hostile namespace title is text", "its route encodes each level", "hostile property value is text", "no planted element",
 		"hostile table title is text", "hostile table route", "a nested hostile path in the breadcrumb",
 		"a query's rows", "hostile names in the grid as text", "elapsed and rows shown", "a refused statement's type, code and message",

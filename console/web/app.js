@@ -1,8 +1,10 @@
 // The flightns web console: a page per hash route, drawn from the JSON
 // API of docs/console.md.
 //
-//   #/ns/<id…>      the namespace tree and a namespace (the root: #/ns)
-//   #/table/<id…>   a table: schema, versions, branches and tags, verify
+//   #/ns/<id…>      the namespace tree and a namespace (the root: #/ns),
+//                   with the tables under it that need a compaction
+//   #/table/<id…>   a table: maintenance, schema, versions, branches and
+//                   tags, verify
 //   #/activity      commit activity as charts, refreshed every 2 s
 //   #/sql           the SQL console
 //   #/plan/<id…>    the plan_scan explorer (of a partitioned table)

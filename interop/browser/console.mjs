@@ -131,6 +131,18 @@ try {
   const names = await testid("ns-link").allTextContents();
   report.seen.rootNamespaces = names;
   for (const n of [cfg.hostile.namespace, cfg.hostile.unicode]) check(`the tree shows ${JSON.stringify(n)} as text`, names.includes(n), names);
+  // The tables that need a compaction: the worn one (its statistics come
+  // a moment after its commit: reload until they have).
+  const wornId = cfg.worn.join("$");
+  const due = await until(async () => {
+    await testid("ns-compaction-count").waitFor();
+    const rows = await page.locator("[data-testid=compaction-row]").evaluateAll((rs) => rs.map((r) => r.dataset.table));
+    if (rows.includes(wornId)) return rows;
+    await page.reload();
+    return null;
+  }, 30000);
+  report.seen.compactionDue = due;
+  check("the catalog lists the table that needs a compaction", due && due.includes(wornId) && !due.includes(cfg.table.join("$")), due);
   await shot("catalog");
   await page.locator(`[data-testid=ns-table][data-name="${cfg.table[0]}"] a`).click();
 
@@ -149,6 +161,12 @@ try {
   check("main in the graph", mainDots === Math.min(versions.length, 30), mainDots);
   check(`tag ${cfg.tag} in the graph`, (await page.locator(`[data-testid=graph-tag][data-tag="${cfg.tag}"]`).count()) === 1);
   check("the schema", (await page.locator("[data-testid=schema] tbody tr").count()) > 0);
+  await testid("maint-versions").waitFor();
+  report.seen.maintenance = { versions: await text("maint-versions"), latest: await text("maint-latest"),
+    needs: await testid("maint-needs").getAttribute("data-needs"), fragments: await text("maint-fragments") };
+  check("the maintenance panel counts main's versions", report.seen.maintenance.versions === String(versions.length) &&
+    report.seen.maintenance.latest === String(versions[0]), report.seen.maintenance);
+  check("the maintenance panel: no compaction needed", report.seen.maintenance.needs === "false", report.seen.maintenance);
   await testid("verify-run").click();
   await testid("verify-summary").waitFor();
   check("verify says ok", (await testid("verify-summary").getAttribute("data-ok")) === "true", await text("verify-summary"));
@@ -160,6 +178,17 @@ try {
     return b.length && b.every((x) => x === cfg.branch) ? b : null;
   });
   check("clicking a lane lists its branch's versions", branchRows, branchRows);
+
+  // The worn table's panel: what LanceDB's manifest says.
+  await go(hashOf("table", cfg.worn));
+  await until(async () => (await text("table-name")) === cfg.worn[cfg.worn.length - 1]);
+  await testid("maint-needs").waitFor();
+  report.seen.wornMaintenance = { needs: await testid("maint-needs").getAttribute("data-needs"), small: await text("maint-small"),
+    fragments: await text("maint-fragments"), deleted: await text("maint-deleted"), versions: await text("maint-versions") };
+  check("the maintenance panel of a worn table", report.seen.wornMaintenance.needs === "true" && report.seen.wornMaintenance.small === "12" &&
+    report.seen.wornMaintenance.fragments === "12" && report.seen.wornMaintenance.deleted === "24 (20.0%)" &&
+    report.seen.wornMaintenance.versions === "1", report.seen.wornMaintenance);
+  await shot("maintenance");
 
   // Hostile names: a namespace, its property, its table, a Unicode path.
   await go("#/ns");

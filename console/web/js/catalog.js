@@ -1,8 +1,10 @@
-// The catalog pages: the namespace tree, a namespace, and a table (its
-// schema, versions, branches and tags, and verify).
+// The catalog pages: the namespace tree, a namespace (and the tables
+// under it that need a compaction), and a table (its maintenance
+// signals, schema, versions, branches and tags, and verify).
 import { h, fill, link, idText, table, kv, nullable, bytes, count, when, badge, button } from "./dom.js";
 import { get, errorBox } from "./api.js";
 import { branchGraph } from "./graph.js";
+import { maintenancePanel, compactionList } from "./maintenance.js";
 
 const sameId = (a, b) => a.length === b.length && a.every((x, i) => x === b[i]);
 const isPrefix = (p, id) => p.length < id.length && p.every((x, i) => x === id[i]);
@@ -132,7 +134,8 @@ export async function namespacePage(el, id) {
     id.length ? h("p", { class: "mono muted", testid: "ns-id" }, idText(id)) : null,
     ns.partitioned ? h("p", null, link("plan", id, "Explore its partitions with plan_scan →", { testid: "ns-plan" })) : null,
     h("h2", null, "Properties"), properties(ns.properties, "ns-properties"),
-    h("h2", null, "Tables"), tablesTable, moreTables);
+    h("h2", null, "Tables"), tablesTable, moreTables,
+    h("h2", null, "Needs compaction"), compactionList(id));
 }
 
 // tablePage: a table's description, branches and tags as a graph over
@@ -165,6 +168,8 @@ export async function tablePage(el, id) {
       ["Branches", count(t.branches.length)],
       ["Tags", count(t.tags.length)],
     ], { testid: "table-summary" }),
+    h("h2", null, "Maintenance"),
+    maintenancePanel(id),
     h("h2", null, "Schema"),
     t.schema_error
       ? h("p", { class: "muted", testid: "schema-error" }, t.schema_error)
