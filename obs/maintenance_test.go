@@ -9,6 +9,7 @@ import (
 
 	"github.com/flightns/flightns/internal/testutil/redistest"
 	"github.com/flightns/flightns/manifesttable"
+	"github.com/flightns/flightns/namespace"
 	"github.com/flightns/flightns/objstore"
 )
 
@@ -82,5 +83,34 @@ func TestMaintenanceGaugesSumTheCatalog(t *testing.T) {
 	}
 	if len(want) > 0 {
 		t.Errorf("not gathered: %v", want)
+	}
+}
+
+// The maintainer's observer counts what a pass did.
+func TestMaintainerMetricsCountPasses(t *testing.T) {
+	m := NewMetrics()
+	m.MaintainObserver()(namespace.MaintainReport{Held: true, Pruned: 3, Cleanups: 2, Failed: 1, CleanedVersions: 7, Deleted: 9, Bytes: 100})
+	got := map[string]float64{}
+	fams, err := m.Registry().Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range fams {
+		for _, mt := range f.GetMetric() {
+			name := f.GetName()
+			for _, l := range mt.GetLabel() {
+				name += "/" + l.GetValue()
+			}
+			if c := mt.GetCounter(); c != nil {
+				got[name] = c.GetValue()
+			}
+		}
+	}
+	for name, want := range map[string]float64{"flightns_maintainer_passes_total": 1, "flightns_versions_pruned_total/lance": 3,
+		"flightns_versions_pruned_total/flightns": 7, "flightns_cleanups_total/ok": 2, "flightns_cleanups_total/error": 1,
+		"flightns_cleanup_deleted_objects_total": 9, "flightns_cleanup_deleted_bytes_total": 100} {
+		if got[name] != want {
+			t.Errorf("%s = %v, want %v", name, got[name], want)
+		}
 	}
 }

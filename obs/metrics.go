@@ -41,6 +41,7 @@ type Metrics struct {
 	panics          *prometheus.CounterVec // surface
 	ready           prometheus.Gauge
 	maintenance     *maintenanceGauges
+	maintainer      *maintainerMetrics
 }
 
 // PanicSurfaces are the surfaces whose panics are counted
@@ -106,6 +107,10 @@ func NewMetrics() *Metrics {
 	for _, c := range []prometheus.Collector{m.requests, m.requestDuration, m.commits, m.conflicts, m.claimDuration, m.finalize,
 		m.materialize, m.groupSize, m.query, m.redisErrors, m.storeErrors, m.recoveries, m.recoveryTime, m.redisRestarts, m.sqlRestarts, m.panics, m.ready,
 		m.maintenance} {
+		f(c)
+	}
+	m.maintainer = newMaintainerMetrics()
+	for _, c := range m.maintainer.collectors() {
 		f(c)
 	}
 	return m

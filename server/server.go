@@ -103,7 +103,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	}
 	var maintain *namespace.MaintainConfig
 	if cfg.MaintainInterval > 0 {
-		maintain = &namespace.MaintainConfig{Interval: cfg.MaintainInterval}
+		maintain = &namespace.MaintainConfig{Interval: cfg.MaintainInterval, Observer: s.metrics.MaintainObserver()}
 	}
 	s.svc, err = namespace.Open(ctx, namespace.Config{Objects: s.deps.Store, Redis: s.deps.Redis, Catalog: cfg.Store.Catalog, Logger: s.log, Vend: vend,
 		Engine: engine, NoSQL: isolated,
