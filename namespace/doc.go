@@ -30,7 +30,17 @@
 //     written in Lance's format; branches (_refs/branches/) are listed.
 //     Each branch's versions are a chain of their own under the table's
 //     tree/<branch>/ (chainOf): a branch request never reads or changes
-//     main's, and a branch whose manifests Lance removed is forgotten.
+//     main's, and a branch whose manifests Lance removed is forgotten. A
+//     branch exists while its ref file or versions of it do; a deleted
+//     branch's versions go with it, and its name is free again.
+//
+//   - A table's life after its commits (docs/maintenance.md): versions
+//     Lance's cleanup pruned leave the catalog when a request or the
+//     maintainer meets them (prune.go, over redisclaim.FollowPrunes);
+//     retention properties, inherited down the tree (retention.go), are
+//     applied by CleanupTable (cleanup.go, over internal/cleanup: records
+//     first, then manifests, then files) and by the maintainer
+//     (maintain.go: one process at a time, a lease in Redis).
 //
 //   - Ops is the one registry of operations (name, REST path, role,
 //     description, and Run: decode, bind what REST adds, call the

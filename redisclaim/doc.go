@@ -13,7 +13,9 @@
 // round trips to the store (the read, the conditional PUT). Multi-table claims carry a commit record that is their
 // commit point, rolled forward by the caller, a reader or recovery.
 // Deleted versions leave a tombstone, so they are not read back from
-// storage. When Redis loses its state, Recover rebuilds heads and records
+// storage. Versions whose manifests Lance's cleanup deleted are told from
+// drift by the shape of what a cleanup deletes (prune.go: ClassifyPrunes,
+// FollowPrunes). When Redis loses its state, Recover rebuilds heads and records
 // from the tables' _versions directories under a new epoch.
 //
 // A claim entitles a write only for a while: a final manifest or a

@@ -3,8 +3,10 @@
 // __manifest snapshot now), verify (compare every table's version records
 // with its manifests in storage — main's and each Lance branch's, under
 // tree/<branch>/ — and the __manifest table's segments and snapshots with
-// both; optionally repair the drift: a branch whose manifests Lance
-// removed is forgotten whole), repair (Repair: a catalog whose __manifest
+// both; versions Lance's cleanup pruned are reported as pruned, not drift,
+// and leave the catalog as every request makes them; optionally repair
+// the drift: a branch whose manifests Lance removed is forgotten whole),
+// repair (Repair: a catalog whose __manifest
 // files are damaged keeps its longest readable chain, the other files go
 // to quarantine, and what is past the chain is re-derived from Redis's
 // commit log and object index and from storage, with a report of what is
