@@ -350,7 +350,12 @@ func declareTable(t *testing.T, addr, ns, name string) string {
 // commitVersion stages and commits version v of table id at location.
 func commitVersion(t *testing.T, addr, id, location string, v uint64) int {
 	t.Helper()
-	content := fmt.Sprintf("manifest %s v%d", id, v)
+	return commitContent(t, addr, id, location, v, fmt.Sprintf("manifest %s v%d", id, v))
+}
+
+// commitContent is commitVersion of a manifest with content.
+func commitContent(t *testing.T, addr, id, location string, v uint64, content string) int {
+	t.Helper()
 	p := stageVersion(t, location, v, content)
 	body := fmt.Sprintf(`{"version":%d,"manifest_path":%q,"manifest_size":%d}`, v, p, len(content))
 	return restCall(t, addr, "/v1/table/"+id+"/version/create", body, nil)
