@@ -330,11 +330,11 @@ func TestADBCCallSequence(t *testing.T) {
 		tables, columns := objectNames(t, objs)
 		switch depth {
 		case adbc.ObjectDepthTables:
-			if len(tables) != 5 || len(columns) != 0 {
+			if len(tables) != 6 || len(columns) != 0 {
 				t.Errorf("GetObjects at the tables depth: %v %v", tables, columns)
 			}
 		case adbc.ObjectDepthColumns:
-			if len(tables) != 5 || !slices.Contains(columns, "flightns.main.tables.location") {
+			if len(tables) != 6 || !slices.Contains(columns, "flightns.main.tables.location") {
 				t.Errorf("GetObjects at the columns depth: %v %v", tables, columns)
 			}
 		}
