@@ -110,7 +110,7 @@ ORACLE_CHECKS ?= 500
 FUZZERS := planner:FuzzParseFilter planner:FuzzPlanFilter planner:FuzzSpec planner:FuzzSchema \
 	restserver:FuzzParseID objstore:FuzzValidateKey lancemanifest:FuzzParseManifestName reliability:FuzzRESTRequest \
 	manifesttable:FuzzSQL manifesttable:FuzzSQLGrammar lancemanifest:FuzzRead auth:FuzzBearer auth:FuzzParseRoleMap auth:FuzzParsePassword \
-	sqlengine:FuzzGateScanner flightserver:FuzzFlightRPC
+	sqlengine:FuzzGateScanner flightserver:FuzzFlightRPC lancemanifest:FuzzReferences namespace:FuzzRetentionProps manifesttable:FuzzTransactionOperation
 
 fuzz: deps minio
 	@set -e; for f in $(FUZZERS); do \

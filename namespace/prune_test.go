@@ -219,3 +219,25 @@ func TestOnlyAdminsCleanUp(t *testing.T) {
 	_, err = op(auth.WithPrincipal(bg, auth.Principal{Name: "root", Role: auth.Admin}), e.s, "CleanupTable", map[string]any{"id": id("a", "t"), "older_than": "-1h"})
 	wantCode(t, "a negative age", err, nserror.InvalidInput)
 }
+
+// Retention properties from any caller: checked without a panic, and
+// what is accepted reads back as a policy that keeps the latest version.
+func FuzzRetentionProps(f *testing.F) {
+	for _, seed := range [][2]string{{"7d", "1"}, {"36h", "5"}, {"off", "2"}, {"-1h", "0"}, {"0d", "-3"}, {"9999999999d", "1073741825"}, {"1e9h", "x"}, {"", ""}} {
+		f.Add(seed[0], seed[1])
+	}
+	f.Fuzz(func(t *testing.T, age, retain string) {
+		err := checkRetentionProps(Properties{PropCleanupOlderThan: age, PropCleanupRetainVersions: retain})
+		if err != nil {
+			if nserror.CodeOf(err) != nserror.InvalidInput {
+				t.Fatalf("%q %q: %v", age, retain, err)
+			}
+			return
+		}
+		d, aerr := parseAge(age)
+		k, rerr := parseRetain(retain)
+		if aerr != nil || rerr != nil || d < 0 || (d == 0 && age != "off") || k < 1 {
+			t.Fatalf("accepted %q %q as %v, %d", age, retain, d, k)
+		}
+	})
+}
