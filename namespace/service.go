@@ -109,12 +109,12 @@ type Service struct {
 	now    func() time.Time
 	locs   locCache // tables' locations, for CreateTableVersion
 
-	rs     *redisstate.Catalog // the scripts of the object index
-	maint  *maintainer         // the maintainer's state (maintain.go)
+	rs    *redisstate.Catalog // the scripts of the object index
+	maint *maintainer         // the maintainer's state (maintain.go)
 	// stopMaint stops the maintainer and waits for it (nil: none runs).
 	stopMaint func()
-	vended vendCache           // credentials vended, while young
-	grants grantBook           // the catalog's grants (grants.go)
+	vended    vendCache // credentials vended, while young
+	grants    grantBook // the catalog's grants (grants.go)
 
 	closeOnce sync.Once
 	closeErr  error
