@@ -129,7 +129,7 @@ func (s *Service) RetentionOf(ctx context.Context, id ID) (Retention, bool, erro
 		}
 	}
 	take(propsOf(r), id.String())
-	for ns := id.Parent(); !ns.IsRoot() && !(haveAge && haveRetain); ns = ns.Parent() {
+	for ns := id.Parent(); !ns.IsRoot() && (!haveAge || !haveRetain); ns = ns.Parent() {
 		nr, ok, err := s.row(ctx, manifesttable.TypeNamespace, ns)
 		if err != nil {
 			return Retention{}, false, err

@@ -377,40 +377,11 @@ func verifyTable(ctx context.Context, claims *redisclaim.Store, t Table, branch 
 		return err
 	}
 	if branch != "" && repair && len(list) == 0 {
-		// Lance deleted the branch: every record of it is missing-manifest.
-		records, err := claims.AllVersions(ctx, chain)
-		if err != nil {
-			return err
-		}
-		var gone []Drift
-		for _, l := range records {
-			rep.Versions++
-			gone = append(gone, Drift{Kind: MissingManifest, Table: t.ID, Branch: branch, Version: l.Version, Path: l.Path,
-				Detail: "the branch's manifests are all gone (Lance deleted it)"})
-		}
-		if len(gone) > 0 {
-			forgot, err := claims.ForgetGone(ctx, chain)
-			if nserror.CodeOf(err) == nserror.ConcurrentModification {
-				err = nil // a commit of the branch is in flight: not gone
-			}
-			if err != nil {
-				return err
-			}
-			for i := range gone {
-				gone[i].Repaired = forgot
-			}
-			rep.Drift = append(rep.Drift, gone...)
-		}
-		return nil
+		return forgetGoneBranch(ctx, claims, t, branch, chain, rep)
 	}
 	if follow {
-		p, err := claims.FollowPrunes(ctx, t.Location, branch)
-		if err != nil {
+		if err := followPrunes(ctx, claims, t, branch, rep); err != nil {
 			return err
-		}
-		for _, v := range p.Pruned {
-			rep.Pruned = append(rep.Pruned, Drift{Kind: PrunedVersion, Table: t.ID, Branch: branch, Version: v, Repaired: true,
-				Detail: fmt.Sprintf("below the oldest kept version %d", p.Oldest)})
 		}
 	}
 	for _, a := range list {
@@ -468,6 +439,50 @@ func verifyTable(ctx context.Context, claims *redisclaim.Store, t Table, branch 
 			}
 		}
 		rep.Drift = append(rep.Drift, d)
+	}
+	return nil
+}
+
+// forgetGoneBranch reports every record of a branch whose manifests are
+// all gone (Lance deleted it) as missing-manifest, and forgets the chain.
+func forgetGoneBranch(ctx context.Context, claims *redisclaim.Store, t Table, branch, chain string, rep *VerifyReport) error {
+	// Lance deleted the branch: every record of it is missing-manifest.
+	records, err := claims.AllVersions(ctx, chain)
+	if err != nil {
+		return err
+	}
+	var gone []Drift
+	for _, l := range records {
+		rep.Versions++
+		gone = append(gone, Drift{Kind: MissingManifest, Table: t.ID, Branch: branch, Version: l.Version, Path: l.Path,
+			Detail: "the branch's manifests are all gone (Lance deleted it)"})
+	}
+	if len(gone) > 0 {
+		forgot, err := claims.ForgetGone(ctx, chain)
+		if nserror.CodeOf(err) == nserror.ConcurrentModification {
+			err = nil // a commit of the branch is in flight: not gone
+		}
+		if err != nil {
+			return err
+		}
+		for i := range gone {
+			gone[i].Repaired = forgot
+		}
+		rep.Drift = append(rep.Drift, gone...)
+	}
+	return nil
+}
+
+// followPrunes has the versions Lance's cleanup pruned of one table's
+// branch leave the catalog, and reports them in rep.Pruned.
+func followPrunes(ctx context.Context, claims *redisclaim.Store, t Table, branch string, rep *VerifyReport) error {
+	p, err := claims.FollowPrunes(ctx, t.Location, branch)
+	if err != nil {
+		return err
+	}
+	for _, v := range p.Pruned {
+		rep.Pruned = append(rep.Pruned, Drift{Kind: PrunedVersion, Table: t.ID, Branch: branch, Version: v, Repaired: true,
+			Detail: fmt.Sprintf("below the oldest kept version %d", p.Oldest)})
 	}
 	return nil
 }
