@@ -118,25 +118,8 @@ func TestCatalogCleansUpUnderRetention(t *testing.T) {
 	s := startServer(t)
 	ok(t, "namespace with retention", s.post("/v1/namespace/m/create", map[string]any{"properties": map[string]string{
 		namespace.PropCleanupOlderThan: "1ms", namespace.PropCleanupRetainVersions: "3"}}))
-	var built struct {
-		OK       bool
-		Failures []string
-		Version  int64
-		Tagged   int64
-	}
-	node(t, nil, &built, "maintain.mjs", s.url(), "build")
-	if !built.OK {
-		t.Fatalf("build: %v", built.Failures)
-	}
-	type readReport struct {
-		OK       bool
-		Failures []string
-		Versions []int64
-		RowsAt   map[string][]string
-		Dev, Tag []string
-	}
-	var before readReport
-	node(t, nil, &before, "maintain.mjs", s.url(), "read")
+	built := maintainBuild(t, s)
+	before := maintainRead(t, s)
 	if !before.OK || len(before.Versions) != int(built.Version) {
 		t.Fatalf("read before: %v %v", before.Failures, before.Versions)
 	}
@@ -158,20 +141,11 @@ func TestCatalogCleansUpUnderRetention(t *testing.T) {
 	}
 	head := built.Version
 	want := []int64{10, head - 2, head - 1, head} // the branch's base, the last three (the tagged head among them)
-	var after readReport
-	node(t, nil, &after, "maintain.mjs", s.url(), "read")
+	after := maintainRead(t, s)
 	if !after.OK || !slices.Equal(after.Versions, want) {
 		t.Fatalf("LanceDB lists %v after the cleanup (%v), want %v", after.Versions, after.Failures, want)
 	}
-	for _, v := range after.Versions {
-		k := strconv.FormatInt(v, 10)
-		if !slices.Equal(after.RowsAt[k], before.RowsAt[k]) {
-			t.Fatalf("version %d reads %v after the cleanup, %v before", v, after.RowsAt[k], before.RowsAt[k])
-		}
-	}
-	if !slices.Equal(after.Dev, before.Dev) || !slices.Equal(after.Tag, before.Tag) {
-		t.Fatal("the branch or the tag reads differently after the cleanup")
-	}
+	sameReads(t, before, after)
 	ok(t, "version/list", s.post("/v1/table/m%24events/version/list", nil)).decode(t, &l)
 	var listed []int64
 	for _, v := range l.Versions {
@@ -216,24 +190,8 @@ func TestCleanupStoppedAtEveryStep(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = objs.Close() })
 	s := startServer(t, withConfig(func(c *namespace.Config) { c.Objects = objs }))
-	var built struct {
-		OK       bool
-		Failures []string
-		Version  int64
-	}
-	node(t, nil, &built, "maintain.mjs", s.url(), "build")
-	if !built.OK {
-		t.Fatalf("build: %v", built.Failures)
-	}
-	type readReport struct {
-		OK       bool
-		Failures []string
-		Versions []int64
-		RowsAt   map[string][]string
-		Dev, Tag []string
-	}
-	var before readReport
-	node(t, nil, &before, "maintain.mjs", s.url(), "read")
+	maintainBuild(t, s)
+	before := maintainRead(t, s)
 	svc := s.service()
 	tid := namespace.ID{"m", "events"}
 	three := 3
@@ -287,18 +245,65 @@ func TestCleanupStoppedAtEveryStep(t *testing.T) {
 		t.Fatalf("finished after %d stops; the plan deletes at least %d manifests", runs, len(pruned))
 	}
 	stopping.Store(false)
-	var after readReport
-	node(t, nil, &after, "maintain.mjs", s.url(), "read")
+	after := maintainRead(t, s)
 	if !after.OK || len(after.Versions) != len(before.Versions)-len(pruned) {
 		t.Fatalf("LanceDB after: %v %v", after.Versions, after.Failures)
 	}
+	sameReads(t, before, after)
+}
+
+// maintainReport is what maintain.mjs build reports: the table's latest
+// version, and the tagged one.
+type maintainReport struct {
+	OK       bool
+	Failures []string
+	Version  int64
+	Tagged   int64
+}
+
+// maintainBuild builds m$events with LanceDB through s (maintain.mjs).
+func maintainBuild(t *testing.T, s *server) maintainReport {
+	t.Helper()
+	var r maintainReport
+	node(t, nil, &r, "maintain.mjs", s.url(), "build")
+	if !r.OK {
+		t.Fatalf("build: %v", r.Failures)
+	}
+	return r
+}
+
+// maintainReads is what maintain.mjs read reports: every version LanceDB
+// lists and its rows, the branch's rows and the tag's.
+type maintainReads struct {
+	OK       bool
+	Failures []string
+	Versions []int64
+	RowsAt   map[string][]string
+	Dev, Tag []string
+}
+
+// maintainRead reads m$events with LanceDB through s.
+func maintainRead(t *testing.T, s *server) maintainReads {
+	t.Helper()
+	var r maintainReads
+	node(t, nil, &r, "maintain.mjs", s.url(), "read")
+	if !r.OK {
+		t.Fatalf("read: %v", r.Failures)
+	}
+	return r
+}
+
+// sameReads fails unless every version after lists reads as it did
+// before, and the branch and the tag too.
+func sameReads(t *testing.T, before, after maintainReads) {
+	t.Helper()
 	for _, v := range after.Versions {
 		k := strconv.FormatInt(v, 10)
 		if !slices.Equal(after.RowsAt[k], before.RowsAt[k]) {
-			t.Fatalf("version %d reads %v after, %v before", v, after.RowsAt[k], before.RowsAt[k])
+			t.Fatalf("version %d reads %v after the cleanup, %v before", v, after.RowsAt[k], before.RowsAt[k])
 		}
 	}
 	if !slices.Equal(after.Dev, before.Dev) || !slices.Equal(after.Tag, before.Tag) {
-		t.Fatal("the branch or the tag reads differently")
+		t.Fatal("the branch or the tag reads differently after the cleanup")
 	}
 }
