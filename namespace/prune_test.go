@@ -68,6 +68,7 @@ func TestTheCatalogFollowsLancesCleanup(t *testing.T) {
 		if got := sqlVersions(t, s, tid); got != "1,2,3,4,5,6,7,8,9,10" {
 			t.Fatalf("table_versions before the cleanup: %s", got)
 		}
+		before := s.Table().Visible()
 		for _, v := range []uint64{1, 2, 4, 6, 7} {
 			if err := e.objs.Delete(ctx, lancemanifest.ManifestPath(loc, lancemanifest.V2, v)); err != nil {
 				t.Fatal(err)
@@ -92,6 +93,16 @@ func TestTheCatalogFollowsLancesCleanup(t *testing.T) {
 		}
 		if got := sqlVersions(t, s, tid); got != "3,5,8,9,10" {
 			t.Fatalf("table_versions after the cleanup: %s", got)
+		}
+		// Time travel still shows the catalog as it was.
+		res := must(s.Table().Query(ctx, fmt.Sprintf(`SELECT count(*) FROM manifest_at(%d) WHERE object_type = 'table_version' AND object_id = 't'`, before)))
+		var n int64 = -1
+		for res.Next() {
+			n = res.RecordBatch().Column(0).(interface{ Value(int) int64 }).Value(0)
+		}
+		res.Release()
+		if n != 10 {
+			t.Fatalf("manifest_at(%d) holds %d versions of t, want the 10 before the cleanup", before, n)
 		}
 		// A tag of a pruned version is refused as Lance refuses it.
 		_, err = s.CreateTableTag(ctx, CreateTableTagRequest{ID: tid, Tag: "late", Version: 6})
