@@ -124,11 +124,11 @@ func (t *lanceTables) commit(ctx context.Context, i int) Outcome {
 	return out
 }
 
-// build commits versions more versions of every table, workers tables at
-// a time.
-func (t *lanceTables) build(ctx context.Context, versions, workers int) error {
+// build commits n more versions of every table, workers tables at a
+// time.
+func (t *lanceTables) build(ctx context.Context, n, workers int) error {
 	return parallel(ctx, len(t.ids), workers, func(ctx context.Context, i int) error {
-		for range versions {
+		for range n {
 			if out := t.commit(ctx, i); out != OK {
 				return fmt.Errorf("committing version %d of %s failed", t.heads[i].Load()+1, t.ids[i])
 			}
