@@ -50,6 +50,12 @@
 // console's pages on 10,000 namespaces and a table of 100,000 versions
 // (console.go).
 //
+// cleanup-s3 times flightns's own cleanup (CleanupTable) over tables of
+// real Lance manifests on MinIO and counts its S3 requests at a proxy;
+// commit-maintainer-s3 alternates rounds of commits without and with the
+// maintainer's passes and reports p99 with ÷ without (cleanups3.go,
+// maintainer.go; the tables and their commits: lancetables.go).
+//
 // Benchmarks are run by `flightns bench` and `make bench`. The package's
 // test runs one quick scenario end to end to check the report and the
 // chart; it asserts their shape, never a speed.
