@@ -23,9 +23,11 @@ import (
 //     whose head moved since its last cleanup, at most once per
 //     CleanupEvery per table (cleanup.go).
 //
-// A pass works one chain and one table at a time: its I/O is one listing
-// per chain and what a cleanup deletes, in batches. A commit never waits
-// for it.
+// A pass works one chain and one table at a time, and rests after each
+// (Busy): its I/O is one listing per chain (a busy chain at most
+// every FollowEvery) and what a cleanup reads and deletes, in batches. A
+// commit never waits for it; it competes with it for storage requests
+// only, a bounded share (bench: commit-maintainer-s3).
 
 // MaintainConfig configures the maintainer.
 type MaintainConfig struct {
@@ -37,6 +39,17 @@ type MaintainConfig struct {
 	// CleanupEvery is the least time between two cleanups of one table
 	// (default 1 hour).
 	CleanupEvery time.Duration
+	// FollowEvery is the least time between two readings of one chain
+	// whose head keeps moving (default 1 minute): a busy table is not
+	// listed at every pass.
+	FollowEvery time.Duration
+	// Busy is the share of its time the maintainer spends cleaning up
+	// (default 0.05): after each table it cleans up it rests (1-Busy)/Busy
+	// times as long as that took, so that a cleanup's burst of reads and
+	// deletions meets few commits (bench: commit-maintainer-s3). After
+	// each chain it reads (one listing) it rests as long as that took. 1:
+	// no rest.
+	Busy float64
 	// Observer receives what each pass did (metrics; may be nil).
 	Observer func(MaintainReport)
 }
@@ -64,6 +77,8 @@ type maintainer struct {
 	token   string
 	passes  int
 	heads   map[string]uint64    // each chain's head at its last read
+	read    map[string]time.Time // when each chain was last read
+	taken   time.Time            // when the lease was last taken or renewed
 	cleaned map[string]time.Time // each table's last cleanup (by location)
 	cleanAt map[string]uint64    // the table's main head at that cleanup
 }
@@ -78,13 +93,47 @@ func (c MaintainConfig) withDefaults() MaintainConfig {
 	if c.CleanupEvery <= 0 {
 		c.CleanupEvery = time.Hour
 	}
+	if c.FollowEvery <= 0 {
+		c.FollowEvery = time.Minute
+	}
+	if c.Busy <= 0 || c.Busy > 1 {
+		c.Busy = 0.05
+	}
 	return c
 }
 
 // newMaintainer is a maintainer's state, before its first pass.
 func newMaintainer(cfg MaintainConfig) *maintainer {
 	return &maintainer{cfg: cfg.withDefaults(), token: uuid.NewString(),
-		heads: map[string]uint64{}, cleaned: map[string]time.Time{}, cleanAt: map[string]uint64{}}
+		heads: map[string]uint64{}, read: map[string]time.Time{}, cleaned: map[string]time.Time{}, cleanAt: map[string]uint64{}}
+}
+
+// keep renews the lease when a third of its time has passed since it was
+// taken, and reports whether this process still holds it (a pass that
+// lost it stops: another process's maintainer goes on).
+func (s *Service) keepLease(ctx context.Context, m *maintainer) bool {
+	if time.Since(m.taken) < m.cfg.Interval {
+		return true
+	}
+	held, err := s.rs.TakeLeaseOf(ctx, s.k.MaintainLease(), m.token, 3*m.cfg.Interval)
+	if err != nil || !held {
+		return false
+	}
+	m.taken = time.Now()
+	return true
+}
+
+// rest waits (1-busy)/busy times took, or until ctx ends.
+func (m *maintainer) rest(ctx context.Context, took time.Duration, busy float64) {
+	if busy >= 1 {
+		return
+	}
+	t := time.NewTimer(time.Duration(float64(took) * (1 - busy) / busy))
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	}
 }
 
 // startMaintainer runs the maintainer until ctx ends; done is closed when
@@ -122,6 +171,7 @@ func (s *Service) MaintainPass(ctx context.Context) (MaintainReport, error) {
 	if err != nil || !held {
 		return rep, err
 	}
+	m.taken = time.Now()
 	rep.Held = true
 	defer func() {
 		rep.Took = time.Since(start)
@@ -140,19 +190,24 @@ func (s *Service) MaintainPass(ctx context.Context) (MaintainReport, error) {
 		if ctx.Err() != nil {
 			return rep, ctx.Err()
 		}
-		if last, seen := m.heads[chain]; seen && last == head && !full {
+		if !s.keepLease(ctx, m) {
+			return rep, nil
+		}
+		if last, seen := m.heads[chain]; seen && !full && (last == head || time.Since(m.read[chain]) < m.cfg.FollowEvery) {
 			continue
 		}
 		table, branch := lancemanifest.SplitChain(chain, isTable)
 		if !isTable(table) {
 			continue // a chain of no table (dropped meanwhile)
 		}
+		t0 := time.Now()
 		p, err := s.claims.FollowPrunes(ctx, table, branch)
+		m.rest(ctx, time.Since(t0), max(m.cfg.Busy, 0.5))
 		if err != nil {
 			s.log.Warn("maintainer: following Lance's cleanup", "chain", chain, "err", err)
 			continue
 		}
-		m.heads[chain] = head
+		m.heads[chain], m.read[chain] = head, t0
 		rep.Chains++
 		rep.Pruned += len(p.Pruned)
 	}
@@ -165,7 +220,7 @@ func (s *Service) MaintainPass(ctx context.Context) (MaintainReport, error) {
 func (s *Service) cleanupDue(ctx context.Context, heads map[string]uint64, rep *MaintainReport) {
 	m := s.maint
 	for _, r := range s.table.Objects() {
-		if ctx.Err() != nil {
+		if ctx.Err() != nil || !s.keepLease(ctx, m) {
 			return
 		}
 		if r.ObjectType != manifesttable.TypeTable || r.Location == "" {
@@ -182,8 +237,10 @@ func (s *Service) cleanupDue(ctx context.Context, heads map[string]uint64, rep *
 		if _, ok, err := s.RetentionOf(ctx, id); err != nil || !ok {
 			continue
 		}
+		t0 := time.Now()
 		res, err := s.CleanupTable(ctx, CleanupTableRequest{ID: id})
 		m.cleaned[r.Location], m.cleanAt[r.Location] = time.Now(), head
+		m.rest(ctx, time.Since(t0), m.cfg.Busy)
 		if err != nil {
 			rep.Failed++
 			s.log.Warn("maintainer: cleanup", "table", r.ObjectID, "err", err)

@@ -196,6 +196,10 @@ func readManifest(ctx context.Context, objs *objstore.Store, m *manifest) (*lanc
 	if m.attrs.Size > lancemanifest.MaxSize {
 		return nil, unreadable(fmt.Errorf("%d bytes, more than the %d a manifest may have", m.attrs.Size, lancemanifest.MaxSize))
 	}
+	ck := refsKey{key: m.attrs.Key, etag: m.attrs.ETag, size: m.attrs.Size, mod: m.attrs.ModTime}
+	if r, ok := cachedRefs(ck); ok {
+		return r, nil
+	}
 	b, err := objs.Get(ctx, m.attrs.Key)
 	if err != nil {
 		return nil, fmt.Errorf("cleanup: read manifest %s: %w", m.attrs.Key, err)
@@ -207,6 +211,7 @@ func readManifest(ctx context.Context, objs *objstore.Store, m *manifest) (*lanc
 	if !m.name.Detached && r.Version != m.name.Version {
 		return nil, unreadable(fmt.Errorf("its name says version %d, its content %d", m.name.Version, r.Version))
 	}
+	rememberRefs(ck, r)
 	return r, nil
 }
 
