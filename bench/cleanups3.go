@@ -77,18 +77,11 @@ func runCleanupS3(ctx context.Context, cfg Config, rep *Report) error {
 		return err
 	}
 	defer stop()
-	proxy, stopS3, err := startS3Proxy(ctx)
+	objs, log, _, stopS3, err := tracedMinIO(ctx)
 	if err != nil {
 		return err
 	}
 	defer stopS3()
-	log := &requestLog{}
-	proxy.Trace = log.add
-	objs, err := objstore.Open(ctx, proxy.URI("bench", ""))
-	if err != nil {
-		return err
-	}
-	defer func() { _ = objs.Close() }()
 	var ahead atomic.Int64
 	svc, err := namespace.Open(ctx, namespace.Config{Objects: objs, Redis: rdb, Catalog: "bench-cleanup", Logger: quietLogger(),
 		Engine: sqlengine.Config{MemoryLimit: "1GB"}, CleanupGrace: cleanupGrace,

@@ -56,18 +56,11 @@ func runCommitMaintainer(ctx context.Context, cfg Config, rep *Report) error {
 		return err
 	}
 	defer stop()
-	proxy, minioPid, stopS3, err := startMinIOProxy(ctx)
+	objs, log, minioPid, stopS3, err := tracedMinIO(ctx)
 	if err != nil {
 		return err
 	}
 	defer stopS3()
-	log := &requestLog{}
-	proxy.Trace = log.add
-	objs, err := objstore.Open(ctx, proxy.URI("bench", ""))
-	if err != nil {
-		return err
-	}
-	defer func() { _ = objs.Close() }()
 	host := hostUsage{minioPid: minioPid, rdb: rdb}
 	// The maintainer's own loop never ticks here (an hour apart): the
 	// rounds with it run its passes themselves, back to back, and the
@@ -361,6 +354,23 @@ func floats(vs []float64, prec int) string {
 
 // startMinIOProxy is startS3Proxy that also returns the MinIO server's
 // process id, whose CPU time the scenario reports.
+// tracedMinIO is a store on a MinIO server of its own, behind a proxy
+// whose requests log records: the store, the log, MinIO's pid, and stop.
+func tracedMinIO(ctx context.Context) (*objstore.Store, *requestLog, int, func(), error) {
+	proxy, pid, stopS3, err := startMinIOProxy(ctx)
+	if err != nil {
+		return nil, nil, 0, nil, err
+	}
+	log := &requestLog{}
+	proxy.Trace = log.add
+	objs, err := objstore.Open(ctx, proxy.URI("bench", ""))
+	if err != nil {
+		stopS3()
+		return nil, nil, 0, nil, err
+	}
+	return objs, log, pid, func() { _ = objs.Close(); stopS3() }, nil
+}
+
 func startMinIOProxy(ctx context.Context) (*s3proxy.Proxy, int, func(), error) {
 	dir, err := os.MkdirTemp("", "flightns-bench-minio-")
 	if err != nil {
