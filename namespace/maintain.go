@@ -2,6 +2,7 @@ package namespace
 
 import (
 	"context"
+	"strings"
 	"sync"
 	"time"
 
@@ -9,6 +10,7 @@ import (
 
 	"github.com/flightns/flightns/lancemanifest"
 	"github.com/flightns/flightns/manifesttable"
+	"github.com/flightns/flightns/redisclaim"
 )
 
 // The maintainer. One process of a catalog at a time (a lease in Redis)
@@ -234,7 +236,12 @@ func (s *Service) cleanupDue(ctx context.Context, heads map[string]uint64, rep *
 		if err != nil {
 			continue
 		}
-		if _, ok, err := s.RetentionOf(ctx, id); err != nil || !ok {
+		pol, ok, err := s.RetentionOf(ctx, id)
+		if err != nil || !ok {
+			continue
+		}
+		if s.nothingToPrune(ctx, r.Location, heads, pol) {
+			m.cleaned[r.Location], m.cleanAt[r.Location] = time.Now(), head
 			continue
 		}
 		t0 := time.Now()
@@ -253,4 +260,25 @@ func (s *Service) cleanupDue(ctx context.Context, heads map[string]uint64, rep *
 		rep.Deleted += res.FilesDeleted
 		rep.Bytes += res.BytesDeleted
 	}
+}
+
+// nothingToPrune reports, from Redis alone, that a cleanup of the table at
+// loc under pol would prune nothing: it has no branch, and main holds at
+// most RetainVersions versions or its oldest is younger than the cutoff.
+// When in doubt it says no, and the cleanup plans.
+func (s *Service) nothingToPrune(ctx context.Context, loc string, heads map[string]uint64, pol Retention) bool {
+	for chain := range heads {
+		if strings.HasPrefix(chain, loc+"/tree/") {
+			return false
+		}
+	}
+	oldest, _, err := s.claims.ListVersions(ctx, loc, redisclaim.ListOptions{Limit: 1})
+	if err != nil || len(oldest) == 0 {
+		return err == nil // no versions: nothing to prune
+	}
+	o := oldest[0]
+	if heads[loc] >= o.Version && heads[loc]-o.Version < uint64(pol.RetainVersions) {
+		return true
+	}
+	return !o.CommittedAt.IsZero() && o.CommittedAt.After(s.now().Add(-pol.OlderThan))
 }
