@@ -142,9 +142,6 @@ func (r *Row) Validate() error {
 
 var extraColumn = regexp.MustCompile(`^[a-z][a-z0-9_]{0,62}$`)
 
-// PartitionColumn names the column of partition field id.
-func PartitionColumn(fieldID int) string { return fmt.Sprintf("partition_field_%d", fieldID) }
-
 // ColumnType is the type of an extra column, by name: "bool", "int32",
 // "int64", "uint64", "float64", "utf8", "binary", "date32" (days since the
 // epoch) and "timestamp" (microseconds, UTC). Their Go values are bool,

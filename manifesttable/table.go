@@ -37,8 +37,9 @@ type Config struct {
 	// fail, and nothing of the engine is kept in memory (a SQL worker
 	// process serves the queries).
 	NoSQL bool
-	// Materialize makes this process compete for the materializer lease
-	// (default: true unless ReadOnly).
+	// ReadOnly keeps this process out of the race for the materializer
+	// lease: it reads __manifest and never writes it (default false: the
+	// process competes for the lease and materializes while it holds it).
 	ReadOnly bool
 	// MaxSegmentEntries bounds one group commit (default 4096).
 	MaxSegmentEntries int

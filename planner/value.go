@@ -7,8 +7,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/apache/arrow-go/v18/arrow"
 )
 
 // Kind is the type of a column, literal or partition value as the planner
@@ -48,28 +46,6 @@ func (k Kind) String() string {
 		return "timestamp"
 	}
 	return fmt.Sprintf("Kind(%d)", int(k))
-}
-
-// KindOf is the kind of an Arrow type; false for types the planner does
-// not handle (decimals, lists, structs, …).
-func KindOf(t arrow.DataType) (Kind, bool) {
-	switch t.ID() {
-	case arrow.BOOL:
-		return KindBool, true
-	case arrow.INT8, arrow.INT16, arrow.INT32, arrow.INT64, arrow.UINT8, arrow.UINT16, arrow.UINT32:
-		return KindInt, true
-	case arrow.FLOAT32, arrow.FLOAT64:
-		return KindFloat, true
-	case arrow.STRING, arrow.LARGE_STRING:
-		return KindString, true
-	case arrow.BINARY, arrow.LARGE_BINARY:
-		return KindBinary, true
-	case arrow.DATE32, arrow.DATE64:
-		return KindDate, true
-	case arrow.TIMESTAMP:
-		return KindTimestamp, true
-	}
-	return KindNull, false
 }
 
 // Value is a typed scalar: a literal of a filter, a column value of a row,

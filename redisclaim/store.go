@@ -35,7 +35,7 @@ type Location struct {
 	// Seq is the catalog sequence of the claim; 0 for versions found in
 	// storage.
 	Seq uint64
-	// lancemanifest.StagingPath is the staging object the version was claimed with ("" for
+	// StagingPath is the staging object the version was claimed with ("" for
 	// versions found in storage).
 	StagingPath string
 }
@@ -262,10 +262,6 @@ func (s *Store) Close() error {
 	s.rs.Close()
 	return nil
 }
-
-// RecoveringKey is the Redis key of the recovery lock of a catalog; its
-// value is the token OnRecover gets.
-func RecoveringKey(catalog string) string { return redisstate.KeysOf(catalog).Recovering() }
 
 // EpochKey is the Redis key whose presence means Redis holds the
 // catalog's state.

@@ -13,7 +13,8 @@ import (
 )
 
 // Catalog is one catalog's state in Redis: its keys and a typed call per
-// script (calls.go), sent through one pipeliner. Make one with New; Close
+// script (claim.go, versions.go, objects.go, sessions.go), sent through
+// one pipeliner. Make one with New; Close
 // stops its pipeliner.
 type Catalog struct {
 	Keys

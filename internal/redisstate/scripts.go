@@ -10,7 +10,7 @@ import (
 
 // The Lua scripts, one file each under scripts/, headed by their KEYS,
 // ARGV, guarantee and replies; each is called through one typed method of
-// Catalog (calls.go). Every script is built with the prelude
+// Catalog (claim.go, versions.go, objects.go, sessions.go). Every script is built with the prelude
 // (prelude.lua): catalog_epoch (the epoch check that answers NOEPOCH when
 // Redis lost the catalog's state), next_seq (the catalog sequence) and
 // append_log (XADD with the trim to the configured length), so that the
