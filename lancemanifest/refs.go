@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"path"
 	"strings"
 
@@ -29,14 +30,44 @@ type Ref struct {
 	Version uint64
 }
 
-// refFile holds the fields flightns reads of Lance's tag files
-// ({"branch", "version", …}) and branch files ({"parentBranch",
-// "parentVersion", …}); a null or absent branch is main.
-type refFile struct {
-	Branch        *string `json:"branch"`
-	Version       *uint64 `json:"version"`
-	ParentBranch  *string `json:"parentBranch"`
-	ParentVersion *uint64 `json:"parentVersion"`
+// ParseTagRef reads a Lance tag file ({"branch", "version", …}): the
+// branch ("" for main, which Lance writes null) and version it points to.
+func ParseTagRef(b []byte) (Ref, error) {
+	var f struct {
+		Branch  *string `json:"branch"`
+		Version *uint64 `json:"version"`
+	}
+	if err := json.Unmarshal(b, &f); err != nil {
+		return Ref{}, err
+	}
+	return refOf(f.Branch, f.Version, "version")
+}
+
+// ParseBranchRef reads a Lance branch file ({"parentBranch",
+// "parentVersion", …}): the parent branch ("" for main) and the version of
+// it the branch was forked from.
+func ParseBranchRef(b []byte) (Ref, error) {
+	var f struct {
+		ParentBranch  *string `json:"parentBranch"`
+		ParentVersion *uint64 `json:"parentVersion"`
+	}
+	if err := json.Unmarshal(b, &f); err != nil {
+		return Ref{}, err
+	}
+	return refOf(f.ParentBranch, f.ParentVersion, "parentVersion")
+}
+
+// refOf is the Ref of a branch (nil, "" and "main" are main) and a
+// version, which must be there.
+func refOf(branch *string, version *uint64, field string) (Ref, error) {
+	if version == nil {
+		return Ref{}, fmt.Errorf("no %s", field)
+	}
+	r := Ref{Version: *version}
+	if branch != nil && *branch != "main" {
+		r.Branch = *branch
+	}
+	return r, nil
 }
 
 // ReadRefs reads every tag and branch file of the table at table. A file
@@ -44,7 +75,7 @@ type refFile struct {
 // delete then deletes nothing.
 func ReadRefs(ctx context.Context, objs *objstore.Store, table string) (Refs, error) {
 	refs := Refs{Tags: map[string]Ref{}, Bases: map[string]Ref{}}
-	read := func(prefix string, name func(file string) (string, bool), branchOf func(refFile) (*string, *uint64), into map[string]Ref) error {
+	read := func(prefix string, name func(file string) (string, bool), parse func([]byte) (Ref, error), into map[string]Ref) error {
 		for a, err := range objs.List(ctx, prefix) {
 			if err != nil {
 				return err
@@ -60,33 +91,28 @@ func ReadRefs(ctx context.Context, objs *objstore.Store, table string) (Refs, er
 			if err != nil {
 				return err
 			}
-			var f refFile
-			if err := json.Unmarshal(b, &f); err != nil {
+			r, err := parse(b)
+			if err != nil {
 				return nserror.New(nserror.Internal, "%s is not a Lance ref file: %v", a.Key, err)
-			}
-			br, v := branchOf(f)
-			if v == nil {
-				return nserror.New(nserror.Internal, "%s is not a Lance ref file: it names no version", a.Key)
-			}
-			r := Ref{Version: *v}
-			if br != nil && *br != "main" {
-				r.Branch = *br
 			}
 			into[n] = r
 		}
 		return nil
 	}
-	tagName := func(file string) (string, bool) {
-		stem, ok := strings.CutSuffix(file, ".json")
-		return stem, ok && stem != ""
-	}
-	if err := read(TagsPrefix(table), tagName, func(f refFile) (*string, *uint64) { return f.Branch, f.Version }, refs.Tags); err != nil {
+	if err := read(TagsPrefix(table), TagOfRef, ParseTagRef, refs.Tags); err != nil {
 		return Refs{}, err
 	}
-	if err := read(BranchRefsPrefix(table), BranchOfRef, func(f refFile) (*string, *uint64) { return f.ParentBranch, f.ParentVersion }, refs.Bases); err != nil {
+	if err := read(BranchRefsPrefix(table), BranchOfRef, ParseBranchRef, refs.Bases); err != nil {
 		return Refs{}, err
 	}
 	return refs, nil
+}
+
+// TagOfRef is the tag a file under TagsPrefix records (its name relative
+// to the prefix); ok is false for any other file.
+func TagOfRef(file string) (tag string, ok bool) {
+	stem, found := strings.CutSuffix(file, ".json")
+	return stem, found && stem != "" && !strings.Contains(stem, "/")
 }
 
 // Kept returns the versions of branch ("" for main) that the refs keep:

@@ -130,7 +130,7 @@ func (s *Service) CleanupTable(ctx context.Context, req CleanupTableRequest) (*C
 // while it runs; release gives it back.
 func (s *Service) lockCleanup(ctx context.Context, id ID, loc string) (release func(), err error) {
 	key, token := s.k.Cleanup(loc), uuid.NewString()
-	taken, err := s.rdb.SetNX(ctx, key, token, cleanupLease).Result()
+	taken, err := s.rs.TakeLeaseOf(ctx, key, token, cleanupLease)
 	if err != nil {
 		return nil, err
 	}
@@ -148,7 +148,7 @@ func (s *Service) lockCleanup(ctx context.Context, id ID, loc string) (release f
 			case <-stop:
 				return
 			case <-t.C:
-				_, _ = redislock.Renew(context.WithoutCancel(ctx), s.rdb, key, token, cleanupLease)
+				_, _ = s.rs.TakeLeaseOf(context.WithoutCancel(ctx), key, token, cleanupLease) // renews: the token holds it
 			}
 		}
 	}()

@@ -3,6 +3,8 @@ package redisclaim
 import (
 	"context"
 	"errors"
+	"maps"
+	"slices"
 	"strconv"
 
 	"github.com/redis/go-redis/v9"
@@ -15,11 +17,11 @@ import (
 // Chains lists every chain Redis holds a head for: tables' and their
 // branches' (see lancemanifest.SplitChain).
 func (s *Store) Chains(ctx context.Context) ([]string, error) {
-	keys, err := s.rdb.HKeys(ctx, s.k.Heads()).Result()
-	if errors.Is(err, redis.Nil) {
-		return nil, nil
+	heads, err := s.Heads(ctx)
+	if err != nil {
+		return nil, err
 	}
-	return keys, err
+	return slices.Collect(maps.Keys(heads)), nil
 }
 
 // Heads maps every chain Redis holds a head for to its head.

@@ -3,7 +3,6 @@ package cleanup
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -342,23 +341,16 @@ func readRefs(ctx context.Context, objs *objstore.Store, table string, objects [
 		var into func([]byte) error
 		switch {
 		case strings.HasPrefix(o.Key, tags):
-			name, ok := strings.CutSuffix(o.Key[len(tags):], ".json")
-			if !ok || strings.Contains(name, "/") {
+			name, ok := lancemanifest.TagOfRef(o.Key[len(tags):])
+			if !ok {
 				continue
 			}
 			into = func(b []byte) error {
-				var t struct {
-					Branch  *string `json:"branch"`
-					Version *uint64 `json:"version"`
+				t, err := lancemanifest.ParseTagRef(b)
+				if err == nil {
+					r.tags = append(r.tags, tagRef{name: name, branch: t.Branch, version: t.Version})
 				}
-				if err := json.Unmarshal(b, &t); err != nil {
-					return err
-				}
-				if t.Version == nil {
-					return fmt.Errorf("no version")
-				}
-				r.tags = append(r.tags, tagRef{name: name, branch: deref(t.Branch), version: *t.Version})
-				return nil
+				return err
 			}
 		case strings.HasPrefix(o.Key, branches):
 			name, ok := lancemanifest.BranchOfRef(o.Key[len(branches):])
@@ -366,18 +358,11 @@ func readRefs(ctx context.Context, objs *objstore.Store, table string, objects [
 				continue
 			}
 			into = func(b []byte) error {
-				var br struct {
-					ParentBranch  *string `json:"parentBranch"`
-					ParentVersion *uint64 `json:"parentVersion"`
+				p, err := lancemanifest.ParseBranchRef(b)
+				if err == nil {
+					r.branches[name] = branchRef{name: name, parent: p.Branch, parentVersion: p.Version}
 				}
-				if err := json.Unmarshal(b, &br); err != nil {
-					return err
-				}
-				if br.ParentVersion == nil {
-					return fmt.Errorf("no parentVersion")
-				}
-				r.branches[name] = branchRef{name: name, parent: deref(br.ParentBranch), parentVersion: *br.ParentVersion}
-				return nil
+				return err
 			}
 		default:
 			continue
@@ -393,11 +378,4 @@ func readRefs(ctx context.Context, objs *objstore.Store, table string, objects [
 	}
 	slices.SortFunc(r.tags, func(a, b tagRef) int { return strings.Compare(a.name, b.name) })
 	return r, nil
-}
-
-func deref(s *string) string {
-	if s == nil {
-		return ""
-	}
-	return *s
 }

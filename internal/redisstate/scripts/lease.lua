@@ -1,6 +1,7 @@
--- lease.lua: take or renew a lease (the materializer's, the maintainer's).
+-- lease.lua: take or renew a lease (the materializer's, the maintainer's, a
+-- table cleanup's lock).
 --
--- KEYS[1]  {C}:mlease or {C}:maintlease
+-- KEYS[1]  {C}:mlease, {C}:maintlease or {C}:cleanup:<location>
 -- ARGV[1]  this holder's token
 -- ARGV[2]  lease time, milliseconds
 --
