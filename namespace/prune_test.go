@@ -135,6 +135,32 @@ func TestTheCatalogFollowsLancesCleanup(t *testing.T) {
 	})
 }
 
+// A ref file that is not Lance's (garbage in _refs/tags/) keeps every
+// version it might name: nothing is taken for pruned, the listing still
+// answers (without the missing manifests' versions), and a lookup of one
+// is an error, never a path.
+func TestAGarbageRefPrunesNothing(t *testing.T) {
+	ctx := context.Background()
+	e := newTenv(t)
+	s := e.s
+	tid := id("t")
+	loc := e.withVersions(tid, 4)
+	if err := e.objs.Put(ctx, lancemanifest.TagKey(loc, "junk"), []byte("{not json")); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.objs.Delete(ctx, lancemanifest.ManifestPath(loc, lancemanifest.V2, 1)); err != nil {
+		t.Fatal(err)
+	}
+	if got := listed(t, s, tid, ""); !slices.Equal(got, []int64{2, 3, 4}) {
+		t.Fatalf("listed: %v", got)
+	}
+	_, err := s.DescribeTableVersion(ctx, DescribeTableVersionRequest{ID: tid, Version: ptr(int64(1))})
+	wantCode(t, "a missing version under a garbage ref", err, nserror.Internal)
+	if p := must(s.claims.ClassifyPrunes(ctx, loc, "")); len(p.Pruned) != 0 || len(p.Missing) != 1 {
+		t.Fatalf("classified: %+v", p)
+	}
+}
+
 // A newer Lance tells the catalog after its cleanup deleted a version's
 // manifest: BatchDeleteTableVersions of that one version, with the
 // manifest's path in its context.

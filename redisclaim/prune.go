@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/flightns/flightns/lancemanifest"
+	"github.com/flightns/flightns/nserror"
 )
 
 // Pruned versions. Lance's cleanup (LanceDB's optimize with
@@ -77,6 +78,11 @@ func (s *Store) ClassifyPrunes(ctx context.Context, table, branch string) (Prune
 		return Prunes{Missing: missing}, nil
 	}
 	refs, err := lancemanifest.ReadRefs(ctx, s.objs, table)
+	if nserror.CodeOf(err) == nserror.Internal {
+		// A ref file that is not Lance's may keep any version: nothing is
+		// taken for pruned, the missing ones are reported as drift.
+		return Prunes{Missing: missing}, nil
+	}
 	if err != nil {
 		return Prunes{}, err
 	}
