@@ -49,12 +49,12 @@ bench: build lancedb minio
 ## linearizability check, hostile input, a 10-minute soak); `make test`
 ## runs its short form. FLIGHTNS_SOAK=30m changes the soak's duration.
 reliability: redis-server minio
-	$(GO) test $(GOFLAGS_) -count=1 -timeout 100m -v ./reliability -args -long
+	$(GO) test $(GOFLAGS_) -count=1 -timeout 100m -v ./tests/reliability -args -long
 	$(GO) test $(GOFLAGS_) -count=5 -timeout 30m -v -run TestFailoverKeeps ./redisclaim
 
 ## soak: only the soak, for FLIGHTNS_SOAK (default 10m)
 soak: redis-server minio
-	$(GO) test $(GOFLAGS_) -count=1 -timeout 60m -v -run 'TestSoak' ./reliability -args -long
+	$(GO) test $(GOFLAGS_) -count=1 -timeout 60m -v -run 'TestSoak' ./tests/reliability -args -long
 
 ## deps: install what the tests and the server need when it is missing
 deps: redis-server lancedb browser
@@ -90,7 +90,7 @@ $(LANCEDB_DIR)/node_modules/.package-lock.json: $(LANCEDB_DIR)/package.json $(LA
 
 ## browser: the pinned Playwright (playwright-core, driving Debian's
 ## /usr/bin/chromium) of the web console's browser test, and the uPlot
-## vendored in console/web/vendor/, installed from the lockfile when
+## vendored in internal/console/web/vendor/, installed from the lockfile when
 ## missing or out of date; `npm install --no-save` as for lancedb (the
 ## locked versions exactly, the lockfile never rewritten).
 browser: $(BROWSER_DIR)/node_modules/.package-lock.json
@@ -108,9 +108,9 @@ $(BROWSER_DIR)/node_modules/.package-lock.json: $(BROWSER_DIR)/package.json $(BR
 FUZZ_TIME ?= 2000x
 ORACLE_CHECKS ?= 500
 FUZZERS := planner:FuzzParseFilter planner:FuzzPlanFilter planner:FuzzSpec planner:FuzzSchema \
-	restserver:FuzzParseID objstore:FuzzValidateKey lancemanifest:FuzzParseManifestName reliability:FuzzRESTRequest \
-	manifesttable:FuzzSQL manifesttable:FuzzSQLGrammar lancemanifest:FuzzRead auth:FuzzBearer auth:FuzzParseRoleMap auth:FuzzParsePassword \
-	sqlengine:FuzzGateScanner flightserver:FuzzFlightRPC lancemanifest:FuzzReferences namespace:FuzzRetentionProps manifesttable:FuzzTransactionOperation
+	internal/restserver:FuzzParseID objstore:FuzzValidateKey internal/lancemanifest:FuzzParseManifestName tests/reliability:FuzzRESTRequest \
+	manifesttable:FuzzSQL manifesttable:FuzzSQLGrammar internal/lancemanifest:FuzzRead internal/auth:FuzzBearer internal/auth:FuzzParseRoleMap internal/auth:FuzzParsePassword \
+	internal/sqlengine:FuzzGateScanner flightserver:FuzzFlightRPC internal/lancemanifest:FuzzReferences internal/namespace:FuzzRetentionProps manifesttable:FuzzTransactionOperation
 
 fuzz: deps minio
 	@set -e; for f in $(FUZZERS); do \

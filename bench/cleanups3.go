@@ -9,9 +9,9 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/flightns/flightns/namespace"
+	"github.com/flightns/flightns/internal/namespace"
+	"github.com/flightns/flightns/internal/sqlengine"
 	"github.com/flightns/flightns/objstore"
-	"github.com/flightns/flightns/sqlengine"
 )
 
 // The sizes of cleanup-s3: tables × versions per mode (tests make them

@@ -9,12 +9,12 @@ import (
 	"strings"
 	"time"
 
-	"github.com/flightns/flightns/console"
 	"github.com/flightns/flightns/flightserver"
+	"github.com/flightns/flightns/internal/console"
+	"github.com/flightns/flightns/internal/namespace"
+	"github.com/flightns/flightns/internal/sqlengine"
 	"github.com/flightns/flightns/manifesttable"
-	"github.com/flightns/flightns/namespace"
 	"github.com/flightns/flightns/planner"
-	"github.com/flightns/flightns/sqlengine"
 )
 
 // consoleScenario measures the web console's pages on a big catalog: each

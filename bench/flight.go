@@ -11,9 +11,9 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/flightns/flightns/flightserver"
+	"github.com/flightns/flightns/internal/namespace"
 	"github.com/flightns/flightns/internal/redisproc"
-	"github.com/flightns/flightns/namespace"
-	"github.com/flightns/flightns/sqlengine"
+	"github.com/flightns/flightns/internal/sqlengine"
 )
 
 // flightScenario measures SQL over Flight end to end, the way a client

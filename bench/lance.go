@@ -18,11 +18,11 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/flightns/flightns/internal/namespace"
 	"github.com/flightns/flightns/internal/redisproc"
-	"github.com/flightns/flightns/namespace"
+	"github.com/flightns/flightns/internal/restserver"
+	"github.com/flightns/flightns/internal/sqlengine"
 	"github.com/flightns/flightns/objstore"
-	"github.com/flightns/flightns/restserver"
-	"github.com/flightns/flightns/sqlengine"
 )
 
 // The Lance workload: processes × adds one-row appends to one table, each

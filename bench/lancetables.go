@@ -12,8 +12,8 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/flightns/flightns/lancemanifest"
-	"github.com/flightns/flightns/namespace"
+	"github.com/flightns/flightns/internal/lancemanifest"
+	"github.com/flightns/flightns/internal/namespace"
 	"github.com/flightns/flightns/objstore"
 )
 

@@ -14,10 +14,10 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/flightns/flightns/internal/minioproc"
+	"github.com/flightns/flightns/internal/namespace"
 	"github.com/flightns/flightns/internal/s3proxy"
-	"github.com/flightns/flightns/namespace"
+	"github.com/flightns/flightns/internal/sqlengine"
 	"github.com/flightns/flightns/objstore"
-	"github.com/flightns/flightns/sqlengine"
 )
 
 // maintainerTables is how many tables the commits of commit-maintainer-s3

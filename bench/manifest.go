@@ -20,9 +20,9 @@ import (
 
 	"github.com/flightns/flightns/internal/redisproc"
 	"github.com/flightns/flightns/internal/redisstate"
+	"github.com/flightns/flightns/internal/sqlengine"
 	"github.com/flightns/flightns/manifesttable"
 	"github.com/flightns/flightns/objstore"
-	"github.com/flightns/flightns/sqlengine"
 )
 
 // manifestScenario measures __manifest at ManifestRows rows (default 1M):

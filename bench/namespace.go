@@ -5,10 +5,10 @@ import (
 	"fmt"
 	"sync/atomic"
 
-	"github.com/flightns/flightns/lancemanifest"
-	"github.com/flightns/flightns/namespace"
+	"github.com/flightns/flightns/internal/lancemanifest"
+	"github.com/flightns/flightns/internal/namespace"
+	"github.com/flightns/flightns/internal/sqlengine"
 	"github.com/flightns/flightns/objstore"
-	"github.com/flightns/flightns/sqlengine"
 )
 
 // namespaceScenario measures the namespace service on file://: catalog

@@ -15,12 +15,12 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/flightns/flightns/internal/namespace"
 	"github.com/flightns/flightns/internal/redisproc"
-	"github.com/flightns/flightns/namespace"
+	"github.com/flightns/flightns/internal/restserver"
+	"github.com/flightns/flightns/internal/sqlengine"
 	"github.com/flightns/flightns/objstore"
 	"github.com/flightns/flightns/redisclaim"
-	"github.com/flightns/flightns/restserver"
-	"github.com/flightns/flightns/sqlengine"
 )
 
 // commitStepsScenario shows where a lone writer's commit spends its time

@@ -9,8 +9,8 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/metadata"
 
-	"github.com/flightns/flightns/idempotency"
-	"github.com/flightns/flightns/namespace"
+	"github.com/flightns/flightns/internal/idempotency"
+	"github.com/flightns/flightns/internal/namespace"
 	"github.com/flightns/flightns/nserror"
 	"github.com/flightns/flightns/planner"
 )

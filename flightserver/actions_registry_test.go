@@ -7,7 +7,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow/flight"
 
-	"github.com/flightns/flightns/namespace"
+	"github.com/flightns/flightns/internal/namespace"
 	"github.com/flightns/flightns/planner"
 )
 

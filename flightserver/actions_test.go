@@ -17,9 +17,9 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
+	"github.com/flightns/flightns/internal/namespace"
 	"github.com/flightns/flightns/internal/testutil/nstest"
 	"github.com/flightns/flightns/manifesttable"
-	"github.com/flightns/flightns/namespace"
 	"github.com/flightns/flightns/nserror"
 	"github.com/flightns/flightns/objstore"
 )

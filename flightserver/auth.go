@@ -16,10 +16,10 @@ import (
 	"google.golang.org/grpc/peer"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/flightns/flightns/audit"
-	"github.com/flightns/flightns/auth"
+	"github.com/flightns/flightns/internal/audit"
+	"github.com/flightns/flightns/internal/auth"
+	"github.com/flightns/flightns/internal/grpcstatus"
 	"github.com/flightns/flightns/nserror"
-	"github.com/flightns/flightns/nserror/grpcstatus"
 )
 
 // handshakeMethod is the one RPC that authenticates itself.

@@ -26,8 +26,8 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/flightns/flightns/auth"
-	"github.com/flightns/flightns/namespace"
+	"github.com/flightns/flightns/internal/auth"
+	"github.com/flightns/flightns/internal/namespace"
 	"github.com/flightns/flightns/nserror"
 )
 

@@ -1,8 +1,8 @@
 package flightserver
 
 import (
+	"github.com/flightns/flightns/internal/grpcstatus"
 	"github.com/flightns/flightns/nserror"
-	"github.com/flightns/flightns/nserror/grpcstatus"
 )
 
 // limitError is a server limit reached (Throttling: ResourceExhausted,

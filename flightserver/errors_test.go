@@ -8,8 +8,8 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/flightns/flightns/internal/grpcstatus"
 	"github.com/flightns/flightns/nserror"
-	"github.com/flightns/flightns/nserror/grpcstatus"
 )
 
 // Errors are decided once, by nserror, for both surfaces: a deadline

@@ -19,10 +19,10 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
+	"github.com/flightns/flightns/internal/namespace"
+	"github.com/flightns/flightns/internal/sqlengine"
 	"github.com/flightns/flightns/manifesttable"
-	"github.com/flightns/flightns/namespace"
 	"github.com/flightns/flightns/nserror"
-	"github.com/flightns/flightns/sqlengine"
 )
 
 // A query runs once. GetFlightInfo passes the text through the gate and,

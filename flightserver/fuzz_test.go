@@ -29,9 +29,9 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/anypb"
 
-	"github.com/flightns/flightns/auth"
+	"github.com/flightns/flightns/internal/auth"
+	"github.com/flightns/flightns/internal/namespace"
 	"github.com/flightns/flightns/internal/testutil/nstest"
-	"github.com/flightns/flightns/namespace"
 )
 
 // FuzzFlightRPC drives every Flight RPC of a real server (one per fuzzing

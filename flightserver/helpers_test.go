@@ -19,12 +19,12 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 
-	"github.com/flightns/flightns/auth"
+	"github.com/flightns/flightns/internal/auth"
+	"github.com/flightns/flightns/internal/grpcstatus"
+	"github.com/flightns/flightns/internal/lancemanifest"
+	"github.com/flightns/flightns/internal/namespace"
 	"github.com/flightns/flightns/internal/testutil/nstest"
-	"github.com/flightns/flightns/lancemanifest"
-	"github.com/flightns/flightns/namespace"
 	"github.com/flightns/flightns/nserror"
-	"github.com/flightns/flightns/nserror/grpcstatus"
 	"github.com/flightns/flightns/objstore"
 )
 

@@ -11,8 +11,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/flight/flightsql"
 	"github.com/apache/arrow-go/v18/arrow/flight/flightsql/schema_ref"
 
+	"github.com/flightns/flightns/internal/sqlengine"
 	"github.com/flightns/flightns/manifesttable"
-	"github.com/flightns/flightns/sqlengine"
 )
 
 // Catalog browsing: one catalog (flightns), one schema (main), and the

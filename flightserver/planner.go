@@ -9,7 +9,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/flightns/flightns/auth"
+	"github.com/flightns/flightns/internal/auth"
 	"github.com/flightns/flightns/planner"
 )
 

@@ -12,7 +12,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/flightns/flightns/namespace"
+	"github.com/flightns/flightns/internal/namespace"
 	"github.com/flightns/flightns/nserror"
 	"github.com/flightns/flightns/planner"
 )

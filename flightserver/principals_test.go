@@ -18,8 +18,8 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/anypb"
 
-	"github.com/flightns/flightns/auth"
-	"github.com/flightns/flightns/namespace"
+	"github.com/flightns/flightns/internal/auth"
+	"github.com/flightns/flightns/internal/namespace"
 	"github.com/flightns/flightns/nserror"
 )
 

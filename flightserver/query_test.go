@@ -20,7 +20,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
 
-	"github.com/flightns/flightns/namespace"
+	"github.com/flightns/flightns/internal/namespace"
 	"github.com/flightns/flightns/nserror"
 )
 

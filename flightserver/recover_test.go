@@ -17,8 +17,8 @@ import (
 	healthgrpc "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/metadata"
 
+	"github.com/flightns/flightns/internal/sqlengine"
 	"github.com/flightns/flightns/nserror"
-	"github.com/flightns/flightns/sqlengine"
 )
 
 // A panic anywhere a call reaches — a handler, an interceptor (the

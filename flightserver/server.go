@@ -18,16 +18,16 @@ import (
 	"google.golang.org/grpc/credentials"
 	healthgrpc "google.golang.org/grpc/health/grpc_health_v1"
 
-	"github.com/flightns/flightns/audit"
-	"github.com/flightns/flightns/auth"
-	"github.com/flightns/flightns/idempotency"
+	"github.com/flightns/flightns/internal/audit"
+	"github.com/flightns/flightns/internal/auth"
+	"github.com/flightns/flightns/internal/grpcstatus"
+	"github.com/flightns/flightns/internal/idempotency"
+	"github.com/flightns/flightns/internal/namespace"
+	"github.com/flightns/flightns/internal/obs"
+	"github.com/flightns/flightns/internal/sqlengine"
 	"github.com/flightns/flightns/manifesttable"
-	"github.com/flightns/flightns/namespace"
 	"github.com/flightns/flightns/nserror"
-	"github.com/flightns/flightns/nserror/grpcstatus"
-	"github.com/flightns/flightns/obs"
 	"github.com/flightns/flightns/planner"
-	"github.com/flightns/flightns/sqlengine"
 )
 
 // SQL runs the catalog's queries, each one read-only statement that the

@@ -11,7 +11,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/flight"
 	"github.com/apache/arrow-go/v18/arrow/flight/flightsql"
 
-	"github.com/flightns/flightns/sqlengine"
+	"github.com/flightns/flightns/internal/sqlengine"
 )
 
 // countingSQL is the in-process SQL engine, counting what it is asked.

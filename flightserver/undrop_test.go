@@ -8,8 +8,8 @@ import (
 
 	"google.golang.org/grpc/codes"
 
+	"github.com/flightns/flightns/internal/namespace"
 	"github.com/flightns/flightns/internal/testutil/nstest"
-	"github.com/flightns/flightns/namespace"
 	"github.com/flightns/flightns/nserror"
 )
 

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/flightns/flightns/sqlengine"
+	"github.com/flightns/flightns/internal/sqlengine"
 )
 
 // The `dropped` view lists what drops kept recoverable (TrashPrefix),

@@ -16,9 +16,9 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/flightns/flightns/internal/sqlengine"
 	"github.com/flightns/flightns/internal/testutil/redistest"
 	"github.com/flightns/flightns/objstore"
-	"github.com/flightns/flightns/sqlengine"
 )
 
 var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))

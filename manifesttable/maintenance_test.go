@@ -18,9 +18,9 @@ import (
 	"google.golang.org/protobuf/encoding/protowire"
 
 	"github.com/flightns/flightns/internal/commitlog"
-	"github.com/flightns/flightns/lancemanifest"
+	"github.com/flightns/flightns/internal/lancemanifest"
+	"github.com/flightns/flightns/internal/sqlengine"
 	"github.com/flightns/flightns/redisclaim"
-	"github.com/flightns/flightns/sqlengine"
 )
 
 // maintenanceCols renders a table_maintenance row (or table_maintenance_at's).

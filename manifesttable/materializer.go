@@ -17,8 +17,8 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/flightns/flightns/internal/commitlog"
+	"github.com/flightns/flightns/internal/lancemanifest"
 	"github.com/flightns/flightns/internal/redislock"
-	"github.com/flightns/flightns/lancemanifest"
 	"github.com/flightns/flightns/objstore"
 )
 

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/flightns/flightns/sqlengine"
+	"github.com/flightns/flightns/internal/sqlengine"
 	"github.com/redis/go-redis/v9"
 )
 

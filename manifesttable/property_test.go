@@ -12,8 +12,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"pgregory.net/rapid"
 
+	"github.com/flightns/flightns/internal/sqlengine"
 	"github.com/flightns/flightns/objstore"
-	"github.com/flightns/flightns/sqlengine"
 )
 
 // The reference model: the rows current after each sequence, by key.

@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/flightns/flightns/internal/sqlengine"
 	"github.com/flightns/flightns/nserror"
-	"github.com/flightns/flightns/sqlengine"
 )
 
 // A query scoped to some namespaces (a caller whose access comes from

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/flightns/flightns/internal/commitlog"
-	"github.com/flightns/flightns/lancemanifest"
+	"github.com/flightns/flightns/internal/lancemanifest"
 	"github.com/flightns/flightns/objstore"
 )
 

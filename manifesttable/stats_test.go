@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/flightns/flightns/lancemanifest"
+	"github.com/flightns/flightns/internal/lancemanifest"
 	"github.com/flightns/flightns/redisclaim"
 )
 

@@ -18,9 +18,9 @@ import (
 
 	"github.com/flightns/flightns/internal/commitlog"
 	"github.com/flightns/flightns/internal/redisstate"
+	"github.com/flightns/flightns/internal/sqlengine"
 	"github.com/flightns/flightns/nserror"
 	"github.com/flightns/flightns/objstore"
-	"github.com/flightns/flightns/sqlengine"
 )
 
 // Config configures a Table.

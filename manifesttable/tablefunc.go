@@ -3,7 +3,7 @@ package manifesttable
 import (
 	"context"
 
-	"github.com/flightns/flightns/sqlengine"
+	"github.com/flightns/flightns/internal/sqlengine"
 )
 
 // RegisterTableFunction makes f callable from every query of the table.

@@ -9,7 +9,7 @@ import (
 
 	"google.golang.org/protobuf/encoding/protowire"
 
-	"github.com/flightns/flightns/lancemanifest"
+	"github.com/flightns/flightns/internal/lancemanifest"
 	"github.com/flightns/flightns/objstore"
 )
 

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/flightns/flightns/sqlengine"
+	"github.com/flightns/flightns/internal/sqlengine"
 )
 
 // stateRows is every row of a State, in key order.

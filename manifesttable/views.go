@@ -1,8 +1,8 @@
 package manifesttable
 
 import (
+	"github.com/flightns/flightns/internal/sqlengine"
 	"github.com/flightns/flightns/nserror"
-	"github.com/flightns/flightns/sqlengine"
 )
 
 // DatabaseName is the SQL catalog that holds __manifest and its views.

@@ -9,9 +9,9 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/flightns/flightns/lancemanifest"
+	"github.com/flightns/flightns/internal/lancemanifest"
+	"github.com/flightns/flightns/internal/namespace"
 	"github.com/flightns/flightns/manifesttable"
-	"github.com/flightns/flightns/namespace"
 	"github.com/flightns/flightns/nserror"
 	"github.com/flightns/flightns/redisclaim"
 )

@@ -3,8 +3,8 @@ package planner
 import (
 	"context"
 
-	"github.com/flightns/flightns/auth"
-	"github.com/flightns/flightns/namespace"
+	"github.com/flightns/flightns/internal/auth"
+	"github.com/flightns/flightns/internal/namespace"
 	"github.com/flightns/flightns/nserror"
 )
 

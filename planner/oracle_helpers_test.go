@@ -36,10 +36,10 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/flightns/flightns/flightserver"
+	"github.com/flightns/flightns/internal/namespace"
+	"github.com/flightns/flightns/internal/restserver"
 	"github.com/flightns/flightns/internal/testutil/nstest"
-	"github.com/flightns/flightns/namespace"
 	"github.com/flightns/flightns/planner"
-	"github.com/flightns/flightns/restserver"
 )
 
 // failer is what the oracle needs of *testing.T and *rapid.T.

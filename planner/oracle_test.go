@@ -46,7 +46,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 
-	"github.com/flightns/flightns/namespace"
+	"github.com/flightns/flightns/internal/namespace"
 	"github.com/flightns/flightns/planner"
 )
 

@@ -9,9 +9,9 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
-	"github.com/flightns/flightns/auth"
+	"github.com/flightns/flightns/internal/auth"
+	"github.com/flightns/flightns/internal/namespace"
 	"github.com/flightns/flightns/manifesttable"
-	"github.com/flightns/flightns/namespace"
 )
 
 // Plan is plan_scan's answer: every leaf that may hold rows matching the

@@ -7,8 +7,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
-	"github.com/flightns/flightns/namespace"
-	"github.com/flightns/flightns/sqlengine"
+	"github.com/flightns/flightns/internal/namespace"
+	"github.com/flightns/flightns/internal/sqlengine"
 )
 
 // SQLFunctionName is the SQL table function of plan_scan:

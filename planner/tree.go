@@ -1,8 +1,8 @@
 package planner
 
 import (
+	"github.com/flightns/flightns/internal/namespace"
 	"github.com/flightns/flightns/manifesttable"
-	"github.com/flightns/flightns/namespace"
 )
 
 // A partTree is one spec's partition tree of a table, as the catalog index

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/flightns/flightns/lancemanifest"
+	"github.com/flightns/flightns/internal/lancemanifest"
 )
 
 // A branch's first commit is at the version it forks from, and a failure

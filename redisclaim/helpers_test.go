@@ -13,9 +13,9 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/flightns/flightns/internal/lancemanifest"
 	"github.com/flightns/flightns/internal/testutil/redistest"
 	"github.com/flightns/flightns/internal/testutil/s3test"
-	"github.com/flightns/flightns/lancemanifest"
 	"github.com/flightns/flightns/nserror"
 	"github.com/flightns/flightns/objstore"
 )

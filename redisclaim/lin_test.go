@@ -13,7 +13,7 @@ import (
 
 	"github.com/anishathalye/porcupine"
 
-	"github.com/flightns/flightns/lancemanifest"
+	"github.com/flightns/flightns/internal/lancemanifest"
 	"github.com/flightns/flightns/nserror"
 )
 

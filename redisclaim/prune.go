@@ -4,7 +4,7 @@ import (
 	"context"
 	"slices"
 
-	"github.com/flightns/flightns/lancemanifest"
+	"github.com/flightns/flightns/internal/lancemanifest"
 	"github.com/flightns/flightns/nserror"
 )
 

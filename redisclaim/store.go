@@ -13,8 +13,8 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/flightns/flightns/internal/commitlog"
+	"github.com/flightns/flightns/internal/lancemanifest"
 	"github.com/flightns/flightns/internal/redisstate"
-	"github.com/flightns/flightns/lancemanifest"
 	"github.com/flightns/flightns/nserror"
 	"github.com/flightns/flightns/objstore"
 )

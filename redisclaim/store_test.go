@@ -14,11 +14,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/flightns/flightns/internal/lancemanifest"
 	"github.com/flightns/flightns/internal/redisstate"
 	"github.com/flightns/flightns/internal/s3proxy"
 	"github.com/flightns/flightns/internal/testutil/redistest"
 	"github.com/flightns/flightns/internal/testutil/s3test"
-	"github.com/flightns/flightns/lancemanifest"
 	"github.com/flightns/flightns/nserror"
 	"github.com/flightns/flightns/objstore"
 )

@@ -8,13 +8,13 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/flightns/flightns/auth"
 	"github.com/flightns/flightns/flightserver"
+	"github.com/flightns/flightns/internal/auth"
 	"github.com/flightns/flightns/internal/cleanup"
+	"github.com/flightns/flightns/internal/restserver"
+	"github.com/flightns/flightns/internal/sqlengine"
+	"github.com/flightns/flightns/internal/sqlworker"
 	"github.com/flightns/flightns/redisclaim"
-	"github.com/flightns/flightns/restserver"
-	"github.com/flightns/flightns/sqlengine"
-	"github.com/flightns/flightns/sqlworker"
 )
 
 // Store says where a catalog's data and Redis are: what serve and the

@@ -7,11 +7,11 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/flightns/flightns/auth"
-	"github.com/flightns/flightns/console"
 	"github.com/flightns/flightns/flightserver"
+	"github.com/flightns/flightns/internal/auth"
+	"github.com/flightns/flightns/internal/console"
+	"github.com/flightns/flightns/internal/obs"
 	"github.com/flightns/flightns/objstore"
-	"github.com/flightns/flightns/obs"
 	"github.com/flightns/flightns/planner"
 )
 

@@ -21,7 +21,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/google/uuid"
 
-	"github.com/flightns/flightns/console"
+	"github.com/flightns/flightns/internal/console"
 	"github.com/flightns/flightns/server"
 )
 

@@ -9,10 +9,10 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/flightns/flightns/internal/namespace"
 	"github.com/flightns/flightns/internal/privateredis"
 	"github.com/flightns/flightns/internal/redisproc"
 	"github.com/flightns/flightns/internal/redisurl"
-	"github.com/flightns/flightns/namespace"
 	"github.com/flightns/flightns/objstore"
 )
 

@@ -19,8 +19,8 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 
+	"github.com/flightns/flightns/internal/grpcstatus"
 	"github.com/flightns/flightns/nserror"
-	"github.com/flightns/flightns/nserror/grpcstatus"
 	"github.com/flightns/flightns/redisclaim"
 	"github.com/flightns/flightns/server"
 )

@@ -14,19 +14,19 @@ import (
 
 	"google.golang.org/grpc"
 
-	"github.com/flightns/flightns/audit"
-	"github.com/flightns/flightns/auth"
 	"github.com/flightns/flightns/flightserver"
-	"github.com/flightns/flightns/idempotency"
+	"github.com/flightns/flightns/internal/audit"
+	"github.com/flightns/flightns/internal/auth"
+	"github.com/flightns/flightns/internal/idempotency"
+	"github.com/flightns/flightns/internal/namespace"
+	"github.com/flightns/flightns/internal/obs"
 	"github.com/flightns/flightns/internal/redisproc"
 	"github.com/flightns/flightns/internal/redisstate"
-	"github.com/flightns/flightns/namespace"
+	"github.com/flightns/flightns/internal/restserver"
+	"github.com/flightns/flightns/internal/sqlengine"
+	"github.com/flightns/flightns/internal/sqlworker"
 	"github.com/flightns/flightns/objstore"
-	"github.com/flightns/flightns/obs"
 	"github.com/flightns/flightns/planner"
-	"github.com/flightns/flightns/restserver"
-	"github.com/flightns/flightns/sqlengine"
-	"github.com/flightns/flightns/sqlworker"
 )
 
 // Server is a running flightns server.

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/flightns/flightns/auth"
+	"github.com/flightns/flightns/internal/auth"
 	"github.com/flightns/flightns/internal/redisstate"
 	"github.com/flightns/flightns/objstore"
 )

@@ -16,10 +16,10 @@ import (
 	"github.com/schollz/progressbar/v3"
 	"golang.org/x/term"
 
-	"github.com/flightns/flightns/auth"
-	"github.com/flightns/flightns/namespace"
-	"github.com/flightns/flightns/obs"
-	"github.com/flightns/flightns/repair"
+	"github.com/flightns/flightns/internal/auth"
+	"github.com/flightns/flightns/internal/namespace"
+	"github.com/flightns/flightns/internal/obs"
+	"github.com/flightns/flightns/internal/repair"
 	"github.com/flightns/flightns/server"
 )
 

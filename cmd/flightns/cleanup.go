@@ -10,8 +10,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/flightns/flightns/namespace"
-	"github.com/flightns/flightns/repair"
+	"github.com/flightns/flightns/internal/namespace"
+	"github.com/flightns/flightns/internal/repair"
 	"github.com/flightns/flightns/server"
 )
 

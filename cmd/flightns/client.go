@@ -25,7 +25,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
 
-	"github.com/flightns/flightns/console"
+	"github.com/flightns/flightns/internal/console"
 )
 
 // clientFlags say how to reach and authenticate to a running server.

@@ -362,7 +362,7 @@ func TestConsoleVendorsThePinnedUPlot(t *testing.T) {
 	if pinned == "" || pkg.Version != pinned {
 		t.Fatalf("uplot pinned %q, installed %q (make browser)", pinned, pkg.Version)
 	}
-	vendor := filepath.Join("..", "..", "console", "web", "vendor")
+	vendor := filepath.Join("..", "..", "internal", "console", "web", "vendor")
 	for vendored, installed := range map[string]string{
 		"uPlot.iife.min.js": filepath.Join("dist", "uPlot.iife.min.js"),
 		"uPlot.min.css":     filepath.Join("dist", "uPlot.min.css"),
@@ -386,7 +386,7 @@ func TestConsoleVendorsThePinnedUPlot(t *testing.T) {
 // nothing the CSP would refuse (inline scripts, handlers or styles): the
 // browser test proves it for the pages it visits, this for every file.
 func TestConsoleWebWritesNoHTML(t *testing.T) {
-	web := filepath.Join("..", "..", "console", "web")
+	web := filepath.Join("..", "..", "internal", "console", "web")
 	forbidden := regexp.MustCompile(`innerHTML|outerHTML|insertAdjacentHTML|document\.write|\beval\(|new Function|\bstyle=|<script>|<style|\son[a-z]+=`)
 	files := 0
 	err := filepath.WalkDir(web, func(p string, d os.DirEntry, err error) error {

@@ -9,7 +9,7 @@ import (
 
 	"golang.org/x/term"
 
-	"github.com/flightns/flightns/auth"
+	"github.com/flightns/flightns/internal/auth"
 )
 
 // hashPasswordCmd prints the bcrypt hash of a password for the auth

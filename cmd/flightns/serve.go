@@ -13,9 +13,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/flightns/flightns/obs"
+	"github.com/flightns/flightns/internal/obs"
+	"github.com/flightns/flightns/internal/restserver"
 	"github.com/flightns/flightns/redisclaim"
-	"github.com/flightns/flightns/restserver"
 	"github.com/flightns/flightns/server"
 )
 

@@ -33,8 +33,8 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/flightns/flightns/flightserver"
+	"github.com/flightns/flightns/internal/grpcstatus"
 	"github.com/flightns/flightns/nserror"
-	"github.com/flightns/flightns/nserror/grpcstatus"
 )
 
 // The SQL attacks of issue 14, as an outside attacker holding a read-role

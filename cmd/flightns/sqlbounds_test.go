@@ -18,7 +18,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 
-	"github.com/flightns/flightns/sqlworker"
+	"github.com/flightns/flightns/internal/sqlworker"
 )
 
 // treeRSS is the resident memory of pid and all its descendants.

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/flightns/flightns/namespace"
+	"github.com/flightns/flightns/internal/namespace"
 	"github.com/flightns/flightns/server"
 )
 

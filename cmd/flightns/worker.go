@@ -8,11 +8,11 @@ import (
 	"net"
 	"os"
 
+	"github.com/flightns/flightns/internal/obs"
 	"github.com/flightns/flightns/internal/redisurl"
+	"github.com/flightns/flightns/internal/sqlworker"
 	"github.com/flightns/flightns/objstore"
-	"github.com/flightns/flightns/obs"
 	"github.com/flightns/flightns/server"
-	"github.com/flightns/flightns/sqlworker"
 )
 
 // sqlWorkerCmd runs the SQL worker process that flightns serve starts and

@@ -4,7 +4,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/flightns/flightns/lancemanifest"
+	"github.com/flightns/flightns/internal/lancemanifest"
 )
 
 // What a manifest references never changes: a final manifest is written

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/flightns/flightns/lancemanifest"
+	"github.com/flightns/flightns/internal/lancemanifest"
 )
 
 // The differential test: the same table, cleaned by LanceDB (optimize

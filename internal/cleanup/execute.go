@@ -7,7 +7,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/flightns/flightns/lancemanifest"
+	"github.com/flightns/flightns/internal/lancemanifest"
 	"github.com/flightns/flightns/objstore"
 )
 

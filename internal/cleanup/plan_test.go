@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/flightns/flightns/lancemanifest"
+	"github.com/flightns/flightns/internal/lancemanifest"
 	"github.com/flightns/flightns/nserror"
 	"github.com/flightns/flightns/objstore"
 )
@@ -53,7 +53,7 @@ var keptAlways = []string{
 var manifestTimes = func() map[string]time.Time {
 	out := map[string]time.Time{}
 	for _, v := range []string{"v1", "v2", "v3", "v4", "dev-v5"} {
-		b, err := os.ReadFile(filepath.Join("..", "..", "lancemanifest", "testdata", v+".manifest"))
+		b, err := os.ReadFile(filepath.Join("..", "lancemanifest", "testdata", v+".manifest"))
 		if err != nil {
 			panic(err)
 		}
@@ -104,7 +104,7 @@ func newTable(t *testing.T) *table {
 }
 
 func (tb *table) testdata(name string) []byte {
-	b, err := os.ReadFile(filepath.Join("..", "..", "lancemanifest", "testdata", name+".manifest"))
+	b, err := os.ReadFile(filepath.Join("..", "lancemanifest", "testdata", name+".manifest"))
 	if err != nil {
 		tb.t.Fatal(err)
 	}

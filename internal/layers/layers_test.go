@@ -19,15 +19,15 @@ const module = "github.com/flightns/flightns/"
 // import each other).
 var production = [][]string{
 	{"nserror", "internal/child", "internal/commitlog", "internal/redislock", "internal/redisurl"},
-	{"nserror/grpcstatus", "objstore", "auth", "audit", "internal/redisproc", "internal/redisstate", "sqlengine"},
-	{"lancemanifest", "internal/privateredis", "idempotency"},
+	{"internal/grpcstatus", "objstore", "internal/auth", "internal/audit", "internal/redisproc", "internal/redisstate", "internal/sqlengine"},
+	{"internal/lancemanifest", "internal/privateredis", "internal/idempotency"},
 	{"redisclaim", "internal/cleanup"},
 	{"manifesttable"},
-	{"namespace"},
-	{"planner", "repair"},
-	{"obs"},
-	{"flightserver", "restserver", "sqlworker"},
-	{"console"},
+	{"internal/namespace"},
+	{"planner", "internal/repair"},
+	{"internal/obs"},
+	{"flightserver", "internal/restserver", "internal/sqlworker"},
+	{"internal/console"},
 	{"server"},
 	{"cmd/flightns"},
 }
@@ -36,7 +36,7 @@ var production = [][]string{
 // production may import it.
 var machinery = []string{
 	"internal/minioproc", "internal/s3proxy", "internal/testutil/nstest", "internal/testutil/redistest", "internal/testutil/s3test", "internal/testutil/oidctest",
-	"bench", "cmd/flightns-bench", "reliability", "internal/layers",
+	"bench", "cmd/flightns-bench", "tests/reliability", "internal/layers",
 }
 
 var update = flag.Bool("update", false, "rewrite the import graph in docs/architecture.md")

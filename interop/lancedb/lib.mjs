@@ -1,5 +1,5 @@
 // Shared helpers of the interop scripts. Every script prints exactly one
-// JSON object per line on stdout; the Go test (restserver/interop_test.go)
+// JSON object per line on stdout; the Go test (internal/restserver/interop_test.go)
 // reads them. Failures are reported in the JSON, never only on stderr.
 import * as lancedb from "@lancedb/lancedb";
 

@@ -10,10 +10,10 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/flightns/flightns/internal/namespace"
+	"github.com/flightns/flightns/internal/sqlengine"
 	"github.com/flightns/flightns/internal/testutil/redistest"
-	"github.com/flightns/flightns/namespace"
 	"github.com/flightns/flightns/objstore"
-	"github.com/flightns/flightns/sqlengine"
 )
 
 // Quiet is a logger that discards everything.

@@ -1,0 +1,160 @@
+package namespace
+
+import (
+	"context"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/flightns/flightns/internal/cleanup"
+	"github.com/flightns/flightns/internal/lancemanifest"
+	"github.com/flightns/flightns/internal/redislock"
+	"github.com/flightns/flightns/nserror"
+)
+
+// Cleanup of old versions, by flightns itself (internal/cleanup decides
+// and deletes; this file applies a table's retention to it, drops the
+// pruned versions' records first, and runs one cleanup of a table at a
+// time across every process of the catalog). See docs/maintenance.md.
+
+// CleanupTableRequest asks for a cleanup of a table's old versions
+// (flightns's own operation; admins only).
+type CleanupTableRequest struct {
+	Common
+	ID ID `json:"id"`
+	// DryRun reports what a cleanup would delete, and deletes nothing.
+	DryRun bool `json:"dry_run,omitempty"`
+	// OlderThan and RetainVersions replace the table's retention
+	// properties for this run (same forms: "7d", "36h"; K ≥ 1). Without
+	// OlderThan the table's policy applies; a table without one is
+	// InvalidInput.
+	OlderThan      string `json:"older_than,omitempty"`
+	RetainVersions *int   `json:"retain_versions,omitempty"`
+}
+
+func (r *CleanupTableRequest) objectID() *ID { return &r.ID }
+
+// CleanupTableResponse is what a cleanup did (or, dry, would do).
+type CleanupTableResponse struct {
+	DryRun bool `json:"dry_run"`
+	// CutoffMillis: versions committed before it were old enough to go.
+	CutoffMillis int64 `json:"cutoff_millis"`
+	// Pruned are the versions the cleanup removed, per branch ("" main).
+	Pruned map[string][]uint64 `json:"pruned_versions"`
+	// KeptVersions counts the versions left, every branch together.
+	KeptVersions int `json:"kept_versions"`
+	// Files and FileBytes are the unreferenced files the plan deletes
+	// (manifests apart); FilesDeleted and BytesDeleted what was deleted,
+	// manifests included.
+	Files        int   `json:"files"`
+	FileBytes    int64 `json:"file_bytes"`
+	FilesDeleted int   `json:"files_deleted"`
+	BytesDeleted int64 `json:"bytes_deleted"`
+	// Spared counts the files the plan deleted but a check before the
+	// deletion found referenced (written since the plan).
+	Spared int `json:"spared"`
+}
+
+// cleanupLease bounds how long one table's cleanup holds its lock without
+// renewing it.
+const cleanupLease = time.Minute
+
+// CleanupTable cleans up a table's old versions under its retention (or
+// the request's): the versions it prunes leave the catalog, then their
+// manifests and every file no kept version references go. Tagged
+// versions, the versions branches were forked from and the latest of
+// every branch stay. One cleanup of a table runs at a time
+// (ConcurrentModification for a second).
+func (s *Service) CleanupTable(ctx context.Context, req CleanupTableRequest) (*CleanupTableResponse, error) {
+	loc, err := s.tableLoc(ctx, req.ID)
+	if err != nil {
+		return nil, err
+	}
+	pol, ok, err := s.RetentionOf(ctx, req.ID)
+	if err != nil {
+		return nil, err
+	}
+	if req.OlderThan != "" {
+		if pol.OlderThan, err = parseAge(req.OlderThan); err != nil {
+			return nil, err
+		}
+		ok = pol.OlderThan > 0
+	}
+	if req.RetainVersions != nil {
+		if *req.RetainVersions < 1 {
+			return nil, nserror.New(nserror.InvalidInput, "retain_versions %d: at least 1 (the latest version is always kept)", *req.RetainVersions)
+		}
+		pol.RetainVersions = *req.RetainVersions
+	}
+	if !ok {
+		return nil, nserror.New(nserror.InvalidInput, "table %q has no retention (set %s on it or a namespace above it, or give older_than)", req.ID.String(), PropCleanupOlderThan)
+	}
+	plan, err := cleanup.NewPlan(ctx, s.objs, loc, s.table.Branches(req.ID.String()),
+		cleanup.Policy{OlderThan: pol.OlderThan, KeepLast: pol.RetainVersions, Grace: s.cfg.CleanupGrace, Now: s.now()})
+	if err != nil {
+		return nil, err
+	}
+	resp := &CleanupTableResponse{DryRun: req.DryRun, CutoffMillis: plan.Cutoff.UnixMilli(), Pruned: map[string][]uint64{},
+		KeptVersions: plan.Totals.KeptVersions, Files: plan.Totals.Files, FileBytes: plan.Totals.FileBytes}
+	for _, c := range plan.Chains {
+		for _, v := range c.Pruned {
+			resp.Pruned[c.Branch] = append(resp.Pruned[c.Branch], v.Version)
+		}
+	}
+	if req.DryRun {
+		return resp, nil
+	}
+
+	release, err := s.lockCleanup(ctx, req.ID, loc)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	var forget cleanup.ForgetFunc
+	if s.managed() {
+		forget = func(ctx context.Context, branch string, versions []uint64) error {
+			return s.claims.ForgetVersions(ctx, lancemanifest.BranchChain(loc, branch), versions)
+		}
+	}
+	res, err := plan.Execute(ctx, s.objs, forget, nil)
+	resp.FilesDeleted, resp.BytesDeleted, resp.Spared = res.ManifestsDeleted+res.FilesDeleted, res.BytesDeleted, len(res.Spared)
+	if err != nil {
+		return resp, err
+	}
+	s.log.Info("cleanup", "table", req.ID.String(), "pruned", plan.Totals.PrunedVersions, "kept", plan.Totals.KeptVersions,
+		"deleted", resp.FilesDeleted, "bytes", resp.BytesDeleted, "spared", resp.Spared)
+	return resp, nil
+}
+
+// lockCleanup takes the catalog-wide lock of one table's cleanup, renewed
+// while it runs; release gives it back.
+func (s *Service) lockCleanup(ctx context.Context, id ID, loc string) (release func(), err error) {
+	key, token := s.k.Cleanup(loc), uuid.NewString()
+	taken, err := s.rs.TakeLeaseOf(ctx, key, token, cleanupLease)
+	if err != nil {
+		return nil, err
+	}
+	if !taken {
+		return nil, nserror.New(nserror.ConcurrentModification, "a cleanup of table %q is running", id.String())
+	}
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(cleanupLease / 3)
+		defer t.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-t.C:
+				_, _ = s.rs.TakeLeaseOf(context.WithoutCancel(ctx), key, token, cleanupLease) // renews: the token holds it
+			}
+		}
+	}()
+	return func() {
+		close(stop)
+		<-done
+		_, _ = redislock.Release(context.WithoutCancel(ctx), s.rdb, key, token)
+	}, nil
+}

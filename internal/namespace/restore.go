@@ -1,0 +1,144 @@
+package namespace
+
+import (
+	"context"
+	"maps"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/flightns/flightns/internal/lancemanifest"
+	"github.com/flightns/flightns/internal/redisstate"
+	"github.com/flightns/flightns/manifesttable"
+	"github.com/flightns/flightns/nserror"
+)
+
+// IndexedObject is a namespace or table as Redis's object index holds it:
+// the catalog's own record of what exists, kept by every mutation script.
+type IndexedObject struct {
+	ID, Type string
+	Location string // tables only
+}
+
+// IndexedObjects lists catalog's objects in Redis's object index, by id
+// (none when Redis lost the catalog's state).
+func IndexedObjects(ctx context.Context, rdb redis.UniversalClient, catalog string) ([]IndexedObject, error) {
+	k := nsKeys{redisstate.KeysOf(catalog)}
+	types, err := rdb.HGetAll(ctx, k.Obj()).Result()
+	if err != nil {
+		return nil, err
+	}
+	locs, err := rdb.HGetAll(ctx, k.Loc()).Result()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]IndexedObject, 0, len(types))
+	for id, typ := range types {
+		out = append(out, IndexedObject{ID: id, Type: typ, Location: locs[id]})
+	}
+	slices.SortFunc(out, func(a, b IndexedObject) int { return strings.Compare(a.ID, b.ID) })
+	return out, nil
+}
+
+// RestoreIndexedRows writes a __manifest row for every object that
+// Redis's object index holds and __manifest lacks (the segment that held
+// its row was lost): its id, type and location come back; its properties
+// were only in the lost row and come back empty. It returns the restored
+// ids, once they are durable.
+func (s *Service) RestoreIndexedRows(ctx context.Context) ([]string, error) {
+	objs, err := IndexedObjects(ctx, s.rdb, s.cfg.Catalog)
+	if err != nil {
+		return nil, err
+	}
+	var ids []string
+	var changes []manifesttable.Change
+	for _, o := range objs {
+		if _, ok := s.table.Object(o.Type, o.ID); ok {
+			continue
+		}
+		if o.Type != manifesttable.TypeNamespace && o.Type != manifesttable.TypeTable {
+			return ids, nserror.New(nserror.Internal, "Redis's object index holds %q of unknown type %q", o.ID, o.Type)
+		}
+		ids = append(ids, o.ID)
+		changes = append(changes, manifesttable.Change{Row: manifesttable.Row{ObjectID: o.ID, ObjectType: o.Type,
+			Location: o.Location, Metadata: "{}", CommittedAt: s.now().UTC()}})
+	}
+	for len(changes) > 0 {
+		n := min(len(changes), 500)
+		seq, err := s.table.Append(ctx, changes[:n])
+		if err != nil {
+			return ids, err
+		}
+		if err := s.table.WaitDurable(ctx, seq); err != nil {
+			return ids, err
+		}
+		changes = changes[n:]
+	}
+	return ids, nil
+}
+
+// defaultDir matches the directory a table gets without a location:
+// <hash8>_<object_id> (defaultLocation).
+var defaultDir = regexp.MustCompile(`^[0-9a-f]{8}_(.+)$`)
+
+// AdoptedTable is a table rebuilt from its directory.
+type AdoptedTable struct {
+	ID, Location string
+}
+
+// AdoptTableDirectories registers, as tables, the directories at the top of
+// the root that hold a Lance table (a final manifest in _versions) and are
+// named as flightns names a table's directory (<hash8>_<object_id>), when
+// no table owns them; their namespaces are created as needed. It is the
+// last resort of a repair that found no readable __manifest: what storage
+// alone proves. A name whose characters were replaced by '-' comes back
+// as written; a table that was deregistered comes back too.
+func (s *Service) AdoptTableDirectories(ctx context.Context) ([]AdoptedTable, []string, error) {
+	dirs := map[string]bool{}
+	for a, err := range s.objs.List(ctx, "") {
+		if err != nil {
+			return nil, nil, err
+		}
+		dir, rest, ok := strings.Cut(a.Key, lancemanifest.VersionsPrefix(""))
+		if !ok || strings.Contains(dir, "/") || strings.HasPrefix(a.Key, manifesttable.Prefix) || strings.Contains(rest, "/") {
+			continue
+		}
+		if m, err := lancemanifest.ParseManifestName(rest); err == nil && !m.Staging {
+			dirs[dir] = true
+		}
+	}
+	var adopted []AdoptedTable
+	var skipped []string
+	for _, dir := range slices.Sorted(maps.Keys(dirs)) {
+		if _, owned := s.table.TableByLocation(dir); owned {
+			continue
+		}
+		m := defaultDir.FindStringSubmatch(dir)
+		if m == nil {
+			skipped = append(skipped, dir+": not named <hash8>_<object_id>")
+			continue
+		}
+		id, err := ParseID(m[1], Delimiter)
+		if err != nil || len(id) < 2 {
+			skipped = append(skipped, dir+": its name is not a table id")
+			continue
+		}
+		for i := 1; i < len(id); i++ {
+			if _, err := s.CreateNamespace(ctx, CreateNamespaceRequest{ID: id[:i], Mode: ModeExistOk}); err != nil {
+				return adopted, skipped, err
+			}
+		}
+		_, err = s.RegisterTable(ctx, RegisterTableRequest{ID: id, Location: s.root.uri(dir)})
+		if err != nil && nserror.CodeOf(err) == nserror.TableAlreadyExists {
+			skipped = append(skipped, dir+": table "+id.String()+" exists elsewhere")
+			continue
+		}
+		if err != nil {
+			return adopted, skipped, err
+		}
+		adopted = append(adopted, AdoptedTable{ID: id.String(), Location: dir})
+	}
+	return adopted, skipped, nil
+}

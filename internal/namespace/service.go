@@ -1,0 +1,511 @@
+package namespace
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/flightns/flightns/internal/commitlog"
+	"github.com/flightns/flightns/internal/lancemanifest"
+	"github.com/flightns/flightns/internal/redisstate"
+	"github.com/flightns/flightns/internal/sqlengine"
+	"github.com/flightns/flightns/manifesttable"
+	"github.com/flightns/flightns/nserror"
+	"github.com/flightns/flightns/objstore"
+	"github.com/flightns/flightns/redisclaim"
+)
+
+// Config configures a Service.
+type Config struct {
+	// Objects is the catalog root.
+	Objects *objstore.Store
+	// Redis is a standalone, Sentinel or Cluster client.
+	Redis redis.UniversalClient
+	// Catalog names the catalog (its Redis keys share the hash tag {Catalog}).
+	Catalog string
+	// Engine bounds the SQL engine of __manifest.
+	Engine sqlengine.Config
+	// NoSQL opens __manifest without a SQL engine in this process (a SQL
+	// worker process serves the queries).
+	NoSQL bool
+	// StallTimeout is how long __manifest may fail to make progress before
+	// a catalog mutation waiting for it fails with ServiceUnavailable
+	// (default 5s; see manifesttable.Table.Stalled).
+	StallTimeout time.Duration
+	// PromoteWindow is redisclaim.Config.PromoteWindow (default 1s): how
+	// long a recovery after Redis lost its state waits out promotions of
+	// the lost epoch.
+	PromoteWindow time.Duration
+	// DurableTimeout bounds the wait of a catalog mutation for its segment
+	// (default 30s); past it the outcome is unknown (ServiceUnavailable).
+	DurableTimeout time.Duration
+	// ReplicaAcks and ReplicaTimeout are redisclaim.Config's (and
+	// manifesttable.Config's): how many Redis replicas must have a claim
+	// before its commit point, a refusal or a catalog change before it
+	// is answered, and log entries before a segment holds them (nil: one
+	// whenever the primary has replicas), and how long that may take.
+	ReplicaAcks    *int
+	ReplicaTimeout time.Duration
+	// ClaimStep is redisclaim's fault-injection hook (tests).
+	ClaimStep redisclaim.StepFunc
+	// ClaimObserver receives redisclaim's timings and TableObserver the
+	// materializer's group commits (metrics; default none).
+	ClaimObserver *redisclaim.Observer
+	TableObserver *manifesttable.Observer
+	// CompactAfter is manifesttable's compaction interval in segments
+	// (0: its default).
+	CompactAfter int
+	// LogMaxLen bounds the commit log approximately (default
+	// commitlog.MaxLen); claims, catalog mutations and the materializer's
+	// entries all trim to it.
+	LogMaxLen int64
+	// Unmanaged makes the catalog's tables unmanaged: DeclareTable and
+	// DescribeTable answer managed_versioning false, so Lance commits
+	// versions to a table's _versions directory itself and the catalog only
+	// names and places tables; version reads then come from storage. Every
+	// process serving one catalog must agree on it.
+	Unmanaged bool
+	// Vend, when set, has DescribeTable and DeclareTable answer
+	// temporary storage credentials scoped to the table (storageOptions);
+	// it needs an s3:// root.
+	Vend *objstore.VendOptions
+	// DropRetention keeps what DropTable and DropNamespace drop
+	// recoverable for this long (trash.go): the tables' directories stay,
+	// a record of the drop is written, and UndropTable/UndropNamespace put
+	// it back until `admin gc` purges it. 0 deletes at once.
+	DropRetention time.Duration
+	// CleanupGrace keeps every file younger than it out of a cleanup's
+	// reach, referenced or not (an in-flight commit may be about to
+	// reference it): cleanup.DefaultGrace when 0, at least
+	// cleanup.MinGrace.
+	CleanupGrace time.Duration
+	// Maintain, when set, runs the maintainer in this process (one
+	// process of the catalog at a time holds its lease; maintain.go).
+	Maintain *MaintainConfig
+	// Logger (default slog.Default()).
+	Logger *slog.Logger
+	// Now is the clock (default time.Now).
+	Now func() time.Time
+}
+
+// Service is the namespace service of one catalog.
+type Service struct {
+	cfg    Config
+	objs   *objstore.Store
+	rdb    redis.UniversalClient
+	claims *redisclaim.Store
+	table  *manifesttable.Table
+	root   root
+	k      nsKeys
+	log    *slog.Logger
+	now    func() time.Time
+	locs   locCache // tables' locations, for CreateTableVersion
+
+	rs    *redisstate.Catalog // the scripts of the object index
+	maint *maintainer         // the maintainer's state (maintain.go)
+	// stopMaint stops the maintainer and waits for it (nil: none runs).
+	stopMaint func()
+	vended    vendCache // credentials vended, while young
+	grants    grantBook // the catalog's grants (grants.go)
+
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// nsKeys are the catalog's Redis keys (redisstate.Keys), and the children
+// set of an id.
+type nsKeys struct{ redisstate.Keys }
+
+func (k nsKeys) kids(parent ID) string { return k.Kids(parent.String()) }
+
+// EnsureDefaults fills what is unset.
+func (c *Config) EnsureDefaults() {
+	if c.DurableTimeout <= 0 {
+		c.DurableTimeout = 30 * time.Second
+	}
+	if c.LogMaxLen <= 0 {
+		c.LogMaxLen = commitlog.MaxLen
+	}
+	if c.StallTimeout <= 0 {
+		c.StallTimeout = 5 * time.Second
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+}
+
+// Validate refuses a configuration Open cannot run.
+func (c *Config) Validate() error {
+	if c.Objects == nil || c.Redis == nil {
+		return errors.New("namespace: Config.Objects and Config.Redis are required")
+	}
+	return redisclaim.ValidateCatalog(c.Catalog)
+}
+
+// Open opens the catalog: loads __manifest, connects the claim store and,
+// if Redis lost the catalog's state, rebuilds it from storage before
+// returning.
+func Open(ctx context.Context, cfg Config) (*Service, error) {
+	cfg.EnsureDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	rs := redisstate.New(cfg.Redis, cfg.Catalog, cfg.LogMaxLen)
+	s := &Service{cfg: cfg, objs: cfg.Objects, rdb: cfg.Redis, rs: rs, k: nsKeys{rs.Keys}, log: cfg.Logger, now: cfg.Now,
+		maint: newMaintainer(MaintainConfig{})}
+	var err error
+	if s.root, err = newRoot(cfg.Objects); err != nil {
+		return nil, err
+	}
+	if err := s.checkVend(); err != nil {
+		return nil, err
+	}
+	if err := s.bindRoot(ctx); err != nil {
+		return nil, err
+	}
+	s.table, err = manifesttable.Open(ctx, manifesttable.Config{Objects: cfg.Objects, Redis: cfg.Redis, Catalog: cfg.Catalog,
+		Engine: cfg.Engine, NoSQL: cfg.NoSQL, Logger: s.log, Now: s.now, CompactAfter: cfg.CompactAfter, LogMaxLen: cfg.LogMaxLen, Observer: cfg.TableObserver,
+		ReplicaAcks: cfg.ReplicaAcks, ReplicaTimeout: cfg.ReplicaTimeout})
+	if err != nil {
+		return nil, err
+	}
+	s.claims, err = redisclaim.New(ctx, redisclaim.Config{Redis: cfg.Redis, Objects: cfg.Objects, Catalog: cfg.Catalog,
+		Now: s.now, Step: cfg.ClaimStep, Observer: cfg.ClaimObserver, LogMaxLen: cfg.LogMaxLen, SeqFloor: s.table.SeqFloor, Fresh: s.fresh, PromoteWindow: cfg.PromoteWindow, OnRecover: s.rebuildIndex, OnTxnCommitted: s.txnCommitted,
+		OnPromoted: s.table.NoteManifest, NameOf: s.tableName, Logger: s.log, ReplicaAcks: cfg.ReplicaAcks, ReplicaTimeout: cfg.ReplicaTimeout})
+	if err != nil {
+		_ = s.table.Close()
+		return nil, err
+	}
+	if err := s.Recover(ctx); err != nil {
+		_ = s.Close()
+		return nil, err
+	}
+	if err := s.reserveLocations(ctx); err != nil {
+		_ = s.Close()
+		return nil, err
+	}
+	if cfg.Maintain != nil {
+		s.maint = newMaintainer(*cfg.Maintain)
+		mctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+		done := s.startMaintainer(mctx)
+		s.stopMaint = func() { cancel(); <-done }
+	}
+	return s, nil
+}
+
+// Close releases the service (not the Redis client or the object store).
+// It may be called more than once.
+func (s *Service) Close() error {
+	s.closeOnce.Do(func() {
+		if s.stopMaint != nil {
+			s.stopMaint()
+		}
+		_ = s.claims.Close()
+		s.closeErr = s.table.Close()
+		s.rs.Close()
+	})
+	return s.closeErr
+}
+
+// Claims is the claim store (the ExternalManifestStore Go API).
+func (s *Service) Claims() *redisclaim.Store { return s.claims }
+
+// tableName names a claim chain (a table's directory, or a branch's under
+// it) in error messages as callers know it: the table's id, and the
+// branch; "" for a directory no table has.
+func (s *Service) tableName(chain string) string {
+	isTable := func(loc string) bool { _, ok := s.table.TableByLocation(loc); return ok }
+	loc, branch := lancemanifest.SplitChain(chain, isTable)
+	id, ok := s.table.TableByLocation(loc)
+	switch {
+	case !ok:
+		return ""
+	case branch != "":
+		return strconv.Quote(id) + " (branch " + strconv.Quote(branch) + ")"
+	}
+	return strconv.Quote(id)
+}
+
+// Table is the __manifest table.
+func (s *Service) Table() *manifesttable.Table { return s.table }
+
+// Recover rebuilds Redis's state from storage if Redis lost it (the epoch
+// key is missing); otherwise it returns at once.
+func (s *Service) Recover(ctx context.Context) error { return s.claims.Recover(ctx) }
+
+// rebuildIndex is redisclaim's recovery hook: it re-indexes every namespace
+// and table of __manifest, holding the recovery lock.
+func (s *Service) rebuildIndex(ctx context.Context, token string) error {
+	if err := s.table.Refresh(ctx); err != nil {
+		return err
+	}
+	// Redis lost the record of the catalog's root with the rest.
+	if err := s.bindRoot(ctx); err != nil {
+		return err
+	}
+	// Children sets of the lost state go first: a stale one would make a
+	// re-created namespace look non-empty.
+	var stale []string
+	err := forEachKey(ctx, s.rdb, s.k.KidsPattern(), func(key string) { stale = append(stale, key) })
+	if err != nil {
+		return err
+	}
+	for len(stale) > 0 {
+		n := min(len(stale), 500)
+		ok, err := s.rs.ClearKids(ctx, token, stale[:n])
+		if err != nil {
+			return fmt.Errorf("namespace: clearing the object index: %w", err)
+		}
+		if !ok {
+			return errors.New("namespace: the recovery lock was lost while clearing the object index")
+		}
+		stale = stale[n:]
+	}
+	// The directories drops keep for undrop stay reserved.
+	kept, err := s.keptLocations(ctx)
+	if err != nil {
+		return err
+	}
+	var all []redisstate.Indexed
+	for _, r := range s.table.Objects() {
+		id, _ := ParseID(r.ObjectID, "")
+		all = append(all, redisstate.Indexed{ID: r.ObjectID, Parent: id.Parent().String(), Type: r.ObjectType, Location: r.Location})
+	}
+	objects := len(all)
+	for _, loc := range kept {
+		all = append(all, redisstate.Indexed{Type: redisstate.Reserved, Location: loc})
+	}
+	for start, first := 0, true; start < len(all) || first; start, first = start+200, false {
+		part := all[start:min(start+200, len(all))]
+		ok, err := s.rs.RebuildIndex(ctx, token, first, part)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return errors.New("namespace: the recovery lock was lost while rebuilding the object index")
+		}
+	}
+	s.log.Info("namespace: object index rebuilt from __manifest", "catalog", s.cfg.Catalog, "objects", objects, "kept_drops", len(kept))
+	return nil
+}
+
+// forEachKey calls fn for every key matching pattern (on every master of
+// a cluster).
+func forEachKey(ctx context.Context, rdb redis.UniversalClient, pattern string, fn func(string)) error {
+	scan := func(ctx context.Context, c redis.Cmdable, mu *sync.Mutex) error {
+		it := c.Scan(ctx, 0, pattern, 1000).Iterator()
+		for it.Next(ctx) {
+			mu.Lock()
+			fn(it.Val())
+			mu.Unlock()
+		}
+		return it.Err()
+	}
+	var mu sync.Mutex
+	if c, ok := rdb.(*redis.ClusterClient); ok {
+		return c.ForEachMaster(ctx, func(ctx context.Context, m *redis.Client) error { return scan(ctx, m, &mu) })
+	}
+	return scan(ctx, rdb, &mu)
+}
+
+// indexField reads one field of a hash of the object index; ok is false
+// when Redis holds the catalog's epoch but not the field (no such
+// object). Without the epoch Redis lost its state: the catalog recovers
+// and the field is read again (redisclaim.WithEpoch).
+func (s *Service) indexField(ctx context.Context, key, field string) (val string, ok bool, err error) {
+	err = s.claims.WithEpoch(ctx, "namespace: reading the object index", 0, func() (redisstate.Status, error) {
+		v, err := s.rdb.HGet(ctx, key, field).Result()
+		if err == nil {
+			val, ok = v, true
+			return redisstate.OK, nil
+		}
+		if !errors.Is(err, redis.Nil) {
+			return "", err
+		}
+		n, err := s.rdb.Exists(ctx, s.k.Epoch()).Result()
+		if err != nil {
+			return "", err
+		}
+		if n == 0 {
+			return redisstate.NoEpoch, nil
+		}
+		return "MISSING", nil
+	}, redisclaim.Final)
+	return val, ok, err
+}
+
+// fresh reports whether the catalog has never made anything durable in
+// __manifest (redisclaim.Config.Fresh).
+func (s *Service) fresh(ctx context.Context) (bool, error) {
+	d, err := s.table.DurableSeq(ctx)
+	return d == 0, err
+}
+
+// durable waits until the mutation at seq is in a durable __manifest
+// segment: the moment it may be acknowledged.
+func (s *Service) durable(ctx context.Context, seq uint64) error {
+	ctx, cancel := context.WithTimeout(ctx, s.cfg.DurableTimeout)
+	defer cancel()
+	// A __manifest that cannot make progress fails the wait once it has
+	// been so for StallTimeout, rather than at DurableTimeout: here (a full
+	// disk, a store that refuses writes), or anywhere (nothing became
+	// durable all that time: the process that materializes died and its
+	// lease has not lapsed yet).
+	wctx, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
+	go func() {
+		tick := time.NewTicker(100 * time.Millisecond)
+		defer tick.Stop()
+		var since time.Time // when this wait first saw __manifest stalled
+		last, moved := s.table.DurableApplied(), time.Now()
+		for {
+			select {
+			case <-wctx.Done():
+				return
+			case <-tick.C:
+			}
+			if d := s.table.DurableApplied(); d != last {
+				last, moved = d, time.Now()
+			}
+			reason, ok := s.table.Stalled(0)
+			switch {
+			case ok && since.IsZero():
+				since = time.Now()
+			case ok && time.Since(since) >= s.cfg.StallTimeout:
+				stop(nserror.New(nserror.ServiceUnavailable, "the change may or may not take effect: %s", reason))
+				return
+			case ok:
+			case time.Since(moved) >= s.cfg.StallTimeout:
+				stop(nserror.New(nserror.ServiceUnavailable, "the change may or may not take effect: nothing in __manifest became durable for %s (is a process materializing it? a killed one's lease lapses within %s)", s.cfg.StallTimeout, manifesttable.LeaseTime))
+				return
+			default:
+				since = time.Time{}
+			}
+		}
+	}()
+	err := s.table.WaitDurable(wctx, seq)
+	var ne *nserror.Error
+	if cause := context.Cause(wctx); err != nil && errors.As(cause, &ne) {
+		return cause
+	}
+	return err
+}
+
+// objectType returns the type of an object in the authoritative index
+// ("" when it does not exist); the root is a namespace.
+func (s *Service) objectType(ctx context.Context, id ID) (string, error) {
+	if id.IsRoot() {
+		return manifesttable.TypeNamespace, nil
+	}
+	t, _, err := s.indexField(ctx, s.k.Obj(), id.String())
+	return t, err
+}
+
+// row returns the current __manifest row of an object the index knows,
+// reading segments another process wrote if this one has not yet.
+func (s *Service) row(ctx context.Context, typ string, id ID) (manifesttable.Row, bool, error) {
+	if r, ok := s.table.Object(typ, id.String()); ok {
+		return r, true, nil
+	}
+	if err := s.table.Refresh(ctx); err != nil {
+		return manifesttable.Row{}, false, err
+	}
+	r, ok := s.table.Object(typ, id.String())
+	return r, ok, nil
+}
+
+// Bounds on the properties of a namespace or table: they are catalog
+// rows, held in memory by every process and in every snapshot.
+const (
+	MaxProperties     = 256       // properties of one object
+	MaxPropertyKey    = 256       // bytes of a key
+	MaxPropertyValue  = 64 << 10  // bytes of a value
+	MaxPropertiesSize = 256 << 10 // bytes of all keys and values together
+)
+
+// propsJSON checks properties against the bounds and encodes them for a
+// row's metadata; a property beyond a bound is InvalidInput.
+func propsJSON(p Properties) (string, error) {
+	if len(p) > MaxProperties {
+		return "", nserror.New(nserror.InvalidInput, "%d properties, more than %d", len(p), MaxProperties)
+	}
+	total := 0
+	for k, v := range p {
+		switch {
+		case k == "":
+			return "", nserror.New(nserror.InvalidInput, "a property with an empty key")
+		case len(k) > MaxPropertyKey:
+			return "", nserror.New(nserror.InvalidInput, "property key of %d bytes, more than %d", len(k), MaxPropertyKey)
+		case len(v) > MaxPropertyValue:
+			return "", nserror.New(nserror.InvalidInput, "property %q has a value of %d bytes, more than %d", k, len(v), MaxPropertyValue)
+		}
+		total += len(k) + len(v)
+	}
+	if total > MaxPropertiesSize {
+		return "", nserror.New(nserror.InvalidInput, "properties of %d bytes, more than %d", total, MaxPropertiesSize)
+	}
+	if err := checkRetentionProps(p); err != nil {
+		return "", err
+	}
+	if p == nil {
+		p = Properties{}
+	}
+	b, err := json.Marshal(p)
+	return string(b), err
+}
+
+func propsOf(r manifesttable.Row) Properties {
+	p := Properties{}
+	if r.Metadata != "" {
+		_ = json.Unmarshal([]byte(r.Metadata), &p)
+	}
+	return p
+}
+
+// normMode matches a mode or behavior regardless of case and underscores;
+// "" gives def.
+func normMode(s, def string, allowed ...string) (string, error) {
+	if s == "" {
+		return def, nil
+	}
+	n := strings.ReplaceAll(strings.ToLower(s), "_", "")
+	for _, a := range allowed {
+		if strings.ToLower(a) == n {
+			return a, nil
+		}
+	}
+	return "", nserror.New(nserror.InvalidInput, "%q is not one of %s", s, strings.Join(allowed, ", "))
+}
+
+// page applies page_token (exclusive start) and limit to sorted names.
+func page(names []string, token string, limit *int) ([]string, string, error) {
+	start := 0
+	if token != "" {
+		for start < len(names) && names[start] <= token {
+			start++
+		}
+	}
+	// Never nil: the protocol's lists are required arrays, and Lance's
+	// client rejects a null one.
+	names = append([]string{}, names[start:]...)
+	if limit != nil && *limit < 0 {
+		return nil, "", nserror.New(nserror.InvalidInput, "limit %d is negative", *limit)
+	}
+	// No limit (or 0) means everything: Lance's tableNames() does not follow
+	// page tokens.
+	if limit == nil || *limit == 0 || len(names) <= *limit {
+		return names, "", nil
+	}
+	return names[:*limit], names[*limit-1], nil
+}

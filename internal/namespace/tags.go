@@ -1,0 +1,305 @@
+package namespace
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+	"unicode"
+
+	"github.com/flightns/flightns/internal/lancemanifest"
+	"github.com/flightns/flightns/nserror"
+	"github.com/flightns/flightns/objstore"
+)
+
+// Tags are Lance's own: one JSON file per tag under the table's
+// _refs/tags/, written and read by Lance itself (LanceDB's tags()) and,
+// through these operations, by the catalog, in the same format, so that
+// every reader agrees. Storage is their only truth: nothing about them is
+// kept in Redis or __manifest.
+
+// tagFile is a tag file as Lance writes it (serde, camelCase, two-space
+// indented): the fields in Lance's order.
+type tagFile struct {
+	Branch       *string         `json:"branch"`
+	Version      int64           `json:"version"`
+	CreatedAt    string          `json:"createdAt,omitempty"`
+	UpdatedAt    string          `json:"updatedAt,omitempty"`
+	ManifestSize int64           `json:"manifestSize"`
+	Metadata     json.RawMessage `json:"metadata,omitempty"`
+}
+
+// TagContents is a tag in ListTableTags: the version it points to, the
+// size of that version's manifest, and its branch (absent: main).
+type TagContents struct {
+	Branch       string `json:"branch,omitempty"`
+	Version      int64  `json:"version"`
+	ManifestSize int64  `json:"manifestSize"`
+}
+
+// ListTableTagsRequest lists a table's tags.
+type ListTableTagsRequest struct {
+	Common
+	ID        ID     `json:"id"`
+	PageToken string `json:"page_token,omitempty"`
+	Limit     *int   `json:"limit,omitempty"`
+}
+
+// ListTableTagsResponse holds a page of tags, by name.
+type ListTableTagsResponse struct {
+	Tags      map[string]TagContents `json:"tags"`
+	PageToken string                 `json:"page_token,omitempty"`
+}
+
+// GetTableTagVersionRequest asks which version a tag points to.
+type GetTableTagVersionRequest struct {
+	Common
+	ID  ID     `json:"id"`
+	Tag string `json:"tag"`
+}
+
+// GetTableTagVersionResponse is the version a tag points to.
+type GetTableTagVersionResponse struct {
+	Version int64  `json:"version"`
+	Branch  string `json:"branch,omitempty"`
+}
+
+// CreateTableTagRequest creates a tag (UpdateTableTag moves one).
+type CreateTableTagRequest struct {
+	Common
+	ID      ID     `json:"id"`
+	Tag     string `json:"tag"`
+	Version int64  `json:"version"`
+	Branch  string `json:"branch,omitempty"`
+}
+
+// DeleteTableTagRequest deletes a tag.
+type DeleteTableTagRequest struct {
+	Common
+	ID  ID     `json:"id"`
+	Tag string `json:"tag"`
+}
+
+// TableTagResponse answers CreateTableTag, UpdateTableTag and
+// DeleteTableTag.
+type TableTagResponse struct {
+	TransactionID string `json:"transaction_id,omitempty"`
+}
+
+// checkTagName applies Lance's rules for a tag's name: not empty; letters,
+// digits, '.', '-' and '_' only; no leading or trailing dot, no "..", no
+// ".lock" ending. A name that breaks them is InvalidInput.
+func checkTagName(tag string) error {
+	bad := func(why string) error { return nserror.New(nserror.InvalidInput, "tag %q: %s", tag, why) }
+	switch {
+	case tag == "":
+		return bad("a tag's name cannot be empty")
+	case strings.IndexFunc(tag, notRefChar) >= 0:
+		return bad("a tag's name is made of letters, digits, '.', '-' and '_'")
+	case strings.HasPrefix(tag, "."), strings.HasSuffix(tag, "."):
+		return bad("a tag's name cannot begin or end with a dot")
+	case strings.HasSuffix(tag, ".lock"):
+		return bad("a tag's name cannot end with .lock")
+	case strings.Contains(tag, ".."):
+		return bad("a tag's name cannot hold two consecutive dots")
+	case len(tag)+len(refSuffix) > objstore.MaxSegmentLen:
+		return bad(fmt.Sprintf("a tag's name is at most %d bytes (its file is %s%s)", objstore.MaxSegmentLen-len(refSuffix), "<name>", refSuffix))
+	}
+	return nil
+}
+
+// refSuffix ends the name of a tag's or a branch's ref file.
+const refSuffix = ".json"
+
+// notRefChar reports a character Lance refuses in a tag's name and in a
+// segment of a branch's: anything but letters, digits, '.', '-' and '_'.
+func notRefChar(r rune) bool {
+	return !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '.' && r != '-' && r != '_'
+}
+
+// readTag reads a tag's file; a missing one is TableTagNotFound.
+func (s *Service) readTag(ctx context.Context, id ID, loc, tag string) (tagFile, error) {
+	var t tagFile
+	if err := checkTagName(tag); err != nil {
+		return t, err
+	}
+	b, err := s.objs.Get(ctx, lancemanifest.TagKey(loc, tag))
+	if errors.Is(err, objstore.ErrNotFound) {
+		return t, nserror.New(nserror.TableTagNotFound, "table %q has no tag %q", id.String(), tag)
+	}
+	if err != nil {
+		return t, err
+	}
+	if err := json.Unmarshal(b, &t); err != nil {
+		return t, nserror.New(nserror.Internal, "the file of tag %q of table %q is not a Lance tag: %v", tag, id.String(), err)
+	}
+	return t, nil
+}
+
+// tagged builds the file of a tag pointing to version, checking that the
+// version exists on the branch (main when none is named).
+func (s *Service) tagged(ctx context.Context, id ID, loc string, version int64, branch string) (tagFile, error) {
+	chain, err := chainOf(loc, branch)
+	if err != nil {
+		return tagFile{}, err
+	}
+	if version <= 0 {
+		return tagFile{}, nserror.New(nserror.InvalidInput, "version %d is not a table version", version)
+	}
+	tv, err := s.versionOf(ctx, id, chain, version)
+	if err != nil {
+		return tagFile{}, s.orBranchNotFound(ctx, id, chain, branch, err)
+	}
+	t := tagFile{Version: version, Metadata: json.RawMessage("{}")}
+	if !onMain(branch) {
+		t.Branch = &branch
+	}
+	if tv.ManifestSize != nil {
+		t.ManifestSize = *tv.ManifestSize
+	}
+	return t, nil
+}
+
+// encodeRef is a ref file (a tag's, a branch's) as Lance writes it:
+// serde_json's pretty printer (two spaces, each array element on a line
+// of its own), HTML characters as they are, no final newline.
+func encodeRef(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimRight(buf.Bytes(), "\n"), nil
+}
+
+// tagTime is a tag's timestamp as Lance writes it (RFC 3339, UTC,
+// nanoseconds).
+func (s *Service) tagTime() string { return s.now().UTC().Format(time.RFC3339Nano) }
+
+// ListTableTags lists a table's tags by name, a page at a time
+// (page_token: the last name of the previous page).
+func (s *Service) ListTableTags(ctx context.Context, req ListTableTagsRequest) (*ListTableTagsResponse, error) {
+	loc, err := s.tableLoc(ctx, req.ID)
+	if err != nil {
+		return nil, err
+	}
+	_, names, token, err := s.refPage(ctx, lancemanifest.TagsPrefix(loc), func(file string) (string, bool) {
+		return file, checkTagName(file) == nil
+	}, req.PageToken, req.Limit)
+	if err != nil {
+		return nil, err
+	}
+	resp := &ListTableTagsResponse{Tags: make(map[string]TagContents, len(names)), PageToken: token}
+	for _, name := range names {
+		t, err := s.readTag(ctx, req.ID, loc, name)
+		if nserror.CodeOf(err) == nserror.TableTagNotFound {
+			continue // deleted meanwhile
+		}
+		if err != nil {
+			return nil, err
+		}
+		c := TagContents{Version: t.Version, ManifestSize: t.ManifestSize}
+		if t.Branch != nil {
+			c.Branch = *t.Branch
+		}
+		resp.Tags[name] = c
+	}
+	return resp, nil
+}
+
+// GetTableTagVersion answers the version a tag points to.
+func (s *Service) GetTableTagVersion(ctx context.Context, req GetTableTagVersionRequest) (*GetTableTagVersionResponse, error) {
+	loc, err := s.tableLoc(ctx, req.ID)
+	if err != nil {
+		return nil, err
+	}
+	t, err := s.readTag(ctx, req.ID, loc, req.Tag)
+	if err != nil {
+		return nil, err
+	}
+	resp := &GetTableTagVersionResponse{Version: t.Version}
+	if t.Branch != nil {
+		resp.Branch = *t.Branch
+	}
+	return resp, nil
+}
+
+// CreateTableTag makes a tag point to an existing version of main; the
+// file is written create-only, as Lance does: a tag that exists is
+// TableTagAlreadyExists.
+func (s *Service) CreateTableTag(ctx context.Context, req CreateTableTagRequest) (*TableTagResponse, error) {
+	loc, err := s.tableLoc(ctx, req.ID)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkTagName(req.Tag); err != nil {
+		return nil, err
+	}
+	t, err := s.tagged(ctx, req.ID, loc, req.Version, req.Branch)
+	if err != nil {
+		return nil, err
+	}
+	t.CreatedAt = s.tagTime()
+	t.UpdatedAt = t.CreatedAt
+	b, err := encodeRef(t)
+	if err != nil {
+		return nil, err
+	}
+	err = s.objs.PutIfAbsent(ctx, lancemanifest.TagKey(loc, req.Tag), b)
+	if errors.Is(err, objstore.ErrAlreadyExists) {
+		return nil, nserror.New(nserror.TableTagAlreadyExists, "table %q already has a tag %q", req.ID.String(), req.Tag)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &TableTagResponse{}, nil
+}
+
+// UpdateTableTag makes an existing tag point to another version of main;
+// it keeps its creation time.
+func (s *Service) UpdateTableTag(ctx context.Context, req CreateTableTagRequest) (*TableTagResponse, error) {
+	loc, err := s.tableLoc(ctx, req.ID)
+	if err != nil {
+		return nil, err
+	}
+	old, err := s.readTag(ctx, req.ID, loc, req.Tag)
+	if err != nil {
+		return nil, err
+	}
+	t, err := s.tagged(ctx, req.ID, loc, req.Version, req.Branch)
+	if err != nil {
+		return nil, err
+	}
+	t.CreatedAt, t.UpdatedAt = old.CreatedAt, s.tagTime()
+	if len(old.Metadata) > 0 {
+		t.Metadata = old.Metadata
+	}
+	b, err := encodeRef(t)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.objs.Put(ctx, lancemanifest.TagKey(loc, req.Tag), b); err != nil {
+		return nil, err
+	}
+	return &TableTagResponse{}, nil
+}
+
+// DeleteTableTag deletes a tag's file; a missing tag is TableTagNotFound.
+func (s *Service) DeleteTableTag(ctx context.Context, req DeleteTableTagRequest) (*TableTagResponse, error) {
+	loc, err := s.tableLoc(ctx, req.ID)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := s.readTag(ctx, req.ID, loc, req.Tag); err != nil {
+		return nil, err
+	}
+	if err := s.objs.Delete(ctx, lancemanifest.TagKey(loc, req.Tag)); err != nil {
+		return nil, err
+	}
+	return &TableTagResponse{}, nil
+}
