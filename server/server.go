@@ -74,7 +74,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		return nil, err
 	}
 	s.metrics = obs.NewMetrics()
-	if s.deps, err = OpenDeps(ctx, cfg.Store, s.log, false, s.metrics.StoreObserver()); err != nil {
+	if s.deps, err = OpenDeps(ctx, cfg.Store, s.log, false, storeObserver(s.metrics)); err != nil {
 		return nil, err
 	}
 	s.push(func() { s.deps.Close(s.log) })
@@ -103,12 +103,12 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	}
 	var maintain *namespace.MaintainConfig
 	if cfg.MaintainInterval > 0 {
-		maintain = &namespace.MaintainConfig{Interval: cfg.MaintainInterval, Observer: s.metrics.MaintainObserver()}
+		maintain = &namespace.MaintainConfig{Interval: cfg.MaintainInterval, Observer: maintainObserver(s.metrics)}
 	}
 	s.svc, err = namespace.Open(ctx, namespace.Config{Objects: s.deps.Store, Redis: s.deps.Redis, Catalog: cfg.Store.Catalog, Logger: s.log, Vend: vend,
 		Engine: engine, NoSQL: isolated,
 		ReplicaAcks: cfg.ReplicaAcks, ReplicaTimeout: cfg.ReplicaTimeout,
-		Unmanaged: cfg.Unmanaged, DropRetention: cfg.DropRetention, CleanupGrace: cfg.CleanupGrace, Maintain: maintain, ClaimStep: cfg.ClaimStep, ClaimObserver: s.metrics.ClaimObserver(), TableObserver: s.metrics.TableObserver()})
+		Unmanaged: cfg.Unmanaged, DropRetention: cfg.DropRetention, CleanupGrace: cfg.CleanupGrace, Maintain: maintain, ClaimStep: cfg.ClaimStep, ClaimObserver: claimObserver(s.metrics), TableObserver: tableObserver(s.metrics)})
 	if err != nil {
 		return nil, fmt.Errorf("opening the catalog: %w", err)
 	}

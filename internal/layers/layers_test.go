@@ -20,12 +20,11 @@ const module = "github.com/flightns/flightns/"
 var production = [][]string{
 	{"nserror", "internal/child", "internal/commitlog", "internal/redislock", "internal/redisurl"},
 	{"internal/grpcstatus", "objstore", "internal/auth", "internal/audit", "internal/redisproc", "internal/redisstate", "internal/sqlengine"},
-	{"internal/lancemanifest", "internal/privateredis", "internal/idempotency"},
+	{"internal/lancemanifest", "internal/privateredis", "internal/idempotency", "internal/obs"},
 	{"redisclaim", "internal/cleanup"},
 	{"manifesttable"},
 	{"internal/namespace"},
 	{"planner", "internal/repair"},
-	{"internal/obs"},
 	{"flightserver", "internal/restserver", "internal/sqlworker"},
 	{"internal/console"},
 	{"server"},

@@ -3,16 +3,18 @@
 // of the process (HTTP /healthz and /readyz, and the gRPC health service on
 // the Flight port).
 //
-// The core packages know nothing of it: they expose small observer hooks
-// (redisclaim.Observer, objstore.Options.Observer, a go-redis Hook) and obs
-// plugs into them; the surfaces are wrapped by its gRPC interceptors and
+// The core packages know nothing of it, and it knows nothing of them: they
+// expose small observer hooks (redisclaim.Observer, objstore.ObserveFunc,
+// manifesttable.Observer, the maintainer's report) and the server adapts
+// each to a method of Metrics (Claimed, StoreFailed, GroupCommitted,
+// MaintainerPassed, …), so obs imports only the error model; the surfaces are wrapped by its gRPC interceptors and
 // HTTP middleware, outermost among them its recovery (RecoveryInterceptors,
 // RecoverHTTP, Recovered), which turns a handler's panic into Internal,
 // logs its stack and counts it (Metrics.PanicRecovered). Every metric lives in one registry per process
 // (Metrics), never in a global one. The catalog's maintenance signals
-// are aggregate gauges, never a series per table: the __manifest table
-// hands itself to its observer when opened (manifesttable.Observer.Opened)
-// and each scrape reads its totals (manifesttable.Table.MaintenanceTotals).
+// are aggregate gauges, never a series per table: each scrape reads the
+// totals from the source the server sets (Metrics.MaintenanceFrom: the
+// __manifest table's MaintenanceTotals, once it is opened).
 //
 // Invariants: an observer never changes an outcome and never blocks (a
 // counter or a histogram update, nothing else); /healthz answers 200 as

@@ -2,20 +2,32 @@ package obs
 
 import (
 	"sync/atomic"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-
-	"github.com/flightns/flightns/internal/namespace"
-	"github.com/flightns/flightns/manifesttable"
 )
 
+// Maintenance is the catalog's maintenance signals summed over every
+// table and branch (the __manifest table's totals), as the gauges show
+// them.
+type Maintenance struct {
+	// NeedingCompaction is the chains whose latest version needs a
+	// compaction; Chains the chains with a version record, Versions
+	// those records.
+	NeedingCompaction, Chains, Versions int
+	// SmallFragments and DeletedRows sum over the latest versions whose
+	// fragments were read; Unread counts the chains whose were not.
+	SmallFragments, DeletedRows uint64
+	Unread                      int
+}
+
 // maintenanceGauges are the catalog's maintenance signals as aggregate
-// gauges (manifesttable.MaintenanceTotals): one series each, never one
-// per table, whose count has no bound. They are read from the table's
-// index at every scrape, so every server of a catalog reports the same
-// values (aggregate them across servers with max, not sum).
+// gauges (Maintenance): one series each, never one per table, whose
+// count has no bound. They are read from the catalog at every scrape, so
+// every server of a catalog reports the same values (aggregate them
+// across servers with max, not sum).
 type maintenanceGauges struct {
-	table atomic.Pointer[manifesttable.Table] // the opened table; nil: none yet
+	source atomic.Pointer[func() Maintenance] // reads the totals; nil: no catalog yet
 
 	needing, chains, versions, small, deleted, unread *prometheus.Desc
 }
@@ -45,13 +57,13 @@ func (g *maintenanceGauges) Describe(ch chan<- *prometheus.Desc) {
 	}
 }
 
-// Collect implements prometheus.Collector: nothing until a table opened.
+// Collect implements prometheus.Collector: nothing until a source is set.
 func (g *maintenanceGauges) Collect(ch chan<- prometheus.Metric) {
-	t := g.table.Load()
-	if t == nil {
+	src := g.source.Load()
+	if src == nil {
 		return
 	}
-	m := t.MaintenanceTotals()
+	m := (*src)()
 	for d, v := range map[*prometheus.Desc]float64{
 		g.needing: float64(m.NeedingCompaction), g.chains: float64(m.Chains), g.versions: float64(m.Versions),
 		g.small: float64(m.SmallFragments), g.deleted: float64(m.DeletedRows), g.unread: float64(m.Unread),
@@ -60,8 +72,8 @@ func (g *maintenanceGauges) Collect(ch chan<- prometheus.Metric) {
 	}
 }
 
-// maintainerMetrics count what the maintainer (namespace.MaintainConfig)
-// does, in the process that holds its lease.
+// maintainerMetrics count what the maintainer does, in the process that
+// holds its lease.
 type maintainerMetrics struct {
 	passes   prometheus.Counter
 	took     prometheus.Histogram
@@ -99,18 +111,31 @@ func (m *maintainerMetrics) collectors() []prometheus.Collector {
 	return []prometheus.Collector{m.passes, m.took, m.pruned, m.cleanups, m.objects, m.bytes}
 }
 
-// MaintainObserver is the maintainer's observer
-// (namespace.MaintainConfig.Observer).
-func (m *Metrics) MaintainObserver() func(namespace.MaintainReport) {
-	return func(r namespace.MaintainReport) {
-		mm := m.maintainer
-		mm.passes.Inc()
-		mm.took.Observe(r.Took.Seconds())
-		mm.pruned.WithLabelValues("lance").Add(float64(r.Pruned))
-		mm.pruned.WithLabelValues("flightns").Add(float64(r.CleanedVersions))
-		mm.cleanups.WithLabelValues("ok").Add(float64(r.Cleanups))
-		mm.cleanups.WithLabelValues("error").Add(float64(r.Failed))
-		mm.objects.Add(float64(r.Deleted))
-		mm.bytes.Add(float64(r.Bytes))
-	}
+// MaintenanceFrom makes the maintenance gauges read totals from src at
+// every scrape (the last source set wins; none set: no series).
+func (m *Metrics) MaintenanceFrom(src func() Maintenance) { m.maintenance.source.Store(&src) }
+
+// MaintainerPass is what one pass of the maintainer did.
+type MaintainerPass struct {
+	// Pruned is the version records that left because Lance pruned their
+	// manifests; CleanedVersions those flightns's own cleanups pruned.
+	Pruned, CleanedVersions int
+	// Cleanups and Failed count the tables cleaned up and the cleanups
+	// that failed; Deleted and Bytes the objects the cleanups deleted.
+	Cleanups, Failed, Deleted int
+	Bytes                     int64
+	Took                      time.Duration
+}
+
+// MaintainerPassed records one pass of the maintainer.
+func (m *Metrics) MaintainerPassed(p MaintainerPass) {
+	mm := m.maintainer
+	mm.passes.Inc()
+	mm.took.Observe(p.Took.Seconds())
+	mm.pruned.WithLabelValues("lance").Add(float64(p.Pruned))
+	mm.pruned.WithLabelValues("flightns").Add(float64(p.CleanedVersions))
+	mm.cleanups.WithLabelValues("ok").Add(float64(p.Cleanups))
+	mm.cleanups.WithLabelValues("error").Add(float64(p.Failed))
+	mm.objects.Add(float64(p.Deleted))
+	mm.bytes.Add(float64(p.Bytes))
 }

@@ -13,10 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/redis/go-redis/v9"
 
-	"github.com/flightns/flightns/manifesttable"
 	"github.com/flightns/flightns/nserror"
-	"github.com/flightns/flightns/objstore"
-	"github.com/flightns/flightns/redisclaim"
 )
 
 // Metrics holds every metric of one process, in a registry of its own.
@@ -154,25 +151,25 @@ func (m *Metrics) SQLWorkerRestarted(kind string) { m.sqlRestarts.WithLabelValue
 // (RecoveryInterceptors, RecoverHTTP).
 func (m *Metrics) PanicRecovered(surface string) { m.panics.WithLabelValues(surface).Inc() }
 
-// ClaimObserver is the redisclaim hook.
-func (m *Metrics) ClaimObserver() *redisclaim.Observer {
-	return &redisclaim.Observer{
-		Claim: func(_ int, took time.Duration, err error) {
-			result := "ok"
-			switch {
-			case err == nil:
-			case nserror.CodeOf(err) == nserror.ConcurrentModification:
-				result = "conflict"
-				m.conflicts.Inc()
-			default:
-				result = "error"
-			}
-			m.claimDuration.WithLabelValues(result).Observe(took.Seconds())
-		},
-		Finalize: func(took time.Duration, _ error) { m.finalize.Observe(took.Seconds()) },
-		Recovery: func(st redisclaim.RecoveryStats, err error) { m.Recovered(st.Duration, err) },
+// Claimed records one claim script run (one single-table commit or one
+// multi-table transaction, of members tables): a ConcurrentModification
+// is a lost race, counted as a conflict.
+func (m *Metrics) Claimed(_ int, took time.Duration, err error) {
+	result := "ok"
+	switch {
+	case err == nil:
+	case nserror.CodeOf(err) == nserror.ConcurrentModification:
+		result = "conflict"
+		m.conflicts.Inc()
+	default:
+		result = "error"
 	}
+	m.claimDuration.WithLabelValues(result).Observe(took.Seconds())
 }
+
+// Finalized records one finalization of a single-table claim (the
+// create-only copy to the final path).
+func (m *Metrics) Finalized(took time.Duration, _ error) { m.finalize.Observe(took.Seconds()) }
 
 // Recovered records one recovery run.
 func (m *Metrics) Recovered(took time.Duration, err error) {
@@ -184,24 +181,17 @@ func (m *Metrics) Recovered(took time.Duration, err error) {
 	m.recoveryTime.Observe(took.Seconds())
 }
 
-// StoreObserver is the objstore hook: failures by operation.
-func (m *Metrics) StoreObserver() objstore.ObserveFunc {
-	return func(op objstore.Op, _ string, _ time.Duration, err error) {
-		if err != nil && !errors.Is(err, objstore.ErrNotFound) && !errors.Is(err, objstore.ErrAlreadyExists) {
-			m.storeErrors.WithLabelValues(string(op)).Inc()
-		}
-	}
-}
+// StoreFailed counts one failed object storage operation (op: get, put,
+// copy, …). An answer such as "not found" is not a failure: the caller
+// that knows the store's answers decides.
+func (m *Metrics) StoreFailed(op string) { m.storeErrors.WithLabelValues(op).Inc() }
 
-// TableObserver is the __manifest table's hook: the latency and the size
-// of every group commit (one __manifest log segment) this process
-// writes, and the opened table, whose maintenance totals the aggregate
-// gauges read at each scrape (the last table opened).
-func (m *Metrics) TableObserver() *manifesttable.Observer {
-	return &manifesttable.Observer{Segment: func(sequences int, took time.Duration) {
-		m.materialize.Observe(took.Seconds())
-		m.groupSize.Observe(float64(sequences))
-	}, Opened: m.maintenance.table.Store}
+// GroupCommitted records one group commit of the __manifest table (one
+// log segment) this process wrote: the catalog sequences it carries and
+// how long its write took.
+func (m *Metrics) GroupCommitted(sequences int, took time.Duration) {
+	m.materialize.Observe(took.Seconds())
+	m.groupSize.Observe(float64(sequences))
 }
 
 // RedisHook counts failed Redis commands and dials. A nil reply

@@ -19,8 +19,6 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/flightns/flightns/nserror"
-	"github.com/flightns/flightns/objstore"
-	"github.com/flightns/flightns/redisclaim"
 )
 
 var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -75,11 +73,10 @@ func TestCommitsConflictsAndRequestsAreCounted(t *testing.T) {
 			t.Errorf("commits %s: %v", result, got)
 		}
 	}
-	o := m.ClaimObserver()
-	o.Claim(1, time.Millisecond, nil)
-	o.Claim(1, time.Millisecond, nserror.New(nserror.ConcurrentModification, "taken"))
-	o.Finalize(time.Millisecond, nil)
-	o.Recovery(redisclaim.RecoveryStats{Duration: time.Second}, nil)
+	m.Claimed(1, time.Millisecond, nil)
+	m.Claimed(1, time.Millisecond, nserror.New(nserror.ConcurrentModification, "taken"))
+	m.Finalized(time.Millisecond, nil)
+	m.Recovered(time.Second, nil)
 	if got := testutil.ToFloat64(m.conflicts); got != 1 {
 		t.Errorf("conflicts %v", got)
 	}
@@ -91,24 +88,10 @@ func TestCommitsConflictsAndRequestsAreCounted(t *testing.T) {
 	}
 }
 
-func TestStoreObserverCountsFailures(t *testing.T) {
+func TestGroupCommitsAreRecorded(t *testing.T) {
 	m := NewMetrics()
-	f := m.StoreObserver()
-	f(objstore.OpGet, "a", time.Millisecond, objstore.ErrNotFound) // an answer, not a failure
-	f(objstore.OpPut, "a", time.Millisecond, errors.New("503 slow down"))
-	if got := testutil.ToFloat64(m.storeErrors.WithLabelValues("put")); got != 1 {
-		t.Errorf("put errors %v", got)
-	}
-	if got := testutil.ToFloat64(m.storeErrors.WithLabelValues("get")); got != 0 {
-		t.Errorf("not-found counted as a failure")
-	}
-}
-
-func TestTableObserverRecordsGroupCommits(t *testing.T) {
-	m := NewMetrics()
-	o := m.TableObserver()
-	o.Segment(3, time.Millisecond)
-	o.Segment(4, 2*time.Millisecond)
+	m.GroupCommitted(3, time.Millisecond)
+	m.GroupCommitted(4, 2*time.Millisecond)
 	metrics, err := m.reg.Gather()
 	if err != nil {
 		t.Fatal(err)

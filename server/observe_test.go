@@ -1,13 +1,17 @@
-package obs
+package server
 
 import (
 	"context"
+	"errors"
+	"io"
+	"log/slog"
 	"testing"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/flightns/flightns/internal/namespace"
+	"github.com/flightns/flightns/internal/obs"
 	"github.com/flightns/flightns/internal/testutil/redistest"
 	"github.com/flightns/flightns/manifesttable"
 	"github.com/flightns/flightns/objstore"
@@ -18,10 +22,10 @@ import (
 // scrape: one series each, whatever the number of tables.
 func TestMaintenanceGaugesSumTheCatalog(t *testing.T) {
 	ctx := context.Background()
-	m := NewMetrics()
+	m := obs.NewMetrics()
 	names := []string{"flightns_tables_needing_compaction", "flightns_table_version_chains", "flightns_table_version_records",
 		"flightns_table_small_fragments", "flightns_table_deleted_rows", "flightns_table_maintenance_unread"}
-	if n, err := testutil.GatherAndCount(m.reg, names...); err != nil || n != 0 {
+	if n, err := testutil.GatherAndCount(m.Registry(), names...); err != nil || n != 0 {
 		t.Fatalf("before a table opened: %d series, %v", n, err)
 	}
 
@@ -35,7 +39,7 @@ func TestMaintenanceGaugesSumTheCatalog(t *testing.T) {
 		t.Fatal(err)
 	}
 	tb, err := manifesttable.Open(ctx, manifesttable.Config{Objects: objs, Redis: r.Client(), Catalog: catalog, NoSQL: true,
-		NoVersionStats: true, Logger: quiet, Observer: m.TableObserver()})
+		NoVersionStats: true, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Observer: tableObserver(m)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,7 +71,7 @@ func TestMaintenanceGaugesSumTheCatalog(t *testing.T) {
 		"flightns_tables_needing_compaction": 2, "flightns_table_version_chains": 4, "flightns_table_version_records": 5,
 		"flightns_table_small_fragments": 14, "flightns_table_deleted_rows": 25, "flightns_table_maintenance_unread": 1,
 	}
-	families, err := m.reg.Gather()
+	families, err := m.Registry().Gather()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,8 +92,8 @@ func TestMaintenanceGaugesSumTheCatalog(t *testing.T) {
 
 // The maintainer's observer counts what a pass did.
 func TestMaintainerMetricsCountPasses(t *testing.T) {
-	m := NewMetrics()
-	m.MaintainObserver()(namespace.MaintainReport{Held: true, Pruned: 3, Cleanups: 2, Failed: 1, CleanedVersions: 7, Deleted: 9, Bytes: 100})
+	m := obs.NewMetrics()
+	maintainObserver(m)(namespace.MaintainReport{Held: true, Pruned: 3, Cleanups: 2, Failed: 1, CleanedVersions: 7, Deleted: 9, Bytes: 100})
 	got := map[string]float64{}
 	fams, err := m.Registry().Gather()
 	if err != nil {
@@ -112,5 +116,33 @@ func TestMaintainerMetricsCountPasses(t *testing.T) {
 		if got[name] != want {
 			t.Errorf("%s = %v, want %v", name, got[name], want)
 		}
+	}
+}
+
+// The object store's observer counts failures by operation; "not found"
+// is an answer, not a failure.
+func TestStoreObserverCountsFailures(t *testing.T) {
+	m := obs.NewMetrics()
+	f := storeObserver(m)
+	f(objstore.OpGet, "a", time.Millisecond, objstore.ErrNotFound) // an answer, not a failure
+	f(objstore.OpPut, "a", time.Millisecond, errors.New("503 slow down"))
+	errs := map[string]float64{}
+	fams, err := m.Registry().Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range fams {
+		if f.GetName() != "flightns_objstore_errors_total" {
+			continue
+		}
+		for _, mt := range f.GetMetric() {
+			errs[mt.GetLabel()[0].GetValue()] = mt.GetCounter().GetValue()
+		}
+	}
+	if got := errs["put"]; got != 1 {
+		t.Errorf("put errors %v", got)
+	}
+	if got := errs["get"]; got != 0 {
+		t.Errorf("not-found counted as a failure")
 	}
 }
