@@ -98,7 +98,7 @@ func TestTableMaintenanceFromRealLanceManifests(t *testing.T) {
 	}
 	q := `SELECT ` + maintenanceCols + ` FROM table_maintenance ORDER BY 1`
 
-	stage("aa_ns$t", 1, readManifest(t, "../lancemanifest/testdata/v1.manifest")) // Overwrite: 3 rows
+	stage("aa_ns$t", 1, readManifest(t, "../internal/lancemanifest/testdata/v1.manifest")) // Overwrite: 3 rows
 	stage("aa_ns$t", 2, readManifest(t, "testdata/compaction/v12.manifest"))      // Append: 12 fragments of 10
 	stage("aa_ns$t", 3, readManifest(t, "testdata/compaction/v13.manifest"))      // Delete: 24 of 120 rows
 	untilRows(t, tb, []string{
@@ -358,10 +358,10 @@ func TestTheOperationOfAVersionsTransaction(t *testing.T) {
 	ctx := context.Background()
 	e := newTenv(t)
 	for name, want := range map[string]string{
-		"../lancemanifest/testdata/v1.manifest":                   "overwrite",
-		"../lancemanifest/testdata/v4.manifest":                   "create_index",
-		"../lancemanifest/testdata/lance12/restore-v3.manifest":   OpRestore,
-		"../lancemanifest/testdata/lance12/clone-dev-v2.manifest": OpClone,
+		"../internal/lancemanifest/testdata/v1.manifest":                   "overwrite",
+		"../internal/lancemanifest/testdata/v4.manifest":                   "create_index",
+		"../internal/lancemanifest/testdata/lance12/restore-v3.manifest":   OpRestore,
+		"../internal/lancemanifest/testdata/lance12/clone-dev-v2.manifest": OpClone,
 		"testdata/compaction/v13.manifest":                        OpDelete,
 		"testdata/compaction/v15.manifest":                        OpRewrite,
 	} {
