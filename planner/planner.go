@@ -28,7 +28,7 @@ const (
 // state of its own beyond a cache of parsed table definitions, keyed by
 // their exact properties.
 type Planner struct {
-	svc *namespace.Service // nil in a planner that only plans (NewScanner)
+	svc Namespaces // nil in a planner that only plans (NewScanner)
 	cat Catalog
 
 	mu        sync.Mutex
@@ -46,8 +46,25 @@ type Catalog interface {
 	LocationURI(location string) string
 }
 
+// Namespaces is what a planner changes partitioned tables through: the
+// operations of the namespace service it calls (each checks the caller's
+// grants itself), and the catalog it reads. The namespace service is one.
+type Namespaces interface {
+	Catalog
+	// Permits and AuthorizeNamespace check the caller's role, on the
+	// catalog and on a namespace's subtree.
+	Permits(ctx context.Context, need auth.Role) error
+	AuthorizeNamespace(ctx context.Context, need auth.Role, id namespace.ID) error
+	CreateNamespace(ctx context.Context, req namespace.CreateNamespaceRequest) (*namespace.CreateNamespaceResponse, error)
+	// EvolveNamespace changes a partitioned table's properties and
+	// creates its next spec's child namespace, both durable on return.
+	EvolveNamespace(ctx context.Context, req namespace.EvolveNamespaceRequest) error
+	DeclareTable(ctx context.Context, req namespace.DeclareTableRequest) (*namespace.DeclareTableResponse, error)
+	BatchCommitTables(ctx context.Context, req namespace.BatchCommitTablesRequest) (*namespace.BatchCommitTablesResponse, error)
+}
+
 // New returns a planner over svc.
-func New(svc *namespace.Service) *Planner {
+func New(svc Namespaces) *Planner {
 	return &Planner{svc: svc, cat: svc, cache: map[string]*Table{}}
 }
 
@@ -59,9 +76,6 @@ func NewScanner(cat Catalog) *Planner {
 }
 
 var errReadOnlyPlanner = nserror.New(nserror.Unsupported, "this planner only plans: partitioned tables change through the namespace service")
-
-// Service is the namespace service the planner works on.
-func (p *Planner) Service() *namespace.Service { return p.svc }
 
 // Table is a partitioned table's definition: its schema and specs, oldest
 // first; the last spec is the current one (new rows are written under it).
