@@ -24,7 +24,7 @@ func TestVersionRowsGetTheirStatisticsFromTheirManifests(t *testing.T) {
 	defer func() { _ = tb.Close() }()
 	commit(t, tb, put(Row{ObjectType: TypeTable, ObjectID: "t", Location: "loc_t"}))
 	cs := e.claims(tb)
-	lance, err := os.ReadFile("../lancemanifest/testdata/v4.manifest")
+	lance, err := os.ReadFile("../internal/lancemanifest/testdata/v4.manifest")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,7 +97,7 @@ func TestNotedManifestsGiveRowsTheirStatisticsOnlyInTheLeader(t *testing.T) {
 	tb := e.open()
 	defer func() { _ = tb.Close() }()
 	commit(t, tb, put(Row{ObjectType: TypeNamespace, ObjectID: "n"})) // acknowledged: this process leads
-	lance, err := os.ReadFile("../lancemanifest/testdata/v4.manifest")
+	lance, err := os.ReadFile("../internal/lancemanifest/testdata/v4.manifest")
 	if err != nil {
 		t.Fatal(err)
 	}

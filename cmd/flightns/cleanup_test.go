@@ -19,7 +19,7 @@ func TestAdminCleanup(t *testing.T) {
 	mustREST(t, s.rest, "/v1/namespace/a/create", `{"properties":{"flightns.cleanup.older_than":"1h","flightns.cleanup.retain_versions":"2"}}`, nil)
 	loc := declareTable(t, s.rest, "a", "t")
 	for v := uint64(1); v <= 4; v++ {
-		b, err := os.ReadFile(fmt.Sprintf("../../lancemanifest/testdata/v%d.manifest", v))
+		b, err := os.ReadFile(fmt.Sprintf("../../internal/lancemanifest/testdata/v%d.manifest", v))
 		if err != nil {
 			t.Fatal(err)
 		}
