@@ -94,6 +94,31 @@ func (cfg *Config) EnsureDefaults() {
 	}
 }
 
+// Validate refuses what a run cannot measure: an unknown scenario or
+// Redis persistence, a multi-table transaction of fewer than 2 tables.
+func (cfg *Config) Validate() error {
+	switch cfg.RedisPersistence {
+	case "", "none", "everysec", "always":
+	default:
+		return fmt.Errorf("bench: Redis persistence %q is not none, everysec or always", cfg.RedisPersistence)
+	}
+	for _, k := range cfg.TxnTables {
+		if k < 2 {
+			return fmt.Errorf("bench: a multi-table transaction of %d tables", k)
+		}
+	}
+	known := map[string]bool{}
+	for _, s := range Scenarios() {
+		known[s.Name] = true
+	}
+	for _, name := range cfg.Scenarios {
+		if !known[name] {
+			return fmt.Errorf("bench: unknown scenario %q", name)
+		}
+	}
+	return nil
+}
+
 // clientsUpTo is cfg.Clients without the levels above limit (all of them
 // if none is at or below it): for scenarios where more callers only queue
 // on the two cores.
@@ -214,15 +239,8 @@ func Scenarios() []Scenario {
 // Run executes the configured scenarios and returns the report.
 func Run(ctx context.Context, cfg Config) (*Report, error) {
 	cfg.EnsureDefaults()
-	switch cfg.RedisPersistence {
-	case "", "none", "everysec", "always":
-	default:
-		return nil, fmt.Errorf("bench: Redis persistence %q is not none, everysec or always", cfg.RedisPersistence)
-	}
-	for _, k := range cfg.TxnTables {
-		if k < 2 {
-			return nil, fmt.Errorf("bench: a multi-table transaction of %d tables", k)
-		}
+	if err := cfg.Validate(); err != nil {
+		return nil, err
 	}
 	rep := &Report{StartedAt: time.Now().UTC(), GoVersion: runtime.Version(), GOOS: runtime.GOOS,
 		GOARCH: runtime.GOARCH, NumCPU: runtime.NumCPU()}
@@ -231,15 +249,6 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	rep.Config.Duration = cfg.Duration.String()
 	rep.Config.Scenarios, rep.Config.Backends, rep.Config.Quick = cfg.Scenarios, cfg.Backends, cfg.Quick
 	rep.Config.RedisPersistence = cfg.persistence().String()
-	known := map[string]bool{}
-	for _, s := range Scenarios() {
-		known[s.Name] = true
-	}
-	for _, name := range cfg.Scenarios {
-		if !known[name] {
-			return nil, fmt.Errorf("bench: unknown scenario %q", name)
-		}
-	}
 	var selected []Scenario
 	for _, s := range Scenarios() {
 		if len(cfg.Scenarios) == 0 || slices.Contains(cfg.Scenarios, s.Name) {

@@ -224,7 +224,7 @@ func (w *committer) commit(ctx context.Context, _ int) Outcome {
 		tbl := w.table(i)
 		v := w.heads[i].Load() + 1
 		staging := lancemanifest.StagingPath(lancemanifest.ManifestPath(tbl, lancemanifest.V2, v))
-		if err := w.objs.Put(ctx, staging, w.payload[:], objstore.NoSync()); err != nil {
+		if err := w.objs.PutWith(ctx, staging, w.payload[:], objstore.WriteOptions{NoSync: true}); err != nil {
 			return Failed
 		}
 		start := time.Now()
@@ -244,7 +244,7 @@ func (w *committer) commitTables(ctx context.Context, idx []int) Outcome {
 		tbl := w.table(i)
 		v := w.heads[i].Load() + 1
 		staging := lancemanifest.StagingPath(lancemanifest.ManifestPath(tbl, lancemanifest.V2, v))
-		if err := w.objs.Put(ctx, staging, w.payload[:], objstore.NoSync()); err != nil {
+		if err := w.objs.PutWith(ctx, staging, w.payload[:], objstore.WriteOptions{NoSync: true}); err != nil {
 			return Failed
 		}
 		es = append(es, redisclaim.Entry{Table: tbl, Version: v, StagingPath: staging, Size: int64(len(w.payload))})

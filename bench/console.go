@@ -90,7 +90,11 @@ func runConsole(ctx context.Context, cfg Config, rep *Report) error {
 	if err != nil {
 		return err
 	}
-	hs := httptest.NewServer(console.New(console.Config{Service: svc, Planner: plan, SQL: fsrv, Logger: quietLogger()}))
+	ch, err := console.New(console.Config{Service: svc, Planner: plan, SQL: fsrv, Logger: quietLogger()})
+	if err != nil {
+		return err
+	}
+	hs := httptest.NewServer(ch)
 	defer hs.Close()
 	get := func(paths ...string) func() error {
 		return func() error {

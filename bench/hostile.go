@@ -575,7 +575,7 @@ func (w *hostileWriter) sync(ctx context.Context, n int) error {
 func (w *hostileWriter) commit(ctx context.Context, c int) Outcome {
 	v := w.heads[c] + 1
 	key := lancemanifest.StagingPath(lancemanifest.ManifestPath(w.keys[c], lancemanifest.V2, uint64(v)))
-	if err := w.objs.Put(ctx, key, w.payload, objstore.NoSync()); err != nil {
+	if err := w.objs.PutWith(ctx, key, w.payload, objstore.WriteOptions{NoSync: true}); err != nil {
 		return Failed
 	}
 	err := w.rc.post(ctx, "/v1/table/"+w.table(c)+"/version/create", map[string]any{

@@ -101,11 +101,11 @@ func (t *lanceTables) commit(ctx context.Context, i int) Outcome {
 	if err != nil {
 		return Failed
 	}
-	if err := t.objs.Put(ctx, lancemanifest.TransactionsPrefix(t.keys[i])+txnFile, txn, objstore.NoSync()); err != nil {
+	if err := t.objs.PutWith(ctx, lancemanifest.TransactionsPrefix(t.keys[i])+txnFile, txn, objstore.WriteOptions{NoSync: true}); err != nil {
 		return Failed
 	}
 	staging := lancemanifest.StagingPath(lancemanifest.ManifestPath(t.keys[i], lancemanifest.V2, v))
-	if err := t.objs.Put(ctx, staging, m, objstore.NoSync()); err != nil {
+	if err := t.objs.PutWith(ctx, staging, m, objstore.WriteOptions{NoSync: true}); err != nil {
 		return Failed
 	}
 	_, err = t.svc.CreateTableVersion(ctx, namespace.CreateTableVersionRequest{ID: t.ids[i], Version: int64(v), ManifestPath: staging})

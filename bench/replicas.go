@@ -229,7 +229,7 @@ func (w *replicaWriter) commit(ctx context.Context, r int) Outcome {
 func (w *replicaWriter) commitTable(ctx context.Context, r, k int) Outcome {
 	v := w.heads[k].Load() + 1
 	key := lancemanifest.StagingPath(lancemanifest.ManifestPath(w.keys[k], lancemanifest.V2, v))
-	if err := w.objs.Put(ctx, key, w.payload, objstore.NoSync()); err != nil {
+	if err := w.objs.PutWith(ctx, key, w.payload, objstore.WriteOptions{NoSync: true}); err != nil {
 		return Failed
 	}
 	err := w.rcs[r].post(ctx, "/v1/table/"+replicaTable(k)+"/version/create", map[string]any{

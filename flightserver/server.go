@@ -94,6 +94,11 @@ type Limits struct {
 	MaxMetadataBytes int
 }
 
+// Validate refuses limits New cannot serve with. Every limit EnsureDefaults
+// leaves (each positive) is one, so it refuses nothing; New calls it, as
+// every constructor calls its configuration's.
+func (l *Limits) Validate() error { return nil }
+
 // quarter is the default per-principal share of a pool of n.
 func quarter(n int) int { return max(1, n/4) }
 
@@ -199,15 +204,45 @@ type Server struct {
 	panicked func()                 // Config.Panicked (nil: none)
 }
 
+// EnsureDefaults fills what is unset (call Validate first: the
+// defaults of Planner and SQL are Service's).
+func (c *Config) EnsureDefaults() {
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if c.Planner == nil {
+		c.Planner = planner.New(c.Service)
+	}
+	if c.SQL == nil {
+		c.SQL = tableSQL{t: c.Service.Table()}
+	}
+	if c.Version == "" {
+		c.Version = "dev"
+	}
+	c.Limits.EnsureDefaults()
+	if c.Limits.MaxStartedQueries <= 0 {
+		c.Limits.MaxStartedQueries = c.SQL.MaxQueries() / 4
+	}
+	if c.Limits.MaxStartedQueriesPerPrincipal <= 0 {
+		c.Limits.MaxStartedQueriesPerPrincipal = quarter(c.Limits.MaxStartedQueries)
+	}
+}
+
+// Validate refuses a configuration New cannot run.
+func (c *Config) Validate() error {
+	if c.Service == nil {
+		return fmt.Errorf("flightserver: no namespace service")
+	}
+	return c.Limits.Validate()
+}
+
 // New builds a Server; Serve starts it.
 func New(cfg Config) (*Server, error) {
-	if cfg.Service == nil {
-		return nil, fmt.Errorf("flightserver: no namespace service")
+	if err := cfg.Validate(); err != nil {
+		return nil, err
 	}
+	cfg.EnsureDefaults()
 	log := cfg.Logger
-	if log == nil {
-		log = slog.New(slog.NewTextHandler(io.Discard, nil))
-	}
 	a := cfg.Auth
 	if a == nil {
 		var err error
@@ -215,26 +250,12 @@ func New(cfg Config) (*Server, error) {
 			return nil, err
 		}
 	}
-	lim := cfg.Limits
-	lim.EnsureDefaults()
-	sq := cfg.SQL
-	if sq == nil {
-		sq = tableSQL{t: cfg.Service.Table()}
-	}
-	if lim.MaxStartedQueries <= 0 {
-		lim.MaxStartedQueries = sq.MaxQueries() / 4
-	}
-	if lim.MaxStartedQueriesPerPrincipal <= 0 {
-		lim.MaxStartedQueriesPerPrincipal = quarter(lim.MaxStartedQueries)
-	}
+	lim, sq := cfg.Limits, cfg.SQL
 	shares := lim
 	if !a.Enabled() { // one anonymous principal: its share is the pool
 		shares.MaxStartedQueriesPerPrincipal = lim.MaxStartedQueries
 		shares.MaxUnfetchedResultsPerPrincipal = lim.MaxUnfetchedResults
 		shares.MaxPreparedStatementsPerPrincipal = lim.MaxPreparedStatements
-	}
-	if cfg.Planner == nil {
-		cfg.Planner = planner.New(cfg.Service)
 	}
 	s := &Server{
 		sql: sq,
@@ -249,18 +270,14 @@ func New(cfg Config) (*Server, error) {
 	s.started = newParked("started queries", lim.StalledResultTimeout, lim.MaxStartedQueries, shares.MaxStartedQueriesPerPrincipal,
 		s.release, s.recovered)
 	s.live = newLiveQueries()
-	if cfg.SQL == nil { // SQL in this process: plan_scan is answered here
+	if _, local := sq.(tableSQL); local { // SQL in this process: plan_scan is answered here
 		if err := s.planner.RegisterSQL(context.Background()); err != nil {
 			return nil, fmt.Errorf("flightserver: the plan_scan SQL function: %w", err)
 		}
 	}
 	q := &sqlServer{s: s}
 	q.Alloc = s.alloc
-	version := cfg.Version
-	if version == "" {
-		version = "dev"
-	}
-	for id, v := range sqlInfo(version, lim, sq.MaxQueries()) {
+	for id, v := range sqlInfo(cfg.Version, lim, sq.MaxQueries()) {
 		if err := q.RegisterSqlInfo(id, v); err != nil {
 			return nil, fmt.Errorf("flightserver: sql info %s: %w", id, err)
 		}

@@ -99,8 +99,8 @@ func TestTableMaintenanceFromRealLanceManifests(t *testing.T) {
 	q := `SELECT ` + maintenanceCols + ` FROM table_maintenance ORDER BY 1`
 
 	stage("aa_ns$t", 1, readManifest(t, "../internal/lancemanifest/testdata/v1.manifest")) // Overwrite: 3 rows
-	stage("aa_ns$t", 2, readManifest(t, "testdata/compaction/v12.manifest"))      // Append: 12 fragments of 10
-	stage("aa_ns$t", 3, readManifest(t, "testdata/compaction/v13.manifest"))      // Delete: 24 of 120 rows
+	stage("aa_ns$t", 2, readManifest(t, "testdata/compaction/v12.manifest"))               // Append: 12 fragments of 10
+	stage("aa_ns$t", 3, readManifest(t, "testdata/compaction/v13.manifest"))               // Delete: 24 of 120 rows
 	untilRows(t, tb, []string{
 		"ns$empty:main versions=0 oldest=∅ latest=∅ rows=∅ frags=∅ small=∅ deleted=∅ cleanup=∅ compacted=∅ needs=∅",
 		"ns$t:main versions=3 oldest=1 latest=3 rows=96 frags=12 small=12 deleted=24 cleanup=∅ compacted=∅ needs=true",
@@ -362,8 +362,8 @@ func TestTheOperationOfAVersionsTransaction(t *testing.T) {
 		"../internal/lancemanifest/testdata/v4.manifest":                   "create_index",
 		"../internal/lancemanifest/testdata/lance12/restore-v3.manifest":   OpRestore,
 		"../internal/lancemanifest/testdata/lance12/clone-dev-v2.manifest": OpClone,
-		"testdata/compaction/v13.manifest":                        OpDelete,
-		"testdata/compaction/v15.manifest":                        OpRewrite,
+		"testdata/compaction/v13.manifest":                                 OpDelete,
+		"testdata/compaction/v15.manifest":                                 OpRewrite,
 	} {
 		if op, file, err := inlineOperation(readManifest(t, name)); err != nil || op != want || file == "" {
 			t.Errorf("%s: %q %q %v, want %q", name, op, file, err, want)

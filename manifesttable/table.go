@@ -190,7 +190,7 @@ func (c *Config) EnsureDefaults() {
 	}
 	if c.VersionLinger == 0 {
 		c.VersionLinger = 100 * time.Millisecond
-		if c.Objects.Kind() == objstore.KindS3 {
+		if c.Objects.Remote() {
 			c.VersionLinger = time.Second
 		}
 	}

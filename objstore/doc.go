@@ -22,6 +22,8 @@
 // a staging object at a final key, create-only; Durable fsyncs a source
 // ahead of its promotion), Delete, DeletePrefix and DeletePrefixExcept (a
 // directory's objects, sparing the directories inside it that are named).
+// A caller asks what a backend does (PromotesByRename, Remote), never
+// which one it is: Kind is for the store's own use and its tests.
 // Errors match ErrNotFound,
 // ErrAlreadyExists or ErrInvalidInput with errors.Is; anything else is an
 // I/O error of the store.

@@ -58,7 +58,7 @@ func TestAPromotionTrustsDurableOnlyForAnUnchangedSource(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			src, dst := "t/"+c.name+"/_versions/1.manifest-x", "t/"+c.name+"/_versions/1.manifest"
-			if err := s.Put(ctx, src, []byte("staged"), NoSync()); err != nil {
+			if err := s.PutWith(ctx, src, []byte("staged"), WriteOptions{NoSync: true}); err != nil {
 				t.Fatal(err)
 			}
 			before := syncCalls(s)
@@ -95,7 +95,7 @@ func TestAPromotionTrustsDurableOnlyForAnUnchangedSource(t *testing.T) {
 	if got := syncCalls(s) - before; got != 0 {
 		t.Errorf("Durable of non-objects asked for %d fsyncs, want 0", got)
 	}
-	if err := s.Put(ctx, "t/plain/_versions/1.manifest-x", []byte("staged"), NoSync()); err != nil {
+	if err := s.PutWith(ctx, "t/plain/_versions/1.manifest-x", []byte("staged"), WriteOptions{NoSync: true}); err != nil {
 		t.Fatal(err)
 	}
 	before = syncCalls(s)

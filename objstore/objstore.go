@@ -103,6 +103,11 @@ func (o *Options) EnsureDefaults() {
 	}
 }
 
+// Validate refuses options OpenWith cannot use. Every field is optional
+// and every value of one is valid, so it refuses nothing; OpenWith calls
+// it, as every constructor calls its configuration's.
+func (o *Options) Validate() error { return nil }
+
 // Attrs describes an object.
 type Attrs struct {
 	Key     string
@@ -154,6 +159,9 @@ func Open(ctx context.Context, uri string) (*Store, error) { return OpenWith(ctx
 // OpenWith is Open with options.
 func OpenWith(ctx context.Context, uri string, o Options) (*Store, error) {
 	o.EnsureDefaults()
+	if err := o.Validate(); err != nil {
+		return nil, err
+	}
 	u, err := url.Parse(uri)
 	if err != nil {
 		return nil, nserror.New(nserror.InvalidInput, "storage URI %q: %v", uri, err)
@@ -309,27 +317,17 @@ func (s *Store) hook(ctx context.Context, op Op, key string, phase Phase) error 
 
 var writeOpts = blob.WriterOptions{ContentType: "application/octet-stream", DisableContentTypeDetection: true}
 
-// PutOption adjusts a Put.
-type PutOption func(*putOptions)
-
-type putOptions struct{ noSync bool }
-
-// NoSync skips the fsyncs of a file:// write: the object is complete and
-// visible when Put returns, but may not survive a crash. For staging
-// objects, which CopyIfAbsent and PromoteIfAbsent fsync before they publish
-// them (Lance's own writers do not fsync theirs either). Other backends
-// ignore it.
-func NoSync() PutOption { return func(o *putOptions) { o.noSync = true } }
-
 // Put writes data at key, replacing any object there.
-func (s *Store) Put(ctx context.Context, key string, data []byte, opts ...PutOption) error {
-	var po putOptions
-	for _, o := range opts {
-		o(&po)
-	}
+func (s *Store) Put(ctx context.Context, key string, data []byte) error {
+	return s.PutWith(ctx, key, data, WriteOptions{})
+}
+
+// PutWith is Put with options (NoSync; Gate, Known and Synced do not
+// apply).
+func (s *Store) PutWith(ctx context.Context, key string, data []byte, o WriteOptions) error {
 	return s.do(ctx, OpPut, key, func() error {
 		if s.disk != nil {
-			return s.disk.writeFile(key, data, false, po.noSync, nil)
+			return s.disk.writeFile(key, data, false, o.NoSync, nil)
 		}
 		return s.bucket.WriteAll(ctx, key, data, &writeOpts)
 	})
@@ -342,8 +340,8 @@ func (s *Store) PutIfAbsent(ctx context.Context, key string, data []byte) error 
 	return s.PutIfAbsentWith(ctx, key, data, WriteOptions{})
 }
 
-// PutIfAbsentWith is PutIfAbsent with options (a Gate; Known and Synced
-// do not apply).
+// PutIfAbsentWith is PutIfAbsent with options (a Gate; Known, Synced
+// and NoSync do not apply).
 func (s *Store) PutIfAbsentWith(ctx context.Context, key string, data []byte, o WriteOptions) error {
 	return s.do(ctx, OpPutIfAbsent, key, func() error { return s.putIfAbsent(ctx, key, data, o.gate) })
 }
@@ -614,7 +612,8 @@ func (s *Store) PromoteIfAbsent(ctx context.Context, src, dst string, o WriteOpt
 	return s.materialize(ctx, src, dst, true, o)
 }
 
-// WriteOptions adjust a create-only write.
+// WriteOptions adjust a write: a create-only one (PutIfAbsentWith,
+// PromoteIfAbsent) or a Put (PutWith); each says which apply.
 type WriteOptions struct {
 	// Gate, when set, runs right before the destination can become
 	// visible — after the slow preparation (fsyncing the source, reading
@@ -626,6 +625,12 @@ type WriteOptions struct {
 	Known []byte
 	// Synced is what Durable returned for the source (promotions).
 	Synced *Synced
+	// NoSync skips the fsyncs of a file:// Put: the object is complete
+	// and visible when PutWith returns, but may not survive a crash. For
+	// staging objects, which CopyIfAbsent and PromoteIfAbsent fsync
+	// before they publish them (Lance's own writers do not fsync theirs
+	// either). Other backends ignore it.
+	NoSync bool
 }
 
 func (o WriteOptions) gate() error {
@@ -641,6 +646,11 @@ func (o WriteOptions) gate() error {
 // promotion. Elsewhere a promotion copies the bytes: reading them with the
 // source's attributes saves a request, and the caller deletes the source.
 func (s *Store) PromotesByRename() bool { return s.disk != nil }
+
+// Remote reports whether every operation is a request over the network
+// (s3://), so that a caller which batches writes (fewer, larger objects)
+// saves more by waiting longer; file:// and mem:// answer in process.
+func (s *Store) Remote() bool { return s.s3 != nil }
 
 // Synced is what Durable made durable: on file://, the file's identity,
 // size and modification time when its fsync began.

@@ -71,7 +71,7 @@ func TestBasicOperationsOnEveryBackend(t *testing.T) {
 			if _, err := s.Head(ctx, "t"); !errors.Is(err, objstore.ErrNotFound) {
 				t.Fatalf("Head of a directory-like prefix: %v, want ErrNotFound", err)
 			}
-			if err := s.Put(ctx, "t/nosync", []byte("staged"), objstore.NoSync()); err != nil {
+			if err := s.PutWith(ctx, "t/nosync", []byte("staged"), objstore.WriteOptions{NoSync: true}); err != nil {
 				t.Fatal(err)
 			}
 			if got, err := s.Get(ctx, "t/nosync"); err != nil || string(got) != "staged" {
@@ -92,7 +92,7 @@ func TestBasicOperationsOnEveryBackend(t *testing.T) {
 			for i := range 1005 {
 				k := fmt.Sprintf("many/%04d", i)
 				if i%2 == 0 {
-					if err := s.Put(ctx, k, []byte("x"), objstore.NoSync()); err != nil {
+					if err := s.PutWith(ctx, k, []byte("x"), objstore.WriteOptions{NoSync: true}); err != nil {
 						t.Fatal(err)
 					}
 				}
@@ -110,11 +110,11 @@ func TestBasicOperationsOnEveryBackend(t *testing.T) {
 			// DeletePrefix: everything under the prefix, past a batch's
 			// thousand keys, nothing beside it.
 			for i := range 1003 {
-				if err := s.Put(ctx, fmt.Sprintf("tbl/d%d/%04d", i%3, i), []byte("x"), objstore.NoSync()); err != nil {
+				if err := s.PutWith(ctx, fmt.Sprintf("tbl/d%d/%04d", i%3, i), []byte("x"), objstore.WriteOptions{NoSync: true}); err != nil {
 					t.Fatal(err)
 				}
 			}
-			if err := s.Put(ctx, "tblx/keep", []byte("x"), objstore.NoSync()); err != nil {
+			if err := s.PutWith(ctx, "tblx/keep", []byte("x"), objstore.WriteOptions{NoSync: true}); err != nil {
 				t.Fatal(err)
 			}
 			if n, err := s.DeletePrefix(ctx, "tbl/"); err != nil || n != 1003 {
@@ -605,7 +605,7 @@ func TestS3URIParametersAreGoclouds(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { _ = s.Close() }()
-	if err := s.Put(ctx, "k", []byte("v"), objstore.NoSync()); err != nil {
+	if err := s.PutWith(ctx, "k", []byte("v"), objstore.WriteOptions{NoSync: true}); err != nil {
 		t.Fatal(err)
 	}
 	if b, err := s.Get(ctx, "k"); err != nil || string(b) != "v" {

@@ -13,7 +13,6 @@ import (
 	"github.com/flightns/flightns/internal/cleanup"
 	"github.com/flightns/flightns/internal/restserver"
 	"github.com/flightns/flightns/internal/sqlengine"
-	"github.com/flightns/flightns/internal/sqlworker"
 	"github.com/flightns/flightns/redisclaim"
 )
 
@@ -98,6 +97,29 @@ type Vend struct {
 	RenewAfter, RefreshOffset time.Duration
 }
 
+// EnsureDefaults fills what is unset.
+func (v *Vend) EnsureDefaults() {
+	if v.Duration == 0 {
+		v.Duration = time.Hour
+	}
+}
+
+// Validate refuses credentials STS would not issue, or that clients
+// would renew after their refresh is due.
+func (v *Vend) Validate() error {
+	if v.Enabled && v.Duration != 0 && v.Duration < 15*time.Minute {
+		return errors.New("vended credentials (--vend-duration) live at least 15m (STS's minimum)")
+	}
+	life := cmp.Or(v.Duration, time.Hour)
+	if v.RenewAfter > 0 {
+		life = min(life, v.RenewAfter)
+	}
+	if v.RenewAfter < 0 || v.RefreshOffset < 0 || cmp.Or(v.RefreshOffset, time.Minute) >= life {
+		return errors.New("vended credentials are renewed (--vend-renew-after, else --vend-duration) later than their refresh offset (--vend-refresh-offset, else Lance's 60s) before it")
+	}
+	return nil
+}
+
 // HTTP bounds the connections of every HTTP listener: REST, the console,
 // and metrics and health.
 type HTTP struct {
@@ -123,6 +145,11 @@ func (h *HTTP) EnsureDefaults() {
 	}
 }
 
+// Validate refuses bounds no listener can serve with. Every value
+// EnsureDefaults leaves (each positive) is one, so it refuses nothing;
+// Config.Validate calls it, as it calls every nested configuration's.
+func (h *HTTP) Validate() error { return nil }
+
 // OIDC configures OpenID Connect bearer tokens.
 type OIDC struct {
 	// Issuer is the issuer URL; empty: no OIDC.
@@ -133,6 +160,29 @@ type OIDC struct {
 	// groups or roles (default "groups"); Roles maps them to roles,
 	// "group=role,…" ("*": every token; auth.ParseRoleMap).
 	NameClaim, RoleClaim, Roles string
+}
+
+// EnsureDefaults fills the claims of an issuer that names none with
+// auth.OIDCConfig's defaults; without an issuer OIDC is off.
+func (o *OIDC) EnsureDefaults() {
+	if o.Issuer == "" {
+		return
+	}
+	d := auth.OIDCConfig{NameClaim: o.NameClaim, RoleClaim: o.RoleClaim}
+	d.EnsureDefaults()
+	o.NameClaim, o.RoleClaim = d.NameClaim, d.RoleClaim
+}
+
+// Validate refuses an issuer without an audience, and a role map
+// auth.ParseRoleMap cannot read.
+func (o *OIDC) Validate() error {
+	if o.Issuer != "" && o.Audience == "" {
+		return errors.New("OIDC (--oidc-issuer) needs an audience (--oidc-audience)")
+	}
+	if _, err := auth.ParseRoleMap(o.Roles); err != nil {
+		return fmt.Errorf("OIDC roles (--oidc-roles): %w", err)
+	}
+	return nil
 }
 
 // EnsureDefaults fills what is unset.
@@ -159,15 +209,15 @@ func (s *SQL) Validate() error {
 	if s.Isolation != "process" && s.Isolation != "none" {
 		return fmt.Errorf("SQL isolation (--sql-isolation) %q: want process or none", s.Isolation)
 	}
-	mem, err := sqlworker.ParseSize(s.Memory)
+	mem, err := sqlengine.ParseSize(s.Memory)
 	if err != nil {
 		return fmt.Errorf("SQL memory (--sql-memory): %w", err)
 	}
-	if _, err := sqlworker.ParseSize(s.SpillLimit); err != nil {
+	if _, err := sqlengine.ParseSize(s.SpillLimit); err != nil {
 		return fmt.Errorf("SQL spill limit (--sql-spill-limit): %w", err)
 	}
 	if s.WorkerMemory != "" {
-		n, err := sqlworker.ParseSize(s.WorkerMemory)
+		n, err := sqlengine.ParseSize(s.WorkerMemory)
 		if err != nil {
 			return fmt.Errorf("SQL worker memory (--sql-worker-memory): %w", err)
 		}
@@ -298,8 +348,13 @@ func (c *Config) EnsureDefaults() {
 	if c.Version == "" {
 		c.Version = "dev"
 	}
-	c.Limits.EnsureDefaults()
+	if c.ConsoleSampleEvery <= 0 {
+		c.ConsoleSampleEvery = 2 * time.Second
+	}
+	c.Vend.EnsureDefaults()
 	c.HTTP.EnsureDefaults()
+	c.OIDC.EnsureDefaults()
+	c.Limits.EnsureDefaults()
 }
 
 // Validate refuses a configuration Start could not run, naming what is
@@ -320,21 +375,10 @@ func (c *Config) Validate() error {
 	if c.ShutdownTimeout < 0 || c.MaxBodyBytes < 0 {
 		return errors.New("the shutdown timeout and the REST body limit must not be negative")
 	}
-	if c.Vend.Enabled && c.Vend.Duration != 0 && c.Vend.Duration < 15*time.Minute {
-		return errors.New("vended credentials (--vend-duration) live at least 15m (STS's minimum)")
-	}
-	life := cmp.Or(c.Vend.Duration, time.Hour)
-	if c.Vend.RenewAfter > 0 {
-		life = min(life, c.Vend.RenewAfter)
-	}
-	if c.Vend.RenewAfter < 0 || c.Vend.RefreshOffset < 0 || cmp.Or(c.Vend.RefreshOffset, time.Minute) >= life {
-		return errors.New("vended credentials are renewed (--vend-renew-after, else --vend-duration) later than their refresh offset (--vend-refresh-offset, else Lance's 60s) before it")
-	}
-	if c.OIDC.Issuer != "" && c.OIDC.Audience == "" {
-		return errors.New("OIDC (--oidc-issuer) needs an audience (--oidc-audience)")
-	}
-	if _, err := auth.ParseRoleMap(c.OIDC.Roles); err != nil {
-		return fmt.Errorf("OIDC roles (--oidc-roles): %w", err)
+	for _, v := range []interface{ Validate() error }{&c.Vend, &c.OIDC, &c.HTTP, &c.Limits} {
+		if err := v.Validate(); err != nil {
+			return err
+		}
 	}
 	if c.DropRetention < 0 {
 		return errors.New("the drop retention (--drop-retention) must not be negative")
@@ -362,7 +406,7 @@ func (c *Config) engine() (sqlengine.Config, error) {
 		}
 		spill = filepath.Join(data, "sql-spill")
 	}
-	if n, _ := sqlworker.ParseSize(c.SQL.SpillLimit); n == 0 {
+	if n, _ := sqlengine.ParseSize(c.SQL.SpillLimit); n == 0 {
 		spill = ""
 	}
 	return sqlengine.Config{MemoryLimit: c.SQL.Memory, Threads: c.SQL.Threads, MaxQueries: c.SQL.MaxQueries,

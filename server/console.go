@@ -20,9 +20,6 @@ import (
 func (s *Server) serveConsole(ctx context.Context, l net.Listener, authn *auth.Authenticator, fsrv *flightserver.Server,
 	plan *planner.Planner, rest http.Handler) error {
 	every := s.cfg.ConsoleSampleEvery
-	if every <= 0 {
-		every = 2 * time.Second
-	}
 	table := s.svc.Table()
 	hist := obs.NewHistory(s.metrics, every, int(time.Hour/every), func(ctx context.Context) (float64, bool) {
 		head, err := table.Head(ctx)
@@ -33,8 +30,11 @@ func (s *Server) serveConsole(ctx context.Context, l net.Listener, authn *auth.A
 	})
 	s.bg.Add(1)
 	go func() { defer s.bg.Done(); hist.Run(ctx) }()
-	h := console.New(console.Config{Service: s.svc, Planner: plan, Auth: authn, SQL: fsrv, REST: rest, History: hist,
+	h, err := console.New(console.Config{Service: s.svc, Planner: plan, Auth: authn, SQL: fsrv, REST: rest, History: hist,
 		Health: s.consoleHealth(fsrv), Secure: s.cfg.TLSCert != "", MaxBodyBytes: s.cfg.MaxBodyBytes, Logger: s.log})
+	if err != nil {
+		return err
+	}
 	if err := s.serveHTTP(l, h, "console"); err != nil {
 		return err
 	}

@@ -391,10 +391,10 @@ func (s *Server) fail(err error) {
 // startSQLWorker starts the supervised SQL worker process.
 func (s *Server) startSQLWorker(engine sqlengine.Config) (*sqlworker.Supervisor, func(), error) {
 	sc := s.cfg.SQL
-	mem, _ := sqlworker.ParseSize(sc.Memory)
+	mem, _ := sqlengine.ParseSize(sc.Memory)
 	limit := mem + 512<<20
 	if sc.WorkerMemory != "" {
-		limit, _ = sqlworker.ParseSize(sc.WorkerMemory)
+		limit, _ = sqlengine.ParseSize(sc.WorkerMemory)
 	}
 	cpus, err := sqlworker.WorkerCPUs(sc.CPUs)
 	if err != nil {

@@ -18,6 +18,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 
+	"github.com/flightns/flightns/internal/sqlengine"
 	"github.com/flightns/flightns/internal/sqlworker"
 )
 
@@ -378,12 +379,12 @@ func flightNamesNoFail(addr, query string) []string {
 
 func TestSizesParseAsDuckDBWritesThem(t *testing.T) {
 	for in, want := range map[string]int64{"512MB": 512e6, "4GB": 4e9, "1GiB": 1 << 30, "0B": 0, "100": 100, "1.5 gib": 3 << 29} {
-		if got, err := sqlworker.ParseSize(in); err != nil || got != want {
+		if got, err := sqlengine.ParseSize(in); err != nil || got != want {
 			t.Errorf("ParseSize(%q) = %d, %v; want %d", in, got, err, want)
 		}
 	}
 	for _, bad := range []string{"", "MB", "12 parsecs", "-1GB"} {
-		if _, err := sqlworker.ParseSize(bad); err == nil {
+		if _, err := sqlengine.ParseSize(bad); err == nil {
 			t.Errorf("ParseSize(%q) accepted", bad)
 		}
 	}

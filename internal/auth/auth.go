@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -167,84 +168,121 @@ type user struct {
 	p        Principal
 }
 
-// New builds an Authenticator; it fails on an unknown role, an empty
-// name or secret, a short token, or a name or token given twice.
-func New(c Config) (*Authenticator, error) {
-	ss, err := newSessions(c.SessionKey, c.SessionTTL, c.Revocations)
-	if err != nil {
-		return nil, err
+// EnsureDefaults fills what is unset: the sessions' lifetime
+// (DefaultSessionTTL) and key (one of this process alone), and the OIDC
+// issuer's claims.
+func (c *Config) EnsureDefaults() {
+	if c.SessionTTL <= 0 {
+		c.SessionTTL = DefaultSessionTTL
 	}
-	a := &Authenticator{tokens: map[string]Principal{}, users: map[string]user{}, byName: map[string]Principal{}, certs: map[string]Principal{}, sessions: ss, logins: newLoginLimiter(), passwords: newPasswords()}
+	if c.SessionKey == nil {
+		c.SessionKey = NewSessionKey() // sessions of this process alone
+	}
+	if c.OIDC != nil {
+		c.OIDC.EnsureDefaults()
+	}
+}
+
+// Validate refuses what New could not admit: a short session key, an
+// unknown role, an empty name or secret, a short token, a bad password
+// hash, an OIDC issuer without an audience, or a name, token or
+// certificate subject given twice.
+func (c *Config) Validate() error {
+	if len(c.SessionKey) < SessionKeyBytes {
+		return nserror.New(nserror.InvalidInput, "auth: a session key has at least %d bytes, not %d", SessionKeyBytes, len(c.SessionKey))
+	}
+	names, tokens, subjects := map[string]bool{}, map[string]bool{}, map[string]bool{}
+	// named checks a principal's role, groups and that its name is no
+	// other's.
+	named := func(name, role string, groups []string) error {
+		if _, err := ParseRole(role); err != nil {
+			return err
+		}
+		if names[name] {
+			return fmt.Errorf("the name %q is given twice", name)
+		}
+		if slices.Contains(groups, "") {
+			return fmt.Errorf("an empty group name")
+		}
+		names[name] = true
+		return nil
+	}
 	for i, t := range c.Tokens {
 		switch {
 		case t.Name == "":
-			return nil, fmt.Errorf("auth: token %d has no name (the name is who the logs and audit say called)", i+1)
+			return fmt.Errorf("auth: token %d has no name (the name is who the logs and audit say called)", i+1)
 		case len(t.Token) < 8:
-			return nil, fmt.Errorf("auth: token of %q is shorter than 8 characters", t.Name)
+			return fmt.Errorf("auth: token of %q is shorter than 8 characters", t.Name)
+		case tokens[t.Token]:
+			return fmt.Errorf("auth: the token of %q is another's too", t.Name)
 		}
-		if _, dup := a.tokens[t.Token]; dup {
-			return nil, fmt.Errorf("auth: the token of %q is another's too", t.Name)
+		if err := named(t.Name, t.Role, t.Groups); err != nil {
+			return fmt.Errorf("auth: token %d (%q): %w", i+1, t.Name, err)
 		}
-		p, err := a.named(t.Name, t.Role, t.Groups)
-		if err != nil {
-			return nil, fmt.Errorf("auth: token %d (%q): %w", i+1, t.Name, err)
-		}
-		a.tokens[t.Token] = p
+		tokens[t.Token] = true
 	}
 	for _, u := range c.Users {
 		if u.Name == "" || u.Password == "" {
-			return nil, fmt.Errorf("auth: a user needs a name and a password")
+			return fmt.Errorf("auth: a user needs a name and a password")
 		}
-		p, err := a.named(u.Name, u.Role, u.Groups)
-		if err != nil {
-			return nil, fmt.Errorf("auth: user %q: %w", u.Name, err)
+		if err := named(u.Name, u.Role, u.Groups); err != nil {
+			return fmt.Errorf("auth: user %q: %w", u.Name, err)
 		}
-		pw, err := parsePassword(u.Password)
-		if err != nil {
-			return nil, fmt.Errorf("auth: password of %q: %w", u.Name, err)
+		if _, err := parsePassword(u.Password); err != nil {
+			return fmt.Errorf("auth: password of %q: %w", u.Name, err)
 		}
-		a.passwords.add(pw)
-		a.users[u.Name] = user{password: pw, p: p}
 	}
 	if c.OIDC != nil {
-		if a.oidc, err = newOIDC(*c.OIDC); err != nil {
-			return nil, err
+		if err := c.OIDC.Validate(); err != nil {
+			return err
 		}
 	}
 	for _, ce := range c.Certificates {
 		if ce.Subject == "" || ce.Name == "" {
-			return nil, fmt.Errorf("auth: a certificate needs a subject and a name")
+			return fmt.Errorf("auth: a certificate needs a subject and a name")
 		}
-		if _, dup := a.certs[ce.Subject]; dup {
-			return nil, fmt.Errorf("auth: the certificate subject %q is given twice", ce.Subject)
+		if subjects[ce.Subject] {
+			return fmt.Errorf("auth: the certificate subject %q is given twice", ce.Subject)
 		}
-		p, err := a.named(ce.Name, ce.Role, ce.Groups)
-		if err != nil {
-			return nil, fmt.Errorf("auth: certificate %q: %w", ce.Subject, err)
+		if err := named(ce.Name, ce.Role, ce.Groups); err != nil {
+			return fmt.Errorf("auth: certificate %q: %w", ce.Subject, err)
 		}
-		a.certs[ce.Subject] = p
+		subjects[ce.Subject] = true
+	}
+	return nil
+}
+
+// New builds an Authenticator; it fails on what Config.Validate refuses.
+func New(c Config) (*Authenticator, error) {
+	c.EnsureDefaults()
+	if err := c.Validate(); err != nil {
+		return nil, err
+	}
+	a := &Authenticator{tokens: map[string]Principal{}, users: map[string]user{}, byName: map[string]Principal{}, certs: map[string]Principal{},
+		sessions: newSessions(c.SessionKey, c.SessionTTL, c.Revocations), logins: newLoginLimiter(), passwords: newPasswords()}
+	for _, t := range c.Tokens {
+		a.tokens[t.Token] = a.named(t.Name, t.Role, t.Groups)
+	}
+	for _, u := range c.Users {
+		pw, _ := parsePassword(u.Password) // checked by Validate
+		a.passwords.add(pw)
+		a.users[u.Name] = user{password: pw, p: a.named(u.Name, u.Role, u.Groups)}
+	}
+	if c.OIDC != nil {
+		a.oidc = newOIDC(*c.OIDC)
+	}
+	for _, ce := range c.Certificates {
+		a.certs[ce.Subject] = a.named(ce.Name, ce.Role, ce.Groups)
 	}
 	return a, nil
 }
 
-// named checks a principal's role, groups and that its name is no
-// other's, and records it by name.
-func (a *Authenticator) named(name, role string, groups []string) (Principal, error) {
-	r, err := ParseRole(role)
-	if err != nil {
-		return Principal{}, err
-	}
-	if _, dup := a.byName[name]; dup {
-		return Principal{}, fmt.Errorf("the name %q is given twice", name)
-	}
-	for _, g := range groups {
-		if g == "" {
-			return Principal{}, fmt.Errorf("an empty group name")
-		}
-	}
+// named records a principal, checked by Config.Validate, by its name.
+func (a *Authenticator) named(name, role string, groups []string) Principal {
+	r, _ := ParseRole(role)
 	p := Principal{Name: name, Role: r, Groups: groups}
 	a.byName[name] = p
-	return p, nil
+	return p
 }
 
 // Principals counts the tokens and the users.
@@ -363,15 +401,6 @@ func (a *Authenticator) IssueToken(p Principal) string { return a.sessions.issue
 
 // SessionTTL is how long a session token lives.
 func (a *Authenticator) SessionTTL() time.Duration { return a.sessions.ttl }
-
-// Allow fails with PermissionDenied unless p's catalog-wide role reaches
-// need (what a namespace grants is checked by Grants.RoleOn).
-func Allow(p Principal, need Role, what string) error {
-	if p.Role >= need {
-		return nil
-	}
-	return nserror.New(nserror.PermissionDenied, "%s needs the %s role; %q has %s", what, need, p.Name, p.Role)
-}
 
 type principalKey struct{}
 

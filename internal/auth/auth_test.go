@@ -53,10 +53,10 @@ func TestAuthenticator(t *testing.T) {
 	if got, err := a.Bearer(tok); err != nil || !reflect.DeepEqual(got, p) {
 		t.Fatalf("a session token: %+v, %v", got, err)
 	}
-	if err := Allow(p, Admin, "recover"); !errors.Is(err, nserror.ErrPermissionDenied) {
+	if err := allow(p, Admin, "recover"); !errors.Is(err, nserror.ErrPermissionDenied) {
 		t.Fatalf("a writer administering: %v", err)
 	}
-	if err := Allow(p, Read, "query"); err != nil {
+	if err := allow(p, Read, "query"); err != nil {
 		t.Fatal(err)
 	}
 	off, _ := New(Config{})

@@ -74,10 +74,8 @@ type oidcVerifier struct {
 
 const retryDiscovery = 10 * time.Second
 
-func newOIDC(c OIDCConfig) (*oidcVerifier, error) {
-	if c.Issuer == "" || c.Audience == "" {
-		return nil, fmt.Errorf("auth: OIDC needs an issuer and an audience")
-	}
+// EnsureDefaults fills what is unset.
+func (c *OIDCConfig) EnsureDefaults() {
 	if c.NameClaim == "" {
 		c.NameClaim = "sub"
 	}
@@ -87,7 +85,20 @@ func newOIDC(c OIDCConfig) (*oidcVerifier, error) {
 	if c.HTTPClient == nil {
 		c.HTTPClient = http.DefaultClient
 	}
-	return &oidcVerifier{cfg: c}, nil
+}
+
+// Validate refuses a configuration that verifies no token.
+func (c *OIDCConfig) Validate() error {
+	if c.Issuer == "" || c.Audience == "" {
+		return fmt.Errorf("auth: OIDC needs an issuer and an audience")
+	}
+	return nil
+}
+
+// newOIDC is the verifier of c, which Validate admitted.
+func newOIDC(c OIDCConfig) *oidcVerifier {
+	c.EnsureDefaults()
+	return &oidcVerifier{cfg: c}
 }
 
 func (o *oidcVerifier) get() (*oidc.IDTokenVerifier, error) {

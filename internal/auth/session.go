@@ -85,18 +85,9 @@ type endedAt struct {
 // maxRemembered bounds the sessions whose end (or not) a process keeps.
 const maxRemembered = 100000
 
-func newSessions(key []byte, ttl time.Duration, revoked Revocations) (*sessions, error) {
-	if key == nil {
-		key = NewSessionKey() // sessions of this process alone
-	}
-	if len(key) < SessionKeyBytes {
-		return nil, nserror.New(nserror.InvalidInput, "auth: a session key has at least %d bytes, not %d", SessionKeyBytes, len(key))
-	}
-	if ttl <= 0 {
-		ttl = DefaultSessionTTL
-	}
+func newSessions(key []byte, ttl time.Duration, revoked Revocations) *sessions {
 	ends, _ := revoked.(SessionEnds)
-	return &sessions{key: key, ttl: ttl, revoked: revoked, ends: ends, now: time.Now, cache: map[string]revokedAt{}, ended: map[string]endedAt{}}, nil
+	return &sessions{key: key, ttl: ttl, revoked: revoked, ends: ends, now: time.Now, cache: map[string]revokedAt{}, ended: map[string]endedAt{}}
 }
 
 // DefaultSessionTTL is how long a session token lives by default.

@@ -38,6 +38,7 @@ type Querier interface {
 // Config is what the console reads through.
 type Config struct {
 	Service *namespace.Service
+	// Planner plans partitioned tables (default planner.New(Service)).
 	Planner *planner.Planner
 	// Auth authenticates; nil or with nothing configured, the console is
 	// open (everyone is auth.Anonymous), as REST and Flight are.
@@ -116,14 +117,34 @@ type console struct {
 	verifying chan struct{} // one table verification at a time
 }
 
+// Validate refuses a configuration New cannot serve with.
+func (c *Config) Validate() error {
+	if c.Service == nil {
+		return errors.New("console: Config.Service is required")
+	}
+	return nil
+}
+
+// EnsureDefaults fills what is unset (call Validate first: the default
+// Planner plans for Service).
+func (c *Config) EnsureDefaults() {
+	if c.Planner == nil {
+		c.Planner = planner.New(c.Service)
+	}
+	if c.MaxBodyBytes <= 0 {
+		c.MaxBodyBytes = 1 << 20
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+}
+
 // New returns the console's handler.
-func New(cfg Config) http.Handler {
-	if cfg.MaxBodyBytes <= 0 {
-		cfg.MaxBodyBytes = 1 << 20
+func New(cfg Config) (http.Handler, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
 	}
-	if cfg.Logger == nil {
-		cfg.Logger = slog.New(slog.DiscardHandler)
-	}
+	cfg.EnsureDefaults()
 	c := &console{cfg: cfg, log: cfg.Logger, ops: map[string]namespace.Op{}, verifying: make(chan struct{}, 1)}
 	for _, op := range namespace.Ops {
 		c.ops[op.Name] = op
@@ -155,7 +176,7 @@ func New(cfg Config) http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("/api/", c.crossSite(api))
 	mux.Handle("/", pages(files))
-	return secureHeaders(mux)
+	return secureHeaders(mux), nil
 }
 
 // pages serves the embedded files: / is index.html; a directory is no

@@ -5,5 +5,13 @@
 // the import graph in docs/architecture.md equal to the real one (go test
 // ./internal/layers -update rewrites it).
 //
-// It has no code: only the test and this table's documentation.
+// A second test (config_test.go) holds docs/architecture.md's claims
+// about configuration and backends to the code, type-checking the
+// module's packages: every configuration type the doc lists between its
+// markers exists and has EnsureDefaults and Validate, every exported
+// Config, Options or Limits type (or one ending in Config) outside the
+// test machinery is listed, and nothing outside objstore names a
+// backend's kind.
+//
+// It has no code: only the tests and this table's documentation.
 package layers

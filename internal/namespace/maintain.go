@@ -85,7 +85,8 @@ type maintainer struct {
 	cleanAt map[string]uint64    // the table's main head at that cleanup
 }
 
-func (c MaintainConfig) withDefaults() MaintainConfig {
+// EnsureDefaults fills what is unset (a Busy above 1 included).
+func (c *MaintainConfig) EnsureDefaults() {
 	if c.Interval <= 0 {
 		c.Interval = time.Minute
 	}
@@ -101,12 +102,17 @@ func (c MaintainConfig) withDefaults() MaintainConfig {
 	if c.Busy <= 0 || c.Busy > 1 {
 		c.Busy = 0.05
 	}
-	return c
 }
+
+// Validate refuses a maintainer that cannot run. Every value
+// EnsureDefaults leaves is one, so it refuses nothing; Config.Validate
+// calls it, as every configuration's Validate calls its parts'.
+func (c *MaintainConfig) Validate() error { return nil }
 
 // newMaintainer is a maintainer's state, before its first pass.
 func newMaintainer(cfg MaintainConfig) *maintainer {
-	return &maintainer{cfg: cfg.withDefaults(), token: uuid.NewString(),
+	cfg.EnsureDefaults()
+	return &maintainer{cfg: cfg, token: uuid.NewString(),
 		heads: map[string]uint64{}, read: map[string]time.Time{}, cleaned: map[string]time.Time{}, cleanAt: map[string]uint64{}}
 }
 

@@ -150,6 +150,11 @@ func (c *Config) Validate() error {
 	if c.Objects == nil || c.Redis == nil {
 		return errors.New("namespace: Config.Objects and Config.Redis are required")
 	}
+	if c.Maintain != nil {
+		if err := c.Maintain.Validate(); err != nil {
+			return err
+		}
+	}
 	return redisclaim.ValidateCatalog(c.Catalog)
 }
 

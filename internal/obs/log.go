@@ -39,12 +39,6 @@ func WithRequestID(ctx context.Context, id string) context.Context {
 	return context.WithValue(ctx, requestIDKey{}, id)
 }
 
-// RequestID returns the request id of ctx ("" when none).
-func RequestID(ctx context.Context) string {
-	id, _ := ctx.Value(requestIDKey{}).(string)
-	return id
-}
-
 // newRequestID returns 16 random hex digits.
 func newRequestID() string {
 	var b [8]byte

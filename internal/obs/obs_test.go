@@ -134,7 +134,7 @@ func TestHTTPMiddlewareLabelsByLanceCodeAndKeepsRequestIDs(t *testing.T) {
 	var logBuf bytes.Buffer
 	log := slog.New(slog.NewJSONHandler(&logBuf, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	inner := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if RequestID(r.Context()) == "" {
+		if requestIDOf(r.Context()) == "" {
 			t.Error("no request id in the handler's context")
 		}
 		if strings.HasSuffix(r.URL.Path, "/gone") {

@@ -28,6 +28,21 @@ type ClusterConfig struct {
 	NodeTimeout time.Duration
 }
 
+// EnsureDefaults fills what is unset.
+func (c *ClusterConfig) EnsureDefaults() {
+	if c.NodeTimeout == 0 {
+		c.NodeTimeout = defaultNodeTimeout
+	}
+}
+
+// Validate refuses a cluster StartCluster cannot form.
+func (c *ClusterConfig) Validate() error {
+	if c.Masters < 3 {
+		return errors.New("redisproc: a cluster needs at least 3 masters")
+	}
+	return nil
+}
+
 // Cluster is a running Redis Cluster of child processes.
 type Cluster struct {
 	cfg   ClusterConfig
@@ -38,8 +53,9 @@ type Cluster struct {
 // `redis-cli --cluster create`, and waits until every node reports the
 // cluster healthy with all slots covered.
 func StartCluster(ctx context.Context, cfg ClusterConfig) (*Cluster, error) {
-	if cfg.Masters < 3 {
-		return nil, errors.New("redisproc: a cluster needs at least 3 masters")
+	cfg.EnsureDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
 	}
 	cli, err := exec.LookPath("redis-cli")
 	if err != nil {

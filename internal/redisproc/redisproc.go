@@ -65,6 +65,30 @@ type Config struct {
 	StartTimeout time.Duration
 }
 
+// defaultNodeTimeout is cluster-node-timeout unless set.
+const defaultNodeTimeout = 2 * time.Second
+
+// EnsureDefaults fills what is unset.
+func (c *Config) EnsureDefaults() {
+	if c.ClusterNodeTimeout == 0 {
+		c.ClusterNodeTimeout = defaultNodeTimeout
+	}
+	if c.StartTimeout == 0 {
+		c.StartTimeout = 10 * time.Second
+	}
+}
+
+// Validate refuses a server Start cannot start.
+func (c *Config) Validate() error {
+	if c.Dir == "" {
+		return errors.New("redisproc: Config.Dir is required")
+	}
+	if c.Unix != "" && c.Cluster {
+		return errors.New("redisproc: a cluster node cannot listen on a Unix socket only")
+	}
+	return nil
+}
+
 // ErrNotInstalled says redis-server is not on the machine.
 var ErrNotInstalled = errors.New("redis-server is not installed (Debian/Ubuntu: apt-get install -y redis-server)")
 
@@ -79,8 +103,9 @@ type Server struct {
 
 // Start starts a server and waits until it answers PING.
 func Start(ctx context.Context, cfg Config) (*Server, error) {
-	if cfg.Dir == "" {
-		return nil, errors.New("redisproc: Config.Dir is required")
+	cfg.EnsureDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
 	}
 	bin := cfg.Binary
 	if bin == "" {
@@ -95,9 +120,6 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	}
 	s := &Server{cfg: cfg, bin: bin}
 	if cfg.Unix != "" {
-		if cfg.Cluster {
-			return nil, errors.New("redisproc: a cluster node cannot listen on a Unix socket only")
-		}
 		s.cfg.Port = 0
 		return s, s.start(ctx)
 	}
@@ -170,13 +192,9 @@ func (s *Server) args() []string {
 		a = append(a, "--appendonly", "yes", "--appendfsync", "always")
 	}
 	if s.cfg.Cluster {
-		timeout := s.cfg.ClusterNodeTimeout
-		if timeout == 0 {
-			timeout = 2 * time.Second
-		}
 		a = append(a, "--cluster-enabled", "yes",
 			"--cluster-config-file", "nodes.conf",
-			"--cluster-node-timeout", strconv.FormatInt(timeout.Milliseconds(), 10))
+			"--cluster-node-timeout", strconv.FormatInt(s.cfg.ClusterNodeTimeout.Milliseconds(), 10))
 	}
 	return a
 }
@@ -195,11 +213,7 @@ func (s *Server) start(ctx context.Context) error {
 	s.cmd, s.done = cmd, done
 	s.mu.Unlock()
 
-	timeout := s.cfg.StartTimeout
-	if timeout == 0 {
-		timeout = 10 * time.Second
-	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
+	ctx, cancel := context.WithTimeout(ctx, s.cfg.StartTimeout)
 	defer cancel()
 	c := redis.NewClient(&redis.Options{Network: s.network(), Addr: s.Addr(), MaxRetries: -1, DialTimeout: 200 * time.Millisecond})
 	defer func() { _ = c.Close() }()
@@ -216,7 +230,7 @@ func (s *Server) start(ctx context.Context) error {
 			return fmt.Errorf("redisproc: redis-server exited at start: %s", log)
 		case <-ctx.Done():
 			_ = s.Kill()
-			return fmt.Errorf("redisproc: redis-server at %s did not answer PING within %v: %s", s.Addr(), timeout, s.tailLog(out.String()))
+			return fmt.Errorf("redisproc: redis-server at %s did not answer PING within %v: %s", s.Addr(), s.cfg.StartTimeout, s.tailLog(out.String()))
 		case <-time.After(5 * time.Millisecond):
 		}
 	}

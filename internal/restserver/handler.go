@@ -48,25 +48,39 @@ type Options struct {
 	Panicked func()
 }
 
+// EnsureDefaults fills what is unset (the default Planner is New's: it
+// plans for the service New is given).
+func (o *Options) EnsureDefaults() {
+	if o.MaxBodyBytes <= 0 {
+		o.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+}
+
+// Validate refuses options New cannot serve with. Every value
+// EnsureDefaults leaves is one, so it refuses nothing; New calls it, as
+// every constructor calls its configuration's.
+func (o *Options) Validate() error { return nil }
+
 // New returns the REST handler of svc: the /v1/... routes of the Lance
 // Namespace protocol. Serve it with an http.Server that sets its own
-// timeouts.
+// timeouts. A nil svc, or options Validate refuses, are a bug of the
+// caller: New panics.
 func New(svc *namespace.Service, opts Options) http.Handler {
 	if svc == nil {
 		panic("restserver: New needs a *namespace.Service")
 	}
-	h := &handler{svc: svc, plan: opts.Planner, auth: opts.Auth, max: opts.MaxBodyBytes, log: opts.Logger, audit: opts.Audit, idem: opts.Idempotency,
+	opts.EnsureDefaults()
+	if err := opts.Validate(); err != nil {
+		panic("restserver: " + err.Error())
+	}
+	if opts.Planner == nil {
+		opts.Planner = planner.New(svc)
+	}
+	return &handler{svc: svc, plan: opts.Planner, auth: opts.Auth, max: opts.MaxBodyBytes, log: opts.Logger, audit: opts.Audit, idem: opts.Idempotency,
 		panicked: opts.Panicked}
-	if h.plan == nil {
-		h.plan = planner.New(svc)
-	}
-	if h.max <= 0 {
-		h.max = DefaultMaxBodyBytes
-	}
-	if h.log == nil {
-		h.log = slog.Default()
-	}
-	return h
 }
 
 type handler struct {

@@ -58,6 +58,9 @@ type DB struct {
 // writer published last, and the oldest one queries can reach.
 func Open(cfg Config, ddl ...string) (*DB, error) {
 	cfg.EnsureDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
 	d, err := openDuck(cfg.settings())
 	if err != nil {
 		return nil, err

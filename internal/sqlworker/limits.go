@@ -114,26 +114,3 @@ func residentBytes(pid int) (int64, error) {
 	}
 	return 0, fmt.Errorf("sqlworker: no VmRSS for process %d", pid)
 }
-
-// ParseSize reads a size the way DuckDB writes them: a number and a unit,
-// B, KB/MB/GB/TB (powers of 1000) or KiB/MiB/GiB/TiB (powers of 1024),
-// case-insensitive.
-func ParseSize(s string) (int64, error) {
-	t := strings.TrimSpace(s)
-	i := strings.IndexFunc(t, func(r rune) bool { return (r < '0' || r > '9') && r != '.' })
-	num, unit := t, ""
-	if i >= 0 {
-		num, unit = strings.TrimSpace(t[:i]), strings.ToLower(strings.TrimSpace(t[i:]))
-	}
-	f, err := strconv.ParseFloat(num, 64)
-	if err != nil || f < 0 {
-		return 0, fmt.Errorf("size %q: want a number and a unit such as 512MB or 4GiB", s)
-	}
-	mult := map[string]float64{"": 1, "b": 1, "bytes": 1,
-		"kb": 1e3, "mb": 1e6, "gb": 1e9, "tb": 1e12,
-		"kib": 1 << 10, "mib": 1 << 20, "gib": 1 << 30, "tib": 1 << 40}[unit]
-	if mult == 0 {
-		return 0, fmt.Errorf("size %q: unknown unit %q", s, unit)
-	}
-	return int64(f * mult), nil
-}

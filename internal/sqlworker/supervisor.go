@@ -83,6 +83,7 @@ type SupervisorConfig struct {
 	StartTimeout time.Duration
 	// Stderr receives the worker's log (default os.Stderr).
 	Stderr io.Writer
+	// Logger receives the supervisor's own lines (default slog.Default()).
 	Logger *slog.Logger
 	// Restarted is called each time a worker ended and another starts,
 	// with why the last one ended: "exited", "memory", "stuck" or
@@ -131,14 +132,9 @@ func (c *proc) kill(kind, reason string) {
 // Close. It returns at once: queries wait for the worker (within their
 // own time limit) while it loads the catalog.
 func StartSupervisor(cfg SupervisorConfig) (*Supervisor, error) {
-	if len(cfg.Command) == 0 || cfg.Dir == "" {
-		return nil, errors.New("sqlworker: SupervisorConfig.Command and Dir are required")
-	}
-	if cfg.StartTimeout <= 0 {
-		cfg.StartTimeout = 10 * time.Minute
-	}
-	if cfg.Stderr == nil {
-		cfg.Stderr = os.Stderr
+	cfg.EnsureDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
 	}
 	if err := os.MkdirAll(cfg.Dir, 0o700); err != nil {
 		return nil, err
@@ -147,9 +143,6 @@ func StartSupervisor(cfg SupervisorConfig) (*Supervisor, error) {
 		return nil, err
 	}
 	s := &Supervisor{cfg: cfg, log: cfg.Logger, ready: make(chan struct{}), stop: make(chan struct{}), done: make(chan struct{})}
-	if s.log == nil {
-		s.log = slog.Default()
-	}
 	go s.loop()
 	return s, nil
 }

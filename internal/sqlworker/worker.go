@@ -67,13 +67,11 @@ const (
 // Serve opens the catalog read-only with its SQL engine and answers the
 // server on l until ctx ends (nil) or a stopped query overstays (ErrStuck).
 func Serve(ctx context.Context, l net.Listener, cfg ServeConfig) error {
-	if cfg.StopGrace <= 0 {
-		cfg.StopGrace = 5 * time.Second
+	cfg.EnsureDefaults()
+	if err := cfg.Validate(); err != nil {
+		return err
 	}
 	log := cfg.Logger
-	if log == nil {
-		log = slog.Default()
-	}
 	start := time.Now()
 	table, err := manifesttable.Open(ctx, manifesttable.Config{Objects: cfg.Objects, Redis: cfg.Redis, Catalog: cfg.Catalog,
 		Engine: cfg.Engine, ReadOnly: true, Logger: log})
