@@ -20,7 +20,7 @@ const module = "github.com/flightns/flightns/"
 var production = [][]string{
 	{"nserror", "internal/child", "internal/commitlog", "internal/redislock", "internal/redisurl"},
 	{"api", "internal/grpcstatus", "objstore", "internal/auth", "internal/audit", "internal/redisproc", "internal/redisstate", "internal/sqlengine"},
-	{"internal/lancemanifest", "internal/privateredis", "internal/idempotency", "internal/obs"},
+	{"client", "internal/lancemanifest", "internal/privateredis", "internal/idempotency", "internal/obs"},
 	{"redisclaim", "internal/cleanup"},
 	{"manifesttable"},
 	{"internal/namespace"},
