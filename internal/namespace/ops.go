@@ -18,7 +18,8 @@ import (
 // path's id and the query. Neither surface knows an operation's request
 // type; Run decodes into it, binds what REST adds, and calls the service.
 type Op struct {
-	// Name is the spec's operation name (also the metrics' op label).
+	// Name is the spec's operation name, an api.Op… constant (also the
+	// metrics' op label).
 	Name string
 	// Path is the REST route after /v1/; {id} stands for the object id.
 	Path string
@@ -192,7 +193,7 @@ func run[Req, Resp any](method func(*Service, context.Context, Req) (Resp, error
 }
 
 // check makes the RunFunc of a method that answers only with an error
-// (the Exists operations): success replies Empty.
+// (the Exists operations): success replies api.Empty.
 func check[Req any](method func(*Service, context.Context, Req) error) RunFunc {
 	return run(func(s *Service, ctx context.Context, req Req) (api.Empty, error) {
 		return api.Empty{}, method(s, ctx, req)
