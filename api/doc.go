@@ -6,8 +6,9 @@
 // program needs the server's implementation to speak to it.
 //
 //   - Op… constants name the operations, as the specification spells
-//     them; a name is the operation's Flight action type and its key in
-//     the server's registry, whose REST routes are docs/rest.md's.
+//     them (and flightns's own, partitioned tables' included); a name is
+//     the operation's Flight action type and its key in the server's
+//     registries, whose REST routes are docs/rest.md's.
 //   - ID is an object's id: its names from the root. Its string form
 //     joins them with Delimiter ("$"), the form of the REST path and of
 //     __manifest's object_id; ParseID is the one parser of it and

@@ -45,6 +45,17 @@ const (
 	OpListNamespaceGrants      = "ListNamespaceGrants"
 )
 
+// The operations of partitioned tables (flightns's own; the models are
+// package planner's), served beside the ones above.
+const (
+	OpCreatePartitionedTable   = "CreatePartitionedTable"
+	OpDescribePartitionedTable = "DescribePartitionedTable"
+	OpEvolvePartitionSpec      = "EvolvePartitionSpec"
+	OpResolvePartition         = "ResolvePartition"
+	OpCommitPartitions         = "CommitPartitions"
+	OpPlanScan                 = "PlanScan"
+)
+
 // Empty is the reply of the operations that answer only by succeeding
 // (NamespaceExists, TableExists): {} as JSON; the REST adapter sends no
 // body at all, as the spec has it.

@@ -57,21 +57,21 @@ type PlanScanRequest struct {
 
 // Ops are the planner's operations.
 var Ops = []Op{
-	{"CreatePartitionedTable", "partitioned/create", "Create a partitioned table: its schema and partition spec v1.", true,
-		decodeRun(func(ctx context.Context, p *Planner, r *CreateTableRequest) (any, error) {
+	{Name: api.OpCreatePartitionedTable, Path: "partitioned/create", Desc: "Create a partitioned table: its schema and partition spec v1.", Write: true,
+		Run: decodeRun(func(ctx context.Context, p *Planner, r *CreateTableRequest) (any, error) {
 			return p.CreateTable(ctx, *r)
 		},
 			func(r *CreateTableRequest) *api.ID { return &r.ID })},
-	{"DescribePartitionedTable", "partitioned/describe", "Describe a partitioned table: schema, specs, current spec.", false,
-		decodeRun(func(ctx context.Context, p *Planner, r *DescribeRequest) (any, error) { return p.Describe(ctx, r.ID) },
+	{Name: api.OpDescribePartitionedTable, Path: "partitioned/describe", Desc: "Describe a partitioned table: schema, specs, current spec.",
+		Run: decodeRun(func(ctx context.Context, p *Planner, r *DescribeRequest) (any, error) { return p.Describe(ctx, r.ID) },
 			func(r *DescribeRequest) *api.ID { return &r.ID })},
-	{"EvolvePartitionSpec", "partitioned/evolve", "Add partition spec version N+1 and make it current.", true,
-		decodeRun(func(ctx context.Context, p *Planner, r *EvolveRequest) (any, error) {
+	{Name: api.OpEvolvePartitionSpec, Path: "partitioned/evolve", Desc: "Add partition spec version N+1 and make it current.", Write: true,
+		Run: decodeRun(func(ctx context.Context, p *Planner, r *EvolveRequest) (any, error) {
 			return p.EvolveSpec(ctx, r.ID, r.Spec)
 		},
 			func(r *EvolveRequest) *api.ID { return &r.ID })},
-	{"ResolvePartition", "partitioned/resolve", "Find or create the leaf table of partition values or of a row (idempotent under races).", true,
-		decodeRun(func(ctx context.Context, p *Planner, r *ResolveRequest) (any, error) {
+	{Name: api.OpResolvePartition, Path: "partitioned/resolve", Desc: "Find or create the leaf table of partition values or of a row (idempotent under races).", Write: true,
+		Run: decodeRun(func(ctx context.Context, p *Planner, r *ResolveRequest) (any, error) {
 			switch {
 			case (r.Values == nil) == (r.Row == nil):
 				return nil, nserror.New(nserror.InvalidInput, "ResolvePartition takes values or a row, exactly one")
@@ -80,12 +80,12 @@ var Ops = []Op{
 			}
 			return p.ResolveOrCreate(ctx, r.ID, r.Values)
 		}, func(r *ResolveRequest) *api.ID { return &r.ID })},
-	{"CommitPartitions", "partitioned/commit", "Commit new versions of several partitions and their read_version atomically, with optional read assertions.", true,
-		decodeRun(func(ctx context.Context, p *Planner, r *CommitPartitionsRequest) (any, error) {
+	{Name: api.OpCommitPartitions, Path: "partitioned/commit", Desc: "Commit new versions of several partitions and their read_version atomically, with optional read assertions.", Write: true,
+		Run: decodeRun(func(ctx context.Context, p *Planner, r *CommitPartitionsRequest) (any, error) {
 			return p.Commit(ctx, r.ID, r.CommitRequest)
 		}, func(r *CommitPartitionsRequest) *api.ID { return &r.ID })},
-	{"PlanScan", "partitioned/plan_scan", "Plan a scan: the leaf tables that may hold rows matching a SQL filter, as Arrow.", false,
-		decodeRun(func(ctx context.Context, p *Planner, r *PlanScanRequest) (any, error) {
+	{Name: api.OpPlanScan, Path: "partitioned/plan_scan", Desc: "Plan a scan: the leaf tables that may hold rows matching a SQL filter, as Arrow.",
+		Run: decodeRun(func(ctx context.Context, p *Planner, r *PlanScanRequest) (any, error) {
 			return p.PlanScan(ctx, r.ID, r.Filter)
 		},
 			func(r *PlanScanRequest) *api.ID { return &r.ID })},
