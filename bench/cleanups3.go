@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/flightns/flightns/api"
 	"github.com/flightns/flightns/internal/namespace"
 	"github.com/flightns/flightns/internal/sqlengine"
 	"github.com/flightns/flightns/objstore"
@@ -167,7 +168,7 @@ func cleanupAll(ctx context.Context, svc *namespace.Service, t *lanceTables, log
 	start := time.Now()
 	for _, id := range t.ids {
 		t0 := time.Now()
-		resp, err := svc.CleanupTable(ctx, namespace.CleanupTableRequest{ID: id, OlderThan: "1ms", RetainVersions: &retain})
+		resp, err := svc.CleanupTable(ctx, api.CleanupTableRequest{ID: id, OlderThan: "1ms", RetainVersions: &retain})
 		r.took = append(r.took, time.Since(t0))
 		if err != nil {
 			r.failed++

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/flightns/flightns/api"
 	"github.com/flightns/flightns/flightserver"
 	"github.com/flightns/flightns/internal/console"
 	"github.com/flightns/flightns/internal/namespace"
@@ -64,10 +65,10 @@ func runConsole(ctx context.Context, cfg Config, rep *Report) error {
 	}
 	// The big table is declared as a writer would; its versions' rows
 	// then go into __manifest as above.
-	if _, err := svc.CreateNamespace(ctx, namespace.CreateNamespaceRequest{ID: namespace.ID{"big"}}); err != nil {
+	if _, err := svc.CreateNamespace(ctx, api.CreateNamespaceRequest{ID: api.ID{"big"}}); err != nil {
 		return err
 	}
-	if _, err := svc.DeclareTable(ctx, namespace.DeclareTableRequest{ID: namespace.ID{"big", "t"}}); err != nil {
+	if _, err := svc.DeclareTable(ctx, api.DeclareTableRequest{ID: api.ID{"big", "t"}}); err != nil {
 		return err
 	}
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)

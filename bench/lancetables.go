@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/flightns/flightns/api"
 	"github.com/flightns/flightns/internal/lancemanifest"
 	"github.com/flightns/flightns/internal/namespace"
 	"github.com/flightns/flightns/objstore"
@@ -37,7 +38,7 @@ type lanceTables struct {
 	svc  *namespace.Service
 	objs *objstore.Store
 	ns   string
-	ids  []namespace.ID
+	ids  []api.ID
 	keys []string // each table's directory, relative to the root
 	// heads are the tables' latest committed versions.
 	heads []atomic.Uint64
@@ -46,8 +47,8 @@ type lanceTables struct {
 // newLanceTables declares n tables ns$<prefix>NNN (the namespace ns made
 // first, with props) and writes each one's data, deletion and index files,
 // those every version's manifest names.
-func newLanceTables(ctx context.Context, svc *namespace.Service, objs *objstore.Store, ns, prefix string, n int, props namespace.Properties) (*lanceTables, error) {
-	if _, err := svc.CreateNamespace(ctx, namespace.CreateNamespaceRequest{ID: namespace.ID{ns}, Mode: "ExistOk", Properties: props}); err != nil {
+func newLanceTables(ctx context.Context, svc *namespace.Service, objs *objstore.Store, ns, prefix string, n int, props api.Properties) (*lanceTables, error) {
+	if _, err := svc.CreateNamespace(ctx, api.CreateNamespaceRequest{ID: api.ID{ns}, Mode: "ExistOk", Properties: props}); err != nil {
 		return nil, fmt.Errorf("creating namespace %s: %w", ns, err)
 	}
 	refs, err := lancemanifest.ReadReferences(lanceTemplate)
@@ -64,11 +65,11 @@ func newLanceTables(ctx context.Context, svc *namespace.Service, objs *objstore.
 	for _, ix := range refs.Indices {
 		files = append(files, "_indices/"+ix.UUID+"/page_data.lance", "_indices/"+ix.UUID+"/page_lookup.lance")
 	}
-	t := &lanceTables{svc: svc, objs: objs, ns: ns, ids: make([]namespace.ID, n), keys: make([]string, n), heads: make([]atomic.Uint64, n)}
+	t := &lanceTables{svc: svc, objs: objs, ns: ns, ids: make([]api.ID, n), keys: make([]string, n), heads: make([]atomic.Uint64, n)}
 	root := strings.TrimSuffix(svc.LocationURI(""), "/") + "/"
 	err = parallel(ctx, n, 8, func(ctx context.Context, i int) error {
-		id := namespace.ID{ns, fmt.Sprintf("%s%03d", prefix, i)}
-		d, err := svc.DeclareTable(ctx, namespace.DeclareTableRequest{ID: id})
+		id := api.ID{ns, fmt.Sprintf("%s%03d", prefix, i)}
+		d, err := svc.DeclareTable(ctx, api.DeclareTableRequest{ID: id})
 		if err != nil {
 			return fmt.Errorf("declaring %s: %w", id, err)
 		}
@@ -108,7 +109,7 @@ func (t *lanceTables) commit(ctx context.Context, i int) Outcome {
 	if err := t.objs.PutWith(ctx, staging, m, objstore.WriteOptions{NoSync: true}); err != nil {
 		return Failed
 	}
-	_, err = t.svc.CreateTableVersion(ctx, namespace.CreateTableVersionRequest{ID: t.ids[i], Version: int64(v), ManifestPath: staging})
+	_, err = t.svc.CreateTableVersion(ctx, api.CreateTableVersionRequest{ID: t.ids[i], Version: int64(v), ManifestPath: staging})
 	out := outcomeOf(err)
 	switch out {
 	case OK:
@@ -117,7 +118,7 @@ func (t *lanceTables) commit(ctx context.Context, i int) Outcome {
 		// An earlier commit of this writer whose answer was lost (its
 		// context ended) committed after all: learn the head, as Lance
 		// does.
-		if d, err := t.svc.DescribeTableVersion(ctx, namespace.DescribeTableVersionRequest{ID: t.ids[i]}); err == nil && d.Version != nil {
+		if d, err := t.svc.DescribeTableVersion(ctx, api.DescribeTableVersionRequest{ID: t.ids[i]}); err == nil && d.Version != nil {
 			t.heads[i].Store(uint64(d.Version.Version))
 		}
 	}

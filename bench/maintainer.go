@@ -13,6 +13,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/flightns/flightns/api"
 	"github.com/flightns/flightns/internal/minioproc"
 	"github.com/flightns/flightns/internal/namespace"
 	"github.com/flightns/flightns/internal/s3proxy"
@@ -76,7 +77,7 @@ func runCommitMaintainer(ctx context.Context, cfg Config, rep *Report) error {
 
 	levels := cfg.clientsUpTo(8)
 	n := max(maintainerTables, slices.Max(levels))
-	props := namespace.Properties{namespace.PropCleanupOlderThan: "1ms", namespace.PropCleanupRetainVersions: strconv.Itoa(maintainerRetain)}
+	props := api.Properties{namespace.PropCleanupOlderThan: "1ms", namespace.PropCleanupRetainVersions: strconv.Itoa(maintainerRetain)}
 	t, err := newLanceTables(ctx, svc, objs, "hot", "t", n, props)
 	if err != nil {
 		return err

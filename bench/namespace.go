@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync/atomic"
 
+	"github.com/flightns/flightns/api"
 	"github.com/flightns/flightns/internal/lancemanifest"
 	"github.com/flightns/flightns/internal/namespace"
 	"github.com/flightns/flightns/internal/sqlengine"
@@ -50,7 +51,7 @@ func runNamespace(ctx context.Context, cfg Config, rep *Report) error {
 	var n atomic.Int64
 	for _, clients := range cfg.Clients {
 		r := Measure(ctx, clients, cfg.Duration, func(ctx context.Context, c int) Outcome {
-			_, err := s.CreateNamespace(ctx, namespace.CreateNamespaceRequest{ID: namespace.ID{fmt.Sprintf("ns%d", n.Add(1))}})
+			_, err := s.CreateNamespace(ctx, api.CreateNamespaceRequest{ID: api.ID{fmt.Sprintf("ns%d", n.Add(1))}})
 			return outcomeOf(err)
 		})
 		if err := add(r, "create-namespace", "target ≥ 2,000 catalog mutations/s with 32 callers; Lance's directory namespace: about 138/s"); err != nil {
@@ -59,7 +60,7 @@ func runNamespace(ctx context.Context, cfg Config, rep *Report) error {
 	}
 	for _, clients := range cfg.Clients {
 		r := Measure(ctx, clients, cfg.Duration, func(ctx context.Context, c int) Outcome {
-			_, err := s.DeclareTable(ctx, namespace.DeclareTableRequest{ID: namespace.ID{fmt.Sprintf("t%d", n.Add(1))}})
+			_, err := s.DeclareTable(ctx, api.DeclareTableRequest{ID: api.ID{fmt.Sprintf("t%d", n.Add(1))}})
 			return outcomeOf(err)
 		})
 		if err := add(r, "declare-table", "target ≥ 2,000 catalog mutations/s with 32 callers; Lance's directory namespace: about 65 CreateTable/s"); err != nil {
@@ -72,11 +73,11 @@ func runNamespace(ctx context.Context, cfg Config, rep *Report) error {
 		tables := make([]string, clients)
 		heads := make([]int64, clients)
 		for c := range clients {
-			id := namespace.ID{fmt.Sprintf("commits%d_%d", clients, c)}
-			if _, err := s.DeclareTable(ctx, namespace.DeclareTableRequest{ID: id}); err != nil {
+			id := api.ID{fmt.Sprintf("commits%d_%d", clients, c)}
+			if _, err := s.DeclareTable(ctx, api.DeclareTableRequest{ID: id}); err != nil {
 				return err
 			}
-			d, err := s.DescribeTable(ctx, namespace.DescribeTableRequest{ID: id})
+			d, err := s.DescribeTable(ctx, api.DescribeTableRequest{ID: id})
 			if err != nil {
 				return err
 			}
@@ -88,7 +89,7 @@ func runNamespace(ctx context.Context, cfg Config, rep *Report) error {
 			if err := objs.PutWith(ctx, key, payload, objstore.WriteOptions{NoSync: true}); err != nil {
 				return Failed
 			}
-			_, err := s.CreateTableVersion(ctx, namespace.CreateTableVersionRequest{ID: namespace.ID{fmt.Sprintf("commits%d_%d", clients, c)},
+			_, err := s.CreateTableVersion(ctx, api.CreateTableVersionRequest{ID: api.ID{fmt.Sprintf("commits%d_%d", clients, c)},
 				Version: v, ManifestPath: key})
 			if err == nil {
 				heads[c] = v

@@ -8,7 +8,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 
-	"github.com/flightns/flightns/internal/namespace"
+	"github.com/flightns/flightns/api"
 	"github.com/flightns/flightns/manifesttable"
 	"github.com/flightns/flightns/planner"
 )
@@ -52,7 +52,7 @@ func planAt(ctx context.Context, cfg Config, rep *Report, leaves int) error {
 	_ = json.Unmarshal([]byte(`{"fields":[{"source_ids":[1],"transform":{"type":"day"}},{"source_ids":[2],"transform":{"type":"bucket","num_buckets":100}}]}`), &spec)
 	schema := `{"fields":[{"name":"ts","nullable":true,"type":{"type":"timestamp"},"metadata":{"lance:field_id":"1"}},` +
 		`{"name":"user_id","nullable":true,"type":{"type":"int64"},"metadata":{"lance:field_id":"2"}}]}`
-	if _, err := p.CreateTable(ctx, planner.CreateTableRequest{ID: namespace.ID{"events"}, Schema: json.RawMessage(schema), Spec: spec}); err != nil {
+	if _, err := p.CreateTable(ctx, planner.CreateTableRequest{ID: api.ID{"events"}, Schema: json.RawMessage(schema), Spec: spec}); err != nil {
 		return err
 	}
 	// The partitions go straight into __manifest in large appends (the
@@ -120,7 +120,7 @@ func planAt(ctx context.Context, cfg Config, rep *Report, leaves int) error {
 			reps = 30
 		}
 		plan := measureN(reps, func() error {
-			pl, err := p.PlanScan(ctx, namespace.ID{"events"}, f.filter)
+			pl, err := p.PlanScan(ctx, api.ID{"events"}, f.filter)
 			if err == nil {
 				got, returned = len(pl.Leaves), pl.Leaves
 			} else {

@@ -17,6 +17,7 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
+	"github.com/flightns/flightns/api"
 	"github.com/flightns/flightns/internal/namespace"
 	"github.com/flightns/flightns/internal/testutil/nstest"
 	"github.com/flightns/flightns/manifesttable"
@@ -66,17 +67,17 @@ func TestActionsMutateTheCatalogThroughTheRESTModels(t *testing.T) {
 	if err := doAction(ctx, fc, "CreateNamespace", map[string]any{"id": []string{"lake"}, "properties": map[string]string{"owner": "ana"}}, nil); err != nil {
 		t.Fatal(err)
 	}
-	var declared namespace.DeclareTableResponse
-	if err := doAction(ctx, fc, "DeclareTable", namespace.DeclareTableRequest{ID: namespace.ID{"lake", "events"}}, &declared); err != nil {
+	var declared api.DeclareTableResponse
+	if err := doAction(ctx, fc, "DeclareTable", api.DeclareTableRequest{ID: api.ID{"lake", "events"}}, &declared); err != nil {
 		t.Fatal(err)
 	}
 	if declared.Location == "" || !declared.ManagedVersioning {
 		t.Fatalf("DeclareTable reply %+v", declared)
 	}
 	for v := 1; v <= 3; v++ {
-		var created namespace.CreateTableVersionResponse
-		err := doAction(ctx, fc, "CreateTableVersion", namespace.CreateTableVersionRequest{
-			ID: namespace.ID{"lake", "events"}, Version: int64(v), ManifestPath: e.stage(declared.Location, uint64(v))}, &created)
+		var created api.CreateTableVersionResponse
+		err := doAction(ctx, fc, "CreateTableVersion", api.CreateTableVersionRequest{
+			ID: api.ID{"lake", "events"}, Version: int64(v), ManifestPath: e.stage(declared.Location, uint64(v))}, &created)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -90,14 +91,14 @@ func TestActionsMutateTheCatalogThroughTheRESTModels(t *testing.T) {
 			t.Fatalf("after committing version %d SQL reads %v", v, got)
 		}
 	}
-	var desc namespace.DescribeTableResponse
+	var desc api.DescribeTableResponse
 	if err := doAction(ctx, fc, "DescribeTable", map[string]any{"id": []string{"lake", "events"}}, &desc); err != nil {
 		t.Fatal(err)
 	}
 	if desc.Version == nil || *desc.Version != 3 {
 		t.Fatalf("DescribeTable %+v", desc)
 	}
-	var list namespace.ListTablesResponse
+	var list api.ListTablesResponse
 	if err := doAction(ctx, fc, "ListTables", map[string]any{"id": []string{"lake"}}, &list); err != nil {
 		t.Fatal(err)
 	}
@@ -108,8 +109,8 @@ func TestActionsMutateTheCatalogThroughTheRESTModels(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A version already taken loses.
-	err := doAction(ctx, fc, "CreateTableVersion", namespace.CreateTableVersionRequest{
-		ID: namespace.ID{"lake", "events"}, Version: 3, ManifestPath: e.stage(declared.Location, 3)}, nil)
+	err := doAction(ctx, fc, "CreateTableVersion", api.CreateTableVersionRequest{
+		ID: api.ID{"lake", "events"}, Version: 3, ManifestPath: e.stage(declared.Location, 3)}, nil)
 	wantStatus(t, "version 3 again", err, codes.Aborted)
 	wantLanceCode(t, "version 3 again", err, nserror.ConcurrentModification)
 }
@@ -203,9 +204,9 @@ func testConsistencyHeader(t *testing.T, slots int) {
 	}
 
 	holding.Store(true)
-	orders := namespace.ID{"sales", "orders"}
-	d := must(svc.DescribeTable(ctx, namespace.DescribeTableRequest{ID: orders}))
-	must(svc.CreateTableVersion(ctx, namespace.CreateTableVersionRequest{ID: orders, Version: 4, ManifestPath: e.stage(d.Location, 4)}))
+	orders := api.ID{"sales", "orders"}
+	d := must(svc.DescribeTable(ctx, api.DescribeTableRequest{ID: orders}))
+	must(svc.CreateTableVersion(ctx, api.CreateTableVersionRequest{ID: orders, Version: 4, ManifestPath: e.stage(d.Location, 4)}))
 	with := func(consistency string) context.Context {
 		return metadata.AppendToOutgoingContext(wctx, ConsistencyHeader, consistency)
 	}

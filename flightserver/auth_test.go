@@ -26,8 +26,8 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/flightns/flightns/api"
 	"github.com/flightns/flightns/internal/auth"
-	"github.com/flightns/flightns/internal/namespace"
 	"github.com/flightns/flightns/nserror"
 )
 
@@ -218,7 +218,7 @@ func TestHandshakeWithABasicAuthPayload(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := metadata.AppendToOutgoingContext(context.Background(), "auth-token-bin", string(resp.GetPayload()))
-	var list namespace.ListNamespacesResponse
+	var list api.ListNamespacesResponse
 	if err := doAction(ctx, c.Client, "ListNamespaces", map[string]any{"id": []string{}}, &list); err != nil {
 		t.Fatalf("with the handshake's token: %v", err)
 	}
@@ -227,8 +227,8 @@ func TestHandshakeWithABasicAuthPayload(t *testing.T) {
 func TestReadersCannotMutate(t *testing.T) {
 	e := start(t, withAuth)
 	e.seed()
-	orders := namespace.ID{"sales", "orders"}
-	must(e.svc.CreateTableTag(context.Background(), namespace.CreateTableTagRequest{ID: orders, Tag: "first", Version: 1}))
+	orders := api.ID{"sales", "orders"}
+	must(e.svc.CreateTableTag(context.Background(), api.CreateTableTagRequest{ID: orders, Tag: "first", Version: 1}))
 	c := e.client()
 	basic, err := c.Client.AuthenticateBasicToken(context.Background(), "rita", "rita-pw")
 	if err != nil {
@@ -280,15 +280,15 @@ func TestReadersCannotMutate(t *testing.T) {
 		}
 	}
 	// Nothing changed.
-	list, err := e.svc.ListNamespaces(context.Background(), namespace.ListNamespacesRequest{})
+	list, err := e.svc.ListNamespaces(context.Background(), api.ListNamespacesRequest{})
 	if err != nil || !slices.Equal(list.Namespaces, []string{"ops", "sales"}) {
 		t.Fatalf("namespaces %v %v", list, err)
 	}
-	tags, err := e.svc.ListTableTags(context.Background(), namespace.ListTableTagsRequest{ID: orders})
+	tags, err := e.svc.ListTableTags(context.Background(), api.ListTableTagsRequest{ID: orders})
 	if err != nil || len(tags.Tags) != 1 || tags.Tags["first"].Version != 1 {
 		t.Fatalf("tags %+v %v", tags, err)
 	}
-	versions, err := e.svc.ListTableVersions(context.Background(), namespace.ListTableVersionsRequest{ID: orders})
+	versions, err := e.svc.ListTableVersions(context.Background(), api.ListTableVersionsRequest{ID: orders})
 	if err != nil || len(versions.Versions) != 3 {
 		t.Fatalf("versions %+v %v", versions, err)
 	}

@@ -19,7 +19,7 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
-	"github.com/flightns/flightns/internal/namespace"
+	"github.com/flightns/flightns/api"
 	"github.com/flightns/flightns/internal/sqlengine"
 	"github.com/flightns/flightns/manifesttable"
 	"github.com/flightns/flightns/nserror"
@@ -319,7 +319,7 @@ func (s *Server) scope(rpc, base context.Context) (context.Context, error) {
 	if err != nil || all {
 		return base, err
 	}
-	sc := &sqlengine.Scope{Sep: namespace.Delimiter}
+	sc := &sqlengine.Scope{Sep: api.Delimiter}
 	for _, t := range subtrees {
 		sc.Subtrees = append(sc.Subtrees, t.String())
 	}

@@ -29,8 +29,8 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/anypb"
 
+	"github.com/flightns/flightns/api"
 	"github.com/flightns/flightns/internal/auth"
-	"github.com/flightns/flightns/internal/namespace"
 	"github.com/flightns/flightns/internal/testutil/nstest"
 )
 
@@ -170,8 +170,8 @@ func startFuzzServer(f *testing.F) *fuzzServer {
 
 	ctx := fz.as(0)
 	ctx0 := context.Background()
-	must(svc.CreateNamespace(ctx0, namespace.CreateNamespaceRequest{ID: namespace.ID{"ns"}}))
-	must(svc.DeclareTable(ctx0, namespace.DeclareTableRequest{ID: namespace.ID{"ns", "t"}}))
+	must(svc.CreateNamespace(ctx0, api.CreateNamespaceRequest{ID: api.ID{"ns"}}))
+	must(svc.DeclareTable(ctx0, api.DeclareTableRequest{ID: api.ID{"ns", "t"}}))
 	if err := svc.Grant(ctx0, auth.Grant{Namespace: []string{"ns"}, Principal: "tenant", Role: auth.Read}); err != nil {
 		f.Fatal(err)
 	}

@@ -19,6 +19,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 
+	"github.com/flightns/flightns/api"
 	"github.com/flightns/flightns/internal/auth"
 	"github.com/flightns/flightns/internal/grpcstatus"
 	"github.com/flightns/flightns/internal/lancemanifest"
@@ -105,19 +106,19 @@ func (e *fenv) seed() {
 	e.t.Helper()
 	ctx := context.Background()
 	for _, ns := range []string{"sales", "ops"} {
-		must(e.svc.CreateNamespace(ctx, namespace.CreateNamespaceRequest{ID: namespace.ID{ns}}))
+		must(e.svc.CreateNamespace(ctx, api.CreateNamespaceRequest{ID: api.ID{ns}}))
 	}
-	must(e.svc.DeclareTable(ctx, namespace.DeclareTableRequest{ID: namespace.ID{"sales", "items"}}))
-	e.declareWithVersions(namespace.ID{"sales", "orders"}, 3)
+	must(e.svc.DeclareTable(ctx, api.DeclareTableRequest{ID: api.ID{"sales", "items"}}))
+	e.declareWithVersions(api.ID{"sales", "orders"}, 3)
 }
 
 // declareWithVersions declares a table and commits versions 1..n.
-func (e *fenv) declareWithVersions(tid namespace.ID, n int) {
+func (e *fenv) declareWithVersions(tid api.ID, n int) {
 	e.t.Helper()
 	ctx := context.Background()
-	d := must(e.svc.DeclareTable(ctx, namespace.DeclareTableRequest{ID: tid}))
+	d := must(e.svc.DeclareTable(ctx, api.DeclareTableRequest{ID: tid}))
 	for v := 1; v <= n; v++ {
-		must(e.svc.CreateTableVersion(ctx, namespace.CreateTableVersionRequest{
+		must(e.svc.CreateTableVersion(ctx, api.CreateTableVersionRequest{
 			ID: tid, Version: int64(v), ManifestPath: e.stage(d.Location, uint64(v)),
 		}))
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/flightns/flightns/api"
 	"github.com/flightns/flightns/internal/auth"
 	"github.com/flightns/flightns/planner"
 )
@@ -83,7 +84,7 @@ func (s *Server) GetFlightInfo(ctx context.Context, desc *flight.FlightDescripto
 	if err := json.Unmarshal(cmd, &wrapper); err != nil || wrapper.PlanScan == nil {
 		return s.FlightServer.GetFlightInfo(ctx, desc)
 	}
-	op, _ := planner.OpByName("PlanScan")
+	op, _ := planner.OpByName(api.OpPlanScan)
 	resp, err := op.Run(ctx, s.planner, wrapper.PlanScan, nil)
 	if err != nil {
 		return nil, err
@@ -108,7 +109,7 @@ func (s *Server) DoGet(tkt *flight.Ticket, stream flight.FlightService_DoGetServ
 			return err
 		}
 	} else {
-		op, _ := planner.OpByName("PlanScan")
+		op, _ := planner.OpByName(api.OpPlanScan)
 		resp, err := op.Run(ctx, s.planner, request, nil)
 		if err != nil {
 			return err

@@ -12,7 +12,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/flightns/flightns/internal/namespace"
+	"github.com/flightns/flightns/api"
 	"github.com/flightns/flightns/nserror"
 	"github.com/flightns/flightns/planner"
 )
@@ -190,9 +190,9 @@ func TestPlanScanFromADBCAndDatabaseSQL(t *testing.T) {
 	p := planner.New(e.svc)
 	var spec planner.Spec
 	_ = json.Unmarshal([]byte(`{"fields":[{"source_ids":[1],"transform":{"type":"year"}}]}`), &spec)
-	must(p.CreateTable(context.Background(), planner.CreateTableRequest{ID: namespace.ID{"y"}, Schema: json.RawMessage(plannerSchema), Spec: spec}))
+	must(p.CreateTable(context.Background(), planner.CreateTableRequest{ID: api.ID{"y"}, Schema: json.RawMessage(plannerSchema), Spec: spec}))
 	for _, d := range []string{"2022-03-01", "2023-03-01", "2024-03-01"} {
-		must(p.ResolveRow(context.Background(), namespace.ID{"y"}, map[string]any{"day": d}))
+		must(p.ResolveRow(context.Background(), api.ID{"y"}, map[string]any{"day": d}))
 	}
 	cn := e.adbcConn(nil)
 	defer func() { _ = cn.Close() }()

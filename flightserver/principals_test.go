@@ -18,8 +18,8 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/anypb"
 
+	"github.com/flightns/flightns/api"
 	"github.com/flightns/flightns/internal/auth"
-	"github.com/flightns/flightns/internal/namespace"
 	"github.com/flightns/flightns/nserror"
 )
 
@@ -50,8 +50,8 @@ func startTenants(t *testing.T) *fenv {
 	ctx := context.Background()
 	c := e.client().Client
 	for _, ns := range []string{"a", "b"} {
-		must(e.svc.CreateNamespace(ctx, namespace.CreateNamespaceRequest{ID: namespace.ID{ns}}))
-		must(e.svc.DeclareTable(ctx, namespace.DeclareTableRequest{ID: namespace.ID{ns, "t"}}))
+		must(e.svc.CreateNamespace(ctx, api.CreateNamespaceRequest{ID: api.ID{ns}}))
+		must(e.svc.DeclareTable(ctx, api.DeclareTableRequest{ID: api.ID{ns, "t"}}))
 		create := map[string]any{"id": []string{ns, "pt"}, "schema": json.RawMessage(plannerSchema),
 			"spec": map[string]any{"fields": []any{map[string]any{"source_ids": []int{2}, "transform": map[string]any{"type": "identity"}}}}}
 		if err := doAction(as("admin-token"), c, "CreatePartitionedTable", create, nil); err != nil {

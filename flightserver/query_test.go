@@ -20,7 +20,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
 
-	"github.com/flightns/flightns/internal/namespace"
+	"github.com/flightns/flightns/api"
 	"github.com/flightns/flightns/nserror"
 )
 
@@ -342,10 +342,10 @@ func TestMessagesOverTheSizeLimitAreRefused(t *testing.T) {
 	for i := range big {
 		big[i] = 'a'
 	}
-	err := doAction(ctx, c.Client, "CreateNamespace", namespace.CreateNamespaceRequest{
-		ID: namespace.ID{"n"}, Properties: namespace.Properties{"blob": string(big)}}, nil)
+	err := doAction(ctx, c.Client, "CreateNamespace", api.CreateNamespaceRequest{
+		ID: api.ID{"n"}, Properties: api.Properties{"blob": string(big)}}, nil)
 	wantStatus(t, "128 KiB action", err, codes.ResourceExhausted)
-	if _, err := e.svc.DescribeNamespace(ctx, namespace.DescribeNamespaceRequest{ID: namespace.ID{"n"}}); nserror.CodeOf(err) != nserror.NamespaceNotFound {
+	if _, err := e.svc.DescribeNamespace(ctx, api.DescribeNamespaceRequest{ID: api.ID{"n"}}); nserror.CodeOf(err) != nserror.NamespaceNotFound {
 		t.Fatalf("the refused action left a namespace: %v", err)
 	}
 }

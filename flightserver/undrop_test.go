@@ -8,6 +8,7 @@ import (
 
 	"google.golang.org/grpc/codes"
 
+	"github.com/flightns/flightns/api"
 	"github.com/flightns/flightns/internal/namespace"
 	"github.com/flightns/flightns/internal/testutil/nstest"
 	"github.com/flightns/flightns/nserror"
@@ -24,13 +25,13 @@ func TestUndropTableAction(t *testing.T) {
 	if err := doAction(ctx, fc, "CreateNamespace", map[string]any{"id": []string{"lake"}}, nil); err != nil {
 		t.Fatal(err)
 	}
-	var declared namespace.DeclareTableResponse
-	if err := doAction(ctx, fc, "DeclareTable", namespace.DeclareTableRequest{ID: namespace.ID{"lake", "events"}}, &declared); err != nil {
+	var declared api.DeclareTableResponse
+	if err := doAction(ctx, fc, "DeclareTable", api.DeclareTableRequest{ID: api.ID{"lake", "events"}}, &declared); err != nil {
 		t.Fatal(err)
 	}
 	for v := 1; v <= 2; v++ {
-		if err := doAction(ctx, fc, "CreateTableVersion", namespace.CreateTableVersionRequest{
-			ID: namespace.ID{"lake", "events"}, Version: int64(v), ManifestPath: e.stage(declared.Location, uint64(v))}, nil); err != nil {
+		if err := doAction(ctx, fc, "CreateTableVersion", api.CreateTableVersionRequest{
+			ID: api.ID{"lake", "events"}, Version: int64(v), ManifestPath: e.stage(declared.Location, uint64(v))}, nil); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -48,14 +49,14 @@ func TestUndropTableAction(t *testing.T) {
 	}
 	err := doAction(ctx, fc, "UndropTable", map[string]any{"id": []string{"lake", "events"}, "drop_id": "not-a-drop"}, nil)
 	wantLanceCode(t, "a malformed drop id", err, nserror.InvalidInput)
-	var undone namespace.UndropResponse
+	var undone api.UndropResponse
 	if err := doAction(ctx, fc, "UndropTable", map[string]any{"id": []string{"lake", "events"}}, &undone); err != nil {
 		t.Fatal(err)
 	}
 	if !slices.Equal(undone.Tables, []string{"lake$events"}) || undone.DropID == "" {
 		t.Fatalf("UndropTable reply %+v", undone)
 	}
-	var desc namespace.DescribeTableResponse
+	var desc api.DescribeTableResponse
 	if err := doAction(ctx, fc, "DescribeTable", map[string]any{"id": []string{"lake", "events"}}, &desc); err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/flightns/flightns/api"
 	"github.com/flightns/flightns/internal/lancemanifest"
 	"github.com/flightns/flightns/internal/namespace"
 	"github.com/flightns/flightns/manifesttable"
@@ -17,12 +18,12 @@ import (
 )
 
 // leaves makes n leaves of a table partitioned by identity(i).
-func (e *penv) leaves(table string, n int) []namespace.ID {
+func (e *penv) leaves(table string, n int) []api.ID {
 	e.t.Helper()
 	e.create(table, `[{"source_ids":[1],"transform":{"type":"identity"}}]`)
-	var out []namespace.ID
+	var out []api.ID
 	for i := 0; i < n; i++ {
-		out = append(out, must(e.p.ResolveRow(ctx, namespace.ID{table}, map[string]any{"i": i})).ID)
+		out = append(out, must(e.p.ResolveRow(ctx, api.ID{table}, map[string]any{"i": i})).ID)
 	}
 	return out
 }
@@ -55,7 +56,7 @@ func TestPlansSeeAllOrNothingOfCrossPartitionCommits(t *testing.T) {
 				write, read := perm[:2], perm[2]
 				heads := map[int]int64{}
 				for _, i := range append(write, read) {
-					d, err := e.svc.DescribeTableVersion(ctx, namespace.DescribeTableVersionRequest{ID: leaves[i]})
+					d, err := e.svc.DescribeTableVersion(ctx, api.DescribeTableVersionRequest{ID: leaves[i]})
 					switch {
 					case err == nil:
 						heads[i] = d.Version.Version
@@ -73,7 +74,7 @@ func TestPlansSeeAllOrNothingOfCrossPartitionCommits(t *testing.T) {
 					req.Writes = append(req.Writes, LeafWrite{ID: leaves[i], Version: v, ManifestPath: e.stage(leaves[i], v, fmt.Sprintf("w%d n%d", w, n))})
 					ms = append(ms, member{leaves[i].String(), uint64(v)})
 				}
-				_, err := e.p.Commit(ctx, namespace.ID{"t"}, req)
+				_, err := e.p.Commit(ctx, api.ID{"t"}, req)
 				switch {
 				case err == nil:
 					mu.Lock()
@@ -93,7 +94,7 @@ func TestPlansSeeAllOrNothingOfCrossPartitionCommits(t *testing.T) {
 		go func() {
 			defer readers.Done()
 			for !stop.Load() {
-				pl, err := e.p.PlanScan(ctx, namespace.ID{"t"}, "i >= 0")
+				pl, err := e.p.PlanScan(ctx, api.ID{"t"}, "i >= 0")
 				if err != nil {
 					t.Error(err)
 					return
@@ -130,7 +131,7 @@ func TestPlansSeeAllOrNothingOfCrossPartitionCommits(t *testing.T) {
 	// After the dust settles every leaf reads at its head.
 	final := e.plan("t", "")
 	for _, l := range leaves {
-		d := must(e.svc.DescribeTableVersion(ctx, namespace.DescribeTableVersionRequest{ID: l}))
+		d := must(e.svc.DescribeTableVersion(ctx, api.DescribeTableVersionRequest{ID: l}))
 		if final[l.String()].Version != uint64(d.Version.Version) {
 			t.Errorf("leaf %s plans version %d, its head is %d", l, final[l.String()].Version, d.Version.Version)
 		}
@@ -160,11 +161,11 @@ func TestACrashMidCommitRollsForward(t *testing.T) {
 				req.Writes = append(req.Writes, LeafWrite{ID: l, Version: 1, ManifestPath: e.stage(l, 1, "m "+l.String())})
 			}
 			armed.Store(true)
-			if _, err := e.p.Commit(ctx, namespace.ID{"t"}, req); !errors.Is(err, crash) {
+			if _, err := e.p.Commit(ctx, api.ID{"t"}, req); !errors.Is(err, crash) {
 				t.Fatalf("commit at seam %s: %v, want the crash", seam, err)
 			}
 			// A reader of one member finishes the transaction.
-			if _, err := e.svc.DescribeTableVersion(ctx, namespace.DescribeTableVersionRequest{ID: leaves[0], Version: ptrTo(int64(1))}); err != nil {
+			if _, err := e.svc.DescribeTableVersion(ctx, api.DescribeTableVersionRequest{ID: leaves[0], Version: ptrTo(int64(1))}); err != nil {
 				t.Fatalf("reading the crashed commit: %v", err)
 			}
 			for _, l := range leaves {
@@ -181,12 +182,12 @@ func TestACrashMidCommitRollsForward(t *testing.T) {
 			}
 			// The writer's retry of the same commit (same staging paths) is
 			// answered as the commit it was, never applied twice.
-			resp, err := e.p.Commit(ctx, namespace.ID{"t"}, req)
+			resp, err := e.p.Commit(ctx, api.ID{"t"}, req)
 			if err != nil || len(resp.Versions) != 2 || resp.Versions[0].Version != 1 || resp.Versions[1].Version != 1 {
 				t.Errorf("retrying: %+v, %v", resp, err)
 			}
 			for _, l := range leaves {
-				d := must(e.svc.DescribeTableVersion(ctx, namespace.DescribeTableVersionRequest{ID: l}))
+				d := must(e.svc.DescribeTableVersion(ctx, api.DescribeTableVersionRequest{ID: l}))
 				if d.Version.Version != 1 {
 					t.Errorf("after the retry %s is at version %d", l, d.Version.Version)
 				}
@@ -203,11 +204,11 @@ func TestAssertingAnEmptyLeafHoldsOnceItsHeadIsSeeded(t *testing.T) {
 	e := newPenv(t)
 	leaves := e.leaves("t", 2)
 	// Version 2 of an empty leaf is refused, after Redis seeded its head.
-	_, err := e.p.Commit(ctx, namespace.ID{"t"}, CommitRequest{Writes: []LeafWrite{{ID: leaves[1], Version: 2, ManifestPath: e.stage(leaves[1], 2, "x")}}})
+	_, err := e.p.Commit(ctx, api.ID{"t"}, CommitRequest{Writes: []LeafWrite{{ID: leaves[1], Version: 2, ManifestPath: e.stage(leaves[1], 2, "x")}}})
 	if err == nil {
 		t.Fatal("version 2 of an empty leaf committed")
 	}
-	_, err = e.p.Commit(ctx, namespace.ID{"t"}, CommitRequest{
+	_, err = e.p.Commit(ctx, api.ID{"t"}, CommitRequest{
 		Writes: []LeafWrite{{ID: leaves[0], Version: 1, ManifestPath: e.stage(leaves[0], 1, "a1")}},
 		Reads:  []LeafRead{{ID: leaves[1], Version: 0}},
 	})
@@ -215,8 +216,8 @@ func TestAssertingAnEmptyLeafHoldsOnceItsHeadIsSeeded(t *testing.T) {
 		t.Fatalf("asserting the empty leaf at version 0: %v", err)
 	}
 	// …and fails once the leaf has a version.
-	must(e.p.Commit(ctx, namespace.ID{"t"}, CommitRequest{Writes: []LeafWrite{{ID: leaves[1], Version: 1, ManifestPath: e.stage(leaves[1], 1, "b1")}}}))
-	_, err = e.p.Commit(ctx, namespace.ID{"t"}, CommitRequest{
+	must(e.p.Commit(ctx, api.ID{"t"}, CommitRequest{Writes: []LeafWrite{{ID: leaves[1], Version: 1, ManifestPath: e.stage(leaves[1], 1, "b1")}}}))
+	_, err = e.p.Commit(ctx, api.ID{"t"}, CommitRequest{
 		Writes: []LeafWrite{{ID: leaves[0], Version: 2, ManifestPath: e.stage(leaves[0], 2, "a2")}},
 		Reads:  []LeafRead{{ID: leaves[1], Version: 0}},
 	})

@@ -3,6 +3,7 @@ package planner
 import (
 	"context"
 
+	"github.com/flightns/flightns/api"
 	"github.com/flightns/flightns/internal/auth"
 	"github.com/flightns/flightns/internal/namespace"
 	"github.com/flightns/flightns/nserror"
@@ -20,57 +21,57 @@ type Op struct {
 	Write bool
 	// Run decodes body, binds the path's id (REST; nil for Flight), and
 	// calls the planner.
-	Run func(ctx context.Context, p *Planner, body []byte, pathID namespace.ID) (any, error)
+	Run func(ctx context.Context, p *Planner, body []byte, pathID api.ID) (any, error)
 }
 
 // DescribeRequest names a partitioned table.
 type DescribeRequest struct {
-	ID namespace.ID `json:"id"`
+	ID api.ID `json:"id"`
 }
 
 // EvolveRequest adds a spec version.
 type EvolveRequest struct {
-	ID   namespace.ID `json:"id"`
-	Spec Spec         `json:"spec"`
+	ID   api.ID `json:"id"`
+	Spec Spec   `json:"spec"`
 }
 
 // ResolveRequest finds or creates a leaf: from partition values by field
 // id, or from a row by column name (exactly one).
 type ResolveRequest struct {
-	ID     namespace.ID   `json:"id"`
+	ID     api.ID         `json:"id"`
 	Values map[string]any `json:"values,omitempty"`
 	Row    map[string]any `json:"row,omitempty"`
 }
 
 // CommitPartitionsRequest is CommitRequest with the table's id.
 type CommitPartitionsRequest struct {
-	ID namespace.ID `json:"id"`
+	ID api.ID `json:"id"`
 	CommitRequest
 }
 
 // PlanScanRequest asks for a plan.
 type PlanScanRequest struct {
-	ID     namespace.ID `json:"id"`
-	Filter string       `json:"filter"`
+	ID     api.ID `json:"id"`
+	Filter string `json:"filter"`
 }
 
 // Ops are the planner's operations.
 var Ops = []Op{
-	{"CreatePartitionedTable", "partitioned/create", "Create a partitioned table: its schema and partition spec v1.", true,
-		decodeRun(func(ctx context.Context, p *Planner, r *CreateTableRequest) (any, error) {
+	{Name: api.OpCreatePartitionedTable, Path: "partitioned/create", Desc: "Create a partitioned table: its schema and partition spec v1.", Write: true,
+		Run: decodeRun(func(ctx context.Context, p *Planner, r *CreateTableRequest) (any, error) {
 			return p.CreateTable(ctx, *r)
 		},
-			func(r *CreateTableRequest) *namespace.ID { return &r.ID })},
-	{"DescribePartitionedTable", "partitioned/describe", "Describe a partitioned table: schema, specs, current spec.", false,
-		decodeRun(func(ctx context.Context, p *Planner, r *DescribeRequest) (any, error) { return p.Describe(ctx, r.ID) },
-			func(r *DescribeRequest) *namespace.ID { return &r.ID })},
-	{"EvolvePartitionSpec", "partitioned/evolve", "Add partition spec version N+1 and make it current.", true,
-		decodeRun(func(ctx context.Context, p *Planner, r *EvolveRequest) (any, error) {
+			func(r *CreateTableRequest) *api.ID { return &r.ID })},
+	{Name: api.OpDescribePartitionedTable, Path: "partitioned/describe", Desc: "Describe a partitioned table: schema, specs, current spec.",
+		Run: decodeRun(func(ctx context.Context, p *Planner, r *DescribeRequest) (any, error) { return p.Describe(ctx, r.ID) },
+			func(r *DescribeRequest) *api.ID { return &r.ID })},
+	{Name: api.OpEvolvePartitionSpec, Path: "partitioned/evolve", Desc: "Add partition spec version N+1 and make it current.", Write: true,
+		Run: decodeRun(func(ctx context.Context, p *Planner, r *EvolveRequest) (any, error) {
 			return p.EvolveSpec(ctx, r.ID, r.Spec)
 		},
-			func(r *EvolveRequest) *namespace.ID { return &r.ID })},
-	{"ResolvePartition", "partitioned/resolve", "Find or create the leaf table of partition values or of a row (idempotent under races).", true,
-		decodeRun(func(ctx context.Context, p *Planner, r *ResolveRequest) (any, error) {
+			func(r *EvolveRequest) *api.ID { return &r.ID })},
+	{Name: api.OpResolvePartition, Path: "partitioned/resolve", Desc: "Find or create the leaf table of partition values or of a row (idempotent under races).", Write: true,
+		Run: decodeRun(func(ctx context.Context, p *Planner, r *ResolveRequest) (any, error) {
 			switch {
 			case (r.Values == nil) == (r.Row == nil):
 				return nil, nserror.New(nserror.InvalidInput, "ResolvePartition takes values or a row, exactly one")
@@ -78,25 +79,25 @@ var Ops = []Op{
 				return p.ResolveRow(ctx, r.ID, r.Row)
 			}
 			return p.ResolveOrCreate(ctx, r.ID, r.Values)
-		}, func(r *ResolveRequest) *namespace.ID { return &r.ID })},
-	{"CommitPartitions", "partitioned/commit", "Commit new versions of several partitions and their read_version atomically, with optional read assertions.", true,
-		decodeRun(func(ctx context.Context, p *Planner, r *CommitPartitionsRequest) (any, error) {
+		}, func(r *ResolveRequest) *api.ID { return &r.ID })},
+	{Name: api.OpCommitPartitions, Path: "partitioned/commit", Desc: "Commit new versions of several partitions and their read_version atomically, with optional read assertions.", Write: true,
+		Run: decodeRun(func(ctx context.Context, p *Planner, r *CommitPartitionsRequest) (any, error) {
 			return p.Commit(ctx, r.ID, r.CommitRequest)
-		}, func(r *CommitPartitionsRequest) *namespace.ID { return &r.ID })},
-	{"PlanScan", "partitioned/plan_scan", "Plan a scan: the leaf tables that may hold rows matching a SQL filter, as Arrow.", false,
-		decodeRun(func(ctx context.Context, p *Planner, r *PlanScanRequest) (any, error) {
+		}, func(r *CommitPartitionsRequest) *api.ID { return &r.ID })},
+	{Name: api.OpPlanScan, Path: "partitioned/plan_scan", Desc: "Plan a scan: the leaf tables that may hold rows matching a SQL filter, as Arrow.",
+		Run: decodeRun(func(ctx context.Context, p *Planner, r *PlanScanRequest) (any, error) {
 			return p.PlanScan(ctx, r.ID, r.Filter)
 		},
-			func(r *PlanScanRequest) *namespace.ID { return &r.ID })},
+			func(r *PlanScanRequest) *api.ID { return &r.ID })},
 }
 
 // decodeRun adapts a typed operation: decode the body strictly, bind the
 // path id (a body id that disagrees is InvalidInput), run.
-func decodeRun[Req any](run func(context.Context, *Planner, *Req) (any, error), idOf func(*Req) *namespace.ID) func(context.Context, *Planner, []byte, namespace.ID) (any, error) {
-	return func(ctx context.Context, p *Planner, body []byte, pathID namespace.ID) (any, error) {
+func decodeRun[Req any](run func(context.Context, *Planner, *Req) (any, error), idOf func(*Req) *api.ID) func(context.Context, *Planner, []byte, api.ID) (any, error) {
+	return func(ctx context.Context, p *Planner, body []byte, pathID api.ID) (any, error) {
 		var req Req
 		if len(body) > 0 {
-			if err := namespace.DecodeRequest(body, &req); err != nil {
+			if err := api.DecodeRequest(body, &req); err != nil {
 				return nil, err
 			}
 		}
@@ -119,7 +120,7 @@ func decodeRun[Req any](run func(context.Context, *Planner, *Req) (any, error), 
 
 // authorizeOn is decodeRun's reply under namespace.AuthorizeOnly: the
 // partitioned table whose role the operation needs.
-type authorizeOn namespace.ID
+type authorizeOn api.ID
 
 // Authorize checks that the caller of ctx may make the request (body,
 // and on REST the path's id) of o, without running it
@@ -127,7 +128,7 @@ type authorizeOn namespace.ID
 // refused with. Each operation's method checks exactly its role on the
 // table it names before anything else (Planner.Authorize); this is that
 // check.
-func (o Op) Authorize(ctx context.Context, p *Planner, body []byte, pathID namespace.ID) error {
+func (o Op) Authorize(ctx context.Context, p *Planner, body []byte, pathID api.ID) error {
 	out, err := o.Run(namespace.AuthorizeOnly(ctx), p, body, pathID)
 	return namespace.OnlyAuthorized(o.Name, out, err)
 }
@@ -143,7 +144,7 @@ func init() {
 		if Ops[i].Write {
 			need = auth.Write
 		}
-		Ops[i].Run = func(ctx context.Context, p *Planner, body []byte, pathID namespace.ID) (any, error) {
+		Ops[i].Run = func(ctx context.Context, p *Planner, body []byte, pathID api.ID) (any, error) {
 			if p.svc != nil {
 				if err := p.svc.Permits(ctx, need); err != nil {
 					return nil, err
@@ -151,7 +152,7 @@ func init() {
 			}
 			out, err := run(ctx, p, body, pathID)
 			if id, ok := out.(authorizeOn); ok && err == nil {
-				if err := p.Authorize(ctx, need, namespace.ID(id)); err != nil {
+				if err := p.Authorize(ctx, need, api.ID(id)); err != nil {
 					return nil, err
 				}
 				return namespace.Authorized{}, nil

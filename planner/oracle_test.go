@@ -46,7 +46,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 
-	"github.com/flightns/flightns/internal/namespace"
+	"github.com/flightns/flightns/api"
 	"github.com/flightns/flightns/planner"
 )
 
@@ -281,7 +281,7 @@ func (e *oracleEnv) run(tb failer, c *ocase) {
 		tb.Logf("%s\n%s", fmt.Sprintf(format, args...), c.describe(r.rowLeaf))
 		tb.Fatalf("%s (details logged above)", class)
 	}
-	id := namespace.ID{r.table}
+	id := api.ID{r.table}
 	byValues := map[string]string{} // spec and partition values -> leaf
 	for s := range c.Specs {
 		var spec planner.Spec
@@ -348,9 +348,9 @@ func (e *oracleEnv) resolve(ctx context.Context, table, path, what, body string)
 		var l *planner.Leaf
 		var err error
 		if what == "row" {
-			l, err = e.p.ResolveRow(ctx, namespace.ID{table}, m)
+			l, err = e.p.ResolveRow(ctx, api.ID{table}, m)
 		} else {
-			l, err = e.p.ResolveOrCreate(ctx, namespace.ID{table}, m)
+			l, err = e.p.ResolveOrCreate(ctx, api.ID{table}, m)
 		}
 		if err != nil {
 			return leafAnswer{}, err
@@ -382,7 +382,7 @@ func (e *oracleEnv) resolveRow(ctx context.Context, fail func(string, string, ..
 	if err != nil {
 		fail("resolving a row failed", "resolving row %d %s via %s: %v", i, body, row.Path, err)
 	}
-	leaf := strings.Join(a.ID, namespace.Delimiter)
+	leaf := strings.Join(a.ID, api.Delimiter)
 	want := map[string]string{}
 	for _, f := range c.Specs[s] {
 		k := f.kind(c.Cols)
@@ -397,7 +397,7 @@ func (e *oracleEnv) resolveRow(ctx context.Context, fail func(string, string, ..
 		}
 		want["partition_field_"+f.ID] = wv
 	}
-	prefix := r.table + namespace.Delimiter + "v" + strconv.Itoa(s+1) + namespace.Delimiter
+	prefix := r.table + api.Delimiter + "v" + strconv.Itoa(s+1) + api.Delimiter
 	if a.SpecID.String() != strconv.Itoa(s+1) || !strings.HasPrefix(leaf, prefix) || len(a.ID) != len(c.Specs[s])+3 || a.ID[len(a.ID)-1] != planner.LeafName {
 		fail("a resolved leaf is not where its spec puts it", "row %d via %s resolved to %v (spec %s): want a leaf of spec %d, %d levels below %s", i, row.Path, a.ID, a.SpecID, s+1, len(c.Specs[s]), prefix)
 	}
@@ -407,7 +407,7 @@ func (e *oracleEnv) resolveRow(ctx context.Context, fail func(string, string, ..
 		if err != nil {
 			fail("ResolveOrCreate of a row's partition values failed", "ResolveOrCreate of row %d's partition values %s via %s: %v", i, vb, row.Path, err)
 		}
-		if got := strings.Join(b.ID, namespace.Delimiter); got != leaf {
+		if got := strings.Join(b.ID, api.Delimiter); got != leaf {
 			fail("ResolveOrCreate and ResolveRow found different leaves", "row %d resolved to %s, but its partition values %s (via %s) to %s", i, leaf, vb, row.Path, got)
 		}
 	}
@@ -457,7 +457,7 @@ func (e *oracleEnv) check(ctx context.Context, fail func(string, string, ...any)
 	for _, i := range matched {
 		isMatch[i] = true
 	}
-	pl, err := e.p.PlanScan(ctx, namespace.ID{r.table}, f.Planner)
+	pl, err := e.p.PlanScan(ctx, api.ID{r.table}, f.Planner)
 	if err != nil {
 		fail("PlanScan refused a filter of its grammar", "%s: PlanScan: %v", what, err)
 	}

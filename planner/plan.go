@@ -9,8 +9,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
+	"github.com/flightns/flightns/api"
 	"github.com/flightns/flightns/internal/auth"
-	"github.com/flightns/flightns/internal/namespace"
 	"github.com/flightns/flightns/manifesttable"
 )
 
@@ -53,7 +53,7 @@ const SeqMetadataKey = "flightns.catalog_seq"
 // through the fields' transforms (inclusive projection) and pruning
 // subtrees where it can never be true. Leaves that may match are kept,
 // with what is left of the filter for their rows.
-func (p *Planner) PlanScan(ctx context.Context, id namespace.ID, filter string) (*Plan, error) {
+func (p *Planner) PlanScan(ctx context.Context, id api.ID, filter string) (*Plan, error) {
 	if err := id.Validate("partitioned table"); err != nil {
 		return nil, err
 	}

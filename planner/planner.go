@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/flightns/flightns/api"
 	"github.com/flightns/flightns/internal/auth"
 	"github.com/flightns/flightns/internal/namespace"
 	"github.com/flightns/flightns/internal/sqlengine"
@@ -54,13 +55,16 @@ type Namespaces interface {
 	// Permits and AuthorizeNamespace check the caller's role, on the
 	// catalog and on a namespace's subtree.
 	Permits(ctx context.Context, need auth.Role) error
-	AuthorizeNamespace(ctx context.Context, need auth.Role, id namespace.ID) error
-	CreateNamespace(ctx context.Context, req namespace.CreateNamespaceRequest) (*namespace.CreateNamespaceResponse, error)
+	AuthorizeNamespace(ctx context.Context, need auth.Role, id api.ID) error
+	CreateNamespace(ctx context.Context, req api.CreateNamespaceRequest) (*api.CreateNamespaceResponse, error)
 	// EvolveNamespace changes a partitioned table's properties and
 	// creates its next spec's child namespace, both durable on return.
 	EvolveNamespace(ctx context.Context, req namespace.EvolveNamespaceRequest) error
-	DeclareTable(ctx context.Context, req namespace.DeclareTableRequest) (*namespace.DeclareTableResponse, error)
-	BatchCommitTables(ctx context.Context, req namespace.BatchCommitTablesRequest) (*namespace.BatchCommitTablesResponse, error)
+	// CreatePartitionNamespace and DeclarePartitionTable are
+	// CreateNamespace and DeclareTable stamping the row as a partition's.
+	CreatePartitionNamespace(ctx context.Context, req api.CreateNamespaceRequest, part *namespace.PartitionRow) (*api.CreateNamespaceResponse, error)
+	DeclarePartitionTable(ctx context.Context, req api.DeclareTableRequest, part *namespace.PartitionRow) (*api.DeclareTableResponse, error)
+	BatchCommitTables(ctx context.Context, req api.BatchCommitTablesRequest) (*api.BatchCommitTablesResponse, error)
 }
 
 // New returns a planner over svc.
@@ -80,7 +84,7 @@ var errReadOnlyPlanner = nserror.New(nserror.Unsupported, "this planner only pla
 // Table is a partitioned table's definition: its schema and specs, oldest
 // first; the last spec is the current one (new rows are written under it).
 type Table struct {
-	ID       namespace.ID
+	ID       api.ID
 	Schema   *JSONSchema
 	Specs    []*Spec
 	metadata string
@@ -95,20 +99,20 @@ func (t *Table) Current() *Spec { return t.Specs[len(t.Specs)-1] }
 // answer: id, schema, specs and the current spec id.
 func (t *Table) MarshalJSON() ([]byte, error) {
 	return json.Marshal(struct {
-		ID          namespace.ID `json:"id"`
-		Schema      *JSONSchema  `json:"schema"`
-		Specs       []*Spec      `json:"specs"`
-		CurrentSpec int32        `json:"current_spec_id"`
+		ID          api.ID      `json:"id"`
+		Schema      *JSONSchema `json:"schema"`
+		Specs       []*Spec     `json:"specs"`
+		CurrentSpec int32       `json:"current_spec_id"`
 	}{t.ID, t.Schema, t.Specs, t.Current().ID})
 }
 
 // CreateTableRequest creates a partitioned table: a namespace holding the
 // schema and spec v1, and its child namespace v1.
 type CreateTableRequest struct {
-	ID         namespace.ID         `json:"id"`
-	Schema     json.RawMessage      `json:"schema"`
-	Spec       Spec                 `json:"spec"`
-	Properties namespace.Properties `json:"properties,omitempty"`
+	ID         api.ID          `json:"id"`
+	Schema     json.RawMessage `json:"schema"`
+	Spec       Spec            `json:"spec"`
+	Properties api.Properties  `json:"properties,omitempty"`
 }
 
 // CreateTable creates a partitioned table. Its spec's id is 1 (whatever
@@ -141,14 +145,14 @@ func (p *Planner) CreateTable(ctx context.Context, req CreateTableRequest) (*Tab
 		return nil, err
 	}
 	rawSchema, _ := json.Marshal(js)
-	props := namespace.Properties{}
+	props := api.Properties{}
 	for k, v := range req.Properties {
 		if k == SchemaProperty || strings.HasPrefix(k, "partition_spec_v") {
 			return nil, nserror.New(nserror.InvalidInput, "property %q is the planner's", k)
 		}
 		props[k] = v
 	}
-	if _, err := p.svc.CreateNamespace(ctx, namespace.CreateNamespaceRequest{ID: req.ID, Properties: props}); err != nil {
+	if _, err := p.svc.CreateNamespace(ctx, api.CreateNamespaceRequest{ID: req.ID, Properties: props}); err != nil {
 		return nil, err
 	}
 	props[SchemaProperty] = string(rawSchema)
@@ -166,7 +170,7 @@ func (p *Planner) CreateTable(ctx context.Context, req CreateTableRequest) (*Tab
 // stay readable and planned. Field ids follow evolve's rules. Two
 // concurrent evolutions cannot both win: the loser gets
 // ConcurrentModification.
-func (p *Planner) EvolveSpec(ctx context.Context, id namespace.ID, next Spec) (*Table, error) {
+func (p *Planner) EvolveSpec(ctx context.Context, id api.ID, next Spec) (*Table, error) {
 	if p.svc == nil {
 		return nil, errReadOnlyPlanner
 	}
@@ -186,7 +190,7 @@ func (p *Planner) EvolveSpec(ctx context.Context, id namespace.ID, next Spec) (*
 	if err != nil {
 		return nil, err
 	}
-	props := namespace.Properties{}
+	props := api.Properties{}
 	if err := json.Unmarshal([]byte(t.metadata), &props); err != nil {
 		return nil, err
 	}
@@ -212,7 +216,7 @@ func (p *Planner) columnTypes(fields []resolved) (map[string]string, error) {
 		if r.ObjectType != manifesttable.TypeNamespace || !strings.Contains(r.Metadata, "partition_spec_v") {
 			continue
 		}
-		t, err := parseTable(namespace.ID(strings.Split(r.ObjectID, namespace.Delimiter)), r.Metadata)
+		t, err := parseTable(api.ID(strings.Split(r.ObjectID, api.Delimiter)), r.Metadata)
 		if err != nil {
 			continue
 		}
@@ -230,7 +234,7 @@ func (p *Planner) columnTypes(fields []resolved) (map[string]string, error) {
 
 // Describe loads a partitioned table's definition, as acknowledged
 // anywhere before the call.
-func (p *Planner) Describe(ctx context.Context, id namespace.ID) (*Table, error) {
+func (p *Planner) Describe(ctx context.Context, id api.ID) (*Table, error) {
 	if err := id.Validate("partitioned table"); err != nil {
 		return nil, err
 	}
@@ -253,7 +257,7 @@ func (p *Planner) Describe(ctx context.Context, id namespace.ID) (*Table, error)
 
 // lookup reads a definition from this process's index, parsing it only
 // when its properties changed.
-func (p *Planner) lookup(id namespace.ID) (*Table, error) {
+func (p *Planner) lookup(id api.ID) (*Table, error) {
 	row, ok := p.cat.Table().Object(manifesttable.TypeNamespace, id.String())
 	if !ok {
 		return nil, noPartitionedTable(id)
@@ -285,7 +289,7 @@ func (p *Planner) catchUp(ctx context.Context) error {
 }
 
 // parseTable reads a definition from namespace properties.
-func parseTable(id namespace.ID, metadata string) (*Table, error) {
+func parseTable(id api.ID, metadata string) (*Table, error) {
 	props := map[string]string{}
 	if metadata != "" {
 		if err := json.Unmarshal([]byte(metadata), &props); err != nil {
@@ -332,7 +336,7 @@ func parseTable(id namespace.ID, metadata string) (*Table, error) {
 
 // Leaf is a partition's leaf table.
 type Leaf struct {
-	ID       namespace.ID   `json:"id"`
+	ID       api.ID         `json:"id"`
 	Location string         `json:"location"`
 	SpecID   int32          `json:"spec_id"`
 	Values   map[string]any `json:"partition_values"` // by field id; JSON-friendly
@@ -343,7 +347,7 @@ type Leaf struct {
 // finds or creates its leaf. row maps column names to JSON values
 // (numbers, strings — dates as YYYY-MM-DD, timestamps as RFC 3339 or
 // "YYYY-MM-DD HH:MM:SS" — booleans, null); absent columns are NULL.
-func (p *Planner) ResolveRow(ctx context.Context, id namespace.ID, row map[string]any) (*Leaf, error) {
+func (p *Planner) ResolveRow(ctx context.Context, id api.ID, row map[string]any) (*Leaf, error) {
 	if err := p.Authorize(ctx, auth.Write, id); err != nil {
 		return nil, err
 	}
@@ -379,7 +383,7 @@ func (p *Planner) ResolveRow(ctx context.Context, id namespace.ID, row map[strin
 // ResolveOrCreate finds or creates the leaf for partition values of the
 // current spec, given by field id (JSON values as for ResolveRow, in the
 // field's result type; absent is NULL).
-func (p *Planner) ResolveOrCreate(ctx context.Context, id namespace.ID, values map[string]any) (*Leaf, error) {
+func (p *Planner) ResolveOrCreate(ctx context.Context, id api.ID, values map[string]any) (*Leaf, error) {
 	if p.svc == nil {
 		return nil, errReadOnlyPlanner
 	}
@@ -466,7 +470,7 @@ func (p *Planner) resolve(ctx context.Context, t *Table, plan *specPlan, vals []
 	id := t.ID.Child("v" + strconv.Itoa(int(plan.spec.ID)))
 	part := &namespace.PartitionRow{SpecID: plan.spec.ID, Values: map[string]any{}}
 	leaf := &Leaf{SpecID: plan.spec.ID, Values: map[string]any{}}
-	var path []namespace.ID
+	var path []api.ID
 	for i, f := range plan.fields {
 		id = id.Child(partitionName(f.FieldID, vals[i]))
 		path = append(path, id)
@@ -481,13 +485,13 @@ func (p *Planner) resolve(ctx context.Context, t *Table, plan *specPlan, vals []
 	for i, nsID := range path {
 		f := plan.fields[i]
 		part.Values[f.Column()] = goValue(vals[i], f.col)
-		_, err := p.svc.CreateNamespace(ctx, namespace.CreateNamespaceRequest{ID: nsID, Mode: namespace.ModeExistOk, Partition: clonePart(part)})
+		_, err := p.svc.CreatePartitionNamespace(ctx, api.CreateNamespaceRequest{ID: nsID, Mode: api.ModeExistOk}, clonePart(part))
 		if err != nil {
 			return nil, err
 		}
 	}
 	noCredentials := false // the planner needs the leaf's location alone
-	resp, err := p.svc.DeclareTable(ctx, namespace.DeclareTableRequest{ID: leafID, Partition: clonePart(part), VendCredentials: &noCredentials})
+	resp, err := p.svc.DeclarePartitionTable(ctx, api.DeclareTableRequest{ID: leafID, VendCredentials: &noCredentials}, clonePart(part))
 	switch {
 	case err == nil:
 		leaf.Location, leaf.Created = resp.Location, true
@@ -526,31 +530,31 @@ type CommitRequest struct {
 
 // LeafWrite is one leaf's new version, staged by the writer.
 type LeafWrite struct {
-	ID           namespace.ID `json:"id"`
-	Version      int64        `json:"version"`
-	ManifestPath string       `json:"manifest_path"`
-	ManifestSize *int64       `json:"manifest_size,omitempty"`
+	ID           api.ID `json:"id"`
+	Version      int64  `json:"version"`
+	ManifestPath string `json:"manifest_path"`
+	ManifestSize *int64 `json:"manifest_size,omitempty"`
 }
 
 // LeafRead is a version a writer read: the commit fails with
 // ConcurrentModification unless it is still the leaf's latest.
 type LeafRead struct {
-	ID      namespace.ID `json:"id"`
-	Version int64        `json:"version"`
+	ID      api.ID `json:"id"`
+	Version int64  `json:"version"`
 }
 
 // CommitResponse holds the transaction and the versions committed, in
 // write order.
 type CommitResponse struct {
-	TransactionID string                   `json:"transaction_id"`
-	Versions      []namespace.TableVersion `json:"versions"`
+	TransactionID string             `json:"transaction_id"`
+	Versions      []api.TableVersion `json:"versions"`
 }
 
 // Commit commits a cross-partition write atomically: one BatchCommitTables
 // transaction with a create_table_version and a set_read_version per
 // written leaf and an assert_table_version per read leaf. A plan_scan sees
 // all of it or none of it.
-func (p *Planner) Commit(ctx context.Context, id namespace.ID, req CommitRequest) (*CommitResponse, error) {
+func (p *Planner) Commit(ctx context.Context, id api.ID, req CommitRequest) (*CommitResponse, error) {
 	if p.svc == nil {
 		return nil, errReadOnlyPlanner
 	}
@@ -563,9 +567,9 @@ func (p *Planner) Commit(ctx context.Context, id namespace.ID, req CommitRequest
 	if len(req.Writes) == 0 {
 		return nil, nserror.New(nserror.InvalidInput, "a commit writes at least one partition")
 	}
-	prefix := id.String() + namespace.Delimiter
-	var ops []namespace.CommitTableOperation
-	check := func(leaf namespace.ID) error {
+	prefix := id.String() + api.Delimiter
+	var ops []api.CommitTableOperation
+	check := func(leaf api.ID) error {
 		if !strings.HasPrefix(leaf.String(), prefix) || leaf.Name() != LeafName {
 			return nserror.New(nserror.InvalidInput, "%q is not a partition of %q", leaf.String(), id.String())
 		}
@@ -576,17 +580,17 @@ func (p *Planner) Commit(ctx context.Context, id namespace.ID, req CommitRequest
 			return nil, err
 		}
 		ops = append(ops,
-			namespace.CommitTableOperation{CreateTableVersion: &namespace.CreateTableVersionRequest{ID: w.ID, Version: w.Version,
+			api.CommitTableOperation{CreateTableVersion: &api.CreateTableVersionRequest{ID: w.ID, Version: w.Version,
 				ManifestPath: w.ManifestPath, ManifestSize: w.ManifestSize}},
-			namespace.CommitTableOperation{SetReadVersion: &namespace.SetReadVersionRequest{ID: w.ID}})
+			api.CommitTableOperation{SetReadVersion: &api.SetReadVersionRequest{ID: w.ID}})
 	}
 	for _, r := range req.Reads {
 		if err := check(r.ID); err != nil {
 			return nil, err
 		}
-		ops = append(ops, namespace.CommitTableOperation{AssertTableVersion: &namespace.AssertTableVersionRequest{ID: r.ID, Version: r.Version}})
+		ops = append(ops, api.CommitTableOperation{AssertTableVersion: &api.AssertTableVersionRequest{ID: r.ID, Version: r.Version}})
 	}
-	resp, err := p.svc.BatchCommitTables(ctx, namespace.BatchCommitTablesRequest{Operations: ops})
+	resp, err := p.svc.BatchCommitTables(ctx, api.BatchCommitTablesRequest{Operations: ops})
 	if err != nil {
 		return nil, err
 	}
@@ -605,7 +609,7 @@ func (p *Planner) Commit(ctx context.Context, id namespace.ID, req CommitRequest
 // replica), and by the service's grants (namespace.Service.
 // AuthorizeNamespace) where the planner has the service. A caller that
 // may not read the table is told it does not exist.
-func (p *Planner) Authorize(ctx context.Context, need auth.Role, id namespace.ID) error {
+func (p *Planner) Authorize(ctx context.Context, need auth.Role, id api.ID) error {
 	if sc := sqlengine.ScopeFrom(ctx); sc != nil && !sc.Covers(id.String()) {
 		return noPartitionedTable(id)
 	}
@@ -619,6 +623,6 @@ func (p *Planner) Authorize(ctx context.Context, need auth.Role, id namespace.ID
 	return err
 }
 
-func noPartitionedTable(id namespace.ID) error {
+func noPartitionedTable(id api.ID) error {
 	return nserror.New(nserror.NamespaceNotFound, "partitioned table %q does not exist", id.String())
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
+	"github.com/flightns/flightns/api"
 	"github.com/flightns/flightns/internal/lancemanifest"
 	"github.com/flightns/flightns/internal/namespace"
 	"github.com/flightns/flightns/internal/testutil/nstest"
@@ -49,12 +50,12 @@ func (e *penv) create(id string, spec string) *Table {
 	if err := jsonUnmarshal(`{"fields":`+spec+`}`, &sp); err != nil {
 		e.t.Fatal(err)
 	}
-	return must(e.p.CreateTable(ctx, CreateTableRequest{ID: namespace.ID{id}, Schema: []byte(testSchema), Spec: sp}))
+	return must(e.p.CreateTable(ctx, CreateTableRequest{ID: api.ID{id}, Schema: []byte(testSchema), Spec: sp}))
 }
 
 // stage uploads a staging manifest for version v of a leaf and returns
 // its path.
-func (e *penv) stage(leaf namespace.ID, v int64, content string) string {
+func (e *penv) stage(leaf api.ID, v int64, content string) string {
 	e.t.Helper()
 	r, ok := e.svc.Table().Object(manifesttable.TypeTable, leaf.String())
 	if !ok {
@@ -69,7 +70,7 @@ func (e *penv) stage(leaf namespace.ID, v int64, content string) string {
 
 func (e *penv) plan(table, filter string) map[string]PlannedLeaf {
 	e.t.Helper()
-	pl := must(e.p.PlanScan(ctx, namespace.ID{table}, filter))
+	pl := must(e.p.PlanScan(ctx, api.ID{table}, filter))
 	out := map[string]PlannedLeaf{}
 	for _, l := range pl.Leaves {
 		out[l.ID] = l
@@ -80,7 +81,7 @@ func (e *penv) plan(table, filter string) map[string]PlannedLeaf {
 func TestPlanScanOverRealPartitions(t *testing.T) {
 	e := newPenv(t)
 	e.create("events", `[{"source_ids":[4],"transform":{"type":"day"}},{"source_ids":[2],"transform":{"type":"identity"}}]`)
-	id := namespace.ID{"events"}
+	id := api.ID{"events"}
 	leaves := map[string]string{}
 	for _, r := range []map[string]any{
 		{"ts": "2024-03-01T10:00:00Z", "s": "us"},
@@ -100,9 +101,9 @@ func TestPlanScanOverRealPartitions(t *testing.T) {
 		t.Fatalf("resolving again gave %+v, want the existing leaf %s", again, leaves["2024-03-01T10:00:00Z/us"])
 	}
 	// Give one leaf two versions.
-	usDay1 := namespace.ID(strings.Split(leaves["2024-03-01T10:00:00Z/us"], "$"))
+	usDay1 := api.ID(strings.Split(leaves["2024-03-01T10:00:00Z/us"], "$"))
 	for v := int64(1); v <= 2; v++ {
-		must(e.svc.CreateTableVersion(ctx, namespace.CreateTableVersionRequest{ID: usDay1, Version: v, ManifestPath: e.stage(usDay1, v, fmt.Sprint("v", v))}))
+		must(e.svc.CreateTableVersion(ctx, api.CreateTableVersionRequest{ID: usDay1, Version: v, ManifestPath: e.stage(usDay1, v, fmt.Sprint("v", v))}))
 	}
 	cases := []struct {
 		filter string
@@ -165,7 +166,7 @@ func TestPlanScanOverRealPartitions(t *testing.T) {
 	if nserror.CodeOf(err) != nserror.InvalidInput || !strings.Contains(err.Error(), "position 1") {
 		t.Errorf("unknown column: %v", err)
 	}
-	_, err = e.p.PlanScan(ctx, namespace.ID{"missing"}, "")
+	_, err = e.p.PlanScan(ctx, api.ID{"missing"}, "")
 	if nserror.CodeOf(err) != nserror.NamespaceNotFound {
 		t.Errorf("missing table: %v", err)
 	}
@@ -174,7 +175,7 @@ func TestPlanScanOverRealPartitions(t *testing.T) {
 func TestSpecEvolutionPlansRowsOfBothSpecs(t *testing.T) {
 	e := newPenv(t)
 	e.create("t", `[{"source_ids":[3],"transform":{"type":"month"}}]`)
-	id := namespace.ID{"t"}
+	id := api.ID{"t"}
 	v1 := must(e.p.ResolveRow(ctx, id, map[string]any{"d": "2024-01-15", "i": 3}))
 	// Reusing field id 1 for another transform is refused.
 	var bad Spec
@@ -263,7 +264,7 @@ func TestConcurrentResolveOrCreateMakesOneLeaf(t *testing.T) {
 			if i%2 == 1 {
 				p = second
 			}
-			l, err := p.ResolveOrCreate(ctx, namespace.ID{"t"}, map[string]any{"1": "x", "2": 20})
+			l, err := p.ResolveOrCreate(ctx, api.ID{"t"}, map[string]any{"1": "x", "2": 20})
 			if err == nil {
 				ids[i] = l.ID.String()
 			}
@@ -282,7 +283,7 @@ func TestConcurrentResolveOrCreateMakesOneLeaf(t *testing.T) {
 	if n := len(e.plan("t", "")); n != 1 {
 		t.Fatalf("%d leaves after 12 racing creators, want 1", n)
 	}
-	if _, err := e.p.ResolveOrCreate(ctx, namespace.ID{"t"}, map[string]any{"9": 1}); nserror.CodeOf(err) != nserror.InvalidInput {
+	if _, err := e.p.ResolveOrCreate(ctx, api.ID{"t"}, map[string]any{"9": 1}); nserror.CodeOf(err) != nserror.InvalidInput {
 		t.Errorf("an unknown field: %v", err)
 	}
 }
@@ -359,7 +360,7 @@ func TestInt64ValuesRoundTripExactly(t *testing.T) {
 func TestAPlanSeesEveryChangeAfterThePlanBefore(t *testing.T) {
 	e := newPenv(t)
 	e.create("ev", `[{"source_ids":[2],"transform":{"type":"identity"}}]`)
-	id := namespace.ID{"ev"}
+	id := api.ID{"ev"}
 	us := must(e.p.ResolveRow(ctx, id, map[string]any{"s": "us"})).ID
 	if got := e.plan("ev", ""); len(got) != 1 || got[us.String()].Version != 0 {
 		t.Fatalf("first plan: %v", got)
@@ -368,11 +369,11 @@ func TestAPlanSeesEveryChangeAfterThePlanBefore(t *testing.T) {
 	if got := e.plan("ev", ""); len(got) != 2 {
 		t.Fatalf("after a new leaf: %v, want us and eu", got)
 	}
-	must(e.svc.CreateTableVersion(ctx, namespace.CreateTableVersionRequest{ID: us, Version: 1, ManifestPath: e.stage(us, 1, "v1")}))
+	must(e.svc.CreateTableVersion(ctx, api.CreateTableVersionRequest{ID: us, Version: 1, ManifestPath: e.stage(us, 1, "v1")}))
 	if got := e.plan("ev", "s = 'us'")[us.String()]; got.Version != 1 {
 		t.Fatalf("after a commit: %+v, want version 1", got)
 	}
-	must(e.svc.DropTable(ctx, namespace.DropTableRequest{ID: eu}))
+	must(e.svc.DropTable(ctx, api.DropTableRequest{ID: eu}))
 	if got := e.plan("ev", ""); len(got) != 1 || got[us.String()].Version != 1 {
 		t.Fatalf("after dropping eu's leaf: %v, want us alone", got)
 	}

@@ -7,7 +7,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
-	"github.com/flightns/flightns/internal/namespace"
+	"github.com/flightns/flightns/api"
 	"github.com/flightns/flightns/internal/sqlengine"
 )
 
@@ -23,7 +23,7 @@ func (p *Planner) RegisterSQL(ctx context.Context) error {
 		Name: SQLFunctionName,
 		Args: 2,
 		Bind: func(ctx context.Context, args []string) (*arrow.Schema, []arrow.RecordBatch, error) {
-			id, err := namespace.ParseID(args[0], namespace.Delimiter)
+			id, err := api.ParseID(args[0], api.Delimiter)
 			if err != nil {
 				return nil, nil, err
 			}

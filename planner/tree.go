@@ -1,7 +1,7 @@
 package planner
 
 import (
-	"github.com/flightns/flightns/internal/namespace"
+	"github.com/flightns/flightns/api"
 	"github.com/flightns/flightns/manifesttable"
 )
 
@@ -100,7 +100,7 @@ func (p *Planner) buildNodes(ix manifesttable.Index, sp *specPlan, parent string
 
 // leafAt is the leaf table of the partition namespace id, if it has one.
 func (p *Planner) leafAt(ix manifesttable.Index, id string) *partLeaf {
-	r, ok := ix.Object(manifesttable.TypeTable, id+namespace.Delimiter+LeafName)
+	r, ok := ix.Object(manifesttable.TypeTable, id+api.Delimiter+LeafName)
 	if !ok {
 		return nil
 	}

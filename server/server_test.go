@@ -17,7 +17,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/flight/flightsql"
 	"google.golang.org/grpc/metadata"
 
-	"github.com/flightns/flightns/internal/namespace"
+	"github.com/flightns/flightns/api"
 	"github.com/flightns/flightns/server"
 )
 
@@ -164,7 +164,7 @@ func TestStartServesUntilCloseAndTheCatalogOutlivesIt(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { _ = srv.Close() }()
-	if err := srv.Service().NamespaceExists(ctx, namespace.NamespaceExistsRequest{ID: namespace.ID{"sales"}}); err != nil {
+	if err := srv.Service().NamespaceExists(ctx, api.NamespaceExistsRequest{ID: api.ID{"sales"}}); err != nil {
 		t.Fatalf("the namespace after a restart: %v", err)
 	}
 }

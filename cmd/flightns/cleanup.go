@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/flightns/flightns/api"
 	"github.com/flightns/flightns/internal/namespace"
 	"github.com/flightns/flightns/internal/repair"
 	"github.com/flightns/flightns/server"
@@ -31,7 +32,7 @@ func cleanupCmd(fs *flag.FlagSet, format *string, stdout, stderr io.Writer) func
 		if *delim == "" {
 			return fail(errors.New("--delimiter must not be empty"))
 		}
-		var ids []namespace.ID
+		var ids []api.ID
 		for _, t := range fs.Args() {
 			ids = append(ids, strings.Split(t, *delim))
 		}
@@ -43,7 +44,7 @@ func cleanupCmd(fs *flag.FlagSet, format *string, stdout, stderr io.Writer) func
 				return fail(err)
 			}
 			for _, t := range all {
-				id, err := namespace.ParseID(t.ID, "")
+				id, err := api.ParseID(t.ID, "")
 				if err != nil {
 					continue
 				}
@@ -52,13 +53,13 @@ func cleanupCmd(fs *flag.FlagSet, format *string, stdout, stderr io.Writer) func
 				}
 			}
 		}
-		req := namespace.CleanupTableRequest{DryRun: *dry, OlderThan: *olderThan}
+		req := api.CleanupTableRequest{DryRun: *dry, OlderThan: *olderThan}
 		if *retain != 0 {
 			req.RetainVersions = retain
 		}
 		type result struct {
 			Table string `json:"table"`
-			*namespace.CleanupTableResponse
+			*api.CleanupTableResponse
 			Error string `json:"error,omitempty"`
 		}
 		results := []result{}

@@ -24,7 +24,8 @@
 // with 130); the admin commands open the catalog with server.OpenDeps and
 // do their work through repair (and the grant commands through the
 // namespace service, which keeps grants as catalog state); the clients
-// speak Flight SQL and REST.
+// speak Flight SQL (query) and REST (ns and table, through package
+// client).
 // It links none of the benchmarks (cmd/flightns-bench), which a test
 // checks.
 //

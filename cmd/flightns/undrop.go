@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/flightns/flightns/api"
 	"github.com/flightns/flightns/internal/namespace"
 	"github.com/flightns/flightns/server"
 )
@@ -21,7 +22,7 @@ func undropCmd(fs *flag.FlagSet, stdout, stderr io.Writer) func(ctx context.Cont
 	delim := fs.String("delimiter", ".", "joins the names of --table and --namespace")
 	dropID := fs.String("drop-id", "", "which drop of it (admin dropped lists them; default: the newest)")
 	return func(ctx context.Context, svc *namespace.Service, _ *server.Deps) int {
-		var resp *namespace.UndropResponse
+		var resp *api.UndropResponse
 		var err error
 		switch {
 		case (*table == "") == (*ns == ""):
@@ -29,9 +30,9 @@ func undropCmd(fs *flag.FlagSet, stdout, stderr io.Writer) func(ctx context.Cont
 		case *delim == "":
 			err = errors.New("--delimiter must not be empty")
 		case *table != "":
-			resp, err = svc.UndropTable(ctx, namespace.UndropTableRequest{ID: strings.Split(*table, *delim), DropID: *dropID})
+			resp, err = svc.UndropTable(ctx, api.UndropTableRequest{ID: strings.Split(*table, *delim), DropID: *dropID})
 		default:
-			resp, err = svc.UndropNamespace(ctx, namespace.UndropNamespaceRequest{ID: strings.Split(*ns, *delim), DropID: *dropID})
+			resp, err = svc.UndropNamespace(ctx, api.UndropNamespaceRequest{ID: strings.Split(*ns, *delim), DropID: *dropID})
 		}
 		if err != nil {
 			_, _ = fmt.Fprintf(stderr, "flightns admin undrop: %v\n", err)
@@ -58,7 +59,7 @@ func droppedCmd(format *string, retention *time.Duration, stdout, stderr io.Writ
 			return 0
 		}
 		for _, t := range all {
-			_, _ = fmt.Fprintf(stdout, "%s  %-9s %s  dropped %s, purged after %s, %d objects\n", t.DropID, t.Type, namespace.ID(t.ID).String(),
+			_, _ = fmt.Fprintf(stdout, "%s  %-9s %s  dropped %s, purged after %s, %d objects\n", t.DropID, t.Type, api.ID(t.ID).String(),
 				t.DroppedAt.Format(time.RFC3339), t.DroppedAt.Add(*retention).Format(time.RFC3339), len(t.Rows))
 		}
 		return 0

@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/flightns/flightns/internal/namespace"
+	"github.com/flightns/flightns/api"
 	"github.com/flightns/flightns/internal/repair"
 	"github.com/flightns/flightns/manifesttable"
 	"github.com/flightns/flightns/nserror"
@@ -16,8 +16,8 @@ import (
 
 // idOf is the object id of a call: its repeated id parameters, one per
 // level (none: the root namespace).
-func idOf(r *http.Request) namespace.ID {
-	return namespace.ID(append([]string{}, r.URL.Query()["id"]...))
+func idOf(r *http.Request) api.ID {
+	return api.ID(append([]string{}, r.URL.Query()["id"]...))
 }
 
 // intParam reads an optional integer parameter within [lo, hi].
@@ -35,10 +35,10 @@ func intParam(r *http.Request, name string, def, lo, hi int64) (int64, error) {
 
 // child is one entry of the namespace tree.
 type child struct {
-	ID         namespace.ID `json:"id"`
-	Name       string       `json:"name"`
-	Namespaces int64        `json:"namespaces"`
-	Tables     int64        `json:"tables"`
+	ID         api.ID `json:"id"`
+	Name       string `json:"name"`
+	Namespaces int64  `json:"namespaces"`
+	Tables     int64  `json:"tables"`
 }
 
 // namespaces lists a namespace's children (a page, through
@@ -52,8 +52,8 @@ func (c *console) namespaces(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	lim := int(limit)
-	list, err := call[*namespace.ListNamespacesResponse](ctx, c, "ListNamespaces",
-		namespace.ListNamespacesRequest{ID: id, PageToken: r.URL.Query().Get("page_token"), Limit: &lim})
+	list, err := call[*api.ListNamespacesResponse](ctx, c, api.OpListNamespaces,
+		api.ListNamespacesRequest{ID: id, PageToken: r.URL.Query().Get("page_token"), Limit: &lim})
 	if err != nil {
 		writeError(w, c.log, err)
 		return
@@ -64,12 +64,12 @@ func (c *console) namespaces(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	out := struct {
-		ID         namespace.ID `json:"id"`
-		Namespaces []child      `json:"namespaces"`
-		Next       string       `json:"next_page_token"`
+		ID         api.ID  `json:"id"`
+		Namespaces []child `json:"namespaces"`
+		Next       string  `json:"next_page_token"`
 	}{ID: id, Namespaces: []child{}, Next: list.PageToken}
 	for _, name := range list.Namespaces {
-		out.Namespaces = append(out.Namespaces, child{ID: append(append(namespace.ID{}, id...), name), Name: name,
+		out.Namespaces = append(out.Namespaces, child{ID: append(append(api.ID{}, id...), name), Name: name,
 			Namespaces: nsCounts[name], Tables: tableCounts[name]})
 	}
 	writeJSON(w, http.StatusOK, out)
@@ -78,14 +78,14 @@ func (c *console) namespaces(w http.ResponseWriter, r *http.Request) {
 // childCounts counts, for each of parent's children named, its child
 // namespaces and its tables: two grouped queries through the SQL gate
 // (nothing without SQL).
-func (c *console) childCounts(ctx context.Context, parent namespace.ID, children []string) (ns, tables map[string]int64, err error) {
+func (c *console) childCounts(ctx context.Context, parent api.ID, children []string) (ns, tables map[string]int64, err error) {
 	ns, tables = map[string]int64{}, map[string]int64{}
 	if c.cfg.SQL == nil || len(children) == 0 {
 		return ns, tables, nil
 	}
 	prefix := ""
 	if !parent.IsRoot() {
-		prefix = parent.String() + namespace.Delimiter
+		prefix = parent.String() + api.Delimiter
 	}
 	args := []any{int64(len(prefix) + 1), prefix}
 	for _, name := range children {
@@ -95,9 +95,9 @@ func (c *console) childCounts(ctx context.Context, parent namespace.ID, children
 	for rel, into := range map[string]map[string]int64{"namespaces": ns, "tables": tables} {
 		// The grandchildren of parent: ids of exactly two more levels.
 		q := `SELECT child, count(*) AS n FROM (
-			SELECT split_part(rest, '` + namespace.Delimiter + `', 1) AS child, rest FROM (
+			SELECT split_part(rest, '` + api.Delimiter + `', 1) AS child, rest FROM (
 				SELECT substr(object_id, ?) AS rest FROM ` + rel + ` WHERE starts_with(object_id, ?)))
-			WHERE len(string_split(rest, '` + namespace.Delimiter + `')) = 2 AND child IN (` + in + `) GROUP BY child`
+			WHERE len(string_split(rest, '` + api.Delimiter + `')) = 2 AND child IN (` + in + `) GROUP BY child`
 		rows, _, err := c.rows(ctx, q, args...)
 		if err != nil {
 			return nil, nil, err
@@ -115,31 +115,31 @@ func (c *console) childCounts(ctx context.Context, parent namespace.ID, children
 // and whether it is a partitioned table (the planner's).
 func (c *console) namespace(w http.ResponseWriter, r *http.Request) {
 	ctx, id := r.Context(), idOf(r)
-	desc, err := call[*namespace.DescribeNamespaceResponse](ctx, c, "DescribeNamespace", namespace.DescribeNamespaceRequest{ID: id})
+	desc, err := call[*api.DescribeNamespaceResponse](ctx, c, api.OpDescribeNamespace, api.DescribeNamespaceRequest{ID: id})
 	if err != nil {
 		writeError(w, c.log, err)
 		return
 	}
 	lim := 1000
-	list, err := call[*namespace.ListTablesResponse](ctx, c, "ListTables",
-		namespace.ListTablesRequest{ID: id, PageToken: r.URL.Query().Get("page_token"), Limit: &lim})
+	list, err := call[*api.ListTablesResponse](ctx, c, api.OpListTables,
+		api.ListTablesRequest{ID: id, PageToken: r.URL.Query().Get("page_token"), Limit: &lim})
 	if err != nil {
 		writeError(w, c.log, err)
 		return
 	}
 	type table struct {
-		ID   namespace.ID `json:"id"`
-		Name string       `json:"name"`
+		ID   api.ID `json:"id"`
+		Name string `json:"name"`
 	}
 	out := struct {
-		ID          namespace.ID         `json:"id"`
-		Properties  namespace.Properties `json:"properties"`
-		Tables      []table              `json:"tables"`
-		Next        string               `json:"next_page_token"`
-		Partitioned bool                 `json:"partitioned"`
+		ID          api.ID         `json:"id"`
+		Properties  api.Properties `json:"properties"`
+		Tables      []table        `json:"tables"`
+		Next        string         `json:"next_page_token"`
+		Partitioned bool           `json:"partitioned"`
 	}{ID: id, Properties: desc.Properties, Tables: []table{}, Next: list.PageToken}
 	for _, name := range list.Tables {
-		out.Tables = append(out.Tables, table{ID: append(append(namespace.ID{}, id...), name), Name: name})
+		out.Tables = append(out.Tables, table{ID: append(append(api.ID{}, id...), name), Name: name})
 	}
 	if c.cfg.Planner != nil && !id.IsRoot() {
 		_, err := c.cfg.Planner.Describe(ctx, id)
@@ -150,10 +150,10 @@ func (c *console) namespace(w http.ResponseWriter, r *http.Request) {
 
 // describe is DescribeTable for the caller, never with vended
 // credentials; detailed adds the latest manifest's schema.
-func (c *console) describe(ctx context.Context, id namespace.ID, detailed bool) (*namespace.DescribeTableResponse, error) {
+func (c *console) describe(ctx context.Context, id api.ID, detailed bool) (*api.DescribeTableResponse, error) {
 	no := false
-	return call[*namespace.DescribeTableResponse](ctx, c, "DescribeTable",
-		namespace.DescribeTableRequest{ID: id, LoadDetailedMetadata: &detailed, VendCredentials: &no})
+	return call[*api.DescribeTableResponse](ctx, c, api.OpDescribeTable,
+		api.DescribeTableRequest{ID: id, LoadDetailedMetadata: &detailed, VendCredentials: &no})
 }
 
 // table is the table page: its description, schema, branches and tags.
@@ -180,14 +180,14 @@ func (c *console) table(w http.ResponseWriter, r *http.Request) {
 		Version int64  `json:"version"`
 	}
 	out := struct {
-		ID                namespace.ID         `json:"id"`
-		Location          string               `json:"location"`
-		ManagedVersioning bool                 `json:"managed_versioning"`
-		Version           *int64               `json:"version"`
-		Properties        namespace.Properties `json:"properties"`
-		Schema            []field              `json:"schema"`
-		Branches          []branch             `json:"branches"`
-		Tags              []tag                `json:"tags"`
+		ID                api.ID         `json:"id"`
+		Location          string         `json:"location"`
+		ManagedVersioning bool           `json:"managed_versioning"`
+		Version           *int64         `json:"version"`
+		Properties        api.Properties `json:"properties"`
+		Schema            []field        `json:"schema"`
+		Branches          []branch       `json:"branches"`
+		Tags              []tag          `json:"tags"`
 		// SchemaError says why the schema is missing: no version yet, or
 		// a manifest the reader cannot parse.
 		SchemaError string `json:"schema_error,omitempty"`
@@ -204,7 +204,7 @@ func (c *console) table(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	lim := 1000
-	branches, err := call[*namespace.ListTableBranchesResponse](ctx, c, "ListTableBranches", namespace.ListTableBranchesRequest{ID: id, Limit: &lim})
+	branches, err := call[*api.ListTableBranchesResponse](ctx, c, api.OpListTableBranches, api.ListTableBranchesRequest{ID: id, Limit: &lim})
 	if err != nil {
 		writeError(w, c.log, err)
 		return
@@ -213,7 +213,7 @@ func (c *console) table(w http.ResponseWriter, r *http.Request) {
 		out.Branches = append(out.Branches, branch{Name: name, ParentBranch: b.ParentBranch, ParentVersion: b.ParentVersion})
 	}
 	sort.Slice(out.Branches, func(i, j int) bool { return out.Branches[i].Name < out.Branches[j].Name })
-	tags, err := call[*namespace.ListTableTagsResponse](ctx, c, "ListTableTags", namespace.ListTableTagsRequest{ID: id, Limit: &lim})
+	tags, err := call[*api.ListTableTagsResponse](ctx, c, api.OpListTableTags, api.ListTableTagsRequest{ID: id, Limit: &lim})
 	if err != nil {
 		writeError(w, c.log, err)
 		return
@@ -250,7 +250,7 @@ func (c *console) versions(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-func (c *console) versionPage(w http.ResponseWriter, r *http.Request, id namespace.ID, before, limit int64) error {
+func (c *console) versionPage(w http.ResponseWriter, r *http.Request, id api.ID, before, limit int64) error {
 	ctx := r.Context()
 	if _, err := c.describe(ctx, id, false); err != nil { // the table exists, and the caller may read it
 		return err

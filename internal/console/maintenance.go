@@ -4,7 +4,7 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/flightns/flightns/internal/namespace"
+	"github.com/flightns/flightns/api"
 	"github.com/flightns/flightns/manifesttable"
 	"github.com/flightns/flightns/nserror"
 )
@@ -86,7 +86,7 @@ func (c *console) compactionDue(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if !id.IsRoot() {
-		if _, err := call[*namespace.DescribeNamespaceResponse](ctx, c, "DescribeNamespace", namespace.DescribeNamespaceRequest{ID: id}); err != nil {
+		if _, err := call[*api.DescribeNamespaceResponse](ctx, c, api.OpDescribeNamespace, api.DescribeNamespaceRequest{ID: id}); err != nil {
 			writeError(w, c.log, err)
 			return
 		}
@@ -97,7 +97,7 @@ func (c *console) compactionDue(w http.ResponseWriter, r *http.Request) {
 	}
 	prefix := ""
 	if !id.IsRoot() {
-		prefix = id.String() + namespace.Delimiter
+		prefix = id.String() + api.Delimiter
 	}
 	_, rows, more, err := c.page(ctx, 0, limit, maintenanceSelect+` WHERE needs_compaction AND starts_with(table_id, ?)
 		ORDER BY small_fragments DESC, deleted_rows DESC, table_id, branch NULLS FIRST`, prefix)
@@ -106,7 +106,7 @@ func (c *console) compactionDue(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	type due struct {
-		ID namespace.ID `json:"id"`
+		ID api.ID `json:"id"`
 		maintenanceRow
 	}
 	out := struct {
@@ -116,7 +116,7 @@ func (c *console) compactionDue(w http.ResponseWriter, r *http.Request) {
 	}{Tables: []due{}, More: more, Thresholds: rule}
 	for _, row := range rows {
 		tid, _ := row[0].(string)
-		out.Tables = append(out.Tables, due{ID: namespace.ID(strings.Split(tid, namespace.Delimiter)), maintenanceRow: maintenanceOf(row)})
+		out.Tables = append(out.Tables, due{ID: api.ID(strings.Split(tid, api.Delimiter)), maintenanceRow: maintenanceOf(row)})
 	}
 	writeJSON(w, http.StatusOK, out)
 }

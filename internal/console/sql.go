@@ -13,7 +13,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
-	"github.com/flightns/flightns/internal/namespace"
+	"github.com/flightns/flightns/api"
 	"github.com/flightns/flightns/nserror"
 	"github.com/flightns/flightns/planner"
 )
@@ -249,8 +249,8 @@ func (c *console) download(w http.ResponseWriter, r *http.Request) {
 // their residual filter, and those pruned (every partition not kept).
 func (c *console) plan(w http.ResponseWriter, r *http.Request) {
 	var req struct {
-		ID     namespace.ID `json:"id"`
-		Filter string       `json:"filter"`
+		ID     api.ID `json:"id"`
+		Filter string `json:"filter"`
 	}
 	if err := decode(r.Body, &req); err != nil {
 		writeError(w, c.log, err)

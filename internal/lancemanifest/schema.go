@@ -3,46 +3,23 @@ package lancemanifest
 import (
 	"strconv"
 	"strings"
+
+	"github.com/flightns/flightns/api"
 )
-
-// JSONSchema is a schema in the Lance Namespace spec's JsonArrowSchema
-// form, the one Lance's REST namespace gives for DescribeTable.
-type JSONSchema struct {
-	Fields   []JSONField       `json:"fields"`
-	Metadata map[string]string `json:"metadata,omitempty"`
-}
-
-// JSONField is one field of a JSONSchema.
-type JSONField struct {
-	Name     string            `json:"name"`
-	Nullable bool              `json:"nullable"`
-	Type     JSONType          `json:"type"`
-	Metadata map[string]string `json:"metadata,omitempty"`
-}
-
-// JSONType is a field's Arrow data type: its name as Lance's namespace
-// writes it (e.g. "int64", "utf8", "list"), its children for nested
-// types and its length for fixed-size ones (for decimals, precision ×
-// 1000 + scale).
-type JSONType struct {
-	Type   string      `json:"type"`
-	Fields []JSONField `json:"fields,omitempty"`
-	Length *int64      `json:"length,omitempty"`
-}
 
 // Schema is the manifest's schema as a JSONSchema: its top-level fields
 // (parent -1) in order, each with its children. A malformed field tree
 // (cycles, shared ids) yields at most one JSON field per manifest field.
-func (m *Manifest) Schema() JSONSchema {
+func (m *Manifest) Schema() api.JSONSchema {
 	kids := map[int32][]Field{}
 	for _, f := range m.Fields {
 		kids[f.ParentID] = append(kids[f.ParentID], f)
 	}
 	budget := len(m.Fields)
-	var build func(f Field, depth int) JSONField
-	build = func(f Field, depth int) JSONField {
+	var build func(f Field, depth int) api.JSONField
+	build = func(f Field, depth int) api.JSONField {
 		budget--
-		var children []JSONField
+		var children []api.JSONField
 		if depth < 64 && f.ID != f.ParentID {
 			for _, k := range kids[f.ID] {
 				if budget <= 0 {
@@ -51,9 +28,9 @@ func (m *Manifest) Schema() JSONSchema {
 				children = append(children, build(k, depth+1))
 			}
 		}
-		return JSONField{Name: f.Name, Nullable: f.Nullable, Type: jsonType(f.LogicalType, children)}
+		return api.JSONField{Name: f.Name, Nullable: f.Nullable, Type: jsonType(f.LogicalType, children)}
 	}
-	s := JSONSchema{Fields: []JSONField{}}
+	s := api.JSONSchema{Fields: []api.JSONField{}}
 	for _, f := range kids[-1] {
 		if budget <= 0 {
 			break
@@ -73,9 +50,9 @@ var scalarTypes = map[string]string{
 
 // jsonType converts a Lance logical type (protos/file.proto, Field) to a
 // JSONType; children are the field's child fields.
-func jsonType(logical string, children []JSONField) JSONType {
+func jsonType(logical string, children []api.JSONField) api.JSONType {
 	if t, ok := scalarTypes[logical]; ok {
-		return JSONType{Type: t}
+		return api.JSONType{Type: t}
 	}
 	parts := strings.Split(logical, ":")
 	length := func(s string) *int64 {
@@ -87,24 +64,24 @@ func jsonType(logical string, children []JSONField) JSONType {
 	}
 	switch parts[0] {
 	case "struct":
-		return JSONType{Type: "struct", Fields: children}
+		return api.JSONType{Type: "struct", Fields: children}
 	case "list", "list.struct":
-		return JSONType{Type: "list", Fields: children}
+		return api.JSONType{Type: "list", Fields: children}
 	case "large_list", "large_list.struct":
-		return JSONType{Type: "large_list", Fields: children}
+		return api.JSONType{Type: "large_list", Fields: children}
 	case "fixed_size_list":
 		// fixed_size_list:<item type>:<n>
-		t := JSONType{Type: "fixed_size_list", Fields: children}
+		t := api.JSONType{Type: "fixed_size_list", Fields: children}
 		if len(parts) >= 3 {
 			t.Length = length(parts[len(parts)-1])
 			if len(children) == 0 {
 				inner := jsonType(strings.Join(parts[1:len(parts)-1], ":"), nil)
-				t.Fields = []JSONField{{Name: "item", Nullable: true, Type: inner}}
+				t.Fields = []api.JSONField{{Name: "item", Nullable: true, Type: inner}}
 			}
 		}
 		return t
 	case "fixed_size_binary":
-		t := JSONType{Type: "fixed_size_binary"}
+		t := api.JSONType{Type: "fixed_size_binary"}
 		if len(parts) == 2 {
 			t.Length = length(parts[1])
 		}
@@ -116,22 +93,22 @@ func jsonType(logical string, children []JSONField) JSONType {
 			s, serr := strconv.ParseInt(parts[3], 10, 64)
 			if perr == nil && serr == nil {
 				n := p*1000 + s
-				return JSONType{Type: "decimal" + parts[1], Length: &n}
+				return api.JSONType{Type: "decimal" + parts[1], Length: &n}
 			}
 		}
-		return JSONType{Type: "decimal128"}
+		return api.JSONType{Type: "decimal128"}
 	case "time":
 		if len(parts) == 2 && (parts[1] == "s" || parts[1] == "ms") {
-			return JSONType{Type: "time32"}
+			return api.JSONType{Type: "time32"}
 		}
-		return JSONType{Type: "time64"}
+		return api.JSONType{Type: "time64"}
 	case "timestamp", "duration":
-		return JSONType{Type: parts[0]}
+		return api.JSONType{Type: parts[0]}
 	case "dict":
 		// dict:<value type>:<index type>:<ordered>: the value type.
 		if len(parts) >= 4 {
 			return jsonType(strings.Join(parts[1:len(parts)-2], ":"), children)
 		}
 	}
-	return JSONType{Type: logical, Fields: children}
+	return api.JSONType{Type: logical, Fields: children}
 }

@@ -19,8 +19,8 @@ const module = "github.com/flightns/flightns/"
 // import each other).
 var production = [][]string{
 	{"nserror", "internal/child", "internal/commitlog", "internal/redislock", "internal/redisurl"},
-	{"internal/grpcstatus", "objstore", "internal/auth", "internal/audit", "internal/redisproc", "internal/redisstate", "internal/sqlengine"},
-	{"internal/lancemanifest", "internal/privateredis", "internal/idempotency", "internal/obs"},
+	{"api", "internal/grpcstatus", "objstore", "internal/auth", "internal/audit", "internal/redisproc", "internal/redisstate", "internal/sqlengine"},
+	{"client", "internal/lancemanifest", "internal/privateredis", "internal/idempotency", "internal/obs"},
 	{"redisclaim", "internal/cleanup"},
 	{"manifesttable"},
 	{"internal/namespace"},

@@ -3,6 +3,7 @@ package namespace
 import (
 	"context"
 
+	"github.com/flightns/flightns/api"
 	"github.com/flightns/flightns/internal/auth"
 	"github.com/flightns/flightns/nserror"
 )
@@ -26,7 +27,7 @@ import (
 
 // A target is one object a request acts on.
 type target struct {
-	id     ID
+	id     api.ID
 	table  bool // a table (else a namespace)
 	browse bool // a look at a namespace that leading to a grant allows
 	create bool // an object the request makes: missing, its parent is
@@ -140,13 +141,13 @@ func allowed(gs auth.Grants, p auth.Principal, need auth.Role, t target) error {
 	return missing(t.table, t.id)
 }
 
-func denied(p auth.Principal, need, has auth.Role, id ID) error {
+func denied(p auth.Principal, need, has auth.Role, id api.ID) error {
 	return nserror.New(nserror.PermissionDenied, "this operation needs the %s role on %q; %q has %s there", need, id.String(), p.Name, has)
 }
 
 // missing is the error of an object that does not exist, word for word
 // the service's own.
-func missing(table bool, id ID) error {
+func missing(table bool, id api.ID) error {
 	if table {
 		return nserror.New(nserror.TableNotFound, "table %q does not exist", id.String())
 	}
@@ -157,7 +158,7 @@ func missing(table bool, id ID) error {
 // id with role need (for the planner's operations: a partitioned table
 // is a namespace); a caller that may not read it is told it does not
 // exist.
-func (s *Service) AuthorizeNamespace(ctx context.Context, need auth.Role, id ID) error {
+func (s *Service) AuthorizeNamespace(ctx context.Context, need auth.Role, id api.ID) error {
 	p, ok := auth.PrincipalFrom(ctx)
 	if !ok {
 		return nil
@@ -167,7 +168,7 @@ func (s *Service) AuthorizeNamespace(ctx context.Context, need auth.Role, id ID)
 
 // mayWrite reports whether the caller of ctx may write object id (the
 // Go API may).
-func (s *Service) mayWrite(ctx context.Context, id ID) (bool, error) {
+func (s *Service) mayWrite(ctx context.Context, id api.ID) (bool, error) {
 	p, ok := auth.PrincipalFrom(ctx)
 	if !ok || p.Role >= auth.Write {
 		return true, nil
@@ -182,7 +183,7 @@ func (s *Service) mayWrite(ctx context.Context, id ID) (bool, error) {
 // visibility is what the caller of ctx may see in a list: nil when it
 // may see everything, else whether it may see the object id (a namespace
 // also when it leads to a grant).
-func (s *Service) visibility(ctx context.Context) (func(id ID, table bool) bool, error) {
+func (s *Service) visibility(ctx context.Context) (func(id api.ID, table bool) bool, error) {
 	p, ok := auth.PrincipalFrom(ctx)
 	if !ok || p.Role >= auth.Read {
 		return nil, nil
@@ -191,14 +192,14 @@ func (s *Service) visibility(ctx context.Context) (func(id ID, table bool) bool,
 	if err != nil {
 		return nil, err
 	}
-	return func(id ID, table bool) bool {
+	return func(id api.ID, table bool) bool {
 		return gs.RoleOn(p, id) >= auth.Read || (!table && gs.Leads(p, id))
 	}, nil
 }
 
 // Readable is what the caller of ctx may read: everything (all), or the
 // subtrees of these namespaces (for the SQL engine's filter).
-func (s *Service) Readable(ctx context.Context) (all bool, subtrees []ID, err error) {
+func (s *Service) Readable(ctx context.Context) (all bool, subtrees []api.ID, err error) {
 	p, ok := auth.PrincipalFrom(ctx)
 	if !ok || p.Role >= auth.Read {
 		return true, nil, nil
@@ -209,56 +210,56 @@ func (s *Service) Readable(ctx context.Context) (all bool, subtrees []ID, err er
 	}
 	all, trees := gs.Readable(p)
 	for _, t := range trees {
-		subtrees = append(subtrees, ID(t))
+		subtrees = append(subtrees, api.ID(t))
 	}
 	return all, subtrees, nil
 }
 
 // targets are the objects req acts on.
 func targets(req any) ([]target, error) {
-	ns := func(id ID) target { return target{id: id} }
-	table := func(id ID) target { return target{id: id, table: true} }
+	ns := func(id api.ID) target { return target{id: id} }
+	table := func(id api.ID) target { return target{id: id, table: true} }
 	switch r := req.(type) {
-	case *CreateNamespaceRequest:
+	case *api.CreateNamespaceRequest:
 		return []target{{id: r.ID, create: true}}, nil
-	case *ListNamespacesRequest:
+	case *api.ListNamespacesRequest:
 		return []target{{id: r.ID, browse: true}}, nil
-	case *NamespaceExistsRequest:
+	case *api.NamespaceExistsRequest:
 		return []target{{id: r.ID, browse: true}}, nil
-	case *DescribeNamespaceRequest:
+	case *api.DescribeNamespaceRequest:
 		return []target{ns(r.ID)}, nil
-	case *DropNamespaceRequest:
+	case *api.DropNamespaceRequest:
 		return []target{ns(r.ID)}, nil
-	case *NamespaceGrantRequest:
+	case *api.NamespaceGrantRequest:
 		return []target{ns(r.ID)}, nil
-	case *ListNamespaceGrantsRequest:
+	case *api.ListNamespaceGrantsRequest:
 		return []target{ns(r.ID)}, nil
-	case *ListTablesRequest:
+	case *api.ListTablesRequest:
 		if r.ID == nil { // ListAllTables: the list leaves out what is hidden
 			return nil, nil
 		}
 		return []target{{id: r.ID, browse: true}}, nil
-	case *DeclareTableRequest:
+	case *api.DeclareTableRequest:
 		return []target{{id: r.ID, table: true, create: true}}, nil
-	case *RegisterTableRequest:
+	case *api.RegisterTableRequest:
 		return []target{{id: r.ID, table: true, create: true}}, nil
-	case *UndropTableRequest:
+	case *api.UndropTableRequest:
 		return []target{{id: r.ID, table: true, create: true}}, nil
-	case *UndropNamespaceRequest:
+	case *api.UndropNamespaceRequest:
 		return []target{{id: r.ID, create: true}}, nil
-	case *RenameTableRequest:
+	case *api.RenameTableRequest:
 		dest := r.ID.Parent()
 		if r.NewNamespaceID != nil {
 			dest = *r.NewNamespaceID
 		}
 		return []target{table(r.ID), {id: dest.Child(r.NewTableName), table: true, create: true}}, nil
-	case *BatchCreateTableVersionsRequest:
+	case *api.BatchCreateTableVersionsRequest:
 		out := make([]target, len(r.Entries))
 		for i, e := range r.Entries {
 			out[i] = table(e.ID)
 		}
 		return out, nil
-	case *BatchCommitTablesRequest:
+	case *api.BatchCommitTablesRequest:
 		var out []target
 		for _, op := range r.Operations {
 			switch {
@@ -277,8 +278,9 @@ func targets(req any) ([]target, error) {
 			}
 		}
 		return out, nil
-	case identified: // the operations on one table
-		return []target{table(*r.objectID())}, nil
+	}
+	if id := objectID(req); id != nil { // the operations on one table
+		return []target{table(*id)}, nil
 	}
 	return nil, nserror.New(nserror.Internal, "no access rule for a %T", req)
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/flightns/flightns/api"
 	"github.com/flightns/flightns/internal/auth"
 	"github.com/flightns/flightns/nserror"
 )
@@ -34,8 +35,8 @@ func op(ctx context.Context, s *Service, name string, body any) (any, error) {
 func TestGrantsDecideWhatAPrincipalSeesAndChanges(t *testing.T) {
 	e := newTenv(t)
 	bg := context.Background()
-	for _, ns := range []ID{id("a"), id("a", "x"), id("b")} {
-		must(e.s.CreateNamespace(bg, CreateNamespaceRequest{ID: ns}))
+	for _, ns := range []api.ID{id("a"), id("a", "x"), id("b")} {
+		must(e.s.CreateNamespace(bg, api.CreateNamespaceRequest{ID: ns}))
 	}
 	e.withVersions(id("a", "t"), 1)
 	e.withVersions(id("b", "t"), 1)
@@ -48,7 +49,7 @@ func TestGrantsDecideWhatAPrincipalSeesAndChanges(t *testing.T) {
 
 	// hidden: what ana gets for an object of b is what the admin gets for
 	// one that does not exist, the id aside.
-	hidden := func(what, name string, body func(ID) any, ids ...ID) {
+	hidden := func(what, name string, body func(api.ID) any, ids ...api.ID) {
 		t.Helper()
 		_, err := op(ana, e.s, name, body(ids[0]))
 		_, want := op(admin, e.s, name, body(ids[1]))
@@ -57,7 +58,7 @@ func TestGrantsDecideWhatAPrincipalSeesAndChanges(t *testing.T) {
 			t.Errorf("%s: %v; a missing one: %v", what, err, want)
 		}
 	}
-	ns := func(i ID) any { return map[string]any{"id": i} }
+	ns := func(i api.ID) any { return map[string]any{"id": i} }
 	hidden("describe b", "DescribeNamespace", ns, id("b"), id("nope"))
 	hidden("b exists", "NamespaceExists", ns, id("b"), id("nope"))
 	hidden("list b", "ListNamespaces", ns, id("b"), id("nope"))
@@ -73,7 +74,7 @@ func TestGrantsDecideWhatAPrincipalSeesAndChanges(t *testing.T) {
 	}
 	lists := []struct {
 		name string
-		id   ID
+		id   api.ID
 		want []string
 	}{
 		{"ListNamespaces", id(), []string{"a"}},
@@ -88,9 +89,9 @@ func TestGrantsDecideWhatAPrincipalSeesAndChanges(t *testing.T) {
 		}
 		var names []string
 		switch r := got.(type) {
-		case *ListNamespacesResponse:
+		case *api.ListNamespacesResponse:
 			names = r.Namespaces
-		case *ListTablesResponse:
+		case *api.ListTablesResponse:
 			names = r.Tables
 		}
 		if !reflect.DeepEqual(names, l.want) {
@@ -151,13 +152,13 @@ func TestGrantsDecideWhatAPrincipalSeesAndChanges(t *testing.T) {
 	}
 	_, err := op(bo, e.s, "DescribeTable", ns(id("a", "t")))
 	wantCode(t, "bo describes a$t", err, nserror.TableNotFound)
-	got := must(op(bo, e.s, "ListTables", ns(id("a")))).(*ListTablesResponse)
+	got := must(op(bo, e.s, "ListTables", ns(id("a")))).(*api.ListTablesResponse)
 	if len(got.Tables) != 0 {
 		t.Errorf("bo lists a's tables: %v", got.Tables)
 	}
 
 	// The admin may do everything; so may the Go API (no principal).
-	if all, trees, err := e.s.Readable(ana); err != nil || all || !reflect.DeepEqual(trees, []ID{id("a")}) {
+	if all, trees, err := e.s.Readable(ana); err != nil || all || !reflect.DeepEqual(trees, []api.ID{id("a")}) {
 		t.Errorf("Readable(ana) = %v, %v, %v", all, trees, err)
 	}
 
@@ -200,8 +201,8 @@ func TestGrantsDecideWhatAPrincipalSeesAndChanges(t *testing.T) {
 func TestANamespaceAdminManagesTheGrantsInside(t *testing.T) {
 	e := newTenv(t)
 	bg := context.Background()
-	for _, ns := range []ID{id("a"), id("a", "x"), id("b")} {
-		must(e.s.CreateNamespace(bg, CreateNamespaceRequest{ID: ns}))
+	for _, ns := range []api.ID{id("a"), id("a", "x"), id("b")} {
+		must(e.s.CreateNamespace(bg, api.CreateNamespaceRequest{ID: ns}))
 	}
 	must(0, e.s.Grant(bg, auth.Grant{Namespace: []string{"a"}, Principal: "adm", Role: auth.Admin}))
 	must(0, e.s.Grant(bg, auth.Grant{Namespace: []string{"b"}, Principal: "other", Role: auth.Read}))
@@ -223,8 +224,8 @@ func TestANamespaceAdminManagesTheGrantsInside(t *testing.T) {
 	_, err = op(adm, e.s, "CreateNamespaceGrant", map[string]any{"id": id("a"), "principal": "cy", "role": "none"})
 	wantCode(t, "a grant of none", err, nserror.InvalidInput)
 
-	got := must(op(adm, e.s, "ListNamespaceGrants", map[string]any{"id": id("a")})).(*ListNamespaceGrantsResponse)
-	want := []NamespaceGrant{{Namespace: []string{"a"}, Principal: "adm", Role: "admin"}, {Namespace: []string{"a", "x"}, Principal: "cy", Role: "write"}}
+	got := must(op(adm, e.s, "ListNamespaceGrants", map[string]any{"id": id("a")})).(*api.ListNamespaceGrantsResponse)
+	want := []api.NamespaceGrant{{Namespace: []string{"a"}, Principal: "adm", Role: "admin"}, {Namespace: []string{"a", "x"}, Principal: "cy", Role: "write"}}
 	if !reflect.DeepEqual(got.Grants, want) {
 		t.Errorf("the grants in a: %+v", got.Grants)
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/flightns/flightns/api"
 	"github.com/flightns/flightns/internal/auth"
 )
 
@@ -19,8 +20,8 @@ import (
 func TestAuthorizeDecidesAsRunDoesAndRunsNothing(t *testing.T) {
 	e := newTenv(t)
 	bg := context.Background()
-	for _, ns := range []ID{id("a"), id("b"), id("z")} {
-		must(e.s.CreateNamespace(bg, CreateNamespaceRequest{ID: ns}))
+	for _, ns := range []api.ID{id("a"), id("b"), id("z")} {
+		must(e.s.CreateNamespace(bg, api.CreateNamespaceRequest{ID: ns}))
 	}
 	e.withVersions(id("a", "t"), 2)
 	must(0, e.s.Grant(bg, auth.Grant{Namespace: []string{"a"}, Principal: "ana", Role: auth.Read}))

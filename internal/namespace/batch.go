@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/flightns/flightns/api"
 	"github.com/flightns/flightns/internal/commitlog"
 	"github.com/flightns/flightns/internal/redisstate"
 	"github.com/flightns/flightns/manifesttable"
@@ -41,14 +42,14 @@ type batchExtra struct {
 // call, by a reader that finishes the transaction, or by a recovery — and
 // the reply waits until they are durable. Without versions the catalog
 // rows go to the log in the same script.
-func (s *Service) BatchCommitTables(ctx context.Context, req BatchCommitTablesRequest) (*BatchCommitTablesResponse, error) {
+func (s *Service) BatchCommitTables(ctx context.Context, req api.BatchCommitTablesRequest) (*api.BatchCommitTablesResponse, error) {
 	n := len(req.Operations)
 	if n == 0 || n > MaxOperations {
 		return nil, nserror.New(nserror.InvalidInput, "BatchCommitTables takes 1 to %d operations, not %d", MaxOperations, n)
 	}
 	txnID := uuid.Must(uuid.NewV7()).String()
 	b := &batchBuilder{indexChange: indexChange{k: s.k}, s: s, txnID: txnID, touched: map[string]string{}, declared: map[string]string{}}
-	results := make([]CommitTableResult, n)
+	results := make([]api.CommitTableResult, n)
 	for i, op := range req.Operations {
 		if err := b.add(ctx, i, op, &results[i]); err != nil {
 			return nil, nserror.New(nserror.CodeOf(err), "operation %d: %w", i, err)
@@ -101,7 +102,7 @@ func (s *Service) BatchCommitTables(ctx context.Context, req BatchCommitTablesRe
 	for _, loc := range b.deregisteredLocs {
 		s.forgetTable(ctx, loc, false)
 	}
-	return &BatchCommitTablesResponse{TransactionID: batch.TxnID, Results: results}, nil
+	return &api.BatchCommitTablesResponse{TransactionID: batch.TxnID, Results: results}, nil
 }
 
 // batchBuilder turns operations into one claim: the versions, and one
@@ -119,12 +120,12 @@ type batchBuilder struct {
 	deregisteredLocs []string
 	touched          map[string]string // table id -> what the batch does to it
 	declared         map[string]string // table id -> location, declared here
-	readVersionOf    map[int]ID        // set_read_version operation -> table
+	readVersionOf    map[int]api.ID    // set_read_version operation -> table
 }
 
 // existingTable resolves a table the batch did not declare and guards that
 // it still is that table, at that location.
-func (b *batchBuilder) existingTable(ctx context.Context, id ID) (string, error) {
+func (b *batchBuilder) existingTable(ctx context.Context, id api.ID) (string, error) {
 	if loc, ok := b.declared[id.String()]; ok {
 		return loc, nil
 	}
@@ -140,7 +141,7 @@ func (b *batchBuilder) existingTable(ctx context.Context, id ID) (string, error)
 // touch records what the batch does to a table: it may declare it, commit
 // a version and delete versions (each at most once), or deregister it
 // alone.
-func (b *batchBuilder) touch(id ID, what string) error {
+func (b *batchBuilder) touch(id api.ID, what string) error {
 	prev := b.touched[id.String()]
 	if strings.Contains(prev, what+",") || (prev != "" && (what == "deregister" || strings.Contains(prev, "deregister,"))) {
 		return nserror.New(nserror.InvalidInput, "table %q: %s%s in one batch", id.String(), prev, what)
@@ -149,7 +150,7 @@ func (b *batchBuilder) touch(id ID, what string) error {
 	return nil
 }
 
-func (b *batchBuilder) add(ctx context.Context, i int, op CommitTableOperation, res *CommitTableResult) error {
+func (b *batchBuilder) add(ctx context.Context, i int, op api.CommitTableOperation, res *api.CommitTableResult) error {
 	set := 0
 	for _, p := range []bool{op.DeclareTable != nil, op.CreateTableVersion != nil, op.DeleteTableVersions != nil, op.DeregisterTable != nil,
 		op.AssertTableVersion != nil, op.SetReadVersion != nil} {
@@ -178,7 +179,7 @@ func (b *batchBuilder) add(ctx context.Context, i int, op CommitTableOperation, 
 }
 
 // declareTable adds operation i, a DeclareTable.
-func (b *batchBuilder) declareTable(ctx context.Context, _ int, req *DeclareTableRequest, res *CommitTableResult) error {
+func (b *batchBuilder) declareTable(ctx context.Context, _ int, req *api.DeclareTableRequest, res *api.CommitTableResult) error {
 	s := b.s
 	if err := tableID(req.ID); err != nil {
 		return err
@@ -197,7 +198,7 @@ func (b *batchBuilder) declareTable(ctx context.Context, _ int, req *DeclareTabl
 	}
 	props := req.Properties
 	if props == nil {
-		props = Properties{}
+		props = api.Properties{}
 	}
 	id := req.ID.String()
 	b.declared[id] = loc
@@ -214,13 +215,13 @@ func (b *batchBuilder) declareTable(ctx context.Context, _ int, req *DeclareTabl
 	b.parentIsNamespace(req.ID, nserror.New(nserror.NamespaceNotFound, "namespace %q of table %q does not exist", req.ID.Parent().String(), id))
 	b.addTable(req.ID, loc, "", raw, nserror.New(nserror.TableAlreadyExists, "table %q already exists", id), errOverlap(loc))
 	b.declares = append(b.declares, id)
-	res.DeclareTable = &DeclareTableResponse{TransactionID: b.txnID, Location: s.root.uri(loc), StorageOptions: s.root.options,
+	res.DeclareTable = &api.DeclareTableResponse{TransactionID: b.txnID, Location: s.root.uri(loc), StorageOptions: s.root.options,
 		Properties: props, ManagedVersioning: s.managed()}
 	return nil
 }
 
 // createTableVersion adds operation i, a CreateTableVersion.
-func (b *batchBuilder) createTableVersion(ctx context.Context, i int, req *CreateTableVersionRequest, res *CommitTableResult) error {
+func (b *batchBuilder) createTableVersion(ctx context.Context, i int, req *api.CreateTableVersionRequest, res *api.CommitTableResult) error {
 	s := b.s
 	if err := tableID(req.ID); err != nil {
 		return err
@@ -248,12 +249,12 @@ func (b *batchBuilder) createTableVersion(ctx context.Context, i int, req *Creat
 	}
 	b.entryOf[i] = len(b.entries)
 	b.entries = append(b.entries, e)
-	res.CreateTableVersion = &CreateTableVersionResponse{}
+	res.CreateTableVersion = &api.CreateTableVersionResponse{}
 	return nil
 }
 
 // deleteTableVersions adds operation i, a DeleteTableVersions.
-func (b *batchBuilder) deleteTableVersions(ctx context.Context, i int, req *BatchDeleteTableVersionsRequest, res *CommitTableResult) error {
+func (b *batchBuilder) deleteTableVersions(ctx context.Context, i int, req *api.BatchDeleteTableVersionsRequest, res *api.CommitTableResult) error {
 	if err := tableID(req.ID); err != nil {
 		return err
 	}
@@ -278,12 +279,12 @@ func (b *batchBuilder) deleteTableVersions(ctx context.Context, i int, req *Batc
 	b.deletionOf[i] = len(b.deletions)
 	b.deletions = append(b.deletions, redisstate.Deletion{Table: loc, Ranges: ranges})
 	b.log = append(b.log, []string{commitlog.KindField, commitlog.DeleteVersionRanges, "t", loc, "ranges", commitlog.EncodeRanges(ranges)})
-	res.DeleteTableVersions = &BatchDeleteTableVersionsResponse{TransactionID: b.txnID}
+	res.DeleteTableVersions = &api.BatchDeleteTableVersionsResponse{TransactionID: b.txnID}
 	return nil
 }
 
 // assertTableVersion adds operation i, a AssertTableVersion.
-func (b *batchBuilder) assertTableVersion(ctx context.Context, _ int, req *AssertTableVersionRequest, res *CommitTableResult) error {
+func (b *batchBuilder) assertTableVersion(ctx context.Context, _ int, req *api.AssertTableVersionRequest, res *api.CommitTableResult) error {
 	s := b.s
 	if err := tableID(req.ID); err != nil {
 		return err
@@ -311,7 +312,7 @@ func (b *batchBuilder) assertTableVersion(ctx context.Context, _ int, req *Asser
 }
 
 // setReadVersion adds operation i, a SetReadVersion.
-func (b *batchBuilder) setReadVersion(ctx context.Context, i int, req *SetReadVersionRequest, res *CommitTableResult) error {
+func (b *batchBuilder) setReadVersion(ctx context.Context, i int, req *api.SetReadVersionRequest, res *api.CommitTableResult) error {
 	s := b.s
 	if err := tableID(req.ID); err != nil {
 		return err
@@ -339,15 +340,15 @@ func (b *batchBuilder) setReadVersion(ctx context.Context, i int, req *SetReadVe
 		}
 	}
 	if b.readVersionOf == nil {
-		b.readVersionOf = map[int]ID{}
+		b.readVersionOf = map[int]api.ID{}
 	}
 	b.readVersionOf[i] = req.ID
-	res.SetReadVersion = &SetReadVersionResponse{Version: req.Version}
+	res.SetReadVersion = &api.SetReadVersionResponse{Version: req.Version}
 	return nil
 }
 
 // deregisterTable adds operation i, a DeregisterTable.
-func (b *batchBuilder) deregisterTable(ctx context.Context, _ int, req *DeregisterTableRequest, res *CommitTableResult) error {
+func (b *batchBuilder) deregisterTable(ctx context.Context, _ int, req *api.DeregisterTableRequest, res *api.CommitTableResult) error {
 	s := b.s
 	if err := tableID(req.ID); err != nil {
 		return err
@@ -366,7 +367,7 @@ func (b *batchBuilder) deregisterTable(ctx context.Context, _ int, req *Deregist
 	b.removeTable(req.ID, loc, true)
 	b.deregisters = append(b.deregisters, id)
 	b.deregisteredLocs = append(b.deregisteredLocs, loc)
-	res.DeregisterTable = &DeregisterTableResponse{TransactionID: b.txnID, ID: req.ID, Location: s.root.uri(loc)}
+	res.DeregisterTable = &api.DeregisterTableResponse{TransactionID: b.txnID, ID: req.ID, Location: s.root.uri(loc)}
 	return nil
 }
 
@@ -375,7 +376,7 @@ func (b *batchBuilder) deregisterTable(ctx context.Context, _ int, req *Deregist
 // at the claim's catalog sequence, in claim order (a later commit's
 // read_version never lands before an earlier one's). Version 0 names the
 // version the batch commits for that table.
-func (b *batchBuilder) readVersions(ops []CommitTableOperation, results []CommitTableResult) ([]redisstate.LogEntry, error) {
+func (b *batchBuilder) readVersions(ops []api.CommitTableOperation, results []api.CommitTableResult) ([]redisstate.LogEntry, error) {
 	var out []redisstate.LogEntry
 	for i, op := range ops {
 		id, ok := b.readVersionOf[i]

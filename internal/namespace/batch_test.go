@@ -7,6 +7,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/flightns/flightns/api"
 	"github.com/flightns/flightns/internal/sqlengine"
 	"github.com/flightns/flightns/manifesttable"
 	"github.com/flightns/flightns/nserror"
@@ -20,35 +21,35 @@ func TestBatchCommitTablesAppliesEveryOperation(t *testing.T) {
 		s := e.s
 		loc0 := e.withVersions(id("t0"), 3)
 		e.withVersions(id("t2"), 1)
-		resp := must(s.BatchCommitTables(ctx, BatchCommitTablesRequest{Operations: []CommitTableOperation{
-			{DeclareTable: &DeclareTableRequest{ID: id("t1"), Location: "t1dir"}},
-			{CreateTableVersion: &CreateTableVersionRequest{ID: id("t1"), Version: 1, ManifestPath: e.stage("t1dir", 1, "t1v1")}},
-			{CreateTableVersion: &CreateTableVersionRequest{ID: id("t0"), Version: 4, ManifestPath: e.stage(loc0, 4, "t0v4")}},
-			{DeleteTableVersions: &BatchDeleteTableVersionsRequest{ID: id("t0"), Ranges: []VersionRange{{StartVersion: 1, EndVersion: 3}}}},
-			{DeregisterTable: &DeregisterTableRequest{ID: id("t2")}},
+		resp := must(s.BatchCommitTables(ctx, api.BatchCommitTablesRequest{Operations: []api.CommitTableOperation{
+			{DeclareTable: &api.DeclareTableRequest{ID: id("t1"), Location: "t1dir"}},
+			{CreateTableVersion: &api.CreateTableVersionRequest{ID: id("t1"), Version: 1, ManifestPath: e.stage("t1dir", 1, "t1v1")}},
+			{CreateTableVersion: &api.CreateTableVersionRequest{ID: id("t0"), Version: 4, ManifestPath: e.stage(loc0, 4, "t0v4")}},
+			{DeleteTableVersions: &api.BatchDeleteTableVersionsRequest{ID: id("t0"), Ranges: []api.VersionRange{{StartVersion: 1, EndVersion: 3}}}},
+			{DeregisterTable: &api.DeregisterTableRequest{ID: id("t2")}},
 		}}))
 		if resp.TransactionID == "" || len(resp.Results) != 5 || resp.Results[1].CreateTableVersion.Version.Version != 1 ||
 			resp.Results[3].DeleteTableVersions.DeletedCount != 2 || resp.Results[0].DeclareTable == nil || resp.Results[4].DeregisterTable == nil {
 			t.Fatalf("response: %+v", resp)
 		}
-		if d := must(s.DescribeTable(ctx, DescribeTableRequest{ID: id("t1")})); d.Version == nil || *d.Version != 1 {
+		if d := must(s.DescribeTable(ctx, api.DescribeTableRequest{ID: id("t1")})); d.Version == nil || *d.Version != 1 {
 			t.Fatalf("t1: %+v", d)
 		}
-		if d := must(s.DescribeTable(ctx, DescribeTableRequest{ID: id("t0")})); *d.Version != 4 {
+		if d := must(s.DescribeTable(ctx, api.DescribeTableRequest{ID: id("t0")})); *d.Version != 4 {
 			t.Fatalf("t0: %+v", d)
 		}
-		if l := must(s.ListTableVersions(ctx, ListTableVersionsRequest{ID: id("t0")})); len(l.Versions) != 2 {
+		if l := must(s.ListTableVersions(ctx, api.ListTableVersionsRequest{ID: id("t0")})); len(l.Versions) != 2 {
 			t.Fatalf("t0 versions after the delete: %+v", l.Versions)
 		}
 		// A deleted version is gone, though its manifest is still in storage
 		// (Lance deletes its own files), and describing it does not bring it
 		// back.
-		_, err := s.DescribeTableVersion(ctx, DescribeTableVersionRequest{ID: id("t0"), Version: ptr(int64(2))})
+		_, err := s.DescribeTableVersion(ctx, api.DescribeTableVersionRequest{ID: id("t0"), Version: ptr(int64(2))})
 		wantCode(t, "describing a version deleted in a batch", err, nserror.TableVersionNotFound)
-		if l := must(s.ListTableVersions(ctx, ListTableVersionsRequest{ID: id("t0")})); len(l.Versions) != 2 {
+		if l := must(s.ListTableVersions(ctx, api.ListTableVersionsRequest{ID: id("t0")})); len(l.Versions) != 2 {
 			t.Fatalf("t0 versions after describing a deleted one: %+v", l.Versions)
 		}
-		wantCode(t, "t2", s.TableExists(ctx, TableExistsRequest{ID: id("t2")}), nserror.TableNotFound)
+		wantCode(t, "t2", s.TableExists(ctx, api.TableExistsRequest{ID: id("t2")}), nserror.TableNotFound)
 		// __manifest holds the declared table with the transaction's id.
 		if r, ok := s.Table().Object(manifesttable.TypeTable, "t1"); !ok || r.TxnID != resp.TransactionID {
 			t.Fatalf("t1's row: %+v %v", r, ok)
@@ -65,51 +66,51 @@ func TestBatchCommitTablesIsAllOrNothing(t *testing.T) {
 		e.withVersions(id("exists"), 0)
 		cases := []struct {
 			name string
-			ops  []CommitTableOperation
+			ops  []api.CommitTableOperation
 			code nserror.Code
 		}{
-			{"a declare of an existing table", []CommitTableOperation{
-				{CreateTableVersion: &CreateTableVersionRequest{ID: id("t"), Version: 2, ManifestPath: e.stage(loc, 2, "a")}},
-				{DeclareTable: &DeclareTableRequest{ID: id("exists")}},
+			{"a declare of an existing table", []api.CommitTableOperation{
+				{CreateTableVersion: &api.CreateTableVersionRequest{ID: id("t"), Version: 2, ManifestPath: e.stage(loc, 2, "a")}},
+				{DeclareTable: &api.DeclareTableRequest{ID: id("exists")}},
 			}, nserror.TableAlreadyExists},
-			{"a version that is taken", []CommitTableOperation{
-				{DeclareTable: &DeclareTableRequest{ID: id("new1")}},
-				{CreateTableVersion: &CreateTableVersionRequest{ID: id("t"), Version: 1, ManifestPath: e.stage(loc, 1, "b")}},
+			{"a version that is taken", []api.CommitTableOperation{
+				{DeclareTable: &api.DeclareTableRequest{ID: id("new1")}},
+				{CreateTableVersion: &api.CreateTableVersionRequest{ID: id("t"), Version: 1, ManifestPath: e.stage(loc, 1, "b")}},
 			}, nserror.ConcurrentModification},
-			{"a deregister of a missing table", []CommitTableOperation{
-				{DeclareTable: &DeclareTableRequest{ID: id("new2")}},
-				{DeregisterTable: &DeregisterTableRequest{ID: id("missing")}},
+			{"a deregister of a missing table", []api.CommitTableOperation{
+				{DeclareTable: &api.DeclareTableRequest{ID: id("new2")}},
+				{DeregisterTable: &api.DeregisterTableRequest{ID: id("missing")}},
 			}, nserror.TableNotFound},
-			{"a declare in a missing namespace", []CommitTableOperation{
-				{DeclareTable: &DeclareTableRequest{ID: id("nope", "x")}},
+			{"a declare in a missing namespace", []api.CommitTableOperation{
+				{DeclareTable: &api.DeclareTableRequest{ID: id("nope", "x")}},
 			}, nserror.NamespaceNotFound},
 			// A version is checked as CreateTableVersion checks it.
-			{"a negative manifest size", []CommitTableOperation{
-				{DeclareTable: &DeclareTableRequest{ID: id("new1")}},
-				{CreateTableVersion: &CreateTableVersionRequest{ID: id("t"), Version: 2, ManifestPath: e.stage(loc, 2, "c"), ManifestSize: ptr(int64(-1))}},
+			{"a negative manifest size", []api.CommitTableOperation{
+				{DeclareTable: &api.DeclareTableRequest{ID: id("new1")}},
+				{CreateTableVersion: &api.CreateTableVersionRequest{ID: id("t"), Version: 2, ManifestPath: e.stage(loc, 2, "c"), ManifestSize: ptr(int64(-1))}},
 			}, nserror.InvalidInput},
-			{"a manifest named by another scheme than the one given", []CommitTableOperation{
-				{CreateTableVersion: &CreateTableVersionRequest{ID: id("t"), Version: 2, ManifestPath: e.stage(loc, 2, "d"), NamingScheme: "V1"}},
+			{"a manifest named by another scheme than the one given", []api.CommitTableOperation{
+				{CreateTableVersion: &api.CreateTableVersionRequest{ID: id("t"), Version: 2, ManifestPath: e.stage(loc, 2, "d"), NamingScheme: "V1"}},
 			}, nserror.InvalidInput},
 		}
 		for _, c := range cases {
-			_, err := s.BatchCommitTables(ctx, BatchCommitTablesRequest{Operations: c.ops})
+			_, err := s.BatchCommitTables(ctx, api.BatchCommitTablesRequest{Operations: c.ops})
 			wantCode(t, c.name, err, c.code)
 		}
 		for _, gone := range []string{"new1", "new2"} {
-			wantCode(t, gone, s.TableExists(ctx, TableExistsRequest{ID: id(gone)}), nserror.TableNotFound)
+			wantCode(t, gone, s.TableExists(ctx, api.TableExistsRequest{ID: id(gone)}), nserror.TableNotFound)
 		}
-		if d := must(s.DescribeTable(ctx, DescribeTableRequest{ID: id("t")})); *d.Version != 1 {
+		if d := must(s.DescribeTable(ctx, api.DescribeTableRequest{ID: id("t")})); *d.Version != 1 {
 			t.Fatalf("a failed batch moved t to %d", *d.Version)
 		}
-		for _, bad := range [][]CommitTableOperation{
+		for _, bad := range [][]api.CommitTableOperation{
 			nil,
 			{{}},
-			{{DeclareTable: &DeclareTableRequest{ID: id("a")}, DeregisterTable: &DeregisterTableRequest{ID: id("a")}}},
-			{{DeclareTable: &DeclareTableRequest{ID: id("a")}}, {DeclareTable: &DeclareTableRequest{ID: id("a")}}},
-			{{DeregisterTable: &DeregisterTableRequest{ID: id("t")}}, {CreateTableVersion: &CreateTableVersionRequest{ID: id("t"), Version: 2, ManifestPath: "x"}}},
+			{{DeclareTable: &api.DeclareTableRequest{ID: id("a")}, DeregisterTable: &api.DeregisterTableRequest{ID: id("a")}}},
+			{{DeclareTable: &api.DeclareTableRequest{ID: id("a")}}, {DeclareTable: &api.DeclareTableRequest{ID: id("a")}}},
+			{{DeregisterTable: &api.DeregisterTableRequest{ID: id("t")}}, {CreateTableVersion: &api.CreateTableVersionRequest{ID: id("t"), Version: 2, ManifestPath: "x"}}},
 		} {
-			_, err := s.BatchCommitTables(ctx, BatchCommitTablesRequest{Operations: bad})
+			_, err := s.BatchCommitTables(ctx, api.BatchCommitTablesRequest{Operations: bad})
 			wantCode(t, fmt.Sprintf("bad batch %d ops", len(bad)), err, nserror.InvalidInput)
 		}
 	})
@@ -118,7 +119,7 @@ func TestBatchCommitTablesIsAllOrNothing(t *testing.T) {
 func TestConcurrentBatchesOverOverlappingTables(t *testing.T) {
 	ctx := context.Background()
 	e := newTenv(t)
-	tables := []ID{id("a"), id("b"), id("c"), id("d")}
+	tables := []api.ID{id("a"), id("b"), id("c"), id("d")}
 	locs := map[string]string{}
 	for _, tb := range tables {
 		locs[tb.String()] = e.withVersions(tb, 0)
@@ -129,18 +130,18 @@ func TestConcurrentBatchesOverOverlappingTables(t *testing.T) {
 	for w := range 8 {
 		wg.Go(func() {
 			for n := 0; n < 6; {
-				set := []ID{tables[(w+n)%4], tables[(w+n+1)%4]}
-				var ops []CommitTableOperation
+				set := []api.ID{tables[(w+n)%4], tables[(w+n+1)%4]}
+				var ops []api.CommitTableOperation
 				for _, tb := range set {
-					d := must(e.s.DescribeTable(ctx, DescribeTableRequest{ID: tb}))
+					d := must(e.s.DescribeTable(ctx, api.DescribeTableRequest{ID: tb}))
 					v := int64(1)
 					if d.Version != nil {
 						v = *d.Version + 1
 					}
-					ops = append(ops, CommitTableOperation{CreateTableVersion: &CreateTableVersionRequest{ID: tb, Version: v,
+					ops = append(ops, api.CommitTableOperation{CreateTableVersion: &api.CreateTableVersionRequest{ID: tb, Version: v,
 						ManifestPath: e.stage(locs[tb.String()], uint64(v), fmt.Sprintf("w%d-n%d", w, n))}})
 				}
-				resp, err := e.s.BatchCommitTables(ctx, BatchCommitTablesRequest{Operations: ops})
+				resp, err := e.s.BatchCommitTables(ctx, api.BatchCommitTablesRequest{Operations: ops})
 				if nserror.CodeOf(err) == nserror.ConcurrentModification {
 					continue
 				}
@@ -200,10 +201,10 @@ func TestABatchCutAfterItsRecordIsFinishedByAReaderOrARecovery(t *testing.T) {
 			mu.Lock()
 			armed = true
 			mu.Unlock()
-			_, err = s2.BatchCommitTables(ctx, BatchCommitTablesRequest{Operations: []CommitTableOperation{
-				{DeclareTable: &DeclareTableRequest{ID: id("born"), Location: "borndir"}},
-				{CreateTableVersion: &CreateTableVersionRequest{ID: id("born"), Version: 1, ManifestPath: r.stage("borndir", 1, "b1")}},
-				{CreateTableVersion: &CreateTableVersionRequest{ID: id("base"), Version: 2, ManifestPath: r.stage(loc, 2, "b2")}},
+			_, err = s2.BatchCommitTables(ctx, api.BatchCommitTablesRequest{Operations: []api.CommitTableOperation{
+				{DeclareTable: &api.DeclareTableRequest{ID: id("born"), Location: "borndir"}},
+				{CreateTableVersion: &api.CreateTableVersionRequest{ID: id("born"), Version: 1, ManifestPath: r.stage("borndir", 1, "b1")}},
+				{CreateTableVersion: &api.CreateTableVersionRequest{ID: id("base"), Version: 2, ManifestPath: r.stage(loc, 2, "b2")}},
 			}})
 			if err == nil {
 				t.Fatal("the cut did not fire")
@@ -212,11 +213,11 @@ func TestABatchCutAfterItsRecordIsFinishedByAReaderOrARecovery(t *testing.T) {
 				r.redis.FlushAll()
 			}
 			// A reader of one member (or the recovery it triggers) finishes it.
-			dv := must(r.s.DescribeTableVersion(ctx, DescribeTableVersionRequest{ID: id("base"), Version: ptr(int64(2))}))
+			dv := must(r.s.DescribeTableVersion(ctx, api.DescribeTableVersionRequest{ID: id("base"), Version: ptr(int64(2))}))
 			if dv.Version.Version != 2 {
 				t.Fatalf("base@2: %+v", dv.Version)
 			}
-			d := must(r.s.DescribeTable(ctx, DescribeTableRequest{ID: id("born")}))
+			d := must(r.s.DescribeTable(ctx, api.DescribeTableRequest{ID: id("born")}))
 			if d.Version == nil || *d.Version != 1 {
 				t.Fatalf("born after the roll-forward: %+v", d)
 			}

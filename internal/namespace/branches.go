@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/flightns/flightns/api"
 	"github.com/flightns/flightns/internal/lancemanifest"
 	"github.com/flightns/flightns/nserror"
 	"github.com/flightns/flightns/objstore"
@@ -18,15 +19,6 @@ import (
 // catalog LanceDB makes and removes them without asking the catalog; on a
 // managed one each branch's versions are a chain of their own (see
 // chainOf). ListTableBranches reads the files, as Lance does.
-
-// BranchContents is a branch in ListTableBranches.
-type BranchContents struct {
-	ParentBranch  string            `json:"parentBranch,omitempty"`
-	ParentVersion int64             `json:"parentVersion"`
-	CreateAt      int64             `json:"createAt"`
-	ManifestSize  int64             `json:"manifestSize"`
-	Metadata      map[string]string `json:"metadata,omitempty"`
-}
 
 // branchFile is the part of Lance's branch file the catalog reads.
 type branchFile struct {
@@ -61,23 +53,9 @@ func (s *Service) refPage(ctx context.Context, prefix string, nameOf func(string
 	return keys, names, next, err
 }
 
-// ListTableBranchesRequest lists a table's branches.
-type ListTableBranchesRequest struct {
-	Common
-	ID        ID     `json:"id"`
-	PageToken string `json:"page_token,omitempty"`
-	Limit     *int   `json:"limit,omitempty"`
-}
-
-// ListTableBranchesResponse holds a page of branches, by name.
-type ListTableBranchesResponse struct {
-	Branches  map[string]BranchContents `json:"branches"`
-	PageToken string                    `json:"page_token,omitempty"`
-}
-
 // ListTableBranches lists the branches Lance recorded for a table, by name,
 // a page at a time (page_token: the last name of the previous page).
-func (s *Service) ListTableBranches(ctx context.Context, req ListTableBranchesRequest) (*ListTableBranchesResponse, error) {
+func (s *Service) ListTableBranches(ctx context.Context, req api.ListTableBranchesRequest) (*api.ListTableBranchesResponse, error) {
 	loc, err := s.tableLoc(ctx, req.ID)
 	if err != nil {
 		return nil, err
@@ -88,7 +66,7 @@ func (s *Service) ListTableBranches(ctx context.Context, req ListTableBranchesRe
 	if err != nil {
 		return nil, err
 	}
-	resp := &ListTableBranchesResponse{Branches: make(map[string]BranchContents, len(names)), PageToken: token}
+	resp := &api.ListTableBranchesResponse{Branches: make(map[string]api.BranchContents, len(names)), PageToken: token}
 	for _, name := range names {
 		b, err := s.objs.Get(ctx, keys[name])
 		if errors.Is(err, objstore.ErrNotFound) {
@@ -101,7 +79,7 @@ func (s *Service) ListTableBranches(ctx context.Context, req ListTableBranchesRe
 		if err := json.Unmarshal(b, &f); err != nil {
 			return nil, nserror.New(nserror.Internal, "the file of branch %q of table %q is not a Lance branch: %v", name, req.ID.String(), err)
 		}
-		c := BranchContents{ParentVersion: f.ParentVersion, CreateAt: f.CreateAt, ManifestSize: f.ManifestSize, Metadata: f.Metadata}
+		c := api.BranchContents{ParentVersion: f.ParentVersion, CreateAt: f.CreateAt, ManifestSize: f.ManifestSize, Metadata: f.Metadata}
 		if f.ParentBranch != nil {
 			c.ParentBranch = *f.ParentBranch
 		}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/flightns/flightns/api"
 	"github.com/flightns/flightns/internal/lancemanifest"
 	"github.com/flightns/flightns/nserror"
 	"github.com/flightns/flightns/objstore"
@@ -63,7 +64,7 @@ func checkNewBranchName(name string) error {
 
 // readBranchRef reads a branch's ref file; a missing one is
 // TableBranchNotFound.
-func (s *Service) readBranchRef(ctx context.Context, id ID, table, branch string) (branchRef, []byte, error) {
+func (s *Service) readBranchRef(ctx context.Context, id api.ID, table, branch string) (branchRef, []byte, error) {
 	var r branchRef
 	b, err := s.objs.Get(ctx, branchRefKey(table, branch))
 	if errors.Is(err, objstore.ErrNotFound) {
@@ -83,7 +84,7 @@ func (s *Service) readBranchRef(ctx context.Context, id ID, table, branch string
 // when none). A name taken (a ref file, or versions left under its
 // tree/) is TableBranchAlreadyExists; a missing source branch
 // TableBranchNotFound; a missing source version TableVersionNotFound.
-func (s *Service) CreateTableBranch(ctx context.Context, req CreateTableBranchRequest) (*CreateTableBranchResponse, error) {
+func (s *Service) CreateTableBranch(ctx context.Context, req api.CreateTableBranchRequest) (*api.CreateTableBranchResponse, error) {
 	table, err := s.tableLoc(ctx, req.ID)
 	if err != nil {
 		return nil, err
@@ -161,12 +162,12 @@ func (s *Service) CreateTableBranch(ctx context.Context, req CreateTableBranchRe
 		return nil, err
 	}
 	s.hintVersion(ctx, chain, version)
-	return &CreateTableBranchResponse{TransactionID: resp.TransactionID}, nil
+	return &api.CreateTableBranchResponse{TransactionID: resp.TransactionID}, nil
 }
 
 // sourceVersion is the version a branch forks from: the one asked for, or
 // the source's latest.
-func (s *Service) sourceVersion(ctx context.Context, req CreateTableBranchRequest, src string) (int64, error) {
+func (s *Service) sourceVersion(ctx context.Context, req api.CreateTableBranchRequest, src string) (int64, error) {
 	if req.FromVersion != nil {
 		if *req.FromVersion <= 0 {
 			return 0, nserror.New(nserror.InvalidInput, "from_version %d is not a table version", *req.FromVersion)
@@ -194,7 +195,7 @@ func jsonInt(v int64) string { b, _ := json.Marshal(v); return string(b) }
 // another branch forks from it or a tag points into it; then its ref
 // file and its files go, as Lance removes them. A branch without a ref
 // file is TableBranchNotFound.
-func (s *Service) DeleteTableBranch(ctx context.Context, req DeleteTableBranchRequest) (*DeleteTableBranchResponse, error) {
+func (s *Service) DeleteTableBranch(ctx context.Context, req api.DeleteTableBranchRequest) (*api.DeleteTableBranchResponse, error) {
 	table, err := s.tableLoc(ctx, req.ID)
 	if err != nil {
 		return nil, err
@@ -237,13 +238,13 @@ func (s *Service) DeleteTableBranch(ctx context.Context, req DeleteTableBranchRe
 			return nil, err
 		}
 	}
-	return &DeleteTableBranchResponse{}, nil
+	return &api.DeleteTableBranchResponse{}, nil
 }
 
 // referencing fails, as Lance does, when another branch forks from
 // branch or a tag points into it, and otherwise returns the table's other
 // branches.
-func (s *Service) referencing(ctx context.Context, id ID, table, branch string) ([]string, error) {
+func (s *Service) referencing(ctx context.Context, id api.ID, table, branch string) ([]string, error) {
 	_, names, _, err := s.refPage(ctx, lancemanifest.BranchRefsPrefix(table), func(stem string) (string, bool) {
 		return lancemanifest.BranchOfRef(stem + ".json")
 	}, "", nil)

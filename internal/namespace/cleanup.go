@@ -6,6 +6,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/flightns/flightns/api"
 	"github.com/flightns/flightns/internal/cleanup"
 	"github.com/flightns/flightns/internal/lancemanifest"
 	"github.com/flightns/flightns/internal/redislock"
@@ -17,44 +18,6 @@ import (
 // pruned versions' records first, and runs one cleanup of a table at a
 // time across every process of the catalog). See docs/maintenance.md.
 
-// CleanupTableRequest asks for a cleanup of a table's old versions
-// (flightns's own operation; admins only).
-type CleanupTableRequest struct {
-	Common
-	ID ID `json:"id"`
-	// DryRun reports what a cleanup would delete, and deletes nothing.
-	DryRun bool `json:"dry_run,omitempty"`
-	// OlderThan and RetainVersions replace the table's retention
-	// properties for this run (same forms: "7d", "36h"; K ≥ 1). Without
-	// OlderThan the table's policy applies; a table without one is
-	// InvalidInput.
-	OlderThan      string `json:"older_than,omitempty"`
-	RetainVersions *int   `json:"retain_versions,omitempty"`
-}
-
-func (r *CleanupTableRequest) objectID() *ID { return &r.ID }
-
-// CleanupTableResponse is what a cleanup did (or, dry, would do).
-type CleanupTableResponse struct {
-	DryRun bool `json:"dry_run"`
-	// CutoffMillis: versions committed before it were old enough to go.
-	CutoffMillis int64 `json:"cutoff_millis"`
-	// Pruned are the versions the cleanup removed, per branch ("" main).
-	Pruned map[string][]uint64 `json:"pruned_versions"`
-	// KeptVersions counts the versions left, every branch together.
-	KeptVersions int `json:"kept_versions"`
-	// Files and FileBytes are the unreferenced files the plan deletes
-	// (manifests apart); FilesDeleted and BytesDeleted what was deleted,
-	// manifests included.
-	Files        int   `json:"files"`
-	FileBytes    int64 `json:"file_bytes"`
-	FilesDeleted int   `json:"files_deleted"`
-	BytesDeleted int64 `json:"bytes_deleted"`
-	// Spared counts the files the plan deleted but a check before the
-	// deletion found referenced (written since the plan).
-	Spared int `json:"spared"`
-}
-
 // cleanupLease bounds how long one table's cleanup holds its lock without
 // renewing it.
 const cleanupLease = time.Minute
@@ -65,7 +28,7 @@ const cleanupLease = time.Minute
 // versions, the versions branches were forked from and the latest of
 // every branch stay. One cleanup of a table runs at a time
 // (ConcurrentModification for a second).
-func (s *Service) CleanupTable(ctx context.Context, req CleanupTableRequest) (*CleanupTableResponse, error) {
+func (s *Service) CleanupTable(ctx context.Context, req api.CleanupTableRequest) (*api.CleanupTableResponse, error) {
 	loc, err := s.tableLoc(ctx, req.ID)
 	if err != nil {
 		return nil, err
@@ -94,7 +57,7 @@ func (s *Service) CleanupTable(ctx context.Context, req CleanupTableRequest) (*C
 	if err != nil {
 		return nil, err
 	}
-	resp := &CleanupTableResponse{DryRun: req.DryRun, CutoffMillis: plan.Cutoff.UnixMilli(), Pruned: map[string][]uint64{},
+	resp := &api.CleanupTableResponse{DryRun: req.DryRun, CutoffMillis: plan.Cutoff.UnixMilli(), Pruned: map[string][]uint64{},
 		KeptVersions: plan.Totals.KeptVersions, Files: plan.Totals.Files, FileBytes: plan.Totals.FileBytes}
 	for _, c := range plan.Chains {
 		for _, v := range c.Pruned {
@@ -128,7 +91,7 @@ func (s *Service) CleanupTable(ctx context.Context, req CleanupTableRequest) (*C
 
 // lockCleanup takes the catalog-wide lock of one table's cleanup, renewed
 // while it runs; release gives it back.
-func (s *Service) lockCleanup(ctx context.Context, id ID, loc string) (release func(), err error) {
+func (s *Service) lockCleanup(ctx context.Context, id api.ID, loc string) (release func(), err error) {
 	key, token := s.k.Cleanup(loc), uuid.NewString()
 	taken, err := s.rs.TakeLeaseOf(ctx, key, token, cleanupLease)
 	if err != nil {

@@ -2,7 +2,9 @@
 // — namespaces, tables, table versions, multi-table commits — with their
 // exact semantics and error codes, over the claim protocol (redisclaim) and
 // the __manifest table (manifesttable). The Flight SQL and REST surfaces
-// are thin adapters over a *Service; Go programs can embed it directly.
+// are thin adapters over a *Service. The operations' request and response
+// models, ids and operation names are package api's: the wire contract,
+// which the server, the client and the CLI share.
 //
 // Where things are decided and kept:
 //
@@ -45,8 +47,8 @@
 //   - Ops is the one registry of operations (name, REST path, role,
 //     description, and Run: decode, bind what REST adds, call the
 //     service) the REST routes and the Flight actions are both a loop
-//     over;
-//     ParseID is the one parser of ids, the REST adapter's included.
+//     over, each row keyed by its api.Op name; api.ParseID is the one
+//     parser of ids, the REST adapter's included.
 //
 //   - A BatchCommitTables becomes one redisclaim.Commit: each operation
 //     kind has its method on batchBuilder, which adds typed guards and

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/flightns/flightns/api"
 	"github.com/flightns/flightns/internal/auth"
 	"github.com/flightns/flightns/nserror"
 	"github.com/flightns/flightns/objstore"
@@ -127,7 +128,7 @@ func (s *Service) Grant(ctx context.Context, g auth.Grant) error {
 	if err := check.Check(); err != nil {
 		return nserror.New(nserror.InvalidInput, "%v", err)
 	}
-	if err := ID(g.Namespace).Validate("namespace"); err != nil {
+	if err := api.ID(g.Namespace).Validate("namespace"); err != nil {
 		return err
 	}
 	b := &s.grants
@@ -170,57 +171,26 @@ func (s *Service) Revoke(ctx context.Context, g auth.Grant) error {
 	return s.Grant(ctx, g)
 }
 
-// NamespaceGrantRequest gives (CreateNamespaceGrant) or takes away
-// (DeleteNamespaceGrant) a role on namespace ID and all it holds, to a
-// principal or to a group (exactly one of them).
-type NamespaceGrantRequest struct {
-	Common
-	ID        ID     `json:"id"`
-	Principal string `json:"principal,omitempty"`
-	Group     string `json:"group,omitempty"`
-	// Role is read, write or admin (CreateNamespaceGrant only).
-	Role string `json:"role,omitempty"`
-}
-
-// ListNamespaceGrantsRequest lists the grants on namespace ID and inside it.
-type ListNamespaceGrantsRequest struct {
-	Common
-	ID ID `json:"id"`
-}
-
-// NamespaceGrant is one grant as the operations answer it.
-type NamespaceGrant struct {
-	Namespace []string `json:"namespace"`
-	Principal string   `json:"principal,omitempty"`
-	Group     string   `json:"group,omitempty"`
-	Role      string   `json:"role"`
-}
-
-// ListNamespaceGrantsResponse holds grants, by namespace.
-type ListNamespaceGrantsResponse struct {
-	Grants []NamespaceGrant `json:"grants"`
-}
-
 // CreateNamespaceGrant gives the request's role (Grant).
-func (s *Service) CreateNamespaceGrant(ctx context.Context, req NamespaceGrantRequest) (Empty, error) {
+func (s *Service) CreateNamespaceGrant(ctx context.Context, req api.NamespaceGrantRequest) (api.Empty, error) {
 	role, err := auth.ParseRole(req.Role)
 	if err != nil || role == auth.None {
-		return Empty{}, nserror.New(nserror.InvalidInput, "role %q: a grant gives read, write or admin", req.Role)
+		return api.Empty{}, nserror.New(nserror.InvalidInput, "role %q: a grant gives read, write or admin", req.Role)
 	}
-	return Empty{}, s.Grant(ctx, auth.Grant{Namespace: req.ID, Principal: req.Principal, Group: req.Group, Role: role})
+	return api.Empty{}, s.Grant(ctx, auth.Grant{Namespace: req.ID, Principal: req.Principal, Group: req.Group, Role: role})
 }
 
 // DeleteNamespaceGrant takes away what the grantee holds there (Revoke).
-func (s *Service) DeleteNamespaceGrant(ctx context.Context, req NamespaceGrantRequest) (Empty, error) {
+func (s *Service) DeleteNamespaceGrant(ctx context.Context, req api.NamespaceGrantRequest) (api.Empty, error) {
 	if req.Role != "" {
-		return Empty{}, nserror.New(nserror.InvalidInput, "DeleteNamespaceGrant takes no role: it takes away whatever the grantee holds there")
+		return api.Empty{}, nserror.New(nserror.InvalidInput, "DeleteNamespaceGrant takes no role: it takes away whatever the grantee holds there")
 	}
-	return Empty{}, s.Revoke(ctx, auth.Grant{Namespace: req.ID, Principal: req.Principal, Group: req.Group})
+	return api.Empty{}, s.Revoke(ctx, auth.Grant{Namespace: req.ID, Principal: req.Principal, Group: req.Group})
 }
 
 // ListNamespaceGrants lists the grants on the namespace and inside it,
 // ordered by namespace, then grantee.
-func (s *Service) ListNamespaceGrants(ctx context.Context, req ListNamespaceGrantsRequest) (*ListNamespaceGrantsResponse, error) {
+func (s *Service) ListNamespaceGrants(ctx context.Context, req api.ListNamespaceGrantsRequest) (*api.ListNamespaceGrantsResponse, error) {
 	if err := req.ID.Validate("namespace"); err != nil {
 		return nil, err
 	}
@@ -228,17 +198,17 @@ func (s *Service) ListNamespaceGrants(ctx context.Context, req ListNamespaceGran
 	if err != nil {
 		return nil, err
 	}
-	out := []NamespaceGrant{}
+	out := []api.NamespaceGrant{}
 	for _, g := range gs {
 		if auth.Within(g.Namespace, req.ID) {
-			out = append(out, NamespaceGrant{Namespace: append([]string{}, g.Namespace...), Principal: g.Principal, Group: g.Group, Role: g.Role.String()})
+			out = append(out, api.NamespaceGrant{Namespace: append([]string{}, g.Namespace...), Principal: g.Principal, Group: g.Group, Role: g.Role.String()})
 		}
 	}
-	slices.SortFunc(out, func(a, b NamespaceGrant) int {
+	slices.SortFunc(out, func(a, b api.NamespaceGrant) int {
 		if c := slices.Compare(a.Namespace, b.Namespace); c != 0 {
 			return c
 		}
 		return strings.Compare(a.Principal+"\x00"+a.Group, b.Principal+"\x00"+b.Group)
 	})
-	return &ListNamespaceGrantsResponse{Grants: out}, nil
+	return &api.ListNamespaceGrantsResponse{Grants: out}, nil
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/flightns/flightns/api"
 	"github.com/flightns/flightns/internal/lancemanifest"
 	"github.com/flightns/flightns/internal/sqlengine"
 	"github.com/flightns/flightns/internal/testutil/redistest"
@@ -76,7 +77,7 @@ func (e *tenv) open() *Service {
 	return s
 }
 
-func id(names ...string) ID { return ID(names) }
+func id(names ...string) api.ID { return api.ID(names) }
 
 func ptr[T any](v T) *T { return &v }
 
@@ -112,7 +113,7 @@ func (e *tenv) stage(loc string, v uint64, content string) string {
 }
 
 // locOf is the location key of a table.
-func (e *tenv) locOf(tid ID) string {
+func (e *tenv) locOf(tid api.ID) string {
 	e.t.Helper()
 	loc, err := e.s.tableLoc(context.Background(), tid)
 	if err != nil {
@@ -138,13 +139,13 @@ func (e *tenv) final(loc string, v uint64) string {
 // withVersions declares table tid (its namespace exists) and commits
 // versions 1..n, version v's manifest being v bytes; it returns the
 // table's location key.
-func (e *tenv) withVersions(tid ID, n int) string {
+func (e *tenv) withVersions(tid api.ID, n int) string {
 	e.t.Helper()
 	ctx := context.Background()
-	must(e.s.DeclareTable(ctx, DeclareTableRequest{ID: tid}))
+	must(e.s.DeclareTable(ctx, api.DeclareTableRequest{ID: tid}))
 	loc := e.locOf(tid)
 	for v := 1; v <= n; v++ {
-		must(e.s.CreateTableVersion(ctx, CreateTableVersionRequest{ID: tid, Version: int64(v), ManifestPath: e.stage(loc, uint64(v), strings.Repeat("m", v))}))
+		must(e.s.CreateTableVersion(ctx, api.CreateTableVersionRequest{ID: tid, Version: int64(v), ManifestPath: e.stage(loc, uint64(v), strings.Repeat("m", v))}))
 	}
 	return loc
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/flightns/flightns/api"
 	"github.com/flightns/flightns/internal/commitlog"
 	"github.com/flightns/flightns/internal/redisstate"
 	"github.com/flightns/flightns/manifesttable"
@@ -53,7 +54,7 @@ func (c *indexChange) guard(err error, g redisstate.Guard) {
 
 // parentIsNamespace guards that id's parent is a namespace (the root
 // always is).
-func (c *indexChange) parentIsNamespace(id ID, err error) {
+func (c *indexChange) parentIsNamespace(id api.ID, err error) {
 	if p := id.Parent(); !p.IsRoot() {
 		c.guard(err, redisstate.GuardEq(c.k.Obj(), p.String(), manifesttable.TypeNamespace))
 	}
@@ -61,7 +62,7 @@ func (c *indexChange) parentIsNamespace(id ID, err error) {
 
 // parentOf reads whether id's parent is a namespace, answering err when
 // it is not, and guards that it still is.
-func (s *Service) parentOf(ctx context.Context, c *indexChange, id ID, err error) error {
+func (s *Service) parentOf(ctx context.Context, c *indexChange, id api.ID, err error) error {
 	typ, rerr := s.objectType(ctx, id.Parent())
 	if rerr != nil {
 		return rerr
@@ -74,7 +75,7 @@ func (s *Service) parentOf(ctx context.Context, c *indexChange, id ID, err error
 }
 
 // tableAt guards that id is a table at location loc.
-func (c *indexChange) tableAt(id ID, loc string, notFound, moved error) {
+func (c *indexChange) tableAt(id api.ID, loc string, notFound, moved error) {
 	c.guard(notFound, redisstate.GuardEq(c.k.Obj(), id.String(), manifesttable.TypeTable))
 	c.guard(moved, redisstate.GuardEq(c.k.Loc(), id.String(), loc))
 }
@@ -90,7 +91,7 @@ func (c *indexChange) deleteRow(typ, id string) {
 
 // addNamespace indexes namespace id, free (taken is the error when it is
 // not), with its row.
-func (c *indexChange) addNamespace(id ID, row []byte, taken error) {
+func (c *indexChange) addNamespace(id api.ID, row []byte, taken error) {
 	c.guard(taken, redisstate.GuardAbsent(c.k.Obj(), id.String()))
 	c.writes = append(c.writes,
 		redisstate.HSet(c.k.Obj(), id.String(), manifesttable.TypeNamespace),
@@ -102,7 +103,7 @@ func (c *indexChange) addNamespace(id ID, row []byte, taken error) {
 // table and meets no reserved directory but except (an undrop's own:
 // reserve), with its row; taken and locTaken are the errors when either
 // is not so.
-func (c *indexChange) addTable(id ID, loc, except string, row []byte, taken, locTaken error) {
+func (c *indexChange) addTable(id api.ID, loc, except string, row []byte, taken, locTaken error) {
 	c.guard(taken, redisstate.GuardAbsent(c.k.Obj(), id.String()))
 	c.guard(locTaken, redisstate.GuardAbsent(c.k.ByLoc(), loc))
 	c.reserve(loc, except, locTaken)
@@ -111,7 +112,7 @@ func (c *indexChange) addTable(id ID, loc, except string, row []byte, taken, loc
 }
 
 // indexTable indexes table id at loc (reserved by the caller).
-func (c *indexChange) indexTable(id ID, loc string) {
+func (c *indexChange) indexTable(id api.ID, loc string) {
 	c.writes = append(c.writes,
 		redisstate.HSet(c.k.Obj(), id.String(), manifesttable.TypeTable),
 		redisstate.HSet(c.k.Loc(), id.String(), loc),
@@ -123,7 +124,7 @@ func (c *indexChange) indexTable(id ID, loc string) {
 // its versions follow (the drop_table entry). Its directory stays
 // reserved unless release (a deregistration, whose data no table owns
 // now): a drop keeps it until its data is deleted, or for undrop.
-func (c *indexChange) removeTable(id ID, loc string, release bool) {
+func (c *indexChange) removeTable(id api.ID, loc string, release bool) {
 	c.writes = append(c.writes,
 		redisstate.HDel(c.k.Obj(), id.String()),
 		redisstate.HDel(c.k.Loc(), id.String()),
@@ -176,13 +177,13 @@ func (s *Service) changeIndex(ctx context.Context, what string, build func(c *in
 
 // indexed is an object of the index.
 type indexed struct {
-	id  ID
+	id  api.ID
 	typ string
 	loc string // tables
 }
 
 // children reads namespace id's children from the index, sorted.
-func (s *Service) indexedChildren(ctx context.Context, id ID) ([]indexed, error) {
+func (s *Service) indexedChildren(ctx context.Context, id api.ID) ([]indexed, error) {
 	kids, err := s.rdb.SMembers(ctx, s.k.kids(id)).Result()
 	if err != nil {
 		return nil, err
@@ -202,7 +203,7 @@ func (s *Service) indexedChildren(ctx context.Context, id ID) ([]indexed, error)
 	}
 	out := make([]indexed, len(kids))
 	for i, kid := range kids {
-		kidID, err := ParseID(kid, "")
+		kidID, err := api.ParseID(kid, "")
 		if err != nil {
 			return nil, errStale // not a child as the index writes them
 		}
@@ -215,7 +216,7 @@ func (s *Service) indexedChildren(ctx context.Context, id ID) ([]indexed, error)
 // namespace holds what was read, no more), appending what it drops to
 // gone, each namespace before what it holds; restrict refuses a namespace
 // that holds anything.
-func (s *Service) removeTree(ctx context.Context, c *indexChange, id ID, restrict bool, gone *[]indexed) error {
+func (s *Service) removeTree(ctx context.Context, c *indexChange, id api.ID, restrict bool, gone *[]indexed) error {
 	kids, err := s.indexedChildren(ctx, id)
 	if err != nil {
 		return err

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/flightns/flightns/api"
 	"github.com/flightns/flightns/manifesttable"
 	"github.com/flightns/flightns/nserror"
 )
@@ -23,12 +24,12 @@ func TestTheIndexStaysWholeUnderRacingChanges(t *testing.T) {
 	ctx := context.Background()
 	e := newTenv(t)
 	s := e.s
-	must(s.CreateNamespace(ctx, CreateNamespaceRequest{ID: id("keep")}))
+	must(s.CreateNamespace(ctx, api.CreateNamespaceRequest{ID: id("keep")}))
 	for round := range 6 {
 		ns := id(fmt.Sprintf("r%d", round))
-		must(s.CreateNamespace(ctx, CreateNamespaceRequest{ID: ns}))
-		must(s.CreateNamespace(ctx, CreateNamespaceRequest{ID: ns.Child("in")}))
-		must(s.DeclareTable(ctx, DeclareTableRequest{ID: id("keep", fmt.Sprintf("mv%d", round))}))
+		must(s.CreateNamespace(ctx, api.CreateNamespaceRequest{ID: ns}))
+		must(s.CreateNamespace(ctx, api.CreateNamespaceRequest{ID: ns.Child("in")}))
+		must(s.DeclareTable(ctx, api.DeclareTableRequest{ID: id("keep", fmt.Sprintf("mv%d", round))}))
 		var wg sync.WaitGroup
 		var mu sync.Mutex
 		var unexpected []error
@@ -46,24 +47,24 @@ func TestTheIndexStaysWholeUnderRacingChanges(t *testing.T) {
 				if i%2 == 1 {
 					parent = ns.Child("in")
 				}
-				_, err := s.DeclareTable(ctx, DeclareTableRequest{ID: parent.Child(fmt.Sprintf("t%d", i))})
+				_, err := s.DeclareTable(ctx, api.DeclareTableRequest{ID: parent.Child(fmt.Sprintf("t%d", i))})
 				expect(err, gone...)
 				if err == nil && i%3 == 0 {
-					_, err = s.DropTable(ctx, DropTableRequest{ID: parent.Child(fmt.Sprintf("t%d", i))})
+					_, err = s.DropTable(ctx, api.DropTableRequest{ID: parent.Child(fmt.Sprintf("t%d", i))})
 					expect(err, gone...)
 				}
 			})
 		}
 		wg.Go(func() {
-			_, err := s.CreateNamespace(ctx, CreateNamespaceRequest{ID: ns.Child("late")})
+			_, err := s.CreateNamespace(ctx, api.CreateNamespaceRequest{ID: ns.Child("late")})
 			expect(err, gone...)
 		})
 		wg.Go(func() {
-			_, err := s.RenameTable(ctx, RenameTableRequest{ID: id("keep", fmt.Sprintf("mv%d", round)), NewNamespaceID: &ns, NewTableName: "moved"})
+			_, err := s.RenameTable(ctx, api.RenameTableRequest{ID: id("keep", fmt.Sprintf("mv%d", round)), NewNamespaceID: &ns, NewTableName: "moved"})
 			expect(err, gone...)
 		})
 		wg.Go(func() {
-			_, err := s.DropNamespace(ctx, DropNamespaceRequest{ID: ns, Behavior: BehaviorCascade})
+			_, err := s.DropNamespace(ctx, api.DropNamespaceRequest{ID: ns, Behavior: api.BehaviorCascade})
 			expect(err, nserror.ConcurrentModification)
 		})
 		wg.Wait()
@@ -88,7 +89,7 @@ func checkIndex(t *testing.T, e *tenv) {
 	byLoc := e.rdb.HGetAll(ctx, k.ByLoc()).Val()
 	kids := map[string][]string{}
 	for obj := range types {
-		oid, err := ParseID(obj, "")
+		oid, err := api.ParseID(obj, "")
 		if err != nil {
 			t.Fatalf("index holds %q: %v", obj, err)
 		}

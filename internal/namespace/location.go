@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/flightns/flightns/api"
 	"github.com/flightns/flightns/nserror"
 	"github.com/flightns/flightns/objstore"
 )
@@ -207,7 +208,7 @@ func (r root) tableLocation(given string) (string, error) {
 // defaultLocation names a new table's directory <hash8>_<object_id>: the
 // random hash spreads prefixes and keeps a re-created table apart from a
 // dropped one; characters that are awkward in paths become '-'.
-func defaultLocation(id ID) string {
+func defaultLocation(id api.ID) string {
 	var b [4]byte
 	_, _ = rand.Read(b[:])
 	name := strings.Map(func(r rune) rune {

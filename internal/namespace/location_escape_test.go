@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/flightns/flightns/api"
 	"github.com/flightns/flightns/nserror"
 )
 
@@ -19,7 +20,7 @@ func TestEncodedDotSegmentsInLocationsAreRefused(t *testing.T) {
 	for i, loc := range []string{"%2e%2e/outside", "%2E%2E/outside", "a/%2e%2e/%2e%2e/outside", ".%2e/x", "%2e/x",
 		"file://" + root + "/%2e%2e/outside", e.s.root.objectPath("%2e%2e/x"),
 		"%252e%252e/outside", "a%2fb", "50%/x", "a?b=c", "a#frag", e.s.root.objectPath("t?x")} {
-		_, err := e.s.DeclareTable(ctx, DeclareTableRequest{ID: id(fmt.Sprintf("t%d", i)), Location: loc})
+		_, err := e.s.DeclareTable(ctx, api.DeclareTableRequest{ID: id(fmt.Sprintf("t%d", i)), Location: loc})
 		wantCode(t, "declaring at "+loc, err, nserror.InvalidInput)
 	}
 }

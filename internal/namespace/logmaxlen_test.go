@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/flightns/flightns/api"
 	"github.com/flightns/flightns/internal/redisstate"
 	"github.com/flightns/flightns/internal/sqlengine"
 )
@@ -25,7 +26,7 @@ func TestLogMaxLenBoundsTheLogWhoeverAppends(t *testing.T) {
 	defer func() { _ = s.Close() }()
 	const n = 400
 	for i := range n {
-		if _, err := s.CreateNamespace(ctx, CreateNamespaceRequest{ID: id(fmt.Sprintf("ns%d", i))}); err != nil {
+		if _, err := s.CreateNamespace(ctx, api.CreateNamespaceRequest{ID: id(fmt.Sprintf("ns%d", i))}); err != nil {
 			t.Fatal(err)
 		}
 	}

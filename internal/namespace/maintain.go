@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/flightns/flightns/api"
 	"github.com/flightns/flightns/internal/lancemanifest"
 	"github.com/flightns/flightns/manifesttable"
 	"github.com/flightns/flightns/redisclaim"
@@ -238,7 +239,7 @@ func (s *Service) cleanupDue(ctx context.Context, heads map[string]uint64, rep *
 		if last, ok := m.cleaned[r.Location]; ok && (time.Since(last) < m.cfg.CleanupEvery || m.cleanAt[r.Location] == head) {
 			continue
 		}
-		id, err := ParseID(r.ObjectID, "")
+		id, err := api.ParseID(r.ObjectID, "")
 		if err != nil {
 			continue
 		}
@@ -251,7 +252,7 @@ func (s *Service) cleanupDue(ctx context.Context, heads map[string]uint64, rep *
 			continue
 		}
 		t0 := time.Now()
-		res, err := s.CleanupTable(ctx, CleanupTableRequest{ID: id})
+		res, err := s.CleanupTable(ctx, api.CleanupTableRequest{ID: id})
 		m.cleaned[r.Location], m.cleanAt[r.Location] = time.Now(), head
 		m.rest(ctx, time.Since(t0), m.cfg.Busy)
 		if err != nil {

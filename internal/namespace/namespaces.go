@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strconv"
 
+	"github.com/flightns/flightns/api"
 	"github.com/flightns/flightns/internal/redisstate"
 	"github.com/flightns/flightns/manifesttable"
 	"github.com/flightns/flightns/nserror"
@@ -14,30 +15,37 @@ import (
 // CreateNamespace creates a namespace. Mode Create (default) fails with
 // NamespaceAlreadyExists when it exists; ExistOk keeps the existing one;
 // Overwrite replaces its properties (it must be empty).
-func (s *Service) CreateNamespace(ctx context.Context, req CreateNamespaceRequest) (*CreateNamespaceResponse, error) {
+func (s *Service) CreateNamespace(ctx context.Context, req api.CreateNamespaceRequest) (*api.CreateNamespaceResponse, error) {
+	return s.CreatePartitionNamespace(ctx, req, nil)
+}
+
+// CreatePartitionNamespace is CreateNamespace making the row a partition
+// row by part (nil: a plain namespace). Go API only: the planner calls it;
+// no request body can.
+func (s *Service) CreatePartitionNamespace(ctx context.Context, req api.CreateNamespaceRequest, part *PartitionRow) (*api.CreateNamespaceResponse, error) {
 	if err := req.ID.Validate("namespace"); err != nil {
 		return nil, err
 	}
-	mode, err := normMode(req.Mode, ModeCreate, ModeCreate, ModeExistOk, ModeOverwrite)
+	mode, err := normMode(req.Mode, api.ModeCreate, api.ModeCreate, api.ModeExistOk, api.ModeOverwrite)
 	if err != nil {
 		return nil, err
 	}
 	if req.ID.IsRoot() {
-		if mode == ModeCreate {
+		if mode == api.ModeCreate {
 			return nil, nserror.New(nserror.NamespaceAlreadyExists, "the root namespace always exists")
 		}
-		return &CreateNamespaceResponse{Properties: Properties{}}, nil
+		return &api.CreateNamespaceResponse{Properties: api.Properties{}}, nil
 	}
 	props := req.Properties
 	if props == nil {
-		props = Properties{}
+		props = api.Properties{}
 	}
 	meta, err := propsJSON(props)
 	if err != nil {
 		return nil, err
 	}
 	row := manifesttable.Row{ObjectType: manifesttable.TypeNamespace, ObjectID: req.ID.String(), Metadata: meta, CommittedAt: s.now().UTC()}
-	req.Partition.apply(&row)
+	part.apply(&row)
 	b, err := manifesttable.MarshalRow(row)
 	if err != nil {
 		return nil, err
@@ -45,7 +53,7 @@ func (s *Service) CreateNamespace(ctx context.Context, req CreateNamespaceReques
 	id := req.ID.String()
 	err = s.changeIndex(ctx, "namespace "+strconv.Quote(id), func(c *indexChange) error {
 		noParent := nserror.New(nserror.NamespaceNotFound, "parent namespace %q of %q does not exist", req.ID.Parent().String(), id)
-		if !c.stale && mode != ModeOverwrite {
+		if !c.stale && mode != api.ModeOverwrite {
 			// The common case, assumed: the id is free (one claim, no
 			// read); otherwise the guard fails and the index is read.
 			c.parentIsNamespace(req.ID, noParent)
@@ -62,9 +70,9 @@ func (s *Service) CreateNamespace(ctx context.Context, req CreateNamespaceReques
 		switch {
 		case typ == manifesttable.TypeTable:
 			return nserror.New(nserror.NamespaceAlreadyExists, "%q is already a table", id)
-		case typ != "" && mode == ModeCreate:
+		case typ != "" && mode == api.ModeCreate:
 			return nserror.New(nserror.NamespaceAlreadyExists, "namespace %q already exists", id)
-		case typ != "" && mode == ModeExistOk:
+		case typ != "" && mode == api.ModeExistOk:
 			return errUnchanged
 		}
 		if typ == "" {
@@ -82,21 +90,21 @@ func (s *Service) CreateNamespace(ctx context.Context, req CreateNamespaceReques
 		if err != nil {
 			return nil, err
 		}
-		return &CreateNamespaceResponse{Properties: propsOf(r)}, nil
+		return &api.CreateNamespaceResponse{Properties: propsOf(r)}, nil
 	}
 	if err != nil {
 		return nil, err
 	}
-	return &CreateNamespaceResponse{Properties: props}, nil
+	return &api.CreateNamespaceResponse{Properties: props}, nil
 }
 
 // DescribeNamespace returns a namespace's properties.
-func (s *Service) DescribeNamespace(ctx context.Context, req DescribeNamespaceRequest) (*DescribeNamespaceResponse, error) {
+func (s *Service) DescribeNamespace(ctx context.Context, req api.DescribeNamespaceRequest) (*api.DescribeNamespaceResponse, error) {
 	if err := req.ID.Validate("namespace"); err != nil {
 		return nil, err
 	}
 	if req.ID.IsRoot() {
-		return &DescribeNamespaceResponse{Properties: Properties{}}, nil
+		return &api.DescribeNamespaceResponse{Properties: api.Properties{}}, nil
 	}
 	if err := s.mustBe(ctx, req.ID, manifesttable.TypeNamespace); err != nil {
 		return nil, err
@@ -108,12 +116,12 @@ func (s *Service) DescribeNamespace(ctx context.Context, req DescribeNamespaceRe
 	if !ok {
 		return nil, nserror.New(nserror.NamespaceNotFound, "namespace %q does not exist", req.ID.String())
 	}
-	return &DescribeNamespaceResponse{Properties: propsOf(r)}, nil
+	return &api.DescribeNamespaceResponse{Properties: propsOf(r)}, nil
 }
 
 // mustBe fails with the NotFound code of typ unless id is an object of
 // that type.
-func (s *Service) mustBe(ctx context.Context, id ID, typ string) error {
+func (s *Service) mustBe(ctx context.Context, id api.ID, typ string) error {
 	t, err := s.objectType(ctx, id)
 	if err != nil {
 		return err
@@ -129,7 +137,7 @@ func (s *Service) mustBe(ctx context.Context, id ID, typ string) error {
 
 // NamespaceExists succeeds when the namespace exists, else
 // NamespaceNotFound.
-func (s *Service) NamespaceExists(ctx context.Context, req NamespaceExistsRequest) error {
+func (s *Service) NamespaceExists(ctx context.Context, req api.NamespaceExistsRequest) error {
 	if err := req.ID.Validate("namespace"); err != nil {
 		return err
 	}
@@ -138,7 +146,7 @@ func (s *Service) NamespaceExists(ctx context.Context, req NamespaceExistsReques
 
 // ListNamespaces lists the namespaces directly inside a namespace, by name,
 // in order; without a limit, all of them.
-func (s *Service) ListNamespaces(ctx context.Context, req ListNamespacesRequest) (*ListNamespacesResponse, error) {
+func (s *Service) ListNamespaces(ctx context.Context, req api.ListNamespacesRequest) (*api.ListNamespacesResponse, error) {
 	names, err := s.children(ctx, req.ID, manifesttable.TypeNamespace)
 	if err != nil {
 		return nil, err
@@ -147,12 +155,12 @@ func (s *Service) ListNamespaces(ctx context.Context, req ListNamespacesRequest)
 	if err != nil {
 		return nil, err
 	}
-	return &ListNamespacesResponse{Namespaces: out, PageToken: token}, nil
+	return &api.ListNamespacesResponse{Namespaces: out, PageToken: token}, nil
 }
 
 // children lists the names of a namespace's children of one type, sorted,
 // after catching up with what other processes made durable.
-func (s *Service) children(ctx context.Context, parent ID, typ string) ([]string, error) {
+func (s *Service) children(ctx context.Context, parent api.ID, typ string) ([]string, error) {
 	if err := parent.Validate("namespace"); err != nil {
 		return nil, err
 	}
@@ -169,7 +177,7 @@ func (s *Service) children(ctx context.Context, parent ID, typ string) ([]string
 	var names []string
 	for _, r := range s.table.Children(parent.String()) {
 		if r.ObjectType == typ {
-			id, _ := ParseID(r.ObjectID, "")
+			id, _ := api.ParseID(r.ObjectID, "")
 			if visible == nil || visible(id, typ == manifesttable.TypeTable) {
 				names = append(names, id.Name())
 			}
@@ -183,15 +191,15 @@ func (s *Service) children(ctx context.Context, parent ID, typ string) ([]string
 // namespace as NamespaceNotFound, Skip succeeds. Behavior Restrict
 // (default) refuses a namespace that holds anything (NamespaceNotEmpty);
 // Cascade drops everything inside it, tables with their data.
-func (s *Service) DropNamespace(ctx context.Context, req DropNamespaceRequest) (*DropNamespaceResponse, error) {
+func (s *Service) DropNamespace(ctx context.Context, req api.DropNamespaceRequest) (*api.DropNamespaceResponse, error) {
 	if err := req.ID.Validate("namespace"); err != nil {
 		return nil, err
 	}
-	mode, err := normMode(req.Mode, ModeFail, ModeFail, ModeSkip)
+	mode, err := normMode(req.Mode, api.ModeFail, api.ModeFail, api.ModeSkip)
 	if err != nil {
 		return nil, err
 	}
-	behavior, err := normMode(req.Behavior, BehaviorRestrict, BehaviorRestrict, BehaviorCascade)
+	behavior, err := normMode(req.Behavior, api.BehaviorRestrict, api.BehaviorRestrict, api.BehaviorCascade)
 	if err != nil {
 		return nil, err
 	}
@@ -205,7 +213,7 @@ func (s *Service) DropNamespace(ctx context.Context, req DropNamespaceRequest) (
 		if err := s.mustBe(ctx, req.ID, manifesttable.TypeNamespace); err != nil {
 			return err
 		}
-		if err := s.removeTree(ctx, c, req.ID, behavior == BehaviorRestrict, &gone); err != nil {
+		if err := s.removeTree(ctx, c, req.ID, behavior == api.BehaviorRestrict, &gone); err != nil {
 			return err
 		}
 		if !s.retains() {
@@ -219,8 +227,8 @@ func (s *Service) DropNamespace(ctx context.Context, req DropNamespaceRequest) (
 	if err != nil {
 		s.settleTrash(ctx, trash, req.ID, manifesttable.TypeNamespace)
 	}
-	if mode == ModeSkip && nserror.CodeOf(err) == nserror.NamespaceNotFound {
-		return &DropNamespaceResponse{}, nil
+	if mode == api.ModeSkip && nserror.CodeOf(err) == nserror.NamespaceNotFound {
+		return &api.DropNamespaceResponse{}, nil
 	}
 	if err != nil {
 		return nil, err
@@ -230,7 +238,7 @@ func (s *Service) DropNamespace(ctx context.Context, req DropNamespaceRequest) (
 			s.forgetTable(ctx, o.loc, !s.retains())
 		}
 	}
-	return &DropNamespaceResponse{}, nil
+	return &api.DropNamespaceResponse{}, nil
 }
 
 // forgetTable removes a dropped table's claim state and, with data, its

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/flightns/flightns/api"
 	"github.com/flightns/flightns/nserror"
 )
 
@@ -36,7 +37,7 @@ func TestEveryRouteWithAnIDBindsIt(t *testing.T) {
 		if o.Run == nil || !strings.Contains(o.Path, "{id}") {
 			continue
 		}
-		_, err := o.Run(context.Background(), nil, []byte(`{"id":["body"]}`), &REST{ID: ID{"path"}, Query: noQuery{}})
+		_, err := o.Run(context.Background(), nil, []byte(`{"id":["body"]}`), &REST{ID: api.ID{"path"}, Query: noQuery{}})
 		if nserror.CodeOf(err) != nserror.InvalidInput || !strings.Contains(err.Error(), "disagrees") {
 			t.Errorf("%s with a body id that is not the path's: %v, want InvalidInput", o.Name, err)
 		}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/flightns/flightns/api"
 	"github.com/flightns/flightns/internal/redisstate"
 	"github.com/flightns/flightns/manifesttable"
 	"github.com/flightns/flightns/nserror"
@@ -42,8 +43,8 @@ func (p *PartitionRow) apply(r *manifesttable.Row) {
 // partitioned table's spec cannot both win (each claims the child v<N>).
 // Go API only.
 type EvolveNamespaceRequest struct {
-	ID         ID
-	Properties Properties
+	ID         api.ID
+	Properties api.Properties
 	// Child is a name inside ID; ChildPartition stamps its row.
 	Child          string
 	ChildPartition *PartitionRow
@@ -69,7 +70,7 @@ func (s *Service) EvolveNamespace(ctx context.Context, req EvolveNamespaceReques
 	}
 	props := req.Properties
 	if props == nil {
-		props = Properties{}
+		props = api.Properties{}
 	}
 	now := s.now().UTC()
 	meta, err := propsJSON(props)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 
+	"github.com/flightns/flightns/api"
 	"github.com/flightns/flightns/internal/lancemanifest"
 	"github.com/flightns/flightns/nserror"
 	"github.com/flightns/flightns/objstore"
@@ -31,7 +32,7 @@ func splitChain(table, chain string) (string, string) {
 }
 
 // followPrunes follows Lance's cleanup on the chain of table id.
-func (s *Service) followPrunes(ctx context.Context, id ID, chain string) (redisclaim.Prunes, error) {
+func (s *Service) followPrunes(ctx context.Context, id api.ID, chain string) (redisclaim.Prunes, error) {
 	table, err := s.tableLoc(ctx, id)
 	if err != nil {
 		return redisclaim.Prunes{}, err
@@ -45,7 +46,7 @@ func (s *Service) followPrunes(ctx context.Context, id ID, chain string) (redisc
 // lacks). A version whose manifest is gone is TableVersionNotFound when
 // Lance pruned it (its record leaves the catalog first), and Internal
 // when nothing Lance does would have deleted it (drift: admin verify).
-func (s *Service) liveVersion(ctx context.Context, id ID, chain string, v uint64) (redisclaim.Location, error) {
+func (s *Service) liveVersion(ctx context.Context, id api.ID, chain string, v uint64) (redisclaim.Location, error) {
 	l, err := s.claims.GetManifestLocation(ctx, chain, v)
 	if err != nil {
 		return l, err

@@ -9,16 +9,17 @@ import (
 	"testing"
 	"time"
 
+	"github.com/flightns/flightns/api"
 	"github.com/flightns/flightns/internal/auth"
 	"github.com/flightns/flightns/internal/lancemanifest"
 	"github.com/flightns/flightns/nserror"
 )
 
 // listed is the versions ListTableVersions answers for a branch.
-func listed(t *testing.T, s *Service, tid ID, branch string) []int64 {
+func listed(t *testing.T, s *Service, tid api.ID, branch string) []int64 {
 	t.Helper()
 	var out []int64
-	for _, v := range must(s.ListTableVersions(context.Background(), ListTableVersionsRequest{ID: tid, Branch: branch})).Versions {
+	for _, v := range must(s.ListTableVersions(context.Background(), api.ListTableVersionsRequest{ID: tid, Branch: branch})).Versions {
 		out = append(out, v.Version)
 	}
 	return out
@@ -27,12 +28,12 @@ func listed(t *testing.T, s *Service, tid ID, branch string) []int64 {
 var syncN atomic.Int64
 
 // sqlVersions is the versions of table tid in SQL's table_versions (main).
-func sqlVersions(t *testing.T, s *Service, tid ID) string {
+func sqlVersions(t *testing.T, s *Service, tid api.ID) string {
 	t.Helper()
 	ctx := context.Background()
 	// A namespace made waits for __manifest, which then has every change
 	// before it.
-	must(s.CreateNamespace(ctx, CreateNamespaceRequest{ID: ID{fmt.Sprintf("sync%d", syncN.Add(1))}}))
+	must(s.CreateNamespace(ctx, api.CreateNamespaceRequest{ID: api.ID{fmt.Sprintf("sync%d", syncN.Add(1))}}))
 	res := must(s.Table().Query(ctx, `SELECT coalesce(string_agg(CAST(version AS VARCHAR), ',' ORDER BY version), '')
 		FROM table_versions WHERE table_id = '`+tid.String()+`' AND branch IS NULL`))
 	defer res.Release()
@@ -76,17 +77,17 @@ func TestTheCatalogFollowsLancesCleanup(t *testing.T) {
 		}
 
 		// A lookup of a pruned version: 404, never the path.
-		_, err := s.DescribeTableVersion(ctx, DescribeTableVersionRequest{ID: tid, Version: ptr(int64(2))})
+		_, err := s.DescribeTableVersion(ctx, api.DescribeTableVersionRequest{ID: tid, Version: ptr(int64(2))})
 		wantCode(t, "describing pruned version 2", err, nserror.TableVersionNotFound)
 		if got := listed(t, s, tid, ""); !slices.Equal(got, []int64{3, 5, 8, 9, 10}) {
 			t.Fatalf("listed after the cleanup: %v", got)
 		}
 		for _, v := range []int64{1, 4, 7} {
-			_, err := s.DescribeTableVersion(ctx, DescribeTableVersionRequest{ID: tid, Version: ptr(v)})
+			_, err := s.DescribeTableVersion(ctx, api.DescribeTableVersionRequest{ID: tid, Version: ptr(v)})
 			wantCode(t, "describing a pruned version", err, nserror.TableVersionNotFound)
 		}
 		for _, v := range []int64{3, 5, 8} {
-			d := must(s.DescribeTableVersion(ctx, DescribeTableVersionRequest{ID: tid, Version: ptr(v)}))
+			d := must(s.DescribeTableVersion(ctx, api.DescribeTableVersionRequest{ID: tid, Version: ptr(v)}))
 			if d.Version.Version != v || d.Version.ManifestSize == nil || *d.Version.ManifestSize != v {
 				t.Fatalf("kept version %d: %+v", v, d.Version)
 			}
@@ -105,7 +106,7 @@ func TestTheCatalogFollowsLancesCleanup(t *testing.T) {
 			t.Fatalf("manifest_at(%d) holds %d versions of t, want the 10 before the cleanup", before, n)
 		}
 		// A tag of a pruned version is refused as Lance refuses it.
-		_, err = s.CreateTableTag(ctx, CreateTableTagRequest{ID: tid, Tag: "late", Version: 6})
+		_, err = s.CreateTableTag(ctx, api.CreateTableTagRequest{ID: tid, Tag: "late", Version: 6})
 		wantCode(t, "tagging a pruned version", err, nserror.TableVersionNotFound)
 
 		// Drift: version 9's manifest goes, which no cleanup deletes while
@@ -113,7 +114,7 @@ func TestTheCatalogFollowsLancesCleanup(t *testing.T) {
 		if err := e.objs.Delete(ctx, lancemanifest.ManifestPath(loc, lancemanifest.V2, 9)); err != nil {
 			t.Fatal(err)
 		}
-		_, err = s.DescribeTableVersion(ctx, DescribeTableVersionRequest{ID: tid, Version: ptr(int64(9))})
+		_, err = s.DescribeTableVersion(ctx, api.DescribeTableVersionRequest{ID: tid, Version: ptr(int64(9))})
 		wantCode(t, "describing version 9, drifted", err, nserror.Internal)
 		if got := listed(t, s, tid, ""); !slices.Equal(got, []int64{3, 5, 8, 10}) {
 			t.Fatalf("listed with version 9 drifted: %v", got)
@@ -154,7 +155,7 @@ func TestAGarbageRefPrunesNothing(t *testing.T) {
 	if got := listed(t, s, tid, ""); !slices.Equal(got, []int64{2, 3, 4}) {
 		t.Fatalf("listed: %v", got)
 	}
-	_, err := s.DescribeTableVersion(ctx, DescribeTableVersionRequest{ID: tid, Version: ptr(int64(1))})
+	_, err := s.DescribeTableVersion(ctx, api.DescribeTableVersionRequest{ID: tid, Version: ptr(int64(1))})
 	wantCode(t, "a missing version under a garbage ref", err, nserror.Internal)
 	if p := must(s.claims.ClassifyPrunes(ctx, loc, "")); len(p.Pruned) != 0 || len(p.Missing) != 1 {
 		t.Fatalf("classified: %+v", p)
@@ -174,16 +175,16 @@ func TestBatchDeleteAfterLancesCleanup(t *testing.T) {
 		if err := e.objs.Delete(ctx, lancemanifest.ManifestPath(loc, lancemanifest.V2, v)); err != nil {
 			t.Fatal(err)
 		}
-		d := must(s.BatchDeleteTableVersions(ctx, BatchDeleteTableVersionsRequest{ID: tid, Ranges: []VersionRange{{int64(v), int64(v) + 1}},
-			Common: Common{Context: map[string]string{"lance.table_version_identity": s.root.objectPath(lancemanifest.ManifestPath(loc, lancemanifest.V2, v))}}}))
+		d := must(s.BatchDeleteTableVersions(ctx, api.BatchDeleteTableVersionsRequest{ID: tid, Ranges: []api.VersionRange{{StartVersion: int64(v), EndVersion: int64(v) + 1}},
+			Common: api.Common{Context: map[string]string{"lance.table_version_identity": s.root.objectPath(lancemanifest.ManifestPath(loc, lancemanifest.V2, v))}}}))
 		if d.DeletedCount != 1 {
 			t.Fatalf("deleting version %d: %+v", v, d)
 		}
 	}
 	// A deletion that names another manifest than the version's is not of
 	// this version: it stays.
-	d := must(s.BatchDeleteTableVersions(ctx, BatchDeleteTableVersionsRequest{ID: tid, Ranges: []VersionRange{{3, 4}},
-		Common: Common{Context: map[string]string{"lance.table_version_identity": s.root.objectPath(lancemanifest.ManifestPath(loc, lancemanifest.V1, 3))}}}))
+	d := must(s.BatchDeleteTableVersions(ctx, api.BatchDeleteTableVersionsRequest{ID: tid, Ranges: []api.VersionRange{{StartVersion: 3, EndVersion: 4}},
+		Common: api.Common{Context: map[string]string{"lance.table_version_identity": s.root.objectPath(lancemanifest.ManifestPath(loc, lancemanifest.V1, 3))}}}))
 	if d.DeletedCount != 0 {
 		t.Fatalf("a deletion naming another manifest deleted %d", d.DeletedCount)
 	}
@@ -198,25 +199,25 @@ func TestRetentionIsValidatedAndInherited(t *testing.T) {
 	ctx := context.Background()
 	e := newTenv(t)
 	s := e.s
-	for _, bad := range []Properties{
+	for _, bad := range []api.Properties{
 		{PropCleanupOlderThan: "-1h"}, {PropCleanupOlderThan: "0s"}, {PropCleanupOlderThan: "soon"}, {PropCleanupOlderThan: "0d"},
 		{PropCleanupRetainVersions: "0"}, {PropCleanupRetainVersions: "-3"}, {PropCleanupRetainVersions: "two"},
 		{"flightns.cleanup.everything": "yes"},
 	} {
-		_, err := s.CreateNamespace(ctx, CreateNamespaceRequest{ID: id("bad"), Properties: bad})
+		_, err := s.CreateNamespace(ctx, api.CreateNamespaceRequest{ID: id("bad"), Properties: bad})
 		wantCode(t, fmt.Sprint(bad), err, nserror.InvalidInput)
-		_, err = s.DeclareTable(ctx, DeclareTableRequest{ID: id("badt"), Properties: bad})
+		_, err = s.DeclareTable(ctx, api.DeclareTableRequest{ID: id("badt"), Properties: bad})
 		wantCode(t, fmt.Sprint(bad), err, nserror.InvalidInput)
 	}
-	must(s.CreateNamespace(ctx, CreateNamespaceRequest{ID: id("a"), Properties: Properties{PropCleanupOlderThan: "7d", PropCleanupRetainVersions: "5"}}))
-	must(s.CreateNamespace(ctx, CreateNamespaceRequest{ID: id("a", "b"), Properties: Properties{PropCleanupOlderThan: "36h"}}))
-	must(s.CreateNamespace(ctx, CreateNamespaceRequest{ID: id("a", "off"), Properties: Properties{PropCleanupOlderThan: "off"}}))
-	must(s.DeclareTable(ctx, DeclareTableRequest{ID: id("a", "b", "t")}))
-	must(s.DeclareTable(ctx, DeclareTableRequest{ID: id("a", "b", "own"), Properties: Properties{PropCleanupRetainVersions: "2"}}))
-	must(s.DeclareTable(ctx, DeclareTableRequest{ID: id("a", "off", "t")}))
-	must(s.DeclareTable(ctx, DeclareTableRequest{ID: id("plain")}))
+	must(s.CreateNamespace(ctx, api.CreateNamespaceRequest{ID: id("a"), Properties: api.Properties{PropCleanupOlderThan: "7d", PropCleanupRetainVersions: "5"}}))
+	must(s.CreateNamespace(ctx, api.CreateNamespaceRequest{ID: id("a", "b"), Properties: api.Properties{PropCleanupOlderThan: "36h"}}))
+	must(s.CreateNamespace(ctx, api.CreateNamespaceRequest{ID: id("a", "off"), Properties: api.Properties{PropCleanupOlderThan: "off"}}))
+	must(s.DeclareTable(ctx, api.DeclareTableRequest{ID: id("a", "b", "t")}))
+	must(s.DeclareTable(ctx, api.DeclareTableRequest{ID: id("a", "b", "own"), Properties: api.Properties{PropCleanupRetainVersions: "2"}}))
+	must(s.DeclareTable(ctx, api.DeclareTableRequest{ID: id("a", "off", "t")}))
+	must(s.DeclareTable(ctx, api.DeclareTableRequest{ID: id("plain")}))
 	for _, c := range []struct {
-		tid  ID
+		tid  api.ID
 		want Retention
 		ok   bool
 	}{
@@ -238,14 +239,14 @@ func TestRetentionIsValidatedAndInherited(t *testing.T) {
 func TestOnlyAdminsCleanUp(t *testing.T) {
 	e := newTenv(t)
 	bg := context.Background()
-	for _, ns := range []ID{id("a"), id("b")} {
-		must(e.s.CreateNamespace(bg, CreateNamespaceRequest{ID: ns}))
-		must(e.s.DeclareTable(bg, DeclareTableRequest{ID: ns.Child("t")}))
+	for _, ns := range []api.ID{id("a"), id("b")} {
+		must(e.s.CreateNamespace(bg, api.CreateNamespaceRequest{ID: ns}))
+		must(e.s.DeclareTable(bg, api.DeclareTableRequest{ID: ns.Child("t")}))
 	}
 	must(0, e.s.Grant(bg, auth.Grant{Namespace: []string{"a"}, Principal: "ana", Role: auth.Admin}))
 	writer := auth.WithPrincipal(bg, auth.Principal{Name: "w", Role: auth.Write})
 	ana := auth.WithPrincipal(bg, auth.Principal{Name: "ana", Role: auth.None})
-	body := func(i ID) any { return map[string]any{"id": i, "dry_run": true, "older_than": "1d"} }
+	body := func(i api.ID) any { return map[string]any{"id": i, "dry_run": true, "older_than": "1d"} }
 	_, err := op(writer, e.s, "CleanupTable", body(id("a", "t")))
 	wantCode(t, "a writer's cleanup", err, nserror.PermissionDenied)
 	if _, err := op(ana, e.s, "CleanupTable", body(id("a", "t"))); err != nil {
@@ -264,7 +265,7 @@ func FuzzRetentionProps(f *testing.F) {
 		f.Add(seed[0], seed[1])
 	}
 	f.Fuzz(func(t *testing.T, age, retain string) {
-		err := checkRetentionProps(Properties{PropCleanupOlderThan: age, PropCleanupRetainVersions: retain})
+		err := checkRetentionProps(api.Properties{PropCleanupOlderThan: age, PropCleanupRetainVersions: retain})
 		if err != nil {
 			if nserror.CodeOf(err) != nserror.InvalidInput {
 				t.Fatalf("%q %q: %v", age, retain, err)
@@ -286,8 +287,8 @@ func TestTheMaintainerSkipsWhatHasNothingToPrune(t *testing.T) {
 	ctx := context.Background()
 	e := newTenv(t)
 	s := e.s
-	must(s.CreateNamespace(ctx, CreateNamespaceRequest{ID: id("young"), Properties: Properties{PropCleanupOlderThan: "7d"}}))
-	must(s.CreateNamespace(ctx, CreateNamespaceRequest{ID: id("few"), Properties: Properties{PropCleanupOlderThan: "1ms", PropCleanupRetainVersions: "5"}}))
+	must(s.CreateNamespace(ctx, api.CreateNamespaceRequest{ID: id("young"), Properties: api.Properties{PropCleanupOlderThan: "7d"}}))
+	must(s.CreateNamespace(ctx, api.CreateNamespaceRequest{ID: id("few"), Properties: api.Properties{PropCleanupOlderThan: "1ms", PropCleanupRetainVersions: "5"}}))
 	yl := e.withVersions(id("young", "t"), 3)
 	fl := e.withVersions(id("few", "t"), 3)
 	heads := must(s.claims.Heads(ctx))

@@ -7,6 +7,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/flightns/flightns/api"
 	"github.com/flightns/flightns/internal/auth"
 	"github.com/flightns/flightns/internal/redisstate"
 	"github.com/flightns/flightns/manifesttable"
@@ -75,7 +76,7 @@ func overlap(a, b string) bool { return Inside(a, b) || Inside(b, a) }
 // or written around the catalog), not for one whose grants stop at a
 // namespace (a location that holds another table's data is refused as an
 // overlap, as the guard of the index change that reserves it would).
-func (s *Service) claimLocation(ctx context.Context, id ID, given string) (string, error) {
+func (s *Service) claimLocation(ctx context.Context, id api.ID, given string) (string, error) {
 	if given == "" {
 		return defaultLocation(id), nil
 	}
@@ -91,7 +92,7 @@ func (s *Service) claimLocation(ctx context.Context, id ID, given string) (strin
 	if err != nil {
 		return "", err
 	}
-	if gs.RoleOn(p, ID{}) >= auth.Write {
+	if gs.RoleOn(p, api.ID{}) >= auth.Write {
 		return loc, nil
 	}
 	for _, err := range s.objs.List(ctx, loc+"/") {
@@ -119,7 +120,7 @@ func (s *Service) claimLocation(ctx context.Context, id ID, given string) (strin
 
 // ownLocation reports whether loc is table id's own directory (a's live
 // reservation is id's).
-func (s *Service) ownLocation(ctx context.Context, id ID, loc string, a around) bool {
+func (s *Service) ownLocation(ctx context.Context, id api.ID, loc string, a around) bool {
 	if !a.live || !a.reserved {
 		return false
 	}

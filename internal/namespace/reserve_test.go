@@ -10,6 +10,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/flightns/flightns/api"
 	"github.com/flightns/flightns/internal/auth"
 	"github.com/flightns/flightns/nserror"
 )
@@ -54,17 +55,17 @@ func TestTableDirectoriesAreDisjoint(t *testing.T) {
 		e := newTenvOn(t, backend)
 		s := e.s
 		for _, ns := range []string{"a", "b"} {
-			must(s.CreateNamespace(ctx, CreateNamespaceRequest{ID: id(ns)}))
+			must(s.CreateNamespace(ctx, api.CreateNamespaceRequest{ID: id(ns)}))
 		}
 		loc := e.withVersions(id("a", "t1"), 2)
-		must(s.DeclareTable(ctx, DeclareTableRequest{ID: id("a", "x"), Location: "shared/x"}))
+		must(s.DeclareTable(ctx, api.DeclareTableRequest{ID: id("a", "x"), Location: "shared/x"}))
 
 		for _, bad := range []string{loc, loc + "/data", loc + "/data/deeper", "shared", "shared/x", "shared/x/y",
 			e.s.root.uri(loc) + "/data", e.s.root.objectPath(loc + "/data")} {
-			_, err := s.DeclareTable(ctx, DeclareTableRequest{ID: id("b", "evil"), Location: bad})
+			_, err := s.DeclareTable(ctx, api.DeclareTableRequest{ID: id("b", "evil"), Location: bad})
 			wantOverlap(t, "declare at "+bad, err, bad, "a$t1", "a$x")
 			// (Registering refuses these too: most hold no Lance table.)
-			_, err = s.RegisterTable(ctx, RegisterTableRequest{ID: id("b", "evil"), Location: bad})
+			_, err = s.RegisterTable(ctx, api.RegisterTableRequest{ID: id("b", "evil"), Location: bad})
 			wantCode(t, "register at "+bad, err, nserror.InvalidInput)
 			if msg := withoutEcho(err, bad); strings.Contains(msg, "a$t1") || strings.Contains(msg, "a$x") {
 				t.Fatalf("register at %s: the refusal names another table: %v", bad, err)
@@ -72,25 +73,25 @@ func TestTableDirectoriesAreDisjoint(t *testing.T) {
 		}
 		// Register the very directory of a$t1 (it holds a Lance table):
 		// refused, naming no owner.
-		_, err := s.RegisterTable(ctx, RegisterTableRequest{ID: id("b", "evil"), Location: loc})
+		_, err := s.RegisterTable(ctx, api.RegisterTableRequest{ID: id("b", "evil"), Location: loc})
 		wantOverlap(t, "register a$t1's directory", err, loc, "a$t1")
 		// In one batch too.
-		_, err = s.BatchCommitTables(ctx, BatchCommitTablesRequest{Operations: []CommitTableOperation{
-			{DeclareTable: &DeclareTableRequest{ID: id("b", "evil"), Location: loc + "/data"}}}})
+		_, err = s.BatchCommitTables(ctx, api.BatchCommitTablesRequest{Operations: []api.CommitTableOperation{
+			{DeclareTable: &api.DeclareTableRequest{ID: id("b", "evil"), Location: loc + "/data"}}}})
 		wantOverlap(t, "batch declare inside a$t1", err, loc+"/data", "a$t1")
-		_, err = s.BatchCommitTables(ctx, BatchCommitTablesRequest{Operations: []CommitTableOperation{
-			{DeclareTable: &DeclareTableRequest{ID: id("b", "p"), Location: "p"}},
-			{DeclareTable: &DeclareTableRequest{ID: id("b", "q"), Location: "p/q"}}}})
+		_, err = s.BatchCommitTables(ctx, api.BatchCommitTablesRequest{Operations: []api.CommitTableOperation{
+			{DeclareTable: &api.DeclareTableRequest{ID: id("b", "p"), Location: "p"}},
+			{DeclareTable: &api.DeclareTableRequest{ID: id("b", "q"), Location: "p/q"}}}})
 		wantCode(t, "a batch declaring nested tables", err, nserror.InvalidInput)
 
 		// Siblings that share a prefix are apart, and nothing was made.
-		must(s.DeclareTable(ctx, DeclareTableRequest{ID: id("b", "x1"), Location: "shared/x1"}))
-		must(s.DeclareTable(ctx, DeclareTableRequest{ID: id("b", "t10"), Location: loc + "0"}))
-		if _, err := s.DescribeTable(ctx, DescribeTableRequest{ID: id("b", "evil")}); nserror.CodeOf(err) != nserror.TableNotFound {
+		must(s.DeclareTable(ctx, api.DeclareTableRequest{ID: id("b", "x1"), Location: "shared/x1"}))
+		must(s.DeclareTable(ctx, api.DeclareTableRequest{ID: id("b", "t10"), Location: loc + "0"}))
+		if _, err := s.DescribeTable(ctx, api.DescribeTableRequest{ID: id("b", "evil")}); nserror.CodeOf(err) != nserror.TableNotFound {
 			t.Fatalf("b$evil after the refusals: %v", err)
 		}
 		// An overwrite may not move a table into another's directory.
-		_, err = s.RegisterTable(ctx, RegisterTableRequest{ID: id("b", "x1"), Location: loc, Mode: ModeOverwrite})
+		_, err = s.RegisterTable(ctx, api.RegisterTableRequest{ID: id("b", "x1"), Location: loc, Mode: api.ModeOverwrite})
 		wantOverlap(t, "overwrite onto a$t1", err, loc, "a$t1")
 	})
 }
@@ -99,7 +100,7 @@ func TestTableDirectoriesAreDisjoint(t *testing.T) {
 func TestNestedDeclarationsRaceOneWins(t *testing.T) {
 	e := newTenv(t)
 	ctx := context.Background()
-	must(e.s.CreateNamespace(ctx, CreateNamespaceRequest{ID: id("a")}))
+	must(e.s.CreateNamespace(ctx, api.CreateNamespaceRequest{ID: id("a")}))
 	second := e.open() // another server of the catalog
 	for i := range 20 {
 		outer, inner := "r"+string(rune('a'+i)), "r"+string(rune('a'+i))+"/in"
@@ -110,7 +111,7 @@ func TestNestedDeclarationsRaceOneWins(t *testing.T) {
 			go func() {
 				defer wg.Done()
 				l := []string{outer, inner}[j]
-				_, errs[j] = s.DeclareTable(ctx, DeclareTableRequest{ID: id("a", l[:2]+string(rune('0'+j))), Location: l})
+				_, errs[j] = s.DeclareTable(ctx, api.DeclareTableRequest{ID: id("a", l[:2]+string(rune('0'+j))), Location: l})
 			}()
 		}
 		wg.Wait()
@@ -129,27 +130,27 @@ func TestAKeptDropsDirectoryComesBackOnlyThroughUndrop(t *testing.T) {
 	ctx := context.Background()
 	s := e.withRetention(time.Hour)
 	for _, ns := range []string{"c", "b"} {
-		must(s.CreateNamespace(ctx, CreateNamespaceRequest{ID: id(ns)}))
+		must(s.CreateNamespace(ctx, api.CreateNamespaceRequest{ID: id(ns)}))
 	}
 	loc := e.withVersions(id("c", "secret"), 2)
-	must(s.DropTable(ctx, DropTableRequest{ID: id("c", "secret")}))
+	must(s.DropTable(ctx, api.DropTableRequest{ID: id("c", "secret")}))
 
-	_, err := s.RegisterTable(ctx, RegisterTableRequest{ID: id("b", "mine"), Location: loc})
+	_, err := s.RegisterTable(ctx, api.RegisterTableRequest{ID: id("b", "mine"), Location: loc})
 	wantOverlap(t, "register a kept drop's directory", err, loc, "c$secret")
-	_, err = s.DeclareTable(ctx, DeclareTableRequest{ID: id("b", "mine"), Location: loc + "/x"})
+	_, err = s.DeclareTable(ctx, api.DeclareTableRequest{ID: id("b", "mine"), Location: loc + "/x"})
 	wantOverlap(t, "declare inside a kept drop's directory", err, loc+"/x", "c$secret")
 
-	must(s.UndropTable(ctx, UndropTableRequest{ID: id("c", "secret")}))
+	must(s.UndropTable(ctx, api.UndropTableRequest{ID: id("c", "secret")}))
 	if got := e.final(loc, 2); got != "mm" {
 		t.Fatalf("version 2 after undrop: %q", got)
 	}
 	// Dropped again and purged: the directory is free again.
-	must(s.DropTable(ctx, DropTableRequest{ID: id("c", "secret")}))
+	must(s.DropTable(ctx, api.DropTableRequest{ID: id("c", "secret")}))
 	rep := must(s.PurgeTrash(ctx, time.Now().Add(time.Hour), false))
 	if rep.Locations != 1 || e.final(loc, 2) != "" {
 		t.Fatalf("purge: %+v, version 2 %q", rep, e.final(loc, 2))
 	}
-	must(s.DeclareTable(ctx, DeclareTableRequest{ID: id("b", "mine"), Location: loc}))
+	must(s.DeclareTable(ctx, api.DeclareTableRequest{ID: id("b", "mine"), Location: loc}))
 }
 
 // A deregistered table's directory is nobody's: registering it again (or
@@ -160,10 +161,10 @@ func TestDataNoTableOwnsNeedsTheCatalogsWriteRole(t *testing.T) {
 	e := newTenv(t)
 	bg := context.Background()
 	for _, ns := range []string{"a", "b"} {
-		must(e.s.CreateNamespace(bg, CreateNamespaceRequest{ID: id(ns)}))
+		must(e.s.CreateNamespace(bg, api.CreateNamespaceRequest{ID: id(ns)}))
 	}
 	loc := e.withVersions(id("a", "t"), 1)
-	must(e.s.DeregisterTable(bg, DeregisterTableRequest{ID: id("a", "t")}))
+	must(e.s.DeregisterTable(bg, api.DeregisterTableRequest{ID: id("a", "t")}))
 	must(0, e.s.Grant(bg, auth.Grant{Namespace: []string{"b"}, Principal: "bo", Role: auth.Write}))
 	bo := auth.WithPrincipal(bg, auth.Principal{Name: "bo", Role: auth.None})
 	writer := auth.WithPrincipal(bg, auth.Principal{Name: "wes", Role: auth.Write})
@@ -176,9 +177,9 @@ func TestDataNoTableOwnsNeedsTheCatalogsWriteRole(t *testing.T) {
 	// bo's own table's data is its own: registering the table again at its
 	// own location (overwrite) is allowed.
 	own := e.withVersions(id("b", "own"), 1)
-	must(op(bo, e.s, "RegisterTable", map[string]any{"id": []string{"b", "own"}, "location": own, "mode": ModeOverwrite}))
+	must(op(bo, e.s, "RegisterTable", map[string]any{"id": []string{"b", "own"}, "location": own, "mode": api.ModeOverwrite}))
 	must(op(writer, e.s, "RegisterTable", map[string]any{"id": []string{"b", "took"}, "location": loc}))
-	if d := must(e.s.DescribeTable(bg, DescribeTableRequest{ID: id("b", "took")})); d.Version == nil || *d.Version != 1 {
+	if d := must(e.s.DescribeTable(bg, api.DescribeTableRequest{ID: id("b", "took")})); d.Version == nil || *d.Version != 1 {
 		t.Fatalf("the registered table: %+v", d)
 	}
 }
@@ -193,8 +194,8 @@ func TestDropsNeverDeleteAnotherTablesFiles(t *testing.T) {
 		ctx := context.Background()
 		e := newTenvOn(t, backend)
 		s := e.s
-		must(s.CreateNamespace(ctx, CreateNamespaceRequest{ID: id("a")}))
-		must(s.CreateNamespace(ctx, CreateNamespaceRequest{ID: id("b")}))
+		must(s.CreateNamespace(ctx, api.CreateNamespaceRequest{ID: id("a")}))
+		must(s.CreateNamespace(ctx, api.CreateNamespaceRequest{ID: id("b")}))
 		outer := e.withVersions(id("a", "t1"), 1)
 		sibling := e.withVersionsAt(id("a", "t10"), outer+"0", 1)
 		// The old catalog let b$evil in at a$t1's data directory.
@@ -209,7 +210,7 @@ func TestDropsNeverDeleteAnotherTablesFiles(t *testing.T) {
 			t.Fatal(err)
 		}
 
-		must(s.DropTable(ctx, DropTableRequest{ID: id("b", "evil")}))
+		must(s.DropTable(ctx, api.DropTableRequest{ID: id("b", "evil")}))
 		if !e.exists(outer+"/data/part-0.lance") || e.final(inner, 1) == "" {
 			t.Fatal("dropping the nested table deleted files of the table holding it")
 		}
@@ -220,11 +221,11 @@ func TestDropsNeverDeleteAnotherTablesFiles(t *testing.T) {
 		if err := e.rdb.ZRem(ctx, s.k.Locs(), outer).Err(); err != nil {
 			t.Fatal(err)
 		}
-		must(s.RegisterTable(ctx, RegisterTableRequest{ID: id("b", "evil"), Location: inner}))
+		must(s.RegisterTable(ctx, api.RegisterTableRequest{ID: id("b", "evil"), Location: inner}))
 		if err := e.rdb.ZAdd(ctx, s.k.Locs(), zmember(outer)).Err(); err != nil {
 			t.Fatal(err)
 		}
-		must(s.DropTable(ctx, DropTableRequest{ID: id("a", "t1")}))
+		must(s.DropTable(ctx, api.DropTableRequest{ID: id("a", "t1")}))
 		if e.final(outer, 1) != "" {
 			t.Fatal("the outer table's own manifest survived its drop")
 		}
@@ -244,14 +245,14 @@ func TestReservationsComeBackAfterAnUpgradeAndALoss(t *testing.T) {
 	e := newTenv(t)
 	ctx := context.Background()
 	s := e.withRetention(time.Hour)
-	must(s.CreateNamespace(ctx, CreateNamespaceRequest{ID: id("a")}))
+	must(s.CreateNamespace(ctx, api.CreateNamespaceRequest{ID: id("a")}))
 	live := e.withVersions(id("a", "live"), 1)
 	kept := e.withVersions(id("a", "kept"), 1)
-	must(s.DropTable(ctx, DropTableRequest{ID: id("a", "kept")}))
+	must(s.DropTable(ctx, api.DropTableRequest{ID: id("a", "kept")}))
 	refused := func(when string) {
 		t.Helper()
 		for _, l := range []string{live + "/x", kept + "/x"} {
-			_, err := e.s.DeclareTable(ctx, DeclareTableRequest{ID: id("a", "evil"), Location: l})
+			_, err := e.s.DeclareTable(ctx, api.DeclareTableRequest{ID: id("a", "evil"), Location: l})
 			wantOverlap(t, when+": declare at "+l, err, l)
 		}
 	}
@@ -275,17 +276,17 @@ func TestReservationsComeBackAfterAnUpgradeAndALoss(t *testing.T) {
 func TestRefNamesFitTheStoresKeys(t *testing.T) {
 	e := newTenv(t)
 	ctx := context.Background()
-	must(e.s.CreateNamespace(ctx, CreateNamespaceRequest{ID: id("a")}))
+	must(e.s.CreateNamespace(ctx, api.CreateNamespaceRequest{ID: id("a")}))
 	tid := id("a", "t")
 	e.withVersions(tid, 1)
-	must(e.s.CreateTableTag(ctx, CreateTableTagRequest{ID: tid, Tag: strings.Repeat("t", 250), Version: 1}))
+	must(e.s.CreateTableTag(ctx, api.CreateTableTagRequest{ID: tid, Tag: strings.Repeat("t", 250), Version: 1}))
 	for _, n := range []int{251, 300} {
-		_, err := e.s.CreateTableTag(ctx, CreateTableTagRequest{ID: tid, Tag: strings.Repeat("t", n), Version: 1})
+		_, err := e.s.CreateTableTag(ctx, api.CreateTableTagRequest{ID: tid, Tag: strings.Repeat("t", n), Version: 1})
 		wantCode(t, "a tag of "+string(rune('0'+n/100))+"xx bytes", err, nserror.InvalidInput)
 	}
 	// 100 segments of one letter: 199 characters, 397 bytes as a file name.
 	long := strings.TrimSuffix(strings.Repeat("b/", 100), "/")
-	_, err := e.s.CreateTableBranch(ctx, CreateTableBranchRequest{ID: tid, Name: long})
+	_, err := e.s.CreateTableBranch(ctx, api.CreateTableBranchRequest{ID: tid, Name: long})
 	wantCode(t, "a branch whose ref file name is too long", err, nserror.InvalidInput)
 	// A name of 200 bytes of letters is one Lance takes.
 	if err := checkNewBranchName(strings.Repeat("é", 100)); err != nil {
@@ -294,12 +295,12 @@ func TestRefNamesFitTheStoresKeys(t *testing.T) {
 }
 
 // withVersionsAt is withVersions at a given location.
-func (e *tenv) withVersionsAt(tid ID, loc string, n int) string {
+func (e *tenv) withVersionsAt(tid api.ID, loc string, n int) string {
 	e.t.Helper()
 	ctx := context.Background()
-	must(e.s.DeclareTable(ctx, DeclareTableRequest{ID: tid, Location: loc}))
+	must(e.s.DeclareTable(ctx, api.DeclareTableRequest{ID: tid, Location: loc}))
 	for v := 1; v <= n; v++ {
-		must(e.s.CreateTableVersion(ctx, CreateTableVersionRequest{ID: tid, Version: int64(v), ManifestPath: e.stage(loc, uint64(v), strings.Repeat("m", v))}))
+		must(e.s.CreateTableVersion(ctx, api.CreateTableVersionRequest{ID: tid, Version: int64(v), ManifestPath: e.stage(loc, uint64(v), strings.Repeat("m", v))}))
 	}
 	return loc
 }

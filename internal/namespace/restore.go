@@ -9,6 +9,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/flightns/flightns/api"
 	"github.com/flightns/flightns/internal/lancemanifest"
 	"github.com/flightns/flightns/internal/redisstate"
 	"github.com/flightns/flightns/manifesttable"
@@ -120,17 +121,17 @@ func (s *Service) AdoptTableDirectories(ctx context.Context) ([]AdoptedTable, []
 			skipped = append(skipped, dir+": not named <hash8>_<object_id>")
 			continue
 		}
-		id, err := ParseID(m[1], Delimiter)
+		id, err := api.ParseID(m[1], api.Delimiter)
 		if err != nil || len(id) < 2 {
 			skipped = append(skipped, dir+": its name is not a table id")
 			continue
 		}
 		for i := 1; i < len(id); i++ {
-			if _, err := s.CreateNamespace(ctx, CreateNamespaceRequest{ID: id[:i], Mode: ModeExistOk}); err != nil {
+			if _, err := s.CreateNamespace(ctx, api.CreateNamespaceRequest{ID: id[:i], Mode: api.ModeExistOk}); err != nil {
 				return adopted, skipped, err
 			}
 		}
-		_, err = s.RegisterTable(ctx, RegisterTableRequest{ID: id, Location: s.root.uri(dir)})
+		_, err = s.RegisterTable(ctx, api.RegisterTableRequest{ID: id, Location: s.root.uri(dir)})
 		if err != nil && nserror.CodeOf(err) == nserror.TableAlreadyExists {
 			skipped = append(skipped, dir+": table "+id.String()+" exists elsewhere")
 			continue

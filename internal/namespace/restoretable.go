@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/flightns/flightns/api"
 	"github.com/flightns/flightns/internal/lancemanifest"
 	"github.com/flightns/flightns/nserror"
 )
@@ -51,9 +52,9 @@ func (s *Service) stage(ctx context.Context, dataset string, scheme lancemanifes
 // through CreateTableVersion. A loser (ConcurrentModification) deletes its
 // staging object, as the protocol has every loser do; any other failure
 // leaves it, since the claim may have been taken (a reader finishes it).
-func (s *Service) commitStaged(ctx context.Context, id ID, branch string, version uint64, staging string, size int, scheme lancemanifest.NamingScheme) (*CreateTableVersionResponse, error) {
+func (s *Service) commitStaged(ctx context.Context, id api.ID, branch string, version uint64, staging string, size int, scheme lancemanifest.NamingScheme) (*api.CreateTableVersionResponse, error) {
 	n := int64(size)
-	resp, err := s.CreateTableVersion(ctx, CreateTableVersionRequest{ID: id, Version: int64(version), Branch: branch,
+	resp, err := s.CreateTableVersion(ctx, api.CreateTableVersionRequest{ID: id, Version: int64(version), Branch: branch,
 		ManifestPath: s.root.objectPath(staging), ManifestSize: &n, NamingScheme: scheme.String()})
 	if nserror.CodeOf(err) == nserror.ConcurrentModification {
 		_ = s.objs.Delete(ctx, staging)
@@ -69,7 +70,7 @@ func (s *Service) hintVersion(ctx context.Context, dataset string, version uint6
 
 // manifestOf reads the manifest file of version v of a chain, with its
 // key.
-func (s *Service) manifestOf(ctx context.Context, id ID, chain, branch string, v int64) (string, []byte, error) {
+func (s *Service) manifestOf(ctx context.Context, id api.ID, chain, branch string, v int64) (string, []byte, error) {
 	tv, err := s.versionOf(ctx, id, chain, v)
 	if nserror.CodeOf(err) == nserror.TableVersionNotFound && s.managed() {
 		// A version whose record was deleted (BatchDeleteTableVersions)
@@ -105,7 +106,7 @@ func schemeOf(key string) lancemanifest.NamingScheme {
 // TableVersionNotFound; a branch that does not, TableBranchNotFound; a
 // commit that lands first, ConcurrentModification (Lance's restore
 // conflicts with every concurrent commit).
-func (s *Service) RestoreTable(ctx context.Context, req RestoreTableRequest) (*RestoreTableResponse, error) {
+func (s *Service) RestoreTable(ctx context.Context, req api.RestoreTableRequest) (*api.RestoreTableResponse, error) {
 	chain, err := s.branchChain(ctx, req.ID, req.Branch)
 	if err != nil {
 		return nil, err
@@ -142,5 +143,5 @@ func (s *Service) RestoreTable(ctx context.Context, req RestoreTableRequest) (*R
 		return nil, err
 	}
 	s.hintVersion(ctx, chain, version)
-	return &RestoreTableResponse{TransactionID: resp.TransactionID}, nil
+	return &api.RestoreTableResponse{TransactionID: resp.TransactionID}, nil
 }

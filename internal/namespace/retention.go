@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/flightns/flightns/api"
 	"github.com/flightns/flightns/manifesttable"
 	"github.com/flightns/flightns/nserror"
 )
@@ -84,7 +85,7 @@ func parseRetain(v string) (int, error) {
 
 // checkRetentionProps refuses cleanup properties flightns does not know
 // or whose values it cannot read.
-func checkRetentionProps(p Properties) error {
+func checkRetentionProps(p api.Properties) error {
 	for k, v := range p {
 		switch {
 		case !strings.HasPrefix(k, propCleanupPrefix):
@@ -105,7 +106,7 @@ func checkRetentionProps(p Properties) error {
 
 // RetentionOf is the retention policy of table id, inherited from its
 // namespaces; ok is false when none applies.
-func (s *Service) RetentionOf(ctx context.Context, id ID) (Retention, bool, error) {
+func (s *Service) RetentionOf(ctx context.Context, id api.ID) (Retention, bool, error) {
 	if err := tableID(id); err != nil {
 		return Retention{}, false, err
 	}
@@ -118,7 +119,7 @@ func (s *Service) RetentionOf(ctx context.Context, id ID) (Retention, bool, erro
 	}
 	var pol Retention
 	haveAge, haveRetain := false, false
-	take := func(p Properties, from string) {
+	take := func(p api.Properties, from string) {
 		if v, ok := p[PropCleanupOlderThan]; ok && !haveAge {
 			pol.OlderThan, _ = parseAge(v) // checked when it was set
 			pol.From, haveAge = from, true

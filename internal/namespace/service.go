@@ -13,6 +13,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/flightns/flightns/api"
 	"github.com/flightns/flightns/internal/commitlog"
 	"github.com/flightns/flightns/internal/lancemanifest"
 	"github.com/flightns/flightns/internal/redisstate"
@@ -124,7 +125,7 @@ type Service struct {
 // set of an id.
 type nsKeys struct{ redisstate.Keys }
 
-func (k nsKeys) kids(parent ID) string { return k.Kids(parent.String()) }
+func (k nsKeys) kids(parent api.ID) string { return k.Kids(parent.String()) }
 
 // EnsureDefaults fills what is unset.
 func (c *Config) EnsureDefaults() {
@@ -284,7 +285,7 @@ func (s *Service) rebuildIndex(ctx context.Context, token string) error {
 	}
 	var all []redisstate.Indexed
 	for _, r := range s.table.Objects() {
-		id, _ := ParseID(r.ObjectID, "")
+		id, _ := api.ParseID(r.ObjectID, "")
 		all = append(all, redisstate.Indexed{ID: r.ObjectID, Parent: id.Parent().String(), Type: r.ObjectType, Location: r.Location})
 	}
 	objects := len(all)
@@ -409,7 +410,7 @@ func (s *Service) durable(ctx context.Context, seq uint64) error {
 
 // objectType returns the type of an object in the authoritative index
 // ("" when it does not exist); the root is a namespace.
-func (s *Service) objectType(ctx context.Context, id ID) (string, error) {
+func (s *Service) objectType(ctx context.Context, id api.ID) (string, error) {
 	if id.IsRoot() {
 		return manifesttable.TypeNamespace, nil
 	}
@@ -419,7 +420,7 @@ func (s *Service) objectType(ctx context.Context, id ID) (string, error) {
 
 // row returns the current __manifest row of an object the index knows,
 // reading segments another process wrote if this one has not yet.
-func (s *Service) row(ctx context.Context, typ string, id ID) (manifesttable.Row, bool, error) {
+func (s *Service) row(ctx context.Context, typ string, id api.ID) (manifesttable.Row, bool, error) {
 	if r, ok := s.table.Object(typ, id.String()); ok {
 		return r, true, nil
 	}
@@ -441,7 +442,7 @@ const (
 
 // propsJSON checks properties against the bounds and encodes them for a
 // row's metadata; a property beyond a bound is InvalidInput.
-func propsJSON(p Properties) (string, error) {
+func propsJSON(p api.Properties) (string, error) {
 	if len(p) > MaxProperties {
 		return "", nserror.New(nserror.InvalidInput, "%d properties, more than %d", len(p), MaxProperties)
 	}
@@ -464,14 +465,14 @@ func propsJSON(p Properties) (string, error) {
 		return "", err
 	}
 	if p == nil {
-		p = Properties{}
+		p = api.Properties{}
 	}
 	b, err := json.Marshal(p)
 	return string(b), err
 }
 
-func propsOf(r manifesttable.Row) Properties {
-	p := Properties{}
+func propsOf(r manifesttable.Row) api.Properties {
+	p := api.Properties{}
 	if r.Metadata != "" {
 		_ = json.Unmarshal([]byte(r.Metadata), &p)
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/flightns/flightns/api"
 	"github.com/flightns/flightns/internal/sqlengine"
 	"github.com/flightns/flightns/manifesttable"
 	"github.com/flightns/flightns/nserror"
@@ -41,9 +42,9 @@ func TestAMutationFailsFastWhileManifestCannotMakeProgress(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { _ = s.Close() }()
-	must(s.CreateNamespace(ctx, CreateNamespaceRequest{ID: id("before")}))
+	must(s.CreateNamespace(ctx, api.CreateNamespaceRequest{ID: id("before")}))
 	full.Store(true)
-	_, err = s.CreateNamespace(ctx, CreateNamespaceRequest{ID: id("during")})
+	_, err = s.CreateNamespace(ctx, api.CreateNamespaceRequest{ID: id("during")})
 	wantCode(t, "a mutation while __manifest cannot be written", err, nserror.ServiceUnavailable)
 	if !strings.Contains(err.Error(), "no space left on device") || !strings.Contains(err.Error(), "may or may not") {
 		t.Fatalf("the error does not say why, or that the outcome is unknown: %v", err)
@@ -52,11 +53,11 @@ func TestAMutationFailsFastWhileManifestCannotMakeProgress(t *testing.T) {
 		t.Fatalf("Stalled: %q %v", reason, ok)
 	}
 	full.Store(false)
-	must(s.CreateNamespace(ctx, CreateNamespaceRequest{ID: id("after")}))
+	must(s.CreateNamespace(ctx, api.CreateNamespaceRequest{ID: id("after")}))
 	if _, ok := s.Table().Stalled(0); ok {
 		t.Fatal("still stalled after a write went through")
 	}
-	l := must(s.ListNamespaces(ctx, ListNamespacesRequest{}))
+	l := must(s.ListNamespaces(ctx, api.ListNamespacesRequest{}))
 	if strings.Join(l.Namespaces, ",") != "after,before,during" {
 		t.Fatalf("namespaces after the stall: %v (the refused one's outcome was unknown; it took effect)", l.Namespaces)
 	}
@@ -81,7 +82,7 @@ func TestAMutationFailsFastWhileNoProcessMaterializes(t *testing.T) {
 	}
 	defer func() { _ = s.Close() }()
 	start := time.Now()
-	_, err = s.CreateNamespace(ctx, CreateNamespaceRequest{ID: id("orphan")})
+	_, err = s.CreateNamespace(ctx, api.CreateNamespaceRequest{ID: id("orphan")})
 	wantCode(t, "a mutation while no process materializes", err, nserror.ServiceUnavailable)
 	if !strings.Contains(err.Error(), "nothing in __manifest became durable") || time.Since(start) > time.Minute {
 		t.Fatalf("error %v after %s", err, time.Since(start))
@@ -90,8 +91,8 @@ func TestAMutationFailsFastWhileNoProcessMaterializes(t *testing.T) {
 	if err := e.rdb.Del(ctx, lease).Err(); err != nil {
 		t.Fatal(err)
 	}
-	must(s.CreateNamespace(ctx, CreateNamespaceRequest{ID: id("later")}))
-	l := must(s.ListNamespaces(ctx, ListNamespacesRequest{}))
+	must(s.CreateNamespace(ctx, api.CreateNamespaceRequest{ID: id("later")}))
+	l := must(s.ListNamespaces(ctx, api.ListNamespacesRequest{}))
 	if strings.Join(l.Namespaces, ",") != "later,orphan" {
 		t.Fatalf("namespaces: %v", l.Namespaces)
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"slices"
 
+	"github.com/flightns/flightns/api"
 	"github.com/flightns/flightns/internal/lancemanifest"
 	"github.com/flightns/flightns/nserror"
 )
@@ -13,46 +14,6 @@ import (
 // manifest, read from storage when asked: a read of an immutable file,
 // which shares nothing with the commit path.
 
-// GetTableStatsRequest asks for a table's statistics at the latest
-// version of a branch (main when none is named).
-type GetTableStatsRequest struct {
-	Common
-	ID     ID     `json:"id"`
-	Branch string `json:"branch,omitempty"`
-}
-
-// GetTableStatsResponse is the spec's table statistics.
-type GetTableStatsResponse struct {
-	TotalBytes    int64         `json:"total_bytes"`
-	NumRows       int64         `json:"num_rows"`
-	NumIndices    int64         `json:"num_indices"`
-	FragmentStats FragmentStats `json:"fragment_stats"`
-}
-
-// FragmentStats describes a version's fragments.
-type FragmentStats struct {
-	NumFragments      int64           `json:"num_fragments"`
-	NumSmallFragments int64           `json:"num_small_fragments"`
-	Lengths           FragmentSummary `json:"lengths"`
-}
-
-// FragmentSummary is the distribution of rows over fragments.
-type FragmentSummary struct {
-	Min  int64 `json:"min"`
-	Max  int64 `json:"max"`
-	Mean int64 `json:"mean"`
-	P25  int64 `json:"p25"`
-	P50  int64 `json:"p50"`
-	P75  int64 `json:"p75"`
-	P99  int64 `json:"p99"`
-}
-
-// TableBasicStats is DescribeTable's summary of a version.
-type TableBasicStats struct {
-	NumDeletedRows int64 `json:"num_deleted_rows"`
-	NumFragments   int64 `json:"num_fragments"`
-}
-
 // smallFragment is the row count under which LanceDB counts a fragment
 // as small (not compacted yet).
 const smallFragment = 100_000
@@ -60,7 +21,7 @@ const smallFragment = 100_000
 // GetTableStats reads the statistics of the latest version of a table's
 // branch from its manifest, as LanceDB's Table.stats computes them:
 // fragment lengths are physical rows, total_bytes the data files' sizes.
-func (s *Service) GetTableStats(ctx context.Context, req GetTableStatsRequest) (*GetTableStatsResponse, error) {
+func (s *Service) GetTableStats(ctx context.Context, req api.GetTableStatsRequest) (*api.GetTableStatsResponse, error) {
 	chain, err := s.branchChain(ctx, req.ID, req.Branch)
 	if err != nil {
 		return nil, err
@@ -70,7 +31,7 @@ func (s *Service) GetTableStats(ctx context.Context, req GetTableStatsRequest) (
 		return nil, err
 	}
 	lengths := make([]int64, len(m.Fragments))
-	resp := &GetTableStatsResponse{TotalBytes: int64(m.DataBytes()), NumRows: int64(m.Rows()), NumIndices: int64(m.Indices)}
+	resp := &api.GetTableStatsResponse{TotalBytes: int64(m.DataBytes()), NumRows: int64(m.Rows()), NumIndices: int64(m.Indices)}
 	var sum int64
 	for i, f := range m.Fragments {
 		lengths[i] = int64(f.PhysicalRows)
@@ -83,14 +44,14 @@ func (s *Service) GetTableStats(ctx context.Context, req GetTableStatsRequest) (
 	n := len(lengths)
 	resp.FragmentStats.NumFragments = int64(n)
 	if n > 0 {
-		resp.FragmentStats.Lengths = FragmentSummary{Min: lengths[0], Max: lengths[n-1], Mean: sum / int64(n),
+		resp.FragmentStats.Lengths = api.FragmentSummary{Min: lengths[0], Max: lengths[n-1], Mean: sum / int64(n),
 			P25: lengths[n/4], P50: lengths[n/2], P75: lengths[n*3/4], P99: lengths[n*99/100]}
 	}
 	return resp, nil
 }
 
 // manifestAt reads the manifest of version v (0: the latest) of a chain.
-func (s *Service) manifestAt(ctx context.Context, id ID, chain, branch string, v int64) (*lancemanifest.Manifest, error) {
+func (s *Service) manifestAt(ctx context.Context, id api.ID, chain, branch string, v int64) (*lancemanifest.Manifest, error) {
 	if v == 0 {
 		latest, ok, err := s.latestVersion(ctx, id, chain)
 		if err != nil {

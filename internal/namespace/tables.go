@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strconv"
 
+	"github.com/flightns/flightns/api"
 	"github.com/flightns/flightns/internal/commitlog"
 	"github.com/flightns/flightns/internal/lancemanifest"
 	"github.com/flightns/flightns/internal/redisstate"
@@ -19,7 +20,14 @@ import (
 // the whole catalog (claimLocation). Tables are managed
 // (every commit goes through CreateTableVersion) unless the catalog is
 // Unmanaged.
-func (s *Service) DeclareTable(ctx context.Context, req DeclareTableRequest) (*DeclareTableResponse, error) {
+func (s *Service) DeclareTable(ctx context.Context, req api.DeclareTableRequest) (*api.DeclareTableResponse, error) {
+	return s.DeclarePartitionTable(ctx, req, nil)
+}
+
+// DeclarePartitionTable is DeclareTable making the row a partition row by
+// part (nil: a plain table). Go API only: the planner calls it; no request
+// body can.
+func (s *Service) DeclarePartitionTable(ctx context.Context, req api.DeclareTableRequest, part *PartitionRow) (*api.DeclareTableResponse, error) {
 	if err := tableID(req.ID); err != nil {
 		return nil, err
 	}
@@ -33,11 +41,11 @@ func (s *Service) DeclareTable(ctx context.Context, req DeclareTableRequest) (*D
 	if err != nil {
 		return nil, err
 	}
-	props, err := s.createTable(ctx, req.ID, loc, req.Properties, ModeCreate, req.Partition)
+	props, err := s.createTable(ctx, req.ID, loc, req.Properties, api.ModeCreate, part)
 	if err != nil {
 		return nil, err
 	}
-	return &DeclareTableResponse{Location: s.root.uri(loc), StorageOptions: opts, Properties: props, ManagedVersioning: s.managed()}, nil
+	return &api.DeclareTableResponse{Location: s.root.uri(loc), StorageOptions: opts, Properties: props, ManagedVersioning: s.managed()}, nil
 }
 
 // RegisterTable makes an existing table directory (with at least one
@@ -46,11 +54,11 @@ func (s *Service) DeclareTable(ctx context.Context, req DeclareTableRequest) (*D
 // other table's (reserve.go), and, since data no table owns has no known
 // owner, registering it needs the write role on the whole catalog
 // (claimLocation); a table re-registered at its own location keeps it.
-func (s *Service) RegisterTable(ctx context.Context, req RegisterTableRequest) (*RegisterTableResponse, error) {
+func (s *Service) RegisterTable(ctx context.Context, req api.RegisterTableRequest) (*api.RegisterTableResponse, error) {
 	if err := tableID(req.ID); err != nil {
 		return nil, err
 	}
-	mode, err := normMode(req.Mode, ModeCreate, ModeCreate, ModeOverwrite)
+	mode, err := normMode(req.Mode, api.ModeCreate, api.ModeCreate, api.ModeOverwrite)
 	if err != nil {
 		return nil, err
 	}
@@ -78,13 +86,13 @@ func (s *Service) RegisterTable(ctx context.Context, req RegisterTableRequest) (
 	if err != nil {
 		return nil, err
 	}
-	return &RegisterTableResponse{Location: s.root.uri(loc), Properties: props}, nil
+	return &api.RegisterTableResponse{Location: s.root.uri(loc), Properties: props}, nil
 }
 
 // createTable indexes and logs a table row, then waits until it is durable.
-func (s *Service) createTable(ctx context.Context, id ID, loc string, props Properties, mode string, part *PartitionRow) (Properties, error) {
+func (s *Service) createTable(ctx context.Context, id api.ID, loc string, props api.Properties, mode string, part *PartitionRow) (api.Properties, error) {
 	if props == nil {
-		props = Properties{}
+		props = api.Properties{}
 	}
 	meta, err := propsJSON(props)
 	if err != nil {
@@ -98,7 +106,7 @@ func (s *Service) createTable(ctx context.Context, id ID, loc string, props Prop
 	}
 	err = s.changeIndex(ctx, "table "+strconv.Quote(id.String()), func(c *indexChange) error {
 		noParent := nserror.New(nserror.NamespaceNotFound, "namespace %q of table %q does not exist", id.Parent().String(), id.String())
-		if !c.stale && mode != ModeOverwrite {
+		if !c.stale && mode != api.ModeOverwrite {
 			// The common case, assumed: the id and the location are free
 			// (one claim, no read); otherwise a guard fails and the index
 			// is read.
@@ -116,7 +124,7 @@ func (s *Service) createTable(ctx context.Context, id ID, loc string, props Prop
 		switch {
 		case typ == manifesttable.TypeNamespace:
 			return nserror.New(nserror.TableAlreadyExists, "%q is already a namespace", id.String())
-		case typ != "" && mode != ModeOverwrite:
+		case typ != "" && mode != api.ModeOverwrite:
 			return nserror.New(nserror.TableAlreadyExists, "table %q already exists", id.String())
 		}
 		owner, taken, err := s.indexField(ctx, s.k.ByLoc(), loc)
@@ -154,7 +162,7 @@ func (s *Service) createTable(ctx context.Context, id ID, loc string, props Prop
 }
 
 // tableLoc returns a table's location key, or TableNotFound.
-func (s *Service) tableLoc(ctx context.Context, id ID) (string, error) {
+func (s *Service) tableLoc(ctx context.Context, id api.ID) (string, error) {
 	if err := tableID(id); err != nil {
 		return "", err
 	}
@@ -167,7 +175,7 @@ func (s *Service) tableLoc(ctx context.Context, id ID) (string, error) {
 
 // DescribeTable describes a table: its location (a URI Lance opens), its
 // properties, managed versioning, and its latest (or the asked) version.
-func (s *Service) DescribeTable(ctx context.Context, req DescribeTableRequest) (*DescribeTableResponse, error) {
+func (s *Service) DescribeTable(ctx context.Context, req api.DescribeTableRequest) (*api.DescribeTableResponse, error) {
 	table, err := s.tableLoc(ctx, req.ID)
 	if err != nil {
 		return nil, err
@@ -203,7 +211,7 @@ func (s *Service) DescribeTable(ctx context.Context, req DescribeTableRequest) (
 	if err != nil {
 		return nil, err
 	}
-	resp := &DescribeTableResponse{Table: req.ID.Name(), Namespace: req.ID.Parent(), Location: s.root.uri(table),
+	resp := &api.DescribeTableResponse{Table: req.ID.Name(), Namespace: req.ID.Parent(), Location: s.root.uri(table),
 		StorageOptions: opts, Properties: propsOf(r), ManagedVersioning: s.managed()}
 	if resp.Namespace == nil {
 		resp.Namespace = []string{}
@@ -247,7 +255,7 @@ func (s *Service) DescribeTable(ctx context.Context, req DescribeTableRequest) (
 // version's manifest says: its schema, its basic statistics and Lance's
 // table metadata. A declared-only table has no manifest: it is
 // TableVersionNotFound, as the spec allows.
-func (s *Service) detailed(ctx context.Context, req DescribeTableRequest, chain, branch string, resp *DescribeTableResponse) error {
+func (s *Service) detailed(ctx context.Context, req api.DescribeTableRequest, chain, branch string, resp *api.DescribeTableResponse) error {
 	if req.LoadDetailedMetadata == nil || !*req.LoadDetailedMetadata {
 		return nil
 	}
@@ -261,22 +269,22 @@ func (s *Service) detailed(ctx context.Context, req DescribeTableRequest, chain,
 	}
 	schema := m.Schema()
 	resp.Schema = &schema
-	resp.Stats = &TableBasicStats{NumDeletedRows: int64(m.DeletedRows()), NumFragments: int64(len(m.Fragments))}
+	resp.Stats = &api.TableBasicStats{NumDeletedRows: int64(m.DeletedRows()), NumFragments: int64(len(m.Fragments))}
 	resp.Metadata = m.TableMetadata
 	return nil
 }
 
 // TableExists succeeds when the table (and the version, if asked) exists.
-func (s *Service) TableExists(ctx context.Context, req TableExistsRequest) error {
+func (s *Service) TableExists(ctx context.Context, req api.TableExistsRequest) error {
 	none := false // an existence check vends nothing
-	_, err := s.DescribeTable(ctx, DescribeTableRequest{ID: req.ID, Version: req.Version, VendCredentials: &none})
+	_, err := s.DescribeTable(ctx, api.DescribeTableRequest{ID: req.ID, Version: req.Version, VendCredentials: &none})
 	return err
 }
 
 // ListTables lists the tables directly inside a namespace, by name, in
 // order; without a limit, all of them. IncludeDeclared false leaves out
 // tables without versions.
-func (s *Service) ListTables(ctx context.Context, req ListTablesRequest) (*ListTablesResponse, error) {
+func (s *Service) ListTables(ctx context.Context, req api.ListTablesRequest) (*api.ListTablesResponse, error) {
 	names, err := s.children(ctx, req.ID, manifesttable.TypeTable)
 	if err != nil {
 		return nil, err
@@ -290,10 +298,10 @@ func (s *Service) ListTables(ctx context.Context, req ListTablesRequest) (*ListT
 	if err != nil {
 		return nil, err
 	}
-	return &ListTablesResponse{Tables: out, PageToken: token}, nil
+	return &api.ListTablesResponse{Tables: out, PageToken: token}, nil
 }
 
-func (s *Service) withVersions(ctx context.Context, parent ID, names []string) ([]string, error) {
+func (s *Service) withVersions(ctx context.Context, parent api.ID, names []string) ([]string, error) {
 	if !s.managed() {
 		ids := make([]string, len(names))
 		for i, n := range names {
@@ -301,7 +309,7 @@ func (s *Service) withVersions(ctx context.Context, parent ID, names []string) (
 		}
 		ids, err := s.unmanagedWithVersions(ctx, ids)
 		for i, sid := range ids {
-			id, _ := ParseID(sid, "")
+			id, _ := api.ParseID(sid, "")
 			ids[i] = id.Name()
 		}
 		return ids, err
@@ -317,7 +325,7 @@ func (s *Service) withVersions(ctx context.Context, parent ID, names []string) (
 
 // ListAllTables lists every table of the catalog by its full id
 // ($-joined), in order.
-func (s *Service) ListAllTables(ctx context.Context, req ListTablesRequest) (*ListTablesResponse, error) {
+func (s *Service) ListAllTables(ctx context.Context, req api.ListTablesRequest) (*api.ListTablesResponse, error) {
 	if err := s.table.Sync(ctx); err != nil {
 		return nil, err
 	}
@@ -331,7 +339,7 @@ func (s *Service) ListAllTables(ctx context.Context, req ListTablesRequest) (*Li
 			continue
 		}
 		if visible != nil {
-			if id, _ := ParseID(r.ObjectID, ""); !visible(id, true) {
+			if id, _ := api.ParseID(r.ObjectID, ""); !visible(id, true) {
 				continue
 			}
 		}
@@ -351,20 +359,20 @@ func (s *Service) ListAllTables(ctx context.Context, req ListTablesRequest) (*Li
 	if err != nil {
 		return nil, err
 	}
-	return &ListTablesResponse{Tables: out, PageToken: token}, nil
+	return &api.ListTablesResponse{Tables: out, PageToken: token}, nil
 }
 
 // DeregisterTable forgets a table; its data stays where it is.
-func (s *Service) DeregisterTable(ctx context.Context, req DeregisterTableRequest) (*DeregisterTableResponse, error) {
+func (s *Service) DeregisterTable(ctx context.Context, req api.DeregisterTableRequest) (*api.DeregisterTableResponse, error) {
 	return s.dropTable(ctx, req.ID, false)
 }
 
 // DropTable forgets a table and deletes its data.
-func (s *Service) DropTable(ctx context.Context, req DropTableRequest) (*DropTableResponse, error) {
+func (s *Service) DropTable(ctx context.Context, req api.DropTableRequest) (*api.DropTableResponse, error) {
 	return s.dropTable(ctx, req.ID, true)
 }
 
-func (s *Service) dropTable(ctx context.Context, id ID, data bool) (*DropTableResponse, error) {
+func (s *Service) dropTable(ctx context.Context, id api.ID, data bool) (*api.DropTableResponse, error) {
 	if err := tableID(id); err != nil {
 		return nil, err
 	}
@@ -393,12 +401,12 @@ func (s *Service) dropTable(ctx context.Context, id ID, data bool) (*DropTableRe
 		return nil, err
 	}
 	s.forgetTable(ctx, loc, data && !keep)
-	return &DropTableResponse{ID: id, Properties: propsOf(r), Location: s.root.uri(loc)}, nil
+	return &api.DropTableResponse{ID: id, Properties: propsOf(r), Location: s.root.uri(loc)}, nil
 }
 
 // RenameTable gives a table a new name and/or namespace; its location and
 // versions stay.
-func (s *Service) RenameTable(ctx context.Context, req RenameTableRequest) (*RenameTableResponse, error) {
+func (s *Service) RenameTable(ctx context.Context, req api.RenameTableRequest) (*api.RenameTableResponse, error) {
 	if err := tableID(req.ID); err != nil {
 		return nil, err
 	}
@@ -462,5 +470,5 @@ func (s *Service) RenameTable(ctx context.Context, req RenameTableRequest) (*Ren
 	if err != nil {
 		return nil, err
 	}
-	return &RenameTableResponse{}, nil
+	return &api.RenameTableResponse{}, nil
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/flightns/flightns/api"
 	"github.com/flightns/flightns/internal/lancemanifest"
 	"github.com/flightns/flightns/nserror"
 	"github.com/flightns/flightns/objstore"
@@ -30,63 +31,6 @@ type tagFile struct {
 	UpdatedAt    string          `json:"updatedAt,omitempty"`
 	ManifestSize int64           `json:"manifestSize"`
 	Metadata     json.RawMessage `json:"metadata,omitempty"`
-}
-
-// TagContents is a tag in ListTableTags: the version it points to, the
-// size of that version's manifest, and its branch (absent: main).
-type TagContents struct {
-	Branch       string `json:"branch,omitempty"`
-	Version      int64  `json:"version"`
-	ManifestSize int64  `json:"manifestSize"`
-}
-
-// ListTableTagsRequest lists a table's tags.
-type ListTableTagsRequest struct {
-	Common
-	ID        ID     `json:"id"`
-	PageToken string `json:"page_token,omitempty"`
-	Limit     *int   `json:"limit,omitempty"`
-}
-
-// ListTableTagsResponse holds a page of tags, by name.
-type ListTableTagsResponse struct {
-	Tags      map[string]TagContents `json:"tags"`
-	PageToken string                 `json:"page_token,omitempty"`
-}
-
-// GetTableTagVersionRequest asks which version a tag points to.
-type GetTableTagVersionRequest struct {
-	Common
-	ID  ID     `json:"id"`
-	Tag string `json:"tag"`
-}
-
-// GetTableTagVersionResponse is the version a tag points to.
-type GetTableTagVersionResponse struct {
-	Version int64  `json:"version"`
-	Branch  string `json:"branch,omitempty"`
-}
-
-// CreateTableTagRequest creates a tag (UpdateTableTag moves one).
-type CreateTableTagRequest struct {
-	Common
-	ID      ID     `json:"id"`
-	Tag     string `json:"tag"`
-	Version int64  `json:"version"`
-	Branch  string `json:"branch,omitempty"`
-}
-
-// DeleteTableTagRequest deletes a tag.
-type DeleteTableTagRequest struct {
-	Common
-	ID  ID     `json:"id"`
-	Tag string `json:"tag"`
-}
-
-// TableTagResponse answers CreateTableTag, UpdateTableTag and
-// DeleteTableTag.
-type TableTagResponse struct {
-	TransactionID string `json:"transaction_id,omitempty"`
 }
 
 // checkTagName applies Lance's rules for a tag's name: not empty; letters,
@@ -121,7 +65,7 @@ func notRefChar(r rune) bool {
 }
 
 // readTag reads a tag's file; a missing one is TableTagNotFound.
-func (s *Service) readTag(ctx context.Context, id ID, loc, tag string) (tagFile, error) {
+func (s *Service) readTag(ctx context.Context, id api.ID, loc, tag string) (tagFile, error) {
 	var t tagFile
 	if err := checkTagName(tag); err != nil {
 		return t, err
@@ -141,7 +85,7 @@ func (s *Service) readTag(ctx context.Context, id ID, loc, tag string) (tagFile,
 
 // tagged builds the file of a tag pointing to version, checking that the
 // version exists on the branch (main when none is named).
-func (s *Service) tagged(ctx context.Context, id ID, loc string, version int64, branch string) (tagFile, error) {
+func (s *Service) tagged(ctx context.Context, id api.ID, loc string, version int64, branch string) (tagFile, error) {
 	chain, err := chainOf(loc, branch)
 	if err != nil {
 		return tagFile{}, err
@@ -183,7 +127,7 @@ func (s *Service) tagTime() string { return s.now().UTC().Format(time.RFC3339Nan
 
 // ListTableTags lists a table's tags by name, a page at a time
 // (page_token: the last name of the previous page).
-func (s *Service) ListTableTags(ctx context.Context, req ListTableTagsRequest) (*ListTableTagsResponse, error) {
+func (s *Service) ListTableTags(ctx context.Context, req api.ListTableTagsRequest) (*api.ListTableTagsResponse, error) {
 	loc, err := s.tableLoc(ctx, req.ID)
 	if err != nil {
 		return nil, err
@@ -194,7 +138,7 @@ func (s *Service) ListTableTags(ctx context.Context, req ListTableTagsRequest) (
 	if err != nil {
 		return nil, err
 	}
-	resp := &ListTableTagsResponse{Tags: make(map[string]TagContents, len(names)), PageToken: token}
+	resp := &api.ListTableTagsResponse{Tags: make(map[string]api.TagContents, len(names)), PageToken: token}
 	for _, name := range names {
 		t, err := s.readTag(ctx, req.ID, loc, name)
 		if nserror.CodeOf(err) == nserror.TableTagNotFound {
@@ -203,7 +147,7 @@ func (s *Service) ListTableTags(ctx context.Context, req ListTableTagsRequest) (
 		if err != nil {
 			return nil, err
 		}
-		c := TagContents{Version: t.Version, ManifestSize: t.ManifestSize}
+		c := api.TagContents{Version: t.Version, ManifestSize: t.ManifestSize}
 		if t.Branch != nil {
 			c.Branch = *t.Branch
 		}
@@ -213,7 +157,7 @@ func (s *Service) ListTableTags(ctx context.Context, req ListTableTagsRequest) (
 }
 
 // GetTableTagVersion answers the version a tag points to.
-func (s *Service) GetTableTagVersion(ctx context.Context, req GetTableTagVersionRequest) (*GetTableTagVersionResponse, error) {
+func (s *Service) GetTableTagVersion(ctx context.Context, req api.GetTableTagVersionRequest) (*api.GetTableTagVersionResponse, error) {
 	loc, err := s.tableLoc(ctx, req.ID)
 	if err != nil {
 		return nil, err
@@ -222,7 +166,7 @@ func (s *Service) GetTableTagVersion(ctx context.Context, req GetTableTagVersion
 	if err != nil {
 		return nil, err
 	}
-	resp := &GetTableTagVersionResponse{Version: t.Version}
+	resp := &api.GetTableTagVersionResponse{Version: t.Version}
 	if t.Branch != nil {
 		resp.Branch = *t.Branch
 	}
@@ -232,7 +176,7 @@ func (s *Service) GetTableTagVersion(ctx context.Context, req GetTableTagVersion
 // CreateTableTag makes a tag point to an existing version of main; the
 // file is written create-only, as Lance does: a tag that exists is
 // TableTagAlreadyExists.
-func (s *Service) CreateTableTag(ctx context.Context, req CreateTableTagRequest) (*TableTagResponse, error) {
+func (s *Service) CreateTableTag(ctx context.Context, req api.CreateTableTagRequest) (*api.TableTagResponse, error) {
 	loc, err := s.tableLoc(ctx, req.ID)
 	if err != nil {
 		return nil, err
@@ -257,12 +201,12 @@ func (s *Service) CreateTableTag(ctx context.Context, req CreateTableTagRequest)
 	if err != nil {
 		return nil, err
 	}
-	return &TableTagResponse{}, nil
+	return &api.TableTagResponse{}, nil
 }
 
 // UpdateTableTag makes an existing tag point to another version of main;
 // it keeps its creation time.
-func (s *Service) UpdateTableTag(ctx context.Context, req CreateTableTagRequest) (*TableTagResponse, error) {
+func (s *Service) UpdateTableTag(ctx context.Context, req api.CreateTableTagRequest) (*api.TableTagResponse, error) {
 	loc, err := s.tableLoc(ctx, req.ID)
 	if err != nil {
 		return nil, err
@@ -286,11 +230,11 @@ func (s *Service) UpdateTableTag(ctx context.Context, req CreateTableTagRequest)
 	if err := s.objs.Put(ctx, lancemanifest.TagKey(loc, req.Tag), b); err != nil {
 		return nil, err
 	}
-	return &TableTagResponse{}, nil
+	return &api.TableTagResponse{}, nil
 }
 
 // DeleteTableTag deletes a tag's file; a missing tag is TableTagNotFound.
-func (s *Service) DeleteTableTag(ctx context.Context, req DeleteTableTagRequest) (*TableTagResponse, error) {
+func (s *Service) DeleteTableTag(ctx context.Context, req api.DeleteTableTagRequest) (*api.TableTagResponse, error) {
 	loc, err := s.tableLoc(ctx, req.ID)
 	if err != nil {
 		return nil, err
@@ -301,5 +245,5 @@ func (s *Service) DeleteTableTag(ctx context.Context, req DeleteTableTagRequest)
 	if err := s.objs.Delete(ctx, lancemanifest.TagKey(loc, req.Tag)); err != nil {
 		return nil, err
 	}
-	return &TableTagResponse{}, nil
+	return &api.TableTagResponse{}, nil
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/flightns/flightns/api"
 	"github.com/flightns/flightns/internal/auth"
 	"github.com/flightns/flightns/manifesttable"
 	"github.com/flightns/flightns/nserror"
@@ -51,7 +52,7 @@ func (s *Service) DropRetention() time.Duration { return s.cfg.DropRetention }
 // objects of ids (namespaces before what they hold), create-only, and
 // returns its key. A row missing from the catalog's memory fails the
 // drop (errStale: it is built again).
-func (s *Service) trashDrop(ctx context.Context, id ID, typ string, ids []indexed) (string, error) {
+func (s *Service) trashDrop(ctx context.Context, id api.ID, typ string, ids []indexed) (string, error) {
 	u, err := uuid.NewV7()
 	if err != nil {
 		return "", err
@@ -96,7 +97,7 @@ func (s *Service) untrash(ctx context.Context, key string) {
 // settleTrash settles the record of a drop of id (of type typ) that
 // answered an error: the drop may still have applied (an unknown
 // outcome), so the record goes only while id is still there.
-func (s *Service) settleTrash(ctx context.Context, key string, id ID, typ string) {
+func (s *Service) settleTrash(ctx context.Context, key string, id api.ID, typ string) {
 	if key == "" {
 		return
 	}
@@ -107,7 +108,7 @@ func (s *Service) settleTrash(ctx context.Context, key string, id ID, typ string
 
 // UndropTable puts a dropped table back, with its versions, branches and
 // tags (its directory was kept).
-func (s *Service) UndropTable(ctx context.Context, req UndropTableRequest) (*UndropResponse, error) {
+func (s *Service) UndropTable(ctx context.Context, req api.UndropTableRequest) (*api.UndropResponse, error) {
 	if err := tableID(req.ID); err != nil {
 		return nil, err
 	}
@@ -116,7 +117,7 @@ func (s *Service) UndropTable(ctx context.Context, req UndropTableRequest) (*Und
 
 // UndropNamespace puts a dropped namespace back with everything the drop
 // removed inside it.
-func (s *Service) UndropNamespace(ctx context.Context, req UndropNamespaceRequest) (*UndropResponse, error) {
+func (s *Service) UndropNamespace(ctx context.Context, req api.UndropNamespaceRequest) (*api.UndropResponse, error) {
 	if err := req.ID.Validate("namespace"); err != nil {
 		return nil, err
 	}
@@ -130,7 +131,7 @@ func (s *Service) UndropNamespace(ctx context.Context, req UndropNamespaceReques
 // dropID is empty) in one index change: every namespace and table of the
 // drop comes back, or none does (an id or a location taken meanwhile
 // answers AlreadyExists). Then the record goes.
-func (s *Service) undrop(ctx context.Context, id ID, typ, dropID string) (*UndropResponse, error) {
+func (s *Service) undrop(ctx context.Context, id api.ID, typ, dropID string) (*api.UndropResponse, error) {
 	notFound := func() error {
 		code := nserror.TableNotFound
 		if typ == manifesttable.TypeNamespace {
@@ -152,7 +153,7 @@ func (s *Service) undrop(ctx context.Context, id ID, typ, dropID string) (*Undro
 		} else if err != nil {
 			return nil, err
 		}
-		if !ID(t.ID).Equal(id) || t.Type != typ {
+		if !api.ID(t.ID).Equal(id) || t.Type != typ {
 			return nil, notFound()
 		}
 	} else {
@@ -161,7 +162,7 @@ func (s *Service) undrop(ctx context.Context, id ID, typ, dropID string) (*Undro
 			return nil, err
 		}
 		for i := range all {
-			if ID(all[i].ID).Equal(id) && all[i].Type == typ {
+			if api.ID(all[i].ID).Equal(id) && all[i].Type == typ {
 				t = &all[i] // the newest: ids sort by time
 			}
 		}
@@ -174,11 +175,11 @@ func (s *Service) undrop(ctx context.Context, id ID, typ, dropID string) (*Undro
 		return nil, err
 	}
 	now := s.now().UTC()
-	resp := &UndropResponse{DropID: t.DropID}
+	resp := &api.UndropResponse{DropID: t.DropID}
 	err = s.changeIndex(ctx, typ+" "+strconv.Quote(id.String()), func(c *indexChange) error {
 		resp.Tables, resp.Namespaces = nil, nil
 		for i, r := range rows {
-			oid, err := ParseID(r.ObjectID, "")
+			oid, err := api.ParseID(r.ObjectID, "")
 			if err != nil || (i == 0) != oid.Equal(id) || !auth.Within(oid, id) {
 				return nserror.New(nserror.InvalidInput, "the record of drop %s names %q outside %q", t.DropID, r.ObjectID, id.String())
 			}

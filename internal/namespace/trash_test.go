@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/flightns/flightns/api"
 	"github.com/flightns/flightns/internal/auth"
 	"github.com/flightns/flightns/internal/lancemanifest"
 	"github.com/flightns/flightns/internal/sqlengine"
@@ -53,43 +54,43 @@ func TestUndropTableBringsBackVersionsBranchesAndTags(t *testing.T) {
 		ctx := context.Background()
 		e := newTenvOn(t, backend)
 		s := e.withRetention(time.Hour)
-		must(s.CreateNamespace(ctx, CreateNamespaceRequest{ID: id("a")}))
+		must(s.CreateNamespace(ctx, api.CreateNamespaceRequest{ID: id("a")}))
 		tid := id("a", "t")
 		loc := e.withVersions(tid, 3)
-		must(s.CreateTableTag(ctx, CreateTableTagRequest{ID: tid, Tag: "gold", Version: 2}))
+		must(s.CreateTableTag(ctx, api.CreateTableTagRequest{ID: tid, Tag: "gold", Version: 2}))
 		dev := lancemanifest.BranchChain(loc, "dev")
-		must(s.CreateTableVersion(ctx, CreateTableVersionRequest{ID: tid, Version: 4, Branch: "dev", ManifestPath: e.stage(dev, 4, "dev 4")}))
+		must(s.CreateTableVersion(ctx, api.CreateTableVersionRequest{ID: tid, Version: 4, Branch: "dev", ManifestPath: e.stage(dev, 4, "dev 4")}))
 
-		must(s.DropTable(ctx, DropTableRequest{ID: tid}))
-		wantCode(t, "describing a dropped table", s.TableExists(ctx, TableExistsRequest{ID: tid}), nserror.TableNotFound)
+		must(s.DropTable(ctx, api.DropTableRequest{ID: tid}))
+		wantCode(t, "describing a dropped table", s.TableExists(ctx, api.TableExistsRequest{ID: tid}), nserror.TableNotFound)
 		if e.final(loc, 3) == "" {
 			t.Fatal("the drop deleted the table's data despite the retention")
 		}
 		tr := e.trash()
-		if len(tr) != 1 || !ID(tr[0].ID).Equal(tid) || tr[0].Type != "table" {
+		if len(tr) != 1 || !api.ID(tr[0].ID).Equal(tid) || tr[0].Type != "table" {
 			t.Fatalf("trash: %+v", tr)
 		}
 
-		got := must(s.UndropTable(ctx, UndropTableRequest{ID: tid}))
+		got := must(s.UndropTable(ctx, api.UndropTableRequest{ID: tid}))
 		if got.DropID != tr[0].DropID || len(got.Tables) != 1 {
 			t.Fatalf("undrop answered %+v", got)
 		}
-		vs := must(s.ListTableVersions(ctx, ListTableVersionsRequest{ID: tid}))
+		vs := must(s.ListTableVersions(ctx, api.ListTableVersionsRequest{ID: tid}))
 		if len(vs.Versions) != 3 {
 			t.Fatalf("versions after undrop: %+v", vs.Versions)
 		}
-		if v := must(s.DescribeTableVersion(ctx, DescribeTableVersionRequest{ID: tid, Branch: "dev"})); v.Version.Version != 4 {
+		if v := must(s.DescribeTableVersion(ctx, api.DescribeTableVersionRequest{ID: tid, Branch: "dev"})); v.Version.Version != 4 {
 			t.Fatalf("dev's latest after undrop: %+v", v.Version)
 		}
-		if tag := must(s.GetTableTagVersion(ctx, GetTableTagVersionRequest{ID: tid, Tag: "gold"})); tag.Version != 2 {
+		if tag := must(s.GetTableTagVersion(ctx, api.GetTableTagVersionRequest{ID: tid, Tag: "gold"})); tag.Version != 2 {
 			t.Fatalf("tag gold after undrop: %+v", tag)
 		}
 		// And it commits on: the chain goes on from storage's head.
-		must(s.CreateTableVersion(ctx, CreateTableVersionRequest{ID: tid, Version: 4, ManifestPath: e.stage(loc, 4, "mmmm")}))
+		must(s.CreateTableVersion(ctx, api.CreateTableVersionRequest{ID: tid, Version: 4, ManifestPath: e.stage(loc, 4, "mmmm")}))
 		if len(e.trash()) != 0 {
 			t.Fatal("the record of an undone drop stayed")
 		}
-		_, err := s.UndropTable(ctx, UndropTableRequest{ID: tid})
+		_, err := s.UndropTable(ctx, api.UndropTableRequest{ID: tid})
 		wantCode(t, "undoing a drop twice", err, nserror.TableNotFound)
 	})
 }
@@ -100,44 +101,44 @@ func TestUndropNamespaceIsAllOrNothing(t *testing.T) {
 	ctx := context.Background()
 	e := newTenv(t)
 	s := e.withRetention(time.Hour)
-	must(s.CreateNamespace(ctx, CreateNamespaceRequest{ID: id("a"), Properties: Properties{"owner": "ana"}}))
-	must(s.CreateNamespace(ctx, CreateNamespaceRequest{ID: id("a", "b")}))
+	must(s.CreateNamespace(ctx, api.CreateNamespaceRequest{ID: id("a"), Properties: api.Properties{"owner": "ana"}}))
+	must(s.CreateNamespace(ctx, api.CreateNamespaceRequest{ID: id("a", "b")}))
 	locT := e.withVersions(id("a", "t"), 2)
 	locU := e.withVersions(id("a", "b", "u"), 1)
-	_, err := s.DropNamespace(ctx, DropNamespaceRequest{ID: id("a")})
+	_, err := s.DropNamespace(ctx, api.DropNamespaceRequest{ID: id("a")})
 	wantCode(t, "dropping a namespace that is not empty (restrict)", err, nserror.NamespaceNotEmpty)
 	if len(e.trash()) != 0 {
 		t.Fatal("a refused drop left a record")
 	}
-	must(s.DropNamespace(ctx, DropNamespaceRequest{ID: id("a"), Behavior: BehaviorCascade}))
+	must(s.DropNamespace(ctx, api.DropNamespaceRequest{ID: id("a"), Behavior: api.BehaviorCascade}))
 	if e.final(locT, 2) == "" || e.final(locU, 1) == "" {
 		t.Fatal("the cascade deleted data despite the retention")
 	}
 
 	// a$b$u taken meanwhile: nothing comes back.
-	must(s.CreateNamespace(ctx, CreateNamespaceRequest{ID: id("a")}))
-	must(s.CreateNamespace(ctx, CreateNamespaceRequest{ID: id("a", "b")}))
-	_, err = s.UndropNamespace(ctx, UndropNamespaceRequest{ID: id("a")})
+	must(s.CreateNamespace(ctx, api.CreateNamespaceRequest{ID: id("a")}))
+	must(s.CreateNamespace(ctx, api.CreateNamespaceRequest{ID: id("a", "b")}))
+	_, err = s.UndropNamespace(ctx, api.UndropNamespaceRequest{ID: id("a")})
 	wantCode(t, "undoing a drop whose namespace was created again", err, nserror.NamespaceAlreadyExists)
-	wantCode(t, "a table of a refused undrop", s.TableExists(ctx, TableExistsRequest{ID: id("a", "t")}), nserror.TableNotFound)
-	must(s.DropNamespace(ctx, DropNamespaceRequest{ID: id("a"), Behavior: BehaviorCascade}))
+	wantCode(t, "a table of a refused undrop", s.TableExists(ctx, api.TableExistsRequest{ID: id("a", "t")}), nserror.TableNotFound)
+	must(s.DropNamespace(ctx, api.DropNamespaceRequest{ID: id("a"), Behavior: api.BehaviorCascade}))
 	if n := len(e.trash()); n != 2 {
 		t.Fatalf("%d drop records, want 2", n)
 	}
 
 	// The older drop, by its id: the newer one (empty a) stays.
 	old := e.trash()[0].DropID
-	got := must(s.UndropNamespace(ctx, UndropNamespaceRequest{ID: id("a"), DropID: old}))
+	got := must(s.UndropNamespace(ctx, api.UndropNamespaceRequest{ID: id("a"), DropID: old}))
 	if len(got.Namespaces) != 2 || len(got.Tables) != 2 {
 		t.Fatalf("undrop answered %+v", got)
 	}
-	if d := must(s.DescribeNamespace(ctx, DescribeNamespaceRequest{ID: id("a")})); d.Properties["owner"] != "ana" {
+	if d := must(s.DescribeNamespace(ctx, api.DescribeNamespaceRequest{ID: id("a")})); d.Properties["owner"] != "ana" {
 		t.Fatalf("properties after undrop: %v", d.Properties)
 	}
-	if vs := must(s.ListTableVersions(ctx, ListTableVersionsRequest{ID: id("a", "b", "u")})); len(vs.Versions) != 1 {
+	if vs := must(s.ListTableVersions(ctx, api.ListTableVersionsRequest{ID: id("a", "b", "u")})); len(vs.Versions) != 1 {
 		t.Fatalf("versions of a$b$u after undrop: %+v", vs.Versions)
 	}
-	_, err = s.UndropNamespace(ctx, UndropNamespaceRequest{ID: id("a")})
+	_, err = s.UndropNamespace(ctx, api.UndropNamespaceRequest{ID: id("a")})
 	wantCode(t, "undoing the newer drop while a exists", err, nserror.NamespaceAlreadyExists)
 }
 
@@ -147,37 +148,37 @@ func TestUndropRefusesHostileInput(t *testing.T) {
 	ctx := context.Background()
 	e := newTenv(t)
 	s := e.withRetention(time.Hour)
-	must(s.CreateNamespace(ctx, CreateNamespaceRequest{ID: id("a")}))
+	must(s.CreateNamespace(ctx, api.CreateNamespaceRequest{ID: id("a")}))
 	e.withVersions(id("a", "t"), 1)
 	e.withVersions(id("a", "v"), 1)
-	must(s.DropTable(ctx, DropTableRequest{ID: id("a", "t")}))
+	must(s.DropTable(ctx, api.DropTableRequest{ID: id("a", "t")}))
 	drop := e.trash()[0].DropID
 	for _, c := range []struct {
 		what string
-		req  UndropTableRequest
+		req  api.UndropTableRequest
 		code nserror.Code
 	}{
-		{"a drop id that is a path", UndropTableRequest{ID: id("a", "t"), DropID: "../../x"}, nserror.InvalidInput},
-		{"an upper-case drop id", UndropTableRequest{ID: id("a", "t"), DropID: "0190AAAA-0000-7000-8000-000000000000"}, nserror.InvalidInput},
-		{"a drop that never was", UndropTableRequest{ID: id("a", "t"), DropID: "0190aaaa-0000-7000-8000-000000000000"}, nserror.TableNotFound},
-		{"another table's drop", UndropTableRequest{ID: id("a", "v"), DropID: drop}, nserror.TableNotFound},
-		{"a table never dropped", UndropTableRequest{ID: id("a", "w")}, nserror.TableNotFound},
-		{"the root", UndropTableRequest{ID: id()}, nserror.InvalidInput},
-		{"an id with a control character", UndropTableRequest{ID: id("a", "t\x00")}, nserror.InvalidInput},
+		{"a drop id that is a path", api.UndropTableRequest{ID: id("a", "t"), DropID: "../../x"}, nserror.InvalidInput},
+		{"an upper-case drop id", api.UndropTableRequest{ID: id("a", "t"), DropID: "0190AAAA-0000-7000-8000-000000000000"}, nserror.InvalidInput},
+		{"a drop that never was", api.UndropTableRequest{ID: id("a", "t"), DropID: "0190aaaa-0000-7000-8000-000000000000"}, nserror.TableNotFound},
+		{"another table's drop", api.UndropTableRequest{ID: id("a", "v"), DropID: drop}, nserror.TableNotFound},
+		{"a table never dropped", api.UndropTableRequest{ID: id("a", "w")}, nserror.TableNotFound},
+		{"the root", api.UndropTableRequest{ID: id()}, nserror.InvalidInput},
+		{"an id with a control character", api.UndropTableRequest{ID: id("a", "t\x00")}, nserror.InvalidInput},
 	} {
 		_, err := s.UndropTable(ctx, c.req)
 		wantCode(t, c.what, err, c.code)
 	}
-	_, err := s.UndropNamespace(ctx, UndropNamespaceRequest{ID: id("a"), DropID: drop})
+	_, err := s.UndropNamespace(ctx, api.UndropNamespaceRequest{ID: id("a"), DropID: drop})
 	wantCode(t, "a table's drop undone as a namespace's", err, nserror.NamespaceNotFound)
-	_, err = s.UndropNamespace(ctx, UndropNamespaceRequest{ID: id()})
+	_, err = s.UndropNamespace(ctx, api.UndropNamespaceRequest{ID: id()})
 	wantCode(t, "the root namespace", err, nserror.InvalidInput)
 
 	reader := auth.WithPrincipal(ctx, auth.Principal{Name: "ana", Role: auth.Read})
-	_, err = op(reader, s, "UndropTable", UndropTableRequest{ID: id("a", "t")})
+	_, err = op(reader, s, "UndropTable", api.UndropTableRequest{ID: id("a", "t")})
 	wantCode(t, "a reader undoing a drop", err, nserror.PermissionDenied)
 	writer := auth.WithPrincipal(ctx, auth.Principal{Name: "bo", Role: auth.Write})
-	if _, err := op(writer, s, "UndropTable", UndropTableRequest{ID: id("a", "t"), DropID: drop}); err != nil {
+	if _, err := op(writer, s, "UndropTable", api.UndropTableRequest{ID: id("a", "t"), DropID: drop}); err != nil {
 		t.Fatalf("a writer undoing a drop: %v", err)
 	}
 }
@@ -190,20 +191,20 @@ func TestPurgeTrashDeletesOnlyPastTheRetention(t *testing.T) {
 		ctx := context.Background()
 		e := newTenvOn(t, backend)
 		s := e.withRetention(time.Hour)
-		must(s.CreateNamespace(ctx, CreateNamespaceRequest{ID: id("a")}))
+		must(s.CreateNamespace(ctx, api.CreateNamespaceRequest{ID: id("a")}))
 		locT := e.withVersions(id("a", "t"), 2)
 		locU := e.withVersions(id("a", "u"), 1)
-		must(s.DropTable(ctx, DropTableRequest{ID: id("a", "t")}))
-		must(s.DropTable(ctx, DropTableRequest{ID: id("a", "u")}))
+		must(s.DropTable(ctx, api.DropTableRequest{ID: id("a", "t")}))
+		must(s.DropTable(ctx, api.DropTableRequest{ID: id("a", "u")}))
 		// u's directory comes back only through undrop; a catalog written
 		// before that rule let it be registered again (its reservation gone):
 		// then the record must not take its data.
-		_, err := s.RegisterTable(ctx, RegisterTableRequest{ID: id("a", "u2"), Location: s.root.uri(locU)})
+		_, err := s.RegisterTable(ctx, api.RegisterTableRequest{ID: id("a", "u2"), Location: s.root.uri(locU)})
 		wantOverlap(t, "registering a kept drop's directory", err, s.root.uri(locU))
 		if err := e.rdb.ZRem(ctx, s.k.Locs(), locU).Err(); err != nil {
 			t.Fatal(err)
 		}
-		must(s.RegisterTable(ctx, RegisterTableRequest{ID: id("a", "u2"), Location: s.root.uri(locU)}))
+		must(s.RegisterTable(ctx, api.RegisterTableRequest{ID: id("a", "u2"), Location: s.root.uri(locU)}))
 
 		rep := must(s.PurgeTrash(ctx, time.Now().Add(-time.Minute), false))
 		if len(rep.Purged) != 0 || e.final(locT, 2) == "" {
@@ -226,7 +227,7 @@ func TestPurgeTrashDeletesOnlyPastTheRetention(t *testing.T) {
 		if !e.exists(droppedKey(locT)) {
 			t.Fatal("the purge wrote no tombstone for the location it deleted")
 		}
-		_, err = s.UndropTable(ctx, UndropTableRequest{ID: id("a", "t")})
+		_, err = s.UndropTable(ctx, api.UndropTableRequest{ID: id("a", "t")})
 		wantCode(t, "undoing a purged drop", err, nserror.TableNotFound)
 	})
 }
@@ -235,13 +236,13 @@ func TestPurgeTrashDeletesOnlyPastTheRetention(t *testing.T) {
 func TestDropWithoutRetentionDeletesAtOnce(t *testing.T) {
 	ctx := context.Background()
 	e := newTenv(t)
-	must(e.s.CreateNamespace(ctx, CreateNamespaceRequest{ID: id("a")}))
+	must(e.s.CreateNamespace(ctx, api.CreateNamespaceRequest{ID: id("a")}))
 	loc := e.withVersions(id("a", "t"), 1)
-	must(e.s.DropTable(ctx, DropTableRequest{ID: id("a", "t")}))
+	must(e.s.DropTable(ctx, api.DropTableRequest{ID: id("a", "t")}))
 	if e.final(loc, 1) != "" || len(e.trash()) != 0 {
 		t.Fatal("a drop without retention kept its data or wrote a record")
 	}
-	_, err := e.s.UndropTable(ctx, UndropTableRequest{ID: id("a", "t")})
+	_, err := e.s.UndropTable(ctx, api.UndropTableRequest{ID: id("a", "t")})
 	wantCode(t, "undoing a drop without retention", err, nserror.TableNotFound)
 }
 
@@ -272,17 +273,17 @@ func TestDroppedViewListsTheTrash(t *testing.T) {
 	ctx := context.Background()
 	e := newTenv(t)
 	s := e.withRetention(time.Hour)
-	must(s.CreateNamespace(ctx, CreateNamespaceRequest{ID: id("a")}))
-	must(s.CreateNamespace(ctx, CreateNamespaceRequest{ID: id("b")}))
+	must(s.CreateNamespace(ctx, api.CreateNamespaceRequest{ID: id("a")}))
+	must(s.CreateNamespace(ctx, api.CreateNamespaceRequest{ID: id("b")}))
 	locT := e.withVersions(id("a", "t"), 1)
 	locU := e.withVersions(id("b", "u"), 1)
 	droppedView(t, ctx, s, "")
-	must(s.DropTable(ctx, DropTableRequest{ID: id("a", "t")}))
-	must(s.DropNamespace(ctx, DropNamespaceRequest{ID: id("b"), Behavior: BehaviorCascade}))
+	must(s.DropTable(ctx, api.DropTableRequest{ID: id("a", "t")}))
+	must(s.DropNamespace(ctx, api.DropNamespaceRequest{ID: id("b"), Behavior: api.BehaviorCascade}))
 	droppedView(t, ctx, s, "table a$t: table a$t "+locT+"; namespace b: namespace b ; namespace b: table b$u "+locU)
 	scoped := sqlengine.WithScope(ctx, &sqlengine.Scope{Subtrees: []string{"a"}, Sep: "$"})
 	droppedView(t, scoped, s, "table a$t: table a$t "+locT)
-	must(s.UndropTable(ctx, UndropTableRequest{ID: id("a", "t")}))
-	must(s.CreateNamespace(ctx, CreateNamespaceRequest{ID: id("c")})) // a catalog change: the view follows
+	must(s.UndropTable(ctx, api.UndropTableRequest{ID: id("a", "t")}))
+	must(s.CreateNamespace(ctx, api.CreateNamespaceRequest{ID: id("c")})) // a catalog change: the view follows
 	droppedView(t, ctx, s, "namespace b: namespace b ; namespace b: table b$u "+locU)
 }

@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strconv"
 
+	"github.com/flightns/flightns/api"
 	"github.com/flightns/flightns/internal/lancemanifest"
 	"github.com/flightns/flightns/nserror"
 )
@@ -26,9 +27,9 @@ func (s *Service) managed() bool { return !s.cfg.Unmanaged }
 // storageVersions lists a table's committed versions from its _versions
 // directory, ascending; a version found under both namings is the V2 one,
 // as Lance reads it.
-func (s *Service) storageVersions(ctx context.Context, loc string) ([]TableVersion, error) {
+func (s *Service) storageVersions(ctx context.Context, loc string) ([]api.TableVersion, error) {
 	prefix := lancemanifest.VersionsPrefix(loc)
-	byVersion := map[uint64]TableVersion{}
+	byVersion := map[uint64]api.TableVersion{}
 	schemes := map[uint64]lancemanifest.NamingScheme{}
 	for a, err := range s.objs.List(ctx, prefix) {
 		if err != nil {
@@ -41,7 +42,7 @@ func (s *Service) storageVersions(ctx context.Context, loc string) ([]TableVersi
 		if prev, ok := schemes[m.Version]; ok && prev == lancemanifest.V2 {
 			continue
 		}
-		tv := TableVersion{Version: int64(m.Version), ManifestPath: s.root.objectPath(a.Key), ETag: a.ETag}
+		tv := api.TableVersion{Version: int64(m.Version), ManifestPath: s.root.objectPath(a.Key), ETag: a.ETag}
 		size := a.Size
 		tv.ManifestSize = &size
 		if !a.ModTime.IsZero() {
@@ -50,7 +51,7 @@ func (s *Service) storageVersions(ctx context.Context, loc string) ([]TableVersi
 		}
 		byVersion[m.Version], schemes[m.Version] = tv, m.Scheme
 	}
-	out := make([]TableVersion, 0, len(byVersion))
+	out := make([]api.TableVersion, 0, len(byVersion))
 	for _, tv := range byVersion {
 		out = append(out, tv)
 	}
@@ -59,27 +60,27 @@ func (s *Service) storageVersions(ctx context.Context, loc string) ([]TableVersi
 }
 
 // storageVersion returns one version (0: the latest) from storage.
-func (s *Service) storageVersion(ctx context.Context, id ID, loc string, version int64) (TableVersion, error) {
+func (s *Service) storageVersion(ctx context.Context, id api.ID, loc string, version int64) (api.TableVersion, error) {
 	all, err := s.storageVersions(ctx, loc)
 	if err != nil {
-		return TableVersion{}, err
+		return api.TableVersion{}, err
 	}
 	if version == 0 {
 		if len(all) == 0 {
-			return TableVersion{}, nserror.New(nserror.TableVersionNotFound, "table %q has no versions", id.String())
+			return api.TableVersion{}, nserror.New(nserror.TableVersionNotFound, "table %q has no versions", id.String())
 		}
 		return all[len(all)-1], nil
 	}
 	i := sort.Search(len(all), func(i int) bool { return all[i].Version >= version })
 	if i == len(all) || all[i].Version != version {
-		return TableVersion{}, nserror.New(nserror.TableVersionNotFound, "table %q has no version %d", id.String(), version)
+		return api.TableVersion{}, nserror.New(nserror.TableVersionNotFound, "table %q has no version %d", id.String(), version)
 	}
 	return all[i], nil
 }
 
 // storageVersionPage is ListTableVersions of an unmanaged table: page_token
 // is the last version of the previous page, as for managed tables.
-func (s *Service) storageVersionPage(ctx context.Context, loc string, req ListTableVersionsRequest) (*ListTableVersionsResponse, error) {
+func (s *Service) storageVersionPage(ctx context.Context, loc string, req api.ListTableVersionsRequest) (*api.ListTableVersionsResponse, error) {
 	all, err := s.storageVersions(ctx, loc)
 	if err != nil {
 		return nil, err
@@ -101,7 +102,7 @@ func (s *Service) storageVersionPage(ctx context.Context, loc string, req ListTa
 		}
 		all = all[i:]
 	}
-	resp := &ListTableVersionsResponse{Versions: all}
+	resp := &api.ListTableVersionsResponse{Versions: all}
 	if req.Limit != nil && *req.Limit > 0 && len(all) > *req.Limit {
 		resp.Versions = all[:*req.Limit]
 		resp.PageToken = strconv.FormatInt(resp.Versions[len(resp.Versions)-1].Version, 10)
@@ -111,7 +112,7 @@ func (s *Service) storageVersionPage(ctx context.Context, loc string, req ListTa
 
 // latestVersion is a table's newest version (ok false: none yet): from the
 // claims, or from storage when the catalog is unmanaged.
-func (s *Service) latestVersion(ctx context.Context, id ID, loc string) (int64, bool, error) {
+func (s *Service) latestVersion(ctx context.Context, id api.ID, loc string) (int64, bool, error) {
 	if s.managed() {
 		l, ok, err := s.claims.GetLatestManifestLocation(ctx, loc)
 		return int64(l.Version), ok, err
@@ -125,20 +126,20 @@ func (s *Service) latestVersion(ctx context.Context, id ID, loc string) (int64, 
 
 // versionExists fails with TableVersionNotFound unless the table has
 // version v.
-func (s *Service) versionExists(ctx context.Context, id ID, loc string, v int64) error {
+func (s *Service) versionExists(ctx context.Context, id api.ID, loc string, v int64) error {
 	_, err := s.versionOf(ctx, id, loc, v)
 	return err
 }
 
 // versionOf describes version v of the table, with its manifest's size:
 // from the claim records, or from storage for an unmanaged catalog.
-func (s *Service) versionOf(ctx context.Context, id ID, loc string, v int64) (TableVersion, error) {
+func (s *Service) versionOf(ctx context.Context, id api.ID, loc string, v int64) (api.TableVersion, error) {
 	if !s.managed() {
 		return s.storageVersion(ctx, id, loc, v)
 	}
 	l, err := s.liveVersion(ctx, id, loc, uint64(v))
 	if err != nil {
-		return TableVersion{}, err
+		return api.TableVersion{}, err
 	}
 	return s.tableVersion(l), nil
 }
@@ -148,7 +149,7 @@ func (s *Service) versionOf(ctx context.Context, id ID, loc string, v int64) (Ta
 func (s *Service) unmanagedWithVersions(ctx context.Context, ids []string) ([]string, error) {
 	var out []string
 	for _, sid := range ids {
-		id, err := ParseID(sid, "")
+		id, err := api.ParseID(sid, "")
 		if err != nil {
 			return nil, err
 		}

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/flightns/flightns/api"
 	"github.com/flightns/flightns/nserror"
 	"github.com/flightns/flightns/objstore"
 )
@@ -18,7 +19,7 @@ import (
 // read-only for a caller without the write role on table id — with their expiry
 // (expires_at_millis), after which Lance describes the table again. The
 // server's own credentials are never answered.
-func (s *Service) storageOptions(ctx context.Context, id ID, loc string, vend *bool) (map[string]string, error) {
+func (s *Service) storageOptions(ctx context.Context, id api.ID, loc string, vend *bool) (map[string]string, error) {
 	if s.cfg.Vend == nil || (vend != nil && !*vend) {
 		return s.root.options, nil
 	}

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/flightns/flightns/api"
 	"github.com/flightns/flightns/internal/auth"
 	"github.com/flightns/flightns/objstore"
 )
@@ -17,9 +18,9 @@ func TestNoVendingAnswersNoSecret(t *testing.T) {
 	ctx := context.Background()
 	e := newTenvOn(t, "s3")
 	yes := true
-	must(e.s.CreateNamespace(ctx, CreateNamespaceRequest{ID: id("a")}))
-	d := must(e.s.DeclareTable(ctx, DeclareTableRequest{ID: id("a", "t"), VendCredentials: &yes}))
-	desc := must(e.s.DescribeTable(ctx, DescribeTableRequest{ID: id("a", "t"), VendCredentials: &yes}))
+	must(e.s.CreateNamespace(ctx, api.CreateNamespaceRequest{ID: id("a")}))
+	d := must(e.s.DeclareTable(ctx, api.DeclareTableRequest{ID: id("a", "t"), VendCredentials: &yes}))
+	desc := must(e.s.DescribeTable(ctx, api.DescribeTableRequest{ID: id("a", "t"), VendCredentials: &yes}))
 	for what, opts := range map[string]map[string]string{"declare": d.StorageOptions, "describe": desc.StorageOptions} {
 		if opts["aws_endpoint"] == "" {
 			t.Errorf("%s: no endpoint in %v", what, opts)
@@ -75,13 +76,13 @@ func TestVendedCredentialsFollowGrants(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { _ = s.Close() }()
-	must(s.CreateNamespace(ctx, CreateNamespaceRequest{ID: id("a")}))
-	must(s.DeclareTable(ctx, DeclareTableRequest{ID: id("a", "t")}))
+	must(s.CreateNamespace(ctx, api.CreateNamespaceRequest{ID: id("a")}))
+	must(s.DeclareTable(ctx, api.DeclareTableRequest{ID: id("a", "t")}))
 	must(0, s.Grant(ctx, auth.Grant{Namespace: []string{"a"}, Principal: "ana", Role: auth.Read}))
 	must(0, s.Grant(ctx, auth.Grant{Namespace: []string{"a"}, Principal: "bo", Role: auth.Write}))
 	key := func(p auth.Principal) string {
 		t.Helper()
-		d, err := s.DescribeTable(auth.WithPrincipal(ctx, p), DescribeTableRequest{ID: id("a", "t")})
+		d, err := s.DescribeTable(auth.WithPrincipal(ctx, p), api.DescribeTableRequest{ID: id("a", "t")})
 		if err != nil || d.StorageOptions["aws_access_key_id"] == "" {
 			t.Fatalf("%s: %v, %v", p.Name, d, err)
 		}

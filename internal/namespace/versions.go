@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/flightns/flightns/api"
 	"github.com/flightns/flightns/internal/lancemanifest"
 	"github.com/flightns/flightns/internal/redisstate"
 	"github.com/flightns/flightns/nserror"
@@ -17,8 +18,8 @@ import (
 
 // tableVersion is the protocol's view of a committed version: its final
 // manifest as an object-store path.
-func (s *Service) tableVersion(loc redisclaim.Location) TableVersion {
-	tv := TableVersion{Version: int64(loc.Version), ManifestPath: s.root.objectPath(loc.Path), ETag: loc.ETag}
+func (s *Service) tableVersion(loc redisclaim.Location) api.TableVersion {
+	tv := api.TableVersion{Version: int64(loc.Version), ManifestPath: s.root.objectPath(loc.Path), ETag: loc.ETag}
 	if loc.Size > 0 {
 		size := loc.Size
 		tv.ManifestSize = &size
@@ -83,7 +84,7 @@ func checkBranchName(branch string) error {
 // a chain whose manifests Lance removed (it deleted the branch, which
 // makes no request) is forgotten here, so the branch reads as one that
 // does not exist.
-func (s *Service) branchChain(ctx context.Context, id ID, branch string) (string, error) {
+func (s *Service) branchChain(ctx context.Context, id api.ID, branch string) (string, error) {
 	loc, err := s.tableLoc(ctx, id)
 	if err != nil {
 		return "", err
@@ -98,7 +99,7 @@ func (s *Service) branchChain(ctx context.Context, id ID, branch string) (string
 
 // orBranchNotFound turns a version's TableVersionNotFound on a branch
 // that does not exist into TableBranchNotFound.
-func (s *Service) orBranchNotFound(ctx context.Context, id ID, chain, branch string, err error) error {
+func (s *Service) orBranchNotFound(ctx context.Context, id api.ID, chain, branch string, err error) error {
 	if onMain(branch) || nserror.CodeOf(err) != nserror.TableVersionNotFound {
 		return err
 	}
@@ -112,7 +113,7 @@ func (s *Service) orBranchNotFound(ctx context.Context, id ID, chain, branch str
 // file records it, or the catalog has versions of it (Lance commits a
 // branch's first version before it writes the ref file). Main always
 // exists.
-func (s *Service) branchExists(ctx context.Context, id ID, chain, branch string) (bool, error) {
+func (s *Service) branchExists(ctx context.Context, id api.ID, chain, branch string) (bool, error) {
 	if onMain(branch) {
 		return true, nil
 	}
@@ -132,7 +133,7 @@ func (s *Service) branchExists(ctx context.Context, id ID, chain, branch string)
 }
 
 // noBranch is TableBranchNotFound for a branch of table id.
-func noBranch(id ID, branch string) error {
+func noBranch(id api.ID, branch string) error {
 	return nserror.New(nserror.TableBranchNotFound, "table %q has no branch %q", id.String(), branch)
 }
 
@@ -147,7 +148,7 @@ func (s *Service) forked(ctx context.Context, e redisclaim.Entry, branch string)
 
 // stagedEntry validates one CreateTableVersion entry and resolves its table
 // and its staging manifest to keys.
-func (s *Service) stagedEntry(ctx context.Context, id ID, branch string, version int64, manifestPath string, size *int64, etag, naming string) (redisclaim.Entry, error) {
+func (s *Service) stagedEntry(ctx context.Context, id api.ID, branch string, version int64, manifestPath string, size *int64, etag, naming string) (redisclaim.Entry, error) {
 	loc, err := s.tableLoc(ctx, id)
 	if err != nil {
 		return redisclaim.Entry{}, err
@@ -204,7 +205,7 @@ func (s *Service) entryAt(loc string, version int64, manifestPath string, size *
 // gives the table that location (one Redis round trip fewer than reading
 // it first; a table dropped or re-created meanwhile fails the check, and
 // the location is read again).
-func (s *Service) CreateTableVersion(ctx context.Context, req CreateTableVersionRequest) (*CreateTableVersionResponse, error) {
+func (s *Service) CreateTableVersion(ctx context.Context, req api.CreateTableVersionRequest) (*api.CreateTableVersionResponse, error) {
 	if err := tableID(req.ID); err != nil {
 		return nil, err
 	}
@@ -236,14 +237,14 @@ func (s *Service) CreateTableVersion(ctx context.Context, req CreateTableVersion
 			return nil, err
 		}
 		tv := s.tableVersion(loc)
-		return &CreateTableVersionResponse{TransactionID: loc.TxnID, Version: &tv}, nil
+		return &api.CreateTableVersionResponse{TransactionID: loc.TxnID, Version: &tv}, nil
 	}
 	return nil, nserror.New(nserror.ConcurrentModification, "table %q kept changing while version %d was committed: retry", id, req.Version)
 }
 
 // DescribeTableVersion describes a version (the latest when none is
 // given).
-func (s *Service) DescribeTableVersion(ctx context.Context, req DescribeTableVersionRequest) (*DescribeTableVersionResponse, error) {
+func (s *Service) DescribeTableVersion(ctx context.Context, req api.DescribeTableVersionRequest) (*api.DescribeTableVersionResponse, error) {
 	loc, err := s.branchChain(ctx, req.ID, req.Branch)
 	if err != nil {
 		return nil, err
@@ -260,7 +261,7 @@ func (s *Service) DescribeTableVersion(ctx context.Context, req DescribeTableVer
 		if err != nil {
 			return nil, s.orBranchNotFound(ctx, req.ID, loc, req.Branch, err)
 		}
-		return &DescribeTableVersionResponse{Version: &tv}, nil
+		return &api.DescribeTableVersionResponse{Version: &tv}, nil
 	}
 	var l redisclaim.Location
 	if req.Version == nil {
@@ -275,7 +276,7 @@ func (s *Service) DescribeTableVersion(ctx context.Context, req DescribeTableVer
 		return nil, s.orBranchNotFound(ctx, req.ID, loc, req.Branch, err)
 	}
 	tv := s.tableVersion(l)
-	return &DescribeTableVersionResponse{Version: &tv}, nil
+	return &api.DescribeTableVersionResponse{Version: &tv}, nil
 }
 
 // ListTableVersions lists a table's versions, ascending or (descending)
@@ -288,7 +289,7 @@ func (s *Service) DescribeTableVersion(ctx context.Context, req DescribeTableVer
 // TableBranchNotFound, as every branch operation answers, and what
 // Lance's managed commit store reads as "no versions yet" (it takes
 // TableNotFound and TableBranchNotFound alike).
-func (s *Service) ListTableVersions(ctx context.Context, req ListTableVersionsRequest) (*ListTableVersionsResponse, error) {
+func (s *Service) ListTableVersions(ctx context.Context, req api.ListTableVersionsRequest) (*api.ListTableVersionsResponse, error) {
 	loc, err := s.branchChain(ctx, req.ID, req.Branch)
 	if err != nil {
 		return nil, err
@@ -304,7 +305,7 @@ func (s *Service) ListTableVersions(ctx context.Context, req ListTableVersionsRe
 	resp, err := s.listVersions(ctx, loc, req)
 	if err == nil && len(missing) > 0 {
 		// Drift (admin verify reports it): never answered as a path.
-		resp.Versions = slices.DeleteFunc(resp.Versions, func(tv TableVersion) bool {
+		resp.Versions = slices.DeleteFunc(resp.Versions, func(tv api.TableVersion) bool {
 			return slices.ContainsFunc(missing, func(l redisclaim.Location) bool { return int64(l.Version) == tv.Version })
 		})
 	}
@@ -319,7 +320,7 @@ func (s *Service) ListTableVersions(ctx context.Context, req ListTableVersionsRe
 }
 
 // listVersions is ListTableVersions of the chain at loc.
-func (s *Service) listVersions(ctx context.Context, loc string, req ListTableVersionsRequest) (*ListTableVersionsResponse, error) {
+func (s *Service) listVersions(ctx context.Context, loc string, req api.ListTableVersionsRequest) (*api.ListTableVersionsResponse, error) {
 	var err error
 	opts := redisclaim.ListOptions{Descending: req.Descending != nil && *req.Descending}
 	if req.PageToken != "" {
@@ -337,7 +338,7 @@ func (s *Service) listVersions(ctx context.Context, loc string, req ListTableVer
 	if req.Limit != nil {
 		want = *req.Limit
 	}
-	resp := &ListTableVersionsResponse{Versions: []TableVersion{}}
+	resp := &api.ListTableVersionsResponse{Versions: []api.TableVersion{}}
 	for {
 		opts.Limit = 1000
 		if want > 0 {
@@ -366,7 +367,7 @@ func (s *Service) listVersions(ctx context.Context, loc string, req ListTableVer
 // stays: Lance deletes its own files.
 //
 // On a branch without versions it is TableBranchNotFound.
-func (s *Service) BatchDeleteTableVersions(ctx context.Context, req BatchDeleteTableVersionsRequest) (*BatchDeleteTableVersionsResponse, error) {
+func (s *Service) BatchDeleteTableVersions(ctx context.Context, req api.BatchDeleteTableVersionsRequest) (*api.BatchDeleteTableVersionsResponse, error) {
 	loc, err := s.branchChain(ctx, req.ID, req.Branch)
 	if err != nil {
 		return nil, err
@@ -381,13 +382,13 @@ func (s *Service) BatchDeleteTableVersions(ctx context.Context, req BatchDeleteT
 		return nil, err
 	}
 	if same, err := s.sameIdentity(ctx, loc, req.Context, ranges); err != nil || !same {
-		return &BatchDeleteTableVersionsResponse{}, err
+		return &api.BatchDeleteTableVersionsResponse{}, err
 	}
 	n, err := s.claims.DeleteVersions(ctx, loc, ranges)
 	if err != nil {
 		return nil, err
 	}
-	return &BatchDeleteTableVersionsResponse{DeletedCount: int64(n)}, nil
+	return &api.BatchDeleteTableVersionsResponse{DeletedCount: int64(n)}, nil
 }
 
 // sameIdentity reports whether a deletion of one version that names the
@@ -420,7 +421,7 @@ func (s *Service) sameIdentity(ctx context.Context, chain string, reqContext map
 	return true, nil
 }
 
-func versionRanges(in []VersionRange) ([]redisclaim.Range, error) {
+func versionRanges(in []api.VersionRange) ([]redisclaim.Range, error) {
 	if len(in) == 0 {
 		return nil, nserror.New(nserror.InvalidInput, "no version ranges given")
 	}
@@ -442,7 +443,7 @@ func versionRanges(in []VersionRange) ([]redisclaim.Range, error) {
 
 // BatchCreateTableVersions commits one version of each of several tables,
 // all or nothing.
-func (s *Service) BatchCreateTableVersions(ctx context.Context, req BatchCreateTableVersionsRequest) (*BatchCreateTableVersionsResponse, error) {
+func (s *Service) BatchCreateTableVersions(ctx context.Context, req api.BatchCreateTableVersionsRequest) (*api.BatchCreateTableVersionsResponse, error) {
 	if len(req.Entries) == 0 {
 		return nil, nserror.New(nserror.InvalidInput, "no entries given")
 	}
@@ -461,7 +462,7 @@ func (s *Service) BatchCreateTableVersions(ctx context.Context, req BatchCreateT
 	if err != nil {
 		return nil, err
 	}
-	resp := &BatchCreateTableVersionsResponse{TransactionID: b.TxnID}
+	resp := &api.BatchCreateTableVersionsResponse{TransactionID: b.TxnID}
 	for _, l := range b.Locations {
 		resp.Versions = append(resp.Versions, s.tableVersion(l))
 	}

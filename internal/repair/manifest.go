@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/flightns/flightns/api"
 	"github.com/flightns/flightns/internal/lancemanifest"
 	"github.com/flightns/flightns/internal/namespace"
 	"github.com/flightns/flightns/manifesttable"
@@ -296,7 +297,7 @@ func checkObjectID(typ, id string) error {
 		}
 		return errors.New("empty object_id")
 	}
-	_, err := namespace.ParseID(id, namespace.Delimiter)
+	_, err := api.ParseID(id, api.Delimiter)
 	return err
 }
 

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/flightns/flightns/api"
 	"github.com/flightns/flightns/internal/lancemanifest"
 	"github.com/flightns/flightns/internal/namespace"
 	"github.com/flightns/flightns/internal/testutil/nstest"
@@ -254,7 +255,7 @@ func TestVerifyCoversLanceBranches(t *testing.T) {
 	a := locationOf(t, svc, "ns$a")
 	for v := uint64(2); v <= 3; v++ {
 		p := stage(t, filepath.Join(dir, "tree", "dev"), v)
-		if _, err := svc.CreateTableVersion(ctx, namespace.CreateTableVersionRequest{ID: namespace.ID{"ns", "a"}, Branch: "dev",
+		if _, err := svc.CreateTableVersion(ctx, api.CreateTableVersionRequest{ID: api.ID{"ns", "a"}, Branch: "dev",
 			Version: int64(v), ManifestPath: "file://" + p}); err != nil {
 			t.Fatal(err)
 		}
@@ -295,7 +296,7 @@ func TestVerifyRepairForgetsABranchLanceDeleted(t *testing.T) {
 	dir := table(t, svc, env.Root, "a", 1)
 	devDir := filepath.Join(dir, "tree", "dev")
 	for v := uint64(1); v <= 2; v++ {
-		if _, err := svc.CreateTableVersion(ctx, namespace.CreateTableVersionRequest{ID: namespace.ID{"ns", "a"}, Branch: "dev",
+		if _, err := svc.CreateTableVersion(ctx, api.CreateTableVersionRequest{ID: api.ID{"ns", "a"}, Branch: "dev",
 			Version: int64(v), ManifestPath: "file://" + stage(t, devDir, v)}); err != nil {
 			t.Fatal(err)
 		}
@@ -303,7 +304,7 @@ func TestVerifyRepairForgetsABranchLanceDeleted(t *testing.T) {
 		// on its way when CreateTableVersion answers): Lance deletes a
 		// branch whose versions are whole.
 		ver := int64(v)
-		if _, err := svc.DescribeTableVersion(ctx, namespace.DescribeTableVersionRequest{ID: namespace.ID{"ns", "a"}, Branch: "dev", Version: &ver}); err != nil {
+		if _, err := svc.DescribeTableVersion(ctx, api.DescribeTableVersionRequest{ID: api.ID{"ns", "a"}, Branch: "dev", Version: &ver}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -320,14 +321,14 @@ func TestVerifyRepairForgetsABranchLanceDeleted(t *testing.T) {
 	}
 	// The forgotten chain's rows go through the commit log: after them,
 	// the catalog is clean again.
-	if _, err := svc.CreateNamespace(ctx, namespace.CreateNamespaceRequest{ID: namespace.ID{"after"}}); err != nil {
+	if _, err := svc.CreateNamespace(ctx, api.CreateNamespaceRequest{ID: api.ID{"after"}}); err != nil {
 		t.Fatal(err)
 	}
 	rep, err = Verify(ctx, svc, false, nil)
 	if err != nil || len(rep.Drift) != 0 || len(svc.Table().BranchVersionRows("ns$a", "dev")) != 0 {
 		t.Fatalf("after repair: %q (%v), dev's rows %v", kinds(rep), err, svc.Table().BranchVersionRows("ns$a", "dev"))
 	}
-	if _, err := svc.CreateTableVersion(ctx, namespace.CreateTableVersionRequest{ID: namespace.ID{"ns", "a"}, Branch: "dev",
+	if _, err := svc.CreateTableVersion(ctx, api.CreateTableVersionRequest{ID: api.ID{"ns", "a"}, Branch: "dev",
 		Version: 1, ManifestPath: "file://" + stage(t, devDir, 1)}); err != nil {
 		t.Fatalf("dev made again: %v", err)
 	}

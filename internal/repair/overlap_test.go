@@ -15,6 +15,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/flightns/flightns/api"
 	"github.com/flightns/flightns/internal/namespace"
 	"github.com/flightns/flightns/internal/redisstate"
 	"github.com/flightns/flightns/internal/testutil/nstest"
@@ -32,7 +33,7 @@ func nestLegacy(t *testing.T, env *nstest.Env, svc *namespace.Service, outer, na
 		t.Fatal(err)
 	}
 	loc := outer + "/" + name
-	if _, err := svc.DeclareTable(ctx, namespace.DeclareTableRequest{ID: namespace.ID{"ns", name}, Location: loc}); err != nil {
+	if _, err := svc.DeclareTable(ctx, api.DeclareTableRequest{ID: api.ID{"ns", name}, Location: loc}); err != nil {
 		t.Fatal(err)
 	}
 	if err := env.RDB.ZAdd(ctx, locs, redis.Z{Member: outer}).Err(); err != nil {
@@ -40,7 +41,7 @@ func nestLegacy(t *testing.T, env *nstest.Env, svc *namespace.Service, outer, na
 	}
 	dir := filepath.Join(env.Root, loc)
 	size := int64(len("manifest"))
-	if _, err := svc.CreateTableVersion(ctx, namespace.CreateTableVersionRequest{ID: namespace.ID{"ns", name}, Version: 1,
+	if _, err := svc.CreateTableVersion(ctx, api.CreateTableVersionRequest{ID: api.ID{"ns", name}, Version: 1,
 		ManifestPath: "file://" + stage(t, dir, 1), ManifestSize: &size}); err != nil {
 		t.Fatal(err)
 	}
@@ -134,12 +135,12 @@ func TestGCNeverDeletesALiveTablesFiles(t *testing.T) {
 	tombstone(t, env, "gone", long)
 	leftover := filepath.Join(env.Root, "gone", "late.lance")
 	writeOld(t, leftover)
-	if _, err := svc.DeclareTable(ctx, namespace.DeclareTableRequest{ID: namespace.ID{"ns", "in"}, Location: "gone/in"}); err != nil {
+	if _, err := svc.DeclareTable(ctx, api.DeclareTableRequest{ID: api.ID{"ns", "in"}, Location: "gone/in"}); err != nil {
 		t.Fatal(err)
 	}
 	in := filepath.Join(env.Root, "gone", "in")
 	size := int64(len("manifest"))
-	if _, err := svc.CreateTableVersion(ctx, namespace.CreateTableVersionRequest{ID: namespace.ID{"ns", "in"}, Version: 1,
+	if _, err := svc.CreateTableVersion(ctx, api.CreateTableVersionRequest{ID: api.ID{"ns", "in"}, Version: 1,
 		ManifestPath: "file://" + stage(t, in, 1), ManifestSize: &size}); err != nil {
 		t.Fatal(err)
 	}
@@ -193,7 +194,7 @@ func TestADropCutMidDeletionKeepsItsDirectoryUntilGC(t *testing.T) {
 			dir := table(t, svc, env.Root, "gone", 1)
 			loc := keyOf(env, dir)
 			armed.Store(true)
-			if _, err := svc.DropTable(ctx, namespace.DropTableRequest{ID: namespace.ID{"ns", "gone"}}); err != nil {
+			if _, err := svc.DropTable(ctx, api.DropTableRequest{ID: api.ID{"ns", "gone"}}); err != nil {
 				t.Fatalf("the drop: %v", err)
 			}
 			armed.Store(false)
@@ -205,7 +206,7 @@ func TestADropCutMidDeletionKeepsItsDirectoryUntilGC(t *testing.T) {
 				}
 			}
 			for _, l := range []string{loc, loc + "/x"} {
-				if _, err := svc.DeclareTable(ctx, namespace.DeclareTableRequest{ID: namespace.ID{"ns", "next"}, Location: l}); err == nil {
+				if _, err := svc.DeclareTable(ctx, api.DeclareTableRequest{ID: api.ID{"ns", "next"}, Location: l}); err == nil {
 					t.Fatalf("declared at %s while the drop's deletion was unfinished", l)
 				}
 			}
@@ -226,7 +227,7 @@ func TestADropCutMidDeletionKeepsItsDirectoryUntilGC(t *testing.T) {
 					t.Fatalf("gc left the dropped table's files: %v", err)
 				}
 			}
-			if _, err := svc.DeclareTable(ctx, namespace.DeclareTableRequest{ID: namespace.ID{"ns", "next"}, Location: loc + "/x"}); err != nil {
+			if _, err := svc.DeclareTable(ctx, api.DeclareTableRequest{ID: api.ID{"ns", "next"}, Location: loc + "/x"}); err != nil {
 				t.Fatalf("declaring in the directory once the drop is settled: %v", err)
 			}
 		})

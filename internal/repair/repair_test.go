@@ -14,6 +14,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/flightns/flightns/api"
 	"github.com/flightns/flightns/internal/namespace"
 	"github.com/flightns/flightns/internal/testutil/nstest"
 	"github.com/flightns/flightns/nserror"
@@ -25,10 +26,10 @@ import (
 func table(t *testing.T, svc *namespace.Service, root, name string, n int) string {
 	t.Helper()
 	ctx := context.Background()
-	if _, err := svc.CreateNamespace(ctx, namespace.CreateNamespaceRequest{ID: namespace.ID{"ns"}, Mode: namespace.ModeExistOk}); err != nil {
+	if _, err := svc.CreateNamespace(ctx, api.CreateNamespaceRequest{ID: api.ID{"ns"}, Mode: api.ModeExistOk}); err != nil {
 		t.Fatal(err)
 	}
-	d, err := svc.DeclareTable(ctx, namespace.DeclareTableRequest{ID: namespace.ID{"ns", name}})
+	d, err := svc.DeclareTable(ctx, api.DeclareTableRequest{ID: api.ID{"ns", name}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,7 +37,7 @@ func table(t *testing.T, svc *namespace.Service, root, name string, n int) strin
 	for v := 1; v <= n; v++ {
 		p := stage(t, dir, uint64(v))
 		size := int64(len("manifest"))
-		if _, err := svc.CreateTableVersion(ctx, namespace.CreateTableVersionRequest{ID: namespace.ID{"ns", name}, Version: int64(v),
+		if _, err := svc.CreateTableVersion(ctx, api.CreateTableVersionRequest{ID: api.ID{"ns", name}, Version: int64(v),
 			ManifestPath: "file://" + p, ManifestSize: &size}); err != nil {
 			t.Fatal(err)
 		}
@@ -110,7 +111,7 @@ func TestVerifyFindsAndRepairsDriftBetweenRecordsAndStorage(t *testing.T) {
 		t.Fatalf("pruned: %+v", rep.Pruned)
 	}
 	one := int64(1)
-	if _, err := svc.DescribeTableVersion(ctx, namespace.DescribeTableVersionRequest{ID: namespace.ID{"ns", "a"}, Version: &one}); nserror.CodeOf(err) != nserror.TableVersionNotFound {
+	if _, err := svc.DescribeTableVersion(ctx, api.DescribeTableVersionRequest{ID: api.ID{"ns", "a"}, Version: &one}); nserror.CodeOf(err) != nserror.TableVersionNotFound {
 		t.Fatalf("a's pruned version 1: %v", err)
 	}
 	rep, err = Verify(ctx, svc, true, nil)
@@ -122,7 +123,7 @@ func TestVerifyFindsAndRepairsDriftBetweenRecordsAndStorage(t *testing.T) {
 	if rep.Unrepaired() != 2 {
 		t.Errorf("unrepaired %d, want 2 (a size mismatch needs a person)", rep.Unrepaired())
 	}
-	d, err := svc.DescribeTableVersion(ctx, namespace.DescribeTableVersionRequest{ID: namespace.ID{"ns", "b"}})
+	d, err := svc.DescribeTableVersion(ctx, api.DescribeTableVersionRequest{ID: api.ID{"ns", "b"}})
 	if err != nil || d.Version.Version != 3 {
 		t.Fatalf("b's latest after repair: %+v, %v", d, err)
 	}
@@ -176,7 +177,7 @@ func TestForcedRecoverRebuildsAndCompactWritesASnapshot(t *testing.T) {
 	if n, err := env.RDB.Exists(ctx, redisclaim.EpochKey(env.Catalog)).Result(); err != nil || n != 1 {
 		t.Fatalf("no epoch after recover: %d, %v", n, err)
 	}
-	d, err := svc.DescribeTableVersion(ctx, namespace.DescribeTableVersionRequest{ID: namespace.ID{"ns", "t"}})
+	d, err := svc.DescribeTableVersion(ctx, api.DescribeTableVersionRequest{ID: api.ID{"ns", "t"}})
 	if err != nil || d.Version.Version != 2 {
 		t.Fatalf("latest after recover: %+v, %v", d, err)
 	}
@@ -199,10 +200,10 @@ func TestGCCollectsWhatAStaleWriterWroteIntoADroppedTable(t *testing.T) {
 	ctx := context.Background()
 	dropped := table(t, svc, env.Root, "gone", 1)
 	kept := table(t, svc, env.Root, "kept", 1)
-	if _, err := svc.DropTable(ctx, namespace.DropTableRequest{ID: namespace.ID{"ns", "gone"}}); err != nil {
+	if _, err := svc.DropTable(ctx, api.DropTableRequest{ID: api.ID{"ns", "gone"}}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := svc.DeregisterTable(ctx, namespace.DeregisterTableRequest{ID: namespace.ID{"ns", "kept"}}); err != nil {
+	if _, err := svc.DeregisterTable(ctx, api.DeregisterTableRequest{ID: api.ID{"ns", "kept"}}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(dropped); !os.IsNotExist(err) {
@@ -219,7 +220,7 @@ func TestGCCollectsWhatAStaleWriterWroteIntoADroppedTable(t *testing.T) {
 	}
 	p := stage(t, dropped, 2)
 	size := int64(len("manifest"))
-	if _, err := svc.CreateTableVersion(ctx, namespace.CreateTableVersionRequest{ID: namespace.ID{"ns", "gone"}, Version: 2,
+	if _, err := svc.CreateTableVersion(ctx, api.CreateTableVersionRequest{ID: api.ID{"ns", "gone"}, Version: 2,
 		ManifestPath: "file://" + p, ManifestSize: &size}); err == nil {
 		t.Fatal("a commit into a dropped table was accepted")
 	}
@@ -277,7 +278,7 @@ func TestGCSparesAnOldStagingObjectAClaimStillNames(t *testing.T) {
 	claimed := stage(t, dir, 2)
 	size := int64(len("manifest"))
 	cut.Store(true)
-	if _, err := svc.CreateTableVersion(ctx, namespace.CreateTableVersionRequest{ID: namespace.ID{"ns", "t"}, Version: 2,
+	if _, err := svc.CreateTableVersion(ctx, api.CreateTableVersionRequest{ID: api.ID{"ns", "t"}, Version: 2,
 		ManifestPath: "file://" + claimed, ManifestSize: &size}); err == nil {
 		t.Fatal("the cut did not fire")
 	}
@@ -291,7 +292,7 @@ func TestGCSparesAnOldStagingObjectAClaimStillNames(t *testing.T) {
 	if err != nil || len(rep.Orphaned) != 0 || rep.Deleted != 0 {
 		t.Fatalf("gc: %+v, %v", rep, err)
 	}
-	d, err := svc.DescribeTableVersion(ctx, namespace.DescribeTableVersionRequest{ID: namespace.ID{"ns", "t"}})
+	d, err := svc.DescribeTableVersion(ctx, api.DescribeTableVersionRequest{ID: api.ID{"ns", "t"}})
 	if err != nil || d.Version.Version != 2 {
 		t.Fatalf("latest after gc: %+v, %v", d, err)
 	}

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/flightns/flightns/api"
 	"github.com/flightns/flightns/internal/namespace"
 	"github.com/flightns/flightns/internal/testutil/nstest"
 	"github.com/flightns/flightns/manifesttable"
@@ -25,7 +26,7 @@ func damaged(t *testing.T, env *nstest.Env) []string {
 	ctx := context.Background()
 	svc := env.Open(t)
 	for _, ns := range []string{"a", "b", "c", "d", "e"} {
-		if _, err := svc.CreateNamespace(ctx, namespace.CreateNamespaceRequest{ID: namespace.ID{ns}, Properties: namespace.Properties{"p": ns}}); err != nil {
+		if _, err := svc.CreateNamespace(ctx, api.CreateNamespaceRequest{ID: api.ID{ns}, Properties: api.Properties{"p": ns}}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/flightns/flightns/api"
 	"github.com/flightns/flightns/internal/auth"
-	"github.com/flightns/flightns/internal/namespace"
 )
 
 // raw sends method path with body and exactly headers (pairs; nothing
@@ -107,7 +107,7 @@ func TestBrowsersCannotDriveRESTCrossSite(t *testing.T) {
 	// No refused request made anything; and every route refuses a
 	// cross-site browser, reads too (a plan or a credential is not a
 	// page's to ask for), while a read's body needs no Content-Type.
-	var l namespace.ListNamespacesResponse
+	var l api.ListNamespacesResponse
 	ok(t, "list", s.raw(http.MethodGet, pRoot+"/list"+dq, "")).decode(t, &l)
 	if len(l.Namespaces) != made {
 		t.Fatalf("namespaces %v after %d successes", l.Namespaces, made)
@@ -143,7 +143,7 @@ func TestBrowsersCannotDriveRESTCrossSiteWithAuthentication(t *testing.T) {
 		wantError(t, tc.name, s.raw(http.MethodPost, "/v1/namespace/evil/create", `{}`, tc.headers...), tc.code, tc.status)
 	}
 	ok(t, "the writer, as LanceDB sends it", s.raw(http.MethodPost, "/v1/namespace/good/create", `{}`, append([]string{"Content-Type", "application/json"}, bearer...)...))
-	var l namespace.ListNamespacesResponse
+	var l api.ListNamespacesResponse
 	ok(t, "list", s.raw(http.MethodGet, pRoot+"/list"+dq, "", bearer...)).decode(t, &l)
 	if strings.Join(l.Namespaces, ",") != "good" {
 		t.Fatalf("namespaces: %v", l.Namespaces)

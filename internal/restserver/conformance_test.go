@@ -18,8 +18,8 @@ import (
 	"github.com/getkin/kin-openapi/routers"
 	"github.com/getkin/kin-openapi/routers/gorillamux"
 
+	"github.com/flightns/flightns/api"
 	"github.com/flightns/flightns/internal/lancemanifest"
-	"github.com/flightns/flightns/internal/namespace"
 	"github.com/flightns/flightns/nserror"
 )
 
@@ -286,7 +286,7 @@ func TestConformance(t *testing.T) {
 	var deregistered string
 	// The first version CreateTableVersion commits, which its retry must
 	// answer again.
-	var committed namespace.TableVersion
+	var committed api.TableVersion
 	v3 := versionBody(3, m3)
 
 	cases := []conformanceCase{
@@ -294,7 +294,7 @@ func TestConformance(t *testing.T) {
 		{"CreateNamespace", "creates a namespace with properties", post, "/v1/namespace/prod%24eu/create" + dq,
 			map[string]any{"id": []string{"prod", "eu"}, "properties": map[string]string{"owner": "ops"}}, 200, 0,
 			func(t *testing.T, r reply) {
-				var c namespace.CreateNamespaceResponse
+				var c api.CreateNamespaceResponse
 				r.decode(t, &c)
 				if c.Properties["owner"] != "ops" {
 					t.Fatalf("properties %v", c.Properties)
@@ -308,7 +308,7 @@ func TestConformance(t *testing.T) {
 		{"ListNamespaces", "a negative limit", get, pRoot + "/list" + dq + "&limit=-1", nil, 400, 13, nil},
 		{"DescribeNamespace", "describes a namespace", post, "/v1/namespace/prod%24eu/describe" + dq, map[string]any{"id": []string{"prod", "eu"}}, 200, 0,
 			func(t *testing.T, r reply) {
-				var d namespace.DescribeNamespaceResponse
+				var d api.DescribeNamespaceResponse
 				r.decode(t, &d)
 				if d.Properties["owner"] != "ops" {
 					t.Fatalf("properties %v", d.Properties)
@@ -325,7 +325,7 @@ func TestConformance(t *testing.T) {
 		// Tables.
 		{"DeclareTable", "declares a table", post, "/v1/table/prod%24sales%24items/declare" + dq, map[string]any{"id": itemsID}, 200, 0,
 			func(t *testing.T, r reply) {
-				var d namespace.DeclareTableResponse
+				var d api.DeclareTableResponse
 				r.decode(t, &d)
 				if !strings.HasPrefix(d.Location, "file://") || !d.ManagedVersioning {
 					t.Fatalf("declare: %+v", d)
@@ -353,7 +353,7 @@ func TestConformance(t *testing.T) {
 		// checks its value).
 		{"DescribeTable", "fills table, namespace and version always", post, pOrders + "/describe" + dq, map[string]any{"id": ordersID}, 200, 0,
 			func(t *testing.T, r reply) {
-				var d namespace.DescribeTableResponse
+				var d api.DescribeTableResponse
 				r.decode(t, &d)
 				if d.Table != "orders" || !slices.Equal(d.Namespace, []string{"prod", "sales"}) || d.Version == nil || *d.Version != 2 ||
 					d.Location == "" || d.Schema != nil || d.Stats != nil {
@@ -362,7 +362,7 @@ func TestConformance(t *testing.T) {
 			}},
 		{"DescribeTable", "with load_detailed_metadata, from the Lance manifest", post, pOrders + "/describe" + dq + "&load_detailed_metadata=true", map[string]any{}, 200, 0,
 			func(t *testing.T, r reply) {
-				var d namespace.DescribeTableResponse
+				var d api.DescribeTableResponse
 				r.decode(t, &d)
 				if d.Version == nil || *d.Version != 2 || d.Schema == nil || len(d.Schema.Fields) != 9 || d.Schema.Fields[0].Name != "id" ||
 					d.Stats == nil || d.Stats.NumFragments != 2 || d.Stats.NumDeletedRows != 0 {
@@ -371,7 +371,7 @@ func TestConformance(t *testing.T) {
 			}},
 		{"DescribeTable", "a declared table, with its uri", post, "/v1/table/prod%24sales%24items/describe" + dq + "&with_table_uri=true&check_declared=true", map[string]any{}, 200, 0,
 			func(t *testing.T, r reply) {
-				var d namespace.DescribeTableResponse
+				var d api.DescribeTableResponse
 				r.decode(t, &d)
 				if d.TableURI == "" || d.TableURI != d.Location || d.Version != nil || d.IsOnlyDeclared == nil || !*d.IsOnlyDeclared {
 					t.Fatalf("describe a declared table: %s", r)
@@ -385,7 +385,7 @@ func TestConformance(t *testing.T) {
 		// Versions.
 		{"CreateTableVersion", "commits the next version", post, pOrders + "/version/create" + dq, v3, 200, 0,
 			func(t *testing.T, r reply) {
-				var c namespace.CreateTableVersionResponse
+				var c api.CreateTableVersionResponse
 				r.decode(t, &c)
 				if c.Version == nil || c.Version.Version != 3 || !strings.HasSuffix(c.Version.ManifestPath, lancemanifest.ManifestName(lancemanifest.V2, 3)) {
 					t.Fatalf("version/create: %s", r)
@@ -398,7 +398,7 @@ func TestConformance(t *testing.T) {
 		// Lance would read as another writer's version.
 		{"CreateTableVersion", "a retry of a committed request answers the same version", post, pOrders + "/version/create" + dq, v3, 200, 0,
 			func(t *testing.T, r reply) {
-				var c namespace.CreateTableVersionResponse
+				var c api.CreateTableVersionResponse
 				r.decode(t, &c)
 				if c.Version == nil || c.Version.Version != 3 || c.Version.ManifestPath != committed.ManifestPath {
 					t.Fatalf("the retry answered %s; the commit %+v", r, committed)
@@ -409,7 +409,7 @@ func TestConformance(t *testing.T) {
 		{"CreateTableVersion", "a missing table", post, "/v1/table/prod%24sales%24nope/version/create" + dq, map[string]any{"version": 1, "manifest_path": "x"}, 404, 4, nil},
 		{"ListTableVersions", "the latest, as Lance asks for it", post, pOrders + "/version/list" + dq + "&limit=1&descending=true", nil, 200, 0,
 			func(t *testing.T, r reply) {
-				var l namespace.ListTableVersionsResponse
+				var l api.ListTableVersionsResponse
 				r.decode(t, &l)
 				if len(l.Versions) != 1 || l.Versions[0].Version != 3 || l.PageToken == "" {
 					t.Fatalf("version/list: %s", r)
@@ -440,7 +440,7 @@ func TestConformance(t *testing.T) {
 		{"UpdateTableTag", "a missing table", post, "/v1/table/prod%24sales%24nope/tags/update" + dq, map[string]any{"tag": "first", "version": 1}, 404, 4, nil},
 		{"ListTableTags", "lists the tags", post, pOrders + "/tags/list" + dq, nil, 200, 0,
 			func(t *testing.T, r reply) {
-				var l namespace.ListTableTagsResponse
+				var l api.ListTableTagsResponse
 				r.decode(t, &l)
 				if len(l.Tags) != 1 || l.Tags["first"].Version != 2 || l.Tags["first"].ManifestSize != int64(len(m2)) {
 					t.Fatalf("tags/list: %s", r)
@@ -454,7 +454,7 @@ func TestConformance(t *testing.T) {
 		// Branches.
 		{"ListTableBranches", "lists the branches Lance recorded", post, pOrders + "/branches/list" + dq, nil, 200, 0,
 			func(t *testing.T, r reply) {
-				var l namespace.ListTableBranchesResponse
+				var l api.ListTableBranchesResponse
 				r.decode(t, &l)
 				if dev, ok := l.Branches["dev"]; len(l.Branches) != 1 || !ok || dev.ParentVersion != 2 || dev.CreateAt != 1796172517 || dev.ManifestSize != 425 {
 					t.Fatalf("branches/list: %s", r)
@@ -470,7 +470,7 @@ func TestConformance(t *testing.T) {
 			}}
 		}), 200, 0,
 			func(t *testing.T, r reply) {
-				var b namespace.BatchCreateTableVersionsResponse
+				var b api.BatchCreateTableVersionsResponse
 				r.decode(t, &b)
 				if len(b.Versions) != 2 || b.Versions[0].Version != 1 || b.Versions[1].Version != 4 {
 					t.Fatalf("batch-create: %s", r)
@@ -493,7 +493,7 @@ func TestConformance(t *testing.T) {
 			}}
 		}), 200, 0,
 			func(t *testing.T, r reply) {
-				var b namespace.BatchCommitTablesResponse
+				var b api.BatchCommitTablesResponse
 				r.decode(t, &b)
 				if len(b.Results) != 3 || b.Results[0].DeclareTable == nil || b.Results[1].CreateTableVersion == nil ||
 					b.Results[1].CreateTableVersion.Version.Version != 2 || b.Results[2].DeleteTableVersions == nil ||
@@ -516,7 +516,7 @@ func TestConformance(t *testing.T) {
 		// deleted, two fragments, one index).
 		{"GetTableStats", "statistics of the latest version", post, pOrders + "/stats" + dq, map[string]any{"id": ordersID}, 200, 0,
 			func(t *testing.T, r reply) {
-				var st namespace.GetTableStatsResponse
+				var st api.GetTableStatsResponse
 				r.decode(t, &st)
 				if st.NumRows != 4 || st.NumIndices != 1 || st.TotalBytes != 6200 || st.FragmentStats.NumFragments != 2 || st.FragmentStats.Lengths.Max == 0 {
 					t.Fatalf("stats: %s", r)
@@ -531,7 +531,7 @@ func TestConformance(t *testing.T) {
 		// byte against Lance's).
 		{"CreateTableBranch", "creates a branch from a version of main", post, pOrders + "/branches/create" + dq, map[string]any{"name": "feature", "from_version": 2}, 200, 0,
 			func(t *testing.T, r reply) {
-				var d namespace.DescribeTableVersionResponse
+				var d api.DescribeTableVersionResponse
 				ok(t, "the branch's first version", s.post(pOrders+"/version/describe"+dq, map[string]any{"branch": "feature"})).decode(t, &d)
 				if d.Version == nil || d.Version.Version != 2 {
 					t.Fatalf("the branch's latest: %+v", d.Version)
@@ -543,7 +543,7 @@ func TestConformance(t *testing.T) {
 		{"BatchDeleteTableVersions", "a branch's latest version record", post, pOrders + "/version/delete" + dq, map[string]any{"branch": "feature", "ranges": ranges(2, -1)}, 200, 0, nil},
 		{"CreateTableBranch", "from a branch whose latest record was deleted", post, pOrders + "/branches/create" + dq, map[string]any{"name": "again", "from_branch": "feature"}, 200, 0,
 			func(t *testing.T, r reply) {
-				var d namespace.DescribeTableVersionResponse
+				var d api.DescribeTableVersionResponse
 				ok(t, "the new branch's first version", s.post(pOrders+"/version/describe"+dq, map[string]any{"branch": "again"})).decode(t, &d)
 				if d.Version == nil || d.Version.Version != 2 {
 					t.Fatalf("the branch's latest: %+v", d.Version)
@@ -570,7 +570,7 @@ func TestConformance(t *testing.T) {
 		{"DescribeTableVersion", "of a deleted branch", post, pOrders + "/version/describe" + dq, map[string]any{"branch": "feature", "version": 2}, 404, 22, nil},
 		{"CreateTableBranch", "with a deleted branch's name", post, pOrders + "/branches/create" + dq, map[string]any{"name": "feature", "from_version": 1}, 200, 0,
 			func(t *testing.T, r reply) {
-				var l namespace.ListTableVersionsResponse
+				var l api.ListTableVersionsResponse
 				ok(t, "the new branch's versions", s.post(pOrders+"/version/list"+dq+"&branch=feature", nil)).decode(t, &l)
 				if len(l.Versions) != 1 || l.Versions[0].Version != 1 {
 					t.Fatalf("the new branch's versions: %+v", l.Versions)
@@ -579,7 +579,7 @@ func TestConformance(t *testing.T) {
 		{"DeleteTableBranch", "a missing table", post, "/v1/table/prod%24sales%24nope/branches/delete" + dq, map[string]any{"name": "b"}, 404, 4, nil},
 		{"RestoreTable", "restores a version as the newest", post, pOrders + "/restore" + dq, map[string]any{"version": 2}, 200, 0,
 			func(t *testing.T, r reply) {
-				var st namespace.GetTableStatsResponse
+				var st api.GetTableStatsResponse
 				ok(t, "stats after the restore", s.post(pOrders+"/stats"+dq, map[string]any{})).decode(t, &st)
 				if st.NumRows != 5 || st.NumIndices != 0 {
 					t.Fatalf("after restoring version 2 (5 rows, no index): %+v", st)
@@ -591,7 +591,7 @@ func TestConformance(t *testing.T) {
 		{"RestoreTable", "a missing table", post, "/v1/table/prod%24sales%24nope/restore" + dq, map[string]any{"version": 1}, 404, 4, nil},
 		{"BatchDeleteTableVersions", "forgets every version record", post, "/v1/table/prod%24sales%24items/version/delete" + dq, map[string]any{"ranges": ranges(0, -1)}, 200, 0,
 			func(t *testing.T, r reply) {
-				var d namespace.BatchDeleteTableVersionsResponse
+				var d api.BatchDeleteTableVersionsResponse
 				r.decode(t, &d)
 				if d.DeletedCount != 1 { // version 2; the batch commit forgot version 1
 					t.Fatalf("version/delete: %s", r)
@@ -610,7 +610,7 @@ func TestConformance(t *testing.T) {
 		{"RenameTable", "a missing table", post, "/v1/table/prod%24sales%24nope/rename" + dq, map[string]any{"new_table_name": "x"}, 404, 4, nil},
 		{"DeregisterTable", "forgets a table, keeping its data", post, "/v1/table/prod%24items2/deregister" + dq, map[string]any{}, 200, 0,
 			func(t *testing.T, r reply) {
-				var d namespace.DeregisterTableResponse
+				var d api.DeregisterTableResponse
 				r.decode(t, &d)
 				if !slices.Equal(d.ID, []string{"prod", "items2"}) || d.Location == "" {
 					t.Fatalf("deregister: %s", r)
@@ -620,7 +620,7 @@ func TestConformance(t *testing.T) {
 		{"DeregisterTable", "a missing table", post, "/v1/table/prod%24items2/deregister" + dq, map[string]any{}, 404, 4, nil},
 		{"RegisterTable", "registers a table's location again", post, "/v1/table/prod%24back/register" + dq, later(func() any { return map[string]any{"location": deregistered} }), 200, 0,
 			func(t *testing.T, r reply) {
-				var g namespace.RegisterTableResponse
+				var g api.RegisterTableResponse
 				r.decode(t, &g)
 				if g.Location != deregistered {
 					t.Fatalf("register: %s, want location %s", r, deregistered)
@@ -631,7 +631,7 @@ func TestConformance(t *testing.T) {
 		{"RegisterTable", "a location without a Lance table", post, "/v1/table/prod%24empty/register" + dq, map[string]any{"location": "file://" + s.Root + "/nowhere"}, 400, 13, nil},
 		{"DropTable", "drops a table and its data", post, "/v1/table/prod%24back/drop" + dq, nil, 200, 0,
 			func(t *testing.T, r reply) {
-				var d namespace.DropTableResponse
+				var d api.DropTableResponse
 				r.decode(t, &d)
 				if !slices.Equal(d.ID, []string{"prod", "back"}) || d.Location != deregistered {
 					t.Fatalf("drop: %s", r)
@@ -719,7 +719,7 @@ func wantNoBody(t *testing.T, r reply) {
 func wantNamespaces(names ...string) func(*testing.T, reply) {
 	return func(t *testing.T, r reply) {
 		t.Helper()
-		var l namespace.ListNamespacesResponse
+		var l api.ListNamespacesResponse
 		r.decode(t, &l)
 		if l.Namespaces == nil || !slices.Equal(l.Namespaces, names) {
 			t.Fatalf("namespaces %s, want %q", r, names)
@@ -731,7 +731,7 @@ func wantNamespaces(names ...string) func(*testing.T, reply) {
 func wantTables(names ...string) func(*testing.T, reply) {
 	return func(t *testing.T, r reply) {
 		t.Helper()
-		var l namespace.ListTablesResponse
+		var l api.ListTablesResponse
 		r.decode(t, &l)
 		if l.Tables == nil || !slices.Equal(l.Tables, names) {
 			t.Fatalf("tables %s, want %q", r, names)
@@ -743,7 +743,7 @@ func wantTables(names ...string) func(*testing.T, reply) {
 func wantVersion(v int64) func(*testing.T, reply) {
 	return func(t *testing.T, r reply) {
 		t.Helper()
-		var d namespace.DescribeTableVersionResponse
+		var d api.DescribeTableVersionResponse
 		r.decode(t, &d)
 		if d.Version == nil || d.Version.Version != v || !strings.HasSuffix(d.Version.ManifestPath, lancemanifest.ManifestName(lancemanifest.V2, uint64(v))) {
 			t.Fatalf("version/describe %s, want version %d", r, v)
@@ -755,7 +755,7 @@ func wantVersion(v int64) func(*testing.T, reply) {
 func wantTagVersion(v int64) func(*testing.T, reply) {
 	return func(t *testing.T, r reply) {
 		t.Helper()
-		var g namespace.GetTableTagVersionResponse
+		var g api.GetTableTagVersionResponse
 		r.decode(t, &g)
 		if g.Version != v {
 			t.Fatalf("tags/version %s, want version %d", r, v)

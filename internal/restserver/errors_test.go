@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/flightns/flightns/api"
 	"github.com/flightns/flightns/internal/auth"
 	"github.com/flightns/flightns/internal/namespace"
 	"github.com/flightns/flightns/nserror"
@@ -106,7 +107,7 @@ func TestErrorCodes(t *testing.T) {
 	}
 
 	// The taken version is the first writer's, untouched.
-	var dv namespace.DescribeTableVersionResponse
+	var dv api.DescribeTableVersionResponse
 	ok(t, "version 1", s.post(pOrders+"/version/describe"+dq, `{"version":1}`)).decode(t, &dv)
 	if *dv.Version.ManifestSize != int64(len("one")) {
 		t.Fatalf("version 1 changed: %+v", dv.Version)
@@ -121,7 +122,7 @@ func TestCreateTableVersionConflictsOnlyWhenTaken(t *testing.T) {
 	key := s.declareOrders()
 	staged := s.stage(key, 1, "mine")
 	body := map[string]any{"version": 1, "manifest_path": staged, "manifest_size": 4, "naming_scheme": "V2"}
-	var first, retry namespace.CreateTableVersionResponse
+	var first, retry api.CreateTableVersionResponse
 	ok(t, "commit", s.post(pOrders+"/version/create"+dq, body)).decode(t, &first)
 	ok(t, "the same request again (an unknown outcome retried)", s.post(pOrders+"/version/create"+dq, body)).decode(t, &retry)
 	if retry.Version.ManifestPath != first.Version.ManifestPath {
@@ -186,7 +187,7 @@ func TestAuthErrors(t *testing.T) {
 	}
 	// Nothing reached the service before authentication: no namespace was
 	// created by the refused callers.
-	var l namespace.ListNamespacesResponse
+	var l api.ListNamespacesResponse
 	ok(t, "list", s.do(http.MethodGet, list, nil, "Authorization", "Bearer reader-token-1")).decode(t, &l)
 	if strings.Join(l.Namespaces, ",") != "ann,prod" {
 		t.Fatalf("namespaces: %v", l.Namespaces)
@@ -209,7 +210,7 @@ func TestReadersCannotChangeTags(t *testing.T) {
 	reader := []string{"Authorization", "Bearer reader-token-1"}
 	ok(t, "create prod", s.post(pProd+"/create"+dq, nil, writer...))
 	ok(t, "create prod$sales", s.post(pSales+"/create"+dq, nil, writer...))
-	var d namespace.DeclareTableResponse
+	var d api.DeclareTableResponse
 	ok(t, "declare", s.post(pOrders+"/declare"+dq, nil, writer...)).decode(t, &d)
 	key := s.keyOf(d.Location)
 	for v := uint64(1); v <= 2; v++ {
@@ -234,12 +235,12 @@ func TestReadersCannotChangeTags(t *testing.T) {
 	} {
 		wantError(t, "a reader: "+r.route, s.post(pOrders+r.route+dq, r.body, reader...), 15, 403)
 	}
-	var list namespace.ListTableTagsResponse
+	var list api.ListTableTagsResponse
 	ok(t, "tags", s.post(pOrders+"/tags/list"+dq, `{}`, reader...)).decode(t, &list)
 	if len(list.Tags) != 1 || list.Tags["first"].Version != 1 {
 		t.Fatalf("the tags changed: %+v", list.Tags)
 	}
-	var versions namespace.ListTableVersionsResponse
+	var versions api.ListTableVersionsResponse
 	ok(t, "versions", s.post(pOrders+"/version/list"+dq, `{}`, reader...)).decode(t, &versions)
 	if len(versions.Versions) != 2 {
 		t.Fatalf("the versions changed: %+v", versions.Versions)

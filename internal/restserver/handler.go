@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/flightns/flightns/api"
 	"github.com/flightns/flightns/internal/audit"
 	"github.com/flightns/flightns/internal/auth"
 	"github.com/flightns/flightns/internal/idempotency"
@@ -221,7 +222,7 @@ func (h *handler) serve(w http.ResponseWriter, r *http.Request, rt route, rawID 
 	if pl, ok := reply.(*planner.Plan); ok && !wantsJSON(r) {
 		return writePlan(w, pl)
 	}
-	if _, empty := reply.(namespace.Empty); empty || reply == nil {
+	if _, empty := reply.(api.Empty); empty || reply == nil {
 		w.WriteHeader(http.StatusOK)
 		return nil
 	}
@@ -247,7 +248,7 @@ func (h *handler) once(ctx context.Context, w http.ResponseWriter, r *http.Reque
 			return idempotency.ReplyOf(nil, err)
 		}
 		var out []byte
-		if _, empty := reply.(namespace.Empty); !empty && reply != nil {
+		if _, empty := reply.(api.Empty); !empty && reply != nil {
 			if out, err = json.Marshal(reply); err != nil {
 				return idempotency.ReplyOf(nil, err)
 			}

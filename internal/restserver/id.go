@@ -4,7 +4,7 @@ import (
 	"net/url"
 	"unicode/utf8"
 
-	"github.com/flightns/flightns/internal/namespace"
+	"github.com/flightns/flightns/api"
 	"github.com/flightns/flightns/nserror"
 )
 
@@ -16,7 +16,7 @@ const MaxDelimiterLen = 16
 func delimiterOf(q url.Values) (string, error) {
 	d := q.Get("delimiter")
 	if d == "" {
-		return namespace.Delimiter, nil
+		return api.Delimiter, nil
 	}
 	if len(d) > MaxDelimiterLen || !utf8.ValidString(d) {
 		return "", nserror.New(nserror.InvalidInput, "delimiter %q is not a UTF-8 string of at most %d bytes", d, MaxDelimiterLen)
@@ -38,7 +38,7 @@ func delimiterOf(q url.Values) (string, error) {
 // The segment is form-decoded: "+" is a space. Lance's Rust client
 // form-encodes ids (seen with LanceDB 0.39): a space arrives as "+", a plus
 // as %2B.
-func parseID(raw, delim string) (namespace.ID, error) {
+func parseID(raw, delim string) (api.ID, error) {
 	s, err := url.QueryUnescape(raw)
 	if err != nil {
 		return nil, nserror.New(nserror.InvalidInput, "id %q in the path is not valid percent-encoding", raw)
@@ -49,5 +49,5 @@ func parseID(raw, delim string) (namespace.ID, error) {
 	if !utf8.ValidString(s) {
 		return nil, nserror.New(nserror.InvalidInput, "id %q in the path is not UTF-8", raw)
 	}
-	return namespace.ParseID(s, delim)
+	return api.ParseID(s, delim)
 }

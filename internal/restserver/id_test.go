@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/flightns/flightns/internal/namespace"
+	"github.com/flightns/flightns/api"
 	"github.com/flightns/flightns/nserror"
 )
 
@@ -39,7 +39,7 @@ func TestParseID(t *testing.T) {
 		{"%FF", "$", nil},                              // not UTF-8
 		{"..", "$", nil},                               // not a name
 		{strings.Repeat("a%24", 16) + "a", "$", nil},   // 17 levels
-		{strings.Repeat("x", namespace.MaxNameLen+1), "$", nil},
+		{strings.Repeat("x", api.MaxNameLen+1), "$", nil},
 	} {
 		got, err := parseID(tc.raw, tc.delim)
 		if tc.want == nil {

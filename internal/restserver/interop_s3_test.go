@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
+	"github.com/flightns/flightns/api"
 	"github.com/flightns/flightns/internal/minioproc"
 	"github.com/flightns/flightns/internal/namespace"
 	"github.com/flightns/flightns/internal/testutil/s3test"
@@ -50,7 +51,7 @@ func TestLanceDBOnS3(t *testing.T) {
 
 	// What the catalog told LanceDB: the table's s3:// location in the
 	// bucket, and how to reach the store, and nothing secret.
-	var d namespace.DescribeTableResponse
+	var d api.DescribeTableResponse
 	ok(t, "describe items", s.post("/v1/table/items/describe", nil)).decode(t, &d)
 	want := map[string]string{"aws_endpoint": srv.URL, "aws_region": minioproc.Region, "aws_allow_http": "true",
 		"aws_virtual_hosted_style_request": "false"}
@@ -164,7 +165,7 @@ func TestLanceDBOnVendedCredentials(t *testing.T) {
 	if r := run(vending, map[string]any{"worker": 1, "count": 3}); !r.OK || r.Added != 3 || len(r.Errors) != 0 {
 		t.Fatalf("LanceDB appending on vended credentials: %+v", r)
 	}
-	var d namespace.DescribeTableResponse
+	var d api.DescribeTableResponse
 	ok(t, "describe events", vending.post("/v1/table/lake%24events/describe", nil)).decode(t, &d)
 	if d.Version == nil || *d.Version != 4 {
 		t.Fatalf("after a create and 3 appends the table is at version %v, want 4", d.Version)

@@ -21,6 +21,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/flightns/flightns/api"
 	"github.com/flightns/flightns/internal/auth"
 	"github.com/flightns/flightns/internal/namespace"
 )
@@ -176,7 +177,7 @@ func TestLanceDBLifecycle(t *testing.T) {
 
 			tagsCheck(t, s, orders)
 			// The branch LanceDB made is listed from its files.
-			var br namespace.ListTableBranchesResponse
+			var br api.ListTableBranchesResponse
 			ok(t, "branches/list", s.post("/v1/table/prod%24sales%24orders/branches/list", nil)).decode(t, &br)
 			if dev, found := br.Branches["dev"]; len(br.Branches) != 1 || !found || dev.ParentVersion <= 0 || dev.ManifestSize <= 0 {
 				t.Fatalf("branches of orders: %+v", br.Branches)
@@ -192,12 +193,12 @@ func TestLanceDBLifecycle(t *testing.T) {
 func tagsCheck(t *testing.T, s *server, orders []versionRows) {
 	t.Helper()
 	const table = "/v1/table/prod%24sales%24orders"
-	var list namespace.ListTableTagsResponse
+	var list api.ListTableTagsResponse
 	ok(t, "tags/list", s.post(table+"/tags/list", nil)).decode(t, &list)
 	if c, found := list.Tags["first"]; !found || c.Version != 1 || c.ManifestSize <= 0 {
 		t.Fatalf("the tag LanceDB made, through the catalog: %+v", list.Tags)
 	}
-	var tv namespace.GetTableTagVersionResponse
+	var tv api.GetTableTagVersionResponse
 	ok(t, "tags/version", s.post(table+"/tags/version", map[string]any{"tag": "first"})).decode(t, &tv)
 	if tv.Version != 1 {
 		t.Fatalf("tags/version of first: %+v", tv)
@@ -232,11 +233,11 @@ func plainCheck(t *testing.T, s *server, tables map[string][]versionRows) {
 		Tables map[string]tableSpec `json:"tables"`
 	}{Tables: map[string]tableSpec{}}
 	for id, h := range tables {
-		tid, err := namespace.ParseID(id, "")
+		tid, err := api.ParseID(id, "")
 		if err != nil {
 			t.Fatal(err)
 		}
-		d, err := s.service().DescribeTable(context.Background(), namespace.DescribeTableRequest{ID: tid})
+		d, err := s.service().DescribeTable(context.Background(), api.DescribeTableRequest{ID: tid})
 		if err != nil {
 			t.Fatalf("describing %s: %v", id, err)
 		}
@@ -364,7 +365,7 @@ func TestLanceDBConcurrentAppends(t *testing.T) {
 		}
 	}
 	// The claim records agree with what Lance sees.
-	lv, err := s.service().ListTableVersions(context.Background(), namespace.ListTableVersionsRequest{ID: namespace.ID{"conc", "log"}})
+	lv, err := s.service().ListTableVersions(context.Background(), api.ListTableVersionsRequest{ID: api.ID{"conc", "log"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -556,7 +557,7 @@ type branchesReport struct {
 // make at the root.
 func itemsDir(t *testing.T, s *server) string {
 	t.Helper()
-	d, err := s.service().DescribeTable(context.Background(), namespace.DescribeTableRequest{ID: namespace.ID{"items"}})
+	d, err := s.service().DescribeTable(context.Background(), api.DescribeTableRequest{ID: api.ID{"items"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -582,7 +583,7 @@ func TestLanceBranchesAsWithLancesOwnNamespace(t *testing.T) {
 
 	// The catalog's own view: each branch's versions, main's apart.
 	versionsOf := func(branch string) []int64 {
-		var l namespace.ListTableVersionsResponse
+		var l api.ListTableVersionsResponse
 		ok(t, "version/list "+branch, s.post("/v1/table/items/version/list", map[string]any{"branch": branch})).decode(t, &l)
 		var out []int64
 		for _, v := range l.Versions {
@@ -619,7 +620,7 @@ func TestLanceBranchesAsWithLancesOwnNamespace(t *testing.T) {
 		}
 	}
 	for _, branch := range []string{"main", "dev"} {
-		var got namespace.GetTableStatsResponse
+		var got api.GetTableStatsResponse
 		ok(t, "stats "+branch, s.post("/v1/table/items/stats", map[string]any{"branch": branch})).decode(t, &got)
 		want := lance.Value[branch]
 		f := got.FragmentStats
@@ -633,7 +634,7 @@ func TestLanceBranchesAsWithLancesOwnNamespace(t *testing.T) {
 
 	// DescribeTable's detailed metadata: the schema LanceDB wrote, and
 	// the version's fragments.
-	var dt namespace.DescribeTableResponse
+	var dt api.DescribeTableResponse
 	ok(t, "describe detailed", s.post("/v1/table/items/describe?load_detailed_metadata=true", map[string]any{"branch": "dev"})).decode(t, &dt)
 	schema, _ := json.Marshal(dt.Schema)
 	if string(schema) != `{"fields":[{"name":"id","nullable":true,"type":{"type":"float64"}},{"name":"amount","nullable":true,"type":{"type":"float64"}},{"name":"name","nullable":true,"type":{"type":"utf8"}}]}` ||

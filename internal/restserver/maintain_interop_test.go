@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/flightns/flightns/api"
 	"github.com/flightns/flightns/internal/lancemanifest"
 	"github.com/flightns/flightns/internal/namespace"
 	"github.com/flightns/flightns/internal/repair"
@@ -80,7 +81,7 @@ func TestLanceDBOptimizeIsFollowed(t *testing.T) {
 				t.Fatalf("verify after LanceDB's optimize: %v", rep.Drift)
 			}
 
-			var l namespace.ListTableVersionsResponse
+			var l api.ListTableVersionsResponse
 			ok(t, "version/list", s.post("/v1/table/m%24events/version/list", nil)).decode(t, &l)
 			var listed []int64
 			for _, v := range l.Versions {
@@ -124,12 +125,12 @@ func TestCatalogCleansUpUnderRetention(t *testing.T) {
 		t.Fatalf("read before: %v %v", before.Failures, before.Versions)
 	}
 
-	var dry namespace.CleanupTableResponse
+	var dry api.CleanupTableResponse
 	ok(t, "dry run", s.post("/v1/table/m%24events/cleanup", map[string]any{"dry_run": true})).decode(t, &dry)
 	if !dry.DryRun || len(dry.Pruned[""]) == 0 || dry.FilesDeleted != 0 {
 		t.Fatalf("dry run: %+v", dry)
 	}
-	var l namespace.ListTableVersionsResponse
+	var l api.ListTableVersionsResponse
 	ok(t, "version/list", s.post("/v1/table/m%24events/version/list", nil)).decode(t, &l)
 	if len(l.Versions) != int(built.Version) {
 		t.Fatalf("a dry run changed the versions: %d", len(l.Versions))
@@ -193,9 +194,9 @@ func TestCleanupStoppedAtEveryStep(t *testing.T) {
 	maintainBuild(t, s)
 	before := maintainRead(t, s)
 	svc := s.service()
-	tid := namespace.ID{"m", "events"}
+	tid := api.ID{"m", "events"}
 	three := 3
-	req := namespace.CleanupTableRequest{ID: tid, OlderThan: "1ms", RetainVersions: &three}
+	req := api.CleanupTableRequest{ID: tid, OlderThan: "1ms", RetainVersions: &three}
 	dry := req
 	dry.DryRun = true
 	plan, err := svc.CleanupTable(ctx, dry)
@@ -216,7 +217,7 @@ func TestCleanupStoppedAtEveryStep(t *testing.T) {
 	for ; ; runs++ {
 		allowed.Store(1)
 		_, err := svc.CleanupTable(ctx, req)
-		var l namespace.ListTableVersionsResponse
+		var l api.ListTableVersionsResponse
 		ok(t, "version/list", s.post("/v1/table/m%24events/version/list", nil)).decode(t, &l)
 		var listed []int64
 		for _, v := range l.Versions {

@@ -17,7 +17,7 @@ import (
 // reads take GET or POST, as clients disagree), what runs it: the
 // operation's Run from namespace.Ops or planner.Ops, which decodes, binds
 // and calls, and what authorizes it alone (the operation's Authorize,
-// for an idempotent retry). A nil or namespace.Empty reply is an empty
+// for an idempotent retry). A nil or api.Empty reply is an empty
 // 200.
 type route struct {
 	name      string

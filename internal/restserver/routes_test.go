@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/flightns/flightns/api"
 	"github.com/flightns/flightns/internal/lancemanifest"
 	"github.com/flightns/flightns/internal/namespace"
 )
@@ -50,15 +51,15 @@ func (s *server) declareOrders() string {
 	s.t.Helper()
 	ok(s.t, "create prod", s.post(pProd+"/create"+dq, map[string]any{"id": []string{"prod"}}))
 	ok(s.t, "create prod$sales", s.post(pSales+"/create"+dq, nil))
-	var d namespace.DeclareTableResponse
+	var d api.DeclareTableResponse
 	ok(s.t, "declare", s.post(pOrders+"/declare"+dq, map[string]any{"id": []string{"prod", "sales", "orders"}})).decode(s.t, &d)
 	return s.keyOf(d.Location)
 }
 
 // commit commits version v of the table at key through version/create.
-func (s *server) commit(path, key string, v uint64, content string) namespace.TableVersion {
+func (s *server) commit(path, key string, v uint64, content string) api.TableVersion {
 	s.t.Helper()
-	var r namespace.CreateTableVersionResponse
+	var r api.CreateTableVersionResponse
 	ok(s.t, "version/create", s.post(path+"/version/create"+dq, map[string]any{"version": v,
 		"manifest_path": s.stage(key, v, content), "manifest_size": len(content), "naming_scheme": "V2"})).decode(s.t, &r)
 	return *r.Version
@@ -66,7 +67,7 @@ func (s *server) commit(path, key string, v uint64, content string) namespace.Ta
 
 func TestNamespaceRoutes(t *testing.T) {
 	s := startServer(t)
-	var cr namespace.CreateNamespaceResponse
+	var cr api.CreateNamespaceResponse
 	ok(t, "create", s.post(pProd+"/create"+dq, map[string]any{"id": []string{"prod"}, "properties": map[string]string{"owner": "ops"}})).decode(t, &cr)
 	if cr.Properties["owner"] != "ops" {
 		t.Fatalf("create: %+v", cr)
@@ -76,13 +77,13 @@ func TestNamespaceRoutes(t *testing.T) {
 	ok(t, "create with another delimiter", s.post("/v1/namespace/prod.eu/create?delimiter=.", nil))
 
 	for _, method := range []string{http.MethodGet, http.MethodPost} {
-		var l namespace.ListNamespacesResponse
+		var l api.ListNamespacesResponse
 		ok(t, "list the root", s.do(method, pRoot+"/list"+dq, nil)).decode(t, &l)
 		if !slices.Equal(l.Namespaces, []string{"prod"}) {
 			t.Fatalf("%s list: %+v", method, l)
 		}
 	}
-	var l namespace.ListNamespacesResponse
+	var l api.ListNamespacesResponse
 	ok(t, "list a page", s.do(http.MethodGet, pProd+"/list"+dq+"&limit=1", nil)).decode(t, &l)
 	if !slices.Equal(l.Namespaces, []string{"eu"}) || l.PageToken != "eu" {
 		t.Fatalf("page 1: %+v", l)
@@ -95,7 +96,7 @@ func TestNamespaceRoutes(t *testing.T) {
 	if !strings.Contains(string(r.body), `"namespaces":[]`) {
 		t.Fatalf("a leaf's list must be an empty array, not null: %s", r.body)
 	}
-	var d namespace.DescribeNamespaceResponse
+	var d api.DescribeNamespaceResponse
 	ok(t, "describe", s.post(pProd+"/describe"+dq, map[string]any{"id": []string{"prod"}})).decode(t, &d)
 	if d.Properties["owner"] != "ops" {
 		t.Fatalf("describe: %+v", d)
@@ -120,20 +121,20 @@ func TestTableRoutes(t *testing.T) {
 	if !strings.Contains(key, "_prod$sales$orders") {
 		t.Fatalf("location key %q", key)
 	}
-	var ce namespace.DeclareTableResponse
+	var ce api.DeclareTableResponse
 	ok(t, "create-empty (deprecated)", s.post("/v1/table/prod%24sales%24legacy/create-empty"+dq, nil)).decode(t, &ce)
 	if ce.Location == "" {
 		t.Fatalf("create-empty: %+v", ce)
 	}
 
 	for _, method := range []string{http.MethodGet, http.MethodPost} {
-		var lt namespace.ListTablesResponse
+		var lt api.ListTablesResponse
 		ok(t, "list tables", s.do(method, pSales+"/table/list"+dq, nil)).decode(t, &lt)
 		if !slices.Equal(lt.Tables, []string{"legacy", "orders"}) {
 			t.Fatalf("%s table/list: %+v", method, lt)
 		}
 	}
-	var lt namespace.ListTablesResponse
+	var lt api.ListTablesResponse
 	ok(t, "list tables with data only", s.do(http.MethodGet, pSales+"/table/list"+dq+"&include_declared=false", nil)).decode(t, &lt)
 	if len(lt.Tables) != 0 {
 		t.Fatalf("include_declared=false: %+v", lt)
@@ -149,7 +150,7 @@ func TestTableRoutes(t *testing.T) {
 		}
 	}
 
-	var dt namespace.DescribeTableResponse
+	var dt api.DescribeTableResponse
 	ok(t, "describe a declared table", s.post(pOrders+"/describe"+dq+"&with_table_uri=true", map[string]any{"id": []string{"prod", "sales", "orders"}})).decode(t, &dt)
 	if dt.TableURI == "" || dt.TableURI != dt.Location || !dt.ManagedVersioning || dt.Version != nil || dt.IsOnlyDeclared == nil || !*dt.IsOnlyDeclared {
 		t.Fatalf("describe: %+v", dt)
@@ -169,7 +170,7 @@ func TestTableRoutes(t *testing.T) {
 	}
 	s.commit(pOrders, key, 2, "manifest two")
 	s.commit(pOrders, key, 3, "manifest three")
-	var lv namespace.ListTableVersionsResponse
+	var lv api.ListTableVersionsResponse
 	ok(t, "version/list as Lance asks for the latest", s.post(pOrders+"/version/list"+dq+"&limit=1&descending=true", "null")).decode(t, &lv)
 	if len(lv.Versions) != 1 || lv.Versions[0].Version != 3 || lv.PageToken == "" {
 		t.Fatalf("latest: %+v", lv)
@@ -182,7 +183,7 @@ func TestTableRoutes(t *testing.T) {
 	if len(lv.Versions) != 1 || lv.Versions[0].Version != 2 {
 		t.Fatalf("page 2: %+v", lv)
 	}
-	var dv namespace.DescribeTableVersionResponse
+	var dv api.DescribeTableVersionResponse
 	ok(t, "version/describe", s.post(pOrders+"/version/describe"+dq, map[string]any{"version": 2})).decode(t, &dv)
 	if dv.Version.Version != 2 || !strings.HasSuffix(dv.Version.ManifestPath, lancemanifest.ManifestName(lancemanifest.V2, 2)) {
 		t.Fatalf("describe version 2: %+v", dv.Version)
@@ -196,7 +197,7 @@ func TestTableRoutes(t *testing.T) {
 		t.Fatalf("describe: %+v", dt)
 	}
 	ok(t, "exists at a version", s.post(pOrders+"/exists"+dq, map[string]any{"version": 2}))
-	var del namespace.BatchDeleteTableVersionsResponse
+	var del api.BatchDeleteTableVersionsResponse
 	ok(t, "version/delete", s.post(pOrders+"/version/delete"+dq, map[string]any{"ranges": []map[string]int{{"start_version": 1, "end_version": 2}}})).decode(t, &del)
 	if del.DeletedCount != 1 {
 		t.Fatalf("version/delete: %+v", del)
@@ -210,12 +211,12 @@ func TestTableRoutes(t *testing.T) {
 	if *dt.Version != 3 || s.keyOf(dt.Location) != key {
 		t.Fatalf("renamed: %+v", dt)
 	}
-	var dr namespace.DropTableResponse
+	var dr api.DropTableResponse
 	ok(t, "deregister", s.post("/v1/table/prod%24orders3/deregister"+dq, nil)).decode(t, &dr)
 	if !slices.Equal(dr.ID, []string{"prod", "orders3"}) || s.keyOf(dr.Location) != key {
 		t.Fatalf("deregister: %+v", dr)
 	}
-	var rr namespace.RegisterTableResponse
+	var rr api.RegisterTableResponse
 	ok(t, "register", s.post("/v1/table/prod%24back/register"+dq, map[string]any{"location": key})).decode(t, &rr)
 	ok(t, "describe after register", s.post("/v1/table/prod%24back/describe"+dq, nil)).decode(t, &dt)
 	if *dt.Version != 3 {
@@ -231,10 +232,10 @@ func TestTableRoutes(t *testing.T) {
 func TestMultiTableRoutes(t *testing.T) {
 	s := startServer(t)
 	key := s.declareOrders()
-	var d namespace.DeclareTableResponse
+	var d api.DeclareTableResponse
 	ok(t, "declare", s.post("/v1/table/prod%24sales%24items/declare"+dq, nil)).decode(t, &d)
 	items := s.keyOf(d.Location)
-	var bc namespace.BatchCreateTableVersionsResponse
+	var bc api.BatchCreateTableVersionsResponse
 	ok(t, "batch-create", s.post("/v1/table/version/batch-create"+dq, map[string]any{"entries": []map[string]any{
 		{"id": []string{"prod", "sales", "orders"}, "version": 1, "manifest_path": s.stage(key, 1, "o1"), "naming_scheme": "V2"},
 		{"id": []string{"prod", "sales", "items"}, "version": 1, "manifest_path": s.stage(items, 1, "i1")},
@@ -242,7 +243,7 @@ func TestMultiTableRoutes(t *testing.T) {
 	if len(bc.Versions) != 2 || bc.TransactionID == "" || bc.Versions[1].Version != 1 {
 		t.Fatalf("batch-create: %+v", bc)
 	}
-	var cm namespace.BatchCommitTablesResponse
+	var cm api.BatchCommitTablesResponse
 	ok(t, "batch-commit", s.post("/v1/table/batch-commit"+dq, map[string]any{"operations": []map[string]any{
 		{"declare_table": map[string]any{"id": []string{"prod", "sales", "fresh"}}},
 		{"create_table_version": map[string]any{"id": []string{"prod", "sales", "orders"}, "version": 2, "manifest_path": s.stage(key, 2, "o2")}},
@@ -266,7 +267,7 @@ func TestMultiTableRoutes(t *testing.T) {
 func TestUnmanagedCatalog(t *testing.T) {
 	s := startServer(t, withConfig(func(c *namespace.Config) { c.Unmanaged = true }))
 	key := s.declareOrders()
-	var dt namespace.DescribeTableResponse
+	var dt api.DescribeTableResponse
 	ok(t, "describe", s.post(pOrders+"/describe"+dq, nil)).decode(t, &dt)
 	if dt.ManagedVersioning || !*dt.IsOnlyDeclared {
 		t.Fatalf("describe: %+v", dt)
@@ -281,7 +282,7 @@ func TestUnmanagedCatalog(t *testing.T) {
 	if dt.Version == nil || *dt.Version != 2 {
 		t.Fatalf("describe after two commits: %+v", dt)
 	}
-	var lv namespace.ListTableVersionsResponse
+	var lv api.ListTableVersionsResponse
 	ok(t, "version/list", s.post(pOrders+"/version/list"+dq+"&limit=1&descending=true", "null")).decode(t, &lv)
 	if len(lv.Versions) != 1 || lv.Versions[0].Version != 2 || lv.PageToken != "2" {
 		t.Fatalf("version/list: %+v", lv)
@@ -290,7 +291,7 @@ func TestUnmanagedCatalog(t *testing.T) {
 	if len(lv.Versions) != 1 || lv.Versions[0].Version != 1 || lv.PageToken != "" {
 		t.Fatalf("version/list page 2: %+v", lv)
 	}
-	var lt namespace.ListTablesResponse
+	var lt api.ListTablesResponse
 	ok(t, "list tables with data", s.do(http.MethodGet, pSales+"/table/list"+dq+"&include_declared=false", nil)).decode(t, &lt)
 	if !slices.Equal(lt.Tables, []string{"orders"}) {
 		t.Fatalf("include_declared=false: %+v", lt)
@@ -301,7 +302,7 @@ func TestUnmanagedCatalog(t *testing.T) {
 	}
 	wantError(t, "a version Lance already took", s.post(pOrders+"/version/create"+dq, map[string]any{"version": 2,
 		"manifest_path": s.stage(key, 2, "late")}), 14, 409)
-	var dv namespace.DescribeTableVersionResponse
+	var dv api.DescribeTableVersionResponse
 	ok(t, "version/describe", s.post(pOrders+"/version/describe"+dq, map[string]any{"version": 3})).decode(t, &dv)
 	if dv.Version.Version != 3 {
 		t.Fatalf("version/describe: %+v", dv)

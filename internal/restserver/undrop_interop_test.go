@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/flightns/flightns/api"
 	"github.com/flightns/flightns/internal/namespace"
 )
 
@@ -21,7 +22,7 @@ func TestLanceDBReadsAnUndroppedTable(t *testing.T) {
 	}
 	ok(t, "drop", s.post("/v1/table/items/drop", nil))
 	wantError(t, "describing the dropped table", s.post("/v1/table/items/describe", nil), 4, 404)
-	var undone namespace.UndropResponse
+	var undone api.UndropResponse
 	ok(t, "undrop", s.post("/v1/table/items/undrop", nil)).decode(t, &undone)
 	if len(undone.Tables) != 1 || undone.Tables[0] != "items" {
 		t.Fatalf("undrop answered %+v", undone)

@@ -16,6 +16,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"google.golang.org/grpc/metadata"
 
+	"github.com/flightns/flightns/api"
 	"github.com/flightns/flightns/internal/namespace"
 	"github.com/flightns/flightns/internal/sqlengine"
 	"github.com/flightns/flightns/internal/testutil/nstest"
@@ -90,7 +91,7 @@ func TestTheWorkerAnswersQueriesAfterTheServersWrites(t *testing.T) {
 	e := startWorker(t, 5*time.Second)
 	ctx := context.Background()
 	for _, ns := range []string{"a", "b", "c"} {
-		if _, err := e.svc.CreateNamespace(ctx, namespace.CreateNamespaceRequest{ID: namespace.ID{ns}}); err != nil {
+		if _, err := e.svc.CreateNamespace(ctx, api.CreateNamespaceRequest{ID: api.ID{ns}}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -1,11 +1,10 @@
-package namespace
+package api
 
 import (
 	"bytes"
 	"encoding/json"
 	"io"
 
-	"github.com/flightns/flightns/internal/lancemanifest"
 	"github.com/flightns/flightns/nserror"
 )
 
@@ -39,7 +38,7 @@ func DecodeRequest(body []byte, v any) error {
 // the JSON field names of the REST protocol (the Flight actions use the same
 // bodies). Fields the protocol has that flightns does not use (identity,
 // context, vend_credentials, …) are accepted and ignored; branch selects
-// the branch's own version chain (see chainOf).
+// the branch's own version chain.
 
 // Common fields every request may carry.
 type Common struct {
@@ -75,9 +74,6 @@ type CreateNamespaceRequest struct {
 	ID         ID         `json:"id"`
 	Mode       string     `json:"mode,omitempty"`
 	Properties Properties `json:"properties,omitempty"`
-	// Partition makes the row a partition row (Go API only: the planner
-	// sets it; no JSON body can).
-	Partition *PartitionRow `json:"-"`
 }
 
 // CreateNamespaceResponse answers CreateNamespace.
@@ -138,8 +134,6 @@ type DeclareTableRequest struct {
 	Location        string     `json:"location,omitempty"`
 	VendCredentials *bool      `json:"vend_credentials,omitempty"`
 	Properties      Properties `json:"properties,omitempty"`
-	// Partition makes the row a partition row (Go API only).
-	Partition *PartitionRow `json:"-"`
 }
 
 // DeclareTableResponse answers DeclareTable.
@@ -192,9 +186,9 @@ type DescribeTableResponse struct {
 	ManagedVersioning bool              `json:"managed_versioning"`
 	IsOnlyDeclared    *bool             `json:"is_only_declared,omitempty"`
 	// With load_detailed_metadata, from the version's manifest.
-	Schema   *lancemanifest.JSONSchema `json:"schema,omitempty"`
-	Stats    *TableBasicStats          `json:"stats,omitempty"`
-	Metadata map[string]string         `json:"metadata,omitempty"`
+	Schema   *JSONSchema       `json:"schema,omitempty"`
+	Stats    *TableBasicStats  `json:"stats,omitempty"`
+	Metadata map[string]string `json:"metadata,omitempty"`
 }
 
 // TableExistsRequest asks whether a table (at a version) exists.

@@ -1,4 +1,4 @@
-package namespace
+package api
 
 import (
 	"errors"
@@ -8,8 +8,8 @@ import (
 	"github.com/flightns/flightns/nserror"
 )
 
-// Hostile ids are InvalidInput (the REST adapter parses path ids here
-// now): a megabyte of delimiters, more levels than MaxDepth, an empty
+// Hostile ids are InvalidInput (the REST adapter parses path ids with
+// ParseID): a megabyte of delimiters, more levels than MaxDepth, an empty
 // name, a name that is a path segment. The root and ordinary ids parse.
 func TestParseIDRefusesHostileIDs(t *testing.T) {
 	for _, bad := range []string{
