@@ -150,6 +150,18 @@ func (c *Catalog) QueueClaim(ctx context.Context, p redis.Pipeliner, a ClaimArgs
 	}, nil
 }
 
+// ConfirmedClaim runs claim.lua followed by r's fence and WAIT on one
+// connection (QueueClaim), so that its reply, whatever it is, rests on
+// writes a replica has; reply reads it once sent. sent is false when no
+// replica is needed (the claim did not run).
+func (c *Catalog) ConfirmedClaim(ctx context.Context, r *Replicas, a ClaimArgs) (reply func() (ClaimReply, error), sent bool, err error) {
+	sent, err = r.ConfirmWith(ctx, func(p redis.Pipeliner) (err error) {
+		reply, err = c.QueueClaim(ctx, p, a)
+		return err
+	})
+	return reply, sent, err
+}
+
 // claimCall is claim.lua's keys and arguments for a.
 func (c *Catalog) claimCall(a ClaimArgs) (keys []string, args []any, err error) {
 	keys = []string{c.Epoch(), c.Heads(), c.Seq(), c.Log(), c.Txn(a.TxnID)}
