@@ -48,6 +48,11 @@ func GuardDisjoint(key, loc, except string) Guard {
 	return Guard{Op: "disjoint", Key: key, Field: loc, Value: except}
 }
 
+// HeadIs holds when chain's head (Keys.Heads) is version v.
+func (k Keys) HeadIs(chain string, v uint64) Guard {
+	return GuardEq(k.Heads(), chain, strconv.FormatUint(v, 10))
+}
+
 var guardOps = map[string]bool{"eq": true, "absent": true, "empty": true, "card": true, "disjoint": true}
 
 // Write is a change to state kept by a layer above, made by claim.lua once
