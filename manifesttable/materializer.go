@@ -14,11 +14,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/flightns/flightns/internal/commitlog"
 	"github.com/flightns/flightns/internal/lancemanifest"
-	"github.com/flightns/flightns/internal/redislock"
+	"github.com/flightns/flightns/internal/redisstate"
 	"github.com/flightns/flightns/objstore"
 )
 
@@ -120,7 +118,7 @@ func (t *Table) lead(ctx context.Context) bool {
 }
 
 func (t *Table) releaseLease(ctx context.Context) {
-	_, _ = redislock.Release(ctx, t.cfg.Redis, t.keys.Lease(), t.lease.token)
+	_, _ = t.rs.ReleaseLeaseOf(ctx, t.keys.Lease(), t.lease.token)
 }
 
 // follow waits briefly for the leader's next segment and applies it. It
@@ -147,13 +145,13 @@ func (t *Table) follow(ctx context.Context) error {
 		t.followWait = followMin
 	}
 	if want > durable && want > t.askedFlush {
-		if err := t.cfg.Redis.ZAddGT(ctx, t.keys.Flush(), redis.Z{Score: float64(want), Member: flushMember}).Err(); err != nil {
+		if err := t.rs.RequestFlush(ctx, want); err != nil {
 			return err
 		}
 		t.askedFlush = want
 	}
-	v, err := t.cfg.Redis.Get(ctx, t.keys.Durable()).Uint64()
-	if err != nil && !errors.Is(err, redis.Nil) {
+	v, err := t.rs.DurableSeq(ctx)
+	if err != nil {
 		return err
 	}
 	behind := v > durable
@@ -284,21 +282,12 @@ func (t *Table) materializeOnce(ctx context.Context) error {
 // worth: full says the read hit that bound, lastID is the id of the last
 // entry read.
 func (t *Table) readLog(ctx context.Context, cursor uint64) (entries []logEntry, full bool, lastID string, err error) {
-	res, err := t.cfg.Redis.XRead(ctx, &redis.XReadArgs{
-		Streams: []string{t.keys.Log(), fmt.Sprintf("%d-%d", cursor, uint64(math.MaxUint64))},
-		Count:   int64(t.cfg.MaxSegmentEntries),
-		Block:   20 * time.Millisecond,
-	}).Result()
-	if errors.Is(err, redis.Nil) || (err == nil && (len(res) == 0 || len(res[0].Messages) == 0)) {
-		return nil, false, "", nil
-	}
-	if err != nil {
+	msgs, err := t.rs.ReadLog(ctx, cursor, t.cfg.MaxSegmentEntries, 20*time.Millisecond)
+	if err != nil || len(msgs) == 0 {
 		return nil, false, "", err
 	}
-	msgs := res[0].Messages
 	for _, m := range msgs {
-		seqStr, _, _ := strings.Cut(m.ID, "-")
-		seq, err := strconv.ParseUint(seqStr, 10, 64)
+		seq, err := m.Seq()
 		if err != nil {
 			return nil, false, "", fmt.Errorf("manifesttable: log entry id %q: %w", m.ID, err)
 		}
@@ -339,15 +328,10 @@ func (t *Table) wholeSequences(ctx context.Context, entries []logEntry, lastID s
 // would hide. false (no error) when the log changed meanwhile (Redis
 // changed hands): the caller reads it again.
 func (t *Table) onAReplica(ctx context.Context, cursor uint64, entries []logEntry) (bool, error) {
-	var again *redis.XMessageSliceCmd
-	sent, err := t.replicas.ConfirmWith(ctx, func(p redis.Pipeliner) error {
-		again = p.XRangeN(ctx, t.keys.Log(), fmt.Sprintf("(%d-%d", cursor, uint64(math.MaxUint64)), entries[len(entries)-1].id, int64(len(entries))+1)
-		return nil
-	})
+	msgs, sent, err := t.rs.ConfirmedLogRange(ctx, t.replicas, cursor, entries[len(entries)-1].id, len(entries)+1)
 	if err != nil || !sent {
 		return err == nil, err
 	}
-	msgs := again.Val()
 	if len(msgs) != len(entries) {
 		return false, nil
 	}
@@ -386,7 +370,7 @@ func (t *Table) restOfSequence(ctx context.Context, after string, seq uint64) ([
 	var out []logEntry
 	end := fmt.Sprintf("%d-%d", seq, uint64(math.MaxUint64))
 	for {
-		msgs, err := t.cfg.Redis.XRangeN(ctx, t.keys.Log(), "("+after, end, int64(t.cfg.MaxSegmentEntries)).Result()
+		msgs, err := t.rs.LogRange(ctx, "("+after, end, t.cfg.MaxSegmentEntries)
 		if err != nil {
 			return nil, err
 		}
@@ -448,9 +432,6 @@ const (
 	followMax = 50 * time.Millisecond
 )
 
-// flushMember is the one member of the Flush sorted set.
-const flushMember = "seq"
-
 // flushPoll is how often a lingering materializer reads what other
 // processes wait for.
 const flushPoll = 5 * time.Millisecond
@@ -458,11 +439,11 @@ const flushPoll = 5 * time.Millisecond
 // flushAsked ends the linger over what another process waits for (its
 // follower raised the Flush key).
 func (t *Table) flushAsked(ctx context.Context) {
-	score, err := t.cfg.Redis.ZScore(ctx, t.keys.Flush(), flushMember).Result()
-	if err != nil || score < 1 {
+	seq, err := t.rs.FlushRequested(ctx)
+	if err != nil || seq == 0 {
 		return // nobody asked (or Redis failed: the linger ends by itself)
 	}
-	t.Flush(uint64(score))
+	t.Flush(seq)
 }
 
 // onlyVersions reports whether every entry is a table version row or a
@@ -482,7 +463,7 @@ func onlyVersions(entries []logEntry) bool {
 // segment only from this key, and a commit log that goes quiet would
 // otherwise leave them behind for good.
 func (t *Table) publishDurable(ctx context.Context, seq uint64) {
-	if err := t.cfg.Redis.Set(ctx, t.keys.Durable(), seq, 0).Err(); err != nil {
+	if err := t.rs.PublishDurable(ctx, seq); err != nil {
 		t.log.Warn("manifesttable: publishing the durable sequence; retrying", "catalog", t.cfg.Catalog, "seq", seq, "err", err)
 		return
 	}
@@ -607,17 +588,13 @@ func (tr *translator) version(e logEntry) error {
 	if err != nil {
 		return fmt.Errorf("manifesttable: bad version entry at %d: %w", e.seq, err)
 	}
-	var raw map[string]string
-	if err := json.Unmarshal([]byte(e.str("r")), &raw); err != nil {
+	rec, err := redisstate.ParseRecord(e.str("r"))
+	if err != nil {
 		return fmt.Errorf("manifesttable: bad version record at %d: %w", e.seq, err)
 	}
-	size, _ := strconv.ParseUint(raw["sz"], 10, 64)
 	id, branch := tr.chainOf(e.str("t"))
 	row := Row{ObjectType: TypeTableVersion, ObjectID: id, Branch: branch, TableVersion: v,
-		ManifestPath: raw["fp"], ManifestSize: size, TxnID: raw["tx"]}
-	if us, err := strconv.ParseInt(raw["ts"], 10, 64); err == nil {
-		row.CommittedAt = time.UnixMicro(us).UTC()
-	}
+		ManifestPath: rec.Final, ManifestSize: uint64(max(rec.Size, 0)), TxnID: rec.TxnID, CommittedAt: rec.ClaimedAt}
 	tr.t.noted(&row)
 	tr.add(change{seq: e.seq, row: row})
 	return nil

@@ -4,11 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
-
-	"github.com/redis/go-redis/v9"
 
 	"github.com/flightns/flightns/internal/redisstate"
 	"github.com/flightns/flightns/objstore"
@@ -49,7 +46,7 @@ type StorageRepair struct {
 
 // PlanStorageRepair reads every file of catalog's __manifest and Redis's
 // marks, and says what a repair would do. It changes nothing.
-func PlanStorageRepair(ctx context.Context, objs *objstore.Store, rdb redis.UniversalClient, catalog string) (*StorageRepair, error) {
+func PlanStorageRepair(ctx context.Context, objs *objstore.Store, rdb redisstate.Client, catalog string) (*StorageRepair, error) {
 	st, err := LoadState(ctx, objs, catalog)
 	if err != nil {
 		return nil, err
@@ -85,27 +82,19 @@ func PlanStorageRepair(ctx context.Context, objs *objstore.Store, rdb redis.Univ
 		p.Remove = append(p.Remove, FileProblem{Key: key, Kind: ProblemGap,
 			Detail: fmt.Sprintf("segment %d..%d lies past the end of the readable chain (sequence %d): its changes cannot be applied without the ones before them", seg.First, seg.Last, st.Seq)})
 	}
-	keys := redisstate.KeysOf(catalog)
-	if d, err := rdb.Get(ctx, keys.Durable()).Uint64(); err == nil {
-		p.LostLast = max(p.LostLast, d)
-	} else if !errors.Is(err, redis.Nil) {
+	rs := redisstate.New(rdb, catalog, 0)
+	d, err := rs.DurableSeq(ctx)
+	if err != nil {
 		return nil, err
 	}
+	p.LostLast = max(p.LostLast, d)
 	if p.LostLast <= st.Seq {
 		p.LostLast = 0
 	}
-	msgs, err := rdb.XRangeN(ctx, keys.Log(), strconv.FormatUint(st.Seq+1, 10)+"-0", "+", 1).Result()
-	if err != nil && !errors.Is(err, redis.Nil) {
+	if p.LogFirst, err = rs.FirstLogSeqFrom(ctx, st.Seq+1); err != nil {
 		return nil, err
 	}
-	if len(msgs) > 0 {
-		seq, _, _ := strings.Cut(msgs[0].ID, "-")
-		p.LogFirst, _ = strconv.ParseUint(seq, 10, 64)
-	}
-	switch h, err := rdb.Get(ctx, keys.Lease()).Result(); {
-	case err == nil:
-		p.Holder = h
-	case !errors.Is(err, redis.Nil):
+	if p.Holder, err = rs.LeaseHolder(ctx); err != nil {
 		return nil, err
 	}
 	return p, nil
@@ -117,7 +106,7 @@ func PlanStorageRepair(ctx context.Context, objs *objstore.Store, rdb redis.Univ
 // durable in storage any more). It refuses while a materializer holds the
 // lease. progress, when set, is called after each file. It returns the
 // quarantine key of each file, in Remove's order.
-func (p *StorageRepair) Quarantine(ctx context.Context, objs *objstore.Store, rdb redis.UniversalClient, dir string, progress func(done, total int)) ([]string, error) {
+func (p *StorageRepair) Quarantine(ctx context.Context, objs *objstore.Store, rdb redisstate.Client, dir string, progress func(done, total int)) ([]string, error) {
 	if p.Holder != "" {
 		return nil, fmt.Errorf("a server materializes catalog %q (it holds the lease, token %s): stop every flightns serve of this catalog, then repair (a killed server's lease lapses within %s)", p.catalog, p.Holder, LeaseTime)
 	}
@@ -140,7 +129,7 @@ func (p *StorageRepair) Quarantine(ctx context.Context, objs *objstore.Store, rd
 		}
 	}
 	if p.LostLast > 0 {
-		if err := rdb.Set(ctx, redisstate.KeysOf(p.catalog).Durable(), p.State.Seq, 0).Err(); err != nil {
+		if err := redisstate.New(rdb, p.catalog, 0).PublishDurable(ctx, p.State.Seq); err != nil {
 			return out, err
 		}
 	}

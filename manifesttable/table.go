@@ -6,15 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/google/uuid"
-	"github.com/redis/go-redis/v9"
 
 	"github.com/flightns/flightns/internal/commitlog"
 	"github.com/flightns/flightns/internal/redisstate"
@@ -27,9 +24,10 @@ import (
 type Config struct {
 	// Objects is the catalog root; __manifest lives under it.
 	Objects *objstore.Store
-	// Redis holds the catalog's commit log; Catalog names the catalog (its
-	// keys share the hash tag {Catalog}, as redisclaim's do).
-	Redis   redis.UniversalClient
+	// Redis holds the catalog's commit log: a go-redis UniversalClient
+	// (github.com/redis/go-redis/v9). Catalog names the catalog (its keys
+	// share the hash tag {Catalog}, as redisclaim's do).
+	Redis   redisstate.Client
 	Catalog string
 	// Engine bounds the SQL engine.
 	Engine sqlengine.Config
@@ -613,8 +611,8 @@ func (t *Table) Refresh(ctx context.Context) error { return t.catchUp(ctx) }
 // beyond what this process has applied: afterwards the index holds every
 // change acknowledged anywhere before the call.
 func (t *Table) Sync(ctx context.Context) error {
-	v, err := t.cfg.Redis.Get(ctx, t.keys.Durable()).Uint64()
-	if err != nil && !errors.Is(err, redis.Nil) {
+	v, err := t.rs.DurableSeq(ctx)
+	if err != nil {
 		return err
 	}
 	t.applied.Lock()
@@ -815,12 +813,7 @@ func (t *Table) WaitVisible(ctx context.Context, seq uint64) error {
 // when the log holds nothing): every change appended anywhere before the
 // call, catalog mutation or table version, has a sequence at or below it.
 func (t *Table) Head(ctx context.Context) (uint64, error) {
-	msgs, err := t.cfg.Redis.XRevRangeN(ctx, t.keys.Log(), "+", "-", 1).Result()
-	if err != nil || len(msgs) == 0 {
-		return 0, err
-	}
-	seq, _, _ := strings.Cut(msgs[0].ID, "-")
-	return strconv.ParseUint(seq, 10, 64)
+	return t.rs.LastLogSeq(ctx)
 }
 
 // WaitCaughtUp returns once every change appended to the commit log

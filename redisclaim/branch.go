@@ -5,9 +5,6 @@ import (
 	"errors"
 	"maps"
 	"slices"
-	"strconv"
-
-	"github.com/redis/go-redis/v9"
 
 	"github.com/flightns/flightns/internal/redisstate"
 	"github.com/flightns/flightns/nserror"
@@ -26,19 +23,7 @@ func (s *Store) Chains(ctx context.Context) ([]string, error) {
 
 // Heads maps every chain Redis holds a head for to its head.
 func (s *Store) Heads(ctx context.Context) (map[string]uint64, error) {
-	all, err := s.rdb.HGetAll(ctx, s.k.Heads()).Result()
-	if err != nil && !errors.Is(err, redis.Nil) {
-		return nil, err
-	}
-	out := make(map[string]uint64, len(all))
-	for chain, h := range all {
-		v, err := strconv.ParseUint(h, 10, 64)
-		if err != nil {
-			continue // not a head flightns wrote
-		}
-		out[chain] = v
-	}
-	return out, nil
+	return s.rs.AllHeads(ctx)
 }
 
 // Fork prepares a branch's chain for a commit of version, the branch's

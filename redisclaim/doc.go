@@ -28,11 +28,13 @@
 // compare-and-delete (internal/redislock).
 //
 // Redis is reached through internal/redisstate alone: its keys, its
-// scripts (claim.lua and the rest) and their typed replies; this package
-// decides what each reply means. Every call that may find Redis without
-// the catalog's state goes through WithEpoch, the one "recover, then
-// retry" policy (one budget, Attempts), which the namespace service uses
-// too. Commit with Extras (redisstate guards, writes, deletions, log
+// scripts (claim.lua and the rest) with their typed replies, and its
+// plain commands (the recovery lock, heads, a transaction's hash); this
+// package decides what each reply means. Every call that may find Redis
+// without the catalog's state goes through WithEpoch, the one "recover,
+// then retry" policy (one budget, Attempts), which the namespace service
+// uses too, also for a change whose guard found what it was built from
+// changed meanwhile (Again). Commit with Extras (redisstate guards, writes, deletions, log
 // entries) is how a layer above changes its own Redis state atomically
 // with versions, or alone: every change of the namespace service's object
 // index is one.

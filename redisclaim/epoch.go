@@ -2,6 +2,7 @@ package redisclaim
 
 import (
 	"context"
+	"errors"
 
 	"github.com/flightns/flightns/internal/redisstate"
 	"github.com/flightns/flightns/nserror"
@@ -22,9 +23,11 @@ func Attempts(extra int) int { return 10 + extra }
 // holds no epoch for the catalog: the catalog is recovered from storage
 // and call runs again. settle decides every other status: done ends the
 // call, !done runs call again within the same budget (after it seeded a
-// head from storage, say). what names the call in the error of a call
-// that never settles.
+// head from storage, say), and so does an error of Again. what names the
+// call in the error of a call that never settles (ServiceUnavailable, or
+// the last Again's error).
 func (s *Store) WithEpoch(ctx context.Context, what string, extra int, call func() (redisstate.Status, error), settle func(redisstate.Status) (done bool, err error)) error {
+	var last *again
 	for range Attempts(extra) {
 		st, err := call()
 		if err != nil {
@@ -37,12 +40,29 @@ func (s *Store) WithEpoch(ctx context.Context, what string, extra int, call func
 			continue
 		}
 		done, err := settle(st)
+		if errors.As(err, &last) {
+			continue
+		}
 		if err != nil || done {
 			return err
 		}
 	}
+	if last != nil {
+		return last.err
+	}
 	return nserror.New(nserror.ServiceUnavailable, "%s did not settle after %d attempts: Redis keeps losing the catalog's state, or its heads keep moving", what, Attempts(extra))
 }
+
+// Again is a settle function's error that runs the call again within
+// WithEpoch's budget; err is the call's error once the budget is spent.
+// A change built from what was read answers it when a guard finds that
+// what it read changed meanwhile: it is built again from what is there
+// now, and err says the change kept losing that race.
+func Again(err error) error { return &again{err} }
+
+type again struct{ err error }
+
+func (a *again) Error() string { return a.err.Error() }
 
 // Final is WithEpoch's settle function for calls whose every reply but
 // NOEPOCH is final.

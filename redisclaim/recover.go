@@ -8,10 +8,8 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/redis/go-redis/v9"
 
 	"github.com/flightns/flightns/internal/lancemanifest"
-	"github.com/flightns/flightns/internal/redislock"
 	"github.com/flightns/flightns/internal/redisstate"
 	"github.com/flightns/flightns/nserror"
 	"github.com/flightns/flightns/objstore"
@@ -114,22 +112,22 @@ func (s *Store) RecoverWithStats(ctx context.Context) (RecoveryStats, error) {
 	defer s.recoverMu.Unlock()
 	var st RecoveryStats
 	for {
-		n, err := s.rdb.Exists(ctx, s.k.Epoch()).Result()
+		open, err := s.rs.HasEpoch(ctx)
 		if err != nil {
 			return st, fmt.Errorf("redisclaim: recover: %w", err)
 		}
-		if n == 1 {
+		if open {
 			return st, nil
 		}
 		token := uuid.NewString()
-		ok, err := s.rdb.SetNX(ctx, s.k.Recovering(), token, recoveryLockTTL).Result()
+		ok, err := s.rs.LockRecovery(ctx, token, recoveryLockTTL)
 		if err != nil {
 			return st, fmt.Errorf("redisclaim: recover: %w", err)
 		}
 		if ok {
 			// The previous holder may have opened the epoch just before we
 			// took the lock.
-			if n, err := s.rdb.Exists(ctx, s.k.Epoch()).Result(); err != nil || n == 1 {
+			if open, err := s.rs.HasEpoch(ctx); err != nil || open {
 				s.releaseLock(ctx, token)
 				return st, err
 			}
@@ -224,8 +222,8 @@ func (s *Store) runRecovery(ctx context.Context, token string) (RecoveryStats, e
 	}
 
 	// 2. Heads Redis still has (a partial loss) rise to storage's.
-	tables, err := s.rdb.HKeys(ctx, s.k.Heads()).Result()
-	if err != nil && !errors.Is(err, redis.Nil) {
+	tables, err := s.rs.HeadChains(ctx)
+	if err != nil {
 		return st, err
 	}
 	for _, t := range tables {
@@ -289,7 +287,7 @@ const releaseRetries = 5 * time.Second
 // releaseLock deletes the recovery lock if token still holds it.
 func (s *Store) releaseLock(ctx context.Context, token string) {
 	for deadline := time.Now().Add(releaseRetries); ; {
-		_, err := redislock.Release(ctx, s.rdb, s.k.Recovering(), token)
+		_, err := s.rs.UnlockRecovery(ctx, token)
 		if err == nil || time.Now().After(deadline) || sleepCtx(ctx, 100*time.Millisecond) != nil {
 			return
 		}
@@ -307,7 +305,7 @@ func (s *Store) holdLock(ctx context.Context, token string, stop <-chan struct{}
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			_, _ = redislock.Renew(ctx, s.rdb, s.k.Recovering(), token, recoveryLockTTL)
+			_, _ = s.rs.RenewRecovery(ctx, token, recoveryLockTTL)
 		}
 	}
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/flightns/flightns/internal/lancemanifest"
 	"github.com/flightns/flightns/internal/redisproc"
+	"github.com/flightns/flightns/internal/redisstate"
 	"github.com/flightns/flightns/internal/testutil/redistest"
 	"github.com/flightns/flightns/nserror"
 )
@@ -276,7 +277,7 @@ func TestARecoveryLockIsReleasedOnceRedisAnswersAgain(t *testing.T) {
 	failing.Store(3)
 	hooked := e.redis.Client()
 	hooked.AddHook(failFirst{&failing})
-	e.s.rdb = hooked
+	e.s.rs = redisstate.New(hooked, e.s.catalog, 0)
 	e.s.releaseLock(ctx, "tok")
 	if n, err := e.rdb.Exists(ctx, e.s.k.Recovering()).Result(); err != nil || n != 0 || failing.Load() >= 0 {
 		t.Fatalf("the lock is still there (%d, %v) after %d injected failures", n, err, 3-max(failing.Load(), 0))

@@ -135,8 +135,8 @@ func TestNoETagIsKept(t *testing.T) {
 		t.Fatalf("put: %+v %v", loc, err)
 	}
 	r, err := e.s.rs.Get(ctx, "t", 1)
-	if err != nil || r.Record.Et != "" {
-		t.Fatalf("the record keeps the ETag %q (%v)", r.Record.Et, err)
+	if err != nil || r.Record.ETag != "" {
+		t.Fatalf("the record keeps the ETag %q (%v)", r.Record.ETag, err)
 	}
 	res, err := e.s.BatchPut(ctx, []Entry{{Table: "a", Version: 1, StagingPath: e.stage("a", 1, "a1"), ETag: `"x"`},
 		{Table: "b", Version: 1, StagingPath: e.stage("b", 1, "b1"), ETag: `"y"`}})
@@ -154,12 +154,12 @@ func TestNoETagIsKept(t *testing.T) {
 	}
 	for _, tbl := range []string{"a", "b"} {
 		r, err := e.s.rs.Get(ctx, tbl, 1)
-		if err != nil || r.Record.Et != "" {
-			t.Fatalf("%s's record keeps the ETag %q (%v)", tbl, r.Record.Et, err)
+		if err != nil || r.Record.ETag != "" {
+			t.Fatalf("%s's record keeps the ETag %q (%v)", tbl, r.Record.ETag, err)
 		}
 	}
 	// A record of an older flightns, with the staging object's ETag.
-	old := locationOf(record{St: "final", FP: loc.Path, Sz: "2", Et: `"old"`}, "t", 1)
+	old := locationOf(record{State: redisstate.StateFinal, Final: loc.Path, Size: 2, ETag: `"old"`}, "t", 1)
 	if old.ETag != "" {
 		t.Fatalf("an old record's ETag is reported: %q", old.ETag)
 	}

@@ -5,12 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
-
-	"github.com/redis/go-redis/v9"
 
 	"github.com/flightns/flightns/internal/commitlog"
 	"github.com/flightns/flightns/internal/lancemanifest"
@@ -107,8 +104,9 @@ type StepFunc func(ctx context.Context, step Step, table string, version uint64)
 
 // Config configures a Store.
 type Config struct {
-	// Redis is a standalone, Sentinel or Cluster client.
-	Redis redis.UniversalClient
+	// Redis is a go-redis UniversalClient (github.com/redis/go-redis/v9):
+	// a standalone, Sentinel or Cluster client.
+	Redis redisstate.Client
 	// Objects is the catalog root.
 	Objects *objstore.Store
 	// Catalog names the catalog; its Redis keys share the hash tag {Catalog}.
@@ -172,7 +170,6 @@ type Config struct {
 
 // Store is the Redis-backed claim store of one catalog.
 type Store struct {
-	rdb       redis.UniversalClient
 	objs      *objstore.Store
 	catalog   string
 	rs        *redisstate.Catalog // every key and script of the catalog
@@ -236,14 +233,14 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 		return nil, err
 	}
 	s := &Store{
-		rdb: cfg.Redis, objs: cfg.Objects, catalog: cfg.Catalog, rs: redisstate.New(cfg.Redis, cfg.Catalog, cfg.LogMaxLen),
+		objs: cfg.Objects, catalog: cfg.Catalog, rs: redisstate.New(cfg.Redis, cfg.Catalog, cfg.LogMaxLen),
 		now: cfg.Now, step: cfg.Step, seqFloor: cfg.SeqFloor, fresh: cfg.Fresh, window: cfg.PromoteWindow, onRecover: cfg.OnRecover, onTxn: cfg.OnTxnCommitted, promoted: cfg.OnPromoted, log: cfg.Logger, obs: cfg.Observer, nameOf: cfg.NameOf,
 		afterSlots: make(chan struct{}, maxAfterReply),
 	}
 	s.k = s.rs.Keys
 	s.sweep = newSweeper(s.objs, s.log)
-	s.replicas = redisstate.NewReplicas(s.rdb, s.k, cfg.ReplicaAcks, cfg.ReplicaTimeout)
-	if err := redisstate.Load(ctx, s.rdb); err != nil {
+	s.replicas = redisstate.NewReplicas(cfg.Redis, s.k, cfg.ReplicaAcks, cfg.ReplicaTimeout)
+	if err := redisstate.Load(ctx, cfg.Redis); err != nil {
 		return nil, err
 	}
 	return s, nil
@@ -263,6 +260,11 @@ func (s *Store) Close() error {
 	return nil
 }
 
+// CloseEpoch closes the catalog's epoch (redisstate's close_epoch.lua):
+// the next call of every process, this one's included, recovers the
+// catalog's state from storage, as after a Redis that lost it.
+func (s *Store) CloseEpoch(ctx context.Context) error { return s.rs.CloseEpoch(ctx) }
+
 // EpochKey is the Redis key whose presence means Redis holds the
 // catalog's state.
 func EpochKey(catalog string) string { return redisstate.KeysOf(catalog).Epoch() }
@@ -280,23 +282,18 @@ func (s *Store) at(ctx context.Context, step Step, table string, version uint64)
 	return s.step(ctx, step, table, version)
 }
 
-// record is a version's record in Redis (JSON built by the scripts; every
-// value is a string so that no number passes through Lua's doubles).
-// record is a version's record as Redis holds it.
+// record is a version's record as Redis holds it (redisstate.Record).
 type record = redisstate.Record
 
 // locationOf is the location of table's version with record r.
 func locationOf(r record, table string, version uint64) Location {
 	// A record's ETag (records made before flightns stopped keeping them
 	// have one) is never reported: it may be the staging object's.
-	loc := Location{Table: table, Version: version, Path: r.FP, Size: r.Size(), TxnID: r.Tx, StagingPath: r.SP}
-	if _, m, err := lancemanifest.ParseManifestPath(r.FP); err == nil {
+	loc := Location{Table: table, Version: version, Path: r.Final, Size: r.Size, TxnID: r.TxnID, StagingPath: r.Staging,
+		CommittedAt: r.ClaimedAt, Seq: r.Seq}
+	if _, m, err := lancemanifest.ParseManifestPath(r.Final); err == nil {
 		loc.Scheme = m.Scheme
 	}
-	if us, err := strconv.ParseInt(r.Ts, 10, 64); err == nil {
-		loc.CommittedAt = time.UnixMicro(us).UTC()
-	}
-	loc.Seq, _ = strconv.ParseUint(r.Seq, 10, 64)
 	return loc
 }
 
@@ -467,9 +464,9 @@ func (s *Store) PutGuarded(ctx context.Context, table string, version uint64, st
 		return Location{}, err
 	}
 	rec := c.recs[0]
-	if rec.Tx != "" {
+	if rec.TxnID != "" {
 		// The staging path belongs to a transaction: finish that.
-		if err := s.helpTxn(ctx, rec.Tx, c.epoch, observed); err != nil && !errors.Is(err, errTxnGone) {
+		if err := s.helpTxn(ctx, rec.TxnID, c.epoch, observed); err != nil && !errors.Is(err, errTxnGone) {
 			return Location{}, err
 		}
 		return s.resolveVersion(ctx, table, version)
@@ -630,10 +627,9 @@ func (s *Store) runClaim(ctx context.Context, txnID string, txnRecord []byte, en
 			return true, nil
 		case redisstate.OK:
 			out = claimResult{epoch: r.Epoch, seq: r.Seq, deleted: r.Deleted}
-			seq, ts := strconv.FormatUint(r.Seq, 10), strconv.FormatInt(now, 10)
 			for _, e := range entries {
-				out.recs = append(out.recs, record{St: "staged", SP: e.staging, FP: e.final, Sz: strconv.FormatInt(e.size, 10),
-					Tx: txnID, Ts: ts, Seq: seq})
+				out.recs = append(out.recs, record{State: redisstate.StateStaged, Staging: e.staging, Final: e.final, Size: e.size,
+					TxnID: txnID, ClaimedAt: time.UnixMicro(now).UTC(), Seq: r.Seq})
 			}
 			return true, nil
 		}
@@ -657,11 +653,7 @@ func (s *Store) runClaim(ctx context.Context, txnID string, txnRecord []byte, en
 // Without replicas to wait for, first stands (or the claim runs as
 // usual).
 func (s *Store) confirmedClaim(ctx context.Context, a redisstate.ClaimArgs, first *redisstate.ClaimReply) (redisstate.ClaimReply, error) {
-	var reply func() (redisstate.ClaimReply, error)
-	sent, err := s.replicas.ConfirmWith(ctx, func(p redis.Pipeliner) (err error) {
-		reply, err = s.rs.QueueClaim(ctx, p, a)
-		return err
-	})
+	reply, sent, err := s.rs.ConfirmedClaim(ctx, s.replicas, a)
 	var r redisstate.ClaimReply
 	switch {
 	case err != nil:
@@ -704,22 +696,22 @@ func (s *Store) runFinalize(ctx context.Context, table string, version uint64, r
 			synced = w.synced()
 		}
 	}
-	_, err := s.objs.PromoteIfAbsent(ctx, rec.SP, rec.FP, objstore.WriteOptions{Known: known, Synced: synced,
+	_, err := s.objs.PromoteIfAbsent(ctx, rec.Staging, rec.Final, objstore.WriteOptions{Known: known, Synced: synced,
 		Gate: s.fence(ctx, &observed, func(ctx context.Context) error { return s.reconfirm(ctx, table, version, rec) })})
 	switch {
 	case err == nil:
 		if known != nil && s.promoted != nil {
-			s.promoted(rec.FP, known)
+			s.promoted(rec.Final, known)
 		}
 	case errors.Is(err, objstore.ErrAlreadyExists):
 		return Location{}, s.supersede(ctx, table, version, rec)
 	case errors.Is(err, objstore.ErrNotFound):
 		// The staging object is gone: a helper finished before us (it
 		// deletes staging only after the final object exists).
-		a, herr := s.objs.Head(ctx, rec.FP)
-		if herr != nil || a.Size != rec.Size() {
+		a, herr := s.objs.Head(ctx, rec.Final)
+		if herr != nil || a.Size != rec.Size {
 			return Location{}, nserror.New(nserror.Internal,
-				"version %d of table %s was claimed, but its staging manifest %s is gone and its final manifest is missing or of another size", version, table, rec.SP)
+				"version %d of table %s was claimed, but its staging manifest %s is gone and its final manifest is missing or of another size", version, table, rec.Staging)
 		}
 	default:
 		return Location{}, err
@@ -796,7 +788,7 @@ func (s *Store) repair(ctx context.Context, table string, version uint64, rec re
 		return err
 	}
 	if !s.objs.PromotesByRename() { // else staging was renamed into place
-		s.discard(rec.SP)
+		s.discard(rec.Staging)
 	}
 	return nil
 }
@@ -806,7 +798,7 @@ func (s *Store) repair(ctx context.Context, table string, version uint64, rec re
 // record a helper flipped meanwhile stands too).
 func (s *Store) stands(ctx context.Context, table string, version uint64, rec record, epoch string) bool {
 	now, cur, err := s.claimNow(ctx, table, version)
-	return err == nil && now == epoch && cur.SP == rec.SP && cur.FP == rec.FP
+	return err == nil && now == epoch && cur.SameClaim(rec)
 }
 
 // raiseHead re-reads a table's head from storage after Redis lost a claim
@@ -845,7 +837,7 @@ func (s *Store) reconfirm(ctx context.Context, table string, version uint64, rec
 	if err != nil {
 		return err
 	}
-	if epoch != "" && cur.Staged() && cur.SP == rec.SP && cur.FP == rec.FP {
+	if epoch != "" && cur.Staged() && cur.SameClaim(rec) {
 		return nil
 	}
 	return nserror.New(nserror.ServiceUnavailable,
@@ -878,24 +870,24 @@ func (s *Store) flip(ctx context.Context, table string, version uint64, rec reco
 // storage holds, the head re-read from storage, and the writer told that
 // the version is taken (it is).
 func (s *Store) supersede(ctx context.Context, table string, version uint64, rec record) error {
-	a, err := s.objs.Head(ctx, rec.FP)
+	a, err := s.objs.Head(ctx, rec.Final)
 	if err != nil {
 		return err
 	}
 	s.log.Error("redisclaim: a claimed version already exists in storage with other bytes; Redis had lost that commit",
-		"table", table, "version", version, "final", rec.FP, "staging", rec.SP)
-	if _, err := s.rs.Supersede(ctx, table, version, rec.SP, rec.FP, a.Size); err != nil {
+		"table", table, "version", version, "final", rec.Final, "staging", rec.Staging)
+	if _, err := s.rs.Supersede(ctx, table, version, rec.Staging, rec.Final, a.Size); err != nil {
 		return err
 	}
 	head, err := s.seedFromStorage(ctx, table, true)
 	if err != nil {
 		return err
 	}
-	if rec.Tx == "" {
-		s.discard(rec.SP)
+	if rec.TxnID == "" {
+		s.discard(rec.Staging)
 		return s.conflict(table, version, head)
 	}
-	return nserror.New(nserror.Internal, "transaction %s: member version %d of table %s is occupied in storage by other bytes", rec.Tx, version, s.name(table))
+	return nserror.New(nserror.Internal, "transaction %s: member version %d of table %s is occupied in storage by other bytes", rec.TxnID, version, s.name(table))
 }
 
 // resolveVersion returns a committed version's location, finishing a
@@ -950,20 +942,20 @@ func (s *Store) resolveVersion(ctx context.Context, table string, version uint64
 			out = locationOf(rec, table, v)
 			return true, nil
 		}
-		if rec.Tx == "" {
+		if rec.TxnID == "" {
 			var err error
 			out, err = s.finalize(ctx, table, v, rec, observed, nil)
 			return true, err
 		}
-		err := s.helpTxn(ctx, rec.Tx, epoch, observed)
+		err := s.helpTxn(ctx, rec.TxnID, epoch, observed)
 		if errors.Is(err, errEpochChanged) {
 			return false, nil
 		}
 		if errors.Is(err, errTxnGone) {
-			if gone[rec.Tx] {
-				return false, nserror.New(nserror.Internal, "transaction %s has staged members but no commit record anywhere", rec.Tx)
+			if gone[rec.TxnID] {
+				return false, nserror.New(nserror.Internal, "transaction %s has staged members but no commit record anywhere", rec.TxnID)
 			}
-			gone[rec.Tx] = true
+			gone[rec.TxnID] = true
 			return false, nil
 		}
 		if err != nil {
@@ -1091,11 +1083,11 @@ func (s *Store) PutIfExists(ctx context.Context, table string, version uint64, p
 		return s.notFound(table, version)
 	}
 	rec := r.Record
-	if rec.FP != path {
-		return nserror.New(nserror.InvalidInput, "version %d of table %s is claimed for %s, not %s", version, s.name(table), rec.FP, path)
+	if rec.Final != path {
+		return nserror.New(nserror.InvalidInput, "version %d of table %s is claimed for %s, not %s", version, s.name(table), rec.Final, path)
 	}
 	if size > 0 {
-		rec.Sz = strconv.FormatInt(size, 10)
+		rec.Size = size
 	}
 	ok, err := s.flip(ctx, table, version, rec)
 	if err != nil {

@@ -6,12 +6,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strconv"
 	"sync"
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/redis/go-redis/v9"
 
 	"github.com/flightns/flightns/internal/redisstate"
 	"github.com/flightns/flightns/nserror"
@@ -181,7 +179,7 @@ func (s *Store) Commit(ctx context.Context, entries []Entry, x *Extras) (Batch, 
 		return Batch{}, err
 	}
 	if c.dup {
-		txnID = c.recs[0].Tx
+		txnID = c.recs[0].TxnID
 	}
 	if err := s.at(ctx, StepClaimed, es[0].table, es[0].version); err != nil {
 		return Batch{}, err
@@ -255,13 +253,13 @@ func (s *Store) helpTxn(ctx context.Context, id, epoch string, observed time.Tim
 // it lists the records in storage, so a record written after a loss is
 // never missed by the recovery that opens the next epoch.
 func (s *Store) helpTxnRecord(ctx context.Context, id, epoch string, known []byte, observed time.Time) error {
-	raw, err := known, error(nil)
+	raw, inRedis, err := known, true, error(nil)
 	if raw == nil {
 		observed = time.Now()
-		raw, err = s.rdb.HGet(ctx, s.k.Txn(id), "record").Bytes()
+		raw, inRedis, err = s.rs.TxnRecord(ctx, id)
 	}
 	switch {
-	case errors.Is(err, redis.Nil):
+	case err == nil && !inRedis:
 		// Settled and cleaned up, or Redis lost it: storage has the record
 		// if anything does.
 		raw, err = s.objs.Get(ctx, txnKey(id))
@@ -276,8 +274,8 @@ func (s *Store) helpTxnRecord(ctx context.Context, id, epoch string, known []byt
 	default:
 		// The transaction's hash stands in Redis while its claims do.
 		err := s.putTxnRecord(ctx, id, raw, s.fence(ctx, &observed, func(ctx context.Context) error {
-			n, err := s.rdb.Exists(ctx, s.k.Txn(id)).Result()
-			if err == nil && n == 0 {
+			ok, err := s.rs.HasTxn(ctx, id)
+			if err == nil && !ok {
 				return errEpochChanged
 			}
 			return err
@@ -306,8 +304,8 @@ func (s *Store) helpTxnRecord(ctx context.Context, id, epoch string, known []byt
 // confirmSettled handles a transaction whose record is gone from Redis and
 // storage: it settled (every member final) unless Redis lost it.
 func (s *Store) confirmSettled(ctx context.Context, id, epoch string) error {
-	cur, err := s.rdb.Get(ctx, s.k.Epoch()).Result()
-	if err != nil && !errors.Is(err, redis.Nil) {
+	cur, err := s.rs.CurrentEpoch(ctx)
+	if err != nil {
 		return err
 	}
 	if cur != epoch {
@@ -402,14 +400,14 @@ func (s *Store) finishTxn(ctx context.Context, rec txnRecord) error {
 		s.log.Warn("redisclaim: deleting a settled transaction record", "txn", rec.TxnID, "err", err)
 		return nil
 	}
-	if err := s.rdb.Del(ctx, s.k.Txn(rec.TxnID)).Err(); err != nil {
+	if err := s.rs.DeleteTxn(ctx, rec.TxnID); err != nil {
 		s.log.Warn("redisclaim: deleting a settled transaction's hash", "txn", rec.TxnID, "err", err)
 	}
 	return nil
 }
 
 func memberRecord(txn string, m txnMember) record {
-	return record{St: "staged", SP: m.StagingPath, FP: m.FinalPath, Sz: strconv.FormatInt(m.Size, 10), Et: m.ETag, Tx: txn}
+	return record{State: redisstate.StateStaged, Staging: m.StagingPath, Final: m.FinalPath, Size: m.Size, ETag: m.ETag, TxnID: txn}
 }
 
 // finalizeMember copies one member create-only. Other bytes at its final

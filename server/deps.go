@@ -7,11 +7,10 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/flightns/flightns/internal/namespace"
 	"github.com/flightns/flightns/internal/privateredis"
 	"github.com/flightns/flightns/internal/redisproc"
+	"github.com/flightns/flightns/internal/redisstate"
 	"github.com/flightns/flightns/internal/redisurl"
 	"github.com/flightns/flightns/objstore"
 )
@@ -20,7 +19,7 @@ import (
 // client, and the private redis-server when this process runs one.
 type Deps struct {
 	Store    *objstore.Store
-	Redis    redis.UniversalClient
+	Redis    redisstate.Client
 	RedisURL string // what Redis was opened from
 	Addr     string // Redis address(es), for logs
 	Catalog  string // the catalog's name
@@ -112,10 +111,4 @@ func (d *Deps) Close(log *slog.Logger) {
 // notes) through log, at warn: they say Redis misbehaves, which the
 // server's health and errors say too. go-redis has one logger per
 // process.
-func SetRedisLogger(log *slog.Logger) { redis.SetLogger(redisLogger{log}) }
-
-type redisLogger struct{ log *slog.Logger }
-
-func (l redisLogger) Printf(ctx context.Context, format string, v ...any) {
-	l.log.WarnContext(ctx, "redis client", "detail", fmt.Sprintf(format, v...))
-}
+func SetRedisLogger(log *slog.Logger) { redisurl.SetLogger(log) }

@@ -22,6 +22,7 @@ import (
 	"github.com/flightns/flightns/internal/obs"
 	"github.com/flightns/flightns/internal/redisproc"
 	"github.com/flightns/flightns/internal/redisstate"
+	"github.com/flightns/flightns/internal/redisurl"
 	"github.com/flightns/flightns/internal/restserver"
 	"github.com/flightns/flightns/internal/sqlengine"
 	"github.com/flightns/flightns/internal/sqlworker"
@@ -78,7 +79,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		return nil, err
 	}
 	s.push(func() { s.deps.Close(s.log) })
-	s.deps.Redis.AddHook(s.metrics.RedisHook())
+	s.deps.Redis.AddHook(redisurl.ErrorHook(s.metrics.RedisError))
 	s.health = obs.NewHealth(func(ctx context.Context) error { return s.deps.Redis.Ping(ctx).Err() }, s.metrics, s.log)
 	s.serveMetrics()
 	authn, err := s.authenticator(ctx, authCfg)

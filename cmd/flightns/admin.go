@@ -121,7 +121,7 @@ func adminCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		ifNeeded := fs.Bool("if-needed", false, "recover only when Redis lost the catalog's state (default: always rebuild)")
 		run = func(ctx context.Context, svc *namespace.Service, d *server.Deps) int {
 			done := spinner(stderr, "recovering Redis state from storage")
-			st, err := repair.Recover(ctx, svc, d.Redis, !*ifNeeded)
+			st, err := repair.Recover(ctx, svc, !*ifNeeded)
 			done()
 			if err != nil {
 				_, _ = fmt.Fprintf(stderr, "flightns admin recover: %v\n", err)

@@ -6,11 +6,8 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"time"
-
-	"github.com/redis/go-redis/v9"
 
 	"github.com/flightns/flightns/internal/redisstate"
 	"github.com/flightns/flightns/nserror"
@@ -35,19 +32,18 @@ const maxBody = 1 << 20
 
 // Store keeps the records of one catalog.
 type Store struct {
-	rdb    redis.UniversalClient
-	keys   redisstate.Keys
+	rs     *redisstate.Catalog // the records' commands and scripts
 	window time.Duration
 	lease  time.Duration
 }
 
 // New returns the store of catalog's records in rdb, keeping answers for
 // window (DefaultWindow when 0).
-func New(rdb redis.UniversalClient, catalog string, window time.Duration) *Store {
+func New(rdb redisstate.Client, catalog string, window time.Duration) *Store {
 	if window <= 0 {
 		window = DefaultWindow
 	}
-	return &Store{rdb: rdb, keys: redisstate.KeysOf(catalog), window: window, lease: lease}
+	return &Store{rs: redisstate.New(rdb, catalog, 0), window: window, lease: lease}
 }
 
 // Window is how long answers are kept.
@@ -143,17 +139,17 @@ func (s *Store) Do(ctx context.Context, principal, op, key string, request []byt
 		return Reply{}, false, err
 	}
 	fp := fingerprint(op, request)
-	rkey := s.keys.Idempotency(hash(principal, key))
+	rkey := hash(principal, key)
 	owner := rand.Text()
 	mine, _ := json.Marshal(record{Fingerprint: fp, Owner: owner})
-	old, err := s.rdb.SetArgs(ctx, rkey, mine, redis.SetArgs{Mode: "NX", Get: true, TTL: s.lease}).Result()
+	old, reserved, err := s.rs.ReserveIdempotency(ctx, rkey, mine, s.lease)
 	switch {
-	case errors.Is(err, redis.Nil): // reserved: run it
 	case err != nil:
 		return Reply{}, false, nserror.New(nserror.ServiceUnavailable, "the %s cannot be checked now (Redis: %v); nothing was done", Header, err)
-	default:
+	case !reserved:
 		return s.existing(old, fp, key)
 	}
+	// Reserved: run it.
 	reply = run()
 	// Keep or free the key even when the caller has gone; if Redis fails
 	// here the answer still stands, and a retry finds the reservation
@@ -161,9 +157,9 @@ func (s *Store) Do(ctx context.Context, principal, op, key string, request []byt
 	ctx = context.WithoutCancel(ctx)
 	if reply.settled() {
 		done, _ := json.Marshal(record{Fingerprint: fp, Reply: &reply})
-		_ = finish.Run(ctx, s.rdb, []string{rkey}, owner, done, s.window.Milliseconds()).Err()
+		_ = s.rs.FinishIdempotency(ctx, rkey, owner, done, s.window)
 	} else {
-		_ = release.Run(ctx, s.rdb, []string{rkey}, owner).Err()
+		_ = s.rs.ReleaseIdempotency(ctx, rkey, owner)
 	}
 	return reply, false, nil
 }
@@ -184,25 +180,6 @@ func (s *Store) existing(old, fp, key string) (Reply, bool, error) {
 	}
 	return *r.Reply, true, nil
 }
-
-// finish replaces the reservation (if still this request's) by the
-// answer, for the window.
-var finish = redis.NewScript(`
-local v = redis.call('GET', KEYS[1])
-if not v then return false end
-local ok, r = pcall(cjson.decode, v)
-if not ok or r['o'] ~= ARGV[1] then return false end
-redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3])
-return 1`)
-
-// release drops the reservation, if still this request's.
-var release = redis.NewScript(`
-local v = redis.call('GET', KEYS[1])
-if not v then return false end
-local ok, r = pcall(cjson.decode, v)
-if not ok or r['o'] ~= ARGV[1] then return false end
-redis.call('DEL', KEYS[1])
-return 1`)
 
 // fingerprint identifies a request: its operation and its body.
 func fingerprint(op string, request []byte) string {

@@ -306,7 +306,7 @@ func (b *batchBuilder) assertTableVersion(ctx context.Context, _ int, req *api.A
 		return nserror.New(nserror.ConcurrentModification, "table %q is at version %d, not %d", req.ID.String(), head, req.Version)
 	}
 	b.guard(nserror.New(nserror.ConcurrentModification, "table %q changed since version %d was read", req.ID.String(), req.Version),
-		redisstate.GuardEq(s.k.Heads(), loc, strconv.FormatInt(req.Version, 10)))
+		s.k.HeadIs(loc, uint64(req.Version)))
 	res.AssertTableVersion = &struct{}{}
 	return nil
 }

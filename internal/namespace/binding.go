@@ -7,7 +7,6 @@ import (
 	"fmt"
 
 	"github.com/google/uuid"
-	"github.com/redis/go-redis/v9"
 
 	"github.com/flightns/flightns/manifesttable"
 	"github.com/flightns/flightns/objstore"
@@ -41,11 +40,11 @@ func (s *Service) bindRoot(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		have, err := s.rdb.Get(ctx, s.k.Root()).Bytes()
-		if err != nil && !errors.Is(err, redis.Nil) {
+		have, bound, err := s.rs.RootBinding(ctx)
+		if err != nil {
 			return err
 		}
-		if err == nil {
+		if bound {
 			var bound binding
 			if err := json.Unmarshal(have, &bound); err != nil {
 				return fmt.Errorf("namespace: catalog %q: the Redis record of its root is not one flightns wrote: %w", s.cfg.Catalog, err)
@@ -76,7 +75,7 @@ func (s *Service) bindRoot(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		if set, err := s.rdb.SetNX(ctx, s.k.Root(), raw, 0).Result(); err != nil || set {
+		if set, err := s.rs.BindRoot(ctx, raw); err != nil || set {
 			return err
 		}
 		// Another process bound the catalog meanwhile: check against it.

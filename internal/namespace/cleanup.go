@@ -9,7 +9,6 @@ import (
 	"github.com/flightns/flightns/api"
 	"github.com/flightns/flightns/internal/cleanup"
 	"github.com/flightns/flightns/internal/lancemanifest"
-	"github.com/flightns/flightns/internal/redislock"
 	"github.com/flightns/flightns/nserror"
 )
 
@@ -118,6 +117,6 @@ func (s *Service) lockCleanup(ctx context.Context, id api.ID, loc string) (relea
 	return func() {
 		close(stop)
 		<-done
-		_, _ = redislock.Release(context.WithoutCancel(ctx), s.rdb, key, token)
+		_, _ = s.rs.ReleaseLeaseOf(context.WithoutCancel(ctx), key, token)
 	}, nil
 }

@@ -4,9 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"sort"
-
-	"github.com/redis/go-redis/v9"
 
 	"github.com/flightns/flightns/api"
 	"github.com/flightns/flightns/internal/commitlog"
@@ -159,20 +156,36 @@ func (s *Service) applyIndex(ctx context.Context, c *indexChange) error {
 // what it needs (or, on a first build, may assume the common case: no
 // read, one claim), answers the caller's errors, and guards what it read
 // or assumed with errStale: when that does not hold the change is built
-// again (c.stale), within redisclaim.Attempts.
+// again (c.stale), within WithEpoch's budget (redisclaim.Attempts).
 func (s *Service) changeIndex(ctx context.Context, what string, build func(c *indexChange) error) error {
-	for i := range redisclaim.Attempts(0) {
-		c := &indexChange{k: s.k, stale: i > 0}
-		if err := build(c); errors.Is(err, errStale) {
-			continue // what it read changed as it read it
-		} else if err != nil {
-			return err
+	stale := false
+	return s.claims.WithEpoch(ctx, what, 0, func() (redisstate.Status, error) {
+		c := &indexChange{k: s.k, stale: stale}
+		stale = true
+		err := build(c) // errStale: what it read changed as it read it
+		if err == nil {
+			err = s.applyIndex(ctx, c)
 		}
-		if err := s.applyIndex(ctx, c); !errors.Is(err, errStale) {
-			return err
+		if errors.Is(err, errStale) {
+			return redisstate.GuardFailed, nil
 		}
+		return redisstate.OK, err
+	}, againOnGuard(func() error {
+		return nserror.New(nserror.ConcurrentModification, "%s kept changing while it was being changed; retry", what)
+	}))
+}
+
+// againOnGuard is the WithEpoch settle function of a call that answers
+// GuardFailed when what it was built from changed meanwhile: the call
+// runs again (redisclaim.Again), and kept makes its error once the
+// budget is spent.
+func againOnGuard(kept func() error) func(redisstate.Status) (bool, error) {
+	return func(st redisstate.Status) (bool, error) {
+		if st == redisstate.GuardFailed {
+			return false, redisclaim.Again(kept())
+		}
+		return true, nil
 	}
-	return nserror.New(nserror.ConcurrentModification, "%s kept changing while it was being changed; retry", what)
 }
 
 // indexed is an object of the index.
@@ -182,32 +195,19 @@ type indexed struct {
 	loc string // tables
 }
 
-// children reads namespace id's children from the index, sorted.
+// indexedChildren reads namespace id's children from the index, sorted.
 func (s *Service) indexedChildren(ctx context.Context, id api.ID) ([]indexed, error) {
-	kids, err := s.rdb.SMembers(ctx, s.k.kids(id)).Result()
+	kids, err := s.rs.Children(ctx, id.String())
 	if err != nil {
 		return nil, err
 	}
-	sort.Strings(kids)
-	pipe := s.rdb.Pipeline()
-	types := make([]*redis.StringCmd, len(kids))
-	locs := make([]*redis.StringCmd, len(kids))
-	for i, kid := range kids {
-		types[i] = pipe.HGet(ctx, s.k.Obj(), kid)
-		locs[i] = pipe.HGet(ctx, s.k.Loc(), kid)
-	}
-	if len(kids) > 0 {
-		if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
-			return nil, err
-		}
-	}
 	out := make([]indexed, len(kids))
 	for i, kid := range kids {
-		kidID, err := api.ParseID(kid, "")
+		kidID, err := api.ParseID(kid.ID, "")
 		if err != nil {
 			return nil, errStale // not a child as the index writes them
 		}
-		out[i] = indexed{id: kidID, typ: types[i].Val(), loc: locs[i].Val()}
+		out[i] = indexed{id: kidID, typ: kid.Type, loc: kid.Location}
 	}
 	return out, nil
 }

@@ -2,10 +2,7 @@ package namespace
 
 import (
 	"context"
-	"errors"
 	"sort"
-
-	"github.com/redis/go-redis/v9"
 
 	"github.com/flightns/flightns/api"
 	"github.com/flightns/flightns/internal/redisstate"
@@ -96,9 +93,9 @@ func (s *Service) EvolveNamespace(ctx context.Context, req EvolveNamespaceReques
 	reserved := nserror.New(nserror.ConcurrentModification, "a concurrent definition reserved a partition column; retry")
 	for _, col := range sortedKeys(req.Columns) {
 		typ := req.Columns[col]
-		have, err := s.rdb.HGet(ctx, k.PCols(), col).Result()
+		have, found, err := s.rs.PartitionColumnType(ctx, col)
 		switch {
-		case errors.Is(err, redis.Nil):
+		case err == nil && !found:
 			c.guard(reserved, redisstate.GuardAbsent(k.PCols(), col))
 			c.writes = append(c.writes, redisstate.HSet(k.PCols(), col, typ))
 		case err != nil:

@@ -2,10 +2,7 @@ package namespace
 
 import (
 	"context"
-	"errors"
 	"strings"
-
-	"github.com/redis/go-redis/v9"
 
 	"github.com/flightns/flightns/api"
 	"github.com/flightns/flightns/internal/auth"
@@ -109,7 +106,7 @@ func (s *Service) claimLocation(ctx context.Context, id api.ID, given string) (s
 			return "", err
 		case s.ownLocation(ctx, id, loc, a):
 			return loc, nil
-		case a.reserved || a.above || len(a.below) > 0:
+		case a.Reserved || a.Above || len(a.Below) > 0:
 			return "", errOverlap(loc)
 		}
 		return "", nserror.New(nserror.PermissionDenied,
@@ -120,8 +117,8 @@ func (s *Service) claimLocation(ctx context.Context, id api.ID, given string) (s
 
 // ownLocation reports whether loc is table id's own directory (a's live
 // reservation is id's).
-func (s *Service) ownLocation(ctx context.Context, id api.ID, loc string, a around) bool {
-	if !a.live || !a.reserved {
+func (s *Service) ownLocation(ctx context.Context, id api.ID, loc string, a redisstate.Reservations) bool {
+	if !a.Live || !a.Reserved {
 		return false
 	}
 	owner, ok, err := s.indexField(ctx, s.k.ByLoc(), loc)
@@ -138,57 +135,16 @@ type Sparing struct {
 	Dirs []string
 }
 
-// around is what the catalog's reservations in Redis hold about a
-// location: whether a live table has it, whether it is reserved itself,
-// whether a reserved directory holds it, and the reserved directories
-// inside it.
-type around struct {
-	live, reserved, above bool
-	below                 []string
-}
-
-// reservedAround reads around for loc, in one MULTI with the epoch that
-// vouches for it; a Redis that lost the catalog's state is
-// ServiceUnavailable (nothing is decided on a guess).
-func (s *Service) reservedAround(ctx context.Context, loc string) (around, error) {
-	var a around
-	var ancestors []string
-	for i := range len(loc) {
-		if loc[i] == '/' {
-			ancestors = append(ancestors, loc[:i])
-		}
+// reservedAround reads what the catalog's reservations in Redis hold
+// about loc, in one MULTI with the epoch that vouches for it; a Redis
+// that lost the catalog's state is ServiceUnavailable (nothing is decided
+// on a guess).
+func (s *Service) reservedAround(ctx context.Context, loc string) (redisstate.Reservations, error) {
+	a, st, err := s.rs.ReservationsAround(ctx, loc)
+	if err == nil && st == redisstate.NoEpoch {
+		err = nserror.New(nserror.ServiceUnavailable, "the catalog's Redis state is being recovered; retry")
 	}
-	var epoch *redis.IntCmd
-	var live *redis.BoolCmd
-	scores := make([]*redis.FloatCmd, len(ancestors)+1) // the ancestors', then loc's own
-	var below *redis.StringSliceCmd
-	_, err := s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
-		epoch = p.Exists(ctx, s.k.Epoch())
-		live = p.HExists(ctx, s.k.ByLoc(), loc)
-		for i, d := range append(ancestors, loc) {
-			scores[i] = p.ZScore(ctx, s.k.Locs(), d)
-		}
-		below = p.ZRangeByLex(ctx, s.k.Locs(), &redis.ZRangeBy{Min: "[" + loc + "/", Max: "(" + loc + "0"})
-		return nil
-	})
-	if err != nil && !errors.Is(err, redis.Nil) {
-		return a, err
-	}
-	if epoch.Val() == 0 {
-		return a, nserror.New(nserror.ServiceUnavailable, "the catalog's Redis state is being recovered; retry")
-	}
-	a.live, a.below = live.Val(), below.Val()
-	for i, sc := range scores {
-		switch {
-		case sc.Err() == nil && i < len(ancestors):
-			a.above = true
-		case sc.Err() == nil:
-			a.reserved = true
-		case !errors.Is(sc.Err(), redis.Nil):
-			return a, sc.Err()
-		}
-	}
-	return a, nil
+	return a, err
 }
 
 // Sparing reads what a deletion of the data in loc must spare (see
@@ -201,9 +157,9 @@ func (s *Service) Sparing(ctx context.Context, loc string, kept []string) (Spari
 	if err != nil {
 		return Sparing{}, err
 	}
-	sp := Sparing{All: a.live || a.above}
+	sp := Sparing{All: a.Live || a.Above}
 	seen := map[string]bool{}
-	for _, d := range a.below {
+	for _, d := range a.Below {
 		seen[d] = true
 	}
 	for _, k := range kept {
@@ -232,7 +188,7 @@ func (s *Service) ReleaseLocation(ctx context.Context, loc string) error {
 // state predates reservations: every live table's and every kept drop's,
 // once (redisstate.Catalog.ReserveLocations).
 func (s *Service) reserveLocations(ctx context.Context) error {
-	if n, err := s.rdb.Exists(ctx, s.k.Locs()).Result(); err != nil || n == 1 {
+	if reserved, err := s.rs.LocationsReserved(ctx); err != nil || reserved {
 		return err // reserved before: the records of drops need no reading
 	}
 	kept, err := s.keptLocations(ctx)

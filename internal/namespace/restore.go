@@ -7,41 +7,11 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/flightns/flightns/api"
 	"github.com/flightns/flightns/internal/lancemanifest"
-	"github.com/flightns/flightns/internal/redisstate"
 	"github.com/flightns/flightns/manifesttable"
 	"github.com/flightns/flightns/nserror"
 )
-
-// IndexedObject is a namespace or table as Redis's object index holds it:
-// the catalog's own record of what exists, kept by every mutation script.
-type IndexedObject struct {
-	ID, Type string
-	Location string // tables only
-}
-
-// IndexedObjects lists catalog's objects in Redis's object index, by id
-// (none when Redis lost the catalog's state).
-func IndexedObjects(ctx context.Context, rdb redis.UniversalClient, catalog string) ([]IndexedObject, error) {
-	k := nsKeys{redisstate.KeysOf(catalog)}
-	types, err := rdb.HGetAll(ctx, k.Obj()).Result()
-	if err != nil {
-		return nil, err
-	}
-	locs, err := rdb.HGetAll(ctx, k.Loc()).Result()
-	if err != nil {
-		return nil, err
-	}
-	out := make([]IndexedObject, 0, len(types))
-	for id, typ := range types {
-		out = append(out, IndexedObject{ID: id, Type: typ, Location: locs[id]})
-	}
-	slices.SortFunc(out, func(a, b IndexedObject) int { return strings.Compare(a.ID, b.ID) })
-	return out, nil
-}
 
 // RestoreIndexedRows writes a __manifest row for every object that
 // Redis's object index holds and __manifest lacks (the segment that held
@@ -49,7 +19,7 @@ func IndexedObjects(ctx context.Context, rdb redis.UniversalClient, catalog stri
 // were only in the lost row and come back empty. It returns the restored
 // ids, once they are durable.
 func (s *Service) RestoreIndexedRows(ctx context.Context) ([]string, error) {
-	objs, err := IndexedObjects(ctx, s.rdb, s.cfg.Catalog)
+	objs, err := s.rs.IndexedObjects(ctx)
 	if err != nil {
 		return nil, err
 	}

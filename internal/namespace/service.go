@@ -11,8 +11,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/flightns/flightns/api"
 	"github.com/flightns/flightns/internal/commitlog"
 	"github.com/flightns/flightns/internal/lancemanifest"
@@ -28,8 +26,9 @@ import (
 type Config struct {
 	// Objects is the catalog root.
 	Objects *objstore.Store
-	// Redis is a standalone, Sentinel or Cluster client.
-	Redis redis.UniversalClient
+	// Redis is a standalone, Sentinel or Cluster client (a go-redis
+	// UniversalClient).
+	Redis redisstate.Client
 	// Catalog names the catalog (its Redis keys share the hash tag {Catalog}).
 	Catalog string
 	// Engine bounds the SQL engine of __manifest.
@@ -101,7 +100,6 @@ type Config struct {
 type Service struct {
 	cfg    Config
 	objs   *objstore.Store
-	rdb    redis.UniversalClient
 	claims *redisclaim.Store
 	table  *manifesttable.Table
 	root   root
@@ -110,7 +108,7 @@ type Service struct {
 	now    func() time.Time
 	locs   locCache // tables' locations, for CreateTableVersion
 
-	rs    *redisstate.Catalog // the scripts of the object index
+	rs    *redisstate.Catalog // the object index's scripts and commands
 	maint *maintainer         // the maintainer's state (maintain.go)
 	// stopMaint stops the maintainer and waits for it (nil: none runs).
 	stopMaint func()
@@ -168,7 +166,7 @@ func Open(ctx context.Context, cfg Config) (*Service, error) {
 		return nil, err
 	}
 	rs := redisstate.New(cfg.Redis, cfg.Catalog, cfg.LogMaxLen)
-	s := &Service{cfg: cfg, objs: cfg.Objects, rdb: cfg.Redis, rs: rs, k: nsKeys{rs.Keys}, log: cfg.Logger, now: cfg.Now,
+	s := &Service{cfg: cfg, objs: cfg.Objects, rs: rs, k: nsKeys{rs.Keys}, log: cfg.Logger, now: cfg.Now,
 		maint: newMaintainer(MaintainConfig{})}
 	var err error
 	if s.root, err = newRoot(cfg.Objects); err != nil {
@@ -262,8 +260,7 @@ func (s *Service) rebuildIndex(ctx context.Context, token string) error {
 	}
 	// Children sets of the lost state go first: a stale one would make a
 	// re-created namespace look non-empty.
-	var stale []string
-	err := forEachKey(ctx, s.rdb, s.k.KidsPattern(), func(key string) { stale = append(stale, key) })
+	stale, err := s.rs.KidsKeys(ctx)
 	if err != nil {
 		return err
 	}
@@ -306,47 +303,15 @@ func (s *Service) rebuildIndex(ctx context.Context, token string) error {
 	return nil
 }
 
-// forEachKey calls fn for every key matching pattern (on every master of
-// a cluster).
-func forEachKey(ctx context.Context, rdb redis.UniversalClient, pattern string, fn func(string)) error {
-	scan := func(ctx context.Context, c redis.Cmdable, mu *sync.Mutex) error {
-		it := c.Scan(ctx, 0, pattern, 1000).Iterator()
-		for it.Next(ctx) {
-			mu.Lock()
-			fn(it.Val())
-			mu.Unlock()
-		}
-		return it.Err()
-	}
-	var mu sync.Mutex
-	if c, ok := rdb.(*redis.ClusterClient); ok {
-		return c.ForEachMaster(ctx, func(ctx context.Context, m *redis.Client) error { return scan(ctx, m, &mu) })
-	}
-	return scan(ctx, rdb, &mu)
-}
-
 // indexField reads one field of a hash of the object index; ok is false
 // when Redis holds the catalog's epoch but not the field (no such
 // object). Without the epoch Redis lost its state: the catalog recovers
 // and the field is read again (redisclaim.WithEpoch).
 func (s *Service) indexField(ctx context.Context, key, field string) (val string, ok bool, err error) {
 	err = s.claims.WithEpoch(ctx, "namespace: reading the object index", 0, func() (redisstate.Status, error) {
-		v, err := s.rdb.HGet(ctx, key, field).Result()
-		if err == nil {
-			val, ok = v, true
-			return redisstate.OK, nil
-		}
-		if !errors.Is(err, redis.Nil) {
-			return "", err
-		}
-		n, err := s.rdb.Exists(ctx, s.k.Epoch()).Result()
-		if err != nil {
-			return "", err
-		}
-		if n == 0 {
-			return redisstate.NoEpoch, nil
-		}
-		return "MISSING", nil
+		v, st, err := s.rs.IndexField(ctx, key, field)
+		val, ok = v, st == redisstate.OK
+		return st, err
 	}, redisclaim.Final)
 	return val, ok, err
 }

@@ -210,36 +210,39 @@ func (s *Service) CreateTableVersion(ctx context.Context, req api.CreateTableVer
 		return nil, err
 	}
 	id := req.ID.String()
-	for attempt := 0; attempt < 3; attempt++ {
+	var loc redisclaim.Location
+	err := s.claims.WithEpoch(ctx, "namespace: committing a table version", 0, func() (redisstate.Status, error) {
 		tloc, ok := s.locs.get(id)
 		if !ok {
 			var err error
 			if tloc, err = s.tableLoc(ctx, req.ID); err != nil {
-				return nil, err
+				return "", err
 			}
 			s.locs.put(id, tloc)
 		}
 		e, err := s.entryIn(tloc, req.Branch, req.Version, req.ManifestPath, req.ManifestSize, req.ETag, req.NamingScheme)
 		if err != nil {
-			return nil, err
+			return "", err
 		}
 		if err := s.forked(ctx, e, req.Branch); err != nil {
-			return nil, err
+			return "", err
 		}
-		loc, err := s.claims.PutGuarded(ctx, e.Table, e.Version, e.StagingPath, e.Size, e.ETag,
+		loc, err = s.claims.PutGuarded(ctx, e.Table, e.Version, e.StagingPath, e.Size, e.ETag,
 			[]redisstate.Guard{redisstate.GuardEq(s.k.Loc(), id, tloc)})
 		var ge *redisclaim.GuardError
 		if errors.As(err, &ge) {
 			s.locs.drop(id) // the table moved, or is gone: read it again
-			continue
+			return redisstate.GuardFailed, nil
 		}
-		if err != nil {
-			return nil, err
-		}
-		tv := s.tableVersion(loc)
-		return &api.CreateTableVersionResponse{TransactionID: loc.TxnID, Version: &tv}, nil
+		return redisstate.OK, err
+	}, againOnGuard(func() error {
+		return nserror.New(nserror.ConcurrentModification, "table %q kept changing while version %d was committed: retry", id, req.Version)
+	}))
+	if err != nil {
+		return nil, err
 	}
-	return nil, nserror.New(nserror.ConcurrentModification, "table %q kept changing while version %d was committed: retry", id, req.Version)
+	tv := s.tableVersion(loc)
+	return &api.CreateTableVersionResponse{TransactionID: loc.TxnID, Version: &tv}, nil
 }
 
 // DescribeTableVersion describes a version (the latest when none is

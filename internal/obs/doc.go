@@ -5,9 +5,9 @@
 //
 // The core packages know nothing of it, and it knows nothing of them: they
 // expose small observer hooks (redisclaim.Observer, objstore.ObserveFunc,
-// manifesttable.Observer, the maintainer's report) and the server adapts
-// each to a method of Metrics (Claimed, StoreFailed, GroupCommitted,
-// MaintainerPassed, …), so obs imports only the error model; the surfaces are wrapped by its gRPC interceptors and
+// manifesttable.Observer, the maintainer's report, redisurl.ErrorHook's
+// count) and the server adapts each to a method of Metrics (Claimed,
+// StoreFailed, GroupCommitted, MaintainerPassed, RedisError, …), so obs imports only the error model; the surfaces are wrapped by its gRPC interceptors and
 // HTTP middleware, outermost among them its recovery (RecoveryInterceptors,
 // RecoverHTTP, Recovered), which turns a handler's panic into Internal,
 // logs its stack and counts it (Metrics.PanicRecovered). Every metric lives in one registry per process

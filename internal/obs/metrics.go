@@ -1,17 +1,12 @@
 package obs
 
 import (
-	"context"
-	"errors"
-	"net"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
-	"github.com/redis/go-redis/v9"
 
 	"github.com/flightns/flightns/nserror"
 )
@@ -194,56 +189,6 @@ func (m *Metrics) GroupCommitted(sequences int, took time.Duration) {
 	m.groupSize.Observe(float64(sequences))
 }
 
-// RedisHook counts failed Redis commands and dials. A nil reply
-// (redis.Nil) is an answer, not a failure.
-func (m *Metrics) RedisHook() redis.Hook { return redisHook{m} }
-
-type redisHook struct{ m *Metrics }
-
-func (h redisHook) count(err error) {
-	if err == nil || errors.Is(err, redis.Nil) {
-		return
-	}
-	var re redis.Error
-	if errors.As(err, &re) {
-		if strings.HasPrefix(re.Error(), "NOSCRIPT") {
-			return // go-redis loads the script and retries
-		}
-		h.m.redisErrors.WithLabelValues("reply").Inc()
-		return
-	}
-	if errors.Is(err, context.Canceled) {
-		return
-	}
-	h.m.redisErrors.WithLabelValues("network").Inc()
-}
-
-func (h redisHook) DialHook(next redis.DialHook) redis.DialHook {
-	return func(ctx context.Context, network, addr string) (conn net.Conn, err error) {
-		conn, err = next(ctx, network, addr)
-		h.count(err)
-		return conn, err
-	}
-}
-
-func (h redisHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
-	return func(ctx context.Context, cmd redis.Cmder) error {
-		err := next(ctx, cmd)
-		h.count(err)
-		return err
-	}
-}
-
-func (h redisHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return func(ctx context.Context, cmds []redis.Cmder) error {
-		err := next(ctx, cmds)
-		if err != nil {
-			h.count(err)
-			return err
-		}
-		for _, c := range cmds {
-			h.count(c.Err())
-		}
-		return nil
-	}
-}
+// RedisError counts a failed Redis command or dial of kind (redisurl's
+// ErrorHook calls it: redisurl.FailedReply, redisurl.FailedNetwork).
+func (m *Metrics) RedisError(kind string) { m.redisErrors.WithLabelValues(kind).Inc() }

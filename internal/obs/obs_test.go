@@ -18,6 +18,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/flightns/flightns/internal/redisurl"
 	"github.com/flightns/flightns/nserror"
 )
 
@@ -119,11 +120,14 @@ func TestGroupCommitsAreRecorded(t *testing.T) {
 
 func TestRedisHookCountsFailuresNotNilReplies(t *testing.T) {
 	m := NewMetrics()
-	h := redisHook{m}
-	h.count(redis.Nil)
-	h.count(nil)
-	h.count(context.Canceled)
-	h.count(errors.New("dial tcp: connection refused"))
+	h := redisurl.ErrorHook(m.RedisError)
+	count := func(err error) {
+		_ = h.ProcessHook(func(context.Context, redis.Cmder) error { return err })(context.Background(), nil)
+	}
+	count(redis.Nil)
+	count(nil)
+	count(context.Canceled)
+	count(errors.New("dial tcp: connection refused"))
 	if got := testutil.ToFloat64(m.redisErrors.WithLabelValues("network")); got != 1 {
 		t.Errorf("network errors %v", got)
 	}

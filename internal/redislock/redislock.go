@@ -2,18 +2,22 @@ package redislock
 
 import (
 	"context"
+	_ "embed"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 )
 
+// The scripts, one file each under scripts/, headed by their KEYS, ARGV
+// and guarantee.
 var (
-	releaseScript = redis.NewScript(`
-if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
-return 0`)
-	renewScript = redis.NewScript(`
-if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
-return 0`)
+	//go:embed scripts/release.lua
+	releaseLua string
+	//go:embed scripts/renew.lua
+	renewLua string
+
+	releaseScript = redis.NewScript(releaseLua)
+	renewScript   = redis.NewScript(renewLua)
 )
 
 // Release deletes key if token still holds it; it reports whether it did.

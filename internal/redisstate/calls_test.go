@@ -51,7 +51,7 @@ func TestTypedCallsDecodeEveryReply(t *testing.T) {
 	if r := claim(1, "s1"); r.Status != OK || r.Epoch != "e1" || r.Seq == 0 {
 		t.Fatalf("a claim: %+v", r)
 	}
-	if r := claim(1, "s1"); r.Status != Dup || len(r.Records) != 1 || r.Records[0].SP != "s1" || !r.Records[0].Staged() {
+	if r := claim(1, "s1"); r.Status != Dup || len(r.Records) != 1 || r.Records[0].Staging != "s1" || !r.Records[0].Staged() {
 		t.Fatalf("the same claim again: %+v", r)
 	}
 	if r := claim(1, "other"); r.Status != Conflict || r.Member != 0 || r.Head != 1 || r.TakenBy != "s1" {
@@ -61,7 +61,7 @@ func TestTypedCallsDecodeEveryReply(t *testing.T) {
 		t.Fatalf("a claim past the head: %+v", r)
 	}
 	g, err := c.Get(ctx, "t", 1)
-	if err != nil || g.Status != OK || g.Head != 1 || !g.HasRecord || g.Record.FP != "t/_versions/s1" || g.Record.Size() != 3 {
+	if err != nil || g.Status != OK || g.Head != 1 || !g.HasRecord || g.Record.Final != "t/_versions/s1" || g.Record.Size != 3 {
 		t.Fatalf("Get of a claimed version: %+v %v", g, err)
 	}
 	if ok, err := c.Flip(ctx, "t", 1, g.Record); err != nil || !ok {

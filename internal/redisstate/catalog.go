@@ -6,11 +6,18 @@ import (
 	"fmt"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
 	"github.com/flightns/flightns/internal/commitlog"
 )
+
+// Client is a go-redis UniversalClient (github.com/redis/go-redis/v9): a
+// standalone, Sentinel or Cluster client. It is the one name of go-redis
+// the packages above use (their Configs take one): only the
+// internal/redis* packages import go-redis (.golangci.yml's depguard).
+type Client = redis.UniversalClient
 
 // Catalog is one catalog's state in Redis: its keys and a typed call per
 // script (claim.go, versions.go, objects.go, sessions.go), sent through
@@ -18,7 +25,7 @@ import (
 // stops its pipeliner.
 type Catalog struct {
 	Keys
-	rdb    redis.UniversalClient
+	rdb    Client
 	maxLen int64 // the commit log's approximate MAXLEN
 	// replicas, when set (ConfirmOn), confirm the session writes.
 	replicas *Replicas
@@ -31,7 +38,7 @@ type Catalog struct {
 // New returns catalog's state on rdb; the scripts that append to the
 // commit log trim it to about logMaxLen entries (commitlog.MaxLen when
 // 0). catalog must be a valid catalog name (redisclaim.ValidateCatalog).
-func New(rdb redis.UniversalClient, catalog string, logMaxLen int64) *Catalog {
+func New(rdb Client, catalog string, logMaxLen int64) *Catalog {
 	if logMaxLen <= 0 {
 		logMaxLen = commitlog.MaxLen
 	}
@@ -154,41 +161,75 @@ func (r raw) index(i int) int {
 // doubles, so versions above it are refused.
 const MaxVersion = 1<<53 - 1
 
+// RecordState is where a version's record stands.
+type RecordState string
+
+// The states of a record, as the scripts store them.
+const (
+	// StateStaged is a claim whose final manifest may not exist yet.
+	StateStaged RecordState = "staged"
+	// StateFinal is a version whose final manifest exists.
+	StateFinal RecordState = "final"
+	// StateDeleted is a tombstone: the version's record was deleted
+	// (DeleteVersions); its manifest may still be in storage.
+	StateDeleted RecordState = "deleted"
+)
+
 // Record is a version's record, the value of its field in Keys.Versions:
 // staged while claimed, final once the final manifest exists, deleted (a
-// tombstone) once forgotten.
+// tombstone) once forgotten. The scripts store it as JSON whose every
+// value is a string (wireRecord), so that no number passes through Lua's
+// doubles; ParseRecord decodes it.
 type Record struct {
-	St  string `json:"st"` // "staged", "final" or "deleted"
-	SP  string `json:"sp"` // staging path claimed ("" when found in storage)
-	FP  string `json:"fp"` // final path
+	State   RecordState
+	Staging string // the staging path claimed ("" when found in storage)
+	Final   string // the final path
+	Size    int64  // the final manifest's size in bytes
+	// ETag is what records made before flightns stopped keeping ETags
+	// hold ("" since): never reported.
+	ETag      string
+	TxnID     string    // the transaction that claimed it ("" for a single-table claim)
+	ClaimedAt time.Time // when it was claimed (zero when found in storage)
+	Seq       uint64    // the claim's catalog sequence (0 when found in storage)
+}
+
+// wireRecord is a Record as the scripts store it.
+type wireRecord struct {
+	St  string `json:"st"`
+	SP  string `json:"sp"`
+	FP  string `json:"fp"`
 	Sz  string `json:"sz"`
 	Et  string `json:"et"`
 	Tx  string `json:"tx"`
-	Ts  string `json:"ts"` // claim time, µs
+	Ts  string `json:"ts"` // µs since the Unix epoch
 	Seq string `json:"seq"`
 }
 
 // ParseRecord decodes a record as the scripts store it.
 func ParseRecord(s string) (Record, error) {
-	var r Record
-	if err := json.Unmarshal([]byte(s), &r); err != nil {
-		return r, fmt.Errorf("redisstate: corrupt version record %q: %w", s, err)
+	var w wireRecord
+	if err := json.Unmarshal([]byte(s), &w); err != nil {
+		return Record{}, fmt.Errorf("redisstate: corrupt version record %q: %w", s, err)
+	}
+	r := Record{State: RecordState(w.St), Staging: w.SP, Final: w.FP, ETag: w.Et, TxnID: w.Tx}
+	r.Size, _ = strconv.ParseInt(w.Sz, 10, 64)
+	r.Seq, _ = strconv.ParseUint(w.Seq, 10, 64)
+	if us, err := strconv.ParseInt(w.Ts, 10, 64); err == nil {
+		r.ClaimedAt = time.UnixMicro(us).UTC()
 	}
 	return r, nil
 }
 
 // Staged is a claim whose final manifest may not exist yet.
-func (r Record) Staged() bool { return r.St == "staged" }
+func (r Record) Staged() bool { return r.State == StateStaged }
 
 // Deleted is a tombstone: the version's record was deleted
 // (DeleteVersions); its manifest may still be in storage.
-func (r Record) Deleted() bool { return r.St == "deleted" }
+func (r Record) Deleted() bool { return r.State == StateDeleted }
 
-// Size is the final manifest's size in bytes.
-func (r Record) Size() int64 {
-	n, _ := strconv.ParseInt(r.Sz, 10, 64)
-	return n
-}
+// SameClaim reports whether o was claimed for the same staging and final
+// paths as r.
+func (r Record) SameClaim(o Record) bool { return r.Staging == o.Staging && r.Final == o.Final }
 
 func records(r raw, from int) ([]Record, error) {
 	var out []Record

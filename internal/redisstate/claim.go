@@ -48,6 +48,11 @@ func GuardDisjoint(key, loc, except string) Guard {
 	return Guard{Op: "disjoint", Key: key, Field: loc, Value: except}
 }
 
+// HeadIs holds when chain's head (Keys.Heads) is version v.
+func (k Keys) HeadIs(chain string, v uint64) Guard {
+	return GuardEq(k.Heads(), chain, strconv.FormatUint(v, 10))
+}
+
 var guardOps = map[string]bool{"eq": true, "absent": true, "empty": true, "card": true, "disjoint": true}
 
 // Write is a change to state kept by a layer above, made by claim.lua once
@@ -148,6 +153,18 @@ func (c *Catalog) QueueClaim(ctx context.Context, p redis.Pipeliner, a ClaimArgs
 		}
 		return claimReply(r, a)
 	}, nil
+}
+
+// ConfirmedClaim runs claim.lua followed by r's fence and WAIT on one
+// connection (QueueClaim), so that its reply, whatever it is, rests on
+// writes a replica has; reply reads it once sent. sent is false when no
+// replica is needed (the claim did not run).
+func (c *Catalog) ConfirmedClaim(ctx context.Context, r *Replicas, a ClaimArgs) (reply func() (ClaimReply, error), sent bool, err error) {
+	sent, err = r.ConfirmWith(ctx, func(p redis.Pipeliner) (err error) {
+		reply, err = c.QueueClaim(ctx, p, a)
+		return err
+	})
+	return reply, sent, err
 }
 
 // claimCall is claim.lua's keys and arguments for a.

@@ -35,7 +35,7 @@ const replicaCheckEvery = time.Second
 // Replicas confirms that a replica has what the primary has. Make one
 // with NewReplicas.
 type Replicas struct {
-	rdb     redis.UniversalClient
+	rdb     Client
 	key     string // the fence key, in the catalog's slot
 	acks    int    // -1: one when the primary has replicas; 0: none; n: n
 	timeout time.Duration
@@ -48,7 +48,7 @@ type Replicas struct {
 // NewReplicas confirms on rdb's replicas with the fence key of keys'
 // catalog: acks nil one whenever the primary has replicas, 0 none, n n;
 // timeout (DefaultReplicaTimeout when 0) bounds each wait.
-func NewReplicas(rdb redis.UniversalClient, keys Keys, acks *int, timeout time.Duration) *Replicas {
+func NewReplicas(rdb Client, keys Keys, acks *int, timeout time.Duration) *Replicas {
 	if timeout <= 0 {
 		timeout = DefaultReplicaTimeout
 	}

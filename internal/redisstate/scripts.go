@@ -10,7 +10,8 @@ import (
 
 // The Lua scripts, one file each under scripts/, headed by their KEYS,
 // ARGV, guarantee and replies; each is called through one typed method of
-// Catalog (claim.go, versions.go, objects.go, sessions.go). Every script is built with the prelude
+// Catalog (claim.go, versions.go, objects.go, sessions.go,
+// idempotency.go). Every script is built with the prelude
 // (prelude.lua): catalog_epoch (the epoch check that answers NOEPOCH when
 // Redis lost the catalog's state), next_seq (the catalog sequence) and
 // append_log (XADD with the trim to the configured length), so that the
@@ -59,6 +60,12 @@ var (
 	reserveLocsLua string
 	//go:embed scripts/release_loc.lua
 	releaseLocLua string
+	//go:embed scripts/close_epoch.lua
+	closeEpochLua string
+	//go:embed scripts/idem_finish.lua
+	idemFinishLua string
+	//go:embed scripts/idem_release.lua
+	idemReleaseLua string
 )
 
 func script(body string) *redis.Script { return redis.NewScript(prelude + body) }
@@ -86,9 +93,13 @@ var (
 	revokeS         = script(revokeLua)
 	reserveLocsS    = script(reserveLocsLua)
 	releaseLocS     = script(releaseLocLua)
+	closeEpochS     = script(closeEpochLua)
+	idemFinishS     = script(idemFinishLua)
+	idemReleaseS    = script(idemReleaseLua)
 
 	allScripts = []*redis.Script{claimS, getS, listS, latestS, flipS, seedS, supersedeS, confirmS, deleteVersionsS, dropS,
-		openEpochS, forkS, rebuildIndexS, clearKidsS, txnApplyS, appendS, leaseS, revokeS, reserveLocsS, releaseLocS}
+		openEpochS, forkS, rebuildIndexS, clearKidsS, txnApplyS, appendS, leaseS, revokeS, reserveLocsS, releaseLocS,
+		closeEpochS, idemFinishS, idemReleaseS}
 )
 
 // Load loads every script (on every master of a cluster) so that the first

@@ -131,7 +131,7 @@ func (c *Catalog) Latest(ctx context.Context, tables []string) (LatestReply, err
 // final (with rec's size). It reports whether the record is final (or a
 // tombstone) now.
 func (c *Catalog) Flip(ctx context.Context, table string, v uint64, rec Record) (bool, error) {
-	return c.runBool(ctx, flipS, []string{c.Versions(table)}, strconv.FormatUint(v, 10), rec.SP, rec.FP, rec.Sz)
+	return c.runBool(ctx, flipS, []string{c.Versions(table)}, strconv.FormatUint(v, 10), rec.Staging, rec.Final, strconv.FormatInt(rec.Size, 10))
 }
 
 // Supersede runs supersede.lua: the claim of version with staging path
@@ -261,6 +261,13 @@ func (c *Catalog) OpenEpoch(ctx context.Context, epoch string, floor uint64, tok
 		return "", err
 	}
 	return r.status(), nil
+}
+
+// CloseEpoch runs close_epoch.lua: the catalog's epoch closes, and the
+// next call of every process recovers the state from storage.
+func (c *Catalog) CloseEpoch(ctx context.Context) error {
+	_, err := c.run(ctx, closeEpochS, []string{c.Epoch()})
+	return err
 }
 
 // ForkReply is fork.lua's reply.

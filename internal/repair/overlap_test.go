@@ -216,7 +216,7 @@ func TestADropCutMidDeletionKeepsItsDirectoryUntilGC(t *testing.T) {
 				if _, err := os.Stat(final(dir, 1)); err != nil {
 					t.Fatalf("data deleted without a tombstone: %v", err)
 				}
-				if _, err := Recover(ctx, svc, env.RDB, true); err != nil {
+				if _, err := Recover(ctx, svc, true); err != nil {
 					t.Fatal(err)
 				}
 			} else { // the tombstone leads gc to what is left, and to the reservation

@@ -10,8 +10,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/flightns/flightns/internal/lancemanifest"
 	"github.com/flightns/flightns/internal/namespace"
 	"github.com/flightns/flightns/manifesttable"
@@ -31,13 +29,13 @@ func (p Progress) report(done, total int) {
 }
 
 // Recover rebuilds the catalog's Redis state from object storage. With
-// force it first deletes the epoch key, so the rebuild happens even though
-// Redis seems whole (a running server's next commit waits for it, as
-// after a Redis restart without data); without force it only runs when
-// Redis lost the state.
-func Recover(ctx context.Context, svc *namespace.Service, rdb redis.UniversalClient, force bool) (redisclaim.RecoveryStats, error) {
+// force it first closes the epoch (redisclaim.Store.CloseEpoch), so the
+// rebuild happens even though Redis seems whole (a running server's next
+// commit waits for it, as after a Redis restart without data); without
+// force it only runs when Redis lost the state.
+func Recover(ctx context.Context, svc *namespace.Service, force bool) (redisclaim.RecoveryStats, error) {
 	if force {
-		if err := rdb.Del(ctx, redisclaim.EpochKey(svc.Claims().Catalog())).Err(); err != nil {
+		if err := svc.Claims().CloseEpoch(ctx); err != nil {
 			return redisclaim.RecoveryStats{}, fmt.Errorf("repair: clearing the epoch: %w", err)
 		}
 	}

@@ -171,7 +171,7 @@ func TestForcedRecoverRebuildsAndCompactWritesASnapshot(t *testing.T) {
 	svc := env.Open(t)
 	ctx := context.Background()
 	table(t, svc, env.Root, "t", 2)
-	if _, err := Recover(ctx, svc, env.RDB, true); err != nil {
+	if _, err := Recover(ctx, svc, true); err != nil {
 		t.Fatal(err)
 	}
 	if n, err := env.RDB.Exists(ctx, redisclaim.EpochKey(env.Catalog)).Result(); err != nil || n != 1 {

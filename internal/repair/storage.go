@@ -5,9 +5,8 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/flightns/flightns/internal/namespace"
+	"github.com/flightns/flightns/internal/redisstate"
 	"github.com/flightns/flightns/manifesttable"
 	"github.com/flightns/flightns/objstore"
 )
@@ -15,7 +14,7 @@ import (
 // RepairOptions configures Repair.
 type RepairOptions struct {
 	Objects *objstore.Store
-	Redis   redis.UniversalClient
+	Redis   redisstate.Client
 	Catalog string
 	// DryRun says what would be done and changes nothing.
 	DryRun bool

@@ -19,7 +19,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/flight"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/redis/go-redis/v9"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
@@ -28,6 +27,7 @@ import (
 	"github.com/flightns/flightns/internal/grpcstatus"
 	"github.com/flightns/flightns/internal/namespace"
 	"github.com/flightns/flightns/internal/obs"
+	"github.com/flightns/flightns/internal/redisstate"
 	"github.com/flightns/flightns/internal/sqlengine"
 	"github.com/flightns/flightns/manifesttable"
 	"github.com/flightns/flightns/nserror"
@@ -38,7 +38,7 @@ import (
 // ServeConfig configures a worker process.
 type ServeConfig struct {
 	Objects *objstore.Store
-	Redis   redis.UniversalClient
+	Redis   redisstate.Client // a go-redis UniversalClient
 	Catalog string
 	Engine  sqlengine.Config
 	// Token is what every call must carry.

@@ -71,26 +71,26 @@ func (s *Server) FlushAll() {
 
 // Cluster is a Redis Cluster owned by one test.
 type Cluster struct {
-	*redisproc.Cluster
+	*cluster
 	tb testing.TB
 }
 
 // StartCluster starts a cluster of masters with replicas each.
 func StartCluster(tb testing.TB, masters, replicas int) *Cluster {
 	tb.Helper()
-	c, err := redisproc.StartCluster(context.Background(), redisproc.ClusterConfig{
+	c, err := startCluster(context.Background(), clusterConfig{
 		Dir: tb.TempDir(), Masters: masters, Replicas: replicas, NodeTimeout: time.Second,
 	})
 	if err != nil {
 		tb.Fatalf("redistest: %v", err)
 	}
 	tb.Cleanup(c.Stop)
-	return &Cluster{Cluster: c, tb: tb}
+	return &Cluster{cluster: c, tb: tb}
 }
 
 // Client returns a cluster client that is closed when the test ends.
 func (c *Cluster) Client() *redis.ClusterClient {
-	cl := c.Cluster.Client()
+	cl := c.cluster.Client()
 	c.tb.Cleanup(func() { _ = cl.Close() })
 	return cl
 }

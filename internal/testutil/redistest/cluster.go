@@ -1,4 +1,4 @@
-package redisproc
+package redistest
 
 import (
 	"context"
@@ -11,10 +11,12 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/flightns/flightns/internal/redisproc"
 )
 
-// ClusterConfig describes a Redis Cluster on loopback.
-type ClusterConfig struct {
+// clusterConfig describes a Redis Cluster on loopback.
+type clusterConfig struct {
 	// Dir holds one subdirectory per node. Required.
 	Dir string
 	// Masters is the number of master nodes (at least 3).
@@ -22,49 +24,34 @@ type ClusterConfig struct {
 	// Replicas is the number of replicas per master.
 	Replicas int
 	// Persistence of every node.
-	Persistence Persistence
+	Persistence redisproc.Persistence
 	// NodeTimeout is cluster-node-timeout; 0 means 2s. A killed master's
 	// replica is promoted after about this long.
 	NodeTimeout time.Duration
 }
 
-// EnsureDefaults fills what is unset.
-func (c *ClusterConfig) EnsureDefaults() {
-	if c.NodeTimeout == 0 {
-		c.NodeTimeout = defaultNodeTimeout
-	}
+// cluster is a running Redis Cluster of child processes (redisproc
+// servers in cluster mode).
+type cluster struct {
+	cfg   clusterConfig
+	Nodes []*redisproc.Server
 }
 
-// Validate refuses a cluster StartCluster cannot form.
-func (c *ClusterConfig) Validate() error {
-	if c.Masters < 3 {
-		return errors.New("redisproc: a cluster needs at least 3 masters")
-	}
-	return nil
-}
-
-// Cluster is a running Redis Cluster of child processes.
-type Cluster struct {
-	cfg   ClusterConfig
-	Nodes []*Server
-}
-
-// StartCluster starts Masters*(1+Replicas) nodes, joins them with
+// startCluster starts Masters*(1+Replicas) nodes, joins them with
 // `redis-cli --cluster create`, and waits until every node reports the
 // cluster healthy with all slots covered.
-func StartCluster(ctx context.Context, cfg ClusterConfig) (*Cluster, error) {
-	cfg.EnsureDefaults()
-	if err := cfg.Validate(); err != nil {
-		return nil, err
+func startCluster(ctx context.Context, cfg clusterConfig) (*cluster, error) {
+	if cfg.Masters < 3 {
+		return nil, errors.New("redistest: a cluster needs at least 3 masters")
 	}
 	cli, err := exec.LookPath("redis-cli")
 	if err != nil {
 		return nil, errors.New("redis-cli is not installed (Debian/Ubuntu: apt-get install -y redis-tools)")
 	}
-	c := &Cluster{cfg: cfg}
+	c := &cluster{cfg: cfg}
 	n := cfg.Masters * (1 + cfg.Replicas)
 	for i := range n {
-		s, err := Start(ctx, Config{
+		s, err := redisproc.Start(ctx, redisproc.Config{
 			Dir:                filepath.Join(cfg.Dir, fmt.Sprintf("node-%d", i)),
 			Persistence:        cfg.Persistence,
 			Cluster:            true,
@@ -84,7 +71,7 @@ func StartCluster(ctx context.Context, cfg ClusterConfig) (*Cluster, error) {
 	out, err := exec.CommandContext(ctx, cli, args...).CombinedOutput()
 	if err != nil {
 		c.Stop()
-		return nil, fmt.Errorf("redisproc: redis-cli --cluster create: %w\n%s", err, out)
+		return nil, fmt.Errorf("redistest: redis-cli --cluster create: %w\n%s", err, out)
 	}
 	if err := c.WaitHealthy(ctx, 30*time.Second); err != nil {
 		c.Stop()
@@ -94,7 +81,7 @@ func StartCluster(ctx context.Context, cfg ClusterConfig) (*Cluster, error) {
 }
 
 // Addrs returns every node's host:port.
-func (c *Cluster) Addrs() []string {
+func (c *cluster) Addrs() []string {
 	out := make([]string, len(c.Nodes))
 	for i, s := range c.Nodes {
 		out[i] = s.Addr()
@@ -104,7 +91,7 @@ func (c *Cluster) Addrs() []string {
 
 // URL returns a redis:// URL that names every node (go-redis's cluster URL
 // form: the first node, then addr= for each other).
-func (c *Cluster) URL() string {
+func (c *cluster) URL() string {
 	addrs := c.Addrs()
 	u := "redis://" + addrs[0]
 	for i, a := range addrs[1:] {
@@ -118,13 +105,13 @@ func (c *Cluster) URL() string {
 }
 
 // Client returns a new cluster client; the caller closes it.
-func (c *Cluster) Client() *redis.ClusterClient {
+func (c *cluster) Client() *redis.ClusterClient {
 	return redis.NewClusterClient(&redis.ClusterOptions{Addrs: c.Addrs()})
 }
 
 // WaitHealthy waits until every running node reports cluster_state:ok and
 // sees every slot assigned, and every replica is linked to its master.
-func (c *Cluster) WaitHealthy(ctx context.Context, timeout time.Duration) error {
+func (c *cluster) WaitHealthy(ctx context.Context, timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)
 	for {
 		err := c.healthy(ctx)
@@ -132,7 +119,7 @@ func (c *Cluster) WaitHealthy(ctx context.Context, timeout time.Duration) error 
 			return nil
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("redisproc: cluster not healthy after %v: %w", timeout, err)
+			return fmt.Errorf("redistest: cluster not healthy after %v: %w", timeout, err)
 		}
 		select {
 		case <-ctx.Done():
@@ -142,7 +129,7 @@ func (c *Cluster) WaitHealthy(ctx context.Context, timeout time.Duration) error 
 	}
 }
 
-func (c *Cluster) healthy(ctx context.Context) error {
+func (c *cluster) healthy(ctx context.Context) error {
 	for _, s := range c.Nodes {
 		if !s.Running() {
 			continue
@@ -176,7 +163,7 @@ func firstLines(s string, n int) string {
 }
 
 // NodeForKey returns the index of the running node that masters key's slot.
-func (c *Cluster) NodeForKey(ctx context.Context, key string) (int, error) {
+func (c *cluster) NodeForKey(ctx context.Context, key string) (int, error) {
 	for _, s := range c.Nodes {
 		if !s.Running() {
 			continue
@@ -209,16 +196,16 @@ func (c *Cluster) NodeForKey(ctx context.Context, key string) (int, error) {
 				}
 			}
 		}
-		return -1, fmt.Errorf("redisproc: no node masters slot %d", slot)
+		return -1, fmt.Errorf("redistest: no node masters slot %d", slot)
 	}
-	return -1, errors.New("redisproc: no node is running")
+	return -1, errors.New("redistest: no node is running")
 }
 
 // Kill kills node i with SIGKILL.
-func (c *Cluster) Kill(i int) error { return c.Nodes[i].Kill() }
+func (c *cluster) Kill(i int) error { return c.Nodes[i].Kill() }
 
 // Stop stops every node.
-func (c *Cluster) Stop() {
+func (c *cluster) Stop() {
 	for _, s := range c.Nodes {
 		_ = s.Kill()
 	}
