@@ -67,6 +67,12 @@ type Config struct {
 	// to other changes).
 	ReplicaAcks    *int
 	ReplicaTimeout time.Duration
+	// State, when set, is the catalog's Redis state as the layers above
+	// share it (one pipeliner for the catalog; its ConfirmOn waiter
+	// confirms what the table reads of the log, and ReplicaAcks and
+	// ReplicaTimeout are then unused); its owner closes it. Nil: the
+	// table keeps its own on Redis.
+	State *redisstate.Catalog
 	// Observer receives the materializer's group commits and the opened
 	// table (metrics; default none).
 	Observer *Observer
@@ -102,12 +108,14 @@ type Change struct {
 // segments from storage. WaitDurable(seq) returns once seq is in a
 // durable segment and visible here.
 type Table struct {
-	cfg  Config
-	st   storage
-	eng  *engine
-	log  *slog.Logger
-	rs   *redisstate.Catalog // the log's appends and the lease
-	keys redisstate.Keys
+	cfg Config
+	st  storage
+	eng *engine
+	log *slog.Logger
+	rs  *redisstate.Catalog // the log's appends and the lease
+	// ownState: rs is the table's own (Config.State nil): Close closes it.
+	ownState bool
+	keys     redisstate.Keys
 	// replicas confirm the log entries of a segment before it is written.
 	replicas *redisstate.Replicas
 
@@ -174,6 +182,9 @@ func (c *Config) Validate() error {
 	if c.Objects == nil || c.Redis == nil || c.Catalog == "" {
 		return errors.New("manifesttable: Config.Objects, Redis and Catalog are required")
 	}
+	if c.State != nil && c.State.Keys != redisstate.KeysOf(c.Catalog) {
+		return fmt.Errorf("manifesttable: Config.State is the state of catalog %s, not of %q", c.State.Tag(), c.Catalog)
+	}
 	return nil
 }
 
@@ -210,11 +221,16 @@ func Open(ctx context.Context, cfg Config) (*Table, error) {
 		return nil, err
 	}
 	cfg.EnsureDefaults()
-	rs := redisstate.New(cfg.Redis, cfg.Catalog, cfg.LogMaxLen)
-	t := &Table{cfg: cfg, st: storage{objs: cfg.Objects, catalog: cfg.Catalog}, log: cfg.Logger, rs: rs, keys: rs.Keys,
+	rs, own := cfg.State, cfg.State == nil
+	if own {
+		rs = redisstate.New(cfg.Redis, cfg.Catalog, cfg.LogMaxLen)
+	}
+	t := &Table{ownState: own, cfg: cfg, st: storage{objs: cfg.Objects, catalog: cfg.Catalog}, log: cfg.Logger, rs: rs, keys: rs.Keys,
 		stop: make(chan struct{}), applyQ: make(chan *segment, 256), flushNow: make(chan struct{}, 1),
 		droppedNow: make(chan struct{}, 1)}
-	t.replicas = redisstate.NewReplicas(cfg.Redis, t.keys, cfg.ReplicaAcks, cfg.ReplicaTimeout)
+	if t.replicas = rs.Replicas(); t.replicas == nil {
+		t.replicas = redisstate.NewReplicas(cfg.Redis, t.keys, cfg.ReplicaAcks, cfg.ReplicaTimeout)
+	}
 	t.idx.rows = newIndex()
 	t.lease.token = uuid.NewString()
 	t.waiters.cond = sync.NewCond(&t.waiters.Mutex)
@@ -285,7 +301,9 @@ func (t *Table) Close() error {
 	}
 	t.lease.Unlock()
 	t.closeEngine()
-	t.rs.Close()
+	if t.ownState {
+		t.rs.Close()
+	}
 	return nil
 }
 

@@ -166,6 +166,12 @@ type Config struct {
 	ReplicaTimeout time.Duration
 	// Logger (default slog.Default()).
 	Logger *slog.Logger
+	// State, when set, is the catalog's Redis state as the layers above
+	// share it (one pipeliner for the catalog; its ConfirmOn waiter
+	// confirms the claims, and ReplicaAcks and ReplicaTimeout are then
+	// unused); its owner closes it. Nil: the Store keeps its own on
+	// Redis.
+	State *redisstate.Catalog
 }
 
 // Store is the Redis-backed claim store of one catalog.
@@ -173,6 +179,7 @@ type Store struct {
 	objs      *objstore.Store
 	catalog   string
 	rs        *redisstate.Catalog // every key and script of the catalog
+	ownState  bool                // rs is this Store's own (Config.State nil): Close closes it
 	k         redisstate.Keys
 	now       func() time.Time
 	step      StepFunc
@@ -223,7 +230,13 @@ func (c *Config) Validate() error {
 	if c.Redis == nil || c.Objects == nil {
 		return errors.New("redisclaim: Config.Redis and Config.Objects are required")
 	}
-	return ValidateCatalog(c.Catalog)
+	if err := ValidateCatalog(c.Catalog); err != nil {
+		return err
+	}
+	if c.State != nil && c.State.Keys != redisstate.KeysOf(c.Catalog) {
+		return fmt.Errorf("redisclaim: Config.State is the state of catalog %s, not of %q", c.State.Tag(), c.Catalog)
+	}
+	return nil
 }
 
 // New returns a Store and loads its scripts.
@@ -233,13 +246,18 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 		return nil, err
 	}
 	s := &Store{
-		objs: cfg.Objects, catalog: cfg.Catalog, rs: redisstate.New(cfg.Redis, cfg.Catalog, cfg.LogMaxLen),
+		objs: cfg.Objects, catalog: cfg.Catalog, rs: cfg.State, ownState: cfg.State == nil,
 		now: cfg.Now, step: cfg.Step, seqFloor: cfg.SeqFloor, fresh: cfg.Fresh, window: cfg.PromoteWindow, onRecover: cfg.OnRecover, onTxn: cfg.OnTxnCommitted, promoted: cfg.OnPromoted, log: cfg.Logger, obs: cfg.Observer, nameOf: cfg.NameOf,
 		afterSlots: make(chan struct{}, maxAfterReply),
 	}
+	if s.ownState {
+		s.rs = redisstate.New(cfg.Redis, cfg.Catalog, cfg.LogMaxLen)
+	}
 	s.k = s.rs.Keys
 	s.sweep = newSweeper(s.objs, s.log)
-	s.replicas = redisstate.NewReplicas(cfg.Redis, s.k, cfg.ReplicaAcks, cfg.ReplicaTimeout)
+	if s.replicas = s.rs.Replicas(); s.replicas == nil {
+		s.replicas = redisstate.NewReplicas(cfg.Redis, s.k, cfg.ReplicaAcks, cfg.ReplicaTimeout)
+	}
 	if err := redisstate.Load(ctx, cfg.Redis); err != nil {
 		return nil, err
 	}
@@ -256,7 +274,9 @@ func (s *Store) Close() error {
 	s.afterMu.Unlock()
 	s.after.Wait()
 	s.sweep.close()
-	s.rs.Close()
+	if s.ownState {
+		s.rs.Close()
+	}
 	return nil
 }
 

@@ -165,31 +165,37 @@ func Open(ctx context.Context, cfg Config) (*Service, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	// One Redis state for the catalog: its pipeliner and its replica
+	// waiter serve the index, the __manifest table and the claims alike.
 	rs := redisstate.New(cfg.Redis, cfg.Catalog, cfg.LogMaxLen)
+	rs.ConfirmOn(redisstate.NewReplicas(cfg.Redis, rs.Keys, cfg.ReplicaAcks, cfg.ReplicaTimeout))
 	s := &Service{cfg: cfg, objs: cfg.Objects, rs: rs, k: nsKeys{rs.Keys}, log: cfg.Logger, now: cfg.Now,
 		maint: newMaintainer(MaintainConfig{})}
+	fail := func(err error) (*Service, error) {
+		rs.Close()
+		return nil, err
+	}
 	var err error
 	if s.root, err = newRoot(cfg.Objects); err != nil {
-		return nil, err
+		return fail(err)
 	}
 	if err := s.checkVend(); err != nil {
-		return nil, err
+		return fail(err)
 	}
 	if err := s.bindRoot(ctx); err != nil {
-		return nil, err
+		return fail(err)
 	}
-	s.table, err = manifesttable.Open(ctx, manifesttable.Config{Objects: cfg.Objects, Redis: cfg.Redis, Catalog: cfg.Catalog,
-		Engine: cfg.Engine, NoSQL: cfg.NoSQL, Logger: s.log, Now: s.now, CompactAfter: cfg.CompactAfter, LogMaxLen: cfg.LogMaxLen, Observer: cfg.TableObserver,
-		ReplicaAcks: cfg.ReplicaAcks, ReplicaTimeout: cfg.ReplicaTimeout})
+	s.table, err = manifesttable.Open(ctx, manifesttable.Config{Objects: cfg.Objects, Redis: cfg.Redis, Catalog: cfg.Catalog, State: rs,
+		Engine: cfg.Engine, NoSQL: cfg.NoSQL, Logger: s.log, Now: s.now, CompactAfter: cfg.CompactAfter, LogMaxLen: cfg.LogMaxLen, Observer: cfg.TableObserver})
 	if err != nil {
-		return nil, err
+		return fail(err)
 	}
-	s.claims, err = redisclaim.New(ctx, redisclaim.Config{Redis: cfg.Redis, Objects: cfg.Objects, Catalog: cfg.Catalog,
+	s.claims, err = redisclaim.New(ctx, redisclaim.Config{Redis: cfg.Redis, Objects: cfg.Objects, Catalog: cfg.Catalog, State: rs,
 		Now: s.now, Step: cfg.ClaimStep, Observer: cfg.ClaimObserver, LogMaxLen: cfg.LogMaxLen, SeqFloor: s.table.SeqFloor, Fresh: s.fresh, PromoteWindow: cfg.PromoteWindow, OnRecover: s.rebuildIndex, OnTxnCommitted: s.txnCommitted,
-		OnPromoted: s.table.NoteManifest, NameOf: s.tableName, Logger: s.log, ReplicaAcks: cfg.ReplicaAcks, ReplicaTimeout: cfg.ReplicaTimeout})
+		OnPromoted: s.table.NoteManifest, NameOf: s.tableName, Logger: s.log})
 	if err != nil {
 		_ = s.table.Close()
-		return nil, err
+		return fail(err)
 	}
 	if err := s.Recover(ctx); err != nil {
 		_ = s.Close()

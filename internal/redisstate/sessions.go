@@ -22,6 +22,10 @@ func (c *Catalog) RevokeSessions(ctx context.Context, name string, at time.Time)
 // session that was ended.
 func (c *Catalog) ConfirmOn(r *Replicas) { c.replicas = r }
 
+// Replicas is the waiter ConfirmOn set (nil: none), which the layers that
+// share this Catalog confirm their own writes on too.
+func (c *Catalog) Replicas() *Replicas { return c.replicas }
+
 // sessionWrite sends write's commands, confirmed on the replicas of
 // ConfirmOn when there are any to wait for.
 func (c *Catalog) sessionWrite(ctx context.Context, write func(redis.Pipeliner)) error {
