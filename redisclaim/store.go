@@ -285,10 +285,6 @@ func (s *Store) Close() error {
 // catalog's state from storage, as after a Redis that lost it.
 func (s *Store) CloseEpoch(ctx context.Context) error { return s.rs.CloseEpoch(ctx) }
 
-// EpochKey is the Redis key whose presence means Redis holds the
-// catalog's state.
-func EpochKey(catalog string) string { return redisstate.KeysOf(catalog).Epoch() }
-
 // Catalog returns the catalog name.
 func (s *Store) Catalog() string { return s.catalog }
 

@@ -43,7 +43,13 @@
 // EnsureDefaults (fills what is unset) and Validate (refuses what is
 // wrong, naming the field), and Start calls both.
 //
+// Observability: obs imports nothing it observes, so the adapters from the
+// core's observer hooks (redisclaim.Observer, objstore.ObserveFunc,
+// manifesttable.Observer, the maintainer's report) to obs.Metrics live
+// here (observe.go), the one place that knows both sides.
+//
 // It must not hold semantics of its own: every behaviour lives in the
-// packages it wires together (namespace, flightserver, restserver,
-// sqlworker, obs, internal/privateredis).
+// packages it wires together (internal/namespace, flightserver,
+// internal/restserver, internal/sqlworker, internal/obs,
+// internal/privateredis). Example shows an embedded server answering REST.
 package server

@@ -15,9 +15,9 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/flightns/flightns/internal/redisproc"
+	"github.com/flightns/flightns/internal/redisstate"
 	"github.com/flightns/flightns/internal/testutil/redistest"
 	"github.com/flightns/flightns/internal/testutil/s3test"
-	"github.com/flightns/flightns/redisclaim"
 )
 
 // waitReady polls /readyz until it answers want (a generous limit only
@@ -129,7 +129,7 @@ func TestServeThroughRedisSentinel(t *testing.T) {
 		t.Fatalf("commit through Sentinel: HTTP %d", code)
 	}
 	// The catalog's keys are on the master Sentinel names.
-	if n, err := r.Client().Exists(context.Background(), redisclaim.EpochKey("flightns")).Result(); err != nil || n != 1 {
+	if n, err := r.Client().Exists(context.Background(), redisstate.KeysOf("flightns").Epoch()).Result(); err != nil || n != 1 {
 		t.Errorf("epoch on the master: %d, %v", n, err)
 	}
 	s.stop()

@@ -16,6 +16,7 @@ import (
 
 	"github.com/flightns/flightns/api"
 	"github.com/flightns/flightns/internal/namespace"
+	"github.com/flightns/flightns/internal/redisstate"
 	"github.com/flightns/flightns/internal/testutil/nstest"
 	"github.com/flightns/flightns/nserror"
 	"github.com/flightns/flightns/redisclaim"
@@ -174,7 +175,7 @@ func TestForcedRecoverRebuildsAndCompactWritesASnapshot(t *testing.T) {
 	if _, err := Recover(ctx, svc, true); err != nil {
 		t.Fatal(err)
 	}
-	if n, err := env.RDB.Exists(ctx, redisclaim.EpochKey(env.Catalog)).Result(); err != nil || n != 1 {
+	if n, err := env.RDB.Exists(ctx, redisstate.KeysOf(env.Catalog).Epoch()).Result(); err != nil || n != 1 {
 		t.Fatalf("no epoch after recover: %d, %v", n, err)
 	}
 	d, err := svc.DescribeTableVersion(ctx, api.DescribeTableVersionRequest{ID: api.ID{"ns", "t"}})
