@@ -12,6 +12,7 @@ import (
 	"github.com/flightns/flightns/api"
 	"github.com/flightns/flightns/internal/namespace"
 	"github.com/flightns/flightns/internal/sqlengine"
+	"github.com/flightns/flightns/manifesttable"
 	"github.com/flightns/flightns/objstore"
 )
 
@@ -84,9 +85,7 @@ func runCleanupS3(ctx context.Context, cfg Config, rep *Report) error {
 	}
 	defer stopS3()
 	var ahead atomic.Int64
-	svc, err := namespace.Open(ctx, namespace.Config{Objects: objs, Redis: rdb, Catalog: "bench-cleanup", Logger: quietLogger(),
-		Engine: sqlengine.Config{MemoryLimit: "1GB"}, CleanupGrace: cleanupGrace,
-		Now: func() time.Time { return time.Now().Add(time.Duration(ahead.Load())) }})
+	svc, err := namespace.Open(ctx, namespace.Config{Objects: objs, Redis: rdb, Catalog: "bench-cleanup", Logger: quietLogger(), CleanupGrace: cleanupGrace, Now: func() time.Time { return time.Now().Add(time.Duration(ahead.Load())) }, Table: manifesttable.Config{Engine: sqlengine.Config{MemoryLimit: "1GB"}}})
 	if err != nil {
 		return err
 	}

@@ -187,8 +187,7 @@ func openSQLCatalog(ctx context.Context, cfg Config, prefix string, poolSize int
 	if err != nil {
 		return nil, nil, err
 	}
-	svc, err := namespace.Open(ctx, namespace.Config{Objects: e.objs, Redis: e.rdb, Catalog: "bench", Logger: quietLogger(),
-		Engine: sqlengine.Config{MemoryLimit: "2GB"}})
+	svc, err := namespace.Open(ctx, namespace.Config{Objects: e.objs, Redis: e.rdb, Catalog: "bench", Logger: quietLogger(), Table: manifesttable.Config{Engine: sqlengine.Config{MemoryLimit: "2GB"}}})
 	if err != nil {
 		e.close()
 		return nil, nil, err

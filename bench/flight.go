@@ -14,6 +14,7 @@ import (
 	"github.com/flightns/flightns/internal/namespace"
 	"github.com/flightns/flightns/internal/redisproc"
 	"github.com/flightns/flightns/internal/sqlengine"
+	"github.com/flightns/flightns/manifesttable"
 )
 
 // flightScenario measures SQL over Flight end to end, the way a client
@@ -65,8 +66,7 @@ func flightAt(ctx context.Context, cfg Config, rep *Report, n int) error {
 	if err != nil {
 		return err
 	}
-	svc, err := namespace.Open(ctx, namespace.Config{Objects: objs, Redis: rdb, Catalog: catalog, Logger: quietLogger(),
-		CompactAfter: -1, Engine: sqlengine.Config{MemoryLimit: "6GB"}})
+	svc, err := namespace.Open(ctx, namespace.Config{Objects: objs, Redis: rdb, Catalog: catalog, Logger: quietLogger(), Table: manifesttable.Config{CompactAfter: -1, Engine: sqlengine.Config{MemoryLimit: "6GB"}}})
 	if err != nil {
 		return err
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/flightns/flightns/internal/redisproc"
 	"github.com/flightns/flightns/internal/restserver"
 	"github.com/flightns/flightns/internal/sqlengine"
+	"github.com/flightns/flightns/manifesttable"
 	"github.com/flightns/flightns/objstore"
 )
 
@@ -307,8 +308,7 @@ func startFlightnsREST(ctx context.Context, cfg Config, dir, root string) (uri s
 		return fail(err)
 	}
 	cleanup = append(cleanup, func() { _ = objs.Close() })
-	svc, err := namespace.Open(ctx, namespace.Config{Objects: objs, Redis: rdb, Catalog: "bench", Logger: quietLogger(),
-		Engine: sqlengine.Config{MemoryLimit: "1GB"}})
+	svc, err := namespace.Open(ctx, namespace.Config{Objects: objs, Redis: rdb, Catalog: "bench", Logger: quietLogger(), Table: manifesttable.Config{Engine: sqlengine.Config{MemoryLimit: "1GB"}}})
 	if err != nil {
 		return fail(err)
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/flightns/flightns/internal/namespace"
 	"github.com/flightns/flightns/internal/s3proxy"
 	"github.com/flightns/flightns/internal/sqlengine"
+	"github.com/flightns/flightns/manifesttable"
 	"github.com/flightns/flightns/objstore"
 )
 
@@ -67,9 +68,7 @@ func runCommitMaintainer(ctx context.Context, cfg Config, rep *Report) error {
 	// rounds with it run its passes themselves, back to back, and the
 	// rounds without run none. Each table may be cleaned up at every pass
 	// (CleanupEvery), as often as its head moves.
-	svc, err := namespace.Open(ctx, namespace.Config{Objects: objs, Redis: rdb, Catalog: "bench-maintain", Logger: quietLogger(),
-		Engine: sqlengine.Config{MemoryLimit: "1GB"}, CleanupGrace: cleanupGrace,
-		Maintain: &namespace.MaintainConfig{Interval: time.Hour, CleanupEvery: time.Millisecond}})
+	svc, err := namespace.Open(ctx, namespace.Config{Objects: objs, Redis: rdb, Catalog: "bench-maintain", Logger: quietLogger(), CleanupGrace: cleanupGrace, Maintain: &namespace.MaintainConfig{Interval: time.Hour, CleanupEvery: time.Millisecond}, Table: manifesttable.Config{Engine: sqlengine.Config{MemoryLimit: "1GB"}}})
 	if err != nil {
 		return err
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/flightns/flightns/internal/lancemanifest"
 	"github.com/flightns/flightns/internal/namespace"
 	"github.com/flightns/flightns/internal/sqlengine"
+	"github.com/flightns/flightns/manifesttable"
 	"github.com/flightns/flightns/objstore"
 )
 
@@ -32,8 +33,7 @@ func runNamespace(ctx context.Context, cfg Config, rep *Report) error {
 	}
 	defer e.close()
 	objs, rdb := e.objs, e.rdb
-	s, err := namespace.Open(ctx, namespace.Config{Objects: objs, Redis: rdb, Catalog: "bench", Logger: quietLogger(),
-		Engine: sqlengine.Config{MemoryLimit: "2GB"}})
+	s, err := namespace.Open(ctx, namespace.Config{Objects: objs, Redis: rdb, Catalog: "bench", Logger: quietLogger(), Table: manifesttable.Config{Engine: sqlengine.Config{MemoryLimit: "2GB"}}})
 	if err != nil {
 		return err
 	}

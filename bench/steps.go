@@ -19,6 +19,7 @@ import (
 	"github.com/flightns/flightns/internal/redisproc"
 	"github.com/flightns/flightns/internal/restserver"
 	"github.com/flightns/flightns/internal/sqlengine"
+	"github.com/flightns/flightns/manifesttable"
 	"github.com/flightns/flightns/objstore"
 	"github.com/flightns/flightns/redisclaim"
 )
@@ -142,8 +143,7 @@ func commitStepsOn(ctx context.Context, cfg Config, parent string) (Result, erro
 	}
 	defer func() { _ = objs.Close() }()
 	clk := &stepClock{parts: map[string][]time.Duration{}}
-	svc, err := namespace.Open(ctx, namespace.Config{Objects: objs, Redis: rdb, Catalog: "bench", Logger: quietLogger(),
-		Engine: sqlengine.Config{MemoryLimit: "1GB"}, ClaimStep: clk.step, ClaimObserver: &redisclaim.Observer{Claim: clk.claim}})
+	svc, err := namespace.Open(ctx, namespace.Config{Objects: objs, Redis: rdb, Catalog: "bench", Logger: quietLogger(), Claims: redisclaim.Config{Step: clk.step, Observer: &redisclaim.Observer{Claim: clk.claim}}, Table: manifesttable.Config{Engine: sqlengine.Config{MemoryLimit: "1GB"}}})
 	if err != nil {
 		return Result{}, err
 	}

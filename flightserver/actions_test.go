@@ -190,7 +190,7 @@ func testConsistencyHeader(t *testing.T, slots int) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = objs.Close() })
-	svc := env.Open(t, func(c *namespace.Config) { c.Objects = objs; c.Engine.MaxQueries = slots })
+	svc := env.Open(t, func(c *namespace.Config) { c.Objects = objs; c.Table.Engine.MaxQueries = slots })
 	released := sync.OnceFunc(func() { close(release) })
 	t.Cleanup(released)
 	e := serve(t, env, svc)

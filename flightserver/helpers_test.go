@@ -64,7 +64,7 @@ func start(t *testing.T, opts ...func(*Config)) *fenv {
 func startWithSlots(t *testing.T, n int, opts ...func(*Config)) *fenv {
 	t.Helper()
 	env := nstest.New(t)
-	return serve(t, env, env.Open(t, func(c *namespace.Config) { c.Engine.MaxQueries = n }), opts...)
+	return serve(t, env, env.Open(t, func(c *namespace.Config) { c.Table.Engine.MaxQueries = n }), opts...)
 }
 
 // serve starts a Flight server over svc, a service opened over env (with

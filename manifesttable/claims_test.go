@@ -18,16 +18,51 @@ import (
 func (e *tenv) claims(tb *Table) *redisclaim.Store {
 	e.t.Helper()
 	cfg := redisclaim.Config{Redis: e.rdb, Objects: e.objs, Catalog: e.catalog, Logger: quiet}
+	var s *redisclaim.Store
+	var err error
 	if tb != nil {
-		cfg.SeqFloor = tb.SeqFloor
+		cat := &tableCatalog{tb: tb}
+		s, err = redisclaim.NewIn(context.Background(), cfg, cat)
+		cat.claims = s
+	} else {
+		s, err = redisclaim.New(context.Background(), cfg)
 	}
-	s, err := redisclaim.New(context.Background(), cfg)
 	if err != nil {
 		e.t.Fatal(err)
 	}
 	e.t.Cleanup(func() { _ = s.Close() })
 	return s
 }
+
+// tableCatalog is a catalog of claims and a __manifest table, as a
+// server's, without an object index: its recovery raises the catalog
+// sequence above what the table holds.
+type tableCatalog struct {
+	claims *redisclaim.Store
+	tb     *Table
+}
+
+func (c *tableCatalog) Recover(ctx context.Context) (redisclaim.RecoveryStats, error) {
+	r, err := c.claims.BeginRecovery(ctx)
+	if r == nil || err != nil {
+		return redisclaim.RecoveryStats{}, err
+	}
+	err = r.WaitOut(ctx, false)
+	var floor uint64
+	if err == nil {
+		floor, err = c.tb.SeqFloor(ctx)
+	}
+	var st redisclaim.RecoveryStats
+	if err == nil {
+		st, err = r.RebuildClaims(ctx, floor)
+	}
+	if err == nil {
+		st, err = r.Finish(ctx)
+	}
+	return st, r.End(ctx, err)
+}
+
+func (c *tableCatalog) CompleteTxn(context.Context, redisclaim.TxnCommit) error { return nil }
 
 func (e *tenv) stageAndPut(s *redisclaim.Store, loc string, v uint64) redisclaim.Location {
 	e.t.Helper()

@@ -1009,7 +1009,7 @@ func (t *Table) DurableSeq(ctx context.Context) (uint64, error) {
 const SeqGapAfterLoss = 1 << 32
 
 // SeqFloor is what Redis's catalog sequence must be raised to after it lost
-// its state (redisclaim.Config.SeqFloor).
+// its state: a catalog's recovery raises it there (redisclaim.Recovery.RebuildClaims).
 func (t *Table) SeqFloor(ctx context.Context) (uint64, error) {
 	d, err := t.DurableSeq(ctx)
 	if err != nil {

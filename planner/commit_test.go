@@ -148,7 +148,7 @@ func TestACrashMidCommitRollsForward(t *testing.T) {
 			var armed atomic.Bool
 			crash := errors.New("crash")
 			e := newPenv(t, func(c *namespace.Config) {
-				c.ClaimStep = func(_ context.Context, step redisclaim.Step, _ string, _ uint64) error {
+				c.Claims.Step = func(_ context.Context, step redisclaim.Step, _ string, _ uint64) error {
 					if step == seam && armed.CompareAndSwap(true, false) {
 						return crash
 					}

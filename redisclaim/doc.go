@@ -18,6 +18,19 @@
 // FollowPrunes). When Redis loses its state, Recover rebuilds heads and records
 // from the tables' _versions directories under a new epoch.
 //
+// A Store is either of its own (New: an ExternalManifestStore, claims and
+// nothing on top) or the claims of a catalog (NewIn with a Catalog, as
+// the namespace service opens it). Recovering and finishing a committed
+// transaction are then the catalog's: Catalog.Recover drives a Recovery
+// through its steps (BeginRecovery, WaitOut, RebuildClaims, the
+// catalog's own rebuild under the lock's Token, Finish, End), and
+// Catalog.CompleteTxn applies a transaction's catalog part before it is
+// cleaned up. Config holds settings only, no functions into the layers
+// above. Errors name a table by its id in the catalog's object index
+// (redisstate.Catalog.TableAt), else by its directory; a writer's
+// Location carries the manifest bytes it promoted (Location.Manifest),
+// for the catalog's statistics.
+//
 // A claim entitles a write only for a while: a final manifest or a
 // transaction's commit record becomes visible only within PromoteWindow
 // of reading the claim that entitles it (checked right before the

@@ -44,12 +44,3 @@ func (s *Store) finalize(ctx context.Context, table string, version uint64, rec 
 	s.obs.Finalize(time.Since(start), err)
 	return loc, err
 }
-
-// recoverLocked is runRecovery, observed.
-func (s *Store) recoverLocked(ctx context.Context, token string) (RecoveryStats, error) {
-	st, err := s.runRecovery(ctx, token)
-	if s.obs != nil && s.obs.Recovery != nil {
-		s.obs.Recovery(st, err)
-	}
-	return st, err
-}

@@ -92,6 +92,26 @@ type RecoveryStats struct {
 	Duration       time.Duration
 }
 
+// Catalog is the catalog a Store's claims belong to (NewIn), as the
+// Store reaches it. Recovering from a Redis that lost the catalog's state
+// is the catalog's work, not the claims' alone (it rebuilds what the
+// catalog keeps on top of them: its object index), and so is finishing a
+// committed transaction (applying its catalog part): the Store runs the
+// claims' steps, the Catalog the rest. A Store of its own (New) has no
+// Catalog: it recovers its claims only, and its transactions have no
+// catalog part.
+type Catalog interface {
+	// Recover rebuilds the catalog's Redis state from storage when Redis
+	// lost it, driving a Recovery (BeginRecovery) through its steps;
+	// it returns at once when Redis holds the catalog's epoch.
+	Recover(ctx context.Context) (RecoveryStats, error)
+	// CompleteTxn applies a committed transaction's catalog part once
+	// its members are final — called by the coordinator, a helping
+	// reader, or a recovery (TxnCommit.RecoveryToken set) — before the
+	// transaction is cleaned up. It must be idempotent.
+	CompleteTxn(ctx context.Context, c TxnCommit) error
+}
+
 // Recover rebuilds the catalog's Redis state from object storage when the
 // epoch key is missing (Redis lost state): every transaction with a commit
 // record is rolled forward (or removed if it can never commit), the heads
@@ -99,7 +119,8 @@ type RecoveryStats struct {
 // raised to its floor, and a new epoch opens claims again. Heads of other
 // tables are seeded from storage on first use. Only one process recovers at
 // a time (a lock in Redis); the others wait for the epoch. Recover returns
-// at once when the epoch is present.
+// at once when the epoch is present. A Store in a catalog (NewIn) runs
+// the catalog's recovery (Catalog.Recover).
 func (s *Store) Recover(ctx context.Context) error {
 	_, err := s.RecoverWithStats(ctx)
 	return err
@@ -108,95 +129,128 @@ func (s *Store) Recover(ctx context.Context) error {
 // RecoverWithStats is Recover, reporting what it did (zero stats when
 // nothing was needed or another process recovered).
 func (s *Store) RecoverWithStats(ctx context.Context) (RecoveryStats, error) {
-	s.recoverMu.Lock()
-	defer s.recoverMu.Unlock()
+	if s.cat != nil {
+		return s.cat.Recover(ctx)
+	}
+	r, err := s.BeginRecovery(ctx)
+	if r == nil || err != nil {
+		return RecoveryStats{}, err
+	}
+	err = r.WaitOut(ctx, false)
+	if err == nil {
+		_, err = r.RebuildClaims(ctx, 0)
+	}
 	var st RecoveryStats
+	if err == nil {
+		st, err = r.Finish(ctx)
+	}
+	return st, r.End(ctx, err)
+}
+
+// A Recovery is a recovery of the catalog's Redis state in progress
+// (BeginRecovery). It holds the recovery lock, renewed while it lasts,
+// and is driven through its steps in order: WaitOut, RebuildClaims, then
+// whatever the catalog rebuilds on top of the claims under Token's lock,
+// then Finish (a new epoch opens claims again). End, deferred, releases what
+// an unfinished one holds and reports the outcome.
+type Recovery struct {
+	s     *Store
+	token string
+	start time.Time
+	floor uint64
+	stats RecoveryStats
+	stop  chan struct{} // closed by End: the lock is no longer renewed
+}
+
+// BeginRecovery takes the recovery lock when Redis holds no epoch for the
+// catalog; nil, with no error, when it does (or another process recovered
+// meanwhile: it waits for that one's epoch, or for its lock to lapse).
+// Only one recovery runs at a time in a process.
+func (s *Store) BeginRecovery(ctx context.Context) (*Recovery, error) {
+	s.recoverMu.Lock()
 	for {
 		open, err := s.rs.HasEpoch(ctx)
 		if err != nil {
-			return st, fmt.Errorf("redisclaim: recover: %w", err)
+			s.recoverMu.Unlock()
+			return nil, fmt.Errorf("redisclaim: recover: %w", err)
 		}
 		if open {
-			return st, nil
+			s.recoverMu.Unlock()
+			return nil, nil
 		}
 		token := uuid.NewString()
 		ok, err := s.rs.LockRecovery(ctx, token, recoveryLockTTL)
 		if err != nil {
-			return st, fmt.Errorf("redisclaim: recover: %w", err)
+			s.recoverMu.Unlock()
+			return nil, fmt.Errorf("redisclaim: recover: %w", err)
 		}
 		if ok {
 			// The previous holder may have opened the epoch just before we
 			// took the lock.
 			if open, err := s.rs.HasEpoch(ctx); err != nil || open {
 				s.releaseLock(ctx, token)
-				return st, err
+				s.recoverMu.Unlock()
+				return nil, err
 			}
-			return s.recoverLocked(ctx, token)
+			r := &Recovery{s: s, token: token, start: time.Now(), stop: make(chan struct{})}
+			go s.holdLock(ctx, token, r.stop)
+			s.log.Info("redisclaim: Redis has no epoch for this catalog; recovering from object storage", "catalog", s.catalog)
+			return r, nil
 		}
 		// Another process recovers: wait for its epoch (or its lock to lapse).
 		select {
 		case <-ctx.Done():
-			return st, ctx.Err()
+			s.recoverMu.Unlock()
+			return nil, ctx.Err()
 		case <-time.After(20 * time.Millisecond):
 		}
 	}
 }
 
-func (s *Store) runRecovery(ctx context.Context, token string) (RecoveryStats, error) {
-	start := time.Now()
-	st := RecoveryStats{}
-	stop := make(chan struct{})
-	defer close(stop)
-	defer s.releaseLock(context.WithoutCancel(ctx), token) // on failure; success already released it
-	go s.holdLock(ctx, token, stop)
-	s.log.Info("redisclaim: Redis has no epoch for this catalog; recovering from object storage", "catalog", s.catalog)
+// Token is the recovery lock's token: the scripts that rebuild state while
+// the epoch is absent check it.
+func (r *Recovery) Token() string { return r.token }
 
-	// 0. Writes entitled by a claim read from the lost state (promotions,
-	// transaction records) pass their gate within PromoteWindow of that
-	// reading, and land within another (a PUT in flight): wait them out,
-	// so that what is read from storage below includes every one that
-	// lands (a claim of the new epoch then cannot take its version: a
-	// transaction would be left partly committed). A catalog that never
-	// made anything durable has none.
-	fresh := false
-	if s.fresh != nil {
-		var err error
-		if fresh, err = s.fresh(ctx); err != nil {
-			return st, err
-		}
+// WaitOut waits out the writes a claim read from the lost state may
+// still entitle (promotions, transaction records: they pass their gate
+// within PromoteWindow of that reading, and land within another, a PUT in
+// flight), so that what RebuildClaims reads from storage includes every
+// one that lands (a claim of the new epoch then cannot take its version:
+// a transaction would be left partly committed). A fresh catalog (it
+// never made anything durable) has none, and does not wait.
+func (r *Recovery) WaitOut(ctx context.Context, fresh bool) error {
+	if fresh {
+		return nil
 	}
-	if !fresh {
-		if err := sleepCtx(ctx, 2*s.window); err != nil {
-			return st, err
-		}
-	}
+	return sleepCtx(ctx, 2*r.s.window)
+}
 
-	// The sequence rises above everything durable first: what the
-	// recovery itself appends to the log must not reuse sequences.
-	var floor uint64
-	if s.seqFloor != nil {
-		var err error
-		if floor, err = s.seqFloor(ctx); err != nil {
-			return st, err
-		}
-	}
-	if r, err := s.rs.OpenEpoch(ctx, "", floor, token, false); err != nil {
-		return st, err
-	} else if r != redisstate.OK {
-		return st, nserror.New(nserror.ServiceUnavailable, "redisclaim: recovery lost its lock")
+// RebuildClaims rebuilds the claims: it raises the catalog sequence to
+// floor (the highest durable outside Redis, read after WaitOut: what the
+// recovery appends must not reuse sequences), rolls every transaction
+// with a commit record forward or voids it (a committed one's catalog
+// part completed by Catalog.CompleteTxn), and raises the heads Redis
+// still has to storage's.
+func (r *Recovery) RebuildClaims(ctx context.Context, floor uint64) (RecoveryStats, error) {
+	s, st := r.s, &r.stats
+	r.floor = floor
+	if res, err := s.rs.OpenEpoch(ctx, "", floor, r.token, false); err != nil {
+		return *st, err
+	} else if res != redisstate.OK {
+		return *st, nserror.New(nserror.ServiceUnavailable, "redisclaim: recovery lost its lock")
 	}
 
-	// 1. Transactions with a commit record: roll forward or void.
+	// Transactions with a commit record: roll forward or void.
 	for a, err := range s.objs.List(ctx, txnPrefix) {
 		if err != nil {
-			return st, err
+			return *st, err
 		}
 		raw, err := s.objs.Get(ctx, a.Key)
 		if errors.Is(err, objstore.ErrNotFound) {
 			continue // settled meanwhile
 		}
 		if err != nil {
-			return st, err
+			return *st, err
 		}
 		rec, err := parseTxnRecord(raw)
 		if err != nil {
@@ -204,9 +258,9 @@ func (s *Store) runRecovery(ctx context.Context, token string) (RecoveryStats, e
 			continue
 		}
 		st.Transactions++
-		outcome, err := s.rollForward(ctx, rec, token)
+		outcome, err := s.rollForward(ctx, rec, r.token)
 		if err != nil {
-			return st, err
+			return *st, err
 		}
 		switch outcome {
 		case txnCommitted:
@@ -221,46 +275,59 @@ func (s *Store) runRecovery(ctx context.Context, token string) (RecoveryStats, e
 		}
 	}
 
-	// 2. Heads Redis still has (a partial loss) rise to storage's.
+	// Heads Redis still has (a partial loss) rise to storage's.
 	tables, err := s.rs.HeadChains(ctx)
 	if err != nil {
-		return st, err
+		return *st, err
 	}
 	for _, t := range tables {
 		found, err := s.scanVersions(ctx, t)
 		if err != nil {
-			return st, err
+			return *st, err
 		}
 		var head uint64
 		for _, f := range found {
 			head = max(head, f.version)
 		}
-		if err := s.seedVersions(ctx, t, head, token, found); err != nil {
-			return st, err
+		if err := s.seedVersions(ctx, t, head, r.token, found); err != nil {
+			return *st, err
 		}
 		st.TablesReseeded++
 	}
+	return *st, nil
+}
 
-	// 3. Other state built on top of the claims (the catalog's object index).
-	if s.onRecover != nil {
-		if err := s.onRecover(ctx, token); err != nil {
-			return st, fmt.Errorf("redisclaim: recovery hook: %w", err)
-		}
-	}
-
-	// 4. New epoch.
+// Finish opens a new epoch: claims are accepted again, and the lock is
+// released.
+func (r *Recovery) Finish(ctx context.Context) (RecoveryStats, error) {
+	s, st := r.s, &r.stats
 	epoch := uuid.NewString()
-	r, err := s.rs.OpenEpoch(ctx, epoch, floor, token, true)
+	res, err := s.rs.OpenEpoch(ctx, epoch, r.floor, r.token, true)
 	if err != nil {
-		return st, err
+		return *st, err
 	}
-	if r != redisstate.OK {
-		return st, nserror.New(nserror.ServiceUnavailable, "redisclaim: recovery lost its lock before it finished")
+	if res != redisstate.OK {
+		return *st, nserror.New(nserror.ServiceUnavailable, "redisclaim: recovery lost its lock before it finished")
 	}
-	st.Duration = time.Since(start)
+	st.Duration = time.Since(r.start)
 	s.log.Info("redisclaim: recovery done", "catalog", s.catalog, "transactions", st.Transactions,
 		"rolled_forward", st.RolledForward, "voided", st.Voided, "stuck", st.Stuck, "tables_reseeded", st.TablesReseeded, "duration", st.Duration)
-	return st, nil
+	return *st, nil
+}
+
+// End ends the recovery with err, its outcome: it stops renewing the lock
+// and releases it (a finished recovery's is released already), reports
+// the outcome to the Observer, lets the next recovery of this process
+// begin, and returns err.
+func (r *Recovery) End(ctx context.Context, err error) error {
+	s := r.s
+	close(r.stop)
+	s.releaseLock(context.WithoutCancel(ctx), r.token)
+	if s.obs != nil && s.obs.Recovery != nil {
+		s.obs.Recovery(r.stats, err)
+	}
+	s.recoverMu.Unlock()
+	return err
 }
 
 func sleepCtx(ctx context.Context, d time.Duration) error {
@@ -371,7 +438,7 @@ func (s *Store) rollForward(ctx context.Context, rec txnRecord, token string) (t
 			return 0, err
 		}
 	}
-	if err := s.txnCommitted(ctx, rec, token); err != nil {
+	if err := s.completeTxn(ctx, rec, token); err != nil {
 		return 0, err
 	}
 	for _, m := range rec.Members {

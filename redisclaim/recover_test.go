@@ -89,8 +89,9 @@ func TestRecoveryKeepsTheSequenceAboveItsFloor(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.redis.FlushAll()
-	s, err := New(ctx, Config{Redis: e.rdb, Objects: e.objs, Catalog: e.s.Catalog(), Logger: quiet,
-		SeqFloor: func(context.Context) (uint64, error) { return 1000, nil }})
+	cat := &floorCatalog{floor: 1000}
+	s, err := NewIn(ctx, Config{Redis: e.rdb, Objects: e.objs, Catalog: e.s.Catalog(), Logger: quiet}, cat)
+	cat.s = s
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,6 +101,31 @@ func TestRecoveryKeepsTheSequenceAboveItsFloor(t *testing.T) {
 		t.Fatalf("sequence after recovery = %d (before %d), %v; want above the floor 1000", loc2.Seq, loc.Seq, err)
 	}
 }
+
+// floorCatalog is a catalog whose sequence is durable up to floor outside
+// Redis, and which keeps nothing on top of its claims.
+type floorCatalog struct {
+	s     *Store
+	floor uint64
+}
+
+func (c *floorCatalog) Recover(ctx context.Context) (RecoveryStats, error) {
+	r, err := c.s.BeginRecovery(ctx)
+	if r == nil || err != nil {
+		return RecoveryStats{}, err
+	}
+	err = r.WaitOut(ctx, false)
+	var st RecoveryStats
+	if err == nil {
+		st, err = r.RebuildClaims(ctx, c.floor)
+	}
+	if err == nil {
+		st, err = r.Finish(ctx)
+	}
+	return st, r.End(ctx, err)
+}
+
+func (c *floorCatalog) CompleteTxn(context.Context, TxnCommit) error { return nil }
 
 func TestConcurrentRecoveriesRunOnce(t *testing.T) {
 	ctx := context.Background()

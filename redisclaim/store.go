@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -32,6 +33,12 @@ type Location struct {
 	// Seq is the catalog sequence of the claim; 0 for versions found in
 	// storage.
 	Seq uint64
+	// Manifest holds the final manifest's bytes when the writer that got
+	// this Location made it from bytes it held (promoting meant reading
+	// the staged manifest: not on file://): the catalog takes the
+	// version's statistics from them instead of reading the manifest
+	// again. Nil otherwise.
+	Manifest []byte
 	// StagingPath is the staging object the version was claimed with ("" for
 	// versions found in storage).
 	StagingPath string
@@ -41,7 +48,7 @@ type Location struct {
 // version is taken, and the table's head is Head.
 type ConflictError struct {
 	Table   string // the table's key
-	Name    string // the table as errors name it (Config.NameOf)
+	Name    string // the table as errors name it (its id in the catalog's index, else Table)
 	Version uint64
 	Head    uint64
 
@@ -55,18 +62,34 @@ func (e *ConflictError) Error() string {
 	return fmt.Sprintf("version %d of table %s is taken (head is %d)", e.Version, e.Name, e.Head)
 }
 
-func (s *Store) conflict(table string, version, head uint64) error {
-	return nserror.New(nserror.ConcurrentModification, "%w", &ConflictError{Table: table, Name: s.name(table), Version: version, Head: head})
+func (s *Store) conflict(ctx context.Context, table string, version, head uint64) error {
+	return nserror.New(nserror.ConcurrentModification, "%w", &ConflictError{Table: table, Name: s.name(ctx, table), Version: version, Head: head})
 }
 
-// name is a table as errors name it: Config.NameOf's name, else its key.
-func (s *Store) name(table string) string {
-	if s.nameOf != nil {
-		if n := s.nameOf(table); n != "" {
-			return n
+// name is a table as errors name it: the catalog's id of the table whose
+// directory the chain is (quoted, with the branch when the chain is a
+// branch's), read from the object index the catalog keeps in Redis; the
+// chain itself where the index has no table there (a Store of its own, a
+// directory no table has, an index Redis lost). Only errors call it.
+func (s *Store) name(ctx context.Context, chain string) string {
+	ids := map[string]string{}
+	isTable := func(loc string) bool {
+		id, err := s.rs.TableAt(ctx, loc)
+		if err != nil || id == "" {
+			return false
 		}
+		ids[loc] = id
+		return true
 	}
-	return table
+	loc, branch := lancemanifest.SplitChain(chain, isTable)
+	id, ok := ids[loc]
+	switch {
+	case !ok:
+		return chain
+	case branch != "":
+		return strconv.Quote(id) + " (branch " + strconv.Quote(branch) + ")"
+	}
+	return strconv.Quote(id)
 }
 
 // Step names a point of the commit protocol where tests cut in.
@@ -121,14 +144,6 @@ type Config struct {
 	// LogMaxLen bounds the commit log approximately (default
 	// commitlog.MaxLen).
 	LogMaxLen int64
-	// SeqFloor returns the highest catalog sequence that is durable outside
-	// Redis (the __manifest table's); recovery never lets the sequence fall
-	// below it. Default: 0.
-	SeqFloor func(ctx context.Context) (uint64, error)
-	// Fresh, if set, reports whether the catalog has never made anything
-	// durable (no __manifest segment): a recovery then has no claims of
-	// an earlier epoch to wait out (see PromoteWindow). Default: never.
-	Fresh func(ctx context.Context) (bool, error)
 	// PromoteWindow bounds how long after its claim was read a final
 	// manifest or a transaction record may be made visible on the
 	// strength of that reading (later, the claim is read again right
@@ -138,25 +153,6 @@ type Config struct {
 	// then, so no claim of the new epoch can take a version one of them
 	// is about to promote. Default 1s.
 	PromoteWindow time.Duration
-	// OnTxnCommitted, if set, runs for every multi-table transaction once
-	// its members are final — by the coordinator, a helping reader, or a
-	// recovery (which passes its lock token, the epoch being absent) —
-	// before the transaction is cleaned up. It gets the Extras.Extra bytes
-	// and must be idempotent.
-	OnTxnCommitted func(ctx context.Context, c TxnCommit) error
-	// OnRecover, if set, runs during a recovery after the claims are
-	// rebuilt and before claims are accepted again, holding the recovery
-	// lock whose token it gets (scripts that rebuild other state check it).
-	OnRecover func(ctx context.Context, token string) error
-	// OnPromoted, if set, is told the bytes of a final manifest a writer
-	// of this Store made from bytes it held (where promoting meant
-	// reading the staged manifest: not on file://), once the final object
-	// holds them: the catalog takes the version's statistics from them
-	// instead of reading the manifest again. It must not block.
-	OnPromoted func(path string, data []byte)
-	// NameOf, if set, names a table key in error messages (the catalog's
-	// table id rather than its storage directory); "" keeps the key.
-	NameOf func(table string) string
 	// ReplicaAcks is how many Redis replicas must have a claim before
 	// its commit point, and a refusal or a catalog change before it is
 	// answered (redisstate.Replicas): nil one whenever the primary has
@@ -183,17 +179,12 @@ type Store struct {
 	k         redisstate.Keys
 	now       func() time.Time
 	step      StepFunc
-	seqFloor  func(ctx context.Context) (uint64, error)
-	fresh     func(ctx context.Context) (bool, error)
 	window    time.Duration
-	onRecover func(ctx context.Context, token string) error
-	onTxn     func(ctx context.Context, c TxnCommit) error
-	promoted  func(path string, data []byte)
 	log       *slog.Logger
-	nameOf    func(table string) string
 	obs       *Observer
 	replicas  *redisstate.Replicas
-	recoverMu sync.Mutex // one recovery at a time in this process
+	cat       Catalog    // the catalog the claims belong to (NewIn); nil for a Store of its own
+	recoverMu sync.Mutex // held by a Recovery: one at a time in this process
 
 	// after tracks the repairs writers leave running past their reply
 	// (flip, staging cleanup); Close waits for them. afterSlots bounds
@@ -239,15 +230,21 @@ func (c *Config) Validate() error {
 	return nil
 }
 
-// New returns a Store and loads its scripts.
-func New(ctx context.Context, cfg Config) (*Store, error) {
+// New returns a Store of its own (an ExternalManifestStore: the claims
+// and nothing on top of them) and loads its scripts.
+func New(ctx context.Context, cfg Config) (*Store, error) { return NewIn(ctx, cfg, nil) }
+
+// NewIn returns the Store of the claims of cat, a catalog built on them:
+// cat recovers the catalog (the Store's Recover runs cat.Recover) and
+// completes its transactions.
+func NewIn(ctx context.Context, cfg Config, cat Catalog) (*Store, error) {
 	cfg.EnsureDefaults()
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
 	s := &Store{
-		objs: cfg.Objects, catalog: cfg.Catalog, rs: cfg.State, ownState: cfg.State == nil,
-		now: cfg.Now, step: cfg.Step, seqFloor: cfg.SeqFloor, fresh: cfg.Fresh, window: cfg.PromoteWindow, onRecover: cfg.OnRecover, onTxn: cfg.OnTxnCommitted, promoted: cfg.OnPromoted, log: cfg.Logger, obs: cfg.Observer, nameOf: cfg.NameOf,
+		objs: cfg.Objects, catalog: cfg.Catalog, rs: cfg.State, ownState: cfg.State == nil, cat: cat,
+		now: cfg.Now, step: cfg.Step, window: cfg.PromoteWindow, log: cfg.Logger, obs: cfg.Observer,
 		afterSlots: make(chan struct{}, maxAfterReply),
 	}
 	if s.ownState {
@@ -628,7 +625,7 @@ func (s *Store) runClaim(ctx context.Context, txnID string, txnRecord []byte, en
 			}
 		case redisstate.Conflict:
 			e := entries[r.Member]
-			err := s.conflict(e.table, e.version, r.Head)
+			err := s.conflict(ctx, e.table, e.version, r.Head)
 			if r.TakenBy != "" {
 				var ce *ConflictError
 				if errors.As(err, &ce) {
@@ -716,9 +713,7 @@ func (s *Store) runFinalize(ctx context.Context, table string, version uint64, r
 		Gate: s.fence(ctx, &observed, func(ctx context.Context) error { return s.reconfirm(ctx, table, version, rec) })})
 	switch {
 	case err == nil:
-		if known != nil && s.promoted != nil {
-			s.promoted(rec.Final, known)
-		}
+		loc.Manifest = known
 	case errors.Is(err, objstore.ErrAlreadyExists):
 		return Location{}, s.supersede(ctx, table, version, rec)
 	case errors.Is(err, objstore.ErrNotFound):
@@ -857,7 +852,7 @@ func (s *Store) reconfirm(ctx context.Context, table string, version uint64, rec
 		return nil
 	}
 	return nserror.New(nserror.ServiceUnavailable,
-		"the claim of version %d of table %s is no longer in Redis as it was read (Redis lost its state meanwhile?): retry the same request to learn the outcome", version, s.name(table))
+		"the claim of version %d of table %s is no longer in Redis as it was read (Redis lost its state meanwhile?): retry the same request to learn the outcome", version, s.name(ctx, table))
 }
 
 // claimNow reads a version's record as Redis holds it now, with the
@@ -901,9 +896,9 @@ func (s *Store) supersede(ctx context.Context, table string, version uint64, rec
 	}
 	if rec.TxnID == "" {
 		s.discard(rec.Staging)
-		return s.conflict(table, version, head)
+		return s.conflict(ctx, table, version, head)
 	}
-	return nserror.New(nserror.Internal, "transaction %s: member version %d of table %s is occupied in storage by other bytes", rec.TxnID, version, s.name(table))
+	return nserror.New(nserror.Internal, "transaction %s: member version %d of table %s is occupied in storage by other bytes", rec.TxnID, version, s.name(ctx, table))
 }
 
 // resolveVersion returns a committed version's location, finishing a
@@ -913,7 +908,7 @@ func (s *Store) resolveVersion(ctx context.Context, table string, version uint64
 		return Location{}, err
 	}
 	if version > redisstate.MaxVersion {
-		return Location{}, nserror.New(nserror.TableVersionNotFound, "table %s has no version %d", s.name(table), version)
+		return Location{}, nserror.New(nserror.TableVersionNotFound, "table %s has no version %d", s.name(ctx, table), version)
 	}
 	gone := map[string]bool{}
 	var observed time.Time
@@ -933,7 +928,7 @@ func (s *Store) resolveVersion(ctx context.Context, table string, version uint64
 				return false, err
 			}
 			if head == 0 {
-				return false, s.notFound(table, version)
+				return false, s.notFound(ctx, table, version)
 			}
 			return false, nil
 		}
@@ -943,7 +938,7 @@ func (s *Store) resolveVersion(ctx context.Context, table string, version uint64
 			v = head
 		}
 		if v == 0 || v > head {
-			return false, s.notFound(table, version)
+			return false, s.notFound(ctx, table, version)
 		}
 		if !r.HasRecord {
 			var err error
@@ -952,7 +947,7 @@ func (s *Store) resolveVersion(ctx context.Context, table string, version uint64
 		}
 		rec := r.Record
 		if rec.Deleted() {
-			return false, nserror.New(nserror.TableVersionNotFound, "version %d of table %s %w", v, s.name(table), errDeletedRecord)
+			return false, nserror.New(nserror.TableVersionNotFound, "version %d of table %s %w", v, s.name(ctx, table), errDeletedRecord)
 		}
 		if !rec.Staged() {
 			out = locationOf(rec, table, v)
@@ -988,11 +983,11 @@ func (s *Store) resolveVersion(ctx context.Context, table string, version uint64
 	return out, nil
 }
 
-func (s *Store) notFound(table string, version uint64) error {
+func (s *Store) notFound(ctx context.Context, table string, version uint64) error {
 	if version == 0 {
-		return nserror.New(nserror.TableVersionNotFound, "table %s has no versions", s.name(table))
+		return nserror.New(nserror.TableVersionNotFound, "table %s has no versions", s.name(ctx, table))
 	}
-	return nserror.New(nserror.TableVersionNotFound, "table %s has no version %d", s.name(table), version)
+	return nserror.New(nserror.TableVersionNotFound, "table %s has no version %d", s.name(ctx, table), version)
 }
 
 // fromStorage answers for a version up to the head that Redis has no
@@ -1013,7 +1008,7 @@ func (s *Store) fromStorage(ctx context.Context, table string, version uint64) (
 		}
 		return Location{Table: table, Version: version, Path: p, Size: a.Size, ETag: a.ETag, Scheme: scheme}, nil
 	}
-	return Location{}, s.notFound(table, version)
+	return Location{}, s.notFound(ctx, table, version)
 }
 
 // Get is Lance's ExternalManifestStore Get.
@@ -1096,11 +1091,11 @@ func (s *Store) PutIfExists(ctx context.Context, table string, version uint64, p
 		return err
 	}
 	if r.Status != redisstate.OK || !r.HasRecord {
-		return s.notFound(table, version)
+		return s.notFound(ctx, table, version)
 	}
 	rec := r.Record
 	if rec.Final != path {
-		return nserror.New(nserror.InvalidInput, "version %d of table %s is claimed for %s, not %s", version, s.name(table), rec.Final, path)
+		return nserror.New(nserror.InvalidInput, "version %d of table %s is claimed for %s, not %s", version, s.name(ctx, table), rec.Final, path)
 	}
 	if size > 0 {
 		rec.Size = size
@@ -1110,7 +1105,7 @@ func (s *Store) PutIfExists(ctx context.Context, table string, version uint64, p
 		return err
 	}
 	if !ok {
-		return nserror.New(nserror.ConcurrentModification, "version %d of table %s changed while it was being finalized", version, s.name(table))
+		return nserror.New(nserror.ConcurrentModification, "version %d of table %s changed while it was being finalized", version, s.name(ctx, table))
 	}
 	return nil
 }

@@ -115,7 +115,7 @@ func (s *Store) Commit(ctx context.Context, entries []Entry, x *Extras) (Batch, 
 	sem := make(chan struct{}, 16)
 	for i, in := range entries {
 		if seen[in.Table] {
-			return Batch{}, nserror.New(nserror.InvalidInput, "table %s appears twice in one batch", s.name(in.Table))
+			return Batch{}, nserror.New(nserror.InvalidInput, "table %s appears twice in one batch", s.name(ctx, in.Table))
 		}
 		seen[in.Table] = true
 		if _, err := checkStaging(in.Table, in.Version, in.StagingPath); err != nil {
@@ -360,7 +360,7 @@ func (s *Store) finishTxn(ctx context.Context, rec txnRecord) error {
 	if err := errors.Join(errs...); err != nil {
 		return err
 	}
-	if err := s.txnCommitted(ctx, rec, ""); err != nil {
+	if err := s.completeTxn(ctx, rec, ""); err != nil {
 		return err
 	}
 	// Past the commit point, every member durable. Flip and clean up; a
@@ -431,7 +431,7 @@ func (s *Store) finalizeMember(ctx context.Context, txn string, m txnMember) err
 	return s.at(ctx, StepFinalized, m.Table, m.Version)
 }
 
-// TxnCommit is what OnTxnCommitted gets: a committed transaction.
+// TxnCommit is what Catalog.CompleteTxn gets: a committed transaction.
 type TxnCommit struct {
 	ID    string
 	Extra []byte
@@ -440,11 +440,13 @@ type TxnCommit struct {
 	RecoveryToken string
 }
 
-func (s *Store) txnCommitted(ctx context.Context, rec txnRecord, token string) error {
-	if s.onTxn == nil || len(rec.Extra) == 0 {
+// completeTxn has the catalog apply a committed transaction's catalog
+// part (its Extra), if it has one; token is a recovery's lock token.
+func (s *Store) completeTxn(ctx context.Context, rec txnRecord, token string) error {
+	if s.cat == nil || len(rec.Extra) == 0 {
 		return nil
 	}
-	return s.onTxn(ctx, TxnCommit{ID: rec.TxnID, Extra: rec.Extra, RecoveryToken: token})
+	return s.cat.CompleteTxn(ctx, TxnCommit{ID: rec.TxnID, Extra: rec.Extra, RecoveryToken: token})
 }
 
 // SeedHead makes sure Redis holds table's head — seeded from storage,
@@ -468,7 +470,7 @@ func (s *Store) Tag() string { return s.k.Tag() }
 // with a batch of versions: guards and writes on its own Redis state
 // (keys of this catalog only; redisstate.GuardEq, HSet, …), version
 // deletions (as DeleteVersions does, in the same atomic step), log
-// entries, and bytes kept in the transaction record for OnTxnCommitted. A
+// entries, and bytes kept in the transaction record for Catalog.CompleteTxn. A
 // failed guard is a *GuardError and nothing is written.
 type Extras struct {
 	// TxnID names the transaction (default: a new UUIDv7); it must be

@@ -12,6 +12,7 @@ import (
 	"github.com/flightns/flightns/internal/redisproc"
 	"github.com/flightns/flightns/internal/redisstate"
 	"github.com/flightns/flightns/internal/redisurl"
+	"github.com/flightns/flightns/manifesttable"
 	"github.com/flightns/flightns/objstore"
 )
 
@@ -75,7 +76,7 @@ func OpenDeps(ctx context.Context, c Store, log *slog.Logger, share bool, observ
 // OpenCatalog opens the catalog over d for work on its durable state
 // (the admin commands): no SQL engine.
 func (d *Deps) OpenCatalog(ctx context.Context, log *slog.Logger) (*namespace.Service, error) {
-	svc, err := namespace.Open(ctx, namespace.Config{Objects: d.Store, Redis: d.Redis, Catalog: d.Catalog, Logger: log, NoSQL: true})
+	svc, err := namespace.Open(ctx, namespace.Config{Objects: d.Store, Redis: d.Redis, Catalog: d.Catalog, Logger: log, Table: manifesttable.Config{NoSQL: true}})
 	if err != nil {
 		return nil, fmt.Errorf("opening the catalog: %w", err)
 	}

@@ -27,7 +27,10 @@
 // Flight SQL server's gate and the REST handler; retried mutations with
 // an Idempotency-Key are answered once for all surfaces (package
 // idempotency); Config.ReplicaAcks and DropRetention pass to the claim
-// store and the namespace service.
+// store and the namespace service. The catalog's Redis state (one
+// pipeliner, one replica waiter: internal/redisstate) is built once and
+// shared by the catalog, the session revocations and the idempotency
+// records.
 //
 // Robustness: no request takes the process down. Every listener
 // recovers a panic of its handlers (obs.RecoveryInterceptors outermost on

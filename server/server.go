@@ -26,8 +26,10 @@ import (
 	"github.com/flightns/flightns/internal/restserver"
 	"github.com/flightns/flightns/internal/sqlengine"
 	"github.com/flightns/flightns/internal/sqlworker"
+	"github.com/flightns/flightns/manifesttable"
 	"github.com/flightns/flightns/objstore"
 	"github.com/flightns/flightns/planner"
+	"github.com/flightns/flightns/redisclaim"
 )
 
 // Server is a running flightns server.
@@ -35,6 +37,7 @@ type Server struct {
 	cfg     Config
 	log     *slog.Logger
 	deps    *Deps
+	state   *redisstate.Catalog // the catalog's Redis state: the catalog's, the sessions' and the idempotency records'
 	svc     *namespace.Service
 	metrics *obs.Metrics
 	health  *obs.Health
@@ -79,6 +82,11 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		return nil, err
 	}
 	s.push(func() { s.deps.Close(s.log) })
+	// One Redis state for the catalog: its pipeliner and its replica
+	// waiter serve the sessions, the idempotency records and the catalog.
+	s.state = redisstate.New(s.deps.Redis, s.deps.Catalog, 0)
+	s.state.ConfirmOn(redisstate.NewReplicas(s.deps.Redis, s.state.Keys, cfg.ReplicaAcks, cfg.ReplicaTimeout))
+	s.push(s.state.Close)
 	s.deps.Redis.AddHook(redisurl.ErrorHook(s.metrics.RedisError))
 	s.health = obs.NewHealth(func(ctx context.Context) error { return s.deps.Redis.Ping(ctx).Err() }, s.metrics, s.log)
 	s.serveMetrics()
@@ -106,10 +114,12 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	if cfg.MaintainInterval > 0 {
 		maintain = &namespace.MaintainConfig{Interval: cfg.MaintainInterval, Observer: maintainObserver(s.metrics)}
 	}
-	s.svc, err = namespace.Open(ctx, namespace.Config{Objects: s.deps.Store, Redis: s.deps.Redis, Catalog: cfg.Store.Catalog, Logger: s.log, Vend: vend,
-		Engine: engine, NoSQL: isolated,
-		ReplicaAcks: cfg.ReplicaAcks, ReplicaTimeout: cfg.ReplicaTimeout,
-		Unmanaged: cfg.Unmanaged, DropRetention: cfg.DropRetention, CleanupGrace: cfg.CleanupGrace, Maintain: maintain, ClaimStep: cfg.ClaimStep, ClaimObserver: claimObserver(s.metrics), TableObserver: tableObserver(s.metrics)})
+	s.svc, err = namespace.Open(ctx, namespace.Config{
+		Objects: s.deps.Store, Redis: s.deps.Redis, Catalog: cfg.Store.Catalog, State: s.state, Logger: s.log,
+		Claims: redisclaim.Config{ReplicaAcks: cfg.ReplicaAcks, ReplicaTimeout: cfg.ReplicaTimeout, Step: cfg.ClaimStep, Observer: claimObserver(s.metrics)},
+		Table:  manifesttable.Config{Engine: engine, NoSQL: isolated, Observer: tableObserver(s.metrics)},
+		Vend:   vend, Unmanaged: cfg.Unmanaged, DropRetention: cfg.DropRetention, CleanupGrace: cfg.CleanupGrace, Maintain: maintain,
+	})
 	if err != nil {
 		return nil, fmt.Errorf("opening the catalog: %w", err)
 	}
@@ -292,7 +302,7 @@ func (s *Server) recoverAfterRestart(ctx context.Context) {
 func (s *Server) serveSurfaces(ctx context.Context, authn *auth.Authenticator, sql flightserver.SQL) error {
 	uInt, sInt := obs.Interceptors(s.metrics, s.log)
 	plan := planner.New(s.svc) // one planner (and its cache) for every surface
-	idem := idempotency.New(s.deps.Redis, s.cfg.Store.Catalog, s.cfg.IdempotencyWindow)
+	idem := idempotency.New(s.state, s.cfg.IdempotencyWindow)
 	var fsrv *flightserver.Server
 	if s.flightL != nil || s.consoleL != nil { // the console's SQL runs through its gate
 		var err error
@@ -515,10 +525,7 @@ func (s *Server) authenticator(ctx context.Context, c auth.Config) (*auth.Authen
 		if err != nil {
 			return nil, err
 		}
-		rs := redisstate.New(s.deps.Redis, s.deps.Catalog, 0)
-		s.push(rs.Close)
-		rs.ConfirmOn(redisstate.NewReplicas(s.deps.Redis, rs.Keys, s.cfg.ReplicaAcks, s.cfg.ReplicaTimeout))
-		c.SessionKey, c.Revocations = key, rs
+		c.SessionKey, c.Revocations = key, s.state
 	}
 	a, err := auth.New(c)
 	if err != nil {

@@ -37,13 +37,14 @@ type Store struct {
 	lease  time.Duration
 }
 
-// New returns the store of catalog's records in rdb, keeping answers for
-// window (DefaultWindow when 0).
-func New(rdb redisstate.Client, catalog string, window time.Duration) *Store {
+// New returns the store of the records of rs's catalog, keeping answers
+// for window (DefaultWindow when 0). rs is the catalog's Redis state, as
+// the server shares it; its owner closes it.
+func New(rs *redisstate.Catalog, window time.Duration) *Store {
 	if window <= 0 {
 		window = DefaultWindow
 	}
-	return &Store{rs: redisstate.New(rdb, catalog, 0), window: window, lease: lease}
+	return &Store{rs: rs, window: window, lease: lease}
 }
 
 // Window is how long answers are kept.

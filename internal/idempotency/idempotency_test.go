@@ -9,6 +9,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/flightns/flightns/internal/redisstate"
 	"github.com/flightns/flightns/internal/testutil/redistest"
 	"github.com/flightns/flightns/nserror"
 )
@@ -25,7 +26,7 @@ func allowed() error { return nil }
 
 func testStore(t *testing.T, rdb redis.UniversalClient) {
 	ctx := context.Background()
-	s := New(rdb, "cat", 200*time.Millisecond)
+	s := New(redisstate.New(rdb, "cat", 0), 200*time.Millisecond)
 	var r runs
 	ok := Reply{OK: true, Body: []byte(`{"version":3}`)}
 
@@ -102,7 +103,7 @@ func TestRetriesGetTheFirstAnswerOnACluster(t *testing.T) {
 // retry then runs. Redis out of reach runs nothing.
 func TestAReservationOutlivesNoCrashAndRedisDownRunsNothing(t *testing.T) {
 	srv := redistest.Start(t)
-	s := New(srv.Client(), "cat", time.Minute)
+	s := New(redisstate.New(srv.Client(), "cat", 0), time.Minute)
 	s.lease = 100 * time.Millisecond
 	ctx, cancel := context.WithCancel(context.Background())
 	// The "crash": the reservation is made and never finished.
@@ -117,7 +118,7 @@ func TestAReservationOutlivesNoCrashAndRedisDownRunsNothing(t *testing.T) {
 		t.Fatalf("after the lease: %v, %d runs", err, r.n.Load())
 	}
 	cancel()
-	down := New(redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", MaxRetries: -1}), "cat", time.Minute)
+	down := New(redisstate.New(redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", MaxRetries: -1}), "cat", 0), time.Minute)
 	if _, _, err := down.Do(context.Background(), "ana", "Op", "k", nil, allowed, r.answer(Reply{OK: true})); nserror.CodeOf(err) != nserror.ServiceUnavailable || r.n.Load() != 1 {
 		t.Fatalf("redis down: %v, %d runs", err, r.n.Load())
 	}
@@ -130,7 +131,7 @@ func TestAReservationOutlivesNoCrashAndRedisDownRunsNothing(t *testing.T) {
 func TestARetryIsAuthorizedBeforeItIsAnswered(t *testing.T) {
 	ctx := context.Background()
 	rdb := redistest.Start(t).Client()
-	s := New(rdb, "cat", time.Minute)
+	s := New(redisstate.New(rdb, "cat", 0), time.Minute)
 	var r runs
 	secret := Reply{OK: true, Body: []byte(`{"storage_options":{"aws_secret_access_key":"s3cr3t"}}`)}
 	if got, replayed, err := s.Do(ctx, "ana", "DeclareTable", "k", []byte("body"), allowed, r.answer(secret)); err != nil || replayed || !got.OK {

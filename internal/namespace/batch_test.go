@@ -183,17 +183,15 @@ func TestABatchCutAfterItsRecordIsFinishedByAReaderOrARecovery(t *testing.T) {
 			// Reopen with a fault at the commit record.
 			var armed bool
 			var mu sync.Mutex
-			s2, err := Open(ctx, Config{Objects: r.objs, Redis: r.rdb, Catalog: r.catalog, Logger: quiet,
-				Engine: sqlengine.Config{MemoryLimit: "1GB"},
-				ClaimStep: func(_ context.Context, st redisclaim.Step, _ string, _ uint64) error {
-					mu.Lock()
-					defer mu.Unlock()
-					if armed && st == redisclaim.StepTxnRecorded {
-						armed = false
-						return errors.New("crash")
-					}
-					return nil
-				}})
+			s2, err := Open(ctx, Config{Objects: r.objs, Redis: r.rdb, Catalog: r.catalog, Logger: quiet, Claims: redisclaim.Config{Step: func(_ context.Context, st redisclaim.Step, _ string, _ uint64) error {
+				mu.Lock()
+				defer mu.Unlock()
+				if armed && st == redisclaim.StepTxnRecorded {
+					armed = false
+					return errors.New("crash")
+				}
+				return nil
+			}}, Table: manifesttable.Config{Engine: sqlengine.Config{MemoryLimit: "1GB"}}})
 			if err != nil {
 				t.Fatal(err)
 			}

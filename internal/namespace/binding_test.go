@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/flightns/flightns/internal/sqlengine"
+	"github.com/flightns/flightns/manifesttable"
 	"github.com/flightns/flightns/objstore"
 )
 
@@ -16,8 +17,7 @@ func TestACatalogIsBoundToItsRoot(t *testing.T) {
 	ctx := context.Background()
 	e := newTenv(t) // opens catalog e.catalog on root e.objs
 	open := func(objs *objstore.Store, catalog string) (*Service, error) {
-		return Open(ctx, Config{Objects: objs, Redis: e.rdb, Catalog: catalog, Logger: quiet,
-			Engine: sqlengine.Config{MemoryLimit: "1GB"}})
+		return Open(ctx, Config{Objects: objs, Redis: e.rdb, Catalog: catalog, Logger: quiet, Table: manifesttable.Config{Engine: sqlengine.Config{MemoryLimit: "1GB"}}})
 	}
 	other, err := objstore.Open(ctx, "file://"+t.TempDir())
 	if err != nil {

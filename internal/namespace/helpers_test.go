@@ -17,6 +17,7 @@ import (
 	"github.com/flightns/flightns/internal/sqlengine"
 	"github.com/flightns/flightns/internal/testutil/redistest"
 	"github.com/flightns/flightns/internal/testutil/s3test"
+	"github.com/flightns/flightns/manifesttable"
 	"github.com/flightns/flightns/nserror"
 	"github.com/flightns/flightns/objstore"
 )
@@ -68,8 +69,7 @@ func newTenvOn(t *testing.T, backend string) *tenv {
 
 func (e *tenv) open() *Service {
 	e.t.Helper()
-	s, err := Open(context.Background(), Config{Objects: e.objs, Redis: e.rdb, Catalog: e.catalog, Logger: quiet,
-		Engine: sqlengine.Config{MemoryLimit: "1GB"}})
+	s, err := Open(context.Background(), Config{Objects: e.objs, Redis: e.rdb, Catalog: e.catalog, Logger: quiet, Table: manifesttable.Config{Engine: sqlengine.Config{MemoryLimit: "1GB"}}})
 	if err != nil {
 		e.t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/flightns/flightns/api"
 	"github.com/flightns/flightns/internal/redisstate"
 	"github.com/flightns/flightns/internal/sqlengine"
+	"github.com/flightns/flightns/manifesttable"
 )
 
 // Config.LogMaxLen reaches every script that appends to the commit log:
@@ -18,8 +19,7 @@ func TestLogMaxLenBoundsTheLogWhoeverAppends(t *testing.T) {
 	e := newTenv(t)
 	_ = e.s.Close()
 	ctx := context.Background()
-	s, err := Open(ctx, Config{Objects: e.objs, Redis: e.rdb, Catalog: e.catalog, Logger: quiet,
-		Engine: sqlengine.Config{MemoryLimit: "1GB"}, LogMaxLen: 10})
+	s, err := Open(ctx, Config{Objects: e.objs, Redis: e.rdb, Catalog: e.catalog, Logger: quiet, LogMaxLen: 10, Table: manifesttable.Config{Engine: sqlengine.Config{MemoryLimit: "1GB"}}})
 	if err != nil {
 		t.Fatal(err)
 	}

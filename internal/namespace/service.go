@@ -6,16 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/flightns/flightns/api"
 	"github.com/flightns/flightns/internal/commitlog"
-	"github.com/flightns/flightns/internal/lancemanifest"
 	"github.com/flightns/flightns/internal/redisstate"
-	"github.com/flightns/flightns/internal/sqlengine"
 	"github.com/flightns/flightns/manifesttable"
 	"github.com/flightns/flightns/nserror"
 	"github.com/flightns/flightns/objstore"
@@ -31,38 +28,29 @@ type Config struct {
 	Redis redisstate.Client
 	// Catalog names the catalog (its Redis keys share the hash tag {Catalog}).
 	Catalog string
-	// Engine bounds the SQL engine of __manifest.
-	Engine sqlengine.Config
-	// NoSQL opens __manifest without a SQL engine in this process (a SQL
-	// worker process serves the queries).
-	NoSQL bool
+	// State is the catalog's Redis state when the caller shares it with
+	// other parts of a server (its sessions and idempotency records): one
+	// pipeliner and one replica waiter for the catalog; its owner closes
+	// it. Nil: Open builds it (confirming on Claims.ReplicaAcks) and
+	// Close closes it.
+	State *redisstate.Catalog
+	// Claims configures the claim store (its fault-injection Step, its
+	// Observer, PromoteWindow, ReplicaAcks and ReplicaTimeout: they also
+	// govern the catalog's own Redis writes). Its Redis, Objects,
+	// Catalog, State, LogMaxLen, Logger and Now are the catalog's: Open
+	// sets them.
+	Claims redisclaim.Config
+	// Table configures __manifest (its SQL Engine, NoSQL, CompactAfter,
+	// Observer, …). Its Objects, Redis, Catalog, State, LogMaxLen, Logger
+	// and Now are the catalog's: Open sets them.
+	Table manifesttable.Config
 	// StallTimeout is how long __manifest may fail to make progress before
 	// a catalog mutation waiting for it fails with ServiceUnavailable
 	// (default 5s; see manifesttable.Table.Stalled).
 	StallTimeout time.Duration
-	// PromoteWindow is redisclaim.Config.PromoteWindow (default 1s): how
-	// long a recovery after Redis lost its state waits out promotions of
-	// the lost epoch.
-	PromoteWindow time.Duration
 	// DurableTimeout bounds the wait of a catalog mutation for its segment
 	// (default 30s); past it the outcome is unknown (ServiceUnavailable).
 	DurableTimeout time.Duration
-	// ReplicaAcks and ReplicaTimeout are redisclaim.Config's (and
-	// manifesttable.Config's): how many Redis replicas must have a claim
-	// before its commit point, a refusal or a catalog change before it
-	// is answered, and log entries before a segment holds them (nil: one
-	// whenever the primary has replicas), and how long that may take.
-	ReplicaAcks    *int
-	ReplicaTimeout time.Duration
-	// ClaimStep is redisclaim's fault-injection hook (tests).
-	ClaimStep redisclaim.StepFunc
-	// ClaimObserver receives redisclaim's timings and TableObserver the
-	// materializer's group commits (metrics; default none).
-	ClaimObserver *redisclaim.Observer
-	TableObserver *manifesttable.Observer
-	// CompactAfter is manifesttable's compaction interval in segments
-	// (0: its default).
-	CompactAfter int
 	// LogMaxLen bounds the commit log approximately (default
 	// commitlog.MaxLen); claims, catalog mutations and the materializer's
 	// entries all trim to it.
@@ -154,7 +142,13 @@ func (c *Config) Validate() error {
 			return err
 		}
 	}
-	return redisclaim.ValidateCatalog(c.Catalog)
+	if err := redisclaim.ValidateCatalog(c.Catalog); err != nil {
+		return err
+	}
+	if c.State != nil && c.State.Keys != redisstate.KeysOf(c.Catalog) {
+		return fmt.Errorf("namespace: Config.State is the state of catalog %s, not of %q", c.State.Tag(), c.Catalog)
+	}
+	return nil
 }
 
 // Open opens the catalog: loads __manifest, connects the claim store and,
@@ -167,12 +161,17 @@ func Open(ctx context.Context, cfg Config) (*Service, error) {
 	}
 	// One Redis state for the catalog: its pipeliner and its replica
 	// waiter serve the index, the __manifest table and the claims alike.
-	rs := redisstate.New(cfg.Redis, cfg.Catalog, cfg.LogMaxLen)
-	rs.ConfirmOn(redisstate.NewReplicas(cfg.Redis, rs.Keys, cfg.ReplicaAcks, cfg.ReplicaTimeout))
+	rs := cfg.State
+	if rs == nil {
+		rs = redisstate.New(cfg.Redis, cfg.Catalog, cfg.LogMaxLen)
+		rs.ConfirmOn(redisstate.NewReplicas(cfg.Redis, rs.Keys, cfg.Claims.ReplicaAcks, cfg.Claims.ReplicaTimeout))
+	}
 	s := &Service{cfg: cfg, objs: cfg.Objects, rs: rs, k: nsKeys{rs.Keys}, log: cfg.Logger, now: cfg.Now,
 		maint: newMaintainer(MaintainConfig{})}
 	fail := func(err error) (*Service, error) {
-		rs.Close()
+		if cfg.State == nil {
+			rs.Close()
+		}
 		return nil, err
 	}
 	var err error
@@ -185,14 +184,15 @@ func Open(ctx context.Context, cfg Config) (*Service, error) {
 	if err := s.bindRoot(ctx); err != nil {
 		return fail(err)
 	}
-	s.table, err = manifesttable.Open(ctx, manifesttable.Config{Objects: cfg.Objects, Redis: cfg.Redis, Catalog: cfg.Catalog, State: rs,
-		Engine: cfg.Engine, NoSQL: cfg.NoSQL, Logger: s.log, Now: s.now, CompactAfter: cfg.CompactAfter, LogMaxLen: cfg.LogMaxLen, Observer: cfg.TableObserver})
+	tc := cfg.Table
+	tc.Objects, tc.Redis, tc.Catalog, tc.State, tc.LogMaxLen, tc.Logger, tc.Now = cfg.Objects, cfg.Redis, cfg.Catalog, rs, cfg.LogMaxLen, s.log, s.now
+	s.table, err = manifesttable.Open(ctx, tc)
 	if err != nil {
 		return fail(err)
 	}
-	s.claims, err = redisclaim.New(ctx, redisclaim.Config{Redis: cfg.Redis, Objects: cfg.Objects, Catalog: cfg.Catalog, State: rs,
-		Now: s.now, Step: cfg.ClaimStep, Observer: cfg.ClaimObserver, LogMaxLen: cfg.LogMaxLen, SeqFloor: s.table.SeqFloor, Fresh: s.fresh, PromoteWindow: cfg.PromoteWindow, OnRecover: s.rebuildIndex, OnTxnCommitted: s.txnCommitted,
-		OnPromoted: s.table.NoteManifest, NameOf: s.tableName, Logger: s.log})
+	cc := cfg.Claims
+	cc.Redis, cc.Objects, cc.Catalog, cc.State, cc.LogMaxLen, cc.Logger, cc.Now = cfg.Redis, cfg.Objects, cfg.Catalog, rs, cfg.LogMaxLen, s.log, s.now
+	s.claims, err = redisclaim.NewIn(ctx, cc, catalog{s})
 	if err != nil {
 		_ = s.table.Close()
 		return fail(err)
@@ -223,7 +223,9 @@ func (s *Service) Close() error {
 		}
 		_ = s.claims.Close()
 		s.closeErr = s.table.Close()
-		s.rs.Close()
+		if s.cfg.State == nil {
+			s.rs.Close()
+		}
 	})
 	return s.closeErr
 }
@@ -231,31 +233,18 @@ func (s *Service) Close() error {
 // Claims is the claim store (the ExternalManifestStore Go API).
 func (s *Service) Claims() *redisclaim.Store { return s.claims }
 
-// tableName names a claim chain (a table's directory, or a branch's under
-// it) in error messages as callers know it: the table's id, and the
-// branch; "" for a directory no table has.
-func (s *Service) tableName(chain string) string {
-	isTable := func(loc string) bool { _, ok := s.table.TableByLocation(loc); return ok }
-	loc, branch := lancemanifest.SplitChain(chain, isTable)
-	id, ok := s.table.TableByLocation(loc)
-	switch {
-	case !ok:
-		return ""
-	case branch != "":
-		return strconv.Quote(id) + " (branch " + strconv.Quote(branch) + ")"
-	}
-	return strconv.Quote(id)
-}
-
 // Table is the __manifest table.
 func (s *Service) Table() *manifesttable.Table { return s.table }
 
 // Recover rebuilds Redis's state from storage if Redis lost it (the epoch
 // key is missing); otherwise it returns at once.
-func (s *Service) Recover(ctx context.Context) error { return s.claims.Recover(ctx) }
+func (s *Service) Recover(ctx context.Context) error {
+	_, err := s.recover(ctx)
+	return err
+}
 
-// rebuildIndex is redisclaim's recovery hook: it re-indexes every namespace
-// and table of __manifest, holding the recovery lock.
+// rebuildIndex re-indexes every namespace and table of __manifest, for a
+// recovery holding the lock whose token it gets.
 func (s *Service) rebuildIndex(ctx context.Context, token string) error {
 	if err := s.table.Refresh(ctx); err != nil {
 		return err
@@ -320,13 +309,6 @@ func (s *Service) indexField(ctx context.Context, key, field string) (val string
 		return st, err
 	}, redisclaim.Final)
 	return val, ok, err
-}
-
-// fresh reports whether the catalog has never made anything durable in
-// __manifest (redisclaim.Config.Fresh).
-func (s *Service) fresh(ctx context.Context) (bool, error) {
-	d, err := s.table.DurableSeq(ctx)
-	return d == 0, err
 }
 
 // durable waits until the mutation at seq is in a durable __manifest

@@ -36,8 +36,7 @@ func TestAMutationFailsFastWhileManifestCannotMakeProgress(t *testing.T) {
 	}
 	// The catalog again, on the same root through a store that can fail.
 	_ = e.s.Close()
-	s, err := Open(ctx, Config{Objects: objs, Redis: e.rdb, Catalog: e.catalog, Logger: quiet,
-		Engine: sqlengine.Config{MemoryLimit: "1GB"}, StallTimeout: 300 * time.Millisecond, DurableTimeout: 10 * time.Minute})
+	s, err := Open(ctx, Config{Objects: objs, Redis: e.rdb, Catalog: e.catalog, Logger: quiet, StallTimeout: 300 * time.Millisecond, DurableTimeout: 10 * time.Minute, Table: manifesttable.Config{Engine: sqlengine.Config{MemoryLimit: "1GB"}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,8 +74,7 @@ func TestAMutationFailsFastWhileNoProcessMaterializes(t *testing.T) {
 	if err := e.rdb.Set(ctx, lease, "a killed server", time.Minute).Err(); err != nil {
 		t.Fatal(err)
 	}
-	s, err := Open(ctx, Config{Objects: e.objs, Redis: e.rdb, Catalog: e.catalog, Logger: quiet, NoSQL: true,
-		StallTimeout: 300 * time.Millisecond, DurableTimeout: 10 * time.Minute})
+	s, err := Open(ctx, Config{Objects: e.objs, Redis: e.rdb, Catalog: e.catalog, Logger: quiet, StallTimeout: 300 * time.Millisecond, DurableTimeout: 10 * time.Minute, Table: manifesttable.Config{NoSQL: true}})
 	if err != nil {
 		t.Fatal(err)
 	}

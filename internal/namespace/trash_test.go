@@ -11,6 +11,7 @@ import (
 	"github.com/flightns/flightns/internal/auth"
 	"github.com/flightns/flightns/internal/lancemanifest"
 	"github.com/flightns/flightns/internal/sqlengine"
+	"github.com/flightns/flightns/manifesttable"
 	"github.com/flightns/flightns/nserror"
 	"github.com/flightns/flightns/objstore"
 )
@@ -19,8 +20,7 @@ import (
 func (e *tenv) withRetention(d time.Duration) *Service {
 	e.t.Helper()
 	_ = e.s.Close()
-	s, err := Open(context.Background(), Config{Objects: e.objs, Redis: e.rdb, Catalog: e.catalog, Logger: quiet,
-		Engine: sqlengine.Config{MemoryLimit: "1GB"}, DropRetention: d})
+	s, err := Open(context.Background(), Config{Objects: e.objs, Redis: e.rdb, Catalog: e.catalog, Logger: quiet, DropRetention: d, Table: manifesttable.Config{Engine: sqlengine.Config{MemoryLimit: "1GB"}}})
 	if err != nil {
 		e.t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/flightns/flightns/api"
 	"github.com/flightns/flightns/internal/lancemanifest"
 	"github.com/flightns/flightns/internal/sqlengine"
+	"github.com/flightns/flightns/manifesttable"
 	"github.com/flightns/flightns/nserror"
 	"github.com/flightns/flightns/objstore"
 )
@@ -24,8 +25,7 @@ func TestUnmanagedCatalogReadsVersionsFromStorage(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.objs = objs
-	s, err := Open(context.Background(), Config{Objects: e.objs, Redis: e.rdb, Catalog: e.catalog + "u", Logger: quiet,
-		Engine: sqlengine.Config{MemoryLimit: "1GB"}, Unmanaged: true})
+	s, err := Open(context.Background(), Config{Objects: e.objs, Redis: e.rdb, Catalog: e.catalog + "u", Logger: quiet, Unmanaged: true, Table: manifesttable.Config{Engine: sqlengine.Config{MemoryLimit: "1GB"}}})
 	if err != nil {
 		t.Fatal(err)
 	}

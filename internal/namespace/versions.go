@@ -241,6 +241,9 @@ func (s *Service) CreateTableVersion(ctx context.Context, req api.CreateTableVer
 	if err != nil {
 		return nil, err
 	}
+	if loc.Manifest != nil {
+		s.table.NoteManifest(loc.Path, loc.Manifest) // its row's statistics, without reading it again
+	}
 	tv := s.tableVersion(loc)
 	return &api.CreateTableVersionResponse{TransactionID: loc.TxnID, Version: &tv}, nil
 }

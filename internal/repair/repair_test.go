@@ -267,7 +267,7 @@ func TestGCSparesAnOldStagingObjectAClaimStillNames(t *testing.T) {
 	env := nstest.New(t)
 	var cut atomic.Bool
 	svc := env.Open(t, func(c *namespace.Config) {
-		c.ClaimStep = func(_ context.Context, step redisclaim.Step, _ string, version uint64) error {
+		c.Claims.Step = func(_ context.Context, step redisclaim.Step, _ string, version uint64) error {
 			if cut.Load() && step == redisclaim.StepClaimed && version == 2 {
 				return errors.New("the writer stops right after its claim")
 			}

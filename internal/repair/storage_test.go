@@ -49,7 +49,7 @@ func repairWith(t *testing.T, env *nstest.Env, objs *objstore.Store) (RepairRepo
 	return Repair(context.Background(), RepairOptions{Objects: objs, Redis: env.RDB, Catalog: env.Catalog, Now: time.Now(),
 		Open: func(ctx context.Context) (*namespace.Service, error) {
 			cfg := env.Config()
-			cfg.Objects, cfg.NoSQL = objs, true
+			cfg.Objects, cfg.Table.NoSQL = objs, true
 			return namespace.Open(ctx, cfg)
 		}})
 }

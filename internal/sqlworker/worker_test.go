@@ -35,7 +35,7 @@ type wenv struct {
 func startWorker(t *testing.T, grace time.Duration, opts ...func(*ServeConfig)) *wenv {
 	t.Helper()
 	env := nstest.New(t)
-	svc := env.Open(t, func(c *namespace.Config) { c.NoSQL = true })
+	svc := env.Open(t, func(c *namespace.Config) { c.Table.NoSQL = true })
 	sock := filepath.Join(t.TempDir(), "w.sock")
 	l, err := net.Listen("unix", sock)
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 	"github.com/flightns/flightns/internal/namespace"
 	"github.com/flightns/flightns/internal/sqlengine"
 	"github.com/flightns/flightns/internal/testutil/redistest"
+	"github.com/flightns/flightns/manifesttable"
 	"github.com/flightns/flightns/objstore"
 )
 
@@ -48,8 +49,7 @@ func New(tb testing.TB) *Env {
 // Config is the service configuration over the environment: a quiet
 // logger and a 1 GB SQL engine.
 func (e *Env) Config() namespace.Config {
-	return namespace.Config{Objects: e.Objects, Redis: e.RDB, Catalog: e.Catalog, Logger: Quiet,
-		Engine: sqlengine.Config{MemoryLimit: "1GB"}}
+	return namespace.Config{Objects: e.Objects, Redis: e.RDB, Catalog: e.Catalog, Logger: Quiet, Table: manifesttable.Config{Engine: sqlengine.Config{MemoryLimit: "1GB"}}}
 }
 
 // Open opens a service over the environment, closed when the test ends;
