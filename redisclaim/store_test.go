@@ -704,3 +704,24 @@ func TestListingAnEmptyTableRecordsItsHead(t *testing.T) {
 		t.Fatalf("ListVersions after the first commit = %+v, %v", locs, err)
 	}
 }
+
+// A writer that read its staged manifest to promote it hands the bytes
+// back in its Location (the catalog's statistics come from them); one
+// that promoted by a rename read nothing, and hands back nothing.
+func TestLocationCarriesThePromotedManifest(t *testing.T) {
+	for backend, want := range map[string]string{"mem": "manifest-bytes", "file": ""} {
+		t.Run(backend, func(t *testing.T) {
+			e := newEnv(t, backend)
+			loc, err := e.put("t", 1, "manifest-bytes")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(loc.Manifest) != want {
+				t.Fatalf("Location.Manifest = %q, want %q", loc.Manifest, want)
+			}
+			if got := e.final("t", 1); got != "manifest-bytes" {
+				t.Fatalf("final manifest = %q", got)
+			}
+		})
+	}
+}
