@@ -66,7 +66,7 @@ func newLanceTables(ctx context.Context, svc *namespace.Service, objs *objstore.
 		files = append(files, "_indices/"+ix.UUID+"/page_data.lance", "_indices/"+ix.UUID+"/page_lookup.lance")
 	}
 	t := &lanceTables{svc: svc, objs: objs, ns: ns, ids: make([]api.ID, n), keys: make([]string, n), heads: make([]atomic.Uint64, n)}
-	root := strings.TrimSuffix(svc.LocationURI(""), "/") + "/"
+	root := strings.TrimSuffix(svc.Index().LocationURI(""), "/") + "/"
 	err = parallel(ctx, n, 8, func(ctx context.Context, i int) error {
 		id := api.ID{ns, fmt.Sprintf("%s%03d", prefix, i)}
 		d, err := svc.DeclareTable(ctx, api.DeclareTableRequest{ID: id})
@@ -109,7 +109,7 @@ func (t *lanceTables) commit(ctx context.Context, i int) Outcome {
 	if err := t.objs.PutWith(ctx, staging, m, objstore.WriteOptions{NoSync: true}); err != nil {
 		return Failed
 	}
-	_, err = t.svc.CreateTableVersion(ctx, api.CreateTableVersionRequest{ID: t.ids[i], Version: int64(v), ManifestPath: staging})
+	_, err = t.svc.Versions().CreateTableVersion(ctx, api.CreateTableVersionRequest{ID: t.ids[i], Version: int64(v), ManifestPath: staging})
 	out := outcomeOf(err)
 	switch out {
 	case OK:
@@ -118,7 +118,7 @@ func (t *lanceTables) commit(ctx context.Context, i int) Outcome {
 		// An earlier commit of this writer whose answer was lost (its
 		// context ended) committed after all: learn the head, as Lance
 		// does.
-		if d, err := t.svc.DescribeTableVersion(ctx, api.DescribeTableVersionRequest{ID: t.ids[i]}); err == nil && d.Version != nil {
+		if d, err := t.svc.Versions().DescribeTableVersion(ctx, api.DescribeTableVersionRequest{ID: t.ids[i]}); err == nil && d.Version != nil {
 			t.heads[i].Store(uint64(d.Version.Version))
 		}
 	}

@@ -89,7 +89,7 @@ func runNamespace(ctx context.Context, cfg Config, rep *Report) error {
 			if err := objs.PutWith(ctx, key, payload, objstore.WriteOptions{NoSync: true}); err != nil {
 				return Failed
 			}
-			_, err := s.CreateTableVersion(ctx, api.CreateTableVersionRequest{ID: api.ID{fmt.Sprintf("commits%d_%d", clients, c)},
+			_, err := s.Versions().CreateTableVersion(ctx, api.CreateTableVersionRequest{ID: api.ID{fmt.Sprintf("commits%d_%d", clients, c)},
 				Version: v, ManifestPath: key})
 			if err == nil {
 				heads[c] = v

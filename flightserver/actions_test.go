@@ -206,7 +206,7 @@ func testConsistencyHeader(t *testing.T, slots int) {
 	holding.Store(true)
 	orders := api.ID{"sales", "orders"}
 	d := must(svc.DescribeTable(ctx, api.DescribeTableRequest{ID: orders}))
-	must(svc.CreateTableVersion(ctx, api.CreateTableVersionRequest{ID: orders, Version: 4, ManifestPath: e.stage(d.Location, 4)}))
+	must(svc.Versions().CreateTableVersion(ctx, api.CreateTableVersionRequest{ID: orders, Version: 4, ManifestPath: e.stage(d.Location, 4)}))
 	with := func(consistency string) context.Context {
 		return metadata.AppendToOutgoingContext(wctx, ConsistencyHeader, consistency)
 	}

@@ -228,7 +228,7 @@ func TestReadersCannotMutate(t *testing.T) {
 	e := start(t, withAuth)
 	e.seed()
 	orders := api.ID{"sales", "orders"}
-	must(e.svc.CreateTableTag(context.Background(), api.CreateTableTagRequest{ID: orders, Tag: "first", Version: 1}))
+	must(e.svc.Branches().CreateTableTag(context.Background(), api.CreateTableTagRequest{ID: orders, Tag: "first", Version: 1}))
 	c := e.client()
 	basic, err := c.Client.AuthenticateBasicToken(context.Background(), "rita", "rita-pw")
 	if err != nil {
@@ -284,11 +284,11 @@ func TestReadersCannotMutate(t *testing.T) {
 	if err != nil || !slices.Equal(list.Namespaces, []string{"ops", "sales"}) {
 		t.Fatalf("namespaces %v %v", list, err)
 	}
-	tags, err := e.svc.ListTableTags(context.Background(), api.ListTableTagsRequest{ID: orders})
+	tags, err := e.svc.Branches().ListTableTags(context.Background(), api.ListTableTagsRequest{ID: orders})
 	if err != nil || len(tags.Tags) != 1 || tags.Tags["first"].Version != 1 {
 		t.Fatalf("tags %+v %v", tags, err)
 	}
-	versions, err := e.svc.ListTableVersions(context.Background(), api.ListTableVersionsRequest{ID: orders})
+	versions, err := e.svc.Versions().ListTableVersions(context.Background(), api.ListTableVersionsRequest{ID: orders})
 	if err != nil || len(versions.Versions) != 3 {
 		t.Fatalf("versions %+v %v", versions, err)
 	}

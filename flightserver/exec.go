@@ -315,7 +315,7 @@ func (s *Server) schema(ctx context.Context, query string) (*arrow.Schema, []arr
 // (sqlengine.Scope): a caller whose access comes from namespace grants
 // sees their rows alone, filtered by the engine.
 func (s *Server) scope(rpc, base context.Context) (context.Context, error) {
-	all, subtrees, err := s.svc.Readable(rpc)
+	all, subtrees, err := s.svc.Access().Readable(rpc)
 	if err != nil || all {
 		return base, err
 	}

@@ -172,7 +172,7 @@ func startFuzzServer(f *testing.F) *fuzzServer {
 	ctx0 := context.Background()
 	must(svc.CreateNamespace(ctx0, api.CreateNamespaceRequest{ID: api.ID{"ns"}}))
 	must(svc.DeclareTable(ctx0, api.DeclareTableRequest{ID: api.ID{"ns", "t"}}))
-	if err := svc.Grant(ctx0, auth.Grant{Namespace: []string{"ns"}, Principal: "tenant", Role: auth.Read}); err != nil {
+	if err := svc.Access().Grant(ctx0, auth.Grant{Namespace: []string{"ns"}, Principal: "tenant", Role: auth.Read}); err != nil {
 		f.Fatal(err)
 	}
 	create := map[string]any{"id": []string{"ns", "pt"}, "schema": json.RawMessage(plannerSchema),

@@ -118,7 +118,7 @@ func (e *fenv) declareWithVersions(tid api.ID, n int) {
 	ctx := context.Background()
 	d := must(e.svc.DeclareTable(ctx, api.DeclareTableRequest{ID: tid}))
 	for v := 1; v <= n; v++ {
-		must(e.svc.CreateTableVersion(ctx, api.CreateTableVersionRequest{
+		must(e.svc.Versions().CreateTableVersion(ctx, api.CreateTableVersionRequest{
 			ID: tid, Version: int64(v), ManifestPath: e.stage(d.Location, uint64(v)),
 		}))
 	}

@@ -62,7 +62,7 @@ func startTenants(t *testing.T) *fenv {
 		}
 	}
 	for who, ns := range map[string]string{"alice": "a", "bob": "b"} {
-		if err := e.svc.Grant(ctx, auth.Grant{Namespace: []string{ns}, Principal: who, Role: auth.Read}); err != nil {
+		if err := e.svc.Access().Grant(ctx, auth.Grant{Namespace: []string{ns}, Principal: who, Role: auth.Read}); err != nil {
 			t.Fatal(err)
 		}
 	}

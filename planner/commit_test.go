@@ -56,7 +56,7 @@ func TestPlansSeeAllOrNothingOfCrossPartitionCommits(t *testing.T) {
 				write, read := perm[:2], perm[2]
 				heads := map[int]int64{}
 				for _, i := range append(write, read) {
-					d, err := e.svc.DescribeTableVersion(ctx, api.DescribeTableVersionRequest{ID: leaves[i]})
+					d, err := e.svc.Versions().DescribeTableVersion(ctx, api.DescribeTableVersionRequest{ID: leaves[i]})
 					switch {
 					case err == nil:
 						heads[i] = d.Version.Version
@@ -131,7 +131,7 @@ func TestPlansSeeAllOrNothingOfCrossPartitionCommits(t *testing.T) {
 	// After the dust settles every leaf reads at its head.
 	final := e.plan("t", "")
 	for _, l := range leaves {
-		d := must(e.svc.DescribeTableVersion(ctx, api.DescribeTableVersionRequest{ID: l}))
+		d := must(e.svc.Versions().DescribeTableVersion(ctx, api.DescribeTableVersionRequest{ID: l}))
 		if final[l.String()].Version != uint64(d.Version.Version) {
 			t.Errorf("leaf %s plans version %d, its head is %d", l, final[l.String()].Version, d.Version.Version)
 		}
@@ -165,7 +165,7 @@ func TestACrashMidCommitRollsForward(t *testing.T) {
 				t.Fatalf("commit at seam %s: %v, want the crash", seam, err)
 			}
 			// A reader of one member finishes the transaction.
-			if _, err := e.svc.DescribeTableVersion(ctx, api.DescribeTableVersionRequest{ID: leaves[0], Version: ptrTo(int64(1))}); err != nil {
+			if _, err := e.svc.Versions().DescribeTableVersion(ctx, api.DescribeTableVersionRequest{ID: leaves[0], Version: ptrTo(int64(1))}); err != nil {
 				t.Fatalf("reading the crashed commit: %v", err)
 			}
 			for _, l := range leaves {
@@ -187,7 +187,7 @@ func TestACrashMidCommitRollsForward(t *testing.T) {
 				t.Errorf("retrying: %+v, %v", resp, err)
 			}
 			for _, l := range leaves {
-				d := must(e.svc.DescribeTableVersion(ctx, api.DescribeTableVersionRequest{ID: l}))
+				d := must(e.svc.Versions().DescribeTableVersion(ctx, api.DescribeTableVersionRequest{ID: l}))
 				if d.Version.Version != 1 {
 					t.Errorf("after the retry %s is at version %d", l, d.Version.Version)
 				}

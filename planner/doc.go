@@ -43,8 +43,10 @@
 // all a plan reads belongs to one catalog sequence. The package keeps no state but a cache of parsed
 // definitions; it never writes Redis or object storage itself — every
 // change goes through the namespace service, which it knows only through
-// the Namespaces interface (the operations it calls and the catalog it
-// reads; a planner that only plans, NewScanner, needs just a Catalog).
+// the Namespaces interface (the operations it calls, and the service's
+// parts it checks callers by, Access, and reads the catalog through,
+// Catalog: the rows of its index of __manifest, never the table itself);
+// a planner that only plans, NewScanner, needs just a Catalog.
 // Its operations (Ops) are registry rows named by api.Op constants, as
 // the namespace service's are.
 package planner

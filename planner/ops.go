@@ -134,7 +134,7 @@ func (o Op) Authorize(ctx context.Context, p *Planner, body []byte, pathID api.I
 }
 
 // Every operation first asks whether its caller holds the role it needs
-// anywhere (namespace.Service.Permits), so that a reader's change is
+// anywhere (namespace.Access.Permits), so that a reader's change is
 // refused before its body is read; the operation then checks the table
 // it names (Planner.Authorize) — here, when it only authorizes
 // (Op.Authorize).
@@ -146,7 +146,7 @@ func init() {
 		}
 		Ops[i].Run = func(ctx context.Context, p *Planner, body []byte, pathID api.ID) (any, error) {
 			if p.svc != nil {
-				if err := p.svc.Permits(ctx, need); err != nil {
+				if err := p.access.Permits(ctx, need); err != nil {
 					return nil, err
 				}
 			}

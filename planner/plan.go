@@ -79,7 +79,7 @@ func (p *Planner) PlanScan(ctx context.Context, id api.ID, filter string) (*Plan
 	for i, c := range pl.cols {
 		colIdx[c.name] = i
 	}
-	p.cat.Table().View(func(ix manifesttable.Index) {
+	p.cat.View(func(ix manifesttable.Index) {
 		pl.Seq = ix.Seq()
 		for _, sp := range t.plans {
 			w := walker{ix: ix, plan: sp, filter: norm, out: pl, slot: make([]int, len(sp.fields)),

@@ -29,8 +29,9 @@ const (
 // state of its own beyond a cache of parsed table definitions, keyed by
 // their exact properties.
 type Planner struct {
-	svc Namespaces // nil in a planner that only plans (NewScanner)
-	cat Catalog
+	svc    Namespaces // nil in a planner that only plans (NewScanner)
+	access Access     // nil with svc
+	cat    Catalog
 
 	mu        sync.Mutex
 	cache     map[string]*Table     // table id -> definition (checked against its metadata); guarded by mu
@@ -38,24 +39,45 @@ type Planner struct {
 	treeNodes int                   // nodes in trees; guarded by mu
 }
 
-// Catalog is what planning reads: the catalog's __manifest table (its
-// index) and how a table's location becomes a URI. A namespace.Service is
-// one; a SQL worker process, which follows the catalog without a
-// namespace service, has its own.
+// Catalog is what planning reads: the catalog's namespaces and tables as
+// this process holds them (its index of __manifest) and how a table's
+// location becomes a URI. The namespace service's Index is one; a SQL
+// worker process, which follows the catalog without a namespace service,
+// has its own over its __manifest table.
 type Catalog interface {
-	Table() *manifesttable.Table
+	// Objects returns every namespace and table row, Object one of them.
+	Objects() []manifesttable.Row
+	Object(typ, id string) (manifesttable.Row, bool)
+	// View calls fn with the index held still at one catalog sequence.
+	View(fn func(manifesttable.Index))
+	// Sync brings the index up to every change acknowledged anywhere
+	// before the call.
+	Sync(ctx context.Context) error
+	// Head is the newest sequence of the commit log; WaitDurable returns
+	// once a sequence is durable and in the index.
+	Head(ctx context.Context) (uint64, error)
+	WaitDurable(ctx context.Context, seq uint64) error
+	// RegisterTableFunction makes a table function callable from the
+	// catalog's SQL queries.
+	RegisterTableFunction(ctx context.Context, f sqlengine.TableFunc) error
+	// LocationURI is the URI of a table's location.
 	LocationURI(location string) string
+}
+
+// Access is how a planner checks its caller's role, on the catalog and
+// on a namespace's subtree. The namespace service's Access is one.
+type Access interface {
+	Permits(ctx context.Context, need auth.Role) error
+	AuthorizeNamespace(ctx context.Context, need auth.Role, id api.ID) error
 }
 
 // Namespaces is what a planner changes partitioned tables through: the
 // operations of the namespace service it calls (each checks the caller's
-// grants itself), and the catalog it reads. The namespace service is one.
+// grants itself), and the service's parts it checks callers by (Access)
+// and reads the catalog through (Index). The namespace service is one.
 type Namespaces interface {
-	Catalog
-	// Permits and AuthorizeNamespace check the caller's role, on the
-	// catalog and on a namespace's subtree.
-	Permits(ctx context.Context, need auth.Role) error
-	AuthorizeNamespace(ctx context.Context, need auth.Role, id api.ID) error
+	Access() namespace.Access
+	Index() namespace.Index
 	CreateNamespace(ctx context.Context, req api.CreateNamespaceRequest) (*api.CreateNamespaceResponse, error)
 	// EvolveNamespace changes a partitioned table's properties and
 	// creates its next spec's child namespace, both durable on return.
@@ -69,7 +91,7 @@ type Namespaces interface {
 
 // New returns a planner over svc.
 func New(svc Namespaces) *Planner {
-	return &Planner{svc: svc, cat: svc, cache: map[string]*Table{}}
+	return &Planner{svc: svc, access: svc.Access(), cat: svc.Index(), cache: map[string]*Table{}}
 }
 
 // NewScanner returns a planner that only plans (PlanScan, Describe, and
@@ -212,7 +234,7 @@ func (p *Planner) columnTypes(fields []resolved) (map[string]string, error) {
 	for _, f := range fields {
 		want[f.Column()] = string(f.col)
 	}
-	for _, r := range p.cat.Table().Objects() {
+	for _, r := range p.cat.Objects() {
 		if r.ObjectType != manifesttable.TypeNamespace || !strings.Contains(r.Metadata, "partition_spec_v") {
 			continue
 		}
@@ -241,7 +263,7 @@ func (p *Planner) Describe(ctx context.Context, id api.ID) (*Table, error) {
 	if err := p.Authorize(ctx, auth.Read, id); err != nil {
 		return nil, err
 	}
-	if err := p.cat.Table().Sync(ctx); err != nil {
+	if err := p.cat.Sync(ctx); err != nil {
 		return nil, err
 	}
 	t, err := p.lookup(id)
@@ -258,7 +280,7 @@ func (p *Planner) Describe(ctx context.Context, id api.ID) (*Table, error) {
 // lookup reads a definition from this process's index, parsing it only
 // when its properties changed.
 func (p *Planner) lookup(id api.ID) (*Table, error) {
-	row, ok := p.cat.Table().Object(manifesttable.TypeNamespace, id.String())
+	row, ok := p.cat.Object(manifesttable.TypeNamespace, id.String())
 	if !ok {
 		return nil, noPartitionedTable(id)
 	}
@@ -281,11 +303,11 @@ func (p *Planner) lookup(id api.ID) (*Table, error) {
 // catchUp waits until every change logged before the call is in the
 // index.
 func (p *Planner) catchUp(ctx context.Context) error {
-	h, err := p.cat.Table().Head(ctx)
+	h, err := p.cat.Head(ctx)
 	if err != nil || h == 0 {
 		return err
 	}
-	return p.cat.Table().WaitDurable(ctx, h)
+	return p.cat.WaitDurable(ctx, h)
 }
 
 // parseTable reads a definition from namespace properties.
@@ -478,7 +500,7 @@ func (p *Planner) resolve(ctx context.Context, t *Table, plan *specPlan, vals []
 	}
 	leafID := id.Child(LeafName)
 	leaf.ID = leafID
-	if r, ok := p.cat.Table().Object(manifesttable.TypeTable, leafID.String()); ok {
+	if r, ok := p.cat.Object(manifesttable.TypeTable, leafID.String()); ok {
 		leaf.Location = p.cat.LocationURI(r.Location)
 		return leaf, nil
 	}
@@ -503,7 +525,7 @@ func (p *Planner) resolve(ctx context.Context, t *Table, plan *specPlan, vals []
 	if err := p.catchUp(ctx); err != nil {
 		return nil, err
 	}
-	r, ok := p.cat.Table().Object(manifesttable.TypeTable, leafID.String())
+	r, ok := p.cat.Object(manifesttable.TypeTable, leafID.String())
 	if !ok {
 		return nil, nserror.New(nserror.ServiceUnavailable, "partition table %q exists but its row is not visible yet; retry", leafID.String())
 	}
@@ -606,7 +628,7 @@ func (p *Planner) Commit(ctx context.Context, id api.ID, req CommitRequest) (*Co
 // Authorize checks that the caller of ctx may act on partitioned table
 // id with role need: within the scope of its SQL query, if it comes from
 // one (sqlengine.ScopeFrom: also in the SQL worker, whose planner reads a
-// replica), and by the service's grants (namespace.Service.
+// replica), and by the service's grants (namespace.Access.
 // AuthorizeNamespace) where the planner has the service. A caller that
 // may not read the table is told it does not exist.
 func (p *Planner) Authorize(ctx context.Context, need auth.Role, id api.ID) error {
@@ -616,7 +638,7 @@ func (p *Planner) Authorize(ctx context.Context, need auth.Role, id api.ID) erro
 	if p.svc == nil {
 		return nil
 	}
-	err := p.svc.AuthorizeNamespace(ctx, need, id)
+	err := p.access.AuthorizeNamespace(ctx, need, id)
 	if nserror.CodeOf(err) == nserror.NamespaceNotFound {
 		return noPartitionedTable(id) // as a missing one is answered
 	}

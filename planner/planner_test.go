@@ -103,7 +103,7 @@ func TestPlanScanOverRealPartitions(t *testing.T) {
 	// Give one leaf two versions.
 	usDay1 := api.ID(strings.Split(leaves["2024-03-01T10:00:00Z/us"], "$"))
 	for v := int64(1); v <= 2; v++ {
-		must(e.svc.CreateTableVersion(ctx, api.CreateTableVersionRequest{ID: usDay1, Version: v, ManifestPath: e.stage(usDay1, v, fmt.Sprint("v", v))}))
+		must(e.svc.Versions().CreateTableVersion(ctx, api.CreateTableVersionRequest{ID: usDay1, Version: v, ManifestPath: e.stage(usDay1, v, fmt.Sprint("v", v))}))
 	}
 	cases := []struct {
 		filter string
@@ -369,7 +369,7 @@ func TestAPlanSeesEveryChangeAfterThePlanBefore(t *testing.T) {
 	if got := e.plan("ev", ""); len(got) != 2 {
 		t.Fatalf("after a new leaf: %v, want us and eu", got)
 	}
-	must(e.svc.CreateTableVersion(ctx, api.CreateTableVersionRequest{ID: us, Version: 1, ManifestPath: e.stage(us, 1, "v1")}))
+	must(e.svc.Versions().CreateTableVersion(ctx, api.CreateTableVersionRequest{ID: us, Version: 1, ManifestPath: e.stage(us, 1, "v1")}))
 	if got := e.plan("ev", "s = 'us'")[us.String()]; got.Version != 1 {
 		t.Fatalf("after a commit: %+v, want version 1", got)
 	}

@@ -19,7 +19,7 @@ const SQLFunctionName = "plan_scan"
 // engine, answered by this planner. Registering it again (a second
 // surface over one service) keeps the first.
 func (p *Planner) RegisterSQL(ctx context.Context) error {
-	err := p.cat.Table().RegisterTableFunction(ctx, sqlengine.TableFunc{
+	err := p.cat.RegisterTableFunction(ctx, sqlengine.TableFunc{
 		Name: SQLFunctionName,
 		Args: 2,
 		Bind: func(ctx context.Context, args []string) (*arrow.Schema, []arrow.RecordBatch, error) {

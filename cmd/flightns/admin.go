@@ -121,7 +121,7 @@ func adminCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		ifNeeded := fs.Bool("if-needed", false, "recover only when Redis lost the catalog's state (default: always rebuild)")
 		run = func(ctx context.Context, svc *namespace.Service, d *server.Deps) int {
 			done := spinner(stderr, "recovering Redis state from storage")
-			st, err := repair.Recover(ctx, svc, !*ifNeeded)
+			st, err := repair.Recover(ctx, repair.CatalogOf(svc), !*ifNeeded)
 			done()
 			if err != nil {
 				_, _ = fmt.Fprintf(stderr, "flightns admin recover: %v\n", err)
@@ -134,7 +134,7 @@ func adminCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	case "compact":
 		run = func(ctx context.Context, svc *namespace.Service, _ *server.Deps) int {
 			done := spinner(stderr, "writing a __manifest snapshot")
-			err := repair.Compact(ctx, svc)
+			err := repair.Compact(ctx, repair.CatalogOf(svc))
 			done()
 			if err != nil {
 				_, _ = fmt.Fprintf(stderr, "flightns admin compact: %v\n", err)
@@ -148,7 +148,7 @@ func adminCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		fs.StringVar(&format, "format", "text", "report format: text (one line per drift, then a summary) or json (one object)")
 		run = func(ctx context.Context, svc *namespace.Service, _ *server.Deps) int {
 			bar, progress := bar(stderr, "verifying tables")
-			rep, err := repair.Verify(ctx, svc, *fix, progress)
+			rep, err := repair.Verify(ctx, repair.CatalogOf(svc), *fix, progress)
 			_ = bar.Finish()
 			if err != nil {
 				_, _ = fmt.Fprintf(stderr, "flightns admin verify: %v\n", err)
@@ -375,7 +375,7 @@ func grantsCmd(name string, fs *flag.FlagSet, format *string, stdout, stderr io.
 	if name == "grants" {
 		fs.StringVar(format, "format", "text", "text (one grant a line) or json")
 		return func(ctx context.Context, svc *namespace.Service, _ *server.Deps) int {
-			gs, err := svc.Grants(ctx)
+			gs, err := svc.Access().Grants(ctx)
 			if err != nil {
 				_, _ = fmt.Fprintf(stderr, "flightns admin grants: %v\n", err)
 				return 1
@@ -398,9 +398,9 @@ func grantsCmd(name string, fs *flag.FlagSet, format *string, stdout, stderr io.
 		grant, err := g()
 		if err == nil {
 			if name == "grant" {
-				err = svc.Grant(ctx, grant)
+				err = svc.Access().Grant(ctx, grant)
 			} else {
-				err = svc.Revoke(ctx, grant)
+				err = svc.Access().Revoke(ctx, grant)
 			}
 		}
 		if err != nil {
@@ -457,7 +457,7 @@ func gcCmd(fs *flag.FlagSet, stdout, stderr io.Writer) func(ctx context.Context,
 			return 2
 		}
 		bar, progress := bar(stderr, "scanning tables")
-		rep, err := repair.GC(ctx, svc, *window, *dry, time.Now(), progress)
+		rep, err := repair.GC(ctx, repair.CatalogOf(svc), *window, *dry, time.Now(), progress)
 		_ = bar.Finish()
 		if err != nil {
 			_, _ = fmt.Fprintf(stderr, "flightns admin gc: %v\n", err)
@@ -471,7 +471,7 @@ func gcCmd(fs *flag.FlagSet, stdout, stderr io.Writer) func(ctx context.Context,
 		}
 		_, _ = fmt.Fprintf(stdout, "%d tables, %d staging objects, %d orphaned, %d deleted\n", rep.Tables, rep.Staging, len(rep.Orphaned), rep.Deleted)
 		_, _ = fmt.Fprintf(stdout, "%d dropped table locations, %d files left in them, %d locations forgotten\n", rep.Dropped, len(rep.Leftovers), rep.Cleared)
-		purge, err := svc.PurgeTrash(ctx, time.Now().Add(-*retention), *dry)
+		purge, err := svc.Drops().PurgeTrash(ctx, time.Now().Add(-*retention), *dry)
 		if err != nil {
 			_, _ = fmt.Fprintf(stderr, "flightns admin gc: purging drops: %v\n", err)
 			return 1

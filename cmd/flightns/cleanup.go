@@ -39,7 +39,7 @@ func cleanupCmd(fs *flag.FlagSet, format *string, stdout, stderr io.Writer) func
 		if len(ids) == 0 {
 			// Every table a retention policy reaches (or every table,
 			// with --older-than).
-			all, err := repair.Tables(ctx, svc)
+			all, err := repair.Tables(ctx, repair.CatalogOf(svc))
 			if err != nil {
 				return fail(err)
 			}
@@ -48,7 +48,7 @@ func cleanupCmd(fs *flag.FlagSet, format *string, stdout, stderr io.Writer) func
 				if err != nil {
 					continue
 				}
-				if _, ok, err := svc.RetentionOf(ctx, id); err == nil && (ok || *olderThan != "") {
+				if _, ok, err := svc.Versions().RetentionOf(ctx, id); err == nil && (ok || *olderThan != "") {
 					ids = append(ids, id)
 				}
 			}

@@ -30,9 +30,9 @@ func undropCmd(fs *flag.FlagSet, stdout, stderr io.Writer) func(ctx context.Cont
 		case *delim == "":
 			err = errors.New("--delimiter must not be empty")
 		case *table != "":
-			resp, err = svc.UndropTable(ctx, api.UndropTableRequest{ID: strings.Split(*table, *delim), DropID: *dropID})
+			resp, err = svc.Drops().UndropTable(ctx, api.UndropTableRequest{ID: strings.Split(*table, *delim), DropID: *dropID})
 		default:
-			resp, err = svc.UndropNamespace(ctx, api.UndropNamespaceRequest{ID: strings.Split(*ns, *delim), DropID: *dropID})
+			resp, err = svc.Drops().UndropNamespace(ctx, api.UndropNamespaceRequest{ID: strings.Split(*ns, *delim), DropID: *dropID})
 		}
 		if err != nil {
 			_, _ = fmt.Fprintf(stderr, "flightns admin undrop: %v\n", err)

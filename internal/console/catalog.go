@@ -308,7 +308,7 @@ func (c *console) verify(w http.ResponseWriter, r *http.Request) {
 		writeError(w, c.log, nserror.New(nserror.Throttling, "another verification is running; try again when it ends"))
 		return
 	}
-	rep, err := repair.VerifyTable(ctx, c.cfg.Service, repair.Table{ID: row.ObjectID, Location: row.Location})
+	rep, err := repair.VerifyTable(ctx, repair.CatalogOf(c.cfg.Service), repair.Table{ID: row.ObjectID, Location: row.Location})
 	if err != nil {
 		writeError(w, c.log, err)
 		return

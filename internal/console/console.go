@@ -253,14 +253,14 @@ func (c *console) authed(h func(http.ResponseWriter, *http.Request)) http.Handle
 
 // catalogWide runs h only for a caller who may read the whole catalog:
 // a catalog-wide role of read or more, or a grant of read on the root
-// namespace (namespace.Service.Readable). The activity and health pages
+// namespace (namespace.Access.Readable). The activity and health pages
 // are about every tenant (commits, conflicts and operations of the
 // whole catalog, the state of its Redis and storage); a caller whose
 // grants reach only some namespaces is refused, as it would be reading
 // the root namespace.
 func (c *console) catalogWide(h http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		all, _, err := c.cfg.Service.Readable(r.Context())
+		all, _, err := c.cfg.Service.Access().Readable(r.Context())
 		if err == nil && !all {
 			p, _ := auth.PrincipalFrom(r.Context())
 			err = nserror.New(nserror.PermissionDenied,

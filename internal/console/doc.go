@@ -9,7 +9,7 @@
 // planner, and passes /api/v1/ to the REST surface. It decides nothing
 // about access to an object itself; the pages about the whole catalog
 // (activity, health) need read on the whole catalog, as the service
-// says it (namespace.Service.Readable). It refuses cross-site requests
+// says it (namespace.Access.Readable). It refuses cross-site requests
 // (a custom header on every API call, and restserver.CrossSite: Origin
 // and Sec-Fetch-Site) under a strict Content-Security-Policy, and writes
 // CSV a spreadsheet cannot run (CSVCell). A password login's session is

@@ -50,7 +50,7 @@ func init() {
 			need = auth.Write
 		}
 		Ops[i].Run = func(ctx context.Context, s *Service, body []byte, rest *REST) (any, error) {
-			if err := s.Permits(ctx, need); err != nil {
+			if err := s.Access().Permits(ctx, need); err != nil {
 				return nil, err
 			}
 			return run(withNeed(ctx, need), s, body, rest)
@@ -86,12 +86,13 @@ func (s *Service) authorizeRequest(ctx context.Context, req any) error {
 // Permits fails with PermissionDenied, before anything of a request is
 // read, when its caller holds role need nowhere: neither catalog-wide nor
 // by any grant (a reader's write is refused whatever its body says).
-func (s *Service) Permits(ctx context.Context, need auth.Role) error {
+func (ac Access) Permits(ctx context.Context, need auth.Role) error {
+	s := ac.s
 	p, ok := auth.PrincipalFrom(ctx)
 	if !ok || p.Role >= need {
 		return nil
 	}
-	gs, err := s.Grants(ctx)
+	gs, err := s.Access().Grants(ctx)
 	if err != nil {
 		return err
 	}
@@ -106,7 +107,7 @@ func (s *Service) authorize(ctx context.Context, p auth.Principal, need auth.Rol
 	if p.Role >= need {
 		return nil
 	}
-	gs, err := s.Grants(ctx)
+	gs, err := s.Access().Grants(ctx)
 	if err != nil {
 		return err
 	}
@@ -158,7 +159,8 @@ func missing(table bool, id api.ID) error {
 // id with role need (for the planner's operations: a partitioned table
 // is a namespace); a caller that may not read it is told it does not
 // exist.
-func (s *Service) AuthorizeNamespace(ctx context.Context, need auth.Role, id api.ID) error {
+func (ac Access) AuthorizeNamespace(ctx context.Context, need auth.Role, id api.ID) error {
+	s := ac.s
 	p, ok := auth.PrincipalFrom(ctx)
 	if !ok {
 		return nil
@@ -173,7 +175,7 @@ func (s *Service) mayWrite(ctx context.Context, id api.ID) (bool, error) {
 	if !ok || p.Role >= auth.Write {
 		return true, nil
 	}
-	gs, err := s.Grants(ctx)
+	gs, err := s.Access().Grants(ctx)
 	if err != nil {
 		return false, err
 	}
@@ -188,7 +190,7 @@ func (s *Service) visibility(ctx context.Context) (func(id api.ID, table bool) b
 	if !ok || p.Role >= auth.Read {
 		return nil, nil
 	}
-	gs, err := s.Grants(ctx)
+	gs, err := s.Access().Grants(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -199,12 +201,13 @@ func (s *Service) visibility(ctx context.Context) (func(id api.ID, table bool) b
 
 // Readable is what the caller of ctx may read: everything (all), or the
 // subtrees of these namespaces (for the SQL engine's filter).
-func (s *Service) Readable(ctx context.Context) (all bool, subtrees []api.ID, err error) {
+func (ac Access) Readable(ctx context.Context) (all bool, subtrees []api.ID, err error) {
+	s := ac.s
 	p, ok := auth.PrincipalFrom(ctx)
 	if !ok || p.Role >= auth.Read {
 		return true, nil, nil
 	}
-	gs, err := s.Grants(ctx)
+	gs, err := s.Access().Grants(ctx)
 	if err != nil {
 		return false, nil, err
 	}

@@ -40,8 +40,8 @@ func TestGrantsDecideWhatAPrincipalSeesAndChanges(t *testing.T) {
 	}
 	e.withVersions(id("a", "t"), 1)
 	e.withVersions(id("b", "t"), 1)
-	must(0, e.s.Grant(bg, auth.Grant{Namespace: []string{"a"}, Principal: "ana", Role: auth.Read}))
-	must(0, e.s.Grant(bg, auth.Grant{Namespace: []string{"a", "x"}, Group: "etl", Role: auth.Write}))
+	must(0, e.s.Access().Grant(bg, auth.Grant{Namespace: []string{"a"}, Principal: "ana", Role: auth.Read}))
+	must(0, e.s.Access().Grant(bg, auth.Grant{Namespace: []string{"a", "x"}, Group: "etl", Role: auth.Write}))
 
 	ana := auth.WithPrincipal(bg, auth.Principal{Name: "ana", Role: auth.None})
 	bo := auth.WithPrincipal(bg, auth.Principal{Name: "bo", Role: auth.None, Groups: []string{"etl"}})
@@ -158,7 +158,7 @@ func TestGrantsDecideWhatAPrincipalSeesAndChanges(t *testing.T) {
 	}
 
 	// The admin may do everything; so may the Go API (no principal).
-	if all, trees, err := e.s.Readable(ana); err != nil || all || !reflect.DeepEqual(trees, []api.ID{id("a")}) {
+	if all, trees, err := e.s.Access().Readable(ana); err != nil || all || !reflect.DeepEqual(trees, []api.ID{id("a")}) {
 		t.Errorf("Readable(ana) = %v, %v, %v", all, trees, err)
 	}
 
@@ -168,7 +168,7 @@ func TestGrantsDecideWhatAPrincipalSeesAndChanges(t *testing.T) {
 	if _, err := op(ana, other, "DescribeTable", ns(id("a", "t"))); err != nil {
 		t.Fatalf("the other server: %v", err)
 	}
-	must(0, e.s.Revoke(bg, auth.Grant{Namespace: []string{"a"}, Principal: "ana"}))
+	must(0, e.s.Access().Revoke(bg, auth.Grant{Namespace: []string{"a"}, Principal: "ana"}))
 	deadline := time.Now().Add(GrantsRecheck + 5*time.Second)
 	for {
 		_, err := op(ana, other, "DescribeTable", ns(id("a", "t")))
@@ -180,7 +180,7 @@ func TestGrantsDecideWhatAPrincipalSeesAndChanges(t *testing.T) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	gs := must(other.Grants(bg))
+	gs := must(other.Access().Grants(bg))
 	if len(gs) != 1 || gs[0].Group != "etl" {
 		t.Errorf("the grants left: %v", gs)
 	}
@@ -192,7 +192,7 @@ func TestGrantsDecideWhatAPrincipalSeesAndChanges(t *testing.T) {
 		{Namespace: []string{""}, Principal: "p", Role: auth.Read},
 		{Namespace: []string{"a"}, Principal: "p", Role: auth.Role(9)},
 	} {
-		wantCode(t, "grant "+g.String(), e.s.Grant(bg, g), nserror.InvalidInput)
+		wantCode(t, "grant "+g.String(), e.s.Access().Grant(bg, g), nserror.InvalidInput)
 	}
 }
 
@@ -204,8 +204,8 @@ func TestANamespaceAdminManagesTheGrantsInside(t *testing.T) {
 	for _, ns := range []api.ID{id("a"), id("a", "x"), id("b")} {
 		must(e.s.CreateNamespace(bg, api.CreateNamespaceRequest{ID: ns}))
 	}
-	must(0, e.s.Grant(bg, auth.Grant{Namespace: []string{"a"}, Principal: "adm", Role: auth.Admin}))
-	must(0, e.s.Grant(bg, auth.Grant{Namespace: []string{"b"}, Principal: "other", Role: auth.Read}))
+	must(0, e.s.Access().Grant(bg, auth.Grant{Namespace: []string{"a"}, Principal: "adm", Role: auth.Admin}))
+	must(0, e.s.Access().Grant(bg, auth.Grant{Namespace: []string{"b"}, Principal: "other", Role: auth.Read}))
 	adm := auth.WithPrincipal(bg, auth.Principal{Name: "adm", Role: auth.None})
 	cy := auth.WithPrincipal(bg, auth.Principal{Name: "cy", Role: auth.None})
 
@@ -234,7 +234,7 @@ func TestANamespaceAdminManagesTheGrantsInside(t *testing.T) {
 	}
 	_, err = op(cy, e.s, "DeclareTable", map[string]any{"id": id("a", "x", "t2")})
 	wantCode(t, "cy after the revocation", err, nserror.PermissionDenied)
-	if gs := must(e.s.Grants(bg)); len(gs) != 2 {
+	if gs := must(e.s.Access().Grants(bg)); len(gs) != 2 {
 		t.Errorf("the grants left: %v", gs)
 	}
 }

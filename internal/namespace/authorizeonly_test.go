@@ -24,8 +24,8 @@ func TestAuthorizeDecidesAsRunDoesAndRunsNothing(t *testing.T) {
 		must(e.s.CreateNamespace(bg, api.CreateNamespaceRequest{ID: ns}))
 	}
 	e.withVersions(id("a", "t"), 2)
-	must(0, e.s.Grant(bg, auth.Grant{Namespace: []string{"a"}, Principal: "ana", Role: auth.Read}))
-	must(0, e.s.Grant(bg, auth.Grant{Namespace: []string{"z"}, Principal: "zed", Role: auth.Admin}))
+	must(0, e.s.Access().Grant(bg, auth.Grant{Namespace: []string{"a"}, Principal: "ana", Role: auth.Read}))
+	must(0, e.s.Access().Grant(bg, auth.Grant{Namespace: []string{"z"}, Principal: "zed", Role: auth.Admin}))
 	admin := auth.WithPrincipal(bg, auth.Principal{Name: "root", Role: auth.Admin})
 	ana := auth.WithPrincipal(bg, auth.Principal{Name: "ana", Role: auth.None})    // reads a
 	zed := auth.WithPrincipal(bg, auth.Principal{Name: "zed", Role: auth.None})    // all of z, nothing of a

@@ -38,15 +38,15 @@ func TestBatchCommitTablesAppliesEveryOperation(t *testing.T) {
 		if d := must(s.DescribeTable(ctx, api.DescribeTableRequest{ID: id("t0")})); *d.Version != 4 {
 			t.Fatalf("t0: %+v", d)
 		}
-		if l := must(s.ListTableVersions(ctx, api.ListTableVersionsRequest{ID: id("t0")})); len(l.Versions) != 2 {
+		if l := must(s.Versions().ListTableVersions(ctx, api.ListTableVersionsRequest{ID: id("t0")})); len(l.Versions) != 2 {
 			t.Fatalf("t0 versions after the delete: %+v", l.Versions)
 		}
 		// A deleted version is gone, though its manifest is still in storage
 		// (Lance deletes its own files), and describing it does not bring it
 		// back.
-		_, err := s.DescribeTableVersion(ctx, api.DescribeTableVersionRequest{ID: id("t0"), Version: ptr(int64(2))})
+		_, err := s.Versions().DescribeTableVersion(ctx, api.DescribeTableVersionRequest{ID: id("t0"), Version: ptr(int64(2))})
 		wantCode(t, "describing a version deleted in a batch", err, nserror.TableVersionNotFound)
-		if l := must(s.ListTableVersions(ctx, api.ListTableVersionsRequest{ID: id("t0")})); len(l.Versions) != 2 {
+		if l := must(s.Versions().ListTableVersions(ctx, api.ListTableVersionsRequest{ID: id("t0")})); len(l.Versions) != 2 {
 			t.Fatalf("t0 versions after describing a deleted one: %+v", l.Versions)
 		}
 		wantCode(t, "t2", s.TableExists(ctx, api.TableExistsRequest{ID: id("t2")}), nserror.TableNotFound)
@@ -211,7 +211,7 @@ func TestABatchCutAfterItsRecordIsFinishedByAReaderOrARecovery(t *testing.T) {
 				r.redis.FlushAll()
 			}
 			// A reader of one member (or the recovery it triggers) finishes it.
-			dv := must(r.s.DescribeTableVersion(ctx, api.DescribeTableVersionRequest{ID: id("base"), Version: ptr(int64(2))}))
+			dv := must(r.s.Versions().DescribeTableVersion(ctx, api.DescribeTableVersionRequest{ID: id("base"), Version: ptr(int64(2))}))
 			if dv.Version.Version != 2 {
 				t.Fatalf("base@2: %+v", dv.Version)
 			}

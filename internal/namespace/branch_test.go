@@ -28,47 +28,47 @@ func TestBranchesHaveTheirOwnChains(t *testing.T) {
 
 		// Before the branch exists: listing its versions is
 		// TableBranchNotFound, as every branch operation answers.
-		_, err := s.ListTableVersions(ctx, api.ListTableVersionsRequest{ID: tid, Branch: "dev"})
+		_, err := s.Versions().ListTableVersions(ctx, api.ListTableVersionsRequest{ID: tid, Branch: "dev"})
 		wantCode(t, "listing the versions of a branch that does not exist", err, nserror.TableBranchNotFound)
-		_, err = s.DescribeTableVersion(ctx, api.DescribeTableVersionRequest{ID: tid, Version: ptr(int64(1)), Branch: "dev"})
+		_, err = s.Versions().DescribeTableVersion(ctx, api.DescribeTableVersionRequest{ID: tid, Version: ptr(int64(1)), Branch: "dev"})
 		wantCode(t, "describing a version of a branch that does not exist", err, nserror.TableBranchNotFound)
-		_, err = s.DescribeTableVersion(ctx, api.DescribeTableVersionRequest{ID: tid, Branch: "dev"})
+		_, err = s.Versions().DescribeTableVersion(ctx, api.DescribeTableVersionRequest{ID: tid, Branch: "dev"})
 		wantCode(t, "describing the latest version of a branch that does not exist", err, nserror.TableBranchNotFound)
 		_, err = s.DescribeTable(ctx, api.DescribeTableRequest{ID: tid, Branch: "dev"})
 		wantCode(t, "describing the table on a branch that does not exist", err, nserror.TableBranchNotFound)
-		_, err = s.BatchDeleteTableVersions(ctx, api.BatchDeleteTableVersionsRequest{ID: tid, Branch: "dev", Ranges: []api.VersionRange{{StartVersion: 0, EndVersion: -1}}})
+		_, err = s.Versions().BatchDeleteTableVersions(ctx, api.BatchDeleteTableVersionsRequest{ID: tid, Branch: "dev", Ranges: []api.VersionRange{{StartVersion: 0, EndVersion: -1}}})
 		wantCode(t, "deleting versions of a branch that does not exist", err, nserror.TableBranchNotFound)
 
 		// A branch's commit is confined to its own directory: a manifest
 		// staged in main's _versions/ (or another branch's) is refused.
-		_, err = s.CreateTableVersion(ctx, api.CreateTableVersionRequest{ID: tid, Version: 2, Branch: "dev", ManifestPath: e.stage(loc, 2, "main's dir")})
+		_, err = s.Versions().CreateTableVersion(ctx, api.CreateTableVersionRequest{ID: tid, Version: 2, Branch: "dev", ManifestPath: e.stage(loc, 2, "main's dir")})
 		wantCode(t, "a branch commit staged in main's directory", err, nserror.InvalidInput)
-		_, err = s.CreateTableVersion(ctx, api.CreateTableVersionRequest{ID: tid, Version: 2, ManifestPath: e.stage(dev, 2, "dev's dir")})
+		_, err = s.Versions().CreateTableVersion(ctx, api.CreateTableVersionRequest{ID: tid, Version: 2, ManifestPath: e.stage(dev, 2, "dev's dir")})
 		wantCode(t, "a main commit staged in a branch's directory", err, nserror.InvalidInput)
 		for _, bad := range []string{"../x", "a//b", "/a", "a/", "x.lock", "a b", "a\\b", "tree/../../x"} {
-			_, err = s.ListTableVersions(ctx, api.ListTableVersionsRequest{ID: tid, Branch: bad})
+			_, err = s.Versions().ListTableVersions(ctx, api.ListTableVersionsRequest{ID: tid, Branch: bad})
 			wantCode(t, "branch "+bad, err, nserror.InvalidInput)
 		}
 
 		// The fork: the branch's first version is the version it forks from.
-		v2 := must(s.CreateTableVersion(ctx, api.CreateTableVersionRequest{ID: tid, Version: 2, Branch: "dev", ManifestPath: e.stage(dev, 2, "dev 2")}))
+		v2 := must(s.Versions().CreateTableVersion(ctx, api.CreateTableVersionRequest{ID: tid, Version: 2, Branch: "dev", ManifestPath: e.stage(dev, 2, "dev 2")}))
 		if v2.Version.Version != 2 || e.final(dev, 2) != "dev 2" {
 			t.Fatalf("the fork: %+v, %q", v2.Version, e.final(dev, 2))
 		}
-		must(s.CreateTableVersion(ctx, api.CreateTableVersionRequest{ID: tid, Version: 3, Branch: "dev", ManifestPath: e.stage(dev, 3, "dev 3")}))
-		_, err = s.CreateTableVersion(ctx, api.CreateTableVersionRequest{ID: tid, Version: 3, Branch: "dev", ManifestPath: e.stage(dev, 3, "dev 3 again")})
+		must(s.Versions().CreateTableVersion(ctx, api.CreateTableVersionRequest{ID: tid, Version: 3, Branch: "dev", ManifestPath: e.stage(dev, 3, "dev 3")}))
+		_, err = s.Versions().CreateTableVersion(ctx, api.CreateTableVersionRequest{ID: tid, Version: 3, Branch: "dev", ManifestPath: e.stage(dev, 3, "dev 3 again")})
 		wantCode(t, "a branch's version taken", err, nserror.ConcurrentModification)
-		_, err = s.CreateTableVersion(ctx, api.CreateTableVersionRequest{ID: tid, Version: 9, Branch: "dev", ManifestPath: e.stage(dev, 9, "a gap")})
+		_, err = s.Versions().CreateTableVersion(ctx, api.CreateTableVersionRequest{ID: tid, Version: 9, Branch: "dev", ManifestPath: e.stage(dev, 9, "a gap")})
 		wantCode(t, "a branch's version that skips", err, nserror.InvalidInput)
 
 		// Errors name the table by its id (and branch), not by its directory.
 		for _, c := range []struct{ branch, want string }{{"", `table "t" has no version 99`}, {"dev", `table "t" (branch "dev") has no version 99`}} {
-			_, err = s.DescribeTableVersion(ctx, api.DescribeTableVersionRequest{ID: tid, Branch: c.branch, Version: ptr(int64(99))})
+			_, err = s.Versions().DescribeTableVersion(ctx, api.DescribeTableVersionRequest{ID: tid, Branch: c.branch, Version: ptr(int64(99))})
 			if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), loc) {
 				t.Errorf("describing version 99 of %q: %v, want it to say %s", c.branch, err, c.want)
 			}
 		}
-		_, err = s.CreateTableVersion(ctx, api.CreateTableVersionRequest{ID: tid, Version: 2, ManifestPath: e.stage(loc, 2, "taken")})
+		_, err = s.Versions().CreateTableVersion(ctx, api.CreateTableVersionRequest{ID: tid, Version: 2, ManifestPath: e.stage(loc, 2, "taken")})
 		if err == nil || !strings.Contains(err.Error(), `table "t" is taken`) && !strings.Contains(err.Error(), `of table "t"`) || strings.Contains(err.Error(), loc) {
 			t.Errorf("a taken version: %v", err)
 		}
@@ -77,10 +77,10 @@ func TestBranchesHaveTheirOwnChains(t *testing.T) {
 		if e.final(loc, 3) != "" || e.final(loc, 2) != "mm" {
 			t.Fatalf("main's manifests changed: 2 %q, 3 %q", e.final(loc, 2), e.final(loc, 3))
 		}
-		must(s.CreateTableVersion(ctx, api.CreateTableVersionRequest{ID: tid, Version: 3, ManifestPath: e.stage(loc, 3, "main 3")}))
+		must(s.Versions().CreateTableVersion(ctx, api.CreateTableVersionRequest{ID: tid, Version: 3, ManifestPath: e.stage(loc, 3, "main 3")}))
 		versions := func(branch string) []int64 {
 			var out []int64
-			for _, v := range must(s.ListTableVersions(ctx, api.ListTableVersionsRequest{ID: tid, Branch: branch})).Versions {
+			for _, v := range must(s.Versions().ListTableVersions(ctx, api.ListTableVersionsRequest{ID: tid, Branch: branch})).Versions {
 				out = append(out, v.Version)
 			}
 			return out
@@ -91,7 +91,7 @@ func TestBranchesHaveTheirOwnChains(t *testing.T) {
 		if got := versions("main"); len(got) != 3 {
 			t.Fatalf("main's versions %v, want [1 2 3]", got)
 		}
-		latest := must(s.DescribeTableVersion(ctx, api.DescribeTableVersionRequest{ID: tid, Branch: "dev"}))
+		latest := must(s.Versions().DescribeTableVersion(ctx, api.DescribeTableVersionRequest{ID: tid, Branch: "dev"}))
 		if latest.Version.Version != 3 || latest.Version.ManifestPath != e.s.root.objectPath(lancemanifest.ManifestPath(dev, lancemanifest.V2, 3)) {
 			t.Fatalf("dev's latest: %+v", latest.Version)
 		}
@@ -101,12 +101,12 @@ func TestBranchesHaveTheirOwnChains(t *testing.T) {
 		}
 
 		// Tags on a branch's versions name the branch.
-		must(s.CreateTableTag(ctx, api.CreateTableTagRequest{ID: tid, Tag: "on-dev", Version: 2, Branch: "dev"}))
-		tv := must(s.GetTableTagVersion(ctx, api.GetTableTagVersionRequest{ID: tid, Tag: "on-dev"}))
+		must(s.Branches().CreateTableTag(ctx, api.CreateTableTagRequest{ID: tid, Tag: "on-dev", Version: 2, Branch: "dev"}))
+		tv := must(s.Branches().GetTableTagVersion(ctx, api.GetTableTagVersionRequest{ID: tid, Tag: "on-dev"}))
 		if tv.Version != 2 || tv.Branch != "dev" {
 			t.Fatalf("the tag on dev: %+v", tv)
 		}
-		_, err = s.CreateTableTag(ctx, api.CreateTableTagRequest{ID: tid, Tag: "nowhere", Version: 1, Branch: "dev"})
+		_, err = s.Branches().CreateTableTag(ctx, api.CreateTableTagRequest{ID: tid, Tag: "nowhere", Version: 1, Branch: "dev"})
 		wantCode(t, "a tag on a version the branch does not have", err, nserror.TableVersionNotFound)
 
 		// Lance deletes the branch (its files), then makes it again, from
@@ -114,11 +114,11 @@ func TestBranchesHaveTheirOwnChains(t *testing.T) {
 		if _, err := e.objs.DeletePrefix(ctx, dev+"/"); err != nil {
 			t.Fatal(err)
 		}
-		_, err = s.ListTableVersions(ctx, api.ListTableVersionsRequest{ID: tid, Branch: "dev"})
+		_, err = s.Versions().ListTableVersions(ctx, api.ListTableVersionsRequest{ID: tid, Branch: "dev"})
 		wantCode(t, "listing a branch Lance deleted", err, nserror.TableBranchNotFound)
-		_, err = s.DescribeTableVersion(ctx, api.DescribeTableVersionRequest{ID: tid, Branch: "dev"})
+		_, err = s.Versions().DescribeTableVersion(ctx, api.DescribeTableVersionRequest{ID: tid, Branch: "dev"})
 		wantCode(t, "describing a branch Lance deleted", err, nserror.TableBranchNotFound)
-		must(s.CreateTableVersion(ctx, api.CreateTableVersionRequest{ID: tid, Version: 3, Branch: "dev", ManifestPath: e.stage(dev, 3, "dev again")}))
+		must(s.Versions().CreateTableVersion(ctx, api.CreateTableVersionRequest{ID: tid, Version: 3, Branch: "dev", ManifestPath: e.stage(dev, 3, "dev again")}))
 		if got := versions("dev"); len(got) != 1 || got[0] != 3 || e.final(dev, 3) != "dev again" {
 			t.Fatalf("dev made again: %v, %q", got, e.final(dev, 3))
 		}
@@ -126,7 +126,7 @@ func TestBranchesHaveTheirOwnChains(t *testing.T) {
 		// Branches commit in batches too, next to main's commits.
 		t2 := id("t2")
 		loc2 := e.withVersions(t2, 1)
-		must(s.BatchCreateTableVersions(ctx, api.BatchCreateTableVersionsRequest{Entries: []api.CreateTableVersionEntry{
+		must(s.Versions().BatchCreateTableVersions(ctx, api.BatchCreateTableVersionsRequest{Entries: []api.CreateTableVersionEntry{
 			{ID: tid, Version: 4, Branch: "dev", ManifestPath: e.stage(dev, 4, "dev 4")},
 			{ID: t2, Version: 2, ManifestPath: e.stage(loc2, 2, "t2 2")},
 		}}))
@@ -139,7 +139,7 @@ func TestBranchesHaveTheirOwnChains(t *testing.T) {
 		if e.final(lancemanifest.BranchChain(loc2, "b/x"), 1) != "t2 b/x 1" || e.final(loc2, 2) != "t2 2" {
 			t.Fatal("the batches' manifests are not where they belong")
 		}
-		must(s.BatchDeleteTableVersions(ctx, api.BatchDeleteTableVersionsRequest{ID: tid, Branch: "dev", Ranges: []api.VersionRange{{StartVersion: 4, EndVersion: -1}}}))
+		must(s.Versions().BatchDeleteTableVersions(ctx, api.BatchDeleteTableVersionsRequest{ID: tid, Branch: "dev", Ranges: []api.VersionRange{{StartVersion: 4, EndVersion: -1}}}))
 		if got := versions("dev"); len(got) != 1 || got[0] != 3 {
 			t.Fatalf("dev after deleting 4: %v", got)
 		}

@@ -55,7 +55,8 @@ func (s *Service) refPage(ctx context.Context, prefix string, nameOf func(string
 
 // ListTableBranches lists the branches Lance recorded for a table, by name,
 // a page at a time (page_token: the last name of the previous page).
-func (s *Service) ListTableBranches(ctx context.Context, req api.ListTableBranchesRequest) (*api.ListTableBranchesResponse, error) {
+func (br Branches) ListTableBranches(ctx context.Context, req api.ListTableBranchesRequest) (*api.ListTableBranchesResponse, error) {
+	s := br.s
 	loc, err := s.tableLoc(ctx, req.ID)
 	if err != nil {
 		return nil, err

@@ -84,7 +84,8 @@ func (s *Service) readBranchRef(ctx context.Context, id api.ID, table, branch st
 // when none). A name taken (a ref file, or versions left under its
 // tree/) is TableBranchAlreadyExists; a missing source branch
 // TableBranchNotFound; a missing source version TableVersionNotFound.
-func (s *Service) CreateTableBranch(ctx context.Context, req api.CreateTableBranchRequest) (*api.CreateTableBranchResponse, error) {
+func (br Branches) CreateTableBranch(ctx context.Context, req api.CreateTableBranchRequest) (*api.CreateTableBranchResponse, error) {
+	s := br.s
 	table, err := s.tableLoc(ctx, req.ID)
 	if err != nil {
 		return nil, err
@@ -195,7 +196,8 @@ func jsonInt(v int64) string { b, _ := json.Marshal(v); return string(b) }
 // another branch forks from it or a tag points into it; then its ref
 // file and its files go, as Lance removes them. A branch without a ref
 // file is TableBranchNotFound.
-func (s *Service) DeleteTableBranch(ctx context.Context, req api.DeleteTableBranchRequest) (*api.DeleteTableBranchResponse, error) {
+func (br Branches) DeleteTableBranch(ctx context.Context, req api.DeleteTableBranchRequest) (*api.DeleteTableBranchResponse, error) {
+	s := br.s
 	table, err := s.tableLoc(ctx, req.ID)
 	if err != nil {
 		return nil, err

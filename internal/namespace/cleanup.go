@@ -32,7 +32,7 @@ func (s *Service) CleanupTable(ctx context.Context, req api.CleanupTableRequest)
 	if err != nil {
 		return nil, err
 	}
-	pol, ok, err := s.RetentionOf(ctx, req.ID)
+	pol, ok, err := s.Versions().RetentionOf(ctx, req.ID)
 	if err != nil {
 		return nil, err
 	}

@@ -6,6 +6,17 @@
 // models, ids and operation names are package api's: the wire contract,
 // which the server, the client and the CLI share.
 //
+// Service is a facade over parts, one per seam (parts.go): it serves the
+// namespace and table operations itself, and Access (roles and grants),
+// Drops (undrop and the trash), Branches (branches, tags and restore),
+// Versions (a table's versions, retention and statistics) and Index (the
+// catalog's rows as this process holds them, reserved locations, and the
+// repairs of the object index) serve the rest. Its consumers depend on
+// the parts through interfaces of their own (planner.Catalog,
+// planner.Access, repair.Index), never on the __manifest table or the
+// claim store reached through the service; Claims and Table remain for
+// the server's wiring, the web console and the benchmarks.
+//
 // Where things are decided and kept:
 //
 //   - Catalog mutations (create, declare, register, rename, drop, evolve,
@@ -62,13 +73,13 @@
 //     catalog's grants give it there (grants.go: create-only generations
 //     under __manifest/_auth/grants/, re-read every GrantsRecheck); what
 //     it may not read is answered as missing, before anything is looked
-//     at, and left out of lists; Readable is the scope the SQL engine
+//     at, and left out of lists; Access.Readable is the scope the SQL engine
 //     filters a grant-limited caller's queries by.
 //
 //   - Statistics and detailed metadata are read from the version's Lance
 //     manifest (lancemanifest), never from the commit path.
 //
-//   - For repair: RestoreIndexedRows writes the rows of objects Redis's
+//   - For repair: Index.RestoreIndexedRows writes the rows of objects Redis's
 //     object index holds and __manifest lost; AdoptTableDirectories
 //     registers the table directories storage proves when nothing else is
 //     left. A drop that deletes data leaves a tombstone of the location
@@ -87,7 +98,7 @@
 //     inside a reserved one is refused in the script that takes it, naming
 //     no other table; data no table owns is taken into the catalog only by
 //     a caller with the write role on the whole catalog; deleting a
-//     table's data spares what another table holds (Sparing).
+//     table's data spares what another table holds (Index.Sparing).
 //
 // Invariants: ids and locations are validated before they reach Redis or
 // storage; a table's location lies inside the catalog root, and no other

@@ -49,7 +49,8 @@ type grantBook struct {
 // Grants are the catalog's grants, as of at most GrantsRecheck ago. When
 // the store cannot say, it fails: access is never decided on grants that
 // may have been revoked.
-func (s *Service) Grants(ctx context.Context) (auth.Grants, error) {
+func (ac Access) Grants(ctx context.Context) (auth.Grants, error) {
+	s := ac.s
 	b := &s.grants
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -120,7 +121,8 @@ func grantsUnavailable(err error) error {
 // Grant gives g (auth.Grant.Check) in place of what the same grantee held
 // on the same namespace; a Role of auth.None takes that away (Revoke).
 // Every server of the catalog applies it within GrantsRecheck.
-func (s *Service) Grant(ctx context.Context, g auth.Grant) error {
+func (ac Access) Grant(ctx context.Context, g auth.Grant) error {
+	s := ac.s
 	check := g
 	if check.Role == auth.None {
 		check.Role = auth.Read // a revocation: the rest must hold
@@ -166,35 +168,35 @@ func (s *Service) Grant(ctx context.Context, g auth.Grant) error {
 }
 
 // Revoke takes away what g's grantee holds on g's namespace.
-func (s *Service) Revoke(ctx context.Context, g auth.Grant) error {
+func (ac Access) Revoke(ctx context.Context, g auth.Grant) error {
 	g.Role = auth.None
-	return s.Grant(ctx, g)
+	return ac.Grant(ctx, g)
 }
 
 // CreateNamespaceGrant gives the request's role (Grant).
-func (s *Service) CreateNamespaceGrant(ctx context.Context, req api.NamespaceGrantRequest) (api.Empty, error) {
+func (ac Access) CreateNamespaceGrant(ctx context.Context, req api.NamespaceGrantRequest) (api.Empty, error) {
 	role, err := auth.ParseRole(req.Role)
 	if err != nil || role == auth.None {
 		return api.Empty{}, nserror.New(nserror.InvalidInput, "role %q: a grant gives read, write or admin", req.Role)
 	}
-	return api.Empty{}, s.Grant(ctx, auth.Grant{Namespace: req.ID, Principal: req.Principal, Group: req.Group, Role: role})
+	return api.Empty{}, ac.Grant(ctx, auth.Grant{Namespace: req.ID, Principal: req.Principal, Group: req.Group, Role: role})
 }
 
 // DeleteNamespaceGrant takes away what the grantee holds there (Revoke).
-func (s *Service) DeleteNamespaceGrant(ctx context.Context, req api.NamespaceGrantRequest) (api.Empty, error) {
+func (ac Access) DeleteNamespaceGrant(ctx context.Context, req api.NamespaceGrantRequest) (api.Empty, error) {
 	if req.Role != "" {
 		return api.Empty{}, nserror.New(nserror.InvalidInput, "DeleteNamespaceGrant takes no role: it takes away whatever the grantee holds there")
 	}
-	return api.Empty{}, s.Revoke(ctx, auth.Grant{Namespace: req.ID, Principal: req.Principal, Group: req.Group})
+	return api.Empty{}, ac.Revoke(ctx, auth.Grant{Namespace: req.ID, Principal: req.Principal, Group: req.Group})
 }
 
 // ListNamespaceGrants lists the grants on the namespace and inside it,
 // ordered by namespace, then grantee.
-func (s *Service) ListNamespaceGrants(ctx context.Context, req api.ListNamespaceGrantsRequest) (*api.ListNamespaceGrantsResponse, error) {
+func (ac Access) ListNamespaceGrants(ctx context.Context, req api.ListNamespaceGrantsRequest) (*api.ListNamespaceGrantsResponse, error) {
 	if err := req.ID.Validate("namespace"); err != nil {
 		return nil, err
 	}
-	gs, err := s.Grants(ctx)
+	gs, err := ac.Grants(ctx)
 	if err != nil {
 		return nil, err
 	}

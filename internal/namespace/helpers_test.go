@@ -145,7 +145,7 @@ func (e *tenv) withVersions(tid api.ID, n int) string {
 	must(e.s.DeclareTable(ctx, api.DeclareTableRequest{ID: tid}))
 	loc := e.locOf(tid)
 	for v := 1; v <= n; v++ {
-		must(e.s.CreateTableVersion(ctx, api.CreateTableVersionRequest{ID: tid, Version: int64(v), ManifestPath: e.stage(loc, uint64(v), strings.Repeat("m", v))}))
+		must(e.s.Versions().CreateTableVersion(ctx, api.CreateTableVersionRequest{ID: tid, Version: int64(v), ManifestPath: e.stage(loc, uint64(v), strings.Repeat("m", v))}))
 	}
 	return loc
 }

@@ -56,7 +56,7 @@ func TestDropDeletesDataAndDeregisterKeepsIt(t *testing.T) {
 		for _, n := range []string{"dropme", "keepme"} {
 			must(s.DeclareTable(ctx, api.DeclareTableRequest{ID: id(n)}))
 			loc := e.locOf(id(n))
-			must(s.CreateTableVersion(ctx, api.CreateTableVersionRequest{ID: id(n), Version: 1, ManifestPath: e.stage(loc, 1, "m")}))
+			must(s.Versions().CreateTableVersion(ctx, api.CreateTableVersionRequest{ID: id(n), Version: 1, ManifestPath: e.stage(loc, 1, "m")}))
 			if err := e.objs.Put(ctx, loc+"/data/0.lance", []byte("rows")); err != nil {
 				t.Fatal(err)
 			}
@@ -107,15 +107,15 @@ func TestRegisteredTablesGetTheirOldVersionsBackfilled(t *testing.T) {
 		}
 	}
 	must(e.s.RegisterTable(ctx, api.RegisterTableRequest{ID: id("legacy"), Location: "legacy"}))
-	dv := must(e.s.DescribeTableVersion(ctx, api.DescribeTableVersionRequest{ID: id("legacy"), Version: ptr(int64(2))}))
+	dv := must(e.s.Versions().DescribeTableVersion(ctx, api.DescribeTableVersionRequest{ID: id("legacy"), Version: ptr(int64(2))}))
 	if dv.Version.Version != 2 || *dv.Version.ManifestSize != 2 {
 		t.Fatalf("an old version: %+v", dv.Version)
 	}
-	lst := must(e.s.ListTableVersions(ctx, api.ListTableVersionsRequest{ID: id("legacy")}))
+	lst := must(e.s.Versions().ListTableVersions(ctx, api.ListTableVersionsRequest{ID: id("legacy")}))
 	if len(lst.Versions) != 5 {
 		t.Fatalf("%d versions listed, want 5", len(lst.Versions))
 	}
-	must(e.s.CreateTableVersion(ctx, api.CreateTableVersionRequest{ID: id("legacy"), Version: 6, ManifestPath: e.stage("legacy", 6, "v6")}))
+	must(e.s.Versions().CreateTableVersion(ctx, api.CreateTableVersionRequest{ID: id("legacy"), Version: 6, ManifestPath: e.stage("legacy", 6, "v6")}))
 }
 
 func TestCascadeDropsNestedNamespacesAndTables(t *testing.T) {
@@ -129,7 +129,7 @@ func TestCascadeDropsNestedNamespacesAndTables(t *testing.T) {
 	for _, tb := range []api.ID{id("a", "t1"), id("a", "b", "t2"), id("a", "b", "c", "t3"), id("z", "keep")} {
 		must(s.DeclareTable(ctx, api.DeclareTableRequest{ID: tb}))
 		loc := e.locOf(tb)
-		must(s.CreateTableVersion(ctx, api.CreateTableVersionRequest{ID: tb, Version: 1, ManifestPath: e.stage(loc, 1, "m")}))
+		must(s.Versions().CreateTableVersion(ctx, api.CreateTableVersionRequest{ID: tb, Version: 1, ManifestPath: e.stage(loc, 1, "m")}))
 		locs = append(locs, loc)
 	}
 	must(s.DropNamespace(ctx, api.DropNamespaceRequest{ID: id("a"), Behavior: "Cascade"}))
@@ -203,7 +203,7 @@ func TestConcurrentCommitsLeaveContiguousVersions(t *testing.T) {
 					if d.Version != nil {
 						next = *d.Version + 1
 					}
-					_, err = e.s.CreateTableVersion(ctx, api.CreateTableVersionRequest{ID: id("hot"), Version: next,
+					_, err = e.s.Versions().CreateTableVersion(ctx, api.CreateTableVersionRequest{ID: id("hot"), Version: next,
 						ManifestPath: e.stage(loc, uint64(next), fmt.Sprintf("w%d-n%d", w, n))})
 					if nserror.CodeOf(err) == nserror.ConcurrentModification {
 						continue
@@ -226,7 +226,7 @@ func TestConcurrentCommitsLeaveContiguousVersions(t *testing.T) {
 				t.Fatalf("versions won: %v; not contiguous from 1", won)
 			}
 		}
-		lst := must(e.s.ListTableVersions(ctx, api.ListTableVersionsRequest{ID: id("hot")}))
+		lst := must(e.s.Versions().ListTableVersions(ctx, api.ListTableVersionsRequest{ID: id("hot")}))
 		if len(lst.Versions) != writers*each {
 			t.Fatalf("%d versions listed, want %d", len(lst.Versions), writers*each)
 		}
@@ -243,7 +243,7 @@ func TestRecoveryAfterFlushAllRestoresTheCatalog(t *testing.T) {
 		must(s.DeclareTable(ctx, api.DeclareTableRequest{ID: id("prod", "t")}))
 		loc := e.locOf(id("prod", "t"))
 		for v := uint64(1); v <= 3; v++ {
-			must(s.CreateTableVersion(ctx, api.CreateTableVersionRequest{ID: id("prod", "t"), Version: int64(v), ManifestPath: e.stage(loc, v, "m")}))
+			must(s.Versions().CreateTableVersion(ctx, api.CreateTableVersionRequest{ID: id("prod", "t"), Version: int64(v), ManifestPath: e.stage(loc, v, "m")}))
 		}
 		e.redis.FlushAll()
 
@@ -259,8 +259,8 @@ func TestRecoveryAfterFlushAllRestoresTheCatalog(t *testing.T) {
 		wantCode(t, "declaring a recovered table again", err, nserror.TableAlreadyExists)
 		_, err = s.DropNamespace(ctx, api.DropNamespaceRequest{ID: id("prod")})
 		wantCode(t, "dropping a recovered non-empty namespace", err, nserror.NamespaceNotEmpty)
-		must(s.CreateTableVersion(ctx, api.CreateTableVersionRequest{ID: id("prod", "t"), Version: 4, ManifestPath: e.stage(loc, 4, "m")}))
-		_, err = s.CreateTableVersion(ctx, api.CreateTableVersionRequest{ID: id("prod", "t"), Version: 3, ManifestPath: e.stage(loc, 3, "x")})
+		must(s.Versions().CreateTableVersion(ctx, api.CreateTableVersionRequest{ID: id("prod", "t"), Version: 4, ManifestPath: e.stage(loc, 4, "m")}))
+		_, err = s.Versions().CreateTableVersion(ctx, api.CreateTableVersionRequest{ID: id("prod", "t"), Version: 3, ManifestPath: e.stage(loc, 3, "x")})
 		wantCode(t, "a version recovered from storage", err, nserror.ConcurrentModification)
 
 		// Another process opened afterwards sees the same catalog.

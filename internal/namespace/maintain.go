@@ -243,7 +243,7 @@ func (s *Service) cleanupDue(ctx context.Context, heads map[string]uint64, rep *
 		if err != nil {
 			continue
 		}
-		pol, ok, err := s.RetentionOf(ctx, id)
+		pol, ok, err := s.Versions().RetentionOf(ctx, id)
 		if err != nil || !ok {
 			continue
 		}

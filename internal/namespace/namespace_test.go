@@ -175,12 +175,12 @@ func TestPropertiesAndManifestSizesAreBounded(t *testing.T) {
 
 	loc := e.withVersions(id("t"), 0)
 	for _, size := range []int64{0, -1, 3} {
-		_, err := s.CreateTableVersion(ctx, api.CreateTableVersionRequest{ID: id("t"), Version: 1, ManifestPath: e.stage(loc, 1, "four"), ManifestSize: &size})
+		_, err := s.Versions().CreateTableVersion(ctx, api.CreateTableVersionRequest{ID: id("t"), Version: 1, ManifestPath: e.stage(loc, 1, "four"), ManifestSize: &size})
 		wantCode(t, fmt.Sprintf("manifest_size %d for 4 bytes", size), err, nserror.InvalidInput)
 	}
 	if e.final(loc, 1) != "" {
 		t.Fatal("a refused version reached its final path")
 	}
 	four := int64(4)
-	must(s.CreateTableVersion(ctx, api.CreateTableVersionRequest{ID: id("t"), Version: 1, ManifestPath: e.stage(loc, 1, "four"), ManifestSize: &four}))
+	must(s.Versions().CreateTableVersion(ctx, api.CreateTableVersionRequest{ID: id("t"), Version: 1, ManifestPath: e.stage(loc, 1, "four"), ManifestSize: &four}))
 }

@@ -253,7 +253,7 @@ func (s *Service) forgetTable(ctx context.Context, loc string, data bool) {
 	if !data {
 		return
 	}
-	sp, err := s.Sparing(ctx, loc, nil)
+	sp, err := s.Index().Sparing(ctx, loc, nil)
 	if err == nil {
 		err = s.deleteTableData(ctx, loc, sp)
 	}
@@ -261,7 +261,7 @@ func (s *Service) forgetTable(ctx context.Context, loc string, data bool) {
 		s.log.Warn("namespace: deleting a dropped table's files", "location", loc, "err", err)
 		return
 	}
-	if err := s.ReleaseLocation(ctx, loc); err != nil {
+	if err := s.Index().ReleaseLocation(ctx, loc); err != nil {
 		s.log.Warn("namespace: releasing a dropped table's directory", "location", loc, "err", err)
 	}
 }

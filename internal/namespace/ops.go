@@ -88,7 +88,7 @@ var Ops = []Op{
 			return nil
 		})},
 	{Name: api.OpUndropNamespace, Path: "namespace/{id}/undrop", Write: true, Action: true, Desc: "Put a dropped namespace back with everything its drop removed, within the drop retention (flightns; drop_id: which drop, else the newest).",
-		Run: run((*Service).UndropNamespace)},
+		Run: run(on((*Service).Drops, Drops.UndropNamespace))},
 	{Name: api.OpListTables, Path: "namespace/{id}/table/list", Action: true, Desc: "List the tables of a namespace, paged.",
 		Run: runQuery((*Service).ListTables, listTablesQuery)},
 	// ListAllTables has no path id; a body id is meaningless and ignored.
@@ -121,13 +121,13 @@ var Ops = []Op{
 	{Name: api.OpDropTable, Path: "table/{id}/drop", Write: true, Action: true, Desc: "Remove a table from the catalog and delete its data.",
 		Run: run((*Service).DropTable)},
 	{Name: api.OpUndropTable, Path: "table/{id}/undrop", Write: true, Action: true, Desc: "Put a dropped table back with its versions, branches and tags, within the drop retention (flightns; drop_id: which drop, else the newest).",
-		Run: run((*Service).UndropTable)},
+		Run: run(on((*Service).Drops, Drops.UndropTable))},
 	{Name: api.OpDeregisterTable, Path: "table/{id}/deregister", Write: true, Action: true, Desc: "Remove a table from the catalog, keeping its data.",
 		Run: run((*Service).DeregisterTable)},
 	{Name: api.OpRenameTable, Path: "table/{id}/rename", Write: true, Action: true, Desc: "Rename a table, possibly into another namespace; its location stays.",
 		Run: run((*Service).RenameTable)},
 	{Name: api.OpListTableVersions, Path: "table/{id}/version/list", Action: true, Desc: "List a table's versions, paged, ascending or descending.",
-		Run: runQuery((*Service).ListTableVersions, func(r *api.ListTableVersionsRequest, q Query) error {
+		Run: runQuery(on((*Service).Versions, Versions.ListTableVersions), func(r *api.ListTableVersionsRequest, q Query) error {
 			if err := paging(q, &r.PageToken, &r.Limit); err != nil {
 				return err
 			}
@@ -135,41 +135,41 @@ var Ops = []Op{
 			return q.Bool("descending", &r.Descending)
 		})},
 	{Name: api.OpCreateTableVersion, Path: "table/{id}/version/create", Write: true, Action: true, Desc: "Commit a staged manifest as the table's next version (put-if-not-exists).",
-		Run: run((*Service).CreateTableVersion)},
+		Run: run(on((*Service).Versions, Versions.CreateTableVersion))},
 	{Name: api.OpDescribeTableVersion, Path: "table/{id}/version/describe", Action: true, Desc: "Describe one version of a table (the latest when none is named).",
-		Run: run((*Service).DescribeTableVersion)},
+		Run: run(on((*Service).Versions, Versions.DescribeTableVersion))},
 	{Name: api.OpBatchDeleteTableVersions, Path: "table/{id}/version/delete", Write: true, Action: true, Desc: "Delete ranges of a table's versions from the catalog.",
-		Run: runQuery((*Service).BatchDeleteTableVersions, func(r *api.BatchDeleteTableVersionsRequest, q Query) error {
+		Run: runQuery(on((*Service).Versions, Versions.BatchDeleteTableVersions), func(r *api.BatchDeleteTableVersionsRequest, q Query) error {
 			q.Text("branch", &r.Branch)
 			return nil
 		})},
 	{Name: api.OpListTableTags, Path: "table/{id}/tags/list", Action: true, Desc: "List a table's tags (Lance's own, in its _refs/tags/), paged.",
-		Run: runQuery((*Service).ListTableTags, func(r *api.ListTableTagsRequest, q Query) error {
+		Run: runQuery(on((*Service).Branches, Branches.ListTableTags), func(r *api.ListTableTagsRequest, q Query) error {
 			return paging(q, &r.PageToken, &r.Limit)
 		})},
 	{Name: api.OpGetTableTagVersion, Path: "table/{id}/tags/version", Action: true, Desc: "The version a tag points to.",
-		Run: run((*Service).GetTableTagVersion)},
+		Run: run(on((*Service).Branches, Branches.GetTableTagVersion))},
 	{Name: api.OpCreateTableTag, Path: "table/{id}/tags/create", Write: true, Action: true, Desc: "Tag a version of the table (create-only, in Lance's format).",
-		Run: run((*Service).CreateTableTag)},
+		Run: run(on((*Service).Branches, Branches.CreateTableTag))},
 	{Name: api.OpUpdateTableTag, Path: "table/{id}/tags/update", Write: true, Action: true, Desc: "Point an existing tag to another version.",
-		Run: run((*Service).UpdateTableTag)},
+		Run: run(on((*Service).Branches, Branches.UpdateTableTag))},
 	{Name: api.OpDeleteTableTag, Path: "table/{id}/tags/delete", Write: true, Action: true, Desc: "Delete a tag.",
-		Run: run((*Service).DeleteTableTag)},
+		Run: run(on((*Service).Branches, Branches.DeleteTableTag))},
 	{Name: api.OpListTableBranches, Path: "table/{id}/branches/list", Action: true, Desc: "List the branches Lance recorded for a table (its _refs/branches/), paged.",
-		Run: runQuery((*Service).ListTableBranches, func(r *api.ListTableBranchesRequest, q Query) error {
+		Run: runQuery(on((*Service).Branches, Branches.ListTableBranches), func(r *api.ListTableBranchesRequest, q Query) error {
 			return paging(q, &r.PageToken, &r.Limit)
 		})},
 	{Name: api.OpCreateTableBranch, Path: "table/{id}/branches/create", Write: true, Action: true, Desc: "Create a branch from a version of main or of another branch, as Lance does (a shallow clone committed as the branch's first version, and its _refs/branches/ file).",
-		Run: run((*Service).CreateTableBranch)},
+		Run: run(on((*Service).Branches, Branches.CreateTableBranch))},
 	{Name: api.OpDeleteTableBranch, Path: "table/{id}/branches/delete", Write: true, Action: true, Desc: "Delete a branch no branch forks from and no tag points into: its _refs/branches/ file and its tree/, as Lance does.",
-		Run: run((*Service).DeleteTableBranch)},
+		Run: run(on((*Service).Branches, Branches.DeleteTableBranch))},
 	{Name: api.OpRestoreTable, Path: "table/{id}/restore", Write: true, Action: true, Desc: "Make a version of a table (or of a branch) its newest, as Lance's restore does: the version's content committed as the next version.",
-		Run: run((*Service).RestoreTable)},
+		Run: run(on((*Service).Branches, Branches.RestoreTable))},
 	{Name: api.OpGetTableStats, Path: "table/{id}/stats", Action: true, Desc: "A table's statistics (rows, fragments, indices, bytes), read from its latest manifest.",
-		Run: run((*Service).GetTableStats)},
+		Run: run(on((*Service).Versions, Versions.GetTableStats))},
 	// The two multi-table operations carry their ids in the body only.
 	{Name: api.OpBatchCreateTableVersions, Path: "table/version/batch-create", Write: true, Action: true, Desc: "Commit versions of several tables atomically: all or none.",
-		Run: run((*Service).BatchCreateTableVersions)},
+		Run: run(on((*Service).Versions, Versions.BatchCreateTableVersions))},
 	{Name: api.OpBatchCommitTables, Path: "table/batch-commit", Write: true, Action: true, Desc: "Commit table versions, declarations and drops across tables atomically: all or none.",
 		Run: run((*Service).BatchCommitTables)},
 	// flightns's own: cleanup of old versions (cleanup.go), by an admin
@@ -179,11 +179,17 @@ var Ops = []Op{
 	// flightns's own: grants (access.go) on a namespace's subtree, managed
 	// by an admin of that subtree.
 	{Name: api.OpCreateNamespaceGrant, Path: "namespace/{id}/grants/create", Write: true, Admin: true, Action: true, Desc: "Give a principal or a group a role on the namespace and all it holds (flightns).",
-		Run: run((*Service).CreateNamespaceGrant)},
+		Run: run(on((*Service).Access, Access.CreateNamespaceGrant))},
 	{Name: api.OpDeleteNamespaceGrant, Path: "namespace/{id}/grants/delete", Write: true, Admin: true, Action: true, Desc: "Take away what a principal or a group holds on the namespace (flightns).",
-		Run: run((*Service).DeleteNamespaceGrant)},
+		Run: run(on((*Service).Access, Access.DeleteNamespaceGrant))},
 	{Name: api.OpListNamespaceGrants, Path: "namespace/{id}/grants/list", Admin: true, Action: true, Desc: "List the grants on the namespace and inside it (flightns).",
-		Run: run((*Service).ListNamespaceGrants)},
+		Run: run(on((*Service).Access, Access.ListNamespaceGrants))},
+}
+
+// on makes a method of a part of the service (parts.go) a method of the
+// service.
+func on[P, Req, Resp any](part func(*Service) P, method func(P, context.Context, Req) (Resp, error)) func(*Service, context.Context, Req) (Resp, error) {
+	return func(s *Service, ctx context.Context, req Req) (Resp, error) { return method(part(s), ctx, req) }
 }
 
 // run makes the RunFunc of a service method whose REST route takes

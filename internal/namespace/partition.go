@@ -120,4 +120,4 @@ func sortedKeys(m map[string]string) []string {
 
 // LocationURI is the URI of a table location (a key under the root), as
 // DescribeTable reports it.
-func (s *Service) LocationURI(key string) string { return s.root.uri(key) }
+func (ix Index) LocationURI(key string) string { return ix.s.root.uri(key) }

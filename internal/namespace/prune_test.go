@@ -19,7 +19,7 @@ import (
 func listed(t *testing.T, s *Service, tid api.ID, branch string) []int64 {
 	t.Helper()
 	var out []int64
-	for _, v := range must(s.ListTableVersions(context.Background(), api.ListTableVersionsRequest{ID: tid, Branch: branch})).Versions {
+	for _, v := range must(s.Versions().ListTableVersions(context.Background(), api.ListTableVersionsRequest{ID: tid, Branch: branch})).Versions {
 		out = append(out, v.Version)
 	}
 	return out
@@ -77,17 +77,17 @@ func TestTheCatalogFollowsLancesCleanup(t *testing.T) {
 		}
 
 		// A lookup of a pruned version: 404, never the path.
-		_, err := s.DescribeTableVersion(ctx, api.DescribeTableVersionRequest{ID: tid, Version: ptr(int64(2))})
+		_, err := s.Versions().DescribeTableVersion(ctx, api.DescribeTableVersionRequest{ID: tid, Version: ptr(int64(2))})
 		wantCode(t, "describing pruned version 2", err, nserror.TableVersionNotFound)
 		if got := listed(t, s, tid, ""); !slices.Equal(got, []int64{3, 5, 8, 9, 10}) {
 			t.Fatalf("listed after the cleanup: %v", got)
 		}
 		for _, v := range []int64{1, 4, 7} {
-			_, err := s.DescribeTableVersion(ctx, api.DescribeTableVersionRequest{ID: tid, Version: ptr(v)})
+			_, err := s.Versions().DescribeTableVersion(ctx, api.DescribeTableVersionRequest{ID: tid, Version: ptr(v)})
 			wantCode(t, "describing a pruned version", err, nserror.TableVersionNotFound)
 		}
 		for _, v := range []int64{3, 5, 8} {
-			d := must(s.DescribeTableVersion(ctx, api.DescribeTableVersionRequest{ID: tid, Version: ptr(v)}))
+			d := must(s.Versions().DescribeTableVersion(ctx, api.DescribeTableVersionRequest{ID: tid, Version: ptr(v)}))
 			if d.Version.Version != v || d.Version.ManifestSize == nil || *d.Version.ManifestSize != v {
 				t.Fatalf("kept version %d: %+v", v, d.Version)
 			}
@@ -106,7 +106,7 @@ func TestTheCatalogFollowsLancesCleanup(t *testing.T) {
 			t.Fatalf("manifest_at(%d) holds %d versions of t, want the 10 before the cleanup", before, n)
 		}
 		// A tag of a pruned version is refused as Lance refuses it.
-		_, err = s.CreateTableTag(ctx, api.CreateTableTagRequest{ID: tid, Tag: "late", Version: 6})
+		_, err = s.Branches().CreateTableTag(ctx, api.CreateTableTagRequest{ID: tid, Tag: "late", Version: 6})
 		wantCode(t, "tagging a pruned version", err, nserror.TableVersionNotFound)
 
 		// Drift: version 9's manifest goes, which no cleanup deletes while
@@ -114,7 +114,7 @@ func TestTheCatalogFollowsLancesCleanup(t *testing.T) {
 		if err := e.objs.Delete(ctx, lancemanifest.ManifestPath(loc, lancemanifest.V2, 9)); err != nil {
 			t.Fatal(err)
 		}
-		_, err = s.DescribeTableVersion(ctx, api.DescribeTableVersionRequest{ID: tid, Version: ptr(int64(9))})
+		_, err = s.Versions().DescribeTableVersion(ctx, api.DescribeTableVersionRequest{ID: tid, Version: ptr(int64(9))})
 		wantCode(t, "describing version 9, drifted", err, nserror.Internal)
 		if got := listed(t, s, tid, ""); !slices.Equal(got, []int64{3, 5, 8, 10}) {
 			t.Fatalf("listed with version 9 drifted: %v", got)
@@ -155,7 +155,7 @@ func TestAGarbageRefPrunesNothing(t *testing.T) {
 	if got := listed(t, s, tid, ""); !slices.Equal(got, []int64{2, 3, 4}) {
 		t.Fatalf("listed: %v", got)
 	}
-	_, err := s.DescribeTableVersion(ctx, api.DescribeTableVersionRequest{ID: tid, Version: ptr(int64(1))})
+	_, err := s.Versions().DescribeTableVersion(ctx, api.DescribeTableVersionRequest{ID: tid, Version: ptr(int64(1))})
 	wantCode(t, "a missing version under a garbage ref", err, nserror.Internal)
 	if p := must(s.claims.ClassifyPrunes(ctx, loc, "")); len(p.Pruned) != 0 || len(p.Missing) != 1 {
 		t.Fatalf("classified: %+v", p)
@@ -175,7 +175,7 @@ func TestBatchDeleteAfterLancesCleanup(t *testing.T) {
 		if err := e.objs.Delete(ctx, lancemanifest.ManifestPath(loc, lancemanifest.V2, v)); err != nil {
 			t.Fatal(err)
 		}
-		d := must(s.BatchDeleteTableVersions(ctx, api.BatchDeleteTableVersionsRequest{ID: tid, Ranges: []api.VersionRange{{StartVersion: int64(v), EndVersion: int64(v) + 1}},
+		d := must(s.Versions().BatchDeleteTableVersions(ctx, api.BatchDeleteTableVersionsRequest{ID: tid, Ranges: []api.VersionRange{{StartVersion: int64(v), EndVersion: int64(v) + 1}},
 			Common: api.Common{Context: map[string]string{"lance.table_version_identity": s.root.objectPath(lancemanifest.ManifestPath(loc, lancemanifest.V2, v))}}}))
 		if d.DeletedCount != 1 {
 			t.Fatalf("deleting version %d: %+v", v, d)
@@ -183,7 +183,7 @@ func TestBatchDeleteAfterLancesCleanup(t *testing.T) {
 	}
 	// A deletion that names another manifest than the version's is not of
 	// this version: it stays.
-	d := must(s.BatchDeleteTableVersions(ctx, api.BatchDeleteTableVersionsRequest{ID: tid, Ranges: []api.VersionRange{{StartVersion: 3, EndVersion: 4}},
+	d := must(s.Versions().BatchDeleteTableVersions(ctx, api.BatchDeleteTableVersionsRequest{ID: tid, Ranges: []api.VersionRange{{StartVersion: 3, EndVersion: 4}},
 		Common: api.Common{Context: map[string]string{"lance.table_version_identity": s.root.objectPath(lancemanifest.ManifestPath(loc, lancemanifest.V1, 3))}}}))
 	if d.DeletedCount != 0 {
 		t.Fatalf("a deletion naming another manifest deleted %d", d.DeletedCount)
@@ -226,7 +226,7 @@ func TestRetentionIsValidatedAndInherited(t *testing.T) {
 		{id("a", "off", "t"), Retention{RetainVersions: 5, From: "a$off"}, false},
 		{id("plain"), Retention{RetainVersions: 1}, false},
 	} {
-		got, ok, err := s.RetentionOf(ctx, c.tid)
+		got, ok, err := s.Versions().RetentionOf(ctx, c.tid)
 		if err != nil || ok != c.ok || got != c.want {
 			t.Fatalf("retention of %s: %+v %v %v, want %+v %v", c.tid.String(), got, ok, err, c.want, c.ok)
 		}
@@ -243,7 +243,7 @@ func TestOnlyAdminsCleanUp(t *testing.T) {
 		must(e.s.CreateNamespace(bg, api.CreateNamespaceRequest{ID: ns}))
 		must(e.s.DeclareTable(bg, api.DeclareTableRequest{ID: ns.Child("t")}))
 	}
-	must(0, e.s.Grant(bg, auth.Grant{Namespace: []string{"a"}, Principal: "ana", Role: auth.Admin}))
+	must(0, e.s.Access().Grant(bg, auth.Grant{Namespace: []string{"a"}, Principal: "ana", Role: auth.Admin}))
 	writer := auth.WithPrincipal(bg, auth.Principal{Name: "w", Role: auth.Write})
 	ana := auth.WithPrincipal(bg, auth.Principal{Name: "ana", Role: auth.None})
 	body := func(i api.ID) any { return map[string]any{"id": i, "dry_run": true, "older_than": "1d"} }
@@ -292,14 +292,14 @@ func TestTheMaintainerSkipsWhatHasNothingToPrune(t *testing.T) {
 	yl := e.withVersions(id("young", "t"), 3)
 	fl := e.withVersions(id("few", "t"), 3)
 	heads := must(s.claims.Heads(ctx))
-	if !s.nothingToPrune(ctx, yl, heads, must3(s.RetentionOf(ctx, id("young", "t")))) {
+	if !s.nothingToPrune(ctx, yl, heads, must3(s.Versions().RetentionOf(ctx, id("young", "t")))) {
 		t.Error("a table younger than its retention would be planned")
 	}
-	if !s.nothingToPrune(ctx, fl, heads, must3(s.RetentionOf(ctx, id("few", "t")))) {
+	if !s.nothingToPrune(ctx, fl, heads, must3(s.Versions().RetentionOf(ctx, id("few", "t")))) {
 		t.Error("a table with fewer versions than it keeps would be planned")
 	}
 	time.Sleep(5 * time.Millisecond)
-	pol := must3(s.RetentionOf(ctx, id("few", "t")))
+	pol := must3(s.Versions().RetentionOf(ctx, id("few", "t")))
 	pol.RetainVersions = 2
 	if s.nothingToPrune(ctx, fl, heads, pol) {
 		t.Error("a table with old versions beyond what it keeps would be skipped")

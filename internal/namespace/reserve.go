@@ -85,7 +85,7 @@ func (s *Service) claimLocation(ctx context.Context, id api.ID, given string) (s
 	if !ok || p.Role >= auth.Write {
 		return loc, nil
 	}
-	gs, err := s.Grants(ctx)
+	gs, err := s.Access().Grants(ctx)
 	if err != nil {
 		return "", err
 	}
@@ -152,7 +152,8 @@ func (s *Service) reservedAround(ctx context.Context, loc string) (redisstate.Re
 // locations known reserved besides (the drops kept for undrop, as `admin
 // gc` reads them). A Redis that lost the catalog's state is an error:
 // nothing is deleted on a guess.
-func (s *Service) Sparing(ctx context.Context, loc string, kept []string) (Sparing, error) {
+func (ix Index) Sparing(ctx context.Context, loc string, kept []string) (Sparing, error) {
+	s := ix.s
 	a, err := s.reservedAround(ctx, loc)
 	if err != nil {
 		return Sparing{}, err
@@ -178,7 +179,8 @@ func (s *Service) Sparing(ctx context.Context, loc string, kept []string) (Spari
 
 // ReleaseLocation ends the reservation of loc unless a live table has it
 // (a drop's deletion done, a purge, `admin gc` of a tombstone).
-func (s *Service) ReleaseLocation(ctx context.Context, loc string) error {
+func (ix Index) ReleaseLocation(ctx context.Context, loc string) error {
+	s := ix.s
 	return s.claims.WithEpoch(ctx, "namespace: releasing a table directory", 0, func() (redisstate.Status, error) {
 		return s.rs.ReleaseLocation(ctx, loc)
 	}, redisclaim.Final)

@@ -140,13 +140,13 @@ func TestAKeptDropsDirectoryComesBackOnlyThroughUndrop(t *testing.T) {
 	_, err = s.DeclareTable(ctx, api.DeclareTableRequest{ID: id("b", "mine"), Location: loc + "/x"})
 	wantOverlap(t, "declare inside a kept drop's directory", err, loc+"/x", "c$secret")
 
-	must(s.UndropTable(ctx, api.UndropTableRequest{ID: id("c", "secret")}))
+	must(s.Drops().UndropTable(ctx, api.UndropTableRequest{ID: id("c", "secret")}))
 	if got := e.final(loc, 2); got != "mm" {
 		t.Fatalf("version 2 after undrop: %q", got)
 	}
 	// Dropped again and purged: the directory is free again.
 	must(s.DropTable(ctx, api.DropTableRequest{ID: id("c", "secret")}))
-	rep := must(s.PurgeTrash(ctx, time.Now().Add(time.Hour), false))
+	rep := must(s.Drops().PurgeTrash(ctx, time.Now().Add(time.Hour), false))
 	if rep.Locations != 1 || e.final(loc, 2) != "" {
 		t.Fatalf("purge: %+v, version 2 %q", rep, e.final(loc, 2))
 	}
@@ -165,7 +165,7 @@ func TestDataNoTableOwnsNeedsTheCatalogsWriteRole(t *testing.T) {
 	}
 	loc := e.withVersions(id("a", "t"), 1)
 	must(e.s.DeregisterTable(bg, api.DeregisterTableRequest{ID: id("a", "t")}))
-	must(0, e.s.Grant(bg, auth.Grant{Namespace: []string{"b"}, Principal: "bo", Role: auth.Write}))
+	must(0, e.s.Access().Grant(bg, auth.Grant{Namespace: []string{"b"}, Principal: "bo", Role: auth.Write}))
 	bo := auth.WithPrincipal(bg, auth.Principal{Name: "bo", Role: auth.None})
 	writer := auth.WithPrincipal(bg, auth.Principal{Name: "wes", Role: auth.Write})
 
@@ -279,14 +279,14 @@ func TestRefNamesFitTheStoresKeys(t *testing.T) {
 	must(e.s.CreateNamespace(ctx, api.CreateNamespaceRequest{ID: id("a")}))
 	tid := id("a", "t")
 	e.withVersions(tid, 1)
-	must(e.s.CreateTableTag(ctx, api.CreateTableTagRequest{ID: tid, Tag: strings.Repeat("t", 250), Version: 1}))
+	must(e.s.Branches().CreateTableTag(ctx, api.CreateTableTagRequest{ID: tid, Tag: strings.Repeat("t", 250), Version: 1}))
 	for _, n := range []int{251, 300} {
-		_, err := e.s.CreateTableTag(ctx, api.CreateTableTagRequest{ID: tid, Tag: strings.Repeat("t", n), Version: 1})
+		_, err := e.s.Branches().CreateTableTag(ctx, api.CreateTableTagRequest{ID: tid, Tag: strings.Repeat("t", n), Version: 1})
 		wantCode(t, "a tag of "+string(rune('0'+n/100))+"xx bytes", err, nserror.InvalidInput)
 	}
 	// 100 segments of one letter: 199 characters, 397 bytes as a file name.
 	long := strings.TrimSuffix(strings.Repeat("b/", 100), "/")
-	_, err := e.s.CreateTableBranch(ctx, api.CreateTableBranchRequest{ID: tid, Name: long})
+	_, err := e.s.Branches().CreateTableBranch(ctx, api.CreateTableBranchRequest{ID: tid, Name: long})
 	wantCode(t, "a branch whose ref file name is too long", err, nserror.InvalidInput)
 	// A name of 200 bytes of letters is one Lance takes.
 	if err := checkNewBranchName(strings.Repeat("é", 100)); err != nil {
@@ -300,7 +300,7 @@ func (e *tenv) withVersionsAt(tid api.ID, loc string, n int) string {
 	ctx := context.Background()
 	must(e.s.DeclareTable(ctx, api.DeclareTableRequest{ID: tid, Location: loc}))
 	for v := 1; v <= n; v++ {
-		must(e.s.CreateTableVersion(ctx, api.CreateTableVersionRequest{ID: tid, Version: int64(v), ManifestPath: e.stage(loc, uint64(v), strings.Repeat("m", v))}))
+		must(e.s.Versions().CreateTableVersion(ctx, api.CreateTableVersionRequest{ID: tid, Version: int64(v), ManifestPath: e.stage(loc, uint64(v), strings.Repeat("m", v))}))
 	}
 	return loc
 }

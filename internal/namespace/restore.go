@@ -18,7 +18,8 @@ import (
 // its row was lost): its id, type and location come back; its properties
 // were only in the lost row and come back empty. It returns the restored
 // ids, once they are durable.
-func (s *Service) RestoreIndexedRows(ctx context.Context) ([]string, error) {
+func (ix Index) RestoreIndexedRows(ctx context.Context) ([]string, error) {
+	s := ix.s
 	objs, err := s.rs.IndexedObjects(ctx)
 	if err != nil {
 		return nil, err
@@ -66,7 +67,8 @@ type AdoptedTable struct {
 // last resort of a repair that found no readable __manifest: what storage
 // alone proves. A name whose characters were replaced by '-' comes back
 // as written; a table that was deregistered comes back too.
-func (s *Service) AdoptTableDirectories(ctx context.Context) ([]AdoptedTable, []string, error) {
+func (ix Index) AdoptTableDirectories(ctx context.Context) ([]AdoptedTable, []string, error) {
+	s := ix.s
 	dirs := map[string]bool{}
 	for a, err := range s.objs.List(ctx, "") {
 		if err != nil {

@@ -54,7 +54,7 @@ func (s *Service) stage(ctx context.Context, dataset string, scheme lancemanifes
 // leaves it, since the claim may have been taken (a reader finishes it).
 func (s *Service) commitStaged(ctx context.Context, id api.ID, branch string, version uint64, staging string, size int, scheme lancemanifest.NamingScheme) (*api.CreateTableVersionResponse, error) {
 	n := int64(size)
-	resp, err := s.CreateTableVersion(ctx, api.CreateTableVersionRequest{ID: id, Version: int64(version), Branch: branch,
+	resp, err := s.Versions().CreateTableVersion(ctx, api.CreateTableVersionRequest{ID: id, Version: int64(version), Branch: branch,
 		ManifestPath: s.root.objectPath(staging), ManifestSize: &n, NamingScheme: scheme.String()})
 	if nserror.CodeOf(err) == nserror.ConcurrentModification {
 		_ = s.objs.Delete(ctx, staging)
@@ -106,7 +106,8 @@ func schemeOf(key string) lancemanifest.NamingScheme {
 // TableVersionNotFound; a branch that does not, TableBranchNotFound; a
 // commit that lands first, ConcurrentModification (Lance's restore
 // conflicts with every concurrent commit).
-func (s *Service) RestoreTable(ctx context.Context, req api.RestoreTableRequest) (*api.RestoreTableResponse, error) {
+func (br Branches) RestoreTable(ctx context.Context, req api.RestoreTableRequest) (*api.RestoreTableResponse, error) {
+	s := br.s
 	chain, err := s.branchChain(ctx, req.ID, req.Branch)
 	if err != nil {
 		return nil, err

@@ -106,7 +106,8 @@ func checkRetentionProps(p api.Properties) error {
 
 // RetentionOf is the retention policy of table id, inherited from its
 // namespaces; ok is false when none applies.
-func (s *Service) RetentionOf(ctx context.Context, id api.ID) (Retention, bool, error) {
+func (vs Versions) RetentionOf(ctx context.Context, id api.ID) (Retention, bool, error) {
+	s := vs.s
 	if err := tableID(id); err != nil {
 		return Retention{}, false, err
 	}

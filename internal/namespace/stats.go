@@ -21,7 +21,8 @@ const smallFragment = 100_000
 // GetTableStats reads the statistics of the latest version of a table's
 // branch from its manifest, as LanceDB's Table.stats computes them:
 // fragment lengths are physical rows, total_bytes the data files' sizes.
-func (s *Service) GetTableStats(ctx context.Context, req api.GetTableStatsRequest) (*api.GetTableStatsResponse, error) {
+func (vs Versions) GetTableStats(ctx context.Context, req api.GetTableStatsRequest) (*api.GetTableStatsResponse, error) {
+	s := vs.s
 	chain, err := s.branchChain(ctx, req.ID, req.Branch)
 	if err != nil {
 		return nil, err

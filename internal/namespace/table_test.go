@@ -47,7 +47,7 @@ func TestTableLifecycle(t *testing.T) {
 
 	// Versions.
 	loc := e.locOf(id("prod", "orders"))
-	v1 := must(s.CreateTableVersion(ctx, api.CreateTableVersionRequest{ID: id("prod", "orders"), Version: 1,
+	v1 := must(s.Versions().CreateTableVersion(ctx, api.CreateTableVersionRequest{ID: id("prod", "orders"), Version: 1,
 		ManifestPath: e.stage(loc, 1, "m1"), NamingScheme: "V2"}))
 	if v1.Version.Version != 1 || v1.Version.ManifestPath != e.s.root.objectPath(lancemanifest.ManifestPath(loc, lancemanifest.V2, 1)) ||
 		*v1.Version.ManifestSize != 2 || v1.Version.TimestampMillis == nil {
@@ -61,37 +61,37 @@ func TestTableLifecycle(t *testing.T) {
 	if err := e.objs.Put(ctx, rel, []byte("m2!")); err != nil {
 		t.Fatal(err)
 	}
-	must(s.CreateTableVersion(ctx, api.CreateTableVersionRequest{ID: id("prod", "orders"), Version: 2, ManifestPath: rel}))
-	_, err = s.CreateTableVersion(ctx, api.CreateTableVersionRequest{ID: id("prod", "orders"), Version: 2, ManifestPath: e.stage(loc, 2, "late")})
+	must(s.Versions().CreateTableVersion(ctx, api.CreateTableVersionRequest{ID: id("prod", "orders"), Version: 2, ManifestPath: rel}))
+	_, err = s.Versions().CreateTableVersion(ctx, api.CreateTableVersionRequest{ID: id("prod", "orders"), Version: 2, ManifestPath: e.stage(loc, 2, "late")})
 	wantCode(t, "a taken version", err, nserror.ConcurrentModification)
-	_, err = s.CreateTableVersion(ctx, api.CreateTableVersionRequest{ID: id("prod", "orders"), Version: 5, ManifestPath: e.stage(loc, 5, "gap")})
+	_, err = s.Versions().CreateTableVersion(ctx, api.CreateTableVersionRequest{ID: id("prod", "orders"), Version: 5, ManifestPath: e.stage(loc, 5, "gap")})
 	wantCode(t, "a version that skips", err, nserror.InvalidInput)
-	_, err = s.CreateTableVersion(ctx, api.CreateTableVersionRequest{ID: id("prod", "orders"), Version: 3, ManifestPath: e.stage(loc, 3, "x"), NamingScheme: "V1"})
+	_, err = s.Versions().CreateTableVersion(ctx, api.CreateTableVersionRequest{ID: id("prod", "orders"), Version: 3, ManifestPath: e.stage(loc, 3, "x"), NamingScheme: "V1"})
 	wantCode(t, "a naming scheme that does not match", err, nserror.InvalidInput)
-	_, err = s.CreateTableVersion(ctx, api.CreateTableVersionRequest{ID: id("prod", "nope"), Version: 1, ManifestPath: "x"})
+	_, err = s.Versions().CreateTableVersion(ctx, api.CreateTableVersionRequest{ID: id("prod", "nope"), Version: 1, ManifestPath: "x"})
 	wantCode(t, "a version of a missing table", err, nserror.TableNotFound)
-	_, err = s.CreateTableVersion(ctx, api.CreateTableVersionRequest{ID: id("prod", "orders"), Version: 3, ManifestPath: "/etc/passwd"})
+	_, err = s.Versions().CreateTableVersion(ctx, api.CreateTableVersionRequest{ID: id("prod", "orders"), Version: 3, ManifestPath: "/etc/passwd"})
 	wantCode(t, "a staging path outside the root", err, nserror.InvalidInput)
 
 	desc = must(s.DescribeTable(ctx, api.DescribeTableRequest{ID: id("prod", "orders")}))
 	if desc.Version == nil || *desc.Version != 2 || *desc.IsOnlyDeclared {
 		t.Fatalf("describe after commits: %+v", desc)
 	}
-	dv := must(s.DescribeTableVersion(ctx, api.DescribeTableVersionRequest{ID: id("prod", "orders"), Version: ptr(int64(1))}))
+	dv := must(s.Versions().DescribeTableVersion(ctx, api.DescribeTableVersionRequest{ID: id("prod", "orders"), Version: ptr(int64(1))}))
 	if dv.Version.Version != 1 || !strings.HasSuffix(dv.Version.ManifestPath, "18446744073709551614.manifest") {
 		t.Fatalf("describe version 1: %+v", dv.Version)
 	}
-	latest := must(s.DescribeTableVersion(ctx, api.DescribeTableVersionRequest{ID: id("prod", "orders")}))
+	latest := must(s.Versions().DescribeTableVersion(ctx, api.DescribeTableVersionRequest{ID: id("prod", "orders")}))
 	if latest.Version.Version != 2 {
 		t.Fatalf("describe latest: %+v", latest.Version)
 	}
-	_, err = s.DescribeTableVersion(ctx, api.DescribeTableVersionRequest{ID: id("prod", "orders"), Version: ptr(int64(9))})
+	_, err = s.Versions().DescribeTableVersion(ctx, api.DescribeTableVersionRequest{ID: id("prod", "orders"), Version: ptr(int64(9))})
 	wantCode(t, "describing a missing version", err, nserror.TableVersionNotFound)
-	lst := must(s.ListTableVersions(ctx, api.ListTableVersionsRequest{ID: id("prod", "orders"), Descending: ptr(true), Limit: ptr(1)}))
+	lst := must(s.Versions().ListTableVersions(ctx, api.ListTableVersionsRequest{ID: id("prod", "orders"), Descending: ptr(true), Limit: ptr(1)}))
 	if len(lst.Versions) != 1 || lst.Versions[0].Version != 2 || lst.PageToken != "2" {
 		t.Fatalf("list desc limit 1: %+v", lst)
 	}
-	lst = must(s.ListTableVersions(ctx, api.ListTableVersionsRequest{ID: id("prod", "orders"), Descending: ptr(true), PageToken: lst.PageToken}))
+	lst = must(s.Versions().ListTableVersions(ctx, api.ListTableVersionsRequest{ID: id("prod", "orders"), Descending: ptr(true), PageToken: lst.PageToken}))
 	if len(lst.Versions) != 1 || lst.Versions[0].Version != 1 || lst.PageToken != "" {
 		t.Fatalf("list desc page 2: %+v", lst)
 	}
@@ -113,21 +113,21 @@ func TestTableLifecycle(t *testing.T) {
 	}
 
 	// Version records go, data stays.
-	del := must(s.BatchDeleteTableVersions(ctx, api.BatchDeleteTableVersionsRequest{ID: id("prod", "orders"), Ranges: []api.VersionRange{{StartVersion: 1, EndVersion: 2}}}))
+	del := must(s.Versions().BatchDeleteTableVersions(ctx, api.BatchDeleteTableVersionsRequest{ID: id("prod", "orders"), Ranges: []api.VersionRange{{StartVersion: 1, EndVersion: 2}}}))
 	if del.DeletedCount != 1 {
 		t.Fatalf("batch delete: %+v", del)
 	}
 	if e.final(loc, 1) == "" {
 		t.Fatal("deleting version 1's record removed its manifest")
 	}
-	_, err = s.DescribeTableVersion(ctx, api.DescribeTableVersionRequest{ID: id("prod", "orders"), Version: ptr(int64(1))})
+	_, err = s.Versions().DescribeTableVersion(ctx, api.DescribeTableVersionRequest{ID: id("prod", "orders"), Version: ptr(int64(1))})
 	wantCode(t, "describing a deleted version", err, nserror.TableVersionNotFound)
-	if l := must(s.ListTableVersions(ctx, api.ListTableVersionsRequest{ID: id("prod", "orders")})); len(l.Versions) == 0 || l.Versions[0].Version == 1 {
+	if l := must(s.Versions().ListTableVersions(ctx, api.ListTableVersionsRequest{ID: id("prod", "orders")})); len(l.Versions) == 0 || l.Versions[0].Version == 1 {
 		t.Fatalf("versions after describing a deleted one: %+v", l.Versions)
 	}
-	_, err = s.BatchDeleteTableVersions(ctx, api.BatchDeleteTableVersionsRequest{ID: id("prod", "orders"), Ranges: []api.VersionRange{{StartVersion: 3, EndVersion: 2}}})
+	_, err = s.Versions().BatchDeleteTableVersions(ctx, api.BatchDeleteTableVersionsRequest{ID: id("prod", "orders"), Ranges: []api.VersionRange{{StartVersion: 3, EndVersion: 2}}})
 	wantCode(t, "a reversed range", err, nserror.InvalidInput)
-	all := must(s.BatchDeleteTableVersions(ctx, api.BatchDeleteTableVersionsRequest{ID: id("prod", "orders"), Ranges: []api.VersionRange{{StartVersion: 0, EndVersion: -1}}}))
+	all := must(s.Versions().BatchDeleteTableVersions(ctx, api.BatchDeleteTableVersionsRequest{ID: id("prod", "orders"), Ranges: []api.VersionRange{{StartVersion: 0, EndVersion: -1}}}))
 	if all.DeletedCount != 1 {
 		t.Fatalf("delete all: %+v", all)
 	}
@@ -143,7 +143,7 @@ func TestRenameKeepsLocationAndVersions(t *testing.T) {
 	must(s.DeclareTable(ctx, api.DeclareTableRequest{ID: id("b", "taken")}))
 	loc := e.locOf(id("a", "t"))
 	for v := uint64(1); v <= 3; v++ {
-		must(s.CreateTableVersion(ctx, api.CreateTableVersionRequest{ID: id("a", "t"), Version: int64(v), ManifestPath: e.stage(loc, v, "m")}))
+		must(s.Versions().CreateTableVersion(ctx, api.CreateTableVersionRequest{ID: id("a", "t"), Version: int64(v), ManifestPath: e.stage(loc, v, "m")}))
 	}
 	must(s.RenameTable(ctx, api.RenameTableRequest{ID: id("a", "t"), NewTableName: "t2"}))
 	must(s.RenameTable(ctx, api.RenameTableRequest{ID: id("a", "t2"), NewTableName: "moved", NewNamespaceID: &api.ID{"b"}}))
@@ -189,14 +189,14 @@ func TestACommitToATableDroppedElsewhereIsRefused(t *testing.T) {
 	other := e.open()
 	defer func() { _ = other.Close() }()
 	must(other.DeregisterTable(ctx, api.DeregisterTableRequest{ID: tid}))
-	_, err := e.s.CreateTableVersion(ctx, api.CreateTableVersionRequest{ID: tid, Version: 2, ManifestPath: e.stage(loc, 2, "after the drop")})
+	_, err := e.s.Versions().CreateTableVersion(ctx, api.CreateTableVersionRequest{ID: tid, Version: 2, ManifestPath: e.stage(loc, 2, "after the drop")})
 	wantCode(t, "a commit to a table dropped by another process", err, nserror.TableNotFound)
 	if got := e.final(loc, 2); got != "" {
 		t.Fatalf("version 2 of a dropped table was written: %q", got)
 	}
 	must(other.DeclareTable(ctx, api.DeclareTableRequest{ID: tid}))
 	newLoc := e.locOf(tid)
-	v := must(e.s.CreateTableVersion(ctx, api.CreateTableVersionRequest{ID: tid, Version: 1, ManifestPath: e.stage(newLoc, 1, "again")}))
+	v := must(e.s.Versions().CreateTableVersion(ctx, api.CreateTableVersionRequest{ID: tid, Version: 1, ManifestPath: e.stage(newLoc, 1, "again")}))
 	if v.Version.Version != 1 || e.final(newLoc, 1) != "again" {
 		t.Fatalf("the first commit after declaring the table again: %+v, final %q", v.Version, e.final(newLoc, 1))
 	}

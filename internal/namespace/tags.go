@@ -127,7 +127,8 @@ func (s *Service) tagTime() string { return s.now().UTC().Format(time.RFC3339Nan
 
 // ListTableTags lists a table's tags by name, a page at a time
 // (page_token: the last name of the previous page).
-func (s *Service) ListTableTags(ctx context.Context, req api.ListTableTagsRequest) (*api.ListTableTagsResponse, error) {
+func (br Branches) ListTableTags(ctx context.Context, req api.ListTableTagsRequest) (*api.ListTableTagsResponse, error) {
+	s := br.s
 	loc, err := s.tableLoc(ctx, req.ID)
 	if err != nil {
 		return nil, err
@@ -157,7 +158,8 @@ func (s *Service) ListTableTags(ctx context.Context, req api.ListTableTagsReques
 }
 
 // GetTableTagVersion answers the version a tag points to.
-func (s *Service) GetTableTagVersion(ctx context.Context, req api.GetTableTagVersionRequest) (*api.GetTableTagVersionResponse, error) {
+func (br Branches) GetTableTagVersion(ctx context.Context, req api.GetTableTagVersionRequest) (*api.GetTableTagVersionResponse, error) {
+	s := br.s
 	loc, err := s.tableLoc(ctx, req.ID)
 	if err != nil {
 		return nil, err
@@ -176,7 +178,8 @@ func (s *Service) GetTableTagVersion(ctx context.Context, req api.GetTableTagVer
 // CreateTableTag makes a tag point to an existing version of main; the
 // file is written create-only, as Lance does: a tag that exists is
 // TableTagAlreadyExists.
-func (s *Service) CreateTableTag(ctx context.Context, req api.CreateTableTagRequest) (*api.TableTagResponse, error) {
+func (br Branches) CreateTableTag(ctx context.Context, req api.CreateTableTagRequest) (*api.TableTagResponse, error) {
+	s := br.s
 	loc, err := s.tableLoc(ctx, req.ID)
 	if err != nil {
 		return nil, err
@@ -206,7 +209,8 @@ func (s *Service) CreateTableTag(ctx context.Context, req api.CreateTableTagRequ
 
 // UpdateTableTag makes an existing tag point to another version of main;
 // it keeps its creation time.
-func (s *Service) UpdateTableTag(ctx context.Context, req api.CreateTableTagRequest) (*api.TableTagResponse, error) {
+func (br Branches) UpdateTableTag(ctx context.Context, req api.CreateTableTagRequest) (*api.TableTagResponse, error) {
+	s := br.s
 	loc, err := s.tableLoc(ctx, req.ID)
 	if err != nil {
 		return nil, err
@@ -234,7 +238,8 @@ func (s *Service) UpdateTableTag(ctx context.Context, req api.CreateTableTagRequ
 }
 
 // DeleteTableTag deletes a tag's file; a missing tag is TableTagNotFound.
-func (s *Service) DeleteTableTag(ctx context.Context, req api.DeleteTableTagRequest) (*api.TableTagResponse, error) {
+func (br Branches) DeleteTableTag(ctx context.Context, req api.DeleteTableTagRequest) (*api.TableTagResponse, error) {
+	s := br.s
 	loc, err := s.tableLoc(ctx, req.ID)
 	if err != nil {
 		return nil, err

@@ -35,18 +35,18 @@ func TestTagsAreLancesOwnFiles(t *testing.T) {
 			t.Fatal(err)
 		}
 
-		must(s.CreateTableTag(ctx, api.CreateTableTagRequest{ID: tid, Tag: "v2.0-rc_1", Version: 2}))
-		_, err := s.CreateTableTag(ctx, api.CreateTableTagRequest{ID: tid, Tag: "v2.0-rc_1", Version: 3})
+		must(s.Branches().CreateTableTag(ctx, api.CreateTableTagRequest{ID: tid, Tag: "v2.0-rc_1", Version: 2}))
+		_, err := s.Branches().CreateTableTag(ctx, api.CreateTableTagRequest{ID: tid, Tag: "v2.0-rc_1", Version: 3})
 		wantCode(t, "creating a tag twice", err, nserror.TableTagAlreadyExists)
 		for _, bad := range []string{"", "a/b", ".a", "a.", "a..b", "a.lock", "a b", "../x"} {
-			_, err := s.CreateTableTag(ctx, api.CreateTableTagRequest{ID: tid, Tag: bad, Version: 1})
+			_, err := s.Branches().CreateTableTag(ctx, api.CreateTableTagRequest{ID: tid, Tag: bad, Version: 1})
 			wantCode(t, "tag "+bad, err, nserror.InvalidInput)
 		}
-		_, err = s.CreateTableTag(ctx, api.CreateTableTagRequest{ID: tid, Tag: "x", Version: 9})
+		_, err = s.Branches().CreateTableTag(ctx, api.CreateTableTagRequest{ID: tid, Tag: "x", Version: 9})
 		wantCode(t, "a tag of a missing version", err, nserror.TableVersionNotFound)
-		_, err = s.CreateTableTag(ctx, api.CreateTableTagRequest{ID: tid, Tag: "x", Version: 1, Branch: "dev"})
+		_, err = s.Branches().CreateTableTag(ctx, api.CreateTableTagRequest{ID: tid, Tag: "x", Version: 1, Branch: "dev"})
 		wantCode(t, "a tag on a branch", err, nserror.TableBranchNotFound)
-		_, err = s.CreateTableTag(ctx, api.CreateTableTagRequest{ID: id("nope"), Tag: "x", Version: 1})
+		_, err = s.Branches().CreateTableTag(ctx, api.CreateTableTagRequest{ID: id("nope"), Tag: "x", Version: 1})
 		wantCode(t, "a tag of a missing table", err, nserror.TableNotFound)
 
 		// The file the catalog wrote is Lance's: its fields, in its order.
@@ -65,19 +65,19 @@ func TestTagsAreLancesOwnFiles(t *testing.T) {
 			t.Fatalf("the tag file is not laid out as Lance's:\n%s", b)
 		}
 
-		list := must(s.ListTableTags(ctx, api.ListTableTagsRequest{ID: tid}))
+		list := must(s.Branches().ListTableTags(ctx, api.ListTableTagsRequest{ID: tid}))
 		if len(list.Tags) != 2 || list.Tags["lance-made"] != (api.TagContents{Version: 1, ManifestSize: 373}) ||
 			list.Tags["v2.0-rc_1"] != (api.TagContents{Version: 2, ManifestSize: 2}) {
 			t.Fatalf("tags: %+v", list.Tags)
 		}
-		page := must(s.ListTableTags(ctx, api.ListTableTagsRequest{ID: tid, Limit: ptr(1)}))
+		page := must(s.Branches().ListTableTags(ctx, api.ListTableTagsRequest{ID: tid, Limit: ptr(1)}))
 		if len(page.Tags) != 1 || page.PageToken != "lance-made" {
 			t.Fatalf("first page: %+v", page)
 		}
-		if v := must(s.GetTableTagVersion(ctx, api.GetTableTagVersionRequest{ID: tid, Tag: "lance-made"})); v.Version != 1 {
+		if v := must(s.Branches().GetTableTagVersion(ctx, api.GetTableTagVersionRequest{ID: tid, Tag: "lance-made"})); v.Version != 1 {
 			t.Fatalf("lance-made points to %d", v.Version)
 		}
-		_, err = s.GetTableTagVersion(ctx, api.GetTableTagVersionRequest{ID: tid, Tag: "nope"})
+		_, err = s.Branches().GetTableTagVersion(ctx, api.GetTableTagVersionRequest{ID: tid, Tag: "nope"})
 		wantCode(t, "a missing tag", err, nserror.TableTagNotFound)
 		if d := must(s.DescribeTable(ctx, api.DescribeTableRequest{ID: tid, Tag: "v2.0-rc_1"})); d.Version == nil || *d.Version != 2 {
 			t.Fatalf("describe at a tag: %+v", d)
@@ -86,18 +86,18 @@ func TestTagsAreLancesOwnFiles(t *testing.T) {
 		wantCode(t, "describe at a missing tag", err, nserror.TableTagNotFound)
 
 		// Update keeps the creation time; delete removes the file.
-		must(s.UpdateTableTag(ctx, api.CreateTableTagRequest{ID: tid, Tag: "lance-made", Version: 3}))
+		must(s.Branches().UpdateTableTag(ctx, api.CreateTableTagRequest{ID: tid, Tag: "lance-made", Version: 3}))
 		b, _ = e.objs.Get(ctx, loc+"/_refs/tags/lance-made.json")
 		if err := json.Unmarshal(b, &f); err != nil || f["version"] != float64(3) || f["manifestSize"] != float64(3) ||
 			f["createdAt"] != "2026-12-02T00:40:00.939715444Z" || f["updatedAt"] == f["createdAt"] {
 			t.Fatalf("the updated tag file:\n%s", b)
 		}
-		_, err = s.UpdateTableTag(ctx, api.CreateTableTagRequest{ID: tid, Tag: "nope", Version: 1})
+		_, err = s.Branches().UpdateTableTag(ctx, api.CreateTableTagRequest{ID: tid, Tag: "nope", Version: 1})
 		wantCode(t, "updating a missing tag", err, nserror.TableTagNotFound)
-		must(s.DeleteTableTag(ctx, api.DeleteTableTagRequest{ID: tid, Tag: "lance-made"}))
-		_, err = s.DeleteTableTag(ctx, api.DeleteTableTagRequest{ID: tid, Tag: "lance-made"})
+		must(s.Branches().DeleteTableTag(ctx, api.DeleteTableTagRequest{ID: tid, Tag: "lance-made"}))
+		_, err = s.Branches().DeleteTableTag(ctx, api.DeleteTableTagRequest{ID: tid, Tag: "lance-made"})
 		wantCode(t, "deleting a deleted tag", err, nserror.TableTagNotFound)
-		if list := must(s.ListTableTags(ctx, api.ListTableTagsRequest{ID: tid})); len(list.Tags) != 1 {
+		if list := must(s.Branches().ListTableTags(ctx, api.ListTableTagsRequest{ID: tid})); len(list.Tags) != 1 {
 			t.Fatalf("tags after the delete: %+v", list.Tags)
 		}
 	})
@@ -136,17 +136,17 @@ func TestBranchesAreListedFromLancesFiles(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		got := must(e.s.ListTableBranches(ctx, api.ListTableBranchesRequest{ID: tid}))
+		got := must(e.s.Branches().ListTableBranches(ctx, api.ListTableBranchesRequest{ID: tid}))
 		dev, x := got.Branches["dev"], got.Branches["team/x"]
 		if len(got.Branches) != 2 || dev.ParentBranch != "" || dev.ParentVersion != 2 || dev.CreateAt != 1796172517 || dev.ManifestSize != 425 ||
 			x.ParentBranch != "dev" || x.ParentVersion != 3 || x.Metadata["k"] != "v" {
 			t.Fatalf("branches: %+v", got.Branches)
 		}
-		page := must(e.s.ListTableBranches(ctx, api.ListTableBranchesRequest{ID: tid, Limit: ptr(1)}))
+		page := must(e.s.Branches().ListTableBranches(ctx, api.ListTableBranchesRequest{ID: tid, Limit: ptr(1)}))
 		if len(page.Branches) != 1 || page.PageToken != "dev" {
 			t.Fatalf("first page: %+v", page)
 		}
-		if next := must(e.s.ListTableBranches(ctx, api.ListTableBranchesRequest{ID: tid, PageToken: "dev"})); len(next.Branches) != 1 || next.Branches["team/x"].ParentVersion != 3 {
+		if next := must(e.s.Branches().ListTableBranches(ctx, api.ListTableBranchesRequest{ID: tid, PageToken: "dev"})); len(next.Branches) != 1 || next.Branches["team/x"].ParentVersion != 3 {
 			t.Fatalf("second page: %+v", next)
 		}
 	})

@@ -46,7 +46,7 @@ func (s *Service) retains() bool { return s.cfg.DropRetention > 0 }
 
 // DropRetention is how long a dropped object stays recoverable (0: drops
 // delete at once).
-func (s *Service) DropRetention() time.Duration { return s.cfg.DropRetention }
+func (dr Drops) DropRetention() time.Duration { return dr.s.cfg.DropRetention }
 
 // trashDrop writes the record of a drop of id (of type typ) removing the
 // objects of ids (namespaces before what they hold), create-only, and
@@ -108,7 +108,8 @@ func (s *Service) settleTrash(ctx context.Context, key string, id api.ID, typ st
 
 // UndropTable puts a dropped table back, with its versions, branches and
 // tags (its directory was kept).
-func (s *Service) UndropTable(ctx context.Context, req api.UndropTableRequest) (*api.UndropResponse, error) {
+func (dr Drops) UndropTable(ctx context.Context, req api.UndropTableRequest) (*api.UndropResponse, error) {
+	s := dr.s
 	if err := tableID(req.ID); err != nil {
 		return nil, err
 	}
@@ -117,7 +118,8 @@ func (s *Service) UndropTable(ctx context.Context, req api.UndropTableRequest) (
 
 // UndropNamespace puts a dropped namespace back with everything the drop
 // removed inside it.
-func (s *Service) UndropNamespace(ctx context.Context, req api.UndropNamespaceRequest) (*api.UndropResponse, error) {
+func (dr Drops) UndropNamespace(ctx context.Context, req api.UndropNamespaceRequest) (*api.UndropResponse, error) {
+	s := dr.s
 	if err := req.ID.Validate("namespace"); err != nil {
 		return nil, err
 	}
@@ -244,7 +246,8 @@ type PurgeReport struct {
 // table owns it or it lies inside a reserved directory (Spared counts
 // them), the reserved directories inside it. dry says what would go and
 // deletes nothing.
-func (s *Service) PurgeTrash(ctx context.Context, before time.Time, dry bool) (PurgeReport, error) {
+func (dr Drops) PurgeTrash(ctx context.Context, before time.Time, dry bool) (PurgeReport, error) {
+	s := dr.s
 	var rep PurgeReport
 	all, err := ListTrash(ctx, s.objs)
 	if err != nil {
@@ -268,7 +271,7 @@ func (s *Service) PurgeTrash(ctx context.Context, before time.Time, dry bool) (P
 			if err != nil || loc != r.Location {
 				continue // never a path outside the root
 			}
-			sp, err := s.Sparing(ctx, loc, nil)
+			sp, err := s.Index().Sparing(ctx, loc, nil)
 			if err != nil {
 				return rep, err
 			}
@@ -296,7 +299,7 @@ func (s *Service) PurgeTrash(ctx context.Context, before time.Time, dry bool) (P
 		// The record gone, its directories are nobody's (a crash before
 		// this leaves them reserved: their tombstones let gc release them).
 		for _, loc := range locs {
-			if err := s.ReleaseLocation(ctx, loc); err != nil {
+			if err := s.Index().ReleaseLocation(ctx, loc); err != nil {
 				return rep, err
 			}
 		}

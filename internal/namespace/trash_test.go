@@ -57,9 +57,9 @@ func TestUndropTableBringsBackVersionsBranchesAndTags(t *testing.T) {
 		must(s.CreateNamespace(ctx, api.CreateNamespaceRequest{ID: id("a")}))
 		tid := id("a", "t")
 		loc := e.withVersions(tid, 3)
-		must(s.CreateTableTag(ctx, api.CreateTableTagRequest{ID: tid, Tag: "gold", Version: 2}))
+		must(s.Branches().CreateTableTag(ctx, api.CreateTableTagRequest{ID: tid, Tag: "gold", Version: 2}))
 		dev := lancemanifest.BranchChain(loc, "dev")
-		must(s.CreateTableVersion(ctx, api.CreateTableVersionRequest{ID: tid, Version: 4, Branch: "dev", ManifestPath: e.stage(dev, 4, "dev 4")}))
+		must(s.Versions().CreateTableVersion(ctx, api.CreateTableVersionRequest{ID: tid, Version: 4, Branch: "dev", ManifestPath: e.stage(dev, 4, "dev 4")}))
 
 		must(s.DropTable(ctx, api.DropTableRequest{ID: tid}))
 		wantCode(t, "describing a dropped table", s.TableExists(ctx, api.TableExistsRequest{ID: tid}), nserror.TableNotFound)
@@ -71,26 +71,26 @@ func TestUndropTableBringsBackVersionsBranchesAndTags(t *testing.T) {
 			t.Fatalf("trash: %+v", tr)
 		}
 
-		got := must(s.UndropTable(ctx, api.UndropTableRequest{ID: tid}))
+		got := must(s.Drops().UndropTable(ctx, api.UndropTableRequest{ID: tid}))
 		if got.DropID != tr[0].DropID || len(got.Tables) != 1 {
 			t.Fatalf("undrop answered %+v", got)
 		}
-		vs := must(s.ListTableVersions(ctx, api.ListTableVersionsRequest{ID: tid}))
+		vs := must(s.Versions().ListTableVersions(ctx, api.ListTableVersionsRequest{ID: tid}))
 		if len(vs.Versions) != 3 {
 			t.Fatalf("versions after undrop: %+v", vs.Versions)
 		}
-		if v := must(s.DescribeTableVersion(ctx, api.DescribeTableVersionRequest{ID: tid, Branch: "dev"})); v.Version.Version != 4 {
+		if v := must(s.Versions().DescribeTableVersion(ctx, api.DescribeTableVersionRequest{ID: tid, Branch: "dev"})); v.Version.Version != 4 {
 			t.Fatalf("dev's latest after undrop: %+v", v.Version)
 		}
-		if tag := must(s.GetTableTagVersion(ctx, api.GetTableTagVersionRequest{ID: tid, Tag: "gold"})); tag.Version != 2 {
+		if tag := must(s.Branches().GetTableTagVersion(ctx, api.GetTableTagVersionRequest{ID: tid, Tag: "gold"})); tag.Version != 2 {
 			t.Fatalf("tag gold after undrop: %+v", tag)
 		}
 		// And it commits on: the chain goes on from storage's head.
-		must(s.CreateTableVersion(ctx, api.CreateTableVersionRequest{ID: tid, Version: 4, ManifestPath: e.stage(loc, 4, "mmmm")}))
+		must(s.Versions().CreateTableVersion(ctx, api.CreateTableVersionRequest{ID: tid, Version: 4, ManifestPath: e.stage(loc, 4, "mmmm")}))
 		if len(e.trash()) != 0 {
 			t.Fatal("the record of an undone drop stayed")
 		}
-		_, err := s.UndropTable(ctx, api.UndropTableRequest{ID: tid})
+		_, err := s.Drops().UndropTable(ctx, api.UndropTableRequest{ID: tid})
 		wantCode(t, "undoing a drop twice", err, nserror.TableNotFound)
 	})
 }
@@ -118,7 +118,7 @@ func TestUndropNamespaceIsAllOrNothing(t *testing.T) {
 	// a$b$u taken meanwhile: nothing comes back.
 	must(s.CreateNamespace(ctx, api.CreateNamespaceRequest{ID: id("a")}))
 	must(s.CreateNamespace(ctx, api.CreateNamespaceRequest{ID: id("a", "b")}))
-	_, err = s.UndropNamespace(ctx, api.UndropNamespaceRequest{ID: id("a")})
+	_, err = s.Drops().UndropNamespace(ctx, api.UndropNamespaceRequest{ID: id("a")})
 	wantCode(t, "undoing a drop whose namespace was created again", err, nserror.NamespaceAlreadyExists)
 	wantCode(t, "a table of a refused undrop", s.TableExists(ctx, api.TableExistsRequest{ID: id("a", "t")}), nserror.TableNotFound)
 	must(s.DropNamespace(ctx, api.DropNamespaceRequest{ID: id("a"), Behavior: api.BehaviorCascade}))
@@ -128,17 +128,17 @@ func TestUndropNamespaceIsAllOrNothing(t *testing.T) {
 
 	// The older drop, by its id: the newer one (empty a) stays.
 	old := e.trash()[0].DropID
-	got := must(s.UndropNamespace(ctx, api.UndropNamespaceRequest{ID: id("a"), DropID: old}))
+	got := must(s.Drops().UndropNamespace(ctx, api.UndropNamespaceRequest{ID: id("a"), DropID: old}))
 	if len(got.Namespaces) != 2 || len(got.Tables) != 2 {
 		t.Fatalf("undrop answered %+v", got)
 	}
 	if d := must(s.DescribeNamespace(ctx, api.DescribeNamespaceRequest{ID: id("a")})); d.Properties["owner"] != "ana" {
 		t.Fatalf("properties after undrop: %v", d.Properties)
 	}
-	if vs := must(s.ListTableVersions(ctx, api.ListTableVersionsRequest{ID: id("a", "b", "u")})); len(vs.Versions) != 1 {
+	if vs := must(s.Versions().ListTableVersions(ctx, api.ListTableVersionsRequest{ID: id("a", "b", "u")})); len(vs.Versions) != 1 {
 		t.Fatalf("versions of a$b$u after undrop: %+v", vs.Versions)
 	}
-	_, err = s.UndropNamespace(ctx, api.UndropNamespaceRequest{ID: id("a")})
+	_, err = s.Drops().UndropNamespace(ctx, api.UndropNamespaceRequest{ID: id("a")})
 	wantCode(t, "undoing the newer drop while a exists", err, nserror.NamespaceAlreadyExists)
 }
 
@@ -166,12 +166,12 @@ func TestUndropRefusesHostileInput(t *testing.T) {
 		{"the root", api.UndropTableRequest{ID: id()}, nserror.InvalidInput},
 		{"an id with a control character", api.UndropTableRequest{ID: id("a", "t\x00")}, nserror.InvalidInput},
 	} {
-		_, err := s.UndropTable(ctx, c.req)
+		_, err := s.Drops().UndropTable(ctx, c.req)
 		wantCode(t, c.what, err, c.code)
 	}
-	_, err := s.UndropNamespace(ctx, api.UndropNamespaceRequest{ID: id("a"), DropID: drop})
+	_, err := s.Drops().UndropNamespace(ctx, api.UndropNamespaceRequest{ID: id("a"), DropID: drop})
 	wantCode(t, "a table's drop undone as a namespace's", err, nserror.NamespaceNotFound)
-	_, err = s.UndropNamespace(ctx, api.UndropNamespaceRequest{ID: id()})
+	_, err = s.Drops().UndropNamespace(ctx, api.UndropNamespaceRequest{ID: id()})
 	wantCode(t, "the root namespace", err, nserror.InvalidInput)
 
 	reader := auth.WithPrincipal(ctx, auth.Principal{Name: "ana", Role: auth.Read})
@@ -206,15 +206,15 @@ func TestPurgeTrashDeletesOnlyPastTheRetention(t *testing.T) {
 		}
 		must(s.RegisterTable(ctx, api.RegisterTableRequest{ID: id("a", "u2"), Location: s.root.uri(locU)}))
 
-		rep := must(s.PurgeTrash(ctx, time.Now().Add(-time.Minute), false))
+		rep := must(s.Drops().PurgeTrash(ctx, time.Now().Add(-time.Minute), false))
 		if len(rep.Purged) != 0 || e.final(locT, 2) == "" {
 			t.Fatalf("a purge within the retention: %+v", rep)
 		}
-		rep = must(s.PurgeTrash(ctx, time.Now().Add(time.Minute), true))
+		rep = must(s.Drops().PurgeTrash(ctx, time.Now().Add(time.Minute), true))
 		if len(rep.Purged) != 2 || e.final(locT, 2) == "" || len(e.trash()) != 2 {
 			t.Fatalf("a dry purge: %+v", rep)
 		}
-		rep = must(s.PurgeTrash(ctx, time.Now().Add(time.Minute), false))
+		rep = must(s.Drops().PurgeTrash(ctx, time.Now().Add(time.Minute), false))
 		if len(rep.Purged) != 2 || rep.Locations != 1 || rep.Spared != 1 {
 			t.Fatalf("purge: %+v", rep)
 		}
@@ -227,7 +227,7 @@ func TestPurgeTrashDeletesOnlyPastTheRetention(t *testing.T) {
 		if !e.exists(droppedKey(locT)) {
 			t.Fatal("the purge wrote no tombstone for the location it deleted")
 		}
-		_, err = s.UndropTable(ctx, api.UndropTableRequest{ID: id("a", "t")})
+		_, err = s.Drops().UndropTable(ctx, api.UndropTableRequest{ID: id("a", "t")})
 		wantCode(t, "undoing a purged drop", err, nserror.TableNotFound)
 	})
 }
@@ -242,7 +242,7 @@ func TestDropWithoutRetentionDeletesAtOnce(t *testing.T) {
 	if e.final(loc, 1) != "" || len(e.trash()) != 0 {
 		t.Fatal("a drop without retention kept its data or wrote a record")
 	}
-	_, err := e.s.UndropTable(ctx, api.UndropTableRequest{ID: id("a", "t")})
+	_, err := e.s.Drops().UndropTable(ctx, api.UndropTableRequest{ID: id("a", "t")})
 	wantCode(t, "undoing a drop without retention", err, nserror.TableNotFound)
 }
 
@@ -283,7 +283,7 @@ func TestDroppedViewListsTheTrash(t *testing.T) {
 	droppedView(t, ctx, s, "table a$t: table a$t "+locT+"; namespace b: namespace b ; namespace b: table b$u "+locU)
 	scoped := sqlengine.WithScope(ctx, &sqlengine.Scope{Subtrees: []string{"a"}, Sep: "$"})
 	droppedView(t, scoped, s, "table a$t: table a$t "+locT)
-	must(s.UndropTable(ctx, api.UndropTableRequest{ID: id("a", "t")}))
+	must(s.Drops().UndropTable(ctx, api.UndropTableRequest{ID: id("a", "t")}))
 	must(s.CreateNamespace(ctx, api.CreateNamespaceRequest{ID: id("c")})) // a catalog change: the view follows
 	droppedView(t, ctx, s, "namespace b: namespace b ; namespace b: table b$u "+locU)
 }

@@ -44,7 +44,7 @@ func TestUnmanagedCatalogReadsVersionsFromStorage(t *testing.T) {
 	if l := must(s.ListTables(ctx, api.ListTablesRequest{ID: id("prod"), IncludeDeclared: ptr(false)})); len(l.Tables) != 0 {
 		t.Fatalf("tables with data before any commit: %v", l.Tables)
 	}
-	_, err = s.DescribeTableVersion(ctx, api.DescribeTableVersionRequest{ID: id("prod", "t")})
+	_, err = s.Versions().DescribeTableVersion(ctx, api.DescribeTableVersionRequest{ID: id("prod", "t")})
 	wantCode(t, "the latest version of an empty table", err, nserror.TableVersionNotFound)
 
 	// Lance commits versions 1..3 itself, then leaves a staging manifest
@@ -69,27 +69,27 @@ func TestUnmanagedCatalogReadsVersionsFromStorage(t *testing.T) {
 	if l := must(s.ListAllTables(ctx, api.ListTablesRequest{IncludeDeclared: ptr(false)})); len(l.Tables) != 1 {
 		t.Fatalf("all tables with data: %v", l.Tables)
 	}
-	v2 := must(s.DescribeTableVersion(ctx, api.DescribeTableVersionRequest{ID: id("prod", "t"), Version: ptr(int64(2))}))
+	v2 := must(s.Versions().DescribeTableVersion(ctx, api.DescribeTableVersionRequest{ID: id("prod", "t"), Version: ptr(int64(2))}))
 	if v2.Version.Version != 2 || v2.Version.ManifestPath != s.root.objectPath(lancemanifest.ManifestPath(loc, lancemanifest.V2, 2)) {
 		t.Fatalf("version 2: %+v", v2.Version)
 	}
-	_, err = s.DescribeTableVersion(ctx, api.DescribeTableVersionRequest{ID: id("prod", "t"), Version: ptr(int64(4))})
+	_, err = s.Versions().DescribeTableVersion(ctx, api.DescribeTableVersionRequest{ID: id("prod", "t"), Version: ptr(int64(4))})
 	wantCode(t, "a staged version", err, nserror.TableVersionNotFound)
-	page := must(s.ListTableVersions(ctx, api.ListTableVersionsRequest{ID: id("prod", "t"), Descending: ptr(true), Limit: ptr(2)}))
+	page := must(s.Versions().ListTableVersions(ctx, api.ListTableVersionsRequest{ID: id("prod", "t"), Descending: ptr(true), Limit: ptr(2)}))
 	if len(page.Versions) != 2 || page.Versions[0].Version != 3 || page.Versions[1].Version != 2 || page.PageToken != "2" {
 		t.Fatalf("the newest two: %+v", page)
 	}
-	page = must(s.ListTableVersions(ctx, api.ListTableVersionsRequest{ID: id("prod", "t"), Descending: ptr(true), PageToken: page.PageToken}))
+	page = must(s.Versions().ListTableVersions(ctx, api.ListTableVersionsRequest{ID: id("prod", "t"), Descending: ptr(true), PageToken: page.PageToken}))
 	if len(page.Versions) != 1 || page.Versions[0].Version != 1 || page.PageToken != "" {
 		t.Fatalf("the rest: %+v", page)
 	}
 	// A commit through the claim protocol follows Lance's own commits.
 	e.s = s
 	staged := e.stage(loc, 4, "four")
-	if r := must(s.CreateTableVersion(ctx, api.CreateTableVersionRequest{ID: id("prod", "t"), Version: 4, ManifestPath: staged})); r.Version.Version != 4 {
+	if r := must(s.Versions().CreateTableVersion(ctx, api.CreateTableVersionRequest{ID: id("prod", "t"), Version: 4, ManifestPath: staged})); r.Version.Version != 4 {
 		t.Fatalf("commit: %+v", r.Version)
 	}
-	if all := must(s.ListTableVersions(ctx, api.ListTableVersionsRequest{ID: id("prod", "t")})); len(all.Versions) != 4 {
+	if all := must(s.Versions().ListTableVersions(ctx, api.ListTableVersionsRequest{ID: id("prod", "t")})); len(all.Versions) != 4 {
 		t.Fatalf("versions: %+v", all.Versions)
 	}
 }

@@ -78,8 +78,8 @@ func TestVendedCredentialsFollowGrants(t *testing.T) {
 	defer func() { _ = s.Close() }()
 	must(s.CreateNamespace(ctx, api.CreateNamespaceRequest{ID: id("a")}))
 	must(s.DeclareTable(ctx, api.DeclareTableRequest{ID: id("a", "t")}))
-	must(0, s.Grant(ctx, auth.Grant{Namespace: []string{"a"}, Principal: "ana", Role: auth.Read}))
-	must(0, s.Grant(ctx, auth.Grant{Namespace: []string{"a"}, Principal: "bo", Role: auth.Write}))
+	must(0, s.Access().Grant(ctx, auth.Grant{Namespace: []string{"a"}, Principal: "ana", Role: auth.Read}))
+	must(0, s.Access().Grant(ctx, auth.Grant{Namespace: []string{"a"}, Principal: "bo", Role: auth.Write}))
 	key := func(p auth.Principal) string {
 		t.Helper()
 		d, err := s.DescribeTable(auth.WithPrincipal(ctx, p), api.DescribeTableRequest{ID: id("a", "t")})

@@ -205,7 +205,8 @@ func (s *Service) entryAt(loc string, version int64, manifestPath string, size *
 // gives the table that location (one Redis round trip fewer than reading
 // it first; a table dropped or re-created meanwhile fails the check, and
 // the location is read again).
-func (s *Service) CreateTableVersion(ctx context.Context, req api.CreateTableVersionRequest) (*api.CreateTableVersionResponse, error) {
+func (vs Versions) CreateTableVersion(ctx context.Context, req api.CreateTableVersionRequest) (*api.CreateTableVersionResponse, error) {
+	s := vs.s
 	if err := tableID(req.ID); err != nil {
 		return nil, err
 	}
@@ -250,7 +251,8 @@ func (s *Service) CreateTableVersion(ctx context.Context, req api.CreateTableVer
 
 // DescribeTableVersion describes a version (the latest when none is
 // given).
-func (s *Service) DescribeTableVersion(ctx context.Context, req api.DescribeTableVersionRequest) (*api.DescribeTableVersionResponse, error) {
+func (vs Versions) DescribeTableVersion(ctx context.Context, req api.DescribeTableVersionRequest) (*api.DescribeTableVersionResponse, error) {
+	s := vs.s
 	loc, err := s.branchChain(ctx, req.ID, req.Branch)
 	if err != nil {
 		return nil, err
@@ -295,7 +297,8 @@ func (s *Service) DescribeTableVersion(ctx context.Context, req api.DescribeTabl
 // TableBranchNotFound, as every branch operation answers, and what
 // Lance's managed commit store reads as "no versions yet" (it takes
 // TableNotFound and TableBranchNotFound alike).
-func (s *Service) ListTableVersions(ctx context.Context, req api.ListTableVersionsRequest) (*api.ListTableVersionsResponse, error) {
+func (vs Versions) ListTableVersions(ctx context.Context, req api.ListTableVersionsRequest) (*api.ListTableVersionsResponse, error) {
+	s := vs.s
 	loc, err := s.branchChain(ctx, req.ID, req.Branch)
 	if err != nil {
 		return nil, err
@@ -373,7 +376,8 @@ func (s *Service) listVersions(ctx context.Context, loc string, req api.ListTabl
 // stays: Lance deletes its own files.
 //
 // On a branch without versions it is TableBranchNotFound.
-func (s *Service) BatchDeleteTableVersions(ctx context.Context, req api.BatchDeleteTableVersionsRequest) (*api.BatchDeleteTableVersionsResponse, error) {
+func (vs Versions) BatchDeleteTableVersions(ctx context.Context, req api.BatchDeleteTableVersionsRequest) (*api.BatchDeleteTableVersionsResponse, error) {
+	s := vs.s
 	loc, err := s.branchChain(ctx, req.ID, req.Branch)
 	if err != nil {
 		return nil, err
@@ -449,7 +453,8 @@ func versionRanges(in []api.VersionRange) ([]redisclaim.Range, error) {
 
 // BatchCreateTableVersions commits one version of each of several tables,
 // all or nothing.
-func (s *Service) BatchCreateTableVersions(ctx context.Context, req api.BatchCreateTableVersionsRequest) (*api.BatchCreateTableVersionsResponse, error) {
+func (vs Versions) BatchCreateTableVersions(ctx context.Context, req api.BatchCreateTableVersionsRequest) (*api.BatchCreateTableVersionsResponse, error) {
+	s := vs.s
 	if len(req.Entries) == 0 {
 		return nil, nserror.New(nserror.InvalidInput, "no entries given")
 	}

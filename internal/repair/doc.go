@@ -16,6 +16,11 @@
 // same catalog meanwhile, except under Repair's quarantine, which refuses
 // while a server holds the materializer lease.
 //
+// It works on a Catalog: the claim store and the __manifest table as
+// such (what it repairs), and the object index's reservations (Index,
+// which namespace.Index satisfies); CatalogOf hands over a namespace
+// service's. It never calls the service's operations.
+//
 // Invariants:
 //
 //   - Object storage is the truth: verify repairs Redis and __manifest to
@@ -31,7 +36,7 @@
 //     (a commit in flight); and, under a location a drop marked (its
 //     tombstone in __manifest/_dropped/), files older than the window,
 //     never one another table holds (a live table's directory, one a drop
-//     keeps, or one inside it: namespace.Service.Sparing).
+//     keeps, or one inside it: the object index's Sparing).
 //   - Verify reports table directories that meet (overlapping-location)
 //     and repairs no record of a table whose directory meets another's.
 //   - Repair never deletes a file of __manifest's history: it moves it

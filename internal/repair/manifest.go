@@ -10,7 +10,6 @@ import (
 
 	"github.com/flightns/flightns/api"
 	"github.com/flightns/flightns/internal/lancemanifest"
-	"github.com/flightns/flightns/internal/namespace"
 	"github.com/flightns/flightns/manifesttable"
 	"github.com/flightns/flightns/objstore"
 	"github.com/flightns/flightns/redisclaim"
@@ -48,8 +47,8 @@ func VerifyStorage(ctx context.Context, objs *objstore.Store, catalog string, pr
 }
 
 // verifyManifest is Verify's second step.
-func verifyManifest(ctx context.Context, svc *namespace.Service, repair bool, rep *VerifyReport, progress Progress) error {
-	c := manifestCheck{objs: svc.Claims().Objects(), catalog: svc.Claims().Catalog(), claims: svc.Claims(), table: svc.Table(), repair: repair}
+func verifyManifest(ctx context.Context, cat Catalog, repair bool, rep *VerifyReport, progress Progress) error {
+	c := manifestCheck{objs: cat.Claims.Objects(), catalog: cat.Claims.Catalog(), claims: cat.Claims, table: cat.Table, repair: repair}
 	// Version rows linger before the materializer writes them: wait until
 	// everything logged so far is in a durable segment. WaitDurable, not
 	// WaitCaughtUp: what counts is storage, not what the SQL engine shows.

@@ -73,7 +73,7 @@ func TestVerifyOfACleanCatalogFindsNoDriftInRecordsOrManifestFiles(t *testing.T)
 	ctx := context.Background()
 	table(t, svc, env.Root, "a", 3)
 	table(t, svc, env.Root, "b", 1)
-	rep, err := Verify(ctx, svc, false, nil)
+	rep, err := Verify(ctx, CatalogOf(svc), false, nil)
 	if err != nil || len(rep.Drift) != 0 {
 		t.Fatalf("clean catalog: %q, %v", kinds(rep), err)
 	}
@@ -82,11 +82,11 @@ func TestVerifyOfACleanCatalogFindsNoDriftInRecordsOrManifestFiles(t *testing.T)
 		t.Fatalf("__manifest read from storage: %+v", m)
 	}
 	// After a snapshot (and segments after it), still clean.
-	if err := Compact(ctx, svc); err != nil {
+	if err := Compact(ctx, CatalogOf(svc)); err != nil {
 		t.Fatal(err)
 	}
 	table(t, svc, env.Root, "c", 2)
-	rep, err = Verify(ctx, svc, true, nil)
+	rep, err = Verify(ctx, CatalogOf(svc), true, nil)
 	if err != nil || len(rep.Drift) != 0 {
 		t.Fatalf("clean catalog after a snapshot: %q, %v", kinds(rep), err)
 	}
@@ -119,7 +119,7 @@ func TestVerifyReportsForgedManifestRowsThatStorageContradicts(t *testing.T) {
 
 	want := "invalid-object-id@0/false invalid-row@0/false row-size-mismatch@1/false row-outside-table@7/false " +
 		"row-outside-table@8/false row-missing-manifest@9/false row-without-table@1/false"
-	rep, err := Verify(ctx, svc, false, nil)
+	rep, err := Verify(ctx, CatalogOf(svc), false, nil)
 	if got := kinds(rep); err != nil || got != want {
 		t.Fatalf("report: %q (%v), want %q", got, err, want)
 	}
@@ -139,7 +139,7 @@ func TestVerifyReportsForgedManifestRowsThatStorageContradicts(t *testing.T) {
 
 	// Repair rewrites no history: the same drift, none repaired, and not
 	// one segment more.
-	rep, err = Verify(ctx, svc, true, nil)
+	rep, err = Verify(ctx, CatalogOf(svc), true, nil)
 	if got := kinds(rep); err != nil || got != want {
 		t.Fatalf("repair: %q (%v), want %q", got, err, want)
 	}
@@ -163,11 +163,11 @@ func TestVerifyRederivesVersionRowsMissingFromManifest(t *testing.T) {
 	// claim store still records the version as final, and its manifest is
 	// in storage.
 	forge(t, svc, manifesttable.Change{Delete: true, Row: manifesttable.Row{ObjectType: manifesttable.TypeTableVersion, ObjectID: "ns$a", TableVersion: 2}})
-	rep, err := Verify(ctx, svc, false, nil)
+	rep, err := Verify(ctx, CatalogOf(svc), false, nil)
 	if got := kinds(rep); err != nil || got != "missing-row@2/false" {
 		t.Fatalf("report: %q (%v)", got, err)
 	}
-	rep, err = Verify(ctx, svc, true, nil)
+	rep, err = Verify(ctx, CatalogOf(svc), true, nil)
 	if got := kinds(rep); err != nil || got != "missing-row@2/true" || rep.Unrepaired() != 0 {
 		t.Fatalf("repair: %q (%v)", got, err)
 	}
@@ -176,7 +176,7 @@ func TestVerifyRederivesVersionRowsMissingFromManifest(t *testing.T) {
 		rows[1].ManifestPath != lancemanifest.ManifestPath(locationOf(t, svc, "ns$a"), lancemanifest.V2, 2) {
 		t.Fatalf("rows after repair: %+v", rows)
 	}
-	rep, err = Verify(ctx, svc, false, nil)
+	rep, err = Verify(ctx, CatalogOf(svc), false, nil)
 	if err != nil || len(rep.Drift) != 0 {
 		t.Fatalf("after repair: %q (%v)", kinds(rep), err)
 	}
@@ -209,7 +209,7 @@ func TestVerifyReportsUnreadableAndForeignManifestFilesAndHolesInTheLog(t *testi
 		t.Fatal(err)
 	}
 	want := "foreign-manifest-file@0/false unreadable-manifest-file@0/false unreadable-manifest-file@0/false"
-	rep, err := Verify(ctx, svc, false, nil)
+	rep, err := Verify(ctx, CatalogOf(svc), false, nil)
 	if got := kinds(rep); err != nil || got != want {
 		t.Fatalf("report: %q (%v), want %q", got, err, want)
 	}
@@ -232,7 +232,7 @@ func TestVerifyReportsUnreadableAndForeignManifestFilesAndHolesInTheLog(t *testi
 	if err := os.Remove(segs[len(segs)-2]); err != nil {
 		t.Fatal(err)
 	}
-	rep, err = Verify(ctx, svc, false, nil)
+	rep, err = Verify(ctx, CatalogOf(svc), false, nil)
 	// (File drift comes in key order.)
 	if got, want := kinds(rep), "foreign-manifest-file@0/false segment-gap@0/false unreadable-manifest-file@0/false unreadable-manifest-file@0/false"; err != nil || got != want {
 		t.Fatalf("report after a lost segment: %q (%v), want %q", got, err, want)
@@ -255,12 +255,12 @@ func TestVerifyCoversLanceBranches(t *testing.T) {
 	a := locationOf(t, svc, "ns$a")
 	for v := uint64(2); v <= 3; v++ {
 		p := stage(t, filepath.Join(dir, "tree", "dev"), v)
-		if _, err := svc.CreateTableVersion(ctx, api.CreateTableVersionRequest{ID: api.ID{"ns", "a"}, Branch: "dev",
+		if _, err := svc.Versions().CreateTableVersion(ctx, api.CreateTableVersionRequest{ID: api.ID{"ns", "a"}, Branch: "dev",
 			Version: int64(v), ManifestPath: "file://" + p}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	rep, err := Verify(ctx, svc, false, nil)
+	rep, err := Verify(ctx, CatalogOf(svc), false, nil)
 	if err != nil || len(rep.Drift) != 0 {
 		t.Fatalf("a clean catalog with a branch: %q, %v", kinds(rep), err)
 	}
@@ -268,7 +268,7 @@ func TestVerifyCoversLanceBranches(t *testing.T) {
 	bad.Row.Branch = "dev"
 	forge(t, svc, bad, manifesttable.Change{Delete: true, Row: manifesttable.Row{ObjectType: manifesttable.TypeTableVersion,
 		ObjectID: "ns$a", Branch: "dev", TableVersion: 3}})
-	rep, err = Verify(ctx, svc, true, nil)
+	rep, err = Verify(ctx, CatalogOf(svc), true, nil)
 	if got := kinds(rep); err != nil || got != "row-outside-table@7/false missing-row@3/true" {
 		t.Fatalf("repair: %q (%v)", got, err)
 	}
@@ -296,7 +296,7 @@ func TestVerifyRepairForgetsABranchLanceDeleted(t *testing.T) {
 	dir := table(t, svc, env.Root, "a", 1)
 	devDir := filepath.Join(dir, "tree", "dev")
 	for v := uint64(1); v <= 2; v++ {
-		if _, err := svc.CreateTableVersion(ctx, api.CreateTableVersionRequest{ID: api.ID{"ns", "a"}, Branch: "dev",
+		if _, err := svc.Versions().CreateTableVersion(ctx, api.CreateTableVersionRequest{ID: api.ID{"ns", "a"}, Branch: "dev",
 			Version: int64(v), ManifestPath: "file://" + stage(t, devDir, v)}); err != nil {
 			t.Fatal(err)
 		}
@@ -304,18 +304,18 @@ func TestVerifyRepairForgetsABranchLanceDeleted(t *testing.T) {
 		// on its way when CreateTableVersion answers): Lance deletes a
 		// branch whose versions are whole.
 		ver := int64(v)
-		if _, err := svc.DescribeTableVersion(ctx, api.DescribeTableVersionRequest{ID: api.ID{"ns", "a"}, Branch: "dev", Version: &ver}); err != nil {
+		if _, err := svc.Versions().DescribeTableVersion(ctx, api.DescribeTableVersionRequest{ID: api.ID{"ns", "a"}, Branch: "dev", Version: &ver}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	if err := os.RemoveAll(devDir); err != nil {
 		t.Fatal(err)
 	}
-	rep, err := Verify(ctx, svc, false, nil)
+	rep, err := Verify(ctx, CatalogOf(svc), false, nil)
 	if got := kinds(rep); err != nil || !strings.HasPrefix(got, "missing-manifest@1/false missing-manifest@2/false") {
 		t.Fatalf("report: %q (%v)", got, err)
 	}
-	rep, err = Verify(ctx, svc, true, nil)
+	rep, err = Verify(ctx, CatalogOf(svc), true, nil)
 	if got := kinds(rep); err != nil || !strings.HasPrefix(got, "missing-manifest@1/true missing-manifest@2/true") {
 		t.Fatalf("repair: %q (%v)", got, err)
 	}
@@ -324,11 +324,11 @@ func TestVerifyRepairForgetsABranchLanceDeleted(t *testing.T) {
 	if _, err := svc.CreateNamespace(ctx, api.CreateNamespaceRequest{ID: api.ID{"after"}}); err != nil {
 		t.Fatal(err)
 	}
-	rep, err = Verify(ctx, svc, false, nil)
+	rep, err = Verify(ctx, CatalogOf(svc), false, nil)
 	if err != nil || len(rep.Drift) != 0 || len(svc.Table().BranchVersionRows("ns$a", "dev")) != 0 {
 		t.Fatalf("after repair: %q (%v), dev's rows %v", kinds(rep), err, svc.Table().BranchVersionRows("ns$a", "dev"))
 	}
-	if _, err := svc.CreateTableVersion(ctx, api.CreateTableVersionRequest{ID: api.ID{"ns", "a"}, Branch: "dev",
+	if _, err := svc.Versions().CreateTableVersion(ctx, api.CreateTableVersionRequest{ID: api.ID{"ns", "a"}, Branch: "dev",
 		Version: 1, ManifestPath: "file://" + stage(t, devDir, 1)}); err != nil {
 		t.Fatalf("dev made again: %v", err)
 	}

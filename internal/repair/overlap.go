@@ -34,12 +34,12 @@ func (o dirOwner) String() string {
 
 // overlaps reports every pair of tables (live or kept by a drop) whose
 // directories meet, and returns the ids of the live tables concerned.
-func overlaps(ctx context.Context, svc *namespace.Service, tables []Table, rep *VerifyReport) (map[string]bool, error) {
+func overlaps(ctx context.Context, c Catalog, tables []Table, rep *VerifyReport) (map[string]bool, error) {
 	var dirs []dirOwner
 	for _, t := range tables {
 		dirs = append(dirs, dirOwner{loc: t.Location, id: t.ID})
 	}
-	kept, err := namespace.KeptTables(ctx, svc.Claims().Objects())
+	kept, err := namespace.KeptTables(ctx, c.Claims.Objects())
 	if err != nil {
 		return nil, err
 	}

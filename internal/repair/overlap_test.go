@@ -41,7 +41,7 @@ func nestLegacy(t *testing.T, env *nstest.Env, svc *namespace.Service, outer, na
 	}
 	dir := filepath.Join(env.Root, loc)
 	size := int64(len("manifest"))
-	if _, err := svc.CreateTableVersion(ctx, api.CreateTableVersionRequest{ID: api.ID{"ns", name}, Version: 1,
+	if _, err := svc.Versions().CreateTableVersion(ctx, api.CreateTableVersionRequest{ID: api.ID{"ns", name}, Version: 1,
 		ManifestPath: "file://" + stage(t, dir, 1), ManifestSize: &size}); err != nil {
 		t.Fatal(err)
 	}
@@ -65,7 +65,7 @@ func TestVerifyReportsOverlappingLocations(t *testing.T) {
 	inner := nestLegacy(t, env, svc, keyOf(env, outer), "inner")
 
 	for _, fix := range []bool{false, true, false} {
-		rep, err := Verify(ctx, svc, fix, nil)
+		rep, err := Verify(ctx, CatalogOf(svc), fix, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -140,13 +140,13 @@ func TestGCNeverDeletesALiveTablesFiles(t *testing.T) {
 	}
 	in := filepath.Join(env.Root, "gone", "in")
 	size := int64(len("manifest"))
-	if _, err := svc.CreateTableVersion(ctx, api.CreateTableVersionRequest{ID: api.ID{"ns", "in"}, Version: 1,
+	if _, err := svc.Versions().CreateTableVersion(ctx, api.CreateTableVersionRequest{ID: api.ID{"ns", "in"}, Version: 1,
 		ManifestPath: "file://" + stage(t, in, 1), ManifestSize: &size}); err != nil {
 		t.Fatal(err)
 	}
 	writeOld(t, filepath.Join(in, "data", "part-0.lance"))
 
-	rep, err := GC(ctx, svc, time.Hour, false, time.Now(), nil)
+	rep, err := GC(ctx, CatalogOf(svc), time.Hour, false, time.Now(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -216,11 +216,11 @@ func TestADropCutMidDeletionKeepsItsDirectoryUntilGC(t *testing.T) {
 				if _, err := os.Stat(final(dir, 1)); err != nil {
 					t.Fatalf("data deleted without a tombstone: %v", err)
 				}
-				if _, err := Recover(ctx, svc, true); err != nil {
+				if _, err := Recover(ctx, CatalogOf(svc), true); err != nil {
 					t.Fatal(err)
 				}
 			} else { // the tombstone leads gc to what is left, and to the reservation
-				if _, err := GC(ctx, svc, time.Hour, false, time.Now().Add(2*time.Hour), nil); err != nil {
+				if _, err := GC(ctx, CatalogOf(svc), time.Hour, false, time.Now().Add(2*time.Hour), nil); err != nil {
 					t.Fatal(err)
 				}
 				if _, err := os.Stat(final(dir, 1)); !os.IsNotExist(err) {

@@ -33,21 +33,45 @@ func (p Progress) report(done, total int) {
 // rebuild happens even though Redis seems whole (a running server's next
 // commit waits for it, as after a Redis restart without data); without
 // force it only runs when Redis lost the state.
-func Recover(ctx context.Context, svc *namespace.Service, force bool) (redisclaim.RecoveryStats, error) {
+func Recover(ctx context.Context, c Catalog, force bool) (redisclaim.RecoveryStats, error) {
 	if force {
-		if err := svc.Claims().CloseEpoch(ctx); err != nil {
+		if err := c.Claims.CloseEpoch(ctx); err != nil {
 			return redisclaim.RecoveryStats{}, fmt.Errorf("repair: clearing the epoch: %w", err)
 		}
 	}
-	return svc.Claims().RecoverWithStats(ctx)
+	return c.Claims.RecoverWithStats(ctx)
 }
 
 // Compact writes a __manifest snapshot at the newest durable sequence now.
-func Compact(ctx context.Context, svc *namespace.Service) error {
-	if err := svc.Table().WaitCaughtUp(ctx); err != nil {
+func Compact(ctx context.Context, c Catalog) error {
+	if err := c.Table.WaitCaughtUp(ctx); err != nil {
 		return err
 	}
-	return svc.Table().Compact(ctx)
+	return c.Table.Compact(ctx)
+}
+
+// Catalog is the catalog repair works on: the claim store and the
+// __manifest table as such (repair reads and repairs them), and the
+// object index's reservations of table directories. CatalogOf hands over
+// a namespace service's.
+type Catalog struct {
+	Claims *redisclaim.Store
+	Table  *manifesttable.Table
+	Index  Index
+}
+
+// Index is what gc asks of the object index before it deletes under a
+// dropped table's directory: what it must spare, and the release of the
+// directory once emptied. namespace.Index is one.
+type Index interface {
+	Sparing(ctx context.Context, loc string, kept []string) (namespace.Sparing, error)
+	ReleaseLocation(ctx context.Context, loc string) error
+}
+
+// CatalogOf is the catalog a namespace service serves: its claim store,
+// its __manifest table and its object index.
+func CatalogOf(svc *namespace.Service) Catalog {
+	return Catalog{Claims: svc.Claims(), Table: svc.Table(), Index: svc.Index()}
 }
 
 // Table is a table of the catalog: its id and its directory (the claim
@@ -60,12 +84,12 @@ type Table struct {
 // location is not a usable table directory (see checkLocation) is left
 // out: nothing is read or written under it, and Verify reports it as
 // invalid-row.
-func Tables(ctx context.Context, svc *namespace.Service) ([]Table, error) {
-	if err := svc.Table().Sync(ctx); err != nil {
+func Tables(ctx context.Context, c Catalog) ([]Table, error) {
+	if err := c.Table.Sync(ctx); err != nil {
 		return nil, err
 	}
 	var out []Table
-	for _, r := range svc.Table().Objects() {
+	for _, r := range c.Table.Objects() {
 		if r.ObjectType == manifesttable.TypeTable && r.Location != "" && checkLocation(r.Location) == nil {
 			out = append(out, Table{ID: r.ObjectID, Location: r.Location})
 		}
@@ -255,18 +279,18 @@ func (r VerifyReport) Unrepaired() int {
 //     the claim store records (at a sequence the segments cover) has a row.
 //
 // Progress counts tables: those of step 1, then those of step 2.
-func Verify(ctx context.Context, svc *namespace.Service, repair bool, progress Progress) (VerifyReport, error) {
+func Verify(ctx context.Context, c Catalog, repair bool, progress Progress) (VerifyReport, error) {
 	var rep VerifyReport
-	tables, err := Tables(ctx, svc)
+	tables, err := Tables(ctx, c)
 	if err != nil {
 		return rep, err
 	}
 	progress.report(0, 2*len(tables))
-	involved, err := overlaps(ctx, svc, tables, &rep)
+	involved, err := overlaps(ctx, c, tables, &rep)
 	if err != nil {
 		return rep, err
 	}
-	recorded, err := recordedBranches(ctx, svc.Claims(), tables)
+	recorded, err := recordedBranches(ctx, c.Claims, tables)
 	if err != nil {
 		return rep, err
 	}
@@ -275,22 +299,22 @@ func Verify(ctx context.Context, svc *namespace.Service, repair bool, progress P
 		// repaired: its records may be the other table's files.
 		fix := repair && !involved[t.ID]
 		follow := !involved[t.ID]
-		if err := verifyTable(ctx, svc.Claims(), t, "", fix, follow, &rep); err != nil {
+		if err := verifyTable(ctx, c.Claims, t, "", fix, follow, &rep); err != nil {
 			return rep, fmt.Errorf("repair: table %s: %w", t.ID, err)
 		}
-		branches, err := liveBranches(ctx, svc, t, recorded[t.Location])
+		branches, err := liveBranches(ctx, c, t, recorded[t.Location])
 		if err != nil {
 			return rep, fmt.Errorf("repair: the branches of table %s: %w", t.ID, err)
 		}
 		for _, b := range branches {
-			if err := verifyTable(ctx, svc.Claims(), t, b, fix, follow, &rep); err != nil {
+			if err := verifyTable(ctx, c.Claims, t, b, fix, follow, &rep); err != nil {
 				return rep, fmt.Errorf("repair: table %s branch %s: %w", t.ID, b, err)
 			}
 		}
 		rep.Tables++
 		progress.report(i+1, 2*len(tables))
 	}
-	if err := verifyManifest(ctx, svc, repair, &rep, func(done, total int) { progress.report(len(tables)+done, len(tables)+total) }); err != nil {
+	if err := verifyManifest(ctx, c, repair, &rep, func(done, total int) { progress.report(len(tables)+done, len(tables)+total) }); err != nil {
 		return rep, err
 	}
 	return rep, nil
@@ -319,15 +343,15 @@ func recordedBranches(ctx context.Context, claims *redisclaim.Store, tables []Ta
 // liveBranches lists a table's Lance branches: those the claim store
 // holds (recorded), those with __manifest rows and those Lance records in
 // _refs/branches/.
-func liveBranches(ctx context.Context, svc *namespace.Service, t Table, recorded []string) ([]string, error) {
+func liveBranches(ctx context.Context, c Catalog, t Table, recorded []string) ([]string, error) {
 	seen := map[string]bool{}
 	for _, b := range recorded {
 		seen[b] = true
 	}
-	for _, b := range svc.Table().Branches(t.ID) {
+	for _, b := range c.Table.Branches(t.ID) {
 		seen[b] = true
 	}
-	if err := refBranches(ctx, svc.Claims().Objects(), t.Location, seen); err != nil {
+	if err := refBranches(ctx, c.Claims.Objects(), t.Location, seen); err != nil {
 		return nil, err
 	}
 	return sortedKeys(seen), nil
@@ -504,16 +528,16 @@ type GCReport struct {
 // window and that no version record points at (with dryRun it only lists
 // them). Staging objects of losers, of crashed writers, and of commits
 // that were never claimed end up here.
-func GC(ctx context.Context, svc *namespace.Service, window time.Duration, dryRun bool, now time.Time, progress Progress) (GCReport, error) {
+func GC(ctx context.Context, c Catalog, window time.Duration, dryRun bool, now time.Time, progress Progress) (GCReport, error) {
 	var rep GCReport
 	if window <= 0 {
 		return rep, errors.New("repair: the gc safety window must be positive")
 	}
-	tables, err := Tables(ctx, svc)
+	tables, err := Tables(ctx, c)
 	if err != nil {
 		return rep, err
 	}
-	claims := svc.Claims()
+	claims := c.Claims
 	objs := claims.Objects()
 	progress.report(0, len(tables))
 	for i, t := range tables {
@@ -554,7 +578,7 @@ func GC(ctx context.Context, svc *namespace.Service, window time.Duration, dryRu
 		rep.Tables++
 		progress.report(i+1, len(tables))
 	}
-	return rep, collectDropped(ctx, svc, objs, window, dryRun, now, &rep)
+	return rep, collectDropped(ctx, c, objs, window, dryRun, now, &rep)
 }
 
 // collectDropped deletes what was written under a dropped table's location
@@ -562,10 +586,10 @@ func GC(ctx context.Context, svc *namespace.Service, window time.Duration, dryRu
 // writer still at work, and wait for the next run), and forgets the
 // location once it is empty and its drop is older than window, releasing
 // its reservation. What another table holds is left alone
-// (namespace.Service.Sparing): a location a live table owns, a location
+// (namespace.Index.Sparing): a location a live table owns, a location
 // inside a reserved directory or a kept drop's, and the reserved
 // directories inside it; a location left alone whole is forgotten.
-func collectDropped(ctx context.Context, svc *namespace.Service, objs *objstore.Store, window time.Duration, dryRun bool, now time.Time, rep *GCReport) error {
+func collectDropped(ctx context.Context, c Catalog, objs *objstore.Store, window time.Duration, dryRun bool, now time.Time, rep *GCReport) error {
 	dropped, err := namespace.DroppedTables(ctx, objs)
 	if err != nil || len(dropped) == 0 {
 		return err
@@ -580,7 +604,7 @@ func collectDropped(ctx context.Context, svc *namespace.Service, objs *objstore.
 	}
 	for _, d := range dropped {
 		rep.Dropped++
-		sp, err := svc.Sparing(ctx, d.Location, kept)
+		sp, err := c.Index.Sparing(ctx, d.Location, kept)
 		if err != nil {
 			return err
 		}
@@ -616,7 +640,7 @@ func collectDropped(ctx context.Context, svc *namespace.Service, objs *objstore.
 		}
 		rep.Cleared++
 		if !owned {
-			if err := svc.ReleaseLocation(ctx, d.Location); err != nil {
+			if err := c.Index.ReleaseLocation(ctx, d.Location); err != nil {
 				return err
 			}
 		}
@@ -651,18 +675,18 @@ func stagingInUse(ctx context.Context, claims *redisclaim.Store, table string) (
 // console's table page). Unlike Verify it does not read every chain the
 // claim store holds (one command over the whole catalog), so a branch
 // recorded in Redis alone is left to Verify.
-func VerifyTable(ctx context.Context, svc *namespace.Service, t Table) (VerifyReport, error) {
+func VerifyTable(ctx context.Context, c Catalog, t Table) (VerifyReport, error) {
 	var rep VerifyReport
 	if err := checkLocation(t.Location); err != nil {
 		rep.Drift = append(rep.Drift, Drift{Kind: InvalidRow, Table: t.ID, Object: manifesttable.TypeTable, Detail: err.Error()})
 		return rep, nil
 	}
-	branches, err := liveBranches(ctx, svc, t, nil)
+	branches, err := liveBranches(ctx, c, t, nil)
 	if err != nil {
 		return rep, err
 	}
 	for _, b := range append([]string{""}, branches...) {
-		if err := verifyTable(ctx, svc.Claims(), t, b, false, true, &rep); err != nil {
+		if err := verifyTable(ctx, c.Claims, t, b, false, true, &rep); err != nil {
 			return rep, fmt.Errorf("repair: table %s branch %q: %w", t.ID, b, err)
 		}
 	}

@@ -38,7 +38,7 @@ func table(t *testing.T, svc *namespace.Service, root, name string, n int) strin
 	for v := 1; v <= n; v++ {
 		p := stage(t, dir, uint64(v))
 		size := int64(len("manifest"))
-		if _, err := svc.CreateTableVersion(ctx, api.CreateTableVersionRequest{ID: api.ID{"ns", name}, Version: int64(v),
+		if _, err := svc.Versions().CreateTableVersion(ctx, api.CreateTableVersionRequest{ID: api.ID{"ns", name}, Version: int64(v),
 			ManifestPath: "file://" + p, ManifestSize: &size}); err != nil {
 			t.Fatal(err)
 		}
@@ -77,7 +77,7 @@ func TestVerifyFindsAndRepairsDriftBetweenRecordsAndStorage(t *testing.T) {
 	a := table(t, svc, env.Root, "a", 3)
 	b := table(t, svc, env.Root, "b", 2)
 	var calls, lastDone, lastTotal int
-	rep, err := Verify(ctx, svc, false, func(done, total int) { calls, lastDone, lastTotal = calls+1, done, total })
+	rep, err := Verify(ctx, CatalogOf(svc), false, func(done, total int) { calls, lastDone, lastTotal = calls+1, done, total })
 	if err != nil || len(rep.Drift) != 0 || rep.Tables != 2 || rep.Versions != 5 {
 		t.Fatalf("clean catalog: %+v, %v", rep, err)
 	}
@@ -104,7 +104,7 @@ func TestVerifyFindsAndRepairsDriftBetweenRecordsAndStorage(t *testing.T) {
 	}
 	// __manifest's rows of a's version 2 and c's version 2 disagree with
 	// storage too; a's pruned version 1 left the catalog, its row with it.
-	rep, err = Verify(ctx, svc, false, nil)
+	rep, err = Verify(ctx, CatalogOf(svc), false, nil)
 	if got, want := kinds(rep), "size-mismatch@2/false unrecorded-manifest@3/false missing-manifest@2/false row-size-mismatch@2/false row-missing-manifest@2/false"; err != nil || got != want {
 		t.Fatalf("report: %q (%v), want %q", got, err, want)
 	}
@@ -112,10 +112,10 @@ func TestVerifyFindsAndRepairsDriftBetweenRecordsAndStorage(t *testing.T) {
 		t.Fatalf("pruned: %+v", rep.Pruned)
 	}
 	one := int64(1)
-	if _, err := svc.DescribeTableVersion(ctx, api.DescribeTableVersionRequest{ID: api.ID{"ns", "a"}, Version: &one}); nserror.CodeOf(err) != nserror.TableVersionNotFound {
+	if _, err := svc.Versions().DescribeTableVersion(ctx, api.DescribeTableVersionRequest{ID: api.ID{"ns", "a"}, Version: &one}); nserror.CodeOf(err) != nserror.TableVersionNotFound {
 		t.Fatalf("a's pruned version 1: %v", err)
 	}
-	rep, err = Verify(ctx, svc, true, nil)
+	rep, err = Verify(ctx, CatalogOf(svc), true, nil)
 	// Forgetting c's version 2 deletes its row as well; recording b's
 	// version 3 adds its row.
 	if got, want := kinds(rep), "size-mismatch@2/false unrecorded-manifest@3/true missing-manifest@2/true row-size-mismatch@2/false"; err != nil || got != want {
@@ -124,11 +124,11 @@ func TestVerifyFindsAndRepairsDriftBetweenRecordsAndStorage(t *testing.T) {
 	if rep.Unrepaired() != 2 {
 		t.Errorf("unrepaired %d, want 2 (a size mismatch needs a person)", rep.Unrepaired())
 	}
-	d, err := svc.DescribeTableVersion(ctx, api.DescribeTableVersionRequest{ID: api.ID{"ns", "b"}})
+	d, err := svc.Versions().DescribeTableVersion(ctx, api.DescribeTableVersionRequest{ID: api.ID{"ns", "b"}})
 	if err != nil || d.Version.Version != 3 {
 		t.Fatalf("b's latest after repair: %+v, %v", d, err)
 	}
-	rep, err = Verify(ctx, svc, false, nil)
+	rep, err = Verify(ctx, CatalogOf(svc), false, nil)
 	if got := kinds(rep); err != nil || got != "size-mismatch@2/false row-size-mismatch@2/false" {
 		t.Fatalf("after repair: %q (%v)", got, err)
 	}
@@ -145,11 +145,11 @@ func TestGCDeletesOnlyOldOrphanedStagingObjects(t *testing.T) {
 	if err := os.Chtimes(old, past, past); err != nil {
 		t.Fatal(err)
 	}
-	rep, err := GC(ctx, svc, time.Hour, true, now, nil)
+	rep, err := GC(ctx, CatalogOf(svc), time.Hour, true, now, nil)
 	if err != nil || len(rep.Orphaned) != 1 || rep.Deleted != 0 || rep.Staging != 2 {
 		t.Fatalf("dry run: %+v, %v", rep, err)
 	}
-	rep, err = GC(ctx, svc, time.Hour, false, now, nil)
+	rep, err = GC(ctx, CatalogOf(svc), time.Hour, false, now, nil)
 	if err != nil || rep.Deleted != 1 {
 		t.Fatalf("gc: %+v, %v", rep, err)
 	}
@@ -162,7 +162,7 @@ func TestGCDeletesOnlyOldOrphanedStagingObjects(t *testing.T) {
 	if _, err := os.Stat(final(dir, 1)); err != nil {
 		t.Errorf("a final manifest is gone: %v", err)
 	}
-	if _, err := GC(ctx, svc, 0, false, now, nil); err == nil {
+	if _, err := GC(ctx, CatalogOf(svc), 0, false, now, nil); err == nil {
 		t.Error("a zero safety window was accepted")
 	}
 }
@@ -172,17 +172,17 @@ func TestForcedRecoverRebuildsAndCompactWritesASnapshot(t *testing.T) {
 	svc := env.Open(t)
 	ctx := context.Background()
 	table(t, svc, env.Root, "t", 2)
-	if _, err := Recover(ctx, svc, true); err != nil {
+	if _, err := Recover(ctx, CatalogOf(svc), true); err != nil {
 		t.Fatal(err)
 	}
 	if n, err := env.RDB.Exists(ctx, redisstate.KeysOf(env.Catalog).Epoch()).Result(); err != nil || n != 1 {
 		t.Fatalf("no epoch after recover: %d, %v", n, err)
 	}
-	d, err := svc.DescribeTableVersion(ctx, api.DescribeTableVersionRequest{ID: api.ID{"ns", "t"}})
+	d, err := svc.Versions().DescribeTableVersion(ctx, api.DescribeTableVersionRequest{ID: api.ID{"ns", "t"}})
 	if err != nil || d.Version.Version != 2 {
 		t.Fatalf("latest after recover: %+v, %v", d, err)
 	}
-	if err := Compact(ctx, svc); err != nil {
+	if err := Compact(ctx, CatalogOf(svc)); err != nil {
 		t.Fatal(err)
 	}
 	snaps, _ := filepath.Glob(filepath.Join(env.Root, "__manifest", "_snapshots", "*.parquet"))
@@ -221,26 +221,26 @@ func TestGCCollectsWhatAStaleWriterWroteIntoADroppedTable(t *testing.T) {
 	}
 	p := stage(t, dropped, 2)
 	size := int64(len("manifest"))
-	if _, err := svc.CreateTableVersion(ctx, api.CreateTableVersionRequest{ID: api.ID{"ns", "gone"}, Version: 2,
+	if _, err := svc.Versions().CreateTableVersion(ctx, api.CreateTableVersionRequest{ID: api.ID{"ns", "gone"}, Version: 2,
 		ManifestPath: "file://" + p, ManifestSize: &size}); err == nil {
 		t.Fatal("a commit into a dropped table was accepted")
 	}
 
 	// Within the window nothing goes: the writer may still be at work.
 	now := time.Now()
-	rep, err := GC(ctx, svc, time.Hour, false, now, nil)
+	rep, err := GC(ctx, CatalogOf(svc), time.Hour, false, now, nil)
 	if err != nil || rep.Dropped != 1 || len(rep.Leftovers) != 0 || rep.Cleared != 0 {
 		t.Fatalf("gc within the window: %+v, %v", rep, err)
 	}
 	later := now.Add(2 * time.Hour)
-	rep, err = GC(ctx, svc, time.Hour, true, later, nil)
+	rep, err = GC(ctx, CatalogOf(svc), time.Hour, true, later, nil)
 	if err != nil || len(rep.Leftovers) != 2 || rep.Cleared != 0 {
 		t.Fatalf("dry run: %+v, %v", rep, err)
 	}
 	if _, err := os.Stat(data); err != nil {
 		t.Fatalf("a dry run deleted %s: %v", data, err)
 	}
-	rep, err = GC(ctx, svc, time.Hour, false, later, nil)
+	rep, err = GC(ctx, CatalogOf(svc), time.Hour, false, later, nil)
 	if err != nil || len(rep.Leftovers) != 2 || rep.Cleared != 1 {
 		t.Fatalf("gc after the window: %+v, %v", rep, err)
 	}
@@ -252,7 +252,7 @@ func TestGCCollectsWhatAStaleWriterWroteIntoADroppedTable(t *testing.T) {
 	if _, err := os.Stat(final(kept, 1)); err != nil {
 		t.Errorf("gc touched a deregistered table's data: %v", err)
 	}
-	if rep, err := GC(ctx, svc, time.Hour, false, later, nil); err != nil || rep.Dropped != 0 {
+	if rep, err := GC(ctx, CatalogOf(svc), time.Hour, false, later, nil); err != nil || rep.Dropped != 0 {
 		t.Fatalf("the location is not forgotten: %+v, %v", rep, err)
 	}
 }
@@ -279,7 +279,7 @@ func TestGCSparesAnOldStagingObjectAClaimStillNames(t *testing.T) {
 	claimed := stage(t, dir, 2)
 	size := int64(len("manifest"))
 	cut.Store(true)
-	if _, err := svc.CreateTableVersion(ctx, api.CreateTableVersionRequest{ID: api.ID{"ns", "t"}, Version: 2,
+	if _, err := svc.Versions().CreateTableVersion(ctx, api.CreateTableVersionRequest{ID: api.ID{"ns", "t"}, Version: 2,
 		ManifestPath: "file://" + claimed, ManifestSize: &size}); err == nil {
 		t.Fatal("the cut did not fire")
 	}
@@ -289,11 +289,11 @@ func TestGCSparesAnOldStagingObjectAClaimStillNames(t *testing.T) {
 	if err := os.Chtimes(claimed, past, past); err != nil {
 		t.Fatal(err)
 	}
-	rep, err := GC(ctx, svc, time.Hour, false, now, nil)
+	rep, err := GC(ctx, CatalogOf(svc), time.Hour, false, now, nil)
 	if err != nil || len(rep.Orphaned) != 0 || rep.Deleted != 0 {
 		t.Fatalf("gc: %+v, %v", rep, err)
 	}
-	d, err := svc.DescribeTableVersion(ctx, api.DescribeTableVersionRequest{ID: api.ID{"ns", "t"}})
+	d, err := svc.Versions().DescribeTableVersion(ctx, api.DescribeTableVersionRequest{ID: api.ID{"ns", "t"}})
 	if err != nil || d.Version.Version != 2 {
 		t.Fatalf("latest after gc: %+v, %v", d, err)
 	}

@@ -121,15 +121,16 @@ func Repair(ctx context.Context, o RepairOptions) (RepairReport, error) {
 		return rep, fmt.Errorf("opening the catalog from the chain kept: %w", err)
 	}
 	defer func() { _ = svc.Close() }()
-	tb := svc.Table()
+	cat := CatalogOf(svc)
+	tb := cat.Table
 	if err := tb.WaitCaughtUp(ctx); err != nil {
 		return rep, fmt.Errorf("re-materializing Redis's commit log: %w", err)
 	}
-	if rep.Restored, err = svc.RestoreIndexedRows(ctx); err != nil {
+	if rep.Restored, err = svc.Index().RestoreIndexedRows(ctx); err != nil {
 		return rep, fmt.Errorf("restoring rows from Redis's object index: %w", err)
 	}
 	if plan.State.Snapshot == 0 && plan.State.Applied == 0 && len(tb.Objects()) == 0 {
-		adopted, skipped, err := svc.AdoptTableDirectories(ctx)
+		adopted, skipped, err := svc.Index().AdoptTableDirectories(ctx)
 		rep.Adopted = adopted
 		rep.Unrecovered = append(rep.Unrecovered, "no readable __manifest file and no object index in Redis: only tables with a final manifest in a directory named <hash8>_<object_id> are proven by storage; "+
 			"namespaces without tables, tables at other locations, and every property are lost")
@@ -140,7 +141,7 @@ func Repair(ctx context.Context, o RepairOptions) (RepairReport, error) {
 			return rep, fmt.Errorf("rebuilding tables from their directories: %w", err)
 		}
 	}
-	vr, err := Verify(ctx, svc, true, o.Progress)
+	vr, err := Verify(ctx, cat, true, o.Progress)
 	if err != nil {
 		return rep, err
 	}

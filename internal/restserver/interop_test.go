@@ -365,7 +365,7 @@ func TestLanceDBConcurrentAppends(t *testing.T) {
 		}
 	}
 	// The claim records agree with what Lance sees.
-	lv, err := s.service().ListTableVersions(context.Background(), api.ListTableVersionsRequest{ID: api.ID{"conc", "log"}})
+	lv, err := s.service().Versions().ListTableVersions(context.Background(), api.ListTableVersionsRequest{ID: api.ID{"conc", "log"}})
 	if err != nil {
 		t.Fatal(err)
 	}

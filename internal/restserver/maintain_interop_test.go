@@ -73,7 +73,7 @@ func TestLanceDBOptimizeIsFollowed(t *testing.T) {
 				t.Fatalf("LanceDB lists %v after the cleanup; want 10 (the branch's base), the tagged %d, then newer ones", opt.Versions, built.Tagged)
 			}
 
-			rep, err := repair.Verify(ctx, s.service(), false, nil)
+			rep, err := repair.Verify(ctx, repair.CatalogOf(s.service()), false, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -158,7 +158,7 @@ func TestCatalogCleansUpUnderRetention(t *testing.T) {
 	if r := s.post("/v1/table/m%24events/version/describe", map[string]any{"version": 5}); r.status != 404 || r.errorCode() != 11 {
 		t.Fatalf("describing cleaned-up version 5: %s", r)
 	}
-	v, err := repair.Verify(ctx, s.service(), false, nil)
+	v, err := repair.Verify(ctx, repair.CatalogOf(s.service()), false, nil)
 	if err != nil || v.Unrepaired() != 0 {
 		t.Fatalf("verify after the cleanup: %v %v", v.Drift, err)
 	}
@@ -207,7 +207,7 @@ func TestCleanupStoppedAtEveryStep(t *testing.T) {
 	if len(pruned) < 20 {
 		t.Fatalf("the plan prunes %v", pruned)
 	}
-	tables, err := repair.Tables(ctx, svc)
+	tables, err := repair.Tables(ctx, repair.CatalogOf(svc))
 	if err != nil || len(tables) != 1 {
 		t.Fatalf("tables: %v %v", tables, err)
 	}
@@ -231,7 +231,7 @@ func TestCleanupStoppedAtEveryStep(t *testing.T) {
 				t.Fatalf("run %d: kept version %d is not listed (%v)", runs, v, listed)
 			}
 		}
-		rep, verr := repair.Verify(ctx, svc, false, nil)
+		rep, verr := repair.Verify(ctx, repair.CatalogOf(svc), false, nil)
 		if verr != nil || rep.Unrepaired() != 0 {
 			t.Fatalf("run %d: verify: %v %v", runs, rep.Drift, verr)
 		}

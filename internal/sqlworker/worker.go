@@ -88,7 +88,7 @@ func Serve(ctx context.Context, l net.Listener, cfg ServeConfig) error {
 	if err != nil {
 		return err
 	}
-	if err := planner.NewScanner(scanCatalog{t: table, uri: uri}).RegisterSQL(ctx); err != nil {
+	if err := planner.NewScanner(scanCatalog{Table: table, uri: uri}).RegisterSQL(ctx); err != nil {
 		return fmt.Errorf("sqlworker: the plan_scan SQL function: %w", err)
 	}
 	w := &worker{table: table, token: cfg.Token, watch: newWatch(cfg.StopGrace), alloc: memory.DefaultAllocator, beforeCall: cfg.beforeCall}
@@ -117,11 +117,10 @@ func Serve(ctx context.Context, l net.Listener, cfg ServeConfig) error {
 
 // scanCatalog is what the worker's planner reads: its own replica.
 type scanCatalog struct {
-	t   *manifesttable.Table
+	*manifesttable.Table
 	uri func(string) string
 }
 
-func (c scanCatalog) Table() *manifesttable.Table      { return c.t }
 func (c scanCatalog) LocationURI(loc string) string    { return c.uri(loc) }
 func (w *worker) authorized(ctx context.Context) error { return checkToken(ctx, w.token) }
 
