@@ -138,7 +138,7 @@ func manifestAt(ctx context.Context, cfg Config, rep *Report, n int) error {
 	}
 	runtime.GC()
 	debug.FreeOSMemory()
-	if err := rdb.Set(ctx, redisstate.KeysOf(catalog).Epoch(), "bench", 0).Err(); err != nil {
+	if err := rdb.Set(ctx, string(redisstate.KeysOf(catalog).Epoch()), "bench", 0).Err(); err != nil {
 		return err
 	}
 

@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"net"
 	"strings"
-	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/flight"
@@ -44,99 +43,6 @@ type SQL interface {
 	// MaxQueries is how many queries run at once
 	// (sqlengine.Config.MaxQueries).
 	MaxQueries() int
-}
-
-// Limits bound what one client can ask of the server. Each breach is an
-// error that names the limit.
-type Limits struct {
-	// MaxMessageBytes bounds one gRPC message either way (a request, an
-	// action body, one result batch). Default 16 MiB.
-	MaxMessageBytes int
-	// MaxResultRows and MaxResultBytes bound one query's result (default
-	// 10,000,000 rows and 2 GiB); a query past either fails with
-	// ResourceExhausted after the batches already sent.
-	MaxResultRows  int64
-	MaxResultBytes int64
-	// QueryTimeout bounds one query's run, streaming included (default 60 s).
-	QueryTimeout time.Duration
-	// StalledResultTimeout is how long a query waits for its client to
-	// take the next batch before it is stopped and its slot freed
-	// (default 10 s).
-	StalledResultTimeout time.Duration
-	// MaxPreparedStatements bounds the open prepared statements (default
-	// 10,000); PreparedTTL is how long an unused one lives (default 15 min).
-	MaxPreparedStatements int
-	PreparedTTL           time.Duration
-	// MaxStartedQueries bounds the queries GetFlightInfo started that wait
-	// for their DoGet, each holding one of the SQL engine's slots (default
-	// a quarter of its MaxQueries, rounded down: none below 4); past it,
-	// GetFlightInfo only plans. Unfetched tickets never hold more slots.
-	// (How many queries run at once is the engine's one bound:
-	// SQL.MaxQueries.)
-	MaxStartedQueries int
-	// MaxUnfetchedResults bounds the plans (plan_scan) made and not yet
-	// fetched by DoGet (default 1,024).
-	MaxUnfetchedResults int
-	// The per-principal shares of the three pools above, so that one
-	// caller cannot fill a pool every caller needs: past its share a
-	// principal's GetFlightInfo only plans (started queries), its PlanScan
-	// fails with Throttling (unfetched plans) and so does its
-	// CreatePreparedStatement (prepared statements), while the others go
-	// on. Default a quarter of the pool's limit (at least 1). With
-	// authentication off every caller is the one anonymous principal,
-	// whose share is the whole pool.
-	MaxStartedQueriesPerPrincipal     int
-	MaxUnfetchedResultsPerPrincipal   int
-	MaxPreparedStatementsPerPrincipal int
-	// MaxMetadataBytes bounds the metadata (headers) of one call, as
-	// HTTP/2's SETTINGS_MAX_HEADER_LIST_SIZE: a call past it is refused
-	// before any handler runs (default 64 KiB).
-	MaxMetadataBytes int
-}
-
-// Validate refuses limits New cannot serve with. Every limit EnsureDefaults
-// leaves (each positive) is one, so it refuses nothing; New calls it, as
-// every constructor calls its configuration's.
-func (l *Limits) Validate() error { return nil }
-
-// quarter is the default per-principal share of a pool of n.
-func quarter(n int) int { return max(1, n/4) }
-
-// EnsureDefaults fills the limits that are unset (zero or negative).
-func (l *Limits) EnsureDefaults() {
-	if l.MaxMessageBytes <= 0 {
-		l.MaxMessageBytes = 16 << 20
-	}
-	if l.MaxResultRows <= 0 {
-		l.MaxResultRows = 10_000_000
-	}
-	if l.MaxResultBytes <= 0 {
-		l.MaxResultBytes = 2 << 30
-	}
-	if l.QueryTimeout <= 0 {
-		l.QueryTimeout = time.Minute
-	}
-	if l.StalledResultTimeout <= 0 {
-		l.StalledResultTimeout = 10 * time.Second
-	}
-	if l.MaxPreparedStatements <= 0 {
-		l.MaxPreparedStatements = 10_000
-	}
-	if l.PreparedTTL <= 0 {
-		l.PreparedTTL = 15 * time.Minute
-	}
-	if l.MaxUnfetchedResults <= 0 {
-		l.MaxUnfetchedResults = 1024
-	}
-	if l.MaxUnfetchedResultsPerPrincipal <= 0 {
-		l.MaxUnfetchedResultsPerPrincipal = quarter(l.MaxUnfetchedResults)
-	}
-	if l.MaxPreparedStatementsPerPrincipal <= 0 {
-		l.MaxPreparedStatementsPerPrincipal = quarter(l.MaxPreparedStatements)
-	}
-	if l.MaxMetadataBytes <= 0 {
-		l.MaxMetadataBytes = 64 << 10
-	}
 }
 
 // Config configures a Server.

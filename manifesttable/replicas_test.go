@@ -20,7 +20,7 @@ func TestASegmentHoldsOnlyWhatAReplicaHas(t *testing.T) {
 	defer func() { _ = tb.Close() }()
 	commit(t, tb, nsChange(0))
 	ctx := context.Background()
-	fence := func() int64 { n, _ := e.rdb.Get(ctx, tb.keys.Fence()).Int64(); return n }
+	fence := func() int64 { n, _ := e.rdb.Get(ctx, string(tb.keys.Fence())).Int64(); return n }
 
 	replica.Pause()
 	before, durable := fence(), tb.durableNow()

@@ -23,7 +23,7 @@
 // ahead of its promotion), Delete, DeletePrefix and DeletePrefixExcept (a
 // directory's objects, sparing the directories inside it that are named).
 // A caller asks what a backend does (PromotesByRename, Remote), never
-// which one it is: Kind is for the store's own use and its tests.
+// which one it is: the package exports no backend kind.
 // Errors match ErrNotFound,
 // ErrAlreadyExists or ErrInvalidInput with errors.Is; anything else is an
 // I/O error of the store.

@@ -37,16 +37,6 @@ var (
 	ErrAlreadyExists = errors.New("object already exists")
 )
 
-// Kind names a storage backend.
-type Kind string
-
-// The backends.
-const (
-	KindFile Kind = "file"
-	KindS3   Kind = "s3"
-	KindMem  Kind = "mem"
-)
-
 // Op names a Store operation, for fault injection and errors.
 type Op string
 
@@ -130,7 +120,6 @@ const (
 // Store is an object store rooted at a URI. It is safe for concurrent use.
 type Store struct {
 	uri    string
-	kind   Kind
 	bucket *blob.Bucket
 	disk   *diskBucket // set for file://
 	s3     *s3Bucket   // set for s3://
@@ -169,13 +158,10 @@ func OpenWith(ctx context.Context, uri string, o Options) (*Store, error) {
 	s := &Store{uri: uri, log: o.Logger, fault: o.Faults, obs: o.Observer}
 	switch u.Scheme {
 	case "file":
-		s.kind = KindFile
 		s.bucket, s.disk, err = openFileURI(u)
 	case "s3":
-		s.kind = KindS3
 		s.bucket, s.s3, err = openS3URI(ctx, u, s.log)
 	case "mem":
-		s.kind = KindMem
 		if u.Host != "" || (u.Path != "" && u.Path != "/") || u.RawQuery != "" {
 			return nil, nserror.New(nserror.InvalidInput, "storage URI %q: mem:// takes no name, path or parameters", uri)
 		}
@@ -298,9 +284,6 @@ func S3URI(endpoint, bucket, prefix string) string {
 
 // URI returns the URI the store was opened with.
 func (s *Store) URI() string { return s.uri }
-
-// Kind returns the backend.
-func (s *Store) Kind() Kind { return s.kind }
 
 // Close releases the store.
 func (s *Store) Close() error { return s.bucket.Close() }

@@ -296,7 +296,7 @@ func (failFirst) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.Proce
 func TestARecoveryLockIsReleasedOnceRedisAnswersAgain(t *testing.T) {
 	e := newEnv(t, "mem")
 	ctx := context.Background()
-	if err := e.rdb.SetNX(ctx, e.s.k.Recovering(), "tok", recoveryLockTTL).Err(); err != nil {
+	if err := e.rdb.SetNX(ctx, string(e.s.k.Recovering()), "tok", recoveryLockTTL).Err(); err != nil {
 		t.Fatal(err)
 	}
 	var failing atomic.Int32
@@ -305,7 +305,7 @@ func TestARecoveryLockIsReleasedOnceRedisAnswersAgain(t *testing.T) {
 	hooked.AddHook(failFirst{&failing})
 	e.s.rs = redisstate.New(hooked, e.s.catalog, 0)
 	e.s.releaseLock(ctx, "tok")
-	if n, err := e.rdb.Exists(ctx, e.s.k.Recovering()).Result(); err != nil || n != 0 || failing.Load() >= 0 {
+	if n, err := e.rdb.Exists(ctx, string(e.s.k.Recovering())).Result(); err != nil || n != 0 || failing.Load() >= 0 {
 		t.Fatalf("the lock is still there (%d, %v) after %d injected failures", n, err, 3-max(failing.Load(), 0))
 	}
 }

@@ -28,7 +28,7 @@ func TestACommitIsVisibleOnlyOnceAReplicaHasItsClaim(t *testing.T) {
 		t.Fatalf("v1 with the replica up: %v", err)
 	}
 	// What the client was told is on the replica.
-	head, err := replica.Client().HGet(ctx, e.s.k.Heads(), "t").Result()
+	head, err := replica.Client().HGet(ctx, string(e.s.k.Heads()), "t").Result()
 	if err != nil || head != "1" {
 		t.Fatalf("the replica's head of t: %q %v", head, err)
 	}
@@ -64,7 +64,7 @@ func TestACommitIsVisibleOnlyOnceAReplicaHasItsClaim(t *testing.T) {
 		replica.Resume()
 		t.Fatalf("a rival of v2 with the replica paused: %v (the claim it loses to is on the primary alone)", err)
 	}
-	if err := e.rdb.HSet(ctx, e.s.k.Obj(), "guarded", "x").Err(); err != nil {
+	if err := e.rdb.HSet(ctx, string(e.s.k.Obj()), "guarded", "x").Err(); err != nil {
 		replica.Resume()
 		t.Fatal(err)
 	}
@@ -87,7 +87,7 @@ func TestACommitIsVisibleOnlyOnceAReplicaHasItsClaim(t *testing.T) {
 	if _, err := e.s.Commit(ctx, nil, change); err != nil {
 		t.Fatalf("a catalog change with the replica back: %v", err)
 	}
-	if got, err := replica.Client().HGet(ctx, e.s.k.Obj(), "ns").Result(); err != nil || got != "row" {
+	if got, err := replica.Client().HGet(ctx, string(e.s.k.Obj()), "ns").Result(); err != nil || got != "row" {
 		t.Fatalf("the replica's copy of the acknowledged catalog change: %q %v", got, err)
 	}
 	if _, err := e.s.Put(ctx, "t", 2, other, 2, ""); nserror.CodeOf(err) != nserror.ConcurrentModification {
@@ -118,7 +118,7 @@ func TestNoReplicasNoWait(t *testing.T) {
 	if n := e.s.replicas.Needed(ctx, e.rdb); n != 0 {
 		t.Fatalf("needed %d replicas of a primary with none", n)
 	}
-	if n, err := e.rdb.Exists(ctx, e.s.k.Fence()).Result(); err != nil || n != 0 {
+	if n, err := e.rdb.Exists(ctx, string(e.s.k.Fence())).Result(); err != nil || n != 0 {
 		t.Fatalf("the fence was written %d times (%v) with no replica to wait for", n, err)
 	}
 }

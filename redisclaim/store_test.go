@@ -270,7 +270,7 @@ func TestBadInputIsRefusedBeforeAnyWrite(t *testing.T) {
 		t.Errorf("empty batch: %v, want InvalidInput", err)
 	}
 	// Nothing was claimed, nothing materialized.
-	if n, _ := e.rdb.HLen(ctx, e.s.k.Heads()).Result(); n != 0 {
+	if n, _ := e.rdb.HLen(ctx, string(e.s.k.Heads())).Result(); n != 0 {
 		t.Errorf("bad input left %d heads in Redis", n)
 	}
 	if got := e.final("t", 1); got != "" {
@@ -320,7 +320,7 @@ func TestDeleteVersionsAndDelete(t *testing.T) {
 	if err := e.s.Delete(ctx, "t"); err != nil {
 		t.Fatal(err)
 	}
-	if n, _ := e.rdb.Exists(ctx, e.s.k.Versions("t"), e.s.k.Index("t")).Result(); n != 0 {
+	if n, _ := e.rdb.Exists(ctx, string(e.s.k.Versions("t")), string(e.s.k.Index("t"))).Result(); n != 0 {
 		t.Fatalf("Delete left %d keys", n)
 	}
 }
@@ -356,7 +356,7 @@ func TestDeletionsFinishVersionsWhoseFlipIsPending(t *testing.T) {
 	failing.Store(false)
 	staged := 0
 	for v := 1; v <= 5; v++ {
-		raw, err := e.rdb.HGet(ctx, e.s.k.Versions("t"), fmt.Sprint(v)).Result()
+		raw, err := e.rdb.HGet(ctx, string(e.s.k.Versions("t")), fmt.Sprint(v)).Result()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -465,7 +465,7 @@ func TestStoreWorksOnARedisCluster(t *testing.T) {
 	}
 	// Kill the master that holds the catalog: with no replica the catalog
 	// is unavailable, and errors say so rather than succeed wrongly.
-	owner, err := cl.NodeForKey(ctx, e.s.k.Heads())
+	owner, err := cl.NodeForKey(ctx, string(e.s.k.Heads()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -541,10 +541,10 @@ func TestAClaimLostBeforeTheReplyIsReadBackFromStorage(t *testing.T) {
 				switch {
 				case st == StepFinalized && v == 2:
 					// The claim is gone, the head back at 1.
-					if err := e.rdb.HDel(ctx, e.s.k.Versions(table), "2").Err(); err != nil {
+					if err := e.rdb.HDel(ctx, string(e.s.k.Versions(table)), "2").Err(); err != nil {
 						return err
 					}
-					return e.rdb.HSet(ctx, e.s.k.Heads(), table, "1").Err()
+					return e.rdb.HSet(ctx, string(e.s.k.Heads()), table, "1").Err()
 				case st == StepFlipped && v == 2:
 					<-release // (the flip found nothing to flip: not reached)
 				}
@@ -694,7 +694,7 @@ func TestListingAnEmptyTableRecordsItsHead(t *testing.T) {
 	if locs, _, err := e.s.ListVersions(ctx, "fresh", ListOptions{}); err != nil || len(locs) != 0 {
 		t.Fatalf("ListVersions of a new table = %v, %v", locs, err)
 	}
-	if h, err := e.rdb.HGet(ctx, e.s.k.Heads(), "fresh").Result(); err != nil || h != "0" {
+	if h, err := e.rdb.HGet(ctx, string(e.s.k.Heads()), "fresh").Result(); err != nil || h != "0" {
 		t.Fatalf("head after listing a new table = %q, %v; want 0", h, err)
 	}
 	if _, err := e.put("fresh", 1, "v1"); err != nil {

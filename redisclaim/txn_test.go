@@ -287,8 +287,8 @@ func TestUnknownExtrasAreRefusedBeforeAnythingIsWritten(t *testing.T) {
 	seqBefore := func() string { v, _ := e.rdb.Get(ctx, tag+":seq").Result(); return v }
 	before := seqBefore()
 	for _, x := range []*Extras{
-		{Writes: []redisstate.Write{redisstate.HSet(tag+":obj", "a", "b"), {Op: "del", Key: tag + ":obj", Field: "a"}}},
-		{Guards: []redisstate.Guard{{Op: "ne", Key: tag + ":obj", Field: "a"}}},
+		{Writes: []redisstate.Write{redisstate.HSet(redisstate.Key(tag+":obj"), "a", "b"), {Op: "del", Key: redisstate.Key(tag + ":obj"), Field: "a"}}},
+		{Guards: []redisstate.Guard{{Op: "ne", Key: redisstate.Key(tag + ":obj"), Field: "a"}}},
 	} {
 		_, err := e.s.Commit(ctx, []Entry{{Table: "t", Version: 1, StagingPath: e.stage("t", 1, "m")}}, x)
 		if err == nil || !strings.Contains(err.Error(), "unknown") {

@@ -132,23 +132,33 @@ type HTTP struct {
 	MaxHeaderBytes int
 }
 
-// EnsureDefaults fills what is unset.
+// EnsureDefaults fills what is unset (zero).
 func (h *HTTP) EnsureDefaults() {
-	if h.ReadHeaderTimeout <= 0 {
+	if h.ReadHeaderTimeout == 0 {
 		h.ReadHeaderTimeout = 10 * time.Second
 	}
-	if h.IdleTimeout <= 0 {
+	if h.IdleTimeout == 0 {
 		h.IdleTimeout = 2 * time.Minute
 	}
-	if h.MaxHeaderBytes <= 0 {
+	if h.MaxHeaderBytes == 0 {
 		h.MaxHeaderBytes = 64 << 10
 	}
 }
 
-// Validate refuses bounds no listener can serve with. Every value
-// EnsureDefaults leaves (each positive) is one, so it refuses nothing;
-// Config.Validate calls it, as it calls every nested configuration's.
-func (h *HTTP) Validate() error { return nil }
+// Validate refuses a negative bound, naming it (0 is unset:
+// EnsureDefaults fills it). Config.Validate calls it, as it calls every
+// nested configuration's.
+func (h *HTTP) Validate() error {
+	switch {
+	case h.ReadHeaderTimeout < 0:
+		return fmt.Errorf("HTTP.ReadHeaderTimeout %v is negative (0: the default, 10s)", h.ReadHeaderTimeout)
+	case h.IdleTimeout < 0:
+		return fmt.Errorf("HTTP.IdleTimeout %v is negative (0: the default, 2m)", h.IdleTimeout)
+	case h.MaxHeaderBytes < 0:
+		return fmt.Errorf("HTTP.MaxHeaderBytes %d is negative (0: the default, 64 KiB)", h.MaxHeaderBytes)
+	}
+	return nil
+}
 
 // OIDC configures OpenID Connect bearer tokens.
 type OIDC struct {

@@ -129,7 +129,7 @@ func TestServeThroughRedisSentinel(t *testing.T) {
 		t.Fatalf("commit through Sentinel: HTTP %d", code)
 	}
 	// The catalog's keys are on the master Sentinel names.
-	if n, err := r.Client().Exists(context.Background(), redisstate.KeysOf("flightns").Epoch()).Result(); err != nil || n != 1 {
+	if n, err := r.Client().Exists(context.Background(), string(redisstate.KeysOf("flightns").Epoch())).Result(); err != nil || n != 1 {
 		t.Errorf("epoch on the master: %d, %v", n, err)
 	}
 	s.stop()

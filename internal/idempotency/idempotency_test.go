@@ -107,7 +107,7 @@ func TestAReservationOutlivesNoCrashAndRedisDownRunsNothing(t *testing.T) {
 	s.lease = 100 * time.Millisecond
 	ctx, cancel := context.WithCancel(context.Background())
 	// The "crash": the reservation is made and never finished.
-	_, _ = srv.Client().SetArgs(ctx, s.rs.Idempotency(hash("ana", "k")), `{"f":"`+fingerprint("Op", nil)+`","o":"dead"}`,
+	_, _ = srv.Client().SetArgs(ctx, string(s.rs.Idempotency(hash("ana", "k"))), `{"f":"`+fingerprint("Op", nil)+`","o":"dead"}`,
 		redis.SetArgs{Mode: "NX", TTL: s.lease}).Result()
 	var r runs
 	if _, _, err := s.Do(ctx, "ana", "Op", "k", nil, allowed, r.answer(Reply{OK: true})); err == nil {
@@ -139,7 +139,7 @@ func TestARetryIsAuthorizedBeforeItIsAnswered(t *testing.T) {
 	}
 	record := func() string {
 		t.Helper()
-		v, err := rdb.Get(ctx, s.rs.Idempotency(hash("ana", "k"))).Result()
+		v, err := rdb.Get(ctx, string(s.rs.Idempotency(hash("ana", "k")))).Result()
 		if err != nil {
 			t.Fatal(err)
 		}

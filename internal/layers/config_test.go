@@ -32,8 +32,9 @@ import (
 //     Arguments of one call (objstore.WriteOptions, redisclaim.ListOptions,
 //     …) are not configurations: their names end in Options.
 //   - Backends. Nothing outside objstore (its tests aside) names a kind
-//     of backend: objstore.Kind, its constants, or Store.Kind. A caller
-//     asks the store what it needs to know (PromotesByRename, Remote).
+//     of backend: objstore exports none (no type Kind, no Store.Kind),
+//     and should one come back, nothing outside uses it. A caller asks
+//     the store what it needs to know (PromotesByRename, Remote).
 const configBegin, configEnd = "<!-- configuration types: begin -->\n", "<!-- configuration types: end -->\n"
 
 // testMachinery are the packages the configuration rule skips: test and
@@ -249,6 +250,12 @@ func TestNothingOutsideObjstoreNamesABackendKind(t *testing.T) {
 	const objstore = module + "objstore"
 	for _, p := range typeCheck(t) {
 		if p.name == "objstore" {
+			if tn, ok := p.pkg.Scope().Lookup("Kind").(*types.TypeName); ok {
+				t.Errorf("objstore exports the backend kind %s: keep backends inside objstore (docs/architecture.md, Object storage)", tn.Name())
+			}
+			if store, ok := p.pkg.Scope().Lookup("Store").(*types.TypeName); ok && types.NewMethodSet(types.NewPointer(store.Type())).Lookup(p.pkg, "Kind") != nil {
+				t.Error("objstore.Store has a method Kind: a caller asks what a backend does, never which one it is (docs/architecture.md, Object storage)")
+			}
 			continue
 		}
 		for id, obj := range p.info.Uses {

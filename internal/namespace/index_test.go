@@ -84,9 +84,9 @@ func checkIndex(t *testing.T, e *tenv) {
 	t.Helper()
 	ctx := context.Background()
 	k := e.s.k
-	types := e.rdb.HGetAll(ctx, k.Obj()).Val()
-	locs := e.rdb.HGetAll(ctx, k.Loc()).Val()
-	byLoc := e.rdb.HGetAll(ctx, k.ByLoc()).Val()
+	types := e.rdb.HGetAll(ctx, string(k.Obj())).Val()
+	locs := e.rdb.HGetAll(ctx, string(k.Loc())).Val()
+	byLoc := e.rdb.HGetAll(ctx, string(k.ByLoc())).Val()
 	kids := map[string][]string{}
 	for obj := range types {
 		oid, err := api.ParseID(obj, "")

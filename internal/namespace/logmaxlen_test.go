@@ -30,7 +30,7 @@ func TestLogMaxLenBoundsTheLogWhoeverAppends(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	l, err := e.rdb.XLen(ctx, redisstate.KeysOf(e.catalog).Log()).Result()
+	l, err := e.rdb.XLen(ctx, string(redisstate.KeysOf(e.catalog).Log())).Result()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,6 +2,7 @@ package namespace
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"sync"
 	"time"
@@ -86,29 +87,47 @@ type maintainer struct {
 	cleanAt map[string]uint64    // the table's main head at that cleanup
 }
 
-// EnsureDefaults fills what is unset (a Busy above 1 included).
+// EnsureDefaults fills what is unset (zero).
 func (c *MaintainConfig) EnsureDefaults() {
-	if c.Interval <= 0 {
+	if c.Interval == 0 {
 		c.Interval = time.Minute
 	}
-	if c.FullEvery <= 0 {
+	if c.FullEvery == 0 {
 		c.FullEvery = 60
 	}
-	if c.CleanupEvery <= 0 {
+	if c.CleanupEvery == 0 {
 		c.CleanupEvery = time.Hour
 	}
-	if c.FollowEvery <= 0 {
+	if c.FollowEvery == 0 {
 		c.FollowEvery = time.Minute
 	}
-	if c.Busy <= 0 || c.Busy > 1 {
+	if c.Busy == 0 {
 		c.Busy = 0.05
 	}
 }
 
-// Validate refuses a maintainer that cannot run. Every value
-// EnsureDefaults leaves is one, so it refuses nothing; Config.Validate
-// calls it, as every configuration's Validate calls its parts'.
-func (c *MaintainConfig) Validate() error { return nil }
+// Validate refuses a maintainer that cannot run, naming the field: a
+// negative interval or count (0 is unset: EnsureDefaults fills it), and
+// a Busy that is no share of time (outside [0, 1], or NaN).
+// Config.Validate calls it, as every configuration's Validate calls its
+// parts'.
+func (c *MaintainConfig) Validate() error {
+	for _, d := range []struct {
+		name string
+		v    time.Duration
+	}{{"Interval", c.Interval}, {"CleanupEvery", c.CleanupEvery}, {"FollowEvery", c.FollowEvery}} {
+		if d.v < 0 {
+			return fmt.Errorf("namespace: MaintainConfig.%s %v is negative (0: the default)", d.name, d.v)
+		}
+	}
+	if c.FullEvery < 0 {
+		return fmt.Errorf("namespace: MaintainConfig.FullEvery %d is negative (0: the default, 60)", c.FullEvery)
+	}
+	if !(c.Busy >= 0 && c.Busy <= 1) {
+		return fmt.Errorf("namespace: MaintainConfig.Busy %v is not a share of time in [0, 1] (0: the default, 0.05)", c.Busy)
+	}
+	return nil
+}
 
 // newMaintainer is a maintainer's state, before its first pass.
 func newMaintainer(cfg MaintainConfig) *maintainer {

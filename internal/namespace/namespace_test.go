@@ -136,7 +136,7 @@ func TestBadIDsAreInvalidInput(t *testing.T) {
 	}
 	_, err := e.s.DeclareTable(ctx, api.DeclareTableRequest{ID: id()})
 	wantCode(t, "declaring the root as a table", err, nserror.InvalidInput)
-	if n, _ := e.rdb.HLen(ctx, e.s.k.Obj()).Result(); n != 0 {
+	if n, _ := e.rdb.HLen(ctx, string(e.s.k.Obj())).Result(); n != 0 {
 		t.Fatalf("bad ids indexed %d objects", n)
 	}
 }

@@ -199,11 +199,11 @@ func TestDropsNeverDeleteAnotherTablesFiles(t *testing.T) {
 		outer := e.withVersions(id("a", "t1"), 1)
 		sibling := e.withVersionsAt(id("a", "t10"), outer+"0", 1)
 		// The old catalog let b$evil in at a$t1's data directory.
-		if err := e.rdb.ZRem(ctx, s.k.Locs(), outer).Err(); err != nil {
+		if err := e.rdb.ZRem(ctx, string(s.k.Locs()), outer).Err(); err != nil {
 			t.Fatal(err)
 		}
 		inner := e.withVersionsAt(id("b", "evil"), outer+"/data", 1)
-		if err := e.rdb.ZAdd(ctx, s.k.Locs(), zmember(outer)).Err(); err != nil {
+		if err := e.rdb.ZAdd(ctx, string(s.k.Locs()), zmember(outer)).Err(); err != nil {
 			t.Fatal(err)
 		}
 		if err := e.objs.Put(ctx, outer+"/data/part-0.lance", []byte("a's rows")); err != nil {
@@ -218,11 +218,11 @@ func TestDropsNeverDeleteAnotherTablesFiles(t *testing.T) {
 			t.Fatalf("a drop that deleted nothing left tombstones %+v", ds)
 		}
 		// Nested again, and the outer one dropped: the inner directory stays.
-		if err := e.rdb.ZRem(ctx, s.k.Locs(), outer).Err(); err != nil {
+		if err := e.rdb.ZRem(ctx, string(s.k.Locs()), outer).Err(); err != nil {
 			t.Fatal(err)
 		}
 		must(s.RegisterTable(ctx, api.RegisterTableRequest{ID: id("b", "evil"), Location: inner}))
-		if err := e.rdb.ZAdd(ctx, s.k.Locs(), zmember(outer)).Err(); err != nil {
+		if err := e.rdb.ZAdd(ctx, string(s.k.Locs()), zmember(outer)).Err(); err != nil {
 			t.Fatal(err)
 		}
 		must(s.DropTable(ctx, api.DropTableRequest{ID: id("a", "t1")}))
@@ -258,7 +258,7 @@ func TestReservationsComeBackAfterAnUpgradeAndALoss(t *testing.T) {
 	}
 	refused("before")
 
-	if err := e.rdb.Del(ctx, s.k.Locs()).Err(); err != nil { // as before the upgrade
+	if err := e.rdb.Del(ctx, string(s.k.Locs())).Err(); err != nil { // as before the upgrade
 		t.Fatal(err)
 	}
 	e.withRetention(time.Hour)

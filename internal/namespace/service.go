@@ -111,7 +111,7 @@ type Service struct {
 // set of an id.
 type nsKeys struct{ redisstate.Keys }
 
-func (k nsKeys) kids(parent api.ID) string { return k.Kids(parent.String()) }
+func (k nsKeys) kids(parent api.ID) redisstate.Key { return k.Kids(parent.String()) }
 
 // EnsureDefaults fills what is unset.
 func (c *Config) EnsureDefaults() {
@@ -302,7 +302,7 @@ func (s *Service) rebuildIndex(ctx context.Context, token string) error {
 // when Redis holds the catalog's epoch but not the field (no such
 // object). Without the epoch Redis lost its state: the catalog recovers
 // and the field is read again (redisclaim.WithEpoch).
-func (s *Service) indexField(ctx context.Context, key, field string) (val string, ok bool, err error) {
+func (s *Service) indexField(ctx context.Context, key redisstate.Key, field string) (val string, ok bool, err error) {
 	err = s.claims.WithEpoch(ctx, "namespace: reading the object index", 0, func() (redisstate.Status, error) {
 		v, st, err := s.rs.IndexField(ctx, key, field)
 		val, ok = v, st == redisstate.OK

@@ -201,7 +201,7 @@ func TestPurgeTrashDeletesOnlyPastTheRetention(t *testing.T) {
 		// then the record must not take its data.
 		_, err := s.RegisterTable(ctx, api.RegisterTableRequest{ID: id("a", "u2"), Location: s.root.uri(locU)})
 		wantOverlap(t, "registering a kept drop's directory", err, s.root.uri(locU))
-		if err := e.rdb.ZRem(ctx, s.k.Locs(), locU).Err(); err != nil {
+		if err := e.rdb.ZRem(ctx, string(s.k.Locs()), locU).Err(); err != nil {
 			t.Fatal(err)
 		}
 		must(s.RegisterTable(ctx, api.RegisterTableRequest{ID: id("a", "u2"), Location: s.root.uri(locU)}))

@@ -27,10 +27,10 @@ func TestTypedCallsDecodeEveryReply(t *testing.T) {
 	if r, err := c.Append(ctx, []string{commitlog.Put, "{}"}); err != nil || r.Status != NoEpoch {
 		t.Fatalf("Append without an epoch: %+v %v", r, err)
 	}
-	if n, _ := rdb.Exists(ctx, c.Seq(), c.Log()).Result(); n != 0 {
+	if n, _ := rdb.Exists(ctx, string(c.Seq()), string(c.Log())).Result(); n != 0 {
 		t.Fatalf("a refused script wrote %d keys", n)
 	}
-	if err := rdb.Set(ctx, c.Epoch(), "e1", 0).Err(); err != nil {
+	if err := rdb.Set(ctx, string(c.Epoch()), "e1", 0).Err(); err != nil {
 		t.Fatal(err)
 	}
 
@@ -124,10 +124,10 @@ func TestTypedCallsDecodeEveryReply(t *testing.T) {
 	}
 
 	// A corrupt record is an error, never a zero record.
-	if err := rdb.HSet(ctx, c.Versions("t"), "7", "{not json").Err(); err != nil {
+	if err := rdb.HSet(ctx, string(c.Versions("t")), "7", "{not json").Err(); err != nil {
 		t.Fatal(err)
 	}
-	if err := rdb.HSet(ctx, c.Heads(), "t", "7").Err(); err != nil {
+	if err := rdb.HSet(ctx, string(c.Heads()), "t", "7").Err(); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := c.Get(ctx, "t", 7); err == nil || !strings.Contains(err.Error(), "corrupt") {
@@ -149,10 +149,10 @@ func TestReservedDirectoriesAreDisjoint(t *testing.T) {
 	if st, err := c.ReleaseLocation(ctx, "x"); err != nil || st != NoEpoch {
 		t.Fatalf("ReleaseLocation without an epoch: %v %v", st, err)
 	}
-	if err := rdb.Set(ctx, c.Epoch(), "e1", 0).Err(); err != nil {
+	if err := rdb.Set(ctx, string(c.Epoch()), "e1", 0).Err(); err != nil {
 		t.Fatal(err)
 	}
-	if err := rdb.HSet(ctx, c.ByLoc(), "live/t", "a$t").Err(); err != nil {
+	if err := rdb.HSet(ctx, string(c.ByLoc()), "live/t", "a$t").Err(); err != nil {
 		t.Fatal(err)
 	}
 	if r, err := c.ReserveLocations(ctx, []string{"kept/t", "live/t"}); err != nil || r.Status != OK || r.Added != 2 {

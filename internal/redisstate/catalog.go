@@ -69,13 +69,13 @@ func (c *Catalog) pipeliner() *pipeliner {
 }
 
 // run runs s through the pipeliner and returns its reply as an array.
-func (c *Catalog) run(ctx context.Context, s *redis.Script, keys []string, args ...any) (raw, error) {
+func (c *Catalog) run(ctx context.Context, s *redis.Script, keys []Key, args ...any) (raw, error) {
 	var v any
 	var err error
 	if p := c.pipeliner(); p != nil {
-		v, err = p.run(ctx, s, keys, args...)
+		v, err = p.run(ctx, s, names(keys), args...)
 	} else {
-		v, err = s.Run(ctx, c.rdb, keys, args...).Result()
+		v, err = s.Run(ctx, c.rdb, names(keys), args...).Result()
 	}
 	if err != nil {
 		return nil, err
@@ -87,7 +87,7 @@ func (c *Catalog) run(ctx context.Context, s *redis.Script, keys []string, args 
 }
 
 // runBool runs a script that replies 1 or 0.
-func (c *Catalog) runBool(ctx context.Context, s *redis.Script, keys []string, args ...any) (bool, error) {
+func (c *Catalog) runBool(ctx context.Context, s *redis.Script, keys []Key, args ...any) (bool, error) {
 	r, err := c.run(ctx, s, keys, args...)
 	if err != nil {
 		return false, err

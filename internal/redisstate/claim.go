@@ -25,26 +25,30 @@ type ClaimTable struct {
 // service's object index), made by claim.lua before it writes anything.
 // Make one with GuardEq, GuardAbsent, GuardEmpty, GuardCard or
 // GuardDisjoint.
-type Guard struct{ Op, Key, Field, Value string }
+type Guard struct {
+	Op           string
+	Key          Key
+	Field, Value string
+}
 
 // GuardEq holds when hash key's field equals value.
-func GuardEq(key, field, value string) Guard { return Guard{"eq", key, field, value} }
+func GuardEq(key Key, field, value string) Guard { return Guard{"eq", key, field, value} }
 
 // GuardAbsent holds when hash key has no field.
-func GuardAbsent(key, field string) Guard { return Guard{Op: "absent", Key: key, Field: field} }
+func GuardAbsent(key Key, field string) Guard { return Guard{Op: "absent", Key: key, Field: field} }
 
 // GuardEmpty holds when set key is empty.
-func GuardEmpty(key string) Guard { return Guard{Op: "empty", Key: key} }
+func GuardEmpty(key Key) Guard { return Guard{Op: "empty", Key: key} }
 
 // GuardCard holds when set key has n members.
-func GuardCard(key string, n int) Guard { return Guard{Op: "card", Key: key, Value: strconv.Itoa(n)} }
+func GuardCard(key Key, n int) Guard { return Guard{Op: "card", Key: key, Value: strconv.Itoa(n)} }
 
 // GuardDisjoint holds when no member of sorted set key (directories, as
 // Keys.Locs holds them) equals loc, contains it or lies inside it,
 // compared by '/'-separated segment (t1 and t10 are apart); a member
 // equal to except (a location the change itself holds, "" for none) is
 // passed over.
-func GuardDisjoint(key, loc, except string) Guard {
+func GuardDisjoint(key Key, loc, except string) Guard {
 	return Guard{Op: "disjoint", Key: key, Field: loc, Value: except}
 }
 
@@ -57,26 +61,30 @@ var guardOps = map[string]bool{"eq": true, "absent": true, "empty": true, "card"
 
 // Write is a change to state kept by a layer above, made by claim.lua once
 // every check passed. Make one with HSet, HDel, SAdd, SRem, ZAdd or ZRem.
-type Write struct{ Op, Key, Field, Value string }
+type Write struct {
+	Op           string
+	Key          Key
+	Field, Value string
+}
 
 // HSet sets hash key's field to value.
-func HSet(key, field, value string) Write { return Write{"hset", key, field, value} }
+func HSet(key Key, field, value string) Write { return Write{"hset", key, field, value} }
 
 // HDel deletes hash key's field.
-func HDel(key, field string) Write { return Write{Op: "hdel", Key: key, Field: field} }
+func HDel(key Key, field string) Write { return Write{Op: "hdel", Key: key, Field: field} }
 
 // SAdd adds member to set key.
-func SAdd(key, member string) Write { return Write{Op: "sadd", Key: key, Value: member} }
+func SAdd(key Key, member string) Write { return Write{Op: "sadd", Key: key, Value: member} }
 
 // SRem removes member from set key.
-func SRem(key, member string) Write { return Write{Op: "srem", Key: key, Value: member} }
+func SRem(key Key, member string) Write { return Write{Op: "srem", Key: key, Value: member} }
 
 // ZAdd adds member to sorted set key with score 0 (members then sort by
 // their bytes).
-func ZAdd(key, member string) Write { return Write{Op: "zadd", Key: key, Value: member} }
+func ZAdd(key Key, member string) Write { return Write{Op: "zadd", Key: key, Value: member} }
 
 // ZRem removes member from sorted set key.
-func ZRem(key, member string) Write { return Write{Op: "zrem", Key: key, Value: member} }
+func ZRem(key Key, member string) Write { return Write{Op: "zrem", Key: key, Value: member} }
 
 var writeOps = map[string]bool{"hset": true, "hdel": true, "sadd": true, "srem": true, "zadd": true, "zrem": true}
 
@@ -141,7 +149,7 @@ func (c *Catalog) QueueClaim(ctx context.Context, p redis.Pipeliner, a ClaimArgs
 	if err != nil {
 		return nil, err
 	}
-	cmd := claimS.Eval(ctx, p, keys, args...)
+	cmd := claimS.Eval(ctx, p, names(keys), args...)
 	return func() (ClaimReply, error) {
 		v, err := cmd.Result()
 		if err != nil {
@@ -168,8 +176,8 @@ func (c *Catalog) ConfirmedClaim(ctx context.Context, r *Replicas, a ClaimArgs) 
 }
 
 // claimCall is claim.lua's keys and arguments for a.
-func (c *Catalog) claimCall(a ClaimArgs) (keys []string, args []any, err error) {
-	keys = []string{c.Epoch(), c.Heads(), c.Seq(), c.Log(), c.Txn(a.TxnID)}
+func (c *Catalog) claimCall(a ClaimArgs) (keys []Key, args []any, err error) {
+	keys = []Key{c.Epoch(), c.Heads(), c.Seq(), c.Log(), c.Txn(a.TxnID)}
 	args = []any{a.TxnID, strconv.FormatInt(a.Now, 10), len(a.Tables), string(a.TxnRecord), c.maxLen}
 	for _, t := range a.Tables {
 		keys = append(keys, c.Versions(t.Table), c.Index(t.Table))
@@ -212,10 +220,10 @@ func claimReply(r raw, a ClaimArgs) (ClaimReply, error) {
 
 // appendExtras appends a claim's guards, writes, deletions and log
 // entries to its keys and arguments, each key once (claim.lua's header).
-func (c *Catalog) appendExtras(keys []string, args []any, a ClaimArgs) ([]string, []any, error) {
-	keyIdx := map[string]int{}
-	key := func(k string) (int, error) {
-		if !strings.HasPrefix(k, c.Tag()+":") {
+func (c *Catalog) appendExtras(keys []Key, args []any, a ClaimArgs) ([]Key, []any, error) {
+	keyIdx := map[Key]int{}
+	key := func(k Key) (int, error) {
+		if !strings.HasPrefix(string(k), c.Tag()+":") {
 			return 0, fmt.Errorf("redisstate: key %q is not a key of catalog %s", k, c.Tag())
 		}
 		if i, ok := keyIdx[k]; ok {

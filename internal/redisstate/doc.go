@@ -1,5 +1,6 @@
-// Package redisstate owns the catalog's state in Redis: every key (Keys,
-// all under one hash tag so a catalog lives in one slot of a cluster),
+// Package redisstate owns the catalog's state in Redis: every key (a Key
+// that Keys names, all under one hash tag so a catalog lives in one slot
+// of a cluster),
 // every Lua script (scripts/, each built with the shared prelude that
 // checks the epoch and appends to the commit log), a typed call and reply
 // per script (Catalog's methods), the catalog's plain commands, each a

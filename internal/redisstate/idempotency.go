@@ -17,7 +17,7 @@ import (
 // there (SET NX GET: a plain write, safe alone): reserved, or the record
 // found.
 func (c *Catalog) ReserveIdempotency(ctx context.Context, hash string, rec []byte, lease time.Duration) (found string, reserved bool, err error) {
-	found, err = c.rdb.SetArgs(ctx, c.Idempotency(hash), rec, redis.SetArgs{Mode: "NX", Get: true, TTL: lease}).Result()
+	found, err = c.rdb.SetArgs(ctx, string(c.Idempotency(hash)), rec, redis.SetArgs{Mode: "NX", Get: true, TTL: lease}).Result()
 	if errors.Is(err, redis.Nil) {
 		return "", true, nil
 	}
@@ -27,13 +27,13 @@ func (c *Catalog) ReserveIdempotency(ctx context.Context, hash string, rec []byt
 // FinishIdempotency runs idem_finish.lua: owner's reservation under hash
 // becomes rec, kept for window.
 func (c *Catalog) FinishIdempotency(ctx context.Context, hash, owner string, rec []byte, window time.Duration) error {
-	return orNil(idemFinishS.Run(ctx, c.rdb, []string{c.Idempotency(hash)}, owner, rec, window.Milliseconds()).Err())
+	return orNil(idemFinishS.Run(ctx, c.rdb, []string{string(c.Idempotency(hash))}, owner, rec, window.Milliseconds()).Err())
 }
 
 // ReleaseIdempotency runs idem_release.lua: owner's reservation under
 // hash is dropped.
 func (c *Catalog) ReleaseIdempotency(ctx context.Context, hash, owner string) error {
-	return orNil(idemReleaseS.Run(ctx, c.rdb, []string{c.Idempotency(hash)}, owner).Err())
+	return orNil(idemReleaseS.Run(ctx, c.rdb, []string{string(c.Idempotency(hash))}, owner).Err())
 }
 
 // orNil is err, but nil for a nil reply (the scripts' "not this owner's").

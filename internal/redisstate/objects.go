@@ -18,7 +18,7 @@ const Reserved = "reserved"
 // lock's), objs are indexed, after the index is cleared when first. It
 // reports whether the lock was held.
 func (c *Catalog) RebuildIndex(ctx context.Context, token string, first bool, objs []Indexed) (bool, error) {
-	keys := []string{c.Recovering(), c.Obj(), c.Loc(), c.ByLoc(), c.Locs()}
+	keys := []Key{c.Recovering(), c.Obj(), c.Loc(), c.ByLoc(), c.Locs()}
 	args := []any{token, flag(first)}
 	for _, o := range objs {
 		if o.Type != Reserved {
@@ -43,7 +43,7 @@ func (c *Catalog) ReserveLocations(ctx context.Context, kept []string) (ReserveL
 	for i, l := range kept {
 		args[i] = l
 	}
-	r, err := c.run(ctx, reserveLocsS, []string{c.Epoch(), c.ByLoc(), c.Locs()}, args...)
+	r, err := c.run(ctx, reserveLocsS, []Key{c.Epoch(), c.ByLoc(), c.Locs()}, args...)
 	if err != nil {
 		return ReserveLocationsReply{}, err
 	}
@@ -60,7 +60,7 @@ func (c *Catalog) ReserveLocations(ctx context.Context, kept []string) (ReserveL
 // (OK) unless a live table has it (TAKEN); NOEPOCH when Redis lost the
 // catalog's state.
 func (c *Catalog) ReleaseLocation(ctx context.Context, loc string) (Status, error) {
-	r, err := c.run(ctx, releaseLocS, []string{c.Epoch(), c.ByLoc(), c.Locs()}, loc)
+	r, err := c.run(ctx, releaseLocS, []Key{c.Epoch(), c.ByLoc(), c.Locs()}, loc)
 	if err != nil {
 		return "", err
 	}
@@ -74,8 +74,8 @@ func (c *Catalog) ReleaseLocation(ctx context.Context, loc string) (Status, erro
 // ClearKids runs clear_kids.lua: during a recovery (token is its lock's),
 // the children sets named by keys are deleted. It reports whether the
 // lock was held.
-func (c *Catalog) ClearKids(ctx context.Context, token string, keys []string) (bool, error) {
-	return c.runBool(ctx, clearKidsS, append([]string{c.Recovering()}, keys...), token)
+func (c *Catalog) ClearKids(ctx context.Context, token string, keys []Key) (bool, error) {
+	return c.runBool(ctx, clearKidsS, append([]Key{c.Recovering()}, keys...), token)
 }
 
 // TxnApplyReply is txn_apply.lua's reply.
@@ -95,7 +95,7 @@ func (c *Catalog) TxnApply(ctx context.Context, txnID, token string, entries []L
 			args = append(args, f)
 		}
 	}
-	r, err := c.run(ctx, txnApplyS, []string{c.Epoch(), c.Recovering(), c.Txn(txnID), c.Seq(), c.Log()}, args...)
+	r, err := c.run(ctx, txnApplyS, []Key{c.Epoch(), c.Recovering(), c.Txn(txnID), c.Seq(), c.Log()}, args...)
 	if err != nil {
 		return TxnApplyReply{}, err
 	}
@@ -121,7 +121,7 @@ func (c *Catalog) Append(ctx context.Context, pairs []string) (AppendReply, erro
 	for _, p := range pairs {
 		args = append(args, p)
 	}
-	r, err := c.run(ctx, appendS, []string{c.Epoch(), c.Seq(), c.Log()}, args...)
+	r, err := c.run(ctx, appendS, []Key{c.Epoch(), c.Seq(), c.Log()}, args...)
 	if err != nil {
 		return AppendReply{}, err
 	}
@@ -139,6 +139,6 @@ func (c *Catalog) TakeLease(ctx context.Context, token string, d time.Duration) 
 }
 
 // TakeLeaseOf is TakeLease of another lease key (MaintainLease).
-func (c *Catalog) TakeLeaseOf(ctx context.Context, key, token string, d time.Duration) (bool, error) {
-	return c.runBool(ctx, leaseS, []string{key}, token, d.Milliseconds())
+func (c *Catalog) TakeLeaseOf(ctx context.Context, key Key, token string, d time.Duration) (bool, error) {
+	return c.runBool(ctx, leaseS, []Key{key}, token, d.Milliseconds())
 }

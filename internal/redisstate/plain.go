@@ -29,7 +29,7 @@ const Missing Status = "MISSING"
 
 // HasEpoch reports whether Redis holds the catalog's epoch (its state).
 func (c *Catalog) HasEpoch(ctx context.Context) (bool, error) {
-	n, err := c.rdb.Exists(ctx, c.Epoch()).Result()
+	n, err := c.rdb.Exists(ctx, string(c.Epoch())).Result()
 	return n == 1, err
 }
 
@@ -41,26 +41,26 @@ func (c *Catalog) CurrentEpoch(ctx context.Context) (string, error) {
 // LockRecovery takes the recovery lock for token for ttl unless another
 // holds it (SET NX); it reports whether token holds it now.
 func (c *Catalog) LockRecovery(ctx context.Context, token string, ttl time.Duration) (bool, error) {
-	return c.rdb.SetNX(ctx, c.Recovering(), token, ttl).Result()
+	return c.rdb.SetNX(ctx, string(c.Recovering()), token, ttl).Result()
 }
 
 // UnlockRecovery releases the recovery lock if token still holds it
 // (internal/redislock); it reports whether it did.
 func (c *Catalog) UnlockRecovery(ctx context.Context, token string) (bool, error) {
-	return redislock.Release(ctx, c.rdb, c.Recovering(), token)
+	return redislock.Release(ctx, c.rdb, string(c.Recovering()), token)
 }
 
 // RenewRecovery extends the recovery lock to ttl if token still holds it
 // (internal/redislock); it reports whether it did.
 func (c *Catalog) RenewRecovery(ctx context.Context, token string, ttl time.Duration) (bool, error) {
-	return redislock.Renew(ctx, c.rdb, c.Recovering(), token, ttl)
+	return redislock.Renew(ctx, c.rdb, string(c.Recovering()), token, ttl)
 }
 
 // ReleaseLeaseOf releases a lease taken with TakeLeaseOf (the
 // materializer's, a cleanup's) if token still holds it; it reports
 // whether it did.
-func (c *Catalog) ReleaseLeaseOf(ctx context.Context, key, token string) (bool, error) {
-	return redislock.Release(ctx, c.rdb, key, token)
+func (c *Catalog) ReleaseLeaseOf(ctx context.Context, key Key, token string) (bool, error) {
+	return redislock.Release(ctx, c.rdb, string(key), token)
 }
 
 // LeaseHolder is the token of the materializer lease's holder ("" when
@@ -71,7 +71,7 @@ func (c *Catalog) LeaseHolder(ctx context.Context) (string, error) {
 
 // HeadChains lists every chain Redis holds a head for.
 func (c *Catalog) HeadChains(ctx context.Context) ([]string, error) {
-	chains, err := c.rdb.HKeys(ctx, c.Heads()).Result()
+	chains, err := c.rdb.HKeys(ctx, string(c.Heads())).Result()
 	if errors.Is(err, redis.Nil) {
 		return nil, nil
 	}
@@ -81,7 +81,7 @@ func (c *Catalog) HeadChains(ctx context.Context) ([]string, error) {
 // AllHeads maps every chain Redis holds a head for to its head (a field
 // that is not a version, which flightns never writes, is passed over).
 func (c *Catalog) AllHeads(ctx context.Context) (map[string]uint64, error) {
-	all, err := c.rdb.HGetAll(ctx, c.Heads()).Result()
+	all, err := c.rdb.HGetAll(ctx, string(c.Heads())).Result()
 	if err != nil && !errors.Is(err, redis.Nil) {
 		return nil, err
 	}
@@ -99,7 +99,7 @@ func (c *Catalog) AllHeads(ctx context.Context) (map[string]uint64, error) {
 // TxnRecord is the commit record a transaction's hash (Keys.Txn) holds;
 // ok is false when Redis holds no hash for it (settled, or lost).
 func (c *Catalog) TxnRecord(ctx context.Context, id string) (rec []byte, ok bool, err error) {
-	rec, err = c.rdb.HGet(ctx, c.Txn(id), "record").Bytes()
+	rec, err = c.rdb.HGet(ctx, string(c.Txn(id)), "record").Bytes()
 	if errors.Is(err, redis.Nil) {
 		return nil, false, nil
 	}
@@ -108,21 +108,21 @@ func (c *Catalog) TxnRecord(ctx context.Context, id string) (rec []byte, ok bool
 
 // HasTxn reports whether Redis holds transaction id's hash.
 func (c *Catalog) HasTxn(ctx context.Context, id string) (bool, error) {
-	n, err := c.rdb.Exists(ctx, c.Txn(id)).Result()
+	n, err := c.rdb.Exists(ctx, string(c.Txn(id))).Result()
 	return n == 1, err
 }
 
 // DeleteTxn deletes a settled transaction's hash: only once every member
 // is final and the record deleted from storage (doc.go).
 func (c *Catalog) DeleteTxn(ctx context.Context, id string) error {
-	return c.rdb.Del(ctx, c.Txn(id)).Err()
+	return c.rdb.Del(ctx, string(c.Txn(id))).Err()
 }
 
 // IndexField reads one field of a hash of the object index: OK with its
 // value; Missing when Redis holds the catalog's epoch but not the field
 // (no such object); NoEpoch when Redis lost the catalog's state.
-func (c *Catalog) IndexField(ctx context.Context, key, field string) (string, Status, error) {
-	v, err := c.rdb.HGet(ctx, key, field).Result()
+func (c *Catalog) IndexField(ctx context.Context, key Key, field string) (string, Status, error) {
+	v, err := c.rdb.HGet(ctx, string(key), field).Result()
 	if err == nil {
 		return v, OK, nil
 	}
@@ -143,7 +143,7 @@ func (c *Catalog) IndexField(ctx context.Context, key, field string) (string, St
 // index, sorted by id: each child's type, and its location when it is a
 // table ("" for either when the child was removed meanwhile).
 func (c *Catalog) Children(ctx context.Context, parent string) ([]Indexed, error) {
-	kids, err := c.rdb.SMembers(ctx, c.Kids(parent)).Result()
+	kids, err := c.rdb.SMembers(ctx, string(c.Kids(parent))).Result()
 	if err != nil {
 		return nil, err
 	}
@@ -152,8 +152,8 @@ func (c *Catalog) Children(ctx context.Context, parent string) ([]Indexed, error
 	types := make([]*redis.StringCmd, len(kids))
 	locs := make([]*redis.StringCmd, len(kids))
 	for i, kid := range kids {
-		types[i] = pipe.HGet(ctx, c.Obj(), kid)
-		locs[i] = pipe.HGet(ctx, c.Loc(), kid)
+		types[i] = pipe.HGet(ctx, string(c.Obj()), kid)
+		locs[i] = pipe.HGet(ctx, string(c.Loc()), kid)
 	}
 	if len(kids) > 0 {
 		if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
@@ -170,11 +170,11 @@ func (c *Catalog) Children(ctx context.Context, parent string) ([]Indexed, error
 // IndexedObjects lists every object of the object index (none when Redis
 // lost the catalog's state), sorted by id; Parent is not read.
 func (c *Catalog) IndexedObjects(ctx context.Context) ([]Indexed, error) {
-	types, err := c.rdb.HGetAll(ctx, c.Obj()).Result()
+	types, err := c.rdb.HGetAll(ctx, string(c.Obj())).Result()
 	if err != nil {
 		return nil, err
 	}
-	locs, err := c.rdb.HGetAll(ctx, c.Loc()).Result()
+	locs, err := c.rdb.HGetAll(ctx, string(c.Loc())).Result()
 	if err != nil {
 		return nil, err
 	}
@@ -188,14 +188,14 @@ func (c *Catalog) IndexedObjects(ctx context.Context) ([]Indexed, error) {
 
 // KidsKeys lists every children set of the object index (Keys.Kids), on
 // every master of a cluster.
-func (c *Catalog) KidsKeys(ctx context.Context) ([]string, error) {
+func (c *Catalog) KidsKeys(ctx context.Context) ([]Key, error) {
 	var mu sync.Mutex
-	var out []string
+	var out []Key
 	scan := func(ctx context.Context, r redis.Cmdable) error {
 		it := r.Scan(ctx, 0, c.KidsPattern(), 1000).Iterator()
 		for it.Next(ctx) {
 			mu.Lock()
-			out = append(out, it.Val())
+			out = append(out, Key(it.Val()))
 			mu.Unlock()
 		}
 		return it.Err()
@@ -212,7 +212,7 @@ func (c *Catalog) KidsKeys(ctx context.Context) ([]string, error) {
 // PartitionColumnType is the type partition column col of __manifest is
 // reserved with (Keys.PCols); ok is false when it is not.
 func (c *Catalog) PartitionColumnType(ctx context.Context, col string) (typ string, ok bool, err error) {
-	typ, err = c.rdb.HGet(ctx, c.PCols(), col).Result()
+	typ, err = c.rdb.HGet(ctx, string(c.PCols()), col).Result()
 	if errors.Is(err, redis.Nil) {
 		return "", false, nil
 	}
@@ -223,7 +223,7 @@ func (c *Catalog) PartitionColumnType(ctx context.Context, col string) (typ stri
 // reserved in Keys.Locs (ReserveLocations ran, or the state was made
 // since reservations exist).
 func (c *Catalog) LocationsReserved(ctx context.Context) (bool, error) {
-	n, err := c.rdb.Exists(ctx, c.Locs()).Result()
+	n, err := c.rdb.Exists(ctx, string(c.Locs())).Result()
 	return n == 1, err
 }
 
@@ -252,12 +252,12 @@ func (c *Catalog) ReservationsAround(ctx context.Context, loc string) (Reservati
 	scores := make([]*redis.FloatCmd, len(ancestors)+1) // the ancestors', then loc's own
 	var below *redis.StringSliceCmd
 	_, err := c.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
-		epoch = p.Exists(ctx, c.Epoch())
-		live = p.HExists(ctx, c.ByLoc(), loc)
+		epoch = p.Exists(ctx, string(c.Epoch()))
+		live = p.HExists(ctx, string(c.ByLoc()), loc)
 		for i, d := range append(ancestors, loc) {
-			scores[i] = p.ZScore(ctx, c.Locs(), d)
+			scores[i] = p.ZScore(ctx, string(c.Locs()), d)
 		}
-		below = p.ZRangeByLex(ctx, c.Locs(), &redis.ZRangeBy{Min: "[" + loc + "/", Max: "(" + loc + "0"})
+		below = p.ZRangeByLex(ctx, string(c.Locs()), &redis.ZRangeBy{Min: "[" + loc + "/", Max: "(" + loc + "0"})
 		return nil
 	})
 	if err != nil && !errors.Is(err, redis.Nil) {
@@ -283,7 +283,7 @@ func (c *Catalog) ReservationsAround(ctx context.Context, loc string) (Reservati
 // RootBinding is the record of the catalog root the catalog is bound to
 // (Keys.Root); ok is false when it is bound to none.
 func (c *Catalog) RootBinding(ctx context.Context) (rec []byte, ok bool, err error) {
-	rec, err = c.rdb.Get(ctx, c.Root()).Bytes()
+	rec, err = c.rdb.Get(ctx, string(c.Root())).Bytes()
 	if errors.Is(err, redis.Nil) {
 		return nil, false, nil
 	}
@@ -293,13 +293,13 @@ func (c *Catalog) RootBinding(ctx context.Context) (rec []byte, ok bool, err err
 // BindRoot records rec as the catalog's root unless one is recorded
 // (SET NX: written once, never changed); it reports whether rec was.
 func (c *Catalog) BindRoot(ctx context.Context, rec []byte) (bool, error) {
-	return c.rdb.SetNX(ctx, c.Root(), rec, 0).Result()
+	return c.rdb.SetNX(ctx, string(c.Root()), rec, 0).Result()
 }
 
 // DurableSeq is how far the commit log is durable in __manifest segments
 // (Keys.Durable; 0 before the first).
 func (c *Catalog) DurableSeq(ctx context.Context) (uint64, error) {
-	v, err := c.rdb.Get(ctx, c.Durable()).Uint64()
+	v, err := c.rdb.Get(ctx, string(c.Durable())).Uint64()
 	if errors.Is(err, redis.Nil) {
 		return 0, nil
 	}
@@ -310,7 +310,7 @@ func (c *Catalog) DurableSeq(ctx context.Context) (uint64, error) {
 // holder alone, in order, or by a storage repair while no one holds it
 // (doc.go).
 func (c *Catalog) PublishDurable(ctx context.Context, seq uint64) error {
-	return c.rdb.Set(ctx, c.Durable(), seq, 0).Err()
+	return c.rdb.Set(ctx, string(c.Durable()), seq, 0).Err()
 }
 
 // flushMember is the one member of the Flush sorted set.
@@ -319,13 +319,13 @@ const flushMember = "seq"
 // RequestFlush asks the materializer not to let the log up to seq
 // linger (Keys.Flush, raised only).
 func (c *Catalog) RequestFlush(ctx context.Context, seq uint64) error {
-	return c.rdb.ZAddGT(ctx, c.Flush(), redis.Z{Score: float64(seq), Member: flushMember}).Err()
+	return c.rdb.ZAddGT(ctx, string(c.Flush()), redis.Z{Score: float64(seq), Member: flushMember}).Err()
 }
 
 // FlushRequested is the highest sequence a RequestFlush asked for (0:
 // none).
 func (c *Catalog) FlushRequested(ctx context.Context) (uint64, error) {
-	score, err := c.rdb.ZScore(ctx, c.Flush(), flushMember).Result()
+	score, err := c.rdb.ZScore(ctx, string(c.Flush()), flushMember).Result()
 	switch {
 	case errors.Is(err, redis.Nil):
 		return 0, nil
@@ -369,7 +369,7 @@ func afterSeq(seq uint64) string { return fmt.Sprintf("%d-%d", seq, uint64(math.
 // of sequence after, waiting up to block for one when there is none.
 func (c *Catalog) ReadLog(ctx context.Context, after uint64, count int, block time.Duration) ([]LogMessage, error) {
 	res, err := c.rdb.XRead(ctx, &redis.XReadArgs{
-		Streams: []string{c.Log(), afterSeq(after)},
+		Streams: []string{string(c.Log()), afterSeq(after)},
 		Count:   int64(count),
 		Block:   block,
 	}).Result()
@@ -385,7 +385,7 @@ func (c *Catalog) ReadLog(ctx context.Context, after uint64, count int, block ti
 // LogRange reads up to count entries of the commit log from start to end
 // (stream ids, XRANGE's bounds: "(" excludes, "-" and "+" are the ends).
 func (c *Catalog) LogRange(ctx context.Context, start, end string, count int) ([]LogMessage, error) {
-	msgs, err := c.rdb.XRangeN(ctx, c.Log(), start, end, int64(count)).Result()
+	msgs, err := c.rdb.XRangeN(ctx, string(c.Log()), start, end, int64(count)).Result()
 	if errors.Is(err, redis.Nil) {
 		return nil, nil
 	}
@@ -399,7 +399,7 @@ func (c *Catalog) LogRange(ctx context.Context, start, end string, count int) ([
 func (c *Catalog) ConfirmedLogRange(ctx context.Context, r *Replicas, after uint64, end string, count int) (msgs []LogMessage, sent bool, err error) {
 	var again *redis.XMessageSliceCmd
 	sent, err = r.ConfirmWith(ctx, func(p redis.Pipeliner) error {
-		again = p.XRangeN(ctx, c.Log(), "("+afterSeq(after), end, int64(count))
+		again = p.XRangeN(ctx, string(c.Log()), "("+afterSeq(after), end, int64(count))
 		return nil
 	})
 	if err != nil || !sent {
@@ -411,7 +411,7 @@ func (c *Catalog) ConfirmedLogRange(ctx context.Context, r *Replicas, after uint
 // LastLogSeq is the sequence of the commit log's newest entry (0 when
 // the log holds none).
 func (c *Catalog) LastLogSeq(ctx context.Context) (uint64, error) {
-	msgs, err := c.rdb.XRevRangeN(ctx, c.Log(), "+", "-", 1).Result()
+	msgs, err := c.rdb.XRevRangeN(ctx, string(c.Log()), "+", "-", 1).Result()
 	if err != nil || len(msgs) == 0 {
 		return 0, err
 	}
@@ -430,8 +430,8 @@ func (c *Catalog) FirstLogSeqFrom(ctx context.Context, from uint64) (uint64, err
 }
 
 // get reads a string key ("" when absent).
-func (c *Catalog) get(ctx context.Context, key string) (string, error) {
-	v, err := c.rdb.Get(ctx, key).Result()
+func (c *Catalog) get(ctx context.Context, key Key) (string, error) {
+	v, err := c.rdb.Get(ctx, string(key)).Result()
 	if errors.Is(err, redis.Nil) {
 		return "", nil
 	}

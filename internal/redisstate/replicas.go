@@ -36,8 +36,8 @@ const replicaCheckEvery = time.Second
 // with NewReplicas.
 type Replicas struct {
 	rdb     Client
-	key     string // the fence key, in the catalog's slot
-	acks    int    // -1: one when the primary has replicas; 0: none; n: n
+	key     Key // the fence key, in the catalog's slot
+	acks    int // -1: one when the primary has replicas; 0: none; n: n
 	timeout time.Duration
 
 	mu      sync.Mutex
@@ -70,7 +70,7 @@ func (r *Replicas) primary(ctx context.Context) (Node, error) {
 	if c, ok := r.rdb.(interface {
 		MasterForKey(ctx context.Context, key string) (*redis.Client, error)
 	}); ok {
-		return c.MasterForKey(ctx, r.key)
+		return c.MasterForKey(ctx, string(r.key))
 	}
 	return r.rdb, nil
 }
@@ -134,7 +134,7 @@ func (r *Replicas) ConfirmWith(ctx context.Context, read func(redis.Pipeliner) e
 				return err
 			}
 		}
-		p.Incr(ctx, r.key)
+		p.Incr(ctx, string(r.key))
 		wait = p.Do(ctx, "WAIT", n, r.timeout.Milliseconds())
 		return nil
 	}); err != nil {

@@ -13,7 +13,7 @@ import (
 // up to at ends, on every replica.
 func (c *Catalog) RevokeSessions(ctx context.Context, name string, at time.Time) error {
 	return c.sessionWrite(ctx, func(p redis.Pipeliner) {
-		revokeS.Eval(ctx, p, []string{c.Revoked()}, name, strconv.FormatInt(at.UnixMilli(), 10))
+		revokeS.Eval(ctx, p, []string{string(c.Revoked())}, name, strconv.FormatInt(at.UnixMilli(), 10))
 	})
 }
 
@@ -42,7 +42,7 @@ func (c *Catalog) sessionWrite(ctx context.Context, write func(redis.Pipeliner))
 // SessionsRevokedAt is when name's sessions were last revoked (zero:
 // never); it implements auth.Revocations.
 func (c *Catalog) SessionsRevokedAt(ctx context.Context, name string) (time.Time, error) {
-	v, err := c.rdb.HGet(ctx, c.Revoked(), name).Int64()
+	v, err := c.rdb.HGet(ctx, string(c.Revoked()), name).Int64()
 	if errors.Is(err, redis.Nil) {
 		return time.Time{}, nil
 	}
@@ -58,12 +58,12 @@ func (c *Catalog) SessionsRevokedAt(ctx context.Context, name string) (time.Time
 func (c *Catalog) EndSession(ctx context.Context, id string, until time.Time) error {
 	// A second more: the expiry may be sent in whole seconds.
 	return c.sessionWrite(ctx, func(p redis.Pipeliner) {
-		p.SetArgs(ctx, c.EndedSession(id), "1", redis.SetArgs{ExpireAt: until.Add(time.Second)})
+		p.SetArgs(ctx, string(c.EndedSession(id)), "1", redis.SetArgs{ExpireAt: until.Add(time.Second)})
 	})
 }
 
 // SessionEnded reports whether session id was ended (auth.SessionEnds).
 func (c *Catalog) SessionEnded(ctx context.Context, id string) (bool, error) {
-	n, err := c.rdb.Exists(ctx, c.EndedSession(id)).Result()
+	n, err := c.rdb.Exists(ctx, string(c.EndedSession(id))).Result()
 	return n == 1, err
 }

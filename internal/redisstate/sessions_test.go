@@ -25,7 +25,7 @@ func TestAnEndedSessionExpiresWithTheSession(t *testing.T) {
 			t.Fatalf("session %s ended: %v %v, want %v", id, got, err, want)
 		}
 	}
-	ttl, err := rdb.PTTL(ctx, c.EndedSession("n1")).Result()
+	ttl, err := rdb.PTTL(ctx, string(c.EndedSession("n1"))).Result()
 	if err != nil || ttl < time.Until(until)-time.Second || ttl > time.Until(until)+2*time.Second {
 		t.Fatalf("the ended session's key lives %v, the session %v", ttl, time.Until(until))
 	}
@@ -60,10 +60,10 @@ func TestSessionEndsWaitForAReplica(t *testing.T) {
 		t.Fatal(err)
 	}
 	rc := replica.Client()
-	if n, err := rc.Exists(ctx, c.EndedSession("n2")).Result(); err != nil || n != 1 {
+	if n, err := rc.Exists(ctx, string(c.EndedSession("n2"))).Result(); err != nil || n != 1 {
 		t.Fatalf("the replica lacks an acknowledged end: %d %v", n, err)
 	}
-	if ok, err := rc.HExists(ctx, c.Revoked(), "bob").Result(); err != nil || !ok {
+	if ok, err := rc.HExists(ctx, string(c.Revoked()), "bob").Result(); err != nil || !ok {
 		t.Fatalf("the replica lacks an acknowledged revocation: %v %v", ok, err)
 	}
 }

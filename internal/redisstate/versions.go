@@ -33,7 +33,7 @@ type GetReply struct {
 // Get runs get.lua: a table's head and the record of version (0: the
 // head's).
 func (c *Catalog) Get(ctx context.Context, table string, v uint64) (GetReply, error) {
-	r, err := c.run(ctx, getS, []string{c.Epoch(), c.Heads(), c.Versions(table)}, table, version(v))
+	r, err := c.run(ctx, getS, []Key{c.Epoch(), c.Heads(), c.Versions(table)}, table, version(v))
 	if err != nil {
 		return GetReply{}, err
 	}
@@ -70,7 +70,7 @@ func (c *Catalog) List(ctx context.Context, table string, desc bool, after uint6
 	if desc {
 		dir = "desc"
 	}
-	r, err := c.run(ctx, listS, []string{c.Epoch(), c.Heads(), c.Versions(table), c.Index(table)}, table, dir, version(after), limit)
+	r, err := c.run(ctx, listS, []Key{c.Epoch(), c.Heads(), c.Versions(table), c.Index(table)}, table, dir, version(after), limit)
 	if err != nil {
 		return ListReply{}, err
 	}
@@ -107,7 +107,7 @@ func (c *Catalog) Latest(ctx context.Context, tables []string) (LatestReply, err
 	for i, t := range tables {
 		args[i] = t
 	}
-	r, err := c.run(ctx, latestS, []string{c.Epoch(), c.Heads(), c.Seq()}, args...)
+	r, err := c.run(ctx, latestS, []Key{c.Epoch(), c.Heads(), c.Seq()}, args...)
 	if err != nil {
 		return LatestReply{}, err
 	}
@@ -131,14 +131,14 @@ func (c *Catalog) Latest(ctx context.Context, tables []string) (LatestReply, err
 // final (with rec's size). It reports whether the record is final (or a
 // tombstone) now.
 func (c *Catalog) Flip(ctx context.Context, table string, v uint64, rec Record) (bool, error) {
-	return c.runBool(ctx, flipS, []string{c.Versions(table)}, strconv.FormatUint(v, 10), rec.Staging, rec.Final, strconv.FormatInt(rec.Size, 10))
+	return c.runBool(ctx, flipS, []Key{c.Versions(table)}, strconv.FormatUint(v, 10), rec.Staging, rec.Final, strconv.FormatInt(rec.Size, 10))
 }
 
 // Supersede runs supersede.lua: the claim of version with staging path
 // staging is replaced by what storage holds at final (size bytes). It
 // reports whether it was.
 func (c *Catalog) Supersede(ctx context.Context, table string, v uint64, staging, final string, size int64) (bool, error) {
-	return c.runBool(ctx, supersedeS, []string{c.Versions(table)}, strconv.FormatUint(v, 10), staging, final, strconv.FormatInt(size, 10))
+	return c.runBool(ctx, supersedeS, []Key{c.Versions(table)}, strconv.FormatUint(v, 10), staging, final, strconv.FormatInt(size, 10))
 }
 
 // Found is a version found in object storage, for Seed.
@@ -164,7 +164,7 @@ func (c *Catalog) Seed(ctx context.Context, table string, head uint64, token str
 	for _, f := range found {
 		args = append(args, strconv.FormatUint(f.Version, 10), f.Path, strconv.FormatInt(f.Size, 10), f.Staging, f.Tx)
 	}
-	r, err := c.run(ctx, seedS, []string{c.Epoch(), c.Recovering(), c.Heads(), c.Versions(table), c.Index(table)}, args...)
+	r, err := c.run(ctx, seedS, []Key{c.Epoch(), c.Recovering(), c.Heads(), c.Versions(table), c.Index(table)}, args...)
 	if err != nil {
 		return SeedReply{}, err
 	}
@@ -185,7 +185,7 @@ type Member struct {
 // Confirm runs confirm.lua: whether every member's claim still stands,
 // made by transaction txnID in epoch.
 func (c *Catalog) Confirm(ctx context.Context, epoch, txnID string, members []Member) (bool, error) {
-	keys := []string{c.Epoch()}
+	keys := []Key{c.Epoch()}
 	args := []any{epoch, txnID}
 	for _, m := range members {
 		keys = append(keys, c.Versions(m.Table))
@@ -219,7 +219,7 @@ func (c *Catalog) DeleteVersions(ctx context.Context, table, mode string, ranges
 		}
 		args = append(args, strconv.FormatUint(rg.Start, 10), end)
 	}
-	r, err := c.run(ctx, deleteVersionsS, []string{c.Epoch(), c.Seq(), c.Log(), c.Versions(table), c.Index(table)}, args...)
+	r, err := c.run(ctx, deleteVersionsS, []Key{c.Epoch(), c.Seq(), c.Log(), c.Versions(table), c.Index(table)}, args...)
 	if err != nil {
 		return DeleteVersionsReply{}, err
 	}
@@ -245,7 +245,7 @@ func (c *Catalog) DeleteVersions(ctx context.Context, table, mode string, ranges
 // Drop runs drop.lua: Redis forgets a table's head, records and index.
 // It replies OK or NOEPOCH.
 func (c *Catalog) Drop(ctx context.Context, table string) (Status, error) {
-	r, err := c.run(ctx, dropS, []string{c.Epoch(), c.Heads(), c.Seq(), c.Log(), c.Versions(table), c.Index(table)}, table, c.maxLen)
+	r, err := c.run(ctx, dropS, []Key{c.Epoch(), c.Heads(), c.Seq(), c.Log(), c.Versions(table), c.Index(table)}, table, c.maxLen)
 	if err != nil {
 		return "", err
 	}
@@ -256,7 +256,7 @@ func (c *Catalog) Drop(ctx context.Context, table string) (Status, error) {
 // floor and, with open, epoch opens, both only for the holder of the
 // recovery lock (token). It replies OK or LOST.
 func (c *Catalog) OpenEpoch(ctx context.Context, epoch string, floor uint64, token string, open bool) (Status, error) {
-	r, err := c.run(ctx, openEpochS, []string{c.Epoch(), c.Seq(), c.Log(), c.Recovering()}, epoch, strconv.FormatUint(floor, 10), token, flag(open))
+	r, err := c.run(ctx, openEpochS, []Key{c.Epoch(), c.Seq(), c.Log(), c.Recovering()}, epoch, strconv.FormatUint(floor, 10), token, flag(open))
 	if err != nil {
 		return "", err
 	}
@@ -266,7 +266,7 @@ func (c *Catalog) OpenEpoch(ctx context.Context, epoch string, floor uint64, tok
 // CloseEpoch runs close_epoch.lua: the catalog's epoch closes, and the
 // next call of every process recovers the state from storage.
 func (c *Catalog) CloseEpoch(ctx context.Context) error {
-	_, err := c.run(ctx, closeEpochS, []string{c.Epoch()})
+	_, err := c.run(ctx, closeEpochS, []Key{c.Epoch()})
 	return err
 }
 
@@ -279,7 +279,7 @@ type ForkReply struct {
 // Fork runs fork.lua: with reset the chain is forgotten first; with a
 // version > 0 an empty chain starts at it.
 func (c *Catalog) Fork(ctx context.Context, chain string, v uint64, reset bool) (ForkReply, error) {
-	r, err := c.run(ctx, forkS, []string{c.Epoch(), c.Heads(), c.Seq(), c.Log(), c.Versions(chain), c.Index(chain)}, chain, v, flag(reset), c.maxLen)
+	r, err := c.run(ctx, forkS, []Key{c.Epoch(), c.Heads(), c.Seq(), c.Log(), c.Versions(chain), c.Index(chain)}, chain, v, flag(reset), c.maxLen)
 	if err != nil {
 		return ForkReply{}, err
 	}

@@ -29,14 +29,14 @@ func nestLegacy(t *testing.T, env *nstest.Env, svc *namespace.Service, outer, na
 	t.Helper()
 	ctx := context.Background()
 	locs := redisstate.KeysOf(env.Catalog).Locs()
-	if err := env.RDB.ZRem(ctx, locs, outer).Err(); err != nil {
+	if err := env.RDB.ZRem(ctx, string(locs), outer).Err(); err != nil {
 		t.Fatal(err)
 	}
 	loc := outer + "/" + name
 	if _, err := svc.DeclareTable(ctx, api.DeclareTableRequest{ID: api.ID{"ns", name}, Location: loc}); err != nil {
 		t.Fatal(err)
 	}
-	if err := env.RDB.ZAdd(ctx, locs, redis.Z{Member: outer}).Err(); err != nil {
+	if err := env.RDB.ZAdd(ctx, string(locs), redis.Z{Member: outer}).Err(); err != nil {
 		t.Fatal(err)
 	}
 	dir := filepath.Join(env.Root, loc)
@@ -201,7 +201,7 @@ func TestADropCutMidDeletionKeepsItsDirectoryUntilGC(t *testing.T) {
 			if seam == "release" {
 				// The process died after the deletion, before the release
 				// (a Redis script, no storage seam): the reservation stays.
-				if err := env.RDB.ZAdd(ctx, redisstate.KeysOf(env.Catalog).Locs(), redis.Z{Member: loc}).Err(); err != nil {
+				if err := env.RDB.ZAdd(ctx, string(redisstate.KeysOf(env.Catalog).Locs()), redis.Z{Member: loc}).Err(); err != nil {
 					t.Fatal(err)
 				}
 			}

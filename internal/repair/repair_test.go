@@ -175,7 +175,7 @@ func TestForcedRecoverRebuildsAndCompactWritesASnapshot(t *testing.T) {
 	if _, err := Recover(ctx, CatalogOf(svc), true); err != nil {
 		t.Fatal(err)
 	}
-	if n, err := env.RDB.Exists(ctx, redisstate.KeysOf(env.Catalog).Epoch()).Result(); err != nil || n != 1 {
+	if n, err := env.RDB.Exists(ctx, string(redisstate.KeysOf(env.Catalog).Epoch())).Result(); err != nil || n != 1 {
 		t.Fatalf("no epoch after recover: %d, %v", n, err)
 	}
 	d, err := svc.Versions().DescribeTableVersion(ctx, api.DescribeTableVersionRequest{ID: api.ID{"ns", "t"}})

@@ -5,6 +5,7 @@ import (
 	"crypto/x509"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -52,7 +53,7 @@ type Options struct {
 // EnsureDefaults fills what is unset (the default Planner is New's: it
 // plans for the service New is given).
 func (o *Options) EnsureDefaults() {
-	if o.MaxBodyBytes <= 0 {
+	if o.MaxBodyBytes == 0 {
 		o.MaxBodyBytes = DefaultMaxBodyBytes
 	}
 	if o.Logger == nil {
@@ -60,10 +61,14 @@ func (o *Options) EnsureDefaults() {
 	}
 }
 
-// Validate refuses options New cannot serve with. Every value
-// EnsureDefaults leaves is one, so it refuses nothing; New calls it, as
-// every constructor calls its configuration's.
-func (o *Options) Validate() error { return nil }
+// Validate refuses options New cannot serve with, naming the field: a
+// negative MaxBodyBytes (0 is unset: EnsureDefaults fills it).
+func (o *Options) Validate() error {
+	if o.MaxBodyBytes < 0 {
+		return fmt.Errorf("restserver: Options.MaxBodyBytes %d is negative (0: DefaultMaxBodyBytes)", o.MaxBodyBytes)
+	}
+	return nil
+}
 
 // New returns the REST handler of svc: the /v1/... routes of the Lance
 // Namespace protocol. Serve it with an http.Server that sets its own
