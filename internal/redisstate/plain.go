@@ -442,7 +442,7 @@ func (c *Catalog) get(ctx context.Context, key Key) (string, error) {
 // the object index (Keys.ByLoc); "" when no table is there, or when Redis
 // holds no index (a claim store of its own, or a state Redis lost).
 func (c *Catalog) TableAt(ctx context.Context, loc string) (string, error) {
-	id, err := c.rdb.HGet(ctx, c.ByLoc(), loc).Result()
+	id, err := c.rdb.HGet(ctx, string(c.ByLoc()), loc).Result()
 	if errors.Is(err, redis.Nil) {
 		return "", nil
 	}
