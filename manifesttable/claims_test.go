@@ -178,7 +178,7 @@ func TestAGapInTheLogIsRepairedFromStorageOnBranchesToo(t *testing.T) {
 	tb := e.open()
 	commit(t, tb, put(Row{ObjectType: TypeTable, ObjectID: "t", Location: "loc_t"}))
 	cs := e.claims(tb)
-	dev, old, fresh := lancemanifest.BranchChain("loc_t", "dev"), lancemanifest.BranchChain("loc_t", "old"), lancemanifest.BranchChain("loc_t", "team/new")
+	dev, old, fresh := lancemanifest.Chain{Table: "loc_t", Branch: "dev"}.Key(), lancemanifest.Chain{Table: "loc_t", Branch: "old"}.Key(), lancemanifest.Chain{Table: "loc_t", Branch: "team/new"}.Key()
 	e.stageAndPut(cs, "loc_t", 1)
 	e.stageAndPut(cs, dev, 1)
 	e.stageAndPut(cs, old, 1)

@@ -13,7 +13,7 @@
 // A table_version row is keyed (table, Lance branch, version): main's
 // branch is "" (NULL in storage); a version log entry names its chain by
 // directory, and a branch's chain is the table's tree/<branch>
-// (lancemanifest.BranchChain). After a version row is durable, a background
+// (lancemanifest.Chain). After a version row is durable, a background
 // reader in the materializing process reads the version's Lance manifest
 // and appends a "stats" entry (rows, fragments, data bytes, schema, small
 // fragments, deleted rows, and the operation of the version's Lance

@@ -111,7 +111,7 @@ func TestTableMaintenanceFromRealLanceManifests(t *testing.T) {
 
 	stage("aa_ns$t", 4, readManifest(t, "testdata/compaction/v14.manifest")) // ReserveFragments
 	stage("aa_ns$t", 5, readManifest(t, "testdata/compaction/v15.manifest")) // Rewrite: 1 fragment of 96
-	dev := lancemanifest.BranchChain("aa_ns$t", "dev")
+	dev := lancemanifest.Chain{Table: "aa_ns$t", Branch: "dev"}.Key()
 	if err := cs.Fork(ctx, dev, 5); err != nil {
 		t.Fatal(err)
 	}

@@ -483,7 +483,7 @@ func (t *Table) republish(ctx context.Context) {
 
 // translate turns log entries into row changes, in order. Version entries
 // name their chain by directory: a table's, or a branch's under the
-// table's tree/ (lancemanifest.BranchChain). The row's object_id is the
+// table's tree/ (lancemanifest.Chain). The row's object_id is the
 // table's id when a table row has that location (also one put earlier in
 // the same batch), else the directory itself; its branch is the chain's.
 // Each kind of entry (commitlog) has its own method below.
@@ -534,11 +534,11 @@ func (tr *translator) idOf(loc string) (string, bool) {
 }
 
 func (tr *translator) chainOf(chain string) (id, branch string) {
-	loc, branch := lancemanifest.SplitChain(chain, func(l string) bool { _, ok := tr.idOf(l); return ok })
-	if id, ok := tr.idOf(loc); ok {
-		return id, branch
+	c := lancemanifest.ParseChain(chain, func(l string) bool { _, ok := tr.idOf(l); return ok })
+	if id, ok := tr.idOf(c.Table); ok {
+		return id, c.Branch
 	}
-	return loc, branch
+	return c.Table, c.Branch
 }
 
 func (tr *translator) put(e logEntry) error {
@@ -791,7 +791,7 @@ func (t *Table) versionChains(ctx context.Context) ([]versionChain, map[string]R
 			}
 		}
 		for b := range named {
-			chains = append(chains, versionChain{id, b, lancemanifest.BranchChain(loc, b)})
+			chains = append(chains, versionChain{id, b, lancemanifest.Chain{Table: loc, Branch: b}.Key()})
 		}
 	}
 	return chains, reads, nil

@@ -41,7 +41,7 @@ func TestVersionRowsGetTheirStatisticsFromTheirManifests(t *testing.T) {
 	}
 	stage("loc_t", 1, lance)
 	stage("loc_t", 2, []byte("not a Lance manifest"))
-	dev := lancemanifest.BranchChain("loc_t", "dev")
+	dev := lancemanifest.Chain{Table: "loc_t", Branch: "dev"}.Key()
 	if err := cs.Fork(ctx, dev, 2); err != nil {
 		t.Fatal(err)
 	}

@@ -12,7 +12,7 @@ import (
 )
 
 // Chains lists every chain Redis holds a head for: tables' and their
-// branches' (see lancemanifest.SplitChain).
+// branches' (see lancemanifest.ParseChain).
 func (s *Store) Chains(ctx context.Context) ([]string, error) {
 	heads, err := s.Heads(ctx)
 	if err != nil {

@@ -29,7 +29,7 @@ func branchFirstCommitAtSeam(t *testing.T, backend string, seam Step) {
 			t.Fatal(err)
 		}
 	}
-	dev := lancemanifest.BranchChain("t", "dev")
+	dev := lancemanifest.Chain{Table: "t", Branch: "dev"}.Key()
 	if err := e.s.Fork(ctx, dev, 3); err != nil {
 		t.Fatal(err)
 	}
@@ -60,7 +60,7 @@ func branchFirstCommitAtSeam(t *testing.T, backend string, seam Step) {
 func TestForkStartsOnlyAnEmptyOrVanishedChain(t *testing.T) {
 	ctx := context.Background()
 	e := newEnv(t, "file")
-	dev := lancemanifest.BranchChain("t", "dev")
+	dev := lancemanifest.Chain{Table: "t", Branch: "dev"}.Key()
 	if err := e.s.Fork(ctx, dev, 5); err != nil {
 		t.Fatal(err)
 	}
@@ -94,10 +94,10 @@ func TestForkStartsOnlyAnEmptyOrVanishedChain(t *testing.T) {
 	if _, err := e.put(dev, 2, "again"); err != nil {
 		t.Fatalf("the branch made again: %v", err)
 	}
-	if err := e.s.Fork(ctx, lancemanifest.BranchChain("t", "one"), 1); err != nil {
+	if err := e.s.Fork(ctx, lancemanifest.Chain{Table: "t", Branch: "one"}.Key(), 1); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.put(lancemanifest.BranchChain("t", "one"), 1, "first"); err != nil {
+	if _, err := e.put(lancemanifest.Chain{Table: "t", Branch: "one"}.Key(), 1, "first"); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -108,7 +108,7 @@ func TestForkStartsOnlyAnEmptyOrVanishedChain(t *testing.T) {
 func TestABranchSurvivesRedisLosingItsState(t *testing.T) {
 	ctx := context.Background()
 	e := newEnv(t, "file")
-	dev := lancemanifest.BranchChain("t", "team/dev")
+	dev := lancemanifest.Chain{Table: "t", Branch: "team/dev"}.Key()
 	if _, err := e.put("t", 1, "main 1"); err != nil {
 		t.Fatal(err)
 	}

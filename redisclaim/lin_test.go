@@ -160,8 +160,8 @@ func TestHistoriesAreLinearizable(t *testing.T) {
 				e.step.Store(&f)
 			}
 			// Main chains, and Lance branches forked from them.
-			tables := []string{"a", "b", "c", lancemanifest.BranchChain("a", "dev"), lancemanifest.BranchChain("b", "team/x")}
-			bases := map[string]uint64{lancemanifest.BranchChain("a", "dev"): 2, lancemanifest.BranchChain("b", "team/x"): 0}
+			tables := []string{"a", "b", "c", lancemanifest.Chain{Table: "a", Branch: "dev"}.Key(), lancemanifest.Chain{Table: "b", Branch: "team/x"}.Key()}
+			bases := map[string]uint64{lancemanifest.Chain{Table: "a", Branch: "dev"}.Key(): 2, lancemanifest.Chain{Table: "b", Branch: "team/x"}.Key(): 0}
 			for chain, base := range bases {
 				if err := e.s.Fork(ctx, chain, base+1); err != nil {
 					t.Fatal(err)

@@ -46,7 +46,7 @@ type Prunes struct {
 // ClassifyPrunes compares the version records of branch ("" for main) of
 // the table at table with the manifests in storage, and changes nothing.
 func (s *Store) ClassifyPrunes(ctx context.Context, table, branch string) (Prunes, error) {
-	chain := lancemanifest.BranchChain(table, branch)
+	chain := lancemanifest.Chain{Table: table, Branch: branch}.Key()
 	if err := checkTable(chain); err != nil {
 		return Prunes{}, err
 	}
@@ -111,7 +111,7 @@ func (s *Store) FollowPrunes(ctx context.Context, table, branch string) (Prunes,
 	if err != nil || len(p.Pruned) == 0 {
 		return p, err
 	}
-	if err := s.ForgetVersions(ctx, lancemanifest.BranchChain(table, branch), p.Pruned); err != nil {
+	if err := s.ForgetVersions(ctx, lancemanifest.Chain{Table: table, Branch: branch}.Key(), p.Pruned); err != nil {
 		return Prunes{}, err
 	}
 	return p, nil

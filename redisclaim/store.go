@@ -81,13 +81,13 @@ func (s *Store) name(ctx context.Context, chain string) string {
 		ids[loc] = id
 		return true
 	}
-	loc, branch := lancemanifest.SplitChain(chain, isTable)
-	id, ok := ids[loc]
+	c := lancemanifest.ParseChain(chain, isTable)
+	id, ok := ids[c.Table]
 	switch {
 	case !ok:
 		return chain
-	case branch != "":
-		return strconv.Quote(id) + " (branch " + strconv.Quote(branch) + ")"
+	case c.Branch != "":
+		return strconv.Quote(id) + " (branch " + strconv.Quote(c.Branch) + ")"
 	}
 	return strconv.Quote(id)
 }

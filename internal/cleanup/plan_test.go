@@ -271,7 +271,7 @@ func TestAPlanPrunesByAgeButKeepsTaggedVersions(t *testing.T) {
 func TestAForkPointIsKeptOnItsParentChain(t *testing.T) {
 	tb := newTable(t)
 	tb.put("_refs/branches/dev.json", `{"parentBranch": null, "parentVersion": 2}`)
-	tb.putManifest(lancemanifest.BranchChain(tb.name, "dev/sub"), 5, tb.testdata("dev-v5"))
+	tb.putManifest(lancemanifest.Chain{Table: tb.name, Branch: "dev/sub"}.Key(), 5, tb.testdata("dev-v5"))
 	tb.put("_refs/branches/dev%2Fsub.json", `{"parentBranch": "dev", "parentVersion": 5}`)
 	pl := tb.plan(Policy{KeepLast: 1})
 	if got := versionsOf(chainOf(t, pl, "").Kept); !slices.Equal(got, []uint64{4, 2}) {

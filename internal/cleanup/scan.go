@@ -57,7 +57,7 @@ func (m *manifest) final() bool { return !m.name.Staging && !m.name.Detached }
 // validBranch says whether branch names a directory inside the table's
 // tree/.
 func validBranch(table, branch string) bool {
-	return branch != "" && objstore.ValidatePrefix(lancemanifest.BranchChain(table, branch)+"/") == nil
+	return branch != "" && objstore.ValidatePrefix(lancemanifest.Chain{Table: table, Branch: branch}.Key()+"/") == nil
 }
 
 // chainDirOf returns the chain directory of a manifest key
@@ -94,11 +94,11 @@ func (s *scan) addChains(objects []objstore.Attrs, branches []string) {
 	}
 	add(s.table, "", true)
 	for _, b := range branches {
-		add(lancemanifest.BranchChain(s.table, b), b, true)
+		add(lancemanifest.Chain{Table: s.table, Branch: b}.Key(), b, true)
 	}
 	for b := range s.refs.branches {
 		// A recorded name that cannot be a directory holds no files.
-		if dir := lancemanifest.BranchChain(s.table, b); validBranch(s.table, b) {
+		if dir := (lancemanifest.Chain{Table: s.table, Branch: b}).Key(); validBranch(s.table, b) {
 			add(dir, b, true)
 		}
 	}

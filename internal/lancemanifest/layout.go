@@ -9,19 +9,27 @@ import (
 // its own dataset: tree/<branch>/_versions/ holds the branch's manifests.
 const treeDir = "tree"
 
-// BranchChain is the table key of a branch's version chain: Lance keeps a
-// branch's manifests under <table>/tree/<branch>/_versions/, so the chain
-// is a table of its own to the claim protocol, with its own head, records,
-// staging and final paths. Main's chain is the table itself.
-func BranchChain(table, branch string) string {
-	if branch == "" {
-		return table
+// A Chain is a version chain: the table (its directory) and the branch
+// ("" for main) whose manifests it holds. Lance keeps a branch's
+// manifests under <table>/tree/<branch>/_versions/, so a branch's chain is
+// a table of its own to the claim protocol, with its own head, records,
+// staging and final paths; main's chain is the table itself.
+type Chain struct {
+	Table  string
+	Branch string
+}
+
+// Key names the chain to the claim protocol and in storage: the table's
+// directory for main, <table>/tree/<branch> for a branch.
+func (c Chain) Key() string {
+	if c.Branch == "" {
+		return c.Table
 	}
-	return table + "/" + treeDir + "/" + branch
+	return c.Table + "/" + treeDir + "/" + c.Branch
 }
 
 // TreePrefix is the listing prefix of the directories in which a table's
-// branches keep their datasets (BranchChain's tree/).
+// branches keep their datasets (Chain.Key's tree/).
 func TreePrefix(table string) string { return table + "/" + treeDir + "/" }
 
 // BranchRefsPrefix is the listing prefix of the files in which Lance
@@ -40,22 +48,22 @@ func BranchOfRef(file string) (branch string, ok bool) {
 	return name, err == nil && name != ""
 }
 
-// SplitChain splits a chain key into its table and branch, given which
-// keys are tables: the shortest prefix before a /tree/ that isTable
+// ParseChain is the chain a key names (Chain.Key), given which keys are
+// tables: its table is the shortest prefix before a /tree/ that isTable
 // accepts. A key that is a table, or has no such prefix, is main's chain
 // of itself.
-func SplitChain(chain string, isTable func(string) bool) (table, branch string) {
-	if isTable(chain) {
-		return chain, ""
+func ParseChain(key string, isTable func(string) bool) Chain {
+	if isTable(key) {
+		return Chain{Table: key}
 	}
 	sep := "/" + treeDir + "/"
 	for i := 0; ; {
-		j := strings.Index(chain[i:], sep)
+		j := strings.Index(key[i:], sep)
 		if j < 0 {
-			return chain, ""
+			return Chain{Table: key}
 		}
-		if t := chain[:i+j]; isTable(t) {
-			return t, chain[i+j+len(sep):]
+		if t := key[:i+j]; isTable(t) {
+			return Chain{Table: t, Branch: key[i+j+len(sep):]}
 		}
 		i += j + 1
 	}

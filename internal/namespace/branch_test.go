@@ -24,7 +24,7 @@ func TestBranchesHaveTheirOwnChains(t *testing.T) {
 		s := e.s
 		tid := id("t")
 		loc := e.withVersions(tid, 2)
-		dev := lancemanifest.BranchChain(loc, "dev")
+		dev := lancemanifest.Chain{Table: loc, Branch: "dev"}.Key()
 
 		// Before the branch exists: listing its versions is
 		// TableBranchNotFound, as every branch operation answers.
@@ -131,12 +131,12 @@ func TestBranchesHaveTheirOwnChains(t *testing.T) {
 			{ID: t2, Version: 2, ManifestPath: e.stage(loc2, 2, "t2 2")},
 		}}))
 		must(s.BatchCommitTables(ctx, api.BatchCommitTablesRequest{Operations: []api.CommitTableOperation{
-			{CreateTableVersion: &api.CreateTableVersionRequest{ID: t2, Version: 1, Branch: "b/x", ManifestPath: e.stage(lancemanifest.BranchChain(loc2, "b/x"), 1, "t2 b/x 1")}},
+			{CreateTableVersion: &api.CreateTableVersionRequest{ID: t2, Version: 1, Branch: "b/x", ManifestPath: e.stage(lancemanifest.Chain{Table: loc2, Branch: "b/x"}.Key(), 1, "t2 b/x 1")}},
 		}}))
 		if got := versions("dev"); len(got) != 2 || got[1] != 4 {
 			t.Fatalf("dev after the batch: %v", got)
 		}
-		if e.final(lancemanifest.BranchChain(loc2, "b/x"), 1) != "t2 b/x 1" || e.final(loc2, 2) != "t2 2" {
+		if e.final(lancemanifest.Chain{Table: loc2, Branch: "b/x"}.Key(), 1) != "t2 b/x 1" || e.final(loc2, 2) != "t2 2" {
 			t.Fatal("the batches' manifests are not where they belong")
 		}
 		must(s.Versions().BatchDeleteTableVersions(ctx, api.BatchDeleteTableVersionsRequest{ID: tid, Branch: "dev", Ranges: []api.VersionRange{{StartVersion: 4, EndVersion: -1}}}))
@@ -169,7 +169,7 @@ func TestBranchesHaveTheirOwnChains(t *testing.T) {
 			"t:NULL:1:" + m(loc, 1), "t:NULL:2:" + m(loc, 2), "t:NULL:3:" + m(loc, 3),
 			"t:dev:3:" + m(dev, 3),
 			"t2:NULL:1:" + m(loc2, 1), "t2:NULL:2:" + m(loc2, 2),
-			"t2:b/x:1:" + m(lancemanifest.BranchChain(loc2, "b/x"), 1),
+			"t2:b/x:1:" + m(lancemanifest.Chain{Table: loc2, Branch: "b/x"}.Key(), 1),
 		}
 		if strings.Join(rows, "\n") != strings.Join(want, "\n") {
 			t.Fatalf("table_versions:\n%s\nwant\n%s", strings.Join(rows, "\n"), strings.Join(want, "\n"))

@@ -217,11 +217,11 @@ func (br Branches) DeleteTableBranch(ctx context.Context, req api.DeleteTableBra
 	}
 	// The branch's tree, but what the remaining branches keep under it
 	// (team/x under team when team is deleted).
-	dir := lancemanifest.BranchChain(table, req.Name) + "/"
+	dir := lancemanifest.Chain{Table: table, Branch: req.Name}.Key() + "/"
 	var keep []string
 	for _, o := range others {
 		if strings.HasPrefix(o, req.Name+"/") {
-			keep = append(keep, lancemanifest.BranchChain(table, o)+"/")
+			keep = append(keep, lancemanifest.Chain{Table: table, Branch: o}.Key()+"/")
 		}
 	}
 	for a, err := range s.objs.List(ctx, dir) {
@@ -236,7 +236,7 @@ func (br Branches) DeleteTableBranch(ctx context.Context, req api.DeleteTableBra
 	}
 	if s.managed() {
 		// The branch is gone: so are its versions, and its name is free.
-		if err := s.claims.ForgetChain(ctx, lancemanifest.BranchChain(table, req.Name)); err != nil {
+		if err := s.claims.ForgetChain(ctx, lancemanifest.Chain{Table: table, Branch: req.Name}.Key()); err != nil {
 			return nil, err
 		}
 	}

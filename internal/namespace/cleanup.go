@@ -75,7 +75,7 @@ func (s *Service) CleanupTable(ctx context.Context, req api.CleanupTableRequest)
 	var forget cleanup.ForgetFunc
 	if s.managed() {
 		forget = func(ctx context.Context, branch string, versions []uint64) error {
-			return s.claims.ForgetVersions(ctx, lancemanifest.BranchChain(loc, branch), versions)
+			return s.claims.ForgetVersions(ctx, lancemanifest.Chain{Table: loc, Branch: branch}.Key(), versions)
 		}
 	}
 	res, err := plan.Execute(ctx, s.objs, forget, nil)

@@ -224,7 +224,8 @@ func (s *Service) MaintainPass(ctx context.Context) (MaintainReport, error) {
 		if last, seen := m.heads[chain]; seen && !full && (last == head || time.Since(m.read[chain]) < m.cfg.FollowEvery) {
 			continue
 		}
-		table, branch := lancemanifest.SplitChain(chain, isTable)
+		c := lancemanifest.ParseChain(chain, isTable)
+		table, branch := c.Table, c.Branch
 		if !isTable(table) {
 			continue // a chain of no table (dropped meanwhile)
 		}

@@ -28,7 +28,7 @@ func splitChain(table, chain string) (string, string) {
 	if chain == table {
 		return table, ""
 	}
-	return table, strings.TrimPrefix(chain, lancemanifest.BranchChain(table, "")+"/tree/")
+	return table, strings.TrimPrefix(chain, lancemanifest.Chain{Table: table}.Key()+"/tree/")
 }
 
 // followPrunes follows Lance's cleanup on the chain of table id.

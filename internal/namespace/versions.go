@@ -34,7 +34,7 @@ func (s *Service) tableVersion(loc redisclaim.Location) api.TableVersion {
 // Branches. Lance names a branch in every version request (absent or
 // "main": main). Each branch of a table has a version chain of its own,
 // keyed as Lance lays it out: the table's tree/<branch>/ directory, whose
-// _versions/ holds the branch's manifests (lancemanifest.BranchChain). A
+// _versions/ holds the branch's manifests (lancemanifest.Chain). A
 // request on one branch reads and writes that chain only.
 
 // onMain reports whether branch names main.
@@ -50,7 +50,7 @@ func chainOf(loc, branch string) (string, error) {
 	if err := checkBranchName(branch); err != nil {
 		return "", err
 	}
-	return lancemanifest.BranchChain(loc, branch), nil
+	return lancemanifest.Chain{Table: loc, Branch: branch}.Key(), nil
 }
 
 // checkBranchName applies Lance's rules for a branch's name: segments

@@ -152,7 +152,7 @@ func (c *manifestCheck) branchesOf(ctx context.Context, st *manifesttable.State,
 // for another).
 func (c *manifestCheck) tableRows(ctx context.Context, st *manifesttable.State, t Table, branch string, rep *VerifyReport) error {
 	objs := c.objs
-	chain := lancemanifest.BranchChain(t.Location, branch)
+	chain := lancemanifest.Chain{Table: t.Location, Branch: branch}.Key()
 	if branch != "" && objstore.ValidateKey(chain) != nil {
 		rep.Drift = append(rep.Drift, Drift{Kind: InvalidRow, Table: t.ID, Branch: branch, Object: manifesttable.TypeTableVersion,
 			Detail: "the branch's name makes no usable directory"})

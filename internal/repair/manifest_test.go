@@ -278,7 +278,7 @@ func TestVerifyCoversLanceBranches(t *testing.T) {
 		}
 	}
 	rows := svc.Table().BranchVersionRows("ns$a", "dev")
-	if len(rows) != 3 || rows[1].TableVersion != 3 || rows[1].ManifestPath != lancemanifest.ManifestPath(lancemanifest.BranchChain(a, "dev"), lancemanifest.V2, 3) {
+	if len(rows) != 3 || rows[1].TableVersion != 3 || rows[1].ManifestPath != lancemanifest.ManifestPath(lancemanifest.Chain{Table: a, Branch: "dev"}.Key(), lancemanifest.V2, 3) {
 		t.Fatalf("dev's rows after repair: %+v", rows)
 	}
 	if main := svc.Table().VersionRows("ns$a"); len(main) != 2 {

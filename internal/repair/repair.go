@@ -333,8 +333,8 @@ func recordedBranches(ctx context.Context, claims *redisclaim.Store, tables []Ta
 	}
 	out := map[string][]string{}
 	for _, c := range chains {
-		if loc, b := lancemanifest.SplitChain(c, func(l string) bool { return locs[l] }); b != "" && locs[loc] {
-			out[loc] = append(out[loc], b)
+		if ch := lancemanifest.ParseChain(c, func(l string) bool { return locs[l] }); ch.Branch != "" && locs[ch.Table] {
+			out[ch.Table] = append(out[ch.Table], ch.Branch)
 		}
 	}
 	return out, nil
@@ -389,7 +389,7 @@ func sortedKeys(m map[string]bool) []string {
 // pruned leave the catalog first (reported in rep.Pruned).
 func verifyTable(ctx context.Context, claims *redisclaim.Store, t Table, branch string, repair, follow bool, rep *VerifyReport) error {
 	objs := claims.Objects()
-	chain := lancemanifest.BranchChain(t.Location, branch)
+	chain := lancemanifest.Chain{Table: t.Location, Branch: branch}.Key()
 	if objstore.ValidateKey(chain) != nil {
 		return nil // verifyManifest reports the branch's name
 	}

@@ -558,7 +558,7 @@ func TestConformance(t *testing.T) {
 		{"DeleteTableBranch", "a branch another forks from", post, pOrders + "/branches/delete" + dq, map[string]any{"name": "feature"}, 400, 13, nil},
 		{"DeleteTableBranch", "deletes a branch and its files", post, pOrders + "/branches/delete" + dq, map[string]any{"name": "feature/sub"}, 200, 0,
 			func(t *testing.T, r reply) {
-				for a, err := range s.Objects.List(context.Background(), lancemanifest.BranchChain(key, "feature/sub")+"/") {
+				for a, err := range s.Objects.List(context.Background(), lancemanifest.Chain{Table: key, Branch: "feature/sub"}.Key()+"/") {
 					t.Fatalf("left behind: %v %v", a.Key, err)
 				}
 			}},
