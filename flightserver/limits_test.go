@@ -1,9 +1,10 @@
 package flightserver
 
 import (
-	"strings"
 	"testing"
 	"time"
+
+	"github.com/flightns/flightns/internal/testutil/configtest"
 )
 
 func TestLimitsValidateRefusesNegativeLimitsAndSharesAbovePools(t *testing.T) {
@@ -34,12 +35,7 @@ func TestLimitsValidateRefusesNegativeLimitsAndSharesAbovePools(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := tc.limits.Validate()
-			switch {
-			case tc.want == "" && err != nil:
-				t.Fatalf("Validate() = %v, want nil", err)
-			case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
-				t.Fatalf("Validate() = %v, want an error with %q", err, tc.want)
-			}
+			configtest.Check(t, err, tc.want)
 		})
 	}
 	var l Limits

@@ -34,7 +34,7 @@ var production = [][]string{
 // machinery measures and tests: it may import anything, and nothing of
 // production may import it.
 var machinery = []string{
-	"internal/minioproc", "internal/s3proxy", "internal/testutil/nstest", "internal/testutil/redistest", "internal/testutil/s3test", "internal/testutil/oidctest",
+	"internal/minioproc", "internal/s3proxy", "internal/testutil/nstest", "internal/testutil/redistest", "internal/testutil/s3test", "internal/testutil/oidctest", "internal/testutil/configtest",
 	"bench", "cmd/flightns-bench", "tests/reliability", "internal/layers",
 }
 

@@ -2,9 +2,10 @@ package namespace
 
 import (
 	"math"
-	"strings"
 	"testing"
 	"time"
+
+	"github.com/flightns/flightns/internal/testutil/configtest"
 )
 
 func TestMaintainConfigValidateRefusesNegativeIntervalsAndBusyOutsideAShare(t *testing.T) {
@@ -26,12 +27,7 @@ func TestMaintainConfigValidateRefusesNegativeIntervalsAndBusyOutsideAShare(t *t
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := tc.cfg.Validate()
-			switch {
-			case tc.want == "" && err != nil:
-				t.Fatalf("Validate() = %v, want nil", err)
-			case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
-				t.Fatalf("Validate() = %v, want an error with %q", err, tc.want)
-			}
+			configtest.Check(t, err, tc.want)
 			c := tc.cfg
 			c.EnsureDefaults()
 			if err := c.Validate(); (err == nil) != (tc.want == "") {
