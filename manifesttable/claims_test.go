@@ -64,6 +64,8 @@ func (c *tableCatalog) Recover(ctx context.Context) (redisclaim.RecoveryStats, e
 
 func (c *tableCatalog) CompleteTxn(context.Context, redisclaim.TxnCommit) error { return nil }
 
+func (c *tableCatalog) Name(string) string { return "" }
+
 func (e *tenv) stageAndPut(s *redisclaim.Store, loc string, v uint64) redisclaim.Location {
 	e.t.Helper()
 	ctx := context.Background()

@@ -26,8 +26,8 @@
 // catalog's own rebuild under the lock's Token, Finish, End), and
 // Catalog.CompleteTxn applies a transaction's catalog part before it is
 // cleaned up. Config holds settings only, no functions into the layers
-// above. Errors name a table by its id in the catalog's object index
-// (redisstate.Catalog.TableAt), else by its directory; a writer's
+// above. Errors name a table as the catalog does (Catalog.Name: its id),
+// else by its directory; a writer's
 // Location carries the manifest bytes it promoted (Location.Manifest),
 // for the catalog's statistics.
 //

@@ -110,6 +110,12 @@ type Catalog interface {
 	// reader, or a recovery (TxnCommit.RecoveryToken set) — before the
 	// transaction is cleaned up. It must be idempotent.
 	CompleteTxn(ctx context.Context, c TxnCommit) error
+	// Name names a chain (a table's directory, or a branch's under it)
+	// in errors as the catalog's callers know it: the table's id and
+	// the branch; "" for a directory no table has. Errors only call it,
+	// and it must not do I/O: a claim refused under contention is
+	// answered with it.
+	Name(chain string) string
 }
 
 // Recover rebuilds the catalog's Redis state from object storage when the

@@ -127,6 +127,8 @@ func (c *floorCatalog) Recover(ctx context.Context) (RecoveryStats, error) {
 
 func (c *floorCatalog) CompleteTxn(context.Context, TxnCommit) error { return nil }
 
+func (c *floorCatalog) Name(string) string { return "" }
+
 func TestConcurrentRecoveriesRunOnce(t *testing.T) {
 	ctx := context.Background()
 	e := newEnv(t, "mem")

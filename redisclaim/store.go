@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -48,7 +47,7 @@ type Location struct {
 // version is taken, and the table's head is Head.
 type ConflictError struct {
 	Table   string // the table's key
-	Name    string // the table as errors name it (its id in the catalog's index, else Table)
+	Name    string // the table as errors name it (Catalog.Name, else Table)
 	Version uint64
 	Head    uint64
 
@@ -62,34 +61,20 @@ func (e *ConflictError) Error() string {
 	return fmt.Sprintf("version %d of table %s is taken (head is %d)", e.Version, e.Name, e.Head)
 }
 
-func (s *Store) conflict(ctx context.Context, table string, version, head uint64) error {
-	return nserror.New(nserror.ConcurrentModification, "%w", &ConflictError{Table: table, Name: s.name(ctx, table), Version: version, Head: head})
+func (s *Store) conflict(table string, version, head uint64) error {
+	return nserror.New(nserror.ConcurrentModification, "%w", &ConflictError{Table: table, Name: s.name(table), Version: version, Head: head})
 }
 
-// name is a table as errors name it: the catalog's id of the table whose
-// directory the chain is (quoted, with the branch when the chain is a
-// branch's), read from the object index the catalog keeps in Redis; the
-// chain itself where the index has no table there (a Store of its own, a
-// directory no table has, an index Redis lost). Only errors call it.
-func (s *Store) name(ctx context.Context, chain string) string {
-	ids := map[string]string{}
-	isTable := func(loc string) bool {
-		id, err := s.rs.TableAt(ctx, loc)
-		if err != nil || id == "" {
-			return false
+// name is a table as errors name it: the catalog's name for the chain
+// (Catalog.Name: the table's id, and its branch), else the chain itself
+// (a Store of its own, a directory no table has).
+func (s *Store) name(chain string) string {
+	if s.cat != nil {
+		if n := s.cat.Name(chain); n != "" {
+			return n
 		}
-		ids[loc] = id
-		return true
 	}
-	c := lancemanifest.ParseChain(chain, isTable)
-	id, ok := ids[c.Table]
-	switch {
-	case !ok:
-		return chain
-	case c.Branch != "":
-		return strconv.Quote(id) + " (branch " + strconv.Quote(c.Branch) + ")"
-	}
-	return strconv.Quote(id)
+	return chain
 }
 
 // Step names a point of the commit protocol where tests cut in.
@@ -625,7 +610,7 @@ func (s *Store) runClaim(ctx context.Context, txnID string, txnRecord []byte, en
 			}
 		case redisstate.Conflict:
 			e := entries[r.Member]
-			err := s.conflict(ctx, e.table, e.version, r.Head)
+			err := s.conflict(e.table, e.version, r.Head)
 			if r.TakenBy != "" {
 				var ce *ConflictError
 				if errors.As(err, &ce) {
@@ -852,7 +837,7 @@ func (s *Store) reconfirm(ctx context.Context, table string, version uint64, rec
 		return nil
 	}
 	return nserror.New(nserror.ServiceUnavailable,
-		"the claim of version %d of table %s is no longer in Redis as it was read (Redis lost its state meanwhile?): retry the same request to learn the outcome", version, s.name(ctx, table))
+		"the claim of version %d of table %s is no longer in Redis as it was read (Redis lost its state meanwhile?): retry the same request to learn the outcome", version, s.name(table))
 }
 
 // claimNow reads a version's record as Redis holds it now, with the
@@ -896,9 +881,9 @@ func (s *Store) supersede(ctx context.Context, table string, version uint64, rec
 	}
 	if rec.TxnID == "" {
 		s.discard(rec.Staging)
-		return s.conflict(ctx, table, version, head)
+		return s.conflict(table, version, head)
 	}
-	return nserror.New(nserror.Internal, "transaction %s: member version %d of table %s is occupied in storage by other bytes", rec.TxnID, version, s.name(ctx, table))
+	return nserror.New(nserror.Internal, "transaction %s: member version %d of table %s is occupied in storage by other bytes", rec.TxnID, version, s.name(table))
 }
 
 // resolveVersion returns a committed version's location, finishing a
@@ -908,7 +893,7 @@ func (s *Store) resolveVersion(ctx context.Context, table string, version uint64
 		return Location{}, err
 	}
 	if version > redisstate.MaxVersion {
-		return Location{}, nserror.New(nserror.TableVersionNotFound, "table %s has no version %d", s.name(ctx, table), version)
+		return Location{}, nserror.New(nserror.TableVersionNotFound, "table %s has no version %d", s.name(table), version)
 	}
 	gone := map[string]bool{}
 	var observed time.Time
@@ -928,7 +913,7 @@ func (s *Store) resolveVersion(ctx context.Context, table string, version uint64
 				return false, err
 			}
 			if head == 0 {
-				return false, s.notFound(ctx, table, version)
+				return false, s.notFound(table, version)
 			}
 			return false, nil
 		}
@@ -938,7 +923,7 @@ func (s *Store) resolveVersion(ctx context.Context, table string, version uint64
 			v = head
 		}
 		if v == 0 || v > head {
-			return false, s.notFound(ctx, table, version)
+			return false, s.notFound(table, version)
 		}
 		if !r.HasRecord {
 			var err error
@@ -947,7 +932,7 @@ func (s *Store) resolveVersion(ctx context.Context, table string, version uint64
 		}
 		rec := r.Record
 		if rec.Deleted() {
-			return false, nserror.New(nserror.TableVersionNotFound, "version %d of table %s %w", v, s.name(ctx, table), errDeletedRecord)
+			return false, nserror.New(nserror.TableVersionNotFound, "version %d of table %s %w", v, s.name(table), errDeletedRecord)
 		}
 		if !rec.Staged() {
 			out = locationOf(rec, table, v)
@@ -983,11 +968,11 @@ func (s *Store) resolveVersion(ctx context.Context, table string, version uint64
 	return out, nil
 }
 
-func (s *Store) notFound(ctx context.Context, table string, version uint64) error {
+func (s *Store) notFound(table string, version uint64) error {
 	if version == 0 {
-		return nserror.New(nserror.TableVersionNotFound, "table %s has no versions", s.name(ctx, table))
+		return nserror.New(nserror.TableVersionNotFound, "table %s has no versions", s.name(table))
 	}
-	return nserror.New(nserror.TableVersionNotFound, "table %s has no version %d", s.name(ctx, table), version)
+	return nserror.New(nserror.TableVersionNotFound, "table %s has no version %d", s.name(table), version)
 }
 
 // fromStorage answers for a version up to the head that Redis has no
@@ -1008,7 +993,7 @@ func (s *Store) fromStorage(ctx context.Context, table string, version uint64) (
 		}
 		return Location{Table: table, Version: version, Path: p, Size: a.Size, ETag: a.ETag, Scheme: scheme}, nil
 	}
-	return Location{}, s.notFound(ctx, table, version)
+	return Location{}, s.notFound(table, version)
 }
 
 // Get is Lance's ExternalManifestStore Get.
@@ -1091,11 +1076,11 @@ func (s *Store) PutIfExists(ctx context.Context, table string, version uint64, p
 		return err
 	}
 	if r.Status != redisstate.OK || !r.HasRecord {
-		return s.notFound(ctx, table, version)
+		return s.notFound(table, version)
 	}
 	rec := r.Record
 	if rec.Final != path {
-		return nserror.New(nserror.InvalidInput, "version %d of table %s is claimed for %s, not %s", version, s.name(ctx, table), rec.Final, path)
+		return nserror.New(nserror.InvalidInput, "version %d of table %s is claimed for %s, not %s", version, s.name(table), rec.Final, path)
 	}
 	if size > 0 {
 		rec.Size = size
@@ -1105,7 +1090,7 @@ func (s *Store) PutIfExists(ctx context.Context, table string, version uint64, p
 		return err
 	}
 	if !ok {
-		return nserror.New(nserror.ConcurrentModification, "version %d of table %s changed while it was being finalized", version, s.name(ctx, table))
+		return nserror.New(nserror.ConcurrentModification, "version %d of table %s changed while it was being finalized", version, s.name(table))
 	}
 	return nil
 }

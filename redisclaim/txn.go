@@ -115,7 +115,7 @@ func (s *Store) Commit(ctx context.Context, entries []Entry, x *Extras) (Batch, 
 	sem := make(chan struct{}, 16)
 	for i, in := range entries {
 		if seen[in.Table] {
-			return Batch{}, nserror.New(nserror.InvalidInput, "table %s appears twice in one batch", s.name(ctx, in.Table))
+			return Batch{}, nserror.New(nserror.InvalidInput, "table %s appears twice in one batch", s.name(in.Table))
 		}
 		seen[in.Table] = true
 		if _, err := checkStaging(in.Table, in.Version, in.StagingPath); err != nil {

@@ -3,7 +3,9 @@ package namespace
 import (
 	"context"
 	"fmt"
+	"strconv"
 
+	"github.com/flightns/flightns/internal/lancemanifest"
 	"github.com/flightns/flightns/redisclaim"
 )
 
@@ -18,6 +20,23 @@ func (c catalog) Recover(ctx context.Context) (redisclaim.RecoveryStats, error) 
 
 func (c catalog) CompleteTxn(ctx context.Context, t redisclaim.TxnCommit) error {
 	return c.s.txnCommitted(ctx, t)
+}
+
+// Name names a claim chain (a table's directory, or a branch's under it)
+// as callers know it, from this process's index of __manifest: the
+// table's id, and the branch; "" for a directory no table has.
+func (c catalog) Name(chain string) string {
+	t := c.s.table
+	isTable := func(loc string) bool { _, ok := t.TableByLocation(loc); return ok }
+	ch := lancemanifest.ParseChain(chain, isTable)
+	id, ok := t.TableByLocation(ch.Table)
+	switch {
+	case !ok:
+		return ""
+	case ch.Branch != "":
+		return strconv.Quote(id) + " (branch " + strconv.Quote(ch.Branch) + ")"
+	}
+	return strconv.Quote(id)
 }
 
 // recover rebuilds the catalog's Redis state from storage when Redis lost

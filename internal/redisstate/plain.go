@@ -437,14 +437,3 @@ func (c *Catalog) get(ctx context.Context, key Key) (string, error) {
 	}
 	return v, err
 }
-
-// TableAt returns the id of the live table whose directory is loc, from
-// the object index (Keys.ByLoc); "" when no table is there, or when Redis
-// holds no index (a claim store of its own, or a state Redis lost).
-func (c *Catalog) TableAt(ctx context.Context, loc string) (string, error) {
-	id, err := c.rdb.HGet(ctx, string(c.ByLoc()), loc).Result()
-	if errors.Is(err, redis.Nil) {
-		return "", nil
-	}
-	return id, err
-}
