@@ -223,7 +223,7 @@ func (w *committer) commit(ctx context.Context, _ int) Outcome {
 		i := rand.IntN(w.tables)
 		tbl := w.table(i)
 		v := w.heads[i].Load() + 1
-		staging := lancemanifest.StagingPath(lancemanifest.ManifestPath(tbl, lancemanifest.V2, v))
+		staging := lancemanifest.StagingPath(lancemanifest.Dir(tbl).Manifest(lancemanifest.V2, v))
 		if err := w.objs.PutWith(ctx, staging, w.payload[:], objstore.WriteOptions{NoSync: true}); err != nil {
 			return Failed
 		}
@@ -243,7 +243,7 @@ func (w *committer) commitTables(ctx context.Context, idx []int) Outcome {
 	for _, i := range idx {
 		tbl := w.table(i)
 		v := w.heads[i].Load() + 1
-		staging := lancemanifest.StagingPath(lancemanifest.ManifestPath(tbl, lancemanifest.V2, v))
+		staging := lancemanifest.StagingPath(lancemanifest.Dir(tbl).Manifest(lancemanifest.V2, v))
 		if err := w.objs.PutWith(ctx, staging, w.payload[:], objstore.WriteOptions{NoSync: true}); err != nil {
 			return Failed
 		}

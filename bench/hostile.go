@@ -574,7 +574,7 @@ func (w *hostileWriter) sync(ctx context.Context, n int) error {
 // commit stages and commits the next version of client c's table.
 func (w *hostileWriter) commit(ctx context.Context, c int) Outcome {
 	v := w.heads[c] + 1
-	key := lancemanifest.StagingPath(lancemanifest.ManifestPath(w.keys[c], lancemanifest.V2, uint64(v)))
+	key := lancemanifest.StagingPath(lancemanifest.Dir(w.keys[c]).Manifest(lancemanifest.V2, uint64(v)))
 	if err := w.objs.PutWith(ctx, key, w.payload, objstore.WriteOptions{NoSync: true}); err != nil {
 		return Failed
 	}

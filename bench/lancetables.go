@@ -102,10 +102,10 @@ func (t *lanceTables) commit(ctx context.Context, i int) Outcome {
 	if err != nil {
 		return Failed
 	}
-	if err := t.objs.PutWith(ctx, lancemanifest.TransactionsPrefix(t.keys[i])+txnFile, txn, objstore.WriteOptions{NoSync: true}); err != nil {
+	if err := t.objs.PutWith(ctx, lancemanifest.Dir(t.keys[i]).Transactions()+txnFile, txn, objstore.WriteOptions{NoSync: true}); err != nil {
 		return Failed
 	}
-	staging := lancemanifest.StagingPath(lancemanifest.ManifestPath(t.keys[i], lancemanifest.V2, v))
+	staging := lancemanifest.StagingPath(lancemanifest.Dir(t.keys[i]).Manifest(lancemanifest.V2, v))
 	if err := t.objs.PutWith(ctx, staging, m, objstore.WriteOptions{NoSync: true}); err != nil {
 		return Failed
 	}

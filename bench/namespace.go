@@ -85,7 +85,7 @@ func runNamespace(ctx context.Context, cfg Config, rep *Report) error {
 		}
 		r := Measure(ctx, clients, cfg.Duration, func(ctx context.Context, c int) Outcome {
 			v := heads[c] + 1
-			key := lancemanifest.StagingPath(lancemanifest.ManifestPath(tables[c], lancemanifest.V2, uint64(v)))
+			key := lancemanifest.StagingPath(lancemanifest.Dir(tables[c]).Manifest(lancemanifest.V2, uint64(v)))
 			if err := objs.PutWith(ctx, key, payload, objstore.WriteOptions{NoSync: true}); err != nil {
 				return Failed
 			}

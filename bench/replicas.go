@@ -228,7 +228,7 @@ func (w *replicaWriter) commit(ctx context.Context, r int) Outcome {
 
 func (w *replicaWriter) commitTable(ctx context.Context, r, k int) Outcome {
 	v := w.heads[k].Load() + 1
-	key := lancemanifest.StagingPath(lancemanifest.ManifestPath(w.keys[k], lancemanifest.V2, v))
+	key := lancemanifest.StagingPath(lancemanifest.Dir(w.keys[k]).Manifest(lancemanifest.V2, v))
 	if err := w.objs.PutWith(ctx, key, w.payload, objstore.WriteOptions{NoSync: true}); err != nil {
 		return Failed
 	}

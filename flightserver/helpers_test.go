@@ -128,7 +128,7 @@ func (e *fenv) declareWithVersions(tid api.ID, n int) {
 // (a URI under the root) and returns its URI, the form Lance sends.
 func (e *fenv) stage(location string, v uint64) string {
 	e.t.Helper()
-	final := lancemanifest.ManifestPath(location, lancemanifest.V2, v)
+	final := lancemanifest.Dir(location).Manifest(lancemanifest.V2, v)
 	staging := lancemanifest.StagingPath(final)
 	key := strings.TrimPrefix(staging, e.objs.URI()+"/")
 	if err := e.objs.Put(context.Background(), key, []byte(fmt.Sprintf("manifest %d at %s", v, staging))); err != nil {

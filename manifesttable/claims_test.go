@@ -69,7 +69,7 @@ func (c *tableCatalog) Name(string) string { return "" }
 func (e *tenv) stageAndPut(s *redisclaim.Store, loc string, v uint64) redisclaim.Location {
 	e.t.Helper()
 	ctx := context.Background()
-	p := lancemanifest.StagingPath(lancemanifest.ManifestPath(loc, lancemanifest.V2, v))
+	p := lancemanifest.StagingPath(lancemanifest.Dir(loc).Manifest(lancemanifest.V2, v))
 	if err := e.objs.Put(ctx, p, []byte(fmt.Sprintf("%s@%d", loc, v))); err != nil {
 		e.t.Fatal(err)
 	}
@@ -106,7 +106,7 @@ func TestCommitsFromTheClaimStoreBecomeVersionRows(t *testing.T) {
 		if loc == "raw_dir" {
 			v = 1
 		}
-		p := lancemanifest.StagingPath(lancemanifest.ManifestPath(loc, lancemanifest.V2, v))
+		p := lancemanifest.StagingPath(lancemanifest.Dir(loc).Manifest(lancemanifest.V2, v))
 		if err := e.objs.Put(ctx, p, []byte("txn")); err != nil {
 			t.Fatal(err)
 		}
@@ -195,7 +195,7 @@ func TestAGapInTheLogIsRepairedFromStorageOnBranchesToo(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.stageAndPut(cs, fresh, 1)
-	if err := e.objs.Put(ctx, lancemanifest.BranchRefsPrefix("loc_t")+"team%2Fnew.json", []byte(`{}`)); err != nil {
+	if err := e.objs.Put(ctx, lancemanifest.Dir("loc_t").BranchRefs()+"team%2Fnew.json", []byte(`{}`)); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := e.objs.DeletePrefix(ctx, old+"/"); err != nil {

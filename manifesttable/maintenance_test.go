@@ -86,7 +86,7 @@ func TestTableMaintenanceFromRealLanceManifests(t *testing.T) {
 	cs := e.claims(tb)
 	stage := func(chain string, v uint64, body []byte) redisclaim.Location {
 		t.Helper()
-		p := lancemanifest.StagingPath(lancemanifest.ManifestPath(chain, lancemanifest.V2, v))
+		p := lancemanifest.StagingPath(lancemanifest.Dir(chain).Manifest(lancemanifest.V2, v))
 		if err := e.objs.Put(ctx, p, body); err != nil {
 			t.Fatal(err)
 		}

@@ -535,10 +535,10 @@ func (tr *translator) idOf(loc string) (string, bool) {
 
 func (tr *translator) chainOf(chain string) (id, branch string) {
 	c := lancemanifest.ParseChain(chain, func(l string) bool { _, ok := tr.idOf(l); return ok })
-	if id, ok := tr.idOf(c.Table); ok {
+	if id, ok := tr.idOf(string(c.Table)); ok {
 		return id, c.Branch
 	}
-	return c.Table, c.Branch
+	return string(c.Table), c.Branch
 }
 
 func (tr *translator) put(e logEntry) error {
@@ -744,18 +744,21 @@ func (t *Table) reconcile(ctx context.Context, seq uint64) ([]change, error) {
 
 // versionChain is one version chain of a table: main ("") or a branch,
 // and the directory its versions are in.
-type versionChain struct{ id, branch, loc string }
+type versionChain struct {
+	id, branch string
+	dir        lancemanifest.Dir
+}
 
 // versionChains lists the version chains reconcile compares with
 // storage: every table's main chain and every branch it has rows of or
 // Lance recorded; reads are the tables with a read_version.
 func (t *Table) versionChains(ctx context.Context) ([]versionChain, map[string]Row, error) {
 	t.idx.RLock()
-	tables := map[string]string{} // id -> location
-	reads := map[string]Row{}     // tables with a read_version
+	tables := map[string]lancemanifest.Dir{} // id -> location
+	reads := map[string]Row{}                // tables with a read_version
 	for k, r := range t.idx.rows.objects {
 		if k.Type == TypeTable && r.Location != "" {
-			tables[k.ID] = r.Location
+			tables[k.ID] = lancemanifest.Dir(r.Location)
 			if r.ReadVersion > 0 {
 				reads[k.ID] = r
 			}
@@ -770,7 +773,7 @@ func (t *Table) versionChains(ctx context.Context) ([]versionChain, map[string]R
 			}
 			branches[id][branch] = true
 		} else if _, ok := tables[id]; !ok && objstore.ValidateKey(id) == nil {
-			tables[id] = id // versions of a directory without a table row
+			tables[id] = lancemanifest.Dir(id) // versions of a directory without a table row
 		}
 	}
 	t.idx.RUnlock()
@@ -781,7 +784,7 @@ func (t *Table) versionChains(ctx context.Context) ([]versionChain, map[string]R
 		if named == nil {
 			named = map[string]bool{}
 		}
-		prefix := lancemanifest.BranchRefsPrefix(loc)
+		prefix := loc.BranchRefs()
 		for a, err := range t.cfg.Objects.List(ctx, prefix) {
 			if err != nil {
 				return nil, nil, err
@@ -791,7 +794,7 @@ func (t *Table) versionChains(ctx context.Context) ([]versionChain, map[string]R
 			}
 		}
 		for b := range named {
-			chains = append(chains, versionChain{id, b, lancemanifest.Chain{Table: loc, Branch: b}.Key()})
+			chains = append(chains, versionChain{id, b, lancemanifest.Chain{Table: loc, Branch: b}.Dir()})
 		}
 	}
 	return chains, reads, nil
@@ -807,8 +810,8 @@ func (t *Table) reconcileChain(ctx context.Context, seq uint64, c versionChain, 
 	}
 	var out []change
 	found := map[uint64]bool{}
-	if objstore.ValidateKey(c.loc) == nil {
-		for a, err := range t.cfg.Objects.List(ctx, lancemanifest.VersionsPrefix(c.loc)) {
+	if objstore.ValidateKey(string(c.dir)) == nil {
+		for a, err := range t.cfg.Objects.List(ctx, c.dir.Versions()) {
 			if err != nil {
 				return nil, err
 			}

@@ -29,7 +29,7 @@ func TestVersionRowsGetTheirStatisticsFromTheirManifests(t *testing.T) {
 		t.Fatal(err)
 	}
 	stage := func(chain string, v uint64, body []byte) redisclaim.Location {
-		p := lancemanifest.StagingPath(lancemanifest.ManifestPath(chain, lancemanifest.V2, v))
+		p := lancemanifest.StagingPath(lancemanifest.Dir(chain).Manifest(lancemanifest.V2, v))
 		if err := e.objs.Put(ctx, p, body); err != nil {
 			t.Fatal(err)
 		}

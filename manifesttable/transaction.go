@@ -168,7 +168,7 @@ func readOperation(ctx context.Context, objs *objstore.Store, key string, b []by
 		return "", fmt.Errorf("transaction file %q is not a file name", file)
 	}
 	dataset := path.Dir(path.Dir(key)) // <dataset>/_versions/<manifest>
-	txnKey := lancemanifest.TransactionsPrefix(dataset) + file
+	txnKey := lancemanifest.Dir(dataset).Transactions() + file
 	if err := objstore.ValidateKey(txnKey); err != nil {
 		return "", err
 	}

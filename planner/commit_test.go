@@ -170,7 +170,7 @@ func TestACrashMidCommitRollsForward(t *testing.T) {
 			}
 			for _, l := range leaves {
 				r, _ := e.svc.Table().Object(manifesttable.TypeTable, l.String())
-				final := lancemanifest.ManifestPath(r.Location, lancemanifest.V2, 1)
+				final := lancemanifest.Dir(r.Location).Manifest(lancemanifest.V2, 1)
 				if b, err := e.env.Objects.Get(ctx, final); err != nil || string(b) != "m "+l.String() {
 					t.Errorf("final manifest of %s: %q, %v", l, b, err)
 				}

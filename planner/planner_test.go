@@ -61,7 +61,7 @@ func (e *penv) stage(leaf api.ID, v int64, content string) string {
 	if !ok {
 		e.t.Fatalf("leaf %s has no row", leaf)
 	}
-	key := lancemanifest.StagingPath(lancemanifest.ManifestPath(r.Location, lancemanifest.V2, uint64(v)))
+	key := lancemanifest.StagingPath(lancemanifest.Dir(r.Location).Manifest(lancemanifest.V2, uint64(v)))
 	if err := e.env.Objects.Put(ctx, key, []byte(content)); err != nil {
 		e.t.Fatal(err)
 	}

@@ -135,7 +135,7 @@ func (e *env) crashAt(seam Step, table string, version uint64, content string) {
 // stage writes a staging manifest for (table, version) holding content.
 func (e *env) stage(table string, version uint64, content string) string {
 	e.t.Helper()
-	p := lancemanifest.StagingPath(lancemanifest.ManifestPath(table, lancemanifest.V2, version))
+	p := lancemanifest.StagingPath(lancemanifest.Dir(table).Manifest(lancemanifest.V2, version))
 	if err := e.objs.Put(context.Background(), p, []byte(content)); err != nil {
 		e.t.Fatal(err)
 	}
@@ -151,7 +151,7 @@ func (e *env) put(table string, version uint64, content string) (Location, error
 // final reads the final manifest of (table, version); "" when absent.
 func (e *env) final(table string, version uint64) string {
 	e.t.Helper()
-	b, err := e.objs.Get(context.Background(), lancemanifest.ManifestPath(table, lancemanifest.V2, version))
+	b, err := e.objs.Get(context.Background(), lancemanifest.Dir(table).Manifest(lancemanifest.V2, version))
 	if errors.Is(err, objstore.ErrNotFound) {
 		return ""
 	}
@@ -168,12 +168,12 @@ func (e *env) stagingLeft(table string) []string {
 	e.t.Helper()
 	e.settle()
 	var out []string
-	all, err := e.objs.ListAll(context.Background(), lancemanifest.VersionsPrefix(table))
+	all, err := e.objs.ListAll(context.Background(), lancemanifest.Dir(table).Versions())
 	if err != nil {
 		e.t.Fatal(err)
 	}
 	for _, a := range all {
-		if m, err := lancemanifest.ParseManifestName(a.Key[len(lancemanifest.VersionsPrefix(table)):]); err == nil && m.Staging {
+		if m, err := lancemanifest.ParseManifestName(a.Key[len(lancemanifest.Dir(table).Versions()):]); err == nil && m.Staging {
 			out = append(out, a.Key)
 		}
 	}

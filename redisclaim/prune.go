@@ -46,7 +46,7 @@ type Prunes struct {
 // ClassifyPrunes compares the version records of branch ("" for main) of
 // the table at table with the manifests in storage, and changes nothing.
 func (s *Store) ClassifyPrunes(ctx context.Context, table, branch string) (Prunes, error) {
-	chain := lancemanifest.Chain{Table: table, Branch: branch}.Key()
+	chain := lancemanifest.Chain{Table: lancemanifest.Dir(table), Branch: branch}.Key()
 	if err := checkTable(chain); err != nil {
 		return Prunes{}, err
 	}
@@ -77,7 +77,7 @@ func (s *Store) ClassifyPrunes(ctx context.Context, table, branch string) (Prune
 	if !stored[head] {
 		return Prunes{Missing: missing}, nil
 	}
-	refs, err := lancemanifest.ReadRefs(ctx, s.objs, table)
+	refs, err := lancemanifest.ReadRefs(ctx, s.objs, lancemanifest.Dir(table))
 	if nserror.CodeOf(err) == nserror.Internal {
 		// A ref file that is not Lance's may keep any version: nothing is
 		// taken for pruned, the missing ones are reported as drift.
@@ -111,7 +111,7 @@ func (s *Store) FollowPrunes(ctx context.Context, table, branch string) (Prunes,
 	if err != nil || len(p.Pruned) == 0 {
 		return p, err
 	}
-	if err := s.ForgetVersions(ctx, lancemanifest.Chain{Table: table, Branch: branch}.Key(), p.Pruned); err != nil {
+	if err := s.ForgetVersions(ctx, lancemanifest.Chain{Table: lancemanifest.Dir(table), Branch: branch}.Key(), p.Pruned); err != nil {
 		return Prunes{}, err
 	}
 	return p, nil

@@ -27,7 +27,7 @@ type foundVersion struct {
 // versions and staging objects are skipped.
 func (s *Store) scanVersions(ctx context.Context, table string) ([]foundVersion, error) {
 	var out []foundVersion
-	for a, err := range s.objs.List(ctx, lancemanifest.VersionsPrefix(table)) {
+	for a, err := range s.objs.List(ctx, lancemanifest.Dir(table).Versions()) {
 		if err != nil {
 			return nil, err
 		}

@@ -45,7 +45,7 @@ func TestRecoveryAfterFlushAllRollsRecordedTransactionsForward(t *testing.T) {
 		t.Fatal("the fault did not fire")
 	}
 	e.noFaults()
-	if err := e.objs.Put(ctx, lancemanifest.ManifestPath("d", lancemanifest.V2, 1), []byte("someone else")); err != nil {
+	if err := e.objs.Put(ctx, lancemanifest.Dir("d").Manifest(lancemanifest.V2, 1), []byte("someone else")); err != nil {
 		t.Fatal(err)
 	}
 

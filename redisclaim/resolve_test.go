@@ -45,7 +45,7 @@ func TestLatestAfterHelpingATransactionIsOneVersion(t *testing.T) {
 	if !fired.Load() {
 		t.Fatal("the reader did not help the transaction")
 	}
-	if want := lancemanifest.ManifestPath("t1", lancemanifest.V2, loc.Version); loc.Path != want {
+	if want := lancemanifest.Dir("t1").Manifest(lancemanifest.V2, loc.Version); loc.Path != want {
 		t.Fatalf("latest is version %d with the manifest %s, want %s", loc.Version, loc.Path, want)
 	}
 	if want := int64(len(e.final("t1", loc.Version))); loc.Size != want {

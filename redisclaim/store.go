@@ -352,14 +352,14 @@ func checkStaging(table string, version uint64, staging string) (string, error) 
 		return "", err
 	}
 	switch {
-	case t != table:
+	case string(t) != table:
 		return "", nserror.New(nserror.InvalidInput, "staging manifest %q is not inside table %q", staging, table)
 	case !m.Staging || m.Detached:
 		return "", nserror.New(nserror.InvalidInput, "%q is not a staging manifest name (<final name>-<suffix>)", staging)
 	case m.Version != version:
 		return "", nserror.New(nserror.InvalidInput, "staging manifest %q is for version %d, not %d", staging, m.Version, version)
 	}
-	return lancemanifest.ManifestPath(table, m.Scheme, version), nil
+	return lancemanifest.Dir(table).Manifest(m.Scheme, version), nil
 }
 
 // stagedEntry checks a staging object in storage and builds its entry.
@@ -980,7 +980,7 @@ func (s *Store) notFound(table string, version uint64) error {
 // final manifest found there is recorded.
 func (s *Store) fromStorage(ctx context.Context, table string, version uint64) (Location, error) {
 	for _, scheme := range []lancemanifest.NamingScheme{lancemanifest.V2, lancemanifest.V1} {
-		p := lancemanifest.ManifestPath(table, scheme, version)
+		p := lancemanifest.Dir(table).Manifest(scheme, version)
 		a, err := s.objs.Head(ctx, p)
 		if errors.Is(err, objstore.ErrNotFound) {
 			continue
@@ -1051,13 +1051,13 @@ func (s *Store) PutIfNotExists(ctx context.Context, table string, version uint64
 	if err != nil {
 		return err
 	}
-	if t != table || m.Version != version || m.Detached {
+	if string(t) != table || m.Version != version || m.Detached {
 		return nserror.New(nserror.InvalidInput, "%q is not a manifest of version %d of table %s", path, version, table)
 	}
 	if err := checkETag(etag); err != nil {
 		return err
 	}
-	e := entry{table: table, version: version, staging: path, final: lancemanifest.ManifestPath(table, m.Scheme, version), size: size}
+	e := entry{table: table, version: version, staging: path, final: lancemanifest.Dir(table).Manifest(m.Scheme, version), size: size}
 	_, err = s.claim(ctx, "", nil, []entry{e}, nil)
 	return err
 }

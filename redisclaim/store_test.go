@@ -38,7 +38,7 @@ func TestPutCommitsAndEveryReadSeesIt(t *testing.T) {
 				if err != nil {
 					t.Fatalf("Put v%d: %v", v, err)
 				}
-				if loc.Version != v || loc.Path != lancemanifest.ManifestPath("t1", lancemanifest.V2, v) || loc.Size != int64(len("manifest-1")) || loc.Seq == 0 {
+				if loc.Version != v || loc.Path != lancemanifest.Dir("t1").Manifest(lancemanifest.V2, v) || loc.Size != int64(len("manifest-1")) || loc.Seq == 0 {
 					t.Fatalf("Put v%d = %+v", v, loc)
 				}
 			}
@@ -51,7 +51,7 @@ func TestPutCommitsAndEveryReadSeesIt(t *testing.T) {
 					t.Fatalf("final v%d = %q", v, got)
 				}
 				p, err := e.s.Get(ctx, "t1", v)
-				if err != nil || p != lancemanifest.ManifestPath("t1", lancemanifest.V2, v) {
+				if err != nil || p != lancemanifest.Dir("t1").Manifest(lancemanifest.V2, v) {
 					t.Fatalf("Get v%d = %q, %v", v, p, err)
 				}
 			}
@@ -199,7 +199,7 @@ func TestVersionsAlreadyInStorageSeedTheHead(t *testing.T) {
 	e := newEnv(t, "file")
 	// A table written before flightns knew it: finals, one stray staging.
 	for v := uint64(1); v <= 5; v++ {
-		if err := e.objs.Put(ctx, lancemanifest.ManifestPath("old", lancemanifest.V2, v), []byte(fmt.Sprintf("old-%d", v))); err != nil {
+		if err := e.objs.Put(ctx, lancemanifest.Dir("old").Manifest(lancemanifest.V2, v), []byte(fmt.Sprintf("old-%d", v))); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -220,7 +220,7 @@ func TestVersionsAlreadyInStorageSeedTheHead(t *testing.T) {
 	}
 	// lancemanifest.V1-named tables work too.
 	for v := uint64(1); v <= 2; v++ {
-		if err := e.objs.Put(ctx, lancemanifest.ManifestPath("v1t", lancemanifest.V1, v), []byte("x")); err != nil {
+		if err := e.objs.Put(ctx, lancemanifest.Dir("v1t").Manifest(lancemanifest.V1, v), []byte("x")); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -252,9 +252,9 @@ func TestBadInputIsRefusedBeforeAnyWrite(t *testing.T) {
 		{"size that does not match", "t", 1, good, 99},
 		{"staging of another table", "t", 1, other, 0},
 		{"staging of another version", "t", 2, good, 0},
-		{"final name as staging", "t", 1, lancemanifest.ManifestPath("t", lancemanifest.V2, 1), 0},
+		{"final name as staging", "t", 1, lancemanifest.Dir("t").Manifest(lancemanifest.V2, 1), 0},
 		{"staging outside _versions", "t", 1, "t/x.manifest-1", 0},
-		{"missing staging object", "t", 1, lancemanifest.StagingPath(lancemanifest.ManifestPath("t", lancemanifest.V2, 1)), 0},
+		{"missing staging object", "t", 1, lancemanifest.StagingPath(lancemanifest.Dir("t").Manifest(lancemanifest.V2, 1)), 0},
 	}
 	for _, c := range cases {
 		_, err := e.s.Put(ctx, c.table, c.version, c.staging, c.size, "")
@@ -645,7 +645,7 @@ func TestAnS3CommitReadsItsStagingManifestOnceBeforeTheClaim(t *testing.T) {
 		t.Fatal(err)
 	}
 	put := func(v uint64) (string, Location) {
-		staging := lancemanifest.StagingPath(lancemanifest.ManifestPath("t", lancemanifest.V2, v))
+		staging := lancemanifest.StagingPath(lancemanifest.Dir("t").Manifest(lancemanifest.V2, v))
 		if err := objs.Put(ctx, staging, []byte("manifest one")); err != nil {
 			t.Fatal(err)
 		}

@@ -103,7 +103,7 @@ func forkOnlyTxns(t *testing.T, f *fixture, pl *Plan) []string {
 			if err != nil {
 				t.Fatal(err)
 			}
-			rel := strings.TrimPrefix(strings.TrimPrefix(c.Dir, lanceTable), "/")
+			rel := strings.TrimPrefix(strings.TrimPrefix(string(c.Dir), lanceTable), "/")
 			if rel != "" {
 				rel += "/"
 			}
@@ -316,7 +316,7 @@ func TestEveryFileLanceWroteIsNamedByAManifest(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			dir := strings.TrimPrefix(strings.TrimPrefix(c.Dir, lanceTable), "/")
+			dir := strings.TrimPrefix(strings.TrimPrefix(string(c.Dir), lanceTable), "/")
 			if dir != "" {
 				dir += "/"
 			}

@@ -206,7 +206,7 @@ func (p *Plan) check(ctx context.Context, objs *objstore.Store) (*check, error) 
 
 func (p *Plan) checkOnce(ctx context.Context, objs *objstore.Store) (*check, error) {
 	var objects []objstore.Attrs
-	for _, prefix := range []string{lancemanifest.VersionsPrefix(p.Table), lancemanifest.TreePrefix(p.Table), p.Table + "/_refs/"} {
+	for _, prefix := range []string{p.Table.Versions(), p.Table.Tree(), p.Table.Refs()} {
 		o, err := objs.ListAll(ctx, prefix)
 		if err != nil {
 			return nil, fmt.Errorf("cleanup: list %s: %w", prefix, err)

@@ -17,8 +17,8 @@ import (
 // keeps and the ones it prunes, and the files no kept version references
 // that it deletes. Making a plan deletes nothing; Execute carries it out.
 type Plan struct {
-	// Table is the table's directory (a key prefix without its slash).
-	Table string
+	// Table is the table's directory.
+	Table lancemanifest.Dir
 	// Policy is the policy applied, defaults filled in.
 	Policy Policy
 	// Cutoff is the time before which a version was old enough to prune
@@ -40,8 +40,8 @@ type Plan struct {
 // Chain is one version chain of the table: main's (the table's directory)
 // or a branch's (tree/<branch>/ inside it).
 type Chain struct {
-	Branch string // "" for main
-	Dir    string // the chain's directory (a key prefix without its slash)
+	Branch string            // "" for main
+	Dir    lancemanifest.Dir // the chain's directory
 	// Managed is false for a directory under tree/ that holds manifests
 	// but that no branch records (no _refs/branches/ file, not named by
 	// the caller): nothing of it is pruned or deleted, and its manifests
@@ -126,15 +126,15 @@ type Totals struct {
 // reads every manifest of every chain and every ref file, and fails
 // (deleting nothing) if any cannot be read: a manifest it cannot read may
 // reference any file.
-func NewPlan(ctx context.Context, objs *objstore.Store, table string, branches []string, p Policy) (*Plan, error) {
+func NewPlan(ctx context.Context, objs *objstore.Store, table lancemanifest.Dir, branches []string, p Policy) (*Plan, error) {
 	p, err := p.normalized()
 	if err != nil {
 		return nil, err
 	}
-	if table == "" || strings.HasSuffix(table, "/") {
+	if table == "" || strings.HasSuffix(string(table), "/") {
 		return nil, nserror.New(nserror.InvalidInput, "cleanup: table directory %q must be a non-empty key without a trailing slash", table)
 	}
-	if err := objstore.ValidatePrefix(table + "/"); err != nil {
+	if err := objstore.ValidatePrefix(string(table) + "/"); err != nil {
 		return nil, err
 	}
 	for _, b := range branches {
@@ -189,8 +189,8 @@ func NewPlan(ctx context.Context, objs *objstore.Store, table string, branches [
 // newScan lists the table, reads its refs, and reads its manifests,
 // deciding each version and folding what it references into the scan's
 // name sets as it goes.
-func newScan(ctx context.Context, objs *objstore.Store, table string, branches []string, cutoff time.Time, keepLast int) (*scan, error) {
-	objects, err := objs.ListAll(ctx, table+"/")
+func newScan(ctx context.Context, objs *objstore.Store, table lancemanifest.Dir, branches []string, cutoff time.Time, keepLast int) (*scan, error) {
+	objects, err := objs.ListAll(ctx, string(table)+"/")
 	if err != nil {
 		return nil, fmt.Errorf("cleanup: list %s: %w", table, err)
 	}
@@ -289,7 +289,7 @@ func chainName(branch string) string {
 // kept manifest of the table references it, and it is older than the
 // grace period. Anything it does not recognise is kept.
 func candidate(c *chain, o objstore.Attrs, keep *nameSet, p Policy) (File, bool) {
-	rel := o.Key[len(c.dir)+1:]
+	rel, _ := c.dir.Rel(o.Key)
 	area, rest, _ := strings.Cut(rel, "/")
 	base := rest[strings.LastIndex(rest, "/")+1:]
 	f := File{Key: o.Key, Size: o.Size, ModTime: o.ModTime}
@@ -350,8 +350,8 @@ func candidate(c *chain, o objstore.Attrs, keep *nameSet, p Policy) (File, bool)
 
 // nameKey is the name under which the references of a file of kind k are
 // kept in a nameSet (see namesOf), for the reason of its deletion.
-func nameKey(k Kind, key, dir string) string {
-	rel := key[len(dir)+1:]
+func nameKey(k Kind, key string, dir lancemanifest.Dir) string {
+	rel, _ := dir.Rel(key)
 	_, rest, _ := strings.Cut(rel, "/")
 	base := rest[strings.LastIndex(rest, "/")+1:]
 	switch k {

@@ -74,7 +74,7 @@ type table struct {
 	t    *testing.T
 	dir  string // the store's root
 	objs *objstore.Store
-	name string
+	name lancemanifest.Dir
 }
 
 func newTable(t *testing.T) *table {
@@ -111,8 +111,8 @@ func (tb *table) testdata(name string) []byte {
 	return b
 }
 
-func (tb *table) putManifest(dir string, v uint64, b []byte) string {
-	key := lancemanifest.ManifestPath(dir, lancemanifest.V2, v)
+func (tb *table) putManifest(dir lancemanifest.Dir, v uint64, b []byte) string {
+	key := dir.Manifest(lancemanifest.V2, v)
 	if err := tb.objs.Put(context.Background(), key, b); err != nil {
 		tb.t.Fatal(err)
 	}
@@ -120,7 +120,7 @@ func (tb *table) putManifest(dir string, v uint64, b []byte) string {
 }
 
 func (tb *table) put(rel, content string) {
-	if err := tb.objs.Put(context.Background(), tb.name+"/"+rel, []byte(content)); err != nil {
+	if err := tb.objs.Put(context.Background(), string(tb.name)+"/"+rel, []byte(content)); err != nil {
 		tb.t.Fatal(err)
 	}
 }
@@ -140,20 +140,20 @@ func (tb *table) age(d time.Duration) {
 }
 
 func (tb *table) touch(rel string, d time.Duration) {
-	if err := os.Chtimes(filepath.Join(tb.dir, tb.name, rel), now.Add(-d), now.Add(-d)); err != nil {
+	if err := os.Chtimes(filepath.Join(tb.dir, string(tb.name), rel), now.Add(-d), now.Add(-d)); err != nil {
 		tb.t.Fatal(err)
 	}
 }
 
 // files lists the table's files, relative to its directory.
 func (tb *table) files() []string {
-	objs, err := tb.objs.ListAll(context.Background(), tb.name+"/")
+	objs, err := tb.objs.ListAll(context.Background(), string(tb.name)+"/")
 	if err != nil {
 		tb.t.Fatal(err)
 	}
 	var out []string
 	for _, o := range objs {
-		out = append(out, strings.TrimPrefix(o.Key, tb.name+"/"))
+		out = append(out, strings.TrimPrefix(o.Key, string(tb.name)+"/"))
 	}
 	return out
 }
@@ -181,7 +181,7 @@ func versionsOf(vs []Version) []uint64 {
 func relFiles(pl *Plan) []string {
 	var out []string
 	for _, f := range pl.Files {
-		out = append(out, strings.TrimPrefix(f.Key, pl.Table+"/"))
+		out = append(out, strings.TrimPrefix(f.Key, string(pl.Table)+"/"))
 	}
 	return out
 }
@@ -221,7 +221,7 @@ func TestAPlanKeepsTheLatestTheLastKAndTheForkPoints(t *testing.T) {
 		t.Errorf("deletes\n%v\nwant\n%v", got, want)
 	}
 	for _, f := range pl.Files {
-		switch rel := strings.TrimPrefix(f.Key, pl.Table+"/"); rel {
+		switch rel := strings.TrimPrefix(f.Key, string(pl.Table)+"/"); rel {
 		case txn1:
 			if f.Kind != KindTransaction || f.Reason != "referenced only by pruned main@1" {
 				t.Errorf("%s: %v %q", rel, f.Kind, f.Reason)
@@ -271,7 +271,7 @@ func TestAPlanPrunesByAgeButKeepsTaggedVersions(t *testing.T) {
 func TestAForkPointIsKeptOnItsParentChain(t *testing.T) {
 	tb := newTable(t)
 	tb.put("_refs/branches/dev.json", `{"parentBranch": null, "parentVersion": 2}`)
-	tb.putManifest(lancemanifest.Chain{Table: tb.name, Branch: "dev/sub"}.Key(), 5, tb.testdata("dev-v5"))
+	tb.putManifest(lancemanifest.Chain{Table: tb.name, Branch: "dev/sub"}.Dir(), 5, tb.testdata("dev-v5"))
 	tb.put("_refs/branches/dev%2Fsub.json", `{"parentBranch": "dev", "parentVersion": 5}`)
 	pl := tb.plan(Policy{KeepLast: 1})
 	if got := versionsOf(chainOf(t, pl, "").Kept); !slices.Equal(got, []uint64{4, 2}) {
@@ -319,7 +319,7 @@ func TestFilesABranchInheritsAreKeptWhenItsParentPrunesThem(t *testing.T) {
 	}
 	tb.putManifest(tb.name, 5, v5)
 	tb.put("_transactions/"+lancemanifest.TransactionFile(4, "u5"), "x")
-	c, err := lancemanifest.Cloned(tb.testdata("v4"), lancemanifest.Clone{Branch: "c", RefPath: "file://" + tb.dir + "/" + tb.name,
+	c, err := lancemanifest.Cloned(tb.testdata("v4"), lancemanifest.Clone{Branch: "c", RefPath: "file://" + tb.dir + "/" + string(tb.name),
 		Now: manifestTimes["v4"].Add(2 * time.Second), Txn: lancemanifest.CloneTransaction(4, "uc", "", "x", "c"), TxnFile: "4-uc.txn"})
 	if err != nil {
 		t.Fatal(err)
@@ -444,11 +444,11 @@ func TestPoliciesThatWouldLoseDataAreRefused(t *testing.T) {
 	tb.put("_refs/branches/..%2F..%2Fevil.json", `{"parentBranch": null, "parentVersion": 1}`)
 	pl := tb.plan(Policy{KeepLast: 1})
 	for _, c := range pl.Chains {
-		if strings.Contains(c.Dir, "..") {
+		if strings.Contains(string(c.Dir), "..") {
 			t.Errorf("chain %+v", c)
 		}
 	}
-	for _, table := range []string{"", "ns/t/", "../x", "ns//t"} {
+	for _, table := range []lancemanifest.Dir{"", "ns/t/", "../x", "ns//t"} {
 		if _, err := NewPlan(context.Background(), tb.objs, table, nil, Policy{KeepLast: 1}); !errors.Is(err, nserror.ErrInvalidInput) {
 			t.Errorf("table %q: %v", table, err)
 		}
@@ -491,7 +491,7 @@ func openRecorded(t *testing.T, dir string, r *recorder) *objstore.Store {
 // manifest, and that every file it references (by name) is there.
 func checkKeptVersionsRead(t *testing.T, objs *objstore.Store, pl *Plan) {
 	t.Helper()
-	all, err := objs.ListAll(context.Background(), pl.Table+"/")
+	all, err := objs.ListAll(context.Background(), string(pl.Table)+"/")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -606,14 +606,14 @@ func TestExecuteSparesWhatWasWrittenSinceThePlan(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	v1 := lancemanifest.ManifestPath(tb.name, lancemanifest.V2, 1)
-	want := []string{v1, tb.name + "/" + txn1, tb.name + "/_transactions/9-orphan.txn"}
+	v1 := tb.name.Manifest(lancemanifest.V2, 1)
+	want := []string{v1, string(tb.name) + "/" + txn1, string(tb.name) + "/_transactions/9-orphan.txn"}
 	slices.Sort(want)
 	if slices.Sort(res.Spared); !slices.Equal(res.Spared, want) {
 		t.Errorf("spared %v, want %v", res.Spared, want)
 	}
 	left := tb.files()
-	for _, f := range []string{strings.TrimPrefix(v1, tb.name+"/"), txn1, "_transactions/9-orphan.txn"} {
+	for _, f := range []string{strings.TrimPrefix(v1, string(tb.name)+"/"), txn1, "_transactions/9-orphan.txn"} {
 		if !slices.Contains(left, f) {
 			t.Errorf("%s is gone", f)
 		}
@@ -633,7 +633,7 @@ func TestAManifestPromotedWhileThePlanReadsIsReadUnderItsFinalName(t *testing.T)
 	if err != nil {
 		t.Fatal(err)
 	}
-	final := lancemanifest.ManifestPath(tb.name, lancemanifest.V2, 5)
+	final := tb.name.Manifest(lancemanifest.V2, 5)
 	staging := final + "-abc"
 	if err := tb.objs.Put(ctx, staging, v5); err != nil {
 		t.Fatal(err)
@@ -669,7 +669,7 @@ func TestAManifestPromotedWhileThePlanReadsIsReadUnderItsFinalName(t *testing.T)
 func TestATagOnAVersionAlreadyDeletedDoesNotStopTheCleanup(t *testing.T) {
 	tb := newTable(t)
 	pl := tb.plan(Policy{KeepLast: 2})
-	v1 := lancemanifest.ManifestPath(tb.name, lancemanifest.V2, 1)
+	v1 := tb.name.Manifest(lancemanifest.V2, 1)
 	tagged := false
 	objs, err := objstore.OpenWith(context.Background(), "file://"+tb.dir, objstore.Options{Faults: func(_ context.Context, op objstore.Op, key string, phase objstore.Phase) error {
 		if op == objstore.OpDelete && phase == objstore.After && key == v1 && !tagged {

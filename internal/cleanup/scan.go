@@ -18,11 +18,11 @@ import (
 // manifests (read and decided) and the other objects of its directories,
 // its refs, and what its manifests reference.
 type scan struct {
-	table  string
+	table  lancemanifest.Dir
 	objs   *objstore.Store
 	refs   *refs
 	chains []*chain // main first, then by directory
-	byDir  map[string]*chain
+	byDir  map[lancemanifest.Dir]*chain
 	// keep is what the kept manifests of every chain reference; pruned
 	// what the pruned ones do.
 	keep   *nameSet
@@ -30,10 +30,11 @@ type scan struct {
 }
 
 type chain struct {
-	dir, branch string
-	managed     bool
-	manifests   []*manifest      // every manifest file under _versions/
-	files       []objstore.Attrs // every other object the chain owns
+	dir       lancemanifest.Dir
+	branch    string
+	managed   bool
+	manifests []*manifest      // every manifest file under _versions/
+	files     []objstore.Attrs // every other object the chain owns
 	// rank is each final version's place from the newest (0); a version
 	// may have two files (a V1 and a V2 name).
 	rank map[uint64]int
@@ -56,34 +57,34 @@ func (m *manifest) final() bool { return !m.name.Staging && !m.name.Detached }
 
 // validBranch says whether branch names a directory inside the table's
 // tree/.
-func validBranch(table, branch string) bool {
+func validBranch(table lancemanifest.Dir, branch string) bool {
 	return branch != "" && objstore.ValidatePrefix(lancemanifest.Chain{Table: table, Branch: branch}.Key()+"/") == nil
 }
 
 // chainDirOf returns the chain directory of a manifest key
 // (<dir>/_versions/<name>, dir the table or a directory inside its tree/),
 // if key is one.
-func chainDirOf(table, key string) (string, bool) {
+func chainDirOf(table lancemanifest.Dir, key string) (lancemanifest.Dir, bool) {
 	i := strings.LastIndex(key, "/"+lancemanifest.VersionsDir+"/")
 	if i < 0 {
 		return "", false
 	}
-	dir, name := key[:i], key[i+len(lancemanifest.VersionsDir)+2:]
+	dir, name := lancemanifest.Dir(key[:i]), key[i+len(lancemanifest.VersionsDir)+2:]
 	if strings.Contains(name, "/") {
 		return "", false
 	}
 	if _, err := lancemanifest.ParseManifestName(name); err != nil {
 		return "", false
 	}
-	return dir, dir == table || strings.HasPrefix(dir, lancemanifest.TreePrefix(table))
+	return dir, dir == table || strings.HasPrefix(string(dir), table.Tree())
 }
 
 // addChains finds the chains: main, every branch the table records or the
 // caller names, and every directory under tree/ that holds manifests
 // (unmanaged when no branch is recorded for it).
 func (s *scan) addChains(objects []objstore.Attrs, branches []string) {
-	s.byDir = map[string]*chain{}
-	add := func(dir, branch string, managed bool) {
+	s.byDir = map[lancemanifest.Dir]*chain{}
+	add := func(dir lancemanifest.Dir, branch string, managed bool) {
 		if c := s.byDir[dir]; c != nil {
 			c.managed = c.managed || managed
 			return
@@ -94,20 +95,20 @@ func (s *scan) addChains(objects []objstore.Attrs, branches []string) {
 	}
 	add(s.table, "", true)
 	for _, b := range branches {
-		add(lancemanifest.Chain{Table: s.table, Branch: b}.Key(), b, true)
+		add(lancemanifest.Chain{Table: s.table, Branch: b}.Dir(), b, true)
 	}
 	for b := range s.refs.branches {
 		// A recorded name that cannot be a directory holds no files.
-		if dir := (lancemanifest.Chain{Table: s.table, Branch: b}).Key(); validBranch(s.table, b) {
+		if dir := (lancemanifest.Chain{Table: s.table, Branch: b}).Dir(); validBranch(s.table, b) {
 			add(dir, b, true)
 		}
 	}
 	for _, o := range objects {
 		if dir, ok := chainDirOf(s.table, o.Key); ok {
-			add(dir, strings.TrimPrefix(dir, lancemanifest.TreePrefix(s.table)), false)
+			add(dir, strings.TrimPrefix(string(dir), s.table.Tree()), false)
 		}
 	}
-	slices.SortStableFunc(s.chains[1:], func(a, b *chain) int { return strings.Compare(a.dir, b.dir) })
+	slices.SortStableFunc(s.chains[1:], func(a, b *chain) int { return strings.Compare(string(a.dir), string(b.dir)) })
 }
 
 // assign gives each object to the chain whose directory holds it most
@@ -117,12 +118,12 @@ func (s *scan) assign(objects []objstore.Attrs) {
 	for _, o := range objects {
 		var owner *chain
 		for i := strings.LastIndexByte(o.Key, '/'); i > 0 && owner == nil; i = strings.LastIndexByte(o.Key[:i], '/') {
-			owner = s.byDir[o.Key[:i]]
+			owner = s.byDir[lancemanifest.Dir(o.Key[:i])]
 		}
 		if owner == nil {
 			continue
 		}
-		rel := o.Key[len(owner.dir)+1:]
+		rel, _ := owner.dir.Rel(o.Key)
 		if name, ok := strings.CutPrefix(rel, lancemanifest.VersionsDir+"/"); ok && !strings.Contains(name, "/") {
 			if m, err := lancemanifest.ParseManifestName(name); err == nil {
 				owner.manifests = append(owner.manifests, &manifest{attrs: o, name: m})
@@ -334,9 +335,9 @@ func (r *refs) forksOf(c *chain) []branchRef {
 
 // readRefs reads every tag and branch file among objects; a file it cannot
 // read fails the plan (it may protect any version).
-func readRefs(ctx context.Context, objs *objstore.Store, table string, objects []objstore.Attrs) (*refs, error) {
+func readRefs(ctx context.Context, objs *objstore.Store, table lancemanifest.Dir, objects []objstore.Attrs) (*refs, error) {
 	r := &refs{branches: map[string]branchRef{}}
-	tags, branches := lancemanifest.TagsPrefix(table), lancemanifest.BranchRefsPrefix(table)
+	tags, branches := table.Tags(), table.BranchRefs()
 	for _, o := range objects {
 		var into func([]byte) error
 		switch {

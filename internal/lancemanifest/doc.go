@@ -2,7 +2,11 @@
 // table names its manifests (naming.go: the V1 and V2 schemes, staging
 // and detached names, _versions/), where a branch keeps its chain and how
 // Lance records branches and tags (layout.go: tree/<branch>,
-// _refs/branches/, _refs/tags/), and what a manifest file holds
+// _refs/branches/, _refs/tags/). A dataset's directory is a Dir, whose
+// methods give every key inside it, and a version chain a Chain (a table's
+// Dir and a branch); the claim protocol, whose public API names chains by
+// string as Lance's ExternalManifestStore does, converts at its edge. And
+// what a manifest file holds
 // (manifest.go: the table's schema, its fragments with their rows,
 // deletions and data files, its indices, and the version's time, branch
 // and writer, so that the catalog can describe a table's shape and growth

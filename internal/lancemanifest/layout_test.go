@@ -17,7 +17,7 @@ func TestParseChain(t *testing.T) {
 		Chain{Table: "ab_t"}.Key(): {"ab_t", ""},
 	} {
 		c := ParseChain(chain, isTable)
-		if c.Table != want[0] || c.Branch != want[1] {
+		if string(c.Table) != want[0] || c.Branch != want[1] {
 			t.Errorf("ParseChain(%q) = %q, %q; want %q, %q", chain, c.Table, c.Branch, want[0], want[1])
 		}
 	}

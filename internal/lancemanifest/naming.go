@@ -60,15 +60,6 @@ func ManifestName(s NamingScheme, v uint64) string {
 	return fmt.Sprintf("%020d.%s", math.MaxUint64-v, manifestExt)
 }
 
-// ManifestPath is the final manifest key of version v of the table whose
-// directory is table.
-func ManifestPath(table string, s NamingScheme, v uint64) string {
-	return table + "/" + VersionsDir + "/" + ManifestName(s, v)
-}
-
-// VersionsPrefix is the listing prefix of a table's manifests.
-func VersionsPrefix(table string) string { return table + "/" + VersionsDir + "/" }
-
 // StagingPath returns a fresh staging key for a final manifest key: the
 // final key, a dash, and a random UUID.
 func StagingPath(final string) string { return final + "-" + uuid.NewString() }
@@ -134,17 +125,17 @@ func ParseManifestName(name string) (ManifestFile, error) {
 	return m, nil
 }
 
-// ParseManifestPath splits a manifest key into the table directory and the
-// parsed file name. The key must be <table>/_versions/<name>.
-func ParseManifestPath(key string) (table string, m ManifestFile, err error) {
-	dir, name := path.Split(key)
-	dir = strings.TrimSuffix(dir, "/")
-	if path.Base(dir) != VersionsDir || path.Dir(dir) == "." && dir == VersionsDir {
+// ParseManifestPath splits a manifest key into the dataset's directory and
+// the parsed file name. The key must be <dir>/_versions/<name>.
+func ParseManifestPath(key string) (dir Dir, m ManifestFile, err error) {
+	versions, name := path.Split(key)
+	versions = strings.TrimSuffix(versions, "/")
+	if path.Base(versions) != VersionsDir || path.Dir(versions) == "." && versions == VersionsDir {
 		return "", ManifestFile{}, nserror.New(nserror.InvalidInput, "manifest path %q is not <table>/%s/<name>", key, VersionsDir)
 	}
 	m, err = ParseManifestName(name)
 	if err != nil {
 		return "", ManifestFile{}, err
 	}
-	return path.Dir(dir), m, nil
+	return Dir(path.Dir(versions)), m, nil
 }

@@ -38,7 +38,7 @@ func TestManifestNamesFollowLance(t *testing.T) {
 }
 
 func TestManifestPaths(t *testing.T) {
-	final := ManifestPath("ab12cd34_ns$t", V2, 3)
+	final := Dir("ab12cd34_ns$t").Manifest(V2, 3)
 	if final != "ab12cd34_ns$t/_versions/18446744073709551612.manifest" {
 		t.Fatalf("ManifestPath = %q", final)
 	}

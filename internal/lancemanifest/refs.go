@@ -73,7 +73,7 @@ func refOf(branch *string, version *uint64, field string) (Ref, error) {
 // ReadRefs reads every tag and branch file of the table at table. A file
 // that does not parse as Lance's is an error: a caller deciding what to
 // delete then deletes nothing.
-func ReadRefs(ctx context.Context, objs *objstore.Store, table string) (Refs, error) {
+func ReadRefs(ctx context.Context, objs *objstore.Store, table Dir) (Refs, error) {
 	refs := Refs{Tags: map[string]Ref{}, Bases: map[string]Ref{}}
 	read := func(prefix string, name func(file string) (string, bool), parse func([]byte) (Ref, error), into map[string]Ref) error {
 		for a, err := range objs.List(ctx, prefix) {
@@ -99,10 +99,10 @@ func ReadRefs(ctx context.Context, objs *objstore.Store, table string) (Refs, er
 		}
 		return nil
 	}
-	if err := read(TagsPrefix(table), TagOfRef, ParseTagRef, refs.Tags); err != nil {
+	if err := read(table.Tags(), TagOfRef, ParseTagRef, refs.Tags); err != nil {
 		return Refs{}, err
 	}
-	if err := read(BranchRefsPrefix(table), BranchOfRef, ParseBranchRef, refs.Bases); err != nil {
+	if err := read(table.BranchRefs(), BranchOfRef, ParseBranchRef, refs.Bases); err != nil {
 		return Refs{}, err
 	}
 	return refs, nil

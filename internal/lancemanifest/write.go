@@ -199,15 +199,6 @@ func TransactionFile(readVersion uint64, uuid string) string {
 	return fmt.Sprintf("%d-%s.txn", readVersion, uuid)
 }
 
-// TransactionsPrefix is the directory of a dataset's transaction files.
-func TransactionsPrefix(dataset string) string { return dataset + "/_transactions/" }
-
-// VersionHintKey is the file in which Lance records a dataset's latest
-// version after each commit ({"version":N}), a hint its readers check.
-func VersionHintKey(dataset string) string {
-	return VersionsPrefix(dataset) + "latest_version_hint.json"
-}
-
 // Restored is the manifest file of version, restoring the manifest file
 // old, on a table whose latest manifest file is latest, committed at now
 // by transaction txn written to txnFile.

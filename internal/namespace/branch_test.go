@@ -24,7 +24,7 @@ func TestBranchesHaveTheirOwnChains(t *testing.T) {
 		s := e.s
 		tid := id("t")
 		loc := e.withVersions(tid, 2)
-		dev := lancemanifest.Chain{Table: loc, Branch: "dev"}.Key()
+		dev := lancemanifest.Chain{Table: lancemanifest.Dir(loc), Branch: "dev"}.Key()
 
 		// Before the branch exists: listing its versions is
 		// TableBranchNotFound, as every branch operation answers.
@@ -92,7 +92,7 @@ func TestBranchesHaveTheirOwnChains(t *testing.T) {
 			t.Fatalf("main's versions %v, want [1 2 3]", got)
 		}
 		latest := must(s.Versions().DescribeTableVersion(ctx, api.DescribeTableVersionRequest{ID: tid, Branch: "dev"}))
-		if latest.Version.Version != 3 || latest.Version.ManifestPath != e.s.root.objectPath(lancemanifest.ManifestPath(dev, lancemanifest.V2, 3)) {
+		if latest.Version.Version != 3 || latest.Version.ManifestPath != e.s.root.objectPath(lancemanifest.Dir(dev).Manifest(lancemanifest.V2, 3)) {
 			t.Fatalf("dev's latest: %+v", latest.Version)
 		}
 		d := must(s.DescribeTable(ctx, api.DescribeTableRequest{ID: tid, Branch: "dev"}))
@@ -131,12 +131,12 @@ func TestBranchesHaveTheirOwnChains(t *testing.T) {
 			{ID: t2, Version: 2, ManifestPath: e.stage(loc2, 2, "t2 2")},
 		}}))
 		must(s.BatchCommitTables(ctx, api.BatchCommitTablesRequest{Operations: []api.CommitTableOperation{
-			{CreateTableVersion: &api.CreateTableVersionRequest{ID: t2, Version: 1, Branch: "b/x", ManifestPath: e.stage(lancemanifest.Chain{Table: loc2, Branch: "b/x"}.Key(), 1, "t2 b/x 1")}},
+			{CreateTableVersion: &api.CreateTableVersionRequest{ID: t2, Version: 1, Branch: "b/x", ManifestPath: e.stage(lancemanifest.Chain{Table: lancemanifest.Dir(loc2), Branch: "b/x"}.Key(), 1, "t2 b/x 1")}},
 		}}))
 		if got := versions("dev"); len(got) != 2 || got[1] != 4 {
 			t.Fatalf("dev after the batch: %v", got)
 		}
-		if e.final(lancemanifest.Chain{Table: loc2, Branch: "b/x"}.Key(), 1) != "t2 b/x 1" || e.final(loc2, 2) != "t2 2" {
+		if e.final(lancemanifest.Chain{Table: lancemanifest.Dir(loc2), Branch: "b/x"}.Key(), 1) != "t2 b/x 1" || e.final(loc2, 2) != "t2 2" {
 			t.Fatal("the batches' manifests are not where they belong")
 		}
 		must(s.Versions().BatchDeleteTableVersions(ctx, api.BatchDeleteTableVersionsRequest{ID: tid, Branch: "dev", Ranges: []api.VersionRange{{StartVersion: 4, EndVersion: -1}}}))
@@ -164,12 +164,12 @@ func TestBranchesHaveTheirOwnChains(t *testing.T) {
 				rows = append(rows, strings.Clone(col.Value(i)))
 			}
 		}
-		m := func(chain string, v uint64) string { return lancemanifest.ManifestPath(chain, lancemanifest.V2, v) }
+		m := func(chain string, v uint64) string { return lancemanifest.Dir(chain).Manifest(lancemanifest.V2, v) }
 		want := []string{
 			"t:NULL:1:" + m(loc, 1), "t:NULL:2:" + m(loc, 2), "t:NULL:3:" + m(loc, 3),
 			"t:dev:3:" + m(dev, 3),
 			"t2:NULL:1:" + m(loc2, 1), "t2:NULL:2:" + m(loc2, 2),
-			"t2:b/x:1:" + m(lancemanifest.Chain{Table: loc2, Branch: "b/x"}.Key(), 1),
+			"t2:b/x:1:" + m(lancemanifest.Chain{Table: lancemanifest.Dir(loc2), Branch: "b/x"}.Key(), 1),
 		}
 		if strings.Join(rows, "\n") != strings.Join(want, "\n") {
 			t.Fatalf("table_versions:\n%s\nwant\n%s", strings.Join(rows, "\n"), strings.Join(want, "\n"))

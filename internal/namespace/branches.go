@@ -61,7 +61,7 @@ func (br Branches) ListTableBranches(ctx context.Context, req api.ListTableBranc
 	if err != nil {
 		return nil, err
 	}
-	keys, names, token, err := s.refPage(ctx, lancemanifest.BranchRefsPrefix(loc), func(stem string) (string, bool) {
+	keys, names, token, err := s.refPage(ctx, lancemanifest.Dir(loc).BranchRefs(), func(stem string) (string, bool) {
 		return lancemanifest.BranchOfRef(stem + ".json")
 	}, req.PageToken, req.Limit)
 	if err != nil {

@@ -48,7 +48,7 @@ type branchIdentifier struct {
 // branchRefKey is the key of a branch's ref file: Lance escapes the '/'
 // of a hierarchical name (team/x is team%2Fx.json).
 func branchRefKey(table, branch string) string {
-	return lancemanifest.BranchRefsPrefix(table) + branchRefName(branch) + refSuffix
+	return lancemanifest.Dir(table).BranchRefs() + branchRefName(branch) + refSuffix
 }
 
 // branchRefName is a branch's name as its ref file spells it.
@@ -217,14 +217,14 @@ func (br Branches) DeleteTableBranch(ctx context.Context, req api.DeleteTableBra
 	}
 	// The branch's tree, but what the remaining branches keep under it
 	// (team/x under team when team is deleted).
-	dir := lancemanifest.Chain{Table: table, Branch: req.Name}.Key() + "/"
+	dir := lancemanifest.Chain{Table: lancemanifest.Dir(table), Branch: req.Name}.Dir()
 	var keep []string
 	for _, o := range others {
 		if strings.HasPrefix(o, req.Name+"/") {
-			keep = append(keep, lancemanifest.Chain{Table: table, Branch: o}.Key()+"/")
+			keep = append(keep, lancemanifest.Chain{Table: lancemanifest.Dir(table), Branch: o}.Key()+"/")
 		}
 	}
-	for a, err := range s.objs.List(ctx, dir) {
+	for a, err := range s.objs.List(ctx, string(dir)+"/") {
 		if err != nil {
 			return nil, err
 		}
@@ -236,7 +236,7 @@ func (br Branches) DeleteTableBranch(ctx context.Context, req api.DeleteTableBra
 	}
 	if s.managed() {
 		// The branch is gone: so are its versions, and its name is free.
-		if err := s.claims.ForgetChain(ctx, lancemanifest.Chain{Table: table, Branch: req.Name}.Key()); err != nil {
+		if err := s.claims.ForgetChain(ctx, string(dir)); err != nil {
 			return nil, err
 		}
 	}
@@ -247,7 +247,7 @@ func (br Branches) DeleteTableBranch(ctx context.Context, req api.DeleteTableBra
 // branch or a tag points into it, and otherwise returns the table's other
 // branches.
 func (s *Service) referencing(ctx context.Context, id api.ID, table, branch string) ([]string, error) {
-	_, names, _, err := s.refPage(ctx, lancemanifest.BranchRefsPrefix(table), func(stem string) (string, bool) {
+	_, names, _, err := s.refPage(ctx, lancemanifest.Dir(table).BranchRefs(), func(stem string) (string, bool) {
 		return lancemanifest.BranchOfRef(stem + ".json")
 	}, "", nil)
 	if err != nil {
@@ -278,7 +278,7 @@ func (s *Service) referencing(ctx context.Context, id api.ID, table, branch stri
 	if len(children) > 0 {
 		return nil, nserror.New(nserror.InvalidInput, "branch %q of table %q is referenced by the branches %s: it cannot be deleted", branch, id.String(), strings.Join(children, ", "))
 	}
-	_, tags, _, err := s.refPage(ctx, lancemanifest.TagsPrefix(table), func(file string) (string, bool) {
+	_, tags, _, err := s.refPage(ctx, lancemanifest.Dir(table).Tags(), func(file string) (string, bool) {
 		return file, checkTagName(file) == nil
 	}, "", nil)
 	if err != nil {

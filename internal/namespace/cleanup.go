@@ -51,7 +51,7 @@ func (s *Service) CleanupTable(ctx context.Context, req api.CleanupTableRequest)
 	if !ok {
 		return nil, nserror.New(nserror.InvalidInput, "table %q has no retention (set %s on it or a namespace above it, or give older_than)", req.ID.String(), PropCleanupOlderThan)
 	}
-	plan, err := cleanup.NewPlan(ctx, s.objs, loc, s.table.Branches(req.ID.String()),
+	plan, err := cleanup.NewPlan(ctx, s.objs, lancemanifest.Dir(loc), s.table.Branches(req.ID.String()),
 		cleanup.Policy{OlderThan: pol.OlderThan, KeepLast: pol.RetainVersions, Grace: s.cfg.CleanupGrace, Now: s.now()})
 	if err != nil {
 		return nil, err
@@ -75,7 +75,7 @@ func (s *Service) CleanupTable(ctx context.Context, req api.CleanupTableRequest)
 	var forget cleanup.ForgetFunc
 	if s.managed() {
 		forget = func(ctx context.Context, branch string, versions []uint64) error {
-			return s.claims.ForgetVersions(ctx, lancemanifest.Chain{Table: loc, Branch: branch}.Key(), versions)
+			return s.claims.ForgetVersions(ctx, lancemanifest.Chain{Table: plan.Table, Branch: branch}.Key(), versions)
 		}
 	}
 	res, err := plan.Execute(ctx, s.objs, forget, nil)

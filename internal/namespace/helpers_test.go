@@ -105,7 +105,7 @@ func must[T any](v T, err error) T {
 // key) and returns its object-store path, the form Lance sends.
 func (e *tenv) stage(loc string, v uint64, content string) string {
 	e.t.Helper()
-	key := lancemanifest.StagingPath(lancemanifest.ManifestPath(loc, lancemanifest.V2, v))
+	key := lancemanifest.StagingPath(lancemanifest.Dir(loc).Manifest(lancemanifest.V2, v))
 	if err := e.objs.Put(context.Background(), key, []byte(content)); err != nil {
 		e.t.Fatal(err)
 	}
@@ -126,7 +126,7 @@ func (e *tenv) locOf(tid api.ID) string {
 // "" when there is none.
 func (e *tenv) final(loc string, v uint64) string {
 	e.t.Helper()
-	b, err := e.objs.Get(context.Background(), lancemanifest.ManifestPath(loc, lancemanifest.V2, v))
+	b, err := e.objs.Get(context.Background(), lancemanifest.Dir(loc).Manifest(lancemanifest.V2, v))
 	if errors.Is(err, objstore.ErrNotFound) {
 		return ""
 	}

@@ -102,7 +102,7 @@ func TestRegisteredTablesGetTheirOldVersionsBackfilled(t *testing.T) {
 	e := newTenv(t)
 	// A Lance table written without flightns: five versions.
 	for v := uint64(1); v <= 5; v++ {
-		if err := e.objs.Put(ctx, lancemanifest.ManifestPath("legacy", lancemanifest.V2, v), []byte(fmt.Sprintf("v%d", v))); err != nil {
+		if err := e.objs.Put(ctx, lancemanifest.Dir("legacy").Manifest(lancemanifest.V2, v), []byte(fmt.Sprintf("v%d", v))); err != nil {
 			t.Fatal(err)
 		}
 	}

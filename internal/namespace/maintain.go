@@ -225,7 +225,7 @@ func (s *Service) MaintainPass(ctx context.Context) (MaintainReport, error) {
 			continue
 		}
 		c := lancemanifest.ParseChain(chain, isTable)
-		table, branch := c.Table, c.Branch
+		table, branch := string(c.Table), c.Branch
 		if !isTable(table) {
 			continue // a chain of no table (dropped meanwhile)
 		}

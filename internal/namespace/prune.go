@@ -28,7 +28,7 @@ func splitChain(table, chain string) (string, string) {
 	if chain == table {
 		return table, ""
 	}
-	return table, strings.TrimPrefix(chain, lancemanifest.Chain{Table: table}.Key()+"/tree/")
+	return table, strings.TrimPrefix(chain, lancemanifest.Dir(table).Tree())
 }
 
 // followPrunes follows Lance's cleanup on the chain of table id.

@@ -59,10 +59,10 @@ func TestTheCatalogFollowsLancesCleanup(t *testing.T) {
 		s := e.s
 		tid := id("t")
 		loc := e.withVersions(tid, 10)
-		if err := e.objs.Put(ctx, lancemanifest.TagKey(loc, "gold"), []byte(strings.Replace(lanceTag, `"version": 1`, `"version": 3`, 1))); err != nil {
+		if err := e.objs.Put(ctx, lancemanifest.Dir(loc).Tag("gold"), []byte(strings.Replace(lanceTag, `"version": 1`, `"version": 3`, 1))); err != nil {
 			t.Fatal(err)
 		}
-		if err := e.objs.Put(ctx, lancemanifest.BranchRefsPrefix(loc)+"dev.json",
+		if err := e.objs.Put(ctx, lancemanifest.Dir(loc).BranchRefs()+"dev.json",
 			[]byte(`{"parentBranch": null, "parentVersion": 5, "createAt": 1796172517, "manifestSize": 5, "metadata": {}}`)); err != nil {
 			t.Fatal(err)
 		}
@@ -71,7 +71,7 @@ func TestTheCatalogFollowsLancesCleanup(t *testing.T) {
 		}
 		before := s.Table().Visible()
 		for _, v := range []uint64{1, 2, 4, 6, 7} {
-			if err := e.objs.Delete(ctx, lancemanifest.ManifestPath(loc, lancemanifest.V2, v)); err != nil {
+			if err := e.objs.Delete(ctx, lancemanifest.Dir(loc).Manifest(lancemanifest.V2, v)); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -111,7 +111,7 @@ func TestTheCatalogFollowsLancesCleanup(t *testing.T) {
 
 		// Drift: version 9's manifest goes, which no cleanup deletes while
 		// 8 is kept untagged.
-		if err := e.objs.Delete(ctx, lancemanifest.ManifestPath(loc, lancemanifest.V2, 9)); err != nil {
+		if err := e.objs.Delete(ctx, lancemanifest.Dir(loc).Manifest(lancemanifest.V2, 9)); err != nil {
 			t.Fatal(err)
 		}
 		_, err = s.Versions().DescribeTableVersion(ctx, api.DescribeTableVersionRequest{ID: tid, Version: ptr(int64(9))})
@@ -125,7 +125,7 @@ func TestTheCatalogFollowsLancesCleanup(t *testing.T) {
 		}
 		// The latest is never pruned: with its manifest gone, nothing is.
 		for _, v := range []uint64{8, 10} {
-			if err := e.objs.Delete(ctx, lancemanifest.ManifestPath(loc, lancemanifest.V2, v)); err != nil {
+			if err := e.objs.Delete(ctx, lancemanifest.Dir(loc).Manifest(lancemanifest.V2, v)); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -146,10 +146,10 @@ func TestAGarbageRefPrunesNothing(t *testing.T) {
 	s := e.s
 	tid := id("t")
 	loc := e.withVersions(tid, 4)
-	if err := e.objs.Put(ctx, lancemanifest.TagKey(loc, "junk"), []byte("{not json")); err != nil {
+	if err := e.objs.Put(ctx, lancemanifest.Dir(loc).Tag("junk"), []byte("{not json")); err != nil {
 		t.Fatal(err)
 	}
-	if err := e.objs.Delete(ctx, lancemanifest.ManifestPath(loc, lancemanifest.V2, 1)); err != nil {
+	if err := e.objs.Delete(ctx, lancemanifest.Dir(loc).Manifest(lancemanifest.V2, 1)); err != nil {
 		t.Fatal(err)
 	}
 	if got := listed(t, s, tid, ""); !slices.Equal(got, []int64{2, 3, 4}) {
@@ -172,11 +172,11 @@ func TestBatchDeleteAfterLancesCleanup(t *testing.T) {
 	tid := id("t")
 	loc := e.withVersions(tid, 4)
 	for _, v := range []uint64{1, 2} {
-		if err := e.objs.Delete(ctx, lancemanifest.ManifestPath(loc, lancemanifest.V2, v)); err != nil {
+		if err := e.objs.Delete(ctx, lancemanifest.Dir(loc).Manifest(lancemanifest.V2, v)); err != nil {
 			t.Fatal(err)
 		}
 		d := must(s.Versions().BatchDeleteTableVersions(ctx, api.BatchDeleteTableVersionsRequest{ID: tid, Ranges: []api.VersionRange{{StartVersion: int64(v), EndVersion: int64(v) + 1}},
-			Common: api.Common{Context: map[string]string{"lance.table_version_identity": s.root.objectPath(lancemanifest.ManifestPath(loc, lancemanifest.V2, v))}}}))
+			Common: api.Common{Context: map[string]string{"lance.table_version_identity": s.root.objectPath(lancemanifest.Dir(loc).Manifest(lancemanifest.V2, v))}}}))
 		if d.DeletedCount != 1 {
 			t.Fatalf("deleting version %d: %+v", v, d)
 		}
@@ -184,7 +184,7 @@ func TestBatchDeleteAfterLancesCleanup(t *testing.T) {
 	// A deletion that names another manifest than the version's is not of
 	// this version: it stays.
 	d := must(s.Versions().BatchDeleteTableVersions(ctx, api.BatchDeleteTableVersionsRequest{ID: tid, Ranges: []api.VersionRange{{StartVersion: 3, EndVersion: 4}},
-		Common: api.Common{Context: map[string]string{"lance.table_version_identity": s.root.objectPath(lancemanifest.ManifestPath(loc, lancemanifest.V1, 3))}}}))
+		Common: api.Common{Context: map[string]string{"lance.table_version_identity": s.root.objectPath(lancemanifest.Dir(loc).Manifest(lancemanifest.V1, 3))}}}))
 	if d.DeletedCount != 0 {
 		t.Fatalf("a deletion naming another manifest deleted %d", d.DeletedCount)
 	}

@@ -29,7 +29,7 @@ func (c catalog) Name(chain string) string {
 	t := c.s.table
 	isTable := func(loc string) bool { _, ok := t.TableByLocation(loc); return ok }
 	ch := lancemanifest.ParseChain(chain, isTable)
-	id, ok := t.TableByLocation(ch.Table)
+	id, ok := t.TableByLocation(string(ch.Table))
 	switch {
 	case !ok:
 		return ""

@@ -74,12 +74,9 @@ func (ix Index) AdoptTableDirectories(ctx context.Context) ([]AdoptedTable, []st
 		if err != nil {
 			return nil, nil, err
 		}
-		dir, rest, ok := strings.Cut(a.Key, lancemanifest.VersionsPrefix(""))
-		if !ok || strings.Contains(dir, "/") || strings.HasPrefix(a.Key, manifesttable.Prefix) || strings.Contains(rest, "/") {
-			continue
-		}
-		if m, err := lancemanifest.ParseManifestName(rest); err == nil && !m.Staging {
-			dirs[dir] = true
+		dir, m, err := lancemanifest.ParseManifestPath(a.Key)
+		if err == nil && !m.Staging && !strings.Contains(string(dir), "/") && !strings.HasPrefix(a.Key, manifesttable.Prefix) {
+			dirs[string(dir)] = true
 		}
 	}
 	var adopted []AdoptedTable

@@ -41,10 +41,11 @@ func (s *Service) stage(ctx context.Context, dataset string, scheme lancemanifes
 	if err != nil {
 		return "", nil, err
 	}
-	if err := s.objs.Put(ctx, lancemanifest.TransactionsPrefix(dataset)+txnFile, txn); err != nil {
+	dir := lancemanifest.Dir(dataset)
+	if err := s.objs.Put(ctx, dir.Transactions()+txnFile, txn); err != nil {
 		return "", nil, err
 	}
-	staging := lancemanifest.StagingPath(lancemanifest.ManifestPath(dataset, scheme, version))
+	staging := lancemanifest.StagingPath(dir.Manifest(scheme, version))
 	return staging, b, s.objs.Put(ctx, staging, b)
 }
 
@@ -65,7 +66,7 @@ func (s *Service) commitStaged(ctx context.Context, id api.ID, branch string, ve
 // hintVersion writes Lance's latest-version hint of dataset after a
 // commit; failing to is not the commit's failure.
 func (s *Service) hintVersion(ctx context.Context, dataset string, version uint64) {
-	_ = s.objs.Put(ctx, lancemanifest.VersionHintKey(dataset), fmt.Appendf(nil, `{"version":%d}`, version))
+	_ = s.objs.Put(ctx, lancemanifest.Dir(dataset).VersionHint(), fmt.Appendf(nil, `{"version":%d}`, version))
 }
 
 // manifestOf reads the manifest file of version v of a chain, with its

@@ -49,7 +49,7 @@ func TestTableLifecycle(t *testing.T) {
 	loc := e.locOf(id("prod", "orders"))
 	v1 := must(s.Versions().CreateTableVersion(ctx, api.CreateTableVersionRequest{ID: id("prod", "orders"), Version: 1,
 		ManifestPath: e.stage(loc, 1, "m1"), NamingScheme: "V2"}))
-	if v1.Version.Version != 1 || v1.Version.ManifestPath != e.s.root.objectPath(lancemanifest.ManifestPath(loc, lancemanifest.V2, 1)) ||
+	if v1.Version.Version != 1 || v1.Version.ManifestPath != e.s.root.objectPath(lancemanifest.Dir(loc).Manifest(lancemanifest.V2, 1)) ||
 		*v1.Version.ManifestSize != 2 || v1.Version.TimestampMillis == nil {
 		t.Fatalf("create version 1: %+v", v1.Version)
 	}
@@ -57,7 +57,7 @@ func TestTableLifecycle(t *testing.T) {
 		t.Fatalf("the final manifest is not on disk after the reply: %v", err)
 	}
 	// A relative staging path works as well as an object-store path.
-	rel := lancemanifest.StagingPath(lancemanifest.ManifestPath(loc, lancemanifest.V2, 2))
+	rel := lancemanifest.StagingPath(lancemanifest.Dir(loc).Manifest(lancemanifest.V2, 2))
 	if err := e.objs.Put(ctx, rel, []byte("m2!")); err != nil {
 		t.Fatal(err)
 	}

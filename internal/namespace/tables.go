@@ -70,11 +70,11 @@ func (s *Service) RegisterTable(ctx context.Context, req api.RegisterTableReques
 		return nil, err
 	}
 	found := false
-	for a, err := range s.objs.List(ctx, lancemanifest.VersionsPrefix(loc)) {
+	for a, err := range s.objs.List(ctx, lancemanifest.Dir(loc).Versions()) {
 		if err != nil {
 			return nil, err
 		}
-		if m, err := lancemanifest.ParseManifestName(a.Key[len(lancemanifest.VersionsPrefix(loc)):]); err == nil && !m.Staging {
+		if _, m, err := lancemanifest.ParseManifestPath(a.Key); err == nil && !m.Staging {
 			found = true
 			break
 		}

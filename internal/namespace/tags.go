@@ -70,7 +70,7 @@ func (s *Service) readTag(ctx context.Context, id api.ID, loc, tag string) (tagF
 	if err := checkTagName(tag); err != nil {
 		return t, err
 	}
-	b, err := s.objs.Get(ctx, lancemanifest.TagKey(loc, tag))
+	b, err := s.objs.Get(ctx, lancemanifest.Dir(loc).Tag(tag))
 	if errors.Is(err, objstore.ErrNotFound) {
 		return t, nserror.New(nserror.TableTagNotFound, "table %q has no tag %q", id.String(), tag)
 	}
@@ -133,7 +133,7 @@ func (br Branches) ListTableTags(ctx context.Context, req api.ListTableTagsReque
 	if err != nil {
 		return nil, err
 	}
-	_, names, token, err := s.refPage(ctx, lancemanifest.TagsPrefix(loc), func(file string) (string, bool) {
+	_, names, token, err := s.refPage(ctx, lancemanifest.Dir(loc).Tags(), func(file string) (string, bool) {
 		return file, checkTagName(file) == nil
 	}, req.PageToken, req.Limit)
 	if err != nil {
@@ -197,7 +197,7 @@ func (br Branches) CreateTableTag(ctx context.Context, req api.CreateTableTagReq
 	if err != nil {
 		return nil, err
 	}
-	err = s.objs.PutIfAbsent(ctx, lancemanifest.TagKey(loc, req.Tag), b)
+	err = s.objs.PutIfAbsent(ctx, lancemanifest.Dir(loc).Tag(req.Tag), b)
 	if errors.Is(err, objstore.ErrAlreadyExists) {
 		return nil, nserror.New(nserror.TableTagAlreadyExists, "table %q already has a tag %q", req.ID.String(), req.Tag)
 	}
@@ -231,7 +231,7 @@ func (br Branches) UpdateTableTag(ctx context.Context, req api.CreateTableTagReq
 	if err != nil {
 		return nil, err
 	}
-	if err := s.objs.Put(ctx, lancemanifest.TagKey(loc, req.Tag), b); err != nil {
+	if err := s.objs.Put(ctx, lancemanifest.Dir(loc).Tag(req.Tag), b); err != nil {
 		return nil, err
 	}
 	return &api.TableTagResponse{}, nil
@@ -247,7 +247,7 @@ func (br Branches) DeleteTableTag(ctx context.Context, req api.DeleteTableTagReq
 	if _, err := s.readTag(ctx, req.ID, loc, req.Tag); err != nil {
 		return nil, err
 	}
-	if err := s.objs.Delete(ctx, lancemanifest.TagKey(loc, req.Tag)); err != nil {
+	if err := s.objs.Delete(ctx, lancemanifest.Dir(loc).Tag(req.Tag)); err != nil {
 		return nil, err
 	}
 	return &api.TableTagResponse{}, nil

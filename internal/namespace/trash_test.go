@@ -58,7 +58,7 @@ func TestUndropTableBringsBackVersionsBranchesAndTags(t *testing.T) {
 		tid := id("a", "t")
 		loc := e.withVersions(tid, 3)
 		must(s.Branches().CreateTableTag(ctx, api.CreateTableTagRequest{ID: tid, Tag: "gold", Version: 2}))
-		dev := lancemanifest.Chain{Table: loc, Branch: "dev"}.Key()
+		dev := lancemanifest.Chain{Table: lancemanifest.Dir(loc), Branch: "dev"}.Key()
 		must(s.Versions().CreateTableVersion(ctx, api.CreateTableVersionRequest{ID: tid, Version: 4, Branch: "dev", ManifestPath: e.stage(dev, 4, "dev 4")}))
 
 		must(s.DropTable(ctx, api.DropTableRequest{ID: tid}))

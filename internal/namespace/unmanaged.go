@@ -28,7 +28,7 @@ func (s *Service) managed() bool { return !s.cfg.Unmanaged }
 // directory, ascending; a version found under both namings is the V2 one,
 // as Lance reads it.
 func (s *Service) storageVersions(ctx context.Context, loc string) ([]api.TableVersion, error) {
-	prefix := lancemanifest.VersionsPrefix(loc)
+	prefix := lancemanifest.Dir(loc).Versions()
 	byVersion := map[uint64]api.TableVersion{}
 	schemes := map[uint64]lancemanifest.NamingScheme{}
 	for a, err := range s.objs.List(ctx, prefix) {

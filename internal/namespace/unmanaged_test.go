@@ -50,11 +50,11 @@ func TestUnmanagedCatalogReadsVersionsFromStorage(t *testing.T) {
 	// Lance commits versions 1..3 itself, then leaves a staging manifest
 	// and its version hint around.
 	for v := uint64(1); v <= 3; v++ {
-		if err := e.objs.Put(ctx, lancemanifest.ManifestPath(loc, lancemanifest.V2, v), []byte{byte(v)}); err != nil {
+		if err := e.objs.Put(ctx, lancemanifest.Dir(loc).Manifest(lancemanifest.V2, v), []byte{byte(v)}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	for _, k := range []string{lancemanifest.StagingPath(lancemanifest.ManifestPath(loc, lancemanifest.V2, 4)), loc + "/_versions/latest_version_hint.json"} {
+	for _, k := range []string{lancemanifest.StagingPath(lancemanifest.Dir(loc).Manifest(lancemanifest.V2, 4)), loc + "/_versions/latest_version_hint.json"} {
 		if err := e.objs.Put(ctx, k, []byte("x")); err != nil {
 			t.Fatal(err)
 		}
@@ -70,7 +70,7 @@ func TestUnmanagedCatalogReadsVersionsFromStorage(t *testing.T) {
 		t.Fatalf("all tables with data: %v", l.Tables)
 	}
 	v2 := must(s.Versions().DescribeTableVersion(ctx, api.DescribeTableVersionRequest{ID: id("prod", "t"), Version: ptr(int64(2))}))
-	if v2.Version.Version != 2 || v2.Version.ManifestPath != s.root.objectPath(lancemanifest.ManifestPath(loc, lancemanifest.V2, 2)) {
+	if v2.Version.Version != 2 || v2.Version.ManifestPath != s.root.objectPath(lancemanifest.Dir(loc).Manifest(lancemanifest.V2, 2)) {
 		t.Fatalf("version 2: %+v", v2.Version)
 	}
 	_, err = s.Versions().DescribeTableVersion(ctx, api.DescribeTableVersionRequest{ID: id("prod", "t"), Version: ptr(int64(4))})

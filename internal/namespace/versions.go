@@ -50,7 +50,7 @@ func chainOf(loc, branch string) (string, error) {
 	if err := checkBranchName(branch); err != nil {
 		return "", err
 	}
-	return lancemanifest.Chain{Table: loc, Branch: branch}.Key(), nil
+	return lancemanifest.Chain{Table: lancemanifest.Dir(loc), Branch: branch}.Key(), nil
 }
 
 // checkBranchName applies Lance's rules for a branch's name: segments
@@ -416,7 +416,7 @@ func (s *Service) sameIdentity(ctx context.Context, chain string, reqContext map
 		if err != nil {
 			continue
 		}
-		if t, m, err := lancemanifest.ParseManifestPath(key); err != nil || t != chain || m.Version != ranges[0].Start || m.Staging {
+		if t, m, err := lancemanifest.ParseManifestPath(key); err != nil || string(t) != chain || m.Version != ranges[0].Start || m.Staging {
 			continue
 		}
 		l, err := s.claims.GetManifestLocation(ctx, chain, ranges[0].Start)

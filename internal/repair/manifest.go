@@ -152,7 +152,8 @@ func (c *manifestCheck) branchesOf(ctx context.Context, st *manifesttable.State,
 // for another).
 func (c *manifestCheck) tableRows(ctx context.Context, st *manifesttable.State, t Table, branch string, rep *VerifyReport) error {
 	objs := c.objs
-	chain := lancemanifest.Chain{Table: t.Location, Branch: branch}.Key()
+	dir := lancemanifest.Chain{Table: lancemanifest.Dir(t.Location), Branch: branch}.Dir()
+	chain := string(dir)
 	if branch != "" && objstore.ValidateKey(chain) != nil {
 		rep.Drift = append(rep.Drift, Drift{Kind: InvalidRow, Table: t.ID, Branch: branch, Object: manifesttable.TypeTableVersion,
 			Detail: "the branch's name makes no usable directory"})
@@ -169,7 +170,7 @@ func (c *manifestCheck) tableRows(ctx context.Context, st *manifesttable.State, 
 		}
 	}
 	stored := map[string]objstore.Attrs{} // every object in _versions, by key
-	list, err := objs.ListAll(ctx, lancemanifest.VersionsPrefix(chain))
+	list, err := objs.ListAll(ctx, dir.Versions())
 	if err != nil {
 		return err
 	}
@@ -275,8 +276,8 @@ func outsideTable(r manifesttable.Row, loc string) string {
 	}
 	dir, m, err := lancemanifest.ParseManifestPath(r.ManifestPath)
 	switch {
-	case err != nil || dir != loc:
-		return fmt.Sprintf("not inside the table's directory %s", lancemanifest.VersionsPrefix(loc))
+	case err != nil || string(dir) != loc:
+		return fmt.Sprintf("not inside the table's directory %s", lancemanifest.Dir(loc).Versions())
 	case m.Staging:
 		return "names a staging manifest, not a final one"
 	case m.Detached:

@@ -108,10 +108,10 @@ func TestVerifyReportsForgedManifestRowsThatStorageContradicts(t *testing.T) {
 	a, b := locationOf(t, svc, "ns$a"), locationOf(t, svc, "ns$b")
 	forge(t, svc,
 		versionRow("ns$a", 7, "etc/passwd", 1),
-		versionRow("ns$a", 8, lancemanifest.ManifestPath(b, lancemanifest.V2, 1), 8),   // another table's manifest
-		versionRow("ns$a", 9, lancemanifest.ManifestPath(a, lancemanifest.V2, 9), 8),   // no such manifest
-		versionRow("ns$a", 1, lancemanifest.ManifestPath(a, lancemanifest.V2, 1), 999), // the real one is 8 bytes
-		versionRow("ns$ghost", 1, lancemanifest.ManifestPath(a, lancemanifest.V2, 1), 8),
+		versionRow("ns$a", 8, lancemanifest.Dir(b).Manifest(lancemanifest.V2, 1), 8),   // another table's manifest
+		versionRow("ns$a", 9, lancemanifest.Dir(a).Manifest(lancemanifest.V2, 9), 8),   // no such manifest
+		versionRow("ns$a", 1, lancemanifest.Dir(a).Manifest(lancemanifest.V2, 1), 999), // the real one is 8 bytes
+		versionRow("ns$ghost", 1, lancemanifest.Dir(a).Manifest(lancemanifest.V2, 1), 8),
 		manifesttable.Change{Row: manifesttable.Row{ObjectType: manifesttable.TypeNamespace, ObjectID: "ns$$bad"}},
 		manifesttable.Change{Row: manifesttable.Row{ObjectType: manifesttable.TypeTable, ObjectID: "ns$evil", Location: "../outside"}},
 	)
@@ -173,7 +173,7 @@ func TestVerifyRederivesVersionRowsMissingFromManifest(t *testing.T) {
 	}
 	rows := svc.Table().VersionRows("ns$a")
 	if len(rows) != 3 || rows[1].TableVersion != 2 || rows[1].ManifestSize != 8 ||
-		rows[1].ManifestPath != lancemanifest.ManifestPath(locationOf(t, svc, "ns$a"), lancemanifest.V2, 2) {
+		rows[1].ManifestPath != lancemanifest.Dir(locationOf(t, svc, "ns$a")).Manifest(lancemanifest.V2, 2) {
 		t.Fatalf("rows after repair: %+v", rows)
 	}
 	rep, err = Verify(ctx, CatalogOf(svc), false, nil)
@@ -264,7 +264,7 @@ func TestVerifyCoversLanceBranches(t *testing.T) {
 	if err != nil || len(rep.Drift) != 0 {
 		t.Fatalf("a clean catalog with a branch: %q, %v", kinds(rep), err)
 	}
-	bad := versionRow("ns$a", 7, lancemanifest.ManifestPath(a, lancemanifest.V2, 1), 8)
+	bad := versionRow("ns$a", 7, lancemanifest.Dir(a).Manifest(lancemanifest.V2, 1), 8)
 	bad.Row.Branch = "dev"
 	forge(t, svc, bad, manifesttable.Change{Delete: true, Row: manifesttable.Row{ObjectType: manifesttable.TypeTableVersion,
 		ObjectID: "ns$a", Branch: "dev", TableVersion: 3}})
@@ -278,7 +278,7 @@ func TestVerifyCoversLanceBranches(t *testing.T) {
 		}
 	}
 	rows := svc.Table().BranchVersionRows("ns$a", "dev")
-	if len(rows) != 3 || rows[1].TableVersion != 3 || rows[1].ManifestPath != lancemanifest.ManifestPath(lancemanifest.Chain{Table: a, Branch: "dev"}.Key(), lancemanifest.V2, 3) {
+	if len(rows) != 3 || rows[1].TableVersion != 3 || rows[1].ManifestPath != lancemanifest.Dir(lancemanifest.Chain{Table: lancemanifest.Dir(a), Branch: "dev"}.Key()).Manifest(lancemanifest.V2, 3) {
 		t.Fatalf("dev's rows after repair: %+v", rows)
 	}
 	if main := svc.Table().VersionRows("ns$a"); len(main) != 2 {

@@ -333,8 +333,8 @@ func recordedBranches(ctx context.Context, claims *redisclaim.Store, tables []Ta
 	}
 	out := map[string][]string{}
 	for _, c := range chains {
-		if ch := lancemanifest.ParseChain(c, func(l string) bool { return locs[l] }); ch.Branch != "" && locs[ch.Table] {
-			out[ch.Table] = append(out[ch.Table], ch.Branch)
+		if ch := lancemanifest.ParseChain(c, func(l string) bool { return locs[l] }); ch.Branch != "" && locs[string(ch.Table)] {
+			out[string(ch.Table)] = append(out[string(ch.Table)], ch.Branch)
 		}
 	}
 	return out, nil
@@ -360,7 +360,7 @@ func liveBranches(ctx context.Context, c Catalog, t Table, recorded []string) ([
 // refBranches adds the branches Lance records under a table's
 // _refs/branches/ to seen.
 func refBranches(ctx context.Context, objs *objstore.Store, loc string, seen map[string]bool) error {
-	prefix := lancemanifest.BranchRefsPrefix(loc)
+	prefix := lancemanifest.Dir(loc).BranchRefs()
 	list, err := objs.ListAll(ctx, prefix)
 	if err != nil {
 		return err
@@ -389,12 +389,13 @@ func sortedKeys(m map[string]bool) []string {
 // pruned leave the catalog first (reported in rep.Pruned).
 func verifyTable(ctx context.Context, claims *redisclaim.Store, t Table, branch string, repair, follow bool, rep *VerifyReport) error {
 	objs := claims.Objects()
-	chain := lancemanifest.Chain{Table: t.Location, Branch: branch}.Key()
+	dir := lancemanifest.Chain{Table: lancemanifest.Dir(t.Location), Branch: branch}.Dir()
+	chain := string(dir)
 	if objstore.ValidateKey(chain) != nil {
 		return nil // verifyManifest reports the branch's name
 	}
 	stored := map[uint64]objstore.Attrs{} // final manifests in storage
-	list, err := objs.ListAll(ctx, lancemanifest.VersionsPrefix(chain))
+	list, err := objs.ListAll(ctx, dir.Versions())
 	if err != nil {
 		return err
 	}
@@ -541,7 +542,7 @@ func GC(ctx context.Context, c Catalog, window time.Duration, dryRun bool, now t
 	objs := claims.Objects()
 	progress.report(0, len(tables))
 	for i, t := range tables {
-		list, err := objs.ListAll(ctx, lancemanifest.VersionsPrefix(t.Location))
+		list, err := objs.ListAll(ctx, lancemanifest.Dir(t.Location).Versions())
 		if err != nil {
 			return rep, err
 		}

@@ -263,7 +263,7 @@ func TestConformance(t *testing.T) {
 	s.commit(pOrders, key, 1, m1)
 	s.commit(pOrders, key, 2, m2)
 	// A branch Lance recorded (ListTableBranches reads Lance's files).
-	if err := s.Objects.Put(context.Background(), lancemanifest.BranchRefsPrefix(key)+"dev.json",
+	if err := s.Objects.Put(context.Background(), lancemanifest.Dir(key).BranchRefs()+"dev.json",
 		[]byte(`{"parentBranch": null, "parentVersion": 2, "createAt": 1796172517, "manifestSize": 425, "metadata": {}}`)); err != nil {
 		t.Fatal(err)
 	}
@@ -558,7 +558,7 @@ func TestConformance(t *testing.T) {
 		{"DeleteTableBranch", "a branch another forks from", post, pOrders + "/branches/delete" + dq, map[string]any{"name": "feature"}, 400, 13, nil},
 		{"DeleteTableBranch", "deletes a branch and its files", post, pOrders + "/branches/delete" + dq, map[string]any{"name": "feature/sub"}, 200, 0,
 			func(t *testing.T, r reply) {
-				for a, err := range s.Objects.List(context.Background(), lancemanifest.Chain{Table: key, Branch: "feature/sub"}.Key()+"/") {
+				for a, err := range s.Objects.List(context.Background(), lancemanifest.Chain{Table: lancemanifest.Dir(key), Branch: "feature/sub"}.Key()+"/") {
 					t.Fatalf("left behind: %v %v", a.Key, err)
 				}
 			}},

@@ -222,7 +222,7 @@ func TestCleanupStoppedAtEveryStep(t *testing.T) {
 		var listed []int64
 		for _, v := range l.Versions {
 			listed = append(listed, v.Version)
-			if _, herr := objs.Head(ctx, lancemanifest.ManifestPath(loc, lancemanifest.V2, uint64(v.Version))); herr != nil {
+			if _, herr := objs.Head(ctx, lancemanifest.Dir(loc).Manifest(lancemanifest.V2, uint64(v.Version))); herr != nil {
 				t.Fatalf("run %d: listed version %d has no manifest: %v", runs, v.Version, herr)
 			}
 		}

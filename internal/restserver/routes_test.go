@@ -38,7 +38,7 @@ func (s *server) keyOf(location string) string {
 // leading slash).
 func (s *server) stage(key string, v uint64, content string) string {
 	s.t.Helper()
-	k := lancemanifest.StagingPath(lancemanifest.ManifestPath(key, lancemanifest.V2, v))
+	k := lancemanifest.StagingPath(lancemanifest.Dir(key).Manifest(lancemanifest.V2, v))
 	if err := s.Objects.Put(context.Background(), k, []byte(content)); err != nil {
 		s.t.Fatal(err)
 	}
@@ -161,7 +161,7 @@ func TestTableRoutes(t *testing.T) {
 
 	// Versions.
 	v1 := s.commit(pOrders, key, 1, "manifest one")
-	final := strings.TrimPrefix(s.Root, "/") + "/" + lancemanifest.ManifestPath(key, lancemanifest.V2, 1)
+	final := strings.TrimPrefix(s.Root, "/") + "/" + lancemanifest.Dir(key).Manifest(lancemanifest.V2, 1)
 	if v1.Version != 1 || v1.ManifestPath != final {
 		t.Fatalf("version/create replied %+v; want the final object-store path %s", v1, final)
 	}
@@ -274,7 +274,7 @@ func TestUnmanagedCatalog(t *testing.T) {
 	}
 	// Lance commits two versions on its own.
 	for v := uint64(1); v <= 2; v++ {
-		if err := s.Objects.Put(context.Background(), lancemanifest.ManifestPath(key, lancemanifest.V2, v), []byte("m")); err != nil {
+		if err := s.Objects.Put(context.Background(), lancemanifest.Dir(key).Manifest(lancemanifest.V2, v), []byte("m")); err != nil {
 			t.Fatal(err)
 		}
 	}
