@@ -19,7 +19,7 @@ export PATH := $(PATH):/usr/local/go/bin
 LANCEDB_DIR := interop/lancedb
 BROWSER_DIR := interop/browser
 
-.PHONY: all build server test run bench reliability soak fmt lint vet deps redis-server lancedb browser minio clean fuzz
+.PHONY: all build server test run bench reliability soak fmt lint vet deps redis-server lancedb browser minio clean fuzz image test-deploy podman helm-tools
 
 all: build
 
@@ -35,6 +35,19 @@ server:
 ## test: the whole suite against real Redis servers, MinIO and LanceDB
 test: deps minio
 	$(GO) test $(GOFLAGS_) -timeout $(TEST_TIMEOUT) ./...
+
+## image: the container image localhost/flightns:latest and its OCI
+## archive bin/flightns-image.tar (podman load, docker load), built with
+## podman from the stripped server, redis-server and what they link: no
+## registry, no network (installs podman and runc when missing)
+image: redis-server podman
+	@scripts/build-image.sh
+
+## test-deploy: build the image and run it, the compose file
+## (deploy/compose.yaml) and the Helm chart (deploy/helm/flightns) with
+## podman; .ci/run runs it after `make test`
+test-deploy: deps minio podman helm-tools
+	$(GO) test -tags $(TAGS),deploy -count=1 -timeout 40m ./tests/deploy
 
 ## run: start flightns with its defaults (data in ./flightns-data, private
 ## redis-server); installs only what serving needs (redis-server)
@@ -61,6 +74,15 @@ deps: redis-server lancedb browser
 
 redis-server:
 	@scripts/ensure-redis.sh
+
+## podman: podman with runc and podman-compose (apt-get when missing)
+podman:
+	@scripts/ensure-podman.sh
+
+## helm-tools: the pinned Helm and kubectl-validate, installed into bin/
+## with go install when missing
+helm-tools:
+	@scripts/ensure-helm.sh
 
 ## minio: the pinned MinIO server of the S3 tests and benchmarks, built
 ## with `go install` into bin/ when missing (about 4 minutes on 2 cores,
@@ -130,7 +152,7 @@ vet:
 
 ## lint: golangci-lint, pinned, installed into bin/ on first use
 lint: $(BIN)/golangci-lint-$(GOLANGCI_LINT_VERSION)
-	$(BIN)/golangci-lint-$(GOLANGCI_LINT_VERSION) run --build-tags $(TAGS) ./...
+	$(BIN)/golangci-lint-$(GOLANGCI_LINT_VERSION) run --build-tags $(TAGS),deploy ./...
 
 $(BIN)/golangci-lint-$(GOLANGCI_LINT_VERSION):
 	GOBIN=$(BIN) $(GO) install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION)

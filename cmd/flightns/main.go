@@ -7,11 +7,14 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
+	"runtime/debug"
 	"syscall"
 )
 
-// version is set at build time with -ldflags "-X main.version=…".
-var version = "dev"
+// version and commit are set at build time with -ldflags
+// "-X main.version=… -X main.commit=…" (make image does); a plain build
+// takes the commit from the module's VCS stamp.
+var version, commit = "dev", ""
 
 const usage = `flightns — a catalog and commit coordinator for Lance tables
 
@@ -70,7 +73,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	case "sql-worker": // started by serve; not in the usage
 		return sqlWorkerCmd(ctx, stderr)
 	case "version", "--version", "-version":
-		_, _ = fmt.Fprintf(stdout, "flightns %s (%s %s/%s)\n", version, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+		_, _ = fmt.Fprintf(stdout, "flightns %s (%s%s %s/%s)\n", version, commitNote(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
 		return 0
 	case "help", "--help", "-help", "-h":
 		_, _ = fmt.Fprint(stdout, usage)
@@ -79,4 +82,23 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		_, _ = fmt.Fprintf(stderr, "flightns: unknown command %q\n\n%s", args[0], usage)
 		return 2
 	}
+}
+
+// commitNote is "commit <hash>, " for version's line: the stamped commit,
+// or the VCS revision Go records in a build from a checkout; "" for none.
+func commitNote() string {
+	c := commit
+	if c == "" {
+		if info, ok := debug.ReadBuildInfo(); ok {
+			for _, s := range info.Settings {
+				if s.Key == "vcs.revision" {
+					c = s.Value
+				}
+			}
+		}
+	}
+	if c == "" {
+		return ""
+	}
+	return "commit " + c + ", "
 }

@@ -17,7 +17,7 @@ func TestVersionHelpAndUnknownCommands(t *testing.T) {
 		code     int
 		out, err string
 	}{
-		{[]string{"version"}, 0, "flightns dev (go1.", ""},
+		{[]string{"version"}, 0, "flightns dev (", ""},
 		{[]string{"help"}, 0, "flightns serve [flags]", ""},
 		{nil, 2, "", "Usage:"},
 		{[]string{"frobnicate"}, 2, "", `unknown command "frobnicate"`},

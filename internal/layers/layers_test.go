@@ -35,7 +35,7 @@ var production = [][]string{
 // production may import it.
 var machinery = []string{
 	"internal/minioproc", "internal/s3proxy", "internal/testutil/nstest", "internal/testutil/redistest", "internal/testutil/s3test", "internal/testutil/oidctest", "internal/testutil/configtest",
-	"bench", "cmd/flightns-bench", "tests/reliability", "internal/layers",
+	"bench", "cmd/flightns-bench", "tests/reliability", "tests/deploy", "internal/tools/rootfs", "internal/layers",
 }
 
 var update = flag.Bool("update", false, "rewrite the import graph in docs/architecture.md")
