@@ -44,7 +44,10 @@ func setup(m *testing.M) (int, error) {
 		return 0, err
 	}
 	defer func() { _ = os.RemoveAll(dir) }()
-	image, archive = "localhost/flightns:deploy-test", filepath.Join(dir, "flightns-image.tar")
+	// A tag of this run's own: test runs may share the machine's podman
+	// storage.
+	image, archive = fmt.Sprintf("localhost/flightns:deploy-test-%d", os.Getpid()), filepath.Join(dir, "flightns-image.tar")
+	defer func() { _, _ = podmanOut(context.Background(), "rmi", "--force", image) }()
 	build := exec.Command(filepath.Join(repo, "scripts", "build-image.sh"))
 	build.Dir = repo
 	build.Env = append(podmanEnv(), "IMAGE="+image, "ARCHIVE="+archive)
