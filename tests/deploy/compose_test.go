@@ -29,8 +29,9 @@ import (
 // replicas become ready on one Redis and one MinIO bucket; LanceDB on
 // the host writes a table through replica A and reads it through
 // replica B (and back), reaching MinIO at the client endpoint the
-// replicas answer; the console serves the table; `down -v` leaves
-// nothing behind.
+// replicas answer; Redis keeps an append-only file and a restart of it
+// changes nothing LanceDB reads; the console serves the table; `down -v`
+// (and what podman-compose leaves, removed) leaves nothing behind.
 func TestComposeServesOneCatalogThroughTwoReplicas(t *testing.T) {
 	if _, err := exec.LookPath("podman-compose"); err != nil {
 		t.Fatalf("the compose test needs podman-compose (scripts/ensure-podman.sh installs it; Debian: apt-get install -y podman-compose): %v", err)
@@ -99,6 +100,27 @@ func TestComposeServesOneCatalogThroughTwoReplicas(t *testing.T) {
 	}
 	if len(got.ReadA.Rows) != 4 {
 		t.Errorf("rows %v, want 4", got.ReadA.Rows)
+	}
+
+	// Redis keeps its state in an append-only file on its volume; a
+	// restarted Redis leaves both replicas serving the table as it was.
+	mount := podman(t, "volume", "inspect", "--format", "{{.Mountpoint}}", project+"_redis-data")
+	if aof, err := filepath.Glob(filepath.Join(mount, "appendonlydir", "*.aof")); err != nil || len(aof) == 0 {
+		t.Errorf("no append-only file in Redis's volume (%s): %v %v", mount, aof, err)
+	}
+	podman(t, "restart", project+"_redis_1")
+	for _, replica := range []func(string) string{a, b} {
+		waitHTTP(t, replica("METRICS_PORT")+"/readyz", time.Minute)
+		var after struct {
+			OK    bool
+			Error string
+			tableState
+		}
+		runLanceDB(t, lancedb, []string{"AWS_ACCESS_KEY_ID=flightns", "AWS_SECRET_ACCESS_KEY=flightns-secret"}, &after,
+			"read.mjs", replica("REST_PORT"), `["shop"]`, "orders")
+		if !after.OK || !after.equal(got.ReadA) {
+			t.Errorf("after Redis restarted, %s read %+v (%s); want %+v", replica("REST_PORT"), after.tableState, after.Error, got.ReadA)
+		}
 	}
 
 	// The console of either replica serves the page and the table at the
