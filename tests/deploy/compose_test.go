@@ -77,18 +77,24 @@ func TestComposeServesOneCatalogThroughTwoReplicas(t *testing.T) {
 			}
 		}
 	}()
-	a, b := func(v string) string { return fmt.Sprintf("http://127.0.0.1:%d", ports["A_"+v]) }, func(v string) string { return fmt.Sprintf("http://127.0.0.1:%d", ports["B_"+v]) }
-	waitHTTP(t, a("METRICS_PORT")+"/readyz", 3*time.Minute)
-	waitHTTP(t, b("METRICS_PORT")+"/readyz", time.Minute)
+	// at is replica A's or B's listener of a kind (FLIGHT, REST, METRICS,
+	// CONSOLE) on the host.
+	at := func(replica, kind string) string {
+		return fmt.Sprintf("http://127.0.0.1:%d", ports[replica+"_"+kind+"_PORT"])
+	}
+	waitHTTP(t, at("A", "METRICS")+"/readyz", 3*time.Minute)
+	waitHTTP(t, at("B", "METRICS")+"/readyz", time.Minute)
 	t.Logf("compose up to both replicas ready: %v", time.Since(start).Round(100*time.Millisecond))
 
+	// LanceDB takes its S3 keys from the environment: the compose file's
+	// MinIO root user.
+	s3Keys := []string{"AWS_ACCESS_KEY_ID=flightns", "AWS_SECRET_ACCESS_KEY=flightns-secret"}
 	var got struct {
 		OK                           bool
 		Error                        string
 		WroteA, ReadB, WroteB, ReadA tableState
 	}
-	runLanceDB(t, lancedb, []string{"AWS_ACCESS_KEY_ID=flightns", "AWS_SECRET_ACCESS_KEY=flightns-secret"}, &got,
-		"replicas.mjs", a("REST_PORT"), b("REST_PORT"), `["shop"]`, "orders")
+	runLanceDB(t, lancedb, s3Keys, &got, "replicas.mjs", at("A", "REST"), at("B", "REST"), `["shop"]`, "orders")
 	if !got.OK {
 		t.Fatalf("LanceDB through the replicas: %s", got.Error)
 	}
@@ -108,24 +114,25 @@ func TestComposeServesOneCatalogThroughTwoReplicas(t *testing.T) {
 	if aof, err := filepath.Glob(filepath.Join(mount, "appendonlydir", "*.aof")); err != nil || len(aof) == 0 {
 		t.Errorf("no append-only file in Redis's volume (%s): %v %v", mount, aof, err)
 	}
-	podman(t, "restart", project+"_redis_1")
-	for _, replica := range []func(string) string{a, b} {
-		waitHTTP(t, replica("METRICS_PORT")+"/readyz", time.Minute)
+	if out, err := compose("restart", "redis"); err != nil {
+		t.Fatalf("podman-compose restart redis: %v\n%s", err, out)
+	}
+	for _, replica := range []string{"A", "B"} {
+		waitHTTP(t, at(replica, "METRICS")+"/readyz", time.Minute)
 		var after struct {
 			OK    bool
 			Error string
 			tableState
 		}
-		runLanceDB(t, lancedb, []string{"AWS_ACCESS_KEY_ID=flightns", "AWS_SECRET_ACCESS_KEY=flightns-secret"}, &after,
-			"read.mjs", replica("REST_PORT"), `["shop"]`, "orders")
+		runLanceDB(t, lancedb, s3Keys, &after, "read.mjs", at(replica, "REST"), `["shop"]`, "orders")
 		if !after.OK || !after.equal(got.ReadA) {
-			t.Errorf("after Redis restarted, %s read %+v (%s); want %+v", replica("REST_PORT"), after.tableState, after.Error, got.ReadA)
+			t.Errorf("after Redis restarted, replica %s read %+v (%s); want %+v", replica, after.tableState, after.Error, got.ReadA)
 		}
 	}
 
 	// The console of either replica serves the page and the table at the
 	// version LanceDB last committed.
-	for _, console := range []string{a("CONSOLE_PORT"), b("CONSOLE_PORT")} {
+	for _, console := range []string{at("A", "CONSOLE"), at("B", "CONSOLE")} {
 		if page := getText(t, console+"/", nil); !strings.Contains(page, "<title>flightns</title>") {
 			t.Errorf("%s/ is not the console: %.200s", console, page)
 		}
