@@ -15,6 +15,9 @@
 //     symbolic link can reach outside the root.
 //   - s3://bucket/prefix?endpoint=…&region=…  S3 or any S3 protocol server,
 //     through gocloud.dev/blob/s3blob; create-only is If-None-Match: *.
+//     client_endpoint=… (ParamClientEndpoint), the endpoint engines reach
+//     the same store at, is checked and taken out before gocloud reads
+//     the URI: the store never uses it.
 //   - mem://  a process-local store for tests (gocloud.dev/blob/memblob).
 //
 // Operations: Put, PutIfAbsent (create-only), Get, Head (size, ETag), List

@@ -197,6 +197,15 @@ func openFileURI(u *url.URL) (*blob.Bucket, *diskBucket, error) {
 // validation (gocloud.dev/aws reads it).
 const paramChecksums = "response_checksum_validation"
 
+// ParamClientEndpoint is the s3:// URI parameter naming the endpoint
+// engines reach the store at when it is not the one flightns reaches it
+// at (endpoint): MinIO in a compose network is http://minio:9000 to
+// flightns and http://127.0.0.1:9000 to LanceDB on the host. flightns
+// never sends a request there; it answers it to engines as their
+// endpoint (Lance's aws_endpoint). gocloud.dev refuses parameters it does
+// not know, so it is taken out of the URI before gocloud reads it.
+const ParamClientEndpoint = "client_endpoint"
+
 // openS3URI opens the bucket of an s3:// URI. gocloud.dev's URL opener
 // reads every parameter (region, endpoint, profile, use_path_style,
 // disable_https, ssetype, kmskeyid, accelerate, …); the bucket is then
@@ -213,14 +222,20 @@ func openS3URI(ctx context.Context, u *url.URL, log *slog.Logger) (*blob.Bucket,
 	}
 	bu := *u
 	bu.Path = ""
+	q := bu.Query()
+	if q.Has(ParamClientEndpoint) {
+		if err := checkEndpoint(q.Get(ParamClientEndpoint)); err != nil {
+			return nil, nil, nserror.New(nserror.InvalidInput, "s3 URI %q: %s: %w", u.String(), ParamClientEndpoint, err)
+		}
+		q.Del(ParamClientEndpoint)
+	}
 	// Objects are validated by what flightns reads of them, not by a
 	// checksum the store may not send (MinIO, most S3 servers other than
 	// AWS's): without this the SDK says so once per GET.
-	q := bu.Query()
 	if !q.Has(paramChecksums) {
 		q.Set(paramChecksums, "when_required")
-		bu.RawQuery = q.Encode()
 	}
+	bu.RawQuery = q.Encode()
 	opener := &s3blob.URLOpener{}
 	parsed, err := opener.OpenBucketURL(ctx, &bu)
 	if err != nil {
@@ -251,6 +266,19 @@ func openS3URI(ctx context.Context, u *url.URL, log *slog.Logger) (*blob.Bucket,
 		sb.prefix = prefix + "/"
 	}
 	return b, sb, nil
+}
+
+// checkEndpoint refuses what is not an S3 endpoint URL: http or https,
+// a host, nothing after it but a path.
+func checkEndpoint(v string) error {
+	e, err := url.Parse(v)
+	if err != nil {
+		return err
+	}
+	if (e.Scheme != "http" && e.Scheme != "https") || e.Host == "" || e.User != nil || e.RawQuery != "" || e.Fragment != "" {
+		return fmt.Errorf("%q is not an endpoint URL (want http[s]://host[:port])", v)
+	}
+	return nil
 }
 
 // sdkLogger passes the AWS SDK's log lines to slog: warnings as

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/url"
 	"os"
 	"path/filepath"
 	"sort"
@@ -380,6 +381,9 @@ func TestOpenRejectsBadURIs(t *testing.T) {
 		{"s3://exists/a/../b?endpoint=" + s3.URL, "bad prefix"},
 		{"s3://missing?endpoint=" + s3.URL + "&region=us-east-1&use_path_style=true&disable_https=true", "s3 bucket \"missing\""},
 		{"s3://exists?bogus=1", "bogus"},
+		{"s3://exists?endpoint=" + s3.URL + "&client_endpoint=minio:9000", "client_endpoint"},
+		{"s3://exists?endpoint=" + s3.URL + "&client_endpoint=", "client_endpoint"},
+		{"s3://exists?endpoint=" + s3.URL + "&client_endpoint=http://127.0.0.1:9000/?x=1", "client_endpoint"},
 		{"::", "missing protocol scheme"},
 	}
 	for _, c := range cases {
@@ -615,6 +619,29 @@ func TestS3URIParametersAreGoclouds(t *testing.T) {
 		if _, err := objstore.Open(ctx, bad); !errors.Is(err, nserror.ErrInvalidInput) {
 			t.Errorf("Open(%s): %v, want InvalidInput", bad, err)
 		}
+	}
+}
+
+// client_endpoint is the engines' endpoint alone: gocloud, which refuses
+// parameters it does not know, never sees it, and the store works at
+// endpoint while it names a host that does not resolve.
+func TestTheClientEndpointIsNotTheStores(t *testing.T) {
+	ctx := context.Background()
+	srv := s3test.Start(t, "engines")
+	uri := srv.URI("engines", "p") + "&" + objstore.ParamClientEndpoint + "=" + url.QueryEscape("http://engines.invalid:9000")
+	s, err := objstore.Open(ctx, uri)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = s.Close() }()
+	if s.URI() != uri {
+		t.Errorf("URI() = %s, want %s", s.URI(), uri)
+	}
+	if err := s.PutWith(ctx, "k", []byte("v"), objstore.WriteOptions{NoSync: true}); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := s.Get(ctx, "k"); err != nil || string(b) != "v" {
+		t.Fatalf("Get: %q %v", b, err)
 	}
 }
 

@@ -66,7 +66,9 @@ func (s *Store) VendCredentials(ctx context.Context, key string, write bool, o V
 	}
 	so := s.s3.client.Options()
 	// STS answers where S3 does on a server of its own (MinIO); on AWS at
-	// its regional endpoint.
+	// its regional endpoint. flightns asks at its own endpoint, never at
+	// the root's client_endpoint: the credentials are the server's, good
+	// at whichever address engines reach it.
 	var endpoint *string
 	if s.s3.endpoint != "" {
 		endpoint = aws.String(s.s3.endpoint)

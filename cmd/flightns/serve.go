@@ -26,7 +26,7 @@ func registerStore(fs *flag.FlagSet, c *server.Store) {
 	fs.StringVar(&c.DataDir, "data", envOr("FLIGHTNS_DATA", "./flightns-data"),
 		"local data directory: the catalog root (unless --root) and the private Redis's files (unless --redis) [$FLIGHTNS_DATA]")
 	fs.StringVar(&c.Root, "root", os.Getenv("FLIGHTNS_ROOT"),
-		"catalog root URI: file:///abs/dir, or s3://bucket/prefix?region=…[&endpoint=…&use_path_style=true] with credentials from the standard AWS variables (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_REGION, AWS_PROFILE, …) (default: <data>/root) [$FLIGHTNS_ROOT]")
+		"catalog root URI: file:///abs/dir, or s3://bucket/prefix?region=…[&endpoint=…&use_path_style=true][&client_endpoint=…: the endpoint engines are told to use when they reach the store at another address than flightns] with credentials from the standard AWS variables (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_REGION, AWS_PROFILE, …) (default: <data>/root) [$FLIGHTNS_ROOT]")
 	fs.StringVar(&c.Redis, "redis", os.Getenv("FLIGHTNS_REDIS"),
 		"Redis URL: redis://[user:pass@]host:port[/db] (standalone; rediss:// for TLS), unix:///path/redis.sock, redis+sentinel://host:port?master_name=NAME&addr=host2:port (Sentinel), redis+cluster://host:port?addr=host2:port (Cluster); default: a private redis-server child with an fsynced append-only file in <data>/redis [$FLIGHTNS_REDIS]")
 	fs.StringVar(&c.Catalog, "catalog", envOr("FLIGHTNS_CATALOG", "flightns"),

@@ -55,9 +55,17 @@ func newRoot(objs *objstore.Store) (root, error) {
 }
 
 // s3Options turns the root URI's S3 parameters into Lance storage options.
+// The endpoint answered is the one engines reach the store at: the
+// root's client_endpoint when it names one (flightns itself reaches the
+// store at endpoint), else endpoint.
 func s3Options(q url.Values) map[string]string {
 	opts := map[string]string{}
-	if v := q.Get("endpoint"); v != "" {
+	if v := q.Get(objstore.ParamClientEndpoint); v != "" {
+		opts["aws_endpoint"] = v
+		if strings.HasPrefix(v, "http://") {
+			opts["aws_allow_http"] = "true"
+		}
+	} else if v := q.Get("endpoint"); v != "" {
 		opts["aws_endpoint"] = v
 		if strings.HasPrefix(v, "http://") || q.Get("disable_https") == "true" {
 			opts["aws_allow_http"] = "true"
