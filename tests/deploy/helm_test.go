@@ -18,6 +18,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	awss3 "github.com/aws/aws-sdk-go-v2/service/s3"
 	"go.yaml.in/yaml/v4"
 
 	"github.com/flightns/flightns/api"
@@ -495,10 +497,11 @@ func TestHelmRefusesToRenderWithoutWhatItNeeds(t *testing.T) {
 		{"no Redis", without("redis"), "set redis.url (redis://, redis+sentinel:// or redis+cluster://) or redis.existingSecret"},
 		{"no root", without("root"), "set root to the catalog's s3://bucket/prefix"},
 		{"nothing", values{}, "flightns: set redis.url"},
-		{"a root that is no s3:// URI", with("root", "file:///data/root"), "root"},
-		{"a Redis URL of another scheme", with("redis", values{"url": "http://redis:6379"}), "redis"},
+		{"a root that is no s3:// URI", with("root", "file:///data/root"), "at '/root'"},
+		{"a Redis URL of another scheme", with("redis", values{"url": "http://redis:6379"}), "at '/redis/url'"},
 		{"a grace period that cuts the drain short", with("terminationGracePeriodSeconds", 30), "terminationGracePeriodSeconds (30) must exceed shutdownTimeoutSeconds (30)"},
-		{"a misspelt value", with("replicas", 3), "replicas"},
+		{"a misspelt value", with("replicas", 3), "additional properties 'replicas' not allowed"},
+		{"no replicas", with("replicaCount", 0), "at '/replicaCount'"},
 		{"half the S3 keys", with("s3", values{"accessKeyId": "AKIA"}), "set both s3.accessKeyId and s3.secretAccessKey"},
 		{"TLS with no certificate", with("tls", values{"enabled": true}), "tls.enabled needs tls.cert and tls.key, or tls.existingSecret"},
 		{"vending with no role", with("vend", values{"enabled": true}), "vend.enabled needs vend.roleArn"},
@@ -607,6 +610,11 @@ func TestHelmDeploymentRunsUnderKubePlay(t *testing.T) {
 	}
 	if !strings.HasPrefix(d.Location, "s3://catalog/helm/") {
 		t.Errorf("the table lives at %q, not below the chart's root s3://catalog/helm", d.Location)
+	}
+	// The pod wrote to the test's MinIO with the keys from its Secret.
+	objs, err := s3.Client().ListObjectsV2(ctx, &awss3.ListObjectsV2Input{Bucket: aws.String("catalog"), Prefix: aws.String("helm/")})
+	if err != nil || len(objs.Contents) == 0 {
+		t.Errorf("nothing below s3://catalog/helm/ (%v): the pod did not write its root", err)
 	}
 	// The catalog is in the test's Redis.
 	keys, err := rs.Client().Keys(ctx, "*").Result()
