@@ -621,4 +621,14 @@ func TestHelmDeploymentRunsUnderKubePlay(t *testing.T) {
 	if err != nil || len(keys) == 0 {
 		t.Errorf("the test's Redis holds no keys (%v): the pod did not use it", err)
 	}
+
+	// Stopped as a cluster stops it (SIGTERM, then the grace period,
+	// which podman 4.3 does not take from the pod; the container alone,
+	// as stopping the pod would take its network away mid-drain), it
+	// drains and exits 0.
+	grace, _ := get(one(t, ms, "Deployment"), "spec", "template", "spec", "terminationGracePeriodSeconds").(int)
+	podman(t, "stop", "--time", strconv.Itoa(grace), ctr)
+	if got := podman(t, "inspect", "--format", "{{.State.ExitCode}}", ctr); got != "0" {
+		t.Errorf("the server exited %s on SIGTERM, want 0", got)
+	}
 }
