@@ -531,6 +531,9 @@ func TestHelmRefusesToRenderWithoutWhatItNeeds(t *testing.T) {
 //     and there is one replica.
 //   - The pod reaches the host's loopback (Redis, MinIO) through
 //     slirp4netns at 10.0.2.2.
+//   - It takes no stop timeout from terminationGracePeriodSeconds, and
+//     stopping the pod takes its network away: the test stops the
+//     container with the grace period.
 func TestHelmDeploymentRunsUnderKubePlay(t *testing.T) {
 	rs := redistest.Start(t)
 	s3 := s3test.Start(t, "catalog")
