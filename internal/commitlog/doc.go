@@ -19,4 +19,7 @@
 //	drop_table             t: a table's chain dropped, with its versions
 //	rename_table           from, to: a table's id renamed
 //	stats                  row: a version's statistics (manifesttable/stats.go)
+//	event                  e: a catalog change as the change feed shows it
+//	                       (api.Event as JSON, its sequence the entry's),
+//	                       beside the entries that make the change
 package commitlog

@@ -1,0 +1,108 @@
+package namespace
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/flightns/flightns/api"
+	"github.com/flightns/flightns/internal/auth"
+	"github.com/flightns/flightns/nserror"
+)
+
+// Every committed change is an event of the change feed, in catalog
+// sequence order, with its principal and time; a refused change has none;
+// the history is read back from the segments in storage, by a service
+// opened again too, and resumes after any sequence without a gap or a
+// repeat.
+func TestEveryCommittedChangeIsAnEventAndNothingElseIs(t *testing.T) {
+	e := newTenv(t)
+	ana := auth.WithPrincipal(context.Background(), auth.Principal{Name: "ana", Role: auth.Admin})
+	must(e.s.CreateNamespace(ana, api.CreateNamespaceRequest{ID: id("a")}))
+	if _, err := e.s.CreateNamespace(ana, api.CreateNamespaceRequest{ID: id("a")}); nserror.CodeOf(err) != nserror.NamespaceAlreadyExists {
+		t.Fatalf("a second create: %v", err)
+	}
+	must(e.s.DeclareTable(ana, api.DeclareTableRequest{ID: id("a", "t")}))
+	loc := e.locOf(id("a", "t"))
+	must(e.s.Versions().CreateTableVersion(ana, api.CreateTableVersionRequest{ID: id("a", "t"), Version: 1, ManifestPath: e.stage(loc, 1, "m1")}))
+	if _, err := e.s.Versions().CreateTableVersion(ana, api.CreateTableVersionRequest{ID: id("a", "t"), Version: 1, ManifestPath: e.stage(loc, 1, "m1'")}); nserror.CodeOf(err) != nserror.ConcurrentModification {
+		t.Fatalf("version 1 again: %v", err)
+	}
+	must(e.s.RenameTable(ana, api.RenameTableRequest{ID: id("a", "t"), NewTableName: "u"}))
+	must(e.s.Versions().BatchDeleteTableVersions(ana, api.BatchDeleteTableVersionsRequest{ID: id("a", "u"), Ranges: []api.VersionRange{{StartVersion: 1, EndVersion: 2}}}))
+	must(e.s.DropTable(ana, api.DropTableRequest{ID: id("a", "u")}))
+	must(e.s.DropNamespace(ana, api.DropNamespaceRequest{ID: id("a")}))
+
+	want := []string{
+		"namespace.created a ana",
+		"table.declared a$t ana",
+		"table.version.created a$t  v1",
+		"table.renamed a$u ana from a$t",
+		"table.versions.deleted a$u  [1]",
+		"table.dropped a$u ana",
+		"namespace.dropped a ana",
+	}
+	evs := e.events(t, 0, len(want))
+	if got := describe(evs); !slices.Equal(got, want) {
+		t.Fatalf("events:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	for i, ev := range evs {
+		if ev.Time.IsZero() || time.Since(ev.Time) > time.Minute || i > 0 && ev.Seq <= evs[i-1].Seq {
+			t.Errorf("event %d: seq %d (before: %d), time %v", i, ev.Seq, evs[max(i-1, 0)].Seq, ev.Time)
+		}
+	}
+	if evs[2].ManifestPath == "" || evs[2].ManifestSize != 2 || evs[1].Location != loc {
+		t.Errorf("version event %+v, declared %+v", evs[2], evs[1])
+	}
+	// Resuming after any event gives exactly the rest.
+	for i := range evs {
+		if got := describe(e.events(t, evs[i].Seq, len(evs)-i-1)); !slices.Equal(got, want[i+1:]) {
+			t.Errorf("after seq %d: %q, want %q", evs[i].Seq, got, want[i+1:])
+		}
+	}
+	// Another service over the same storage reads the same history.
+	e.s = e.open()
+	if got := describe(e.events(t, 0, len(want))); !slices.Equal(got, want) {
+		t.Fatalf("another service reads %q", got)
+	}
+}
+
+// events reads the change feed's history after seq until it holds n
+// events (versions become durable a moment after their answer).
+func (e *tenv) events(t *testing.T, after uint64, n int) []api.Event {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		evs, _, err := e.s.table.Events(context.Background(), after, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(evs) >= n || time.Now().After(deadline) {
+			return evs
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// describe renders events as "type id principal[ from id][ vN][ versions]".
+func describe(evs []api.Event) []string {
+	var out []string
+	for _, ev := range evs {
+		s := ev.Type + " " + ev.ID.String() + " " + ev.Principal
+		if ev.From != nil {
+			s += " from " + ev.From.String()
+		}
+		if ev.Version > 0 {
+			s += " v" + strconv.FormatUint(ev.Version, 10)
+		}
+		if ev.Versions != nil {
+			s += " " + strings.ReplaceAll(fmt.Sprint(ev.Versions), " ", ",")
+		}
+		out = append(out, s)
+	}
+	return out
+}
