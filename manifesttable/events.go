@@ -2,10 +2,15 @@ package manifesttable
 
 import (
 	"context"
+	"time"
 
 	"github.com/flightns/flightns/api"
 	"github.com/flightns/flightns/nserror"
 )
+
+// DefaultEventHistory is how long the change feed keeps its history by
+// default (Config.EventHistory).
+const DefaultEventHistory = 7 * 24 * time.Hour
 
 // Events is the change feed's history after sequence after, in sequence
 // order, as the segments in storage hold it: every event of a durable
@@ -22,12 +27,26 @@ func (t *Table) Events(ctx context.Context, after uint64, limit int) (events []a
 	if err != nil {
 		return nil, after, err
 	}
+	oldest := uint64(1) // the first sequence the history holds
+	if len(firsts) > 0 {
+		oldest = firsts[0]
+	} else {
+		// No segment: what a snapshot covers is gone, the history starts
+		// after it.
+		snaps, err := t.st.listSeqs(ctx, snapshotPrefix)
+		if err != nil {
+			return nil, after, err
+		}
+		if len(snaps) > 0 {
+			oldest = snaps[len(snaps)-1] + 1
+		}
+	}
+	if oldest > after+1 {
+		return nil, after, nserror.New(nserror.InvalidInput,
+			"the change feed keeps history from sequence %d: sequence %d is no longer kept", oldest, after+1)
+	}
 	if len(firsts) == 0 {
 		return nil, after, nil
-	}
-	if firsts[0] > after+1 {
-		return nil, after, nserror.New(nserror.InvalidInput,
-			"the change feed keeps history from sequence %d: sequence %d is no longer kept", firsts[0], after+1)
 	}
 	// The segment holding after+1, and every one after it.
 	i := len(firsts) - 1

@@ -502,6 +502,24 @@ func (t *Table) translate(_ context.Context, entries []logEntry) ([]change, []ap
 			return nil, nil, err
 		}
 	}
+	// A transaction that declares a table and commits its first version
+	// logs the version first: its row and its event are the table's once
+	// the batch is read.
+	for i := range tr.out {
+		if c := &tr.out[i]; c.row.ObjectType == TypeTableVersion && !tr.isTable(c.row.ObjectID) {
+			if id, branch := tr.chainOf(c.row.ObjectID); id != c.row.ObjectID {
+				c.row.ObjectID, c.row.Branch = id, branch
+			}
+		}
+	}
+	for i := range tr.events {
+		if ev := &tr.events[i]; ev.ID == nil && ev.Location != "" {
+			if id, branch := tr.chainOf(ev.Location); id != ev.Location {
+				ev.Location, ev.Branch = "", branch
+				tr.eventOf(ev, id)
+			}
+		}
+	}
 	return tr.out, tr.events, nil
 }
 
@@ -645,11 +663,11 @@ func (tr *translator) event(e logEntry) error {
 }
 
 // versionsDeleted is the event of versions forgotten from a chain.
-func (tr *translator) versionsDeleted(seq uint64, id, branch string, versions []uint64) {
+func (tr *translator) versionsDeleted(e logEntry, id, branch string, versions []uint64) {
 	if len(versions) == 0 {
 		return
 	}
-	ev := api.Event{Seq: seq, Time: tr.t.cfg.Now().UTC(), Type: api.EventVersionsDeleted, Branch: branch, Versions: versions}
+	ev := api.Event{Seq: e.seq, Time: tr.t.cfg.Now().UTC(), Type: api.EventVersionsDeleted, Branch: branch, Versions: versions, TxnID: e.str("txn")}
 	tr.eventOf(&ev, id)
 	tr.events = append(tr.events, ev)
 }
@@ -668,7 +686,7 @@ func (tr *translator) deleteVersions(e logEntry) error {
 	if len(gone) > 0 {
 		tr.cleaned(e.seq, id)
 	}
-	tr.versionsDeleted(e.seq, id, branch, gone)
+	tr.versionsDeleted(e, id, branch, gone)
 	return nil
 }
 
@@ -707,7 +725,7 @@ func (tr *translator) deleteVersionRanges(e logEntry) error {
 		tr.cleaned(e.seq, id)
 	}
 	slices.Sort(gone)
-	tr.versionsDeleted(e.seq, id, branch, gone)
+	tr.versionsDeleted(e, id, branch, gone)
 	return nil
 }
 

@@ -10,6 +10,7 @@ import (
 	"path"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/memory"
@@ -170,6 +171,20 @@ func (s *storage) readSegment(ctx context.Context, first uint64) (*segment, erro
 		}
 	}
 	return seg, nil
+}
+
+// listSegments lists the segments' first sequences, ascending, with when
+// each was written.
+func (s *storage) listSegments(ctx context.Context) (firsts []uint64, written []time.Time, err error) {
+	for a, err := range s.objs.List(ctx, logPrefix) {
+		if err != nil {
+			return nil, nil, err
+		}
+		if n, ok := seqOfKey(a.Key); ok {
+			firsts, written = append(firsts, n), append(written, a.ModTime)
+		}
+	}
+	return firsts, written, nil
 }
 
 // listSeqs lists the sequences of the objects under prefix, ascending.

@@ -49,6 +49,10 @@ type Config struct {
 	CompactAfter int
 	// KeepSnapshots is how many snapshots compaction keeps (default 2).
 	KeepSnapshots int
+	// EventHistory is how long the change feed's history is kept:
+	// compaction removes a segment that the kept snapshots cover only
+	// once it is older than this (default DefaultEventHistory).
+	EventHistory time.Duration
 	// NoVersionStats leaves version rows without the statistics read from
 	// their manifests (see stats.go).
 	NoVersionStats bool
@@ -208,6 +212,9 @@ func (c *Config) EnsureDefaults() {
 	}
 	if c.KeepSnapshots <= 0 {
 		c.KeepSnapshots = 2
+	}
+	if c.EventHistory <= 0 {
+		c.EventHistory = DefaultEventHistory
 	}
 	if c.Now == nil {
 		c.Now = time.Now

@@ -83,7 +83,9 @@ func TestRowsRoundTripThroughSegmentsAndARestart(t *testing.T) {
 func TestSnapshotPlusSegmentsEqualTheRowsAppliedAndCompactionKeepsThemExactly(t *testing.T) {
 	ctx := context.Background()
 	e := newTenv(t)
-	tb := e.open(func(c *Config) { c.KeepSnapshots = 1 })
+	// The change feed's history is kept for no time at all: compaction
+	// removes every segment a snapshot covers.
+	tb := e.open(func(c *Config) { c.KeepSnapshots, c.EventHistory = 1, time.Nanosecond })
 	for _, c := range append(sampleChanges(), branchChange()) {
 		commit(t, tb, c)
 	}
@@ -271,7 +273,7 @@ func TestACompactionCutAnywhereLeavesALoadableTable(t *testing.T) {
 				}
 				return nil
 			}})
-			tb := e.open(func(c *Config) { c.KeepSnapshots = 1 })
+			tb := e.open(func(c *Config) { c.KeepSnapshots, c.EventHistory = 1, time.Nanosecond })
 			commit(t, tb, sampleChanges()...)
 			if err := tb.Compact(ctx); err != nil { // a first snapshot, to have something to remove
 				t.Fatal(err)

@@ -279,7 +279,7 @@ func (b *batchBuilder) deleteTableVersions(ctx context.Context, i int, req *api.
 	}
 	b.deletionOf[i] = len(b.deletions)
 	b.deletions = append(b.deletions, redisstate.Deletion{Table: loc, Ranges: ranges})
-	b.log = append(b.log, []string{commitlog.KindField, commitlog.DeleteVersionRanges, "t", loc, "ranges", commitlog.EncodeRanges(ranges)})
+	b.log = append(b.log, []string{commitlog.KindField, commitlog.DeleteVersionRanges, "t", loc, "ranges", commitlog.EncodeRanges(ranges), "txn", b.txnID})
 	res.DeleteTableVersions = &api.BatchDeleteTableVersionsResponse{TransactionID: b.txnID}
 	return nil
 }

@@ -106,3 +106,33 @@ func describe(evs []api.Event) []string {
 	}
 	return out
 }
+
+// A multi-table transaction is one group of events: one sequence, its
+// transaction id on every event.
+func TestATransactionIsOneGroupOfEvents(t *testing.T) {
+	e := newTenv(t)
+	ctx := context.Background()
+	loc0 := e.withVersions(id("t0"), 2)
+	e.withVersions(id("t2"), 1)
+	before := e.events(t, 0, 5)
+	resp := must(e.s.BatchCommitTables(ctx, api.BatchCommitTablesRequest{Operations: []api.CommitTableOperation{
+		{DeclareTable: &api.DeclareTableRequest{ID: id("t1"), Location: "t1dir"}},
+		{CreateTableVersion: &api.CreateTableVersionRequest{ID: id("t1"), Version: 1, ManifestPath: e.stage("t1dir", 1, "t1v1")}},
+		{CreateTableVersion: &api.CreateTableVersionRequest{ID: id("t0"), Version: 3, ManifestPath: e.stage(loc0, 3, "t0v3")}},
+		{DeleteTableVersions: &api.BatchDeleteTableVersionsRequest{ID: id("t0"), Ranges: []api.VersionRange{{StartVersion: 1, EndVersion: 2}}}},
+		{DeregisterTable: &api.DeregisterTableRequest{ID: id("t2")}},
+	}}))
+	evs := e.events(t, before[len(before)-1].Seq, 5)
+	want := []string{"table.declared t1 ", "table.versions.deleted t0  [1]", "table.deregistered t2 ", "table.version.created t1  v1", "table.version.created t0  v3"}
+	got := describe(evs)
+	slices.Sort(got)
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Fatalf("the transaction's events: %q, want %q", got, want)
+	}
+	for _, ev := range evs {
+		if ev.TxnID != resp.TransactionID {
+			t.Errorf("%s: transaction %q, want %q", ev.Type, ev.TxnID, resp.TransactionID)
+		}
+	}
+}
