@@ -128,6 +128,8 @@ type Table struct {
 		sync.RWMutex
 		rows index
 	}
+	// feed is the change feed's recent events, for Follow.
+	feed feed
 	// applied is where the segments applied in order stand, guarded by its
 	// lock (held while a segment is applied).
 	applied struct {
@@ -504,6 +506,7 @@ func (t *Table) acceptLocked(seg *segment) error {
 	t.idx.Unlock()
 	t.applied.durable = seg.Last
 	t.applied.sinceSnap++
+	t.feed.publish(seg.Events, seg.First, seg.Last)
 	if seg.LostFirst != 0 {
 		t.waiters.Lock()
 		t.waiters.lost = append(t.waiters.lost, [2]uint64{seg.LostFirst, seg.LostLast})

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -135,4 +136,68 @@ func TestATransactionIsOneGroupOfEvents(t *testing.T) {
 			t.Errorf("%s: transaction %q, want %q", ev.Type, ev.TxnID, resp.TransactionID)
 		}
 	}
+}
+
+// A follower gets the history and then every change as it becomes
+// durable, in order, with no gap and no repeat, whether it starts before
+// the changes or in the middle of them.
+func TestAFollowerGetsEveryChangeAsItHappens(t *testing.T) {
+	e := newTenv(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	must(e.s.CreateNamespace(ctx, api.CreateNamespaceRequest{ID: id("a")}))
+	type got struct {
+		mu     sync.Mutex
+		events []api.Event
+		last   uint64
+	}
+	follow := func(after uint64) *got {
+		g := &got{last: after}
+		go func() {
+			_ = e.s.table.Follow(ctx, after, func(evs []api.Event, through uint64) error {
+				g.mu.Lock()
+				defer g.mu.Unlock()
+				for i, ev := range evs {
+					if ev.Seq <= g.last || ev.Seq > through || i > 0 && ev.Seq < evs[i-1].Seq {
+						t.Errorf("event at %d in a call after %d through %d", ev.Seq, g.last, through)
+					}
+				}
+				g.events = append(g.events, evs...)
+				if through < g.last {
+					t.Errorf("through went back: %d after %d", through, g.last)
+				}
+				g.last = through
+				return nil
+			})
+		}()
+		return g
+	}
+	first := follow(0)
+	for i := range 20 {
+		must(e.s.DeclareTable(ctx, api.DeclareTableRequest{ID: id("a", "t"+strconv.Itoa(i))}))
+	}
+	history := e.events(t, 0, 21)
+	middle := follow(history[10].Seq)
+	for i := range 5 {
+		must(e.s.DeclareTable(ctx, api.DeclareTableRequest{ID: id("a", "u"+strconv.Itoa(i))}))
+	}
+	all := e.events(t, 0, 26)
+	wait := func(g *got, want []api.Event) {
+		t.Helper()
+		deadline := time.Now().Add(20 * time.Second)
+		for {
+			g.mu.Lock()
+			evs := slices.Clone(g.events)
+			g.mu.Unlock()
+			if len(evs) >= len(want) || time.Now().After(deadline) {
+				if got, w := describe(evs), describe(want); !slices.Equal(got, w) {
+					t.Fatalf("followed:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(w, "\n"))
+				}
+				return
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	wait(first, all)
+	wait(middle, all[11:])
 }
