@@ -2,6 +2,7 @@ package namespace
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -200,4 +201,56 @@ func TestAFollowerGetsEveryChangeAsItHappens(t *testing.T) {
 	}
 	wait(first, all)
 	wait(middle, all[11:])
+}
+
+// A subscriber sees only the events of objects it may read, and a filter
+// narrows that, never widens it: ana reads namespace a only; a rename
+// out of b into a shows ana the new name without the old one.
+func TestASubscriberSeesOnlyWhatItMayRead(t *testing.T) {
+	e := newTenv(t)
+	bg := context.Background()
+	admin := auth.WithPrincipal(bg, auth.Principal{Name: "root", Role: auth.Admin})
+	ana := auth.WithPrincipal(bg, auth.Principal{Name: "ana", Role: auth.None})
+	for _, ns := range []string{"a", "b"} {
+		must(e.s.CreateNamespace(admin, api.CreateNamespaceRequest{ID: id(ns)}))
+	}
+	must(0, e.s.Access().Grant(bg, auth.Grant{Namespace: []string{"a"}, Principal: "ana", Role: auth.Read}))
+	e.withVersions(id("a", "t"), 1)
+	e.withVersions(id("b", "t"), 1)
+	must(e.s.RenameTable(admin, api.RenameTableRequest{ID: id("b", "t"), NewTableName: "moved", NewNamespaceID: ptr(id("a"))}))
+	all := e.events(t, 0, 7)
+
+	seen := func(ctx context.Context, req api.ChangesRequest) []string {
+		t.Helper()
+		ctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		var out []api.Event
+		err := e.s.FollowChanges(ctx, req, func(evs []api.Event, through uint64) error {
+			out = append(out, evs...)
+			if through >= all[len(all)-1].Seq {
+				cancel()
+			}
+			return nil
+		})
+		if !errors.Is(err, context.Canceled) {
+			t.Fatal(err)
+		}
+		return describe(out)
+	}
+	if got := seen(admin, api.ChangesRequest{}); !slices.Equal(got, describe(all)) {
+		t.Fatalf("the admin sees %q, want %q", got, describe(all))
+	}
+	want := []string{"namespace.created a root", "table.declared a$t ", "table.version.created a$t  v1", "table.renamed a$moved root"}
+	if got := seen(ana, api.ChangesRequest{}); !slices.Equal(got, want) {
+		t.Fatalf("ana sees %q, want %q", got, want)
+	}
+	if got := seen(ana, api.ChangesRequest{Table: id("b", "t")}); len(got) != 0 {
+		t.Fatalf("a filter on b$t shows ana %q", got)
+	}
+	if got := seen(ana, api.ChangesRequest{Types: []string{api.EventVersionCreated}}); !slices.Equal(got, want[2:3]) {
+		t.Fatalf("ana's versions: %q", got)
+	}
+	if got := seen(admin, api.ChangesRequest{Namespace: id("b")}); !slices.Equal(got, []string{"namespace.created b root", "table.declared b$t ", "table.version.created b$t  v1"}) {
+		t.Fatalf("the admin's b: %q", got)
+	}
 }
