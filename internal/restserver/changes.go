@@ -1,6 +1,7 @@
 package restserver
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -36,7 +37,9 @@ const eventTypePrefix = "dev.flightns."
 // changes streams the change feed after the Last-Event-ID header (or the
 // query parameter after) to the caller, what it may read, narrowed by the
 // query parameters namespace, table (ids in the delimiter's form) and
-// type (repeated, or comma-separated). Each sequence's events are written
+// type (repeated, or comma-separated); with follow=false it ends once it
+// has sent the history through the newest change this server had made
+// durable when it answered. Each sequence's events are written
 // together, then a message of the id alone (the sequence the feed has
 // been read through): a client that reconnects with the last id it saw
 // misses nothing and gets nothing twice but, after a cut inside a
@@ -58,6 +61,13 @@ func (h *handler) changes(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	follow := true
+	if v := r.URL.Query().Get("follow"); v != "" {
+		if follow, err = strconv.ParseBool(v); err != nil {
+			return nserror.New(nserror.InvalidInput, "follow is true or false, not %q", v)
+		}
+	}
+	until := h.svc.Table().DurableApplied()
 	rc := http.NewResponseController(w)
 	hdr := w.Header()
 	hdr.Set("Content-Type", "text/event-stream")
@@ -67,7 +77,11 @@ func (h *handler) changes(w http.ResponseWriter, r *http.Request) error {
 	if err := rc.Flush(); err != nil {
 		return nil // the client is gone
 	}
-	ctx := auth.WithPrincipal(r.Context(), who)
+	ctx, stop := context.WithCancel(auth.WithPrincipal(r.Context(), who))
+	defer stop()
+	if !follow && until <= req.After {
+		return nil // nothing to send
+	}
 	var buf strings.Builder
 	err = h.svc.FollowChanges(ctx, req, func(events []api.Event, through uint64) error {
 		buf.Reset()
@@ -86,6 +100,9 @@ func (h *handler) changes(w http.ResponseWriter, r *http.Request) error {
 		fmt.Fprintf(&buf, "id: %d\n\n", through)
 		if _, err := w.Write([]byte(buf.String())); err != nil {
 			return err
+		}
+		if !follow && through >= until {
+			stop() // the history asked for is sent
 		}
 		return rc.Flush()
 	})
