@@ -28,7 +28,7 @@ func (s *server) subscribe(ctx context.Context, lastID, query string) <-chan sse
 	if lastID != "" {
 		req.Header.Set("Last-Event-ID", lastID)
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := http.DefaultClient.Do(req) //nolint:bodyclose // the reading goroutine closes it
 	if err != nil {
 		s.t.Fatal(err)
 	}
