@@ -1,7 +1,7 @@
 // Package client is a Go client of a flightns server's REST API: the
 // Lance Namespace operations (and flightns's own: undrop, cleanup,
 // grants), one method per operation, taking and returning package api's
-// models. The flightns CLI's ns and table commands are built on it.
+// models. The flightns CLI's ns, table and changes commands are built on it.
 //
 // New takes a Config (the server's URL, a bearer token or a user and
 // password) and checks it; it does not connect. Every call is one POST
@@ -9,6 +9,8 @@
 // object's id in the path as the REST protocol has it (names joined by
 // api.Delimiter; the root as the delimiter alone) and in the body. Call
 // runs any operation by its api.Op… name, for a reply kept as sent.
+// Changes reads the change feed (GET /v1/changes, Server-Sent Events) and
+// says where to resume.
 //
 // Errors: a reply with a Lance Namespace code is an *nserror.Error with
 // that code and the server's message (errors.Is matches nserror's

@@ -61,11 +61,17 @@ func (t *Table) prune(ctx context.Context) error {
 			return err
 		}
 	}
-	firsts, err := t.st.listSeqs(ctx, logPrefix)
+	firsts, written, err := t.st.listSegments(ctx)
 	if err != nil {
 		return err
 	}
+	// The change feed's history (Events) is the segments: they go, oldest
+	// first so that what stays is contiguous, once older than its window.
+	keepFrom := t.cfg.Now().Add(-t.cfg.EventHistory)
 	for i, f := range firsts {
+		if written[i].After(keepFrom) {
+			break
+		}
 		// A segment is covered when the next one starts at or below the
 		// oldest kept snapshot's sequence + 1 (the last one: when it ends
 		// there).

@@ -19,7 +19,10 @@
 // fragments, deleted rows, and the operation of the version's Lance
 // transaction, transaction.go), at most one a second; it applies only to
 // the row it was read for, and nothing on the commit path waits for it
-// (stats.go). A change that removes version records stamps its table's
+// (stats.go). Segments also keep the change feed's events (events.go:
+// written by each change as a commit log entry of its own, or derived
+// from version entries; Events reads the history back, kept for
+// Config.EventHistory). A change that removes version records stamps its table's
 // row with the time (last_cleanup_at); with the statistics it makes the
 // maintenance signals of the view table_maintenance and of
 // Table.MaintenanceTotals (maintenance.go). Stalled reports a

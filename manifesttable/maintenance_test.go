@@ -157,7 +157,7 @@ func TestTableMaintenanceFromRealLanceManifests(t *testing.T) {
 		ranges string
 		stamps bool
 	}{{"1:3", false}, {"3:4", true}, {"", false}} {
-		out, err := tb.translate(ctx, []logEntry{{seq: 1 << 40, fields: map[string]any{
+		out, _, err := tb.translate(ctx, []logEntry{{seq: 1 << 40, fields: map[string]any{
 			commitlog.KindField: commitlog.DeleteVersionRanges, "t": "aa_ns$t", "ranges": c.ranges}}})
 		if err != nil {
 			t.Fatal(err)

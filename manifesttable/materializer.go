@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/flightns/flightns/api"
 	"github.com/flightns/flightns/internal/commitlog"
 	"github.com/flightns/flightns/internal/lancemanifest"
 	"github.com/flightns/flightns/internal/redisstate"
@@ -234,11 +235,12 @@ func (t *Table) materializeOnce(ctx context.Context) error {
 			return err
 		}
 	}
-	changes, err := t.translate(ctx, entries)
+	changes, events, err := t.translate(ctx, entries)
 	if err != nil {
 		return err
 	}
 	seg.Changes = append(seg.Changes, changes...)
+	seg.Events = events
 	if !t.lead(ctx) {
 		return nil
 	}
@@ -487,7 +489,7 @@ func (t *Table) republish(ctx context.Context) {
 // table's id when a table row has that location (also one put earlier in
 // the same batch), else the directory itself; its branch is the chain's.
 // Each kind of entry (commitlog) has its own method below.
-func (t *Table) translate(_ context.Context, entries []logEntry) ([]change, error) {
+func (t *Table) translate(_ context.Context, entries []logEntry) ([]change, []api.Event, error) {
 	tr := &translator{t: t, overlay: map[string]string{}}
 	for _, e := range entries {
 		kind := e.str(commitlog.KindField)
@@ -497,10 +499,28 @@ func (t *Table) translate(_ context.Context, entries []logEntry) ([]change, erro
 			continue
 		}
 		if err := f(tr, e); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
-	return tr.out, nil
+	// A transaction that declares a table and commits its first version
+	// logs the version first: its row and its event are the table's once
+	// the batch is read.
+	for i := range tr.out {
+		if c := &tr.out[i]; c.row.ObjectType == TypeTableVersion && !tr.isTable(c.row.ObjectID) {
+			if id, branch := tr.chainOf(c.row.ObjectID); id != c.row.ObjectID {
+				c.row.ObjectID, c.row.Branch = id, branch
+			}
+		}
+	}
+	for i := range tr.events {
+		if ev := &tr.events[i]; ev.ID == nil && ev.Location != "" {
+			if id, branch := tr.chainOf(ev.Location); id != ev.Location {
+				ev.Location, ev.Branch = "", branch
+				tr.eventOf(ev, id)
+			}
+		}
+	}
+	return tr.out, tr.events, nil
 }
 
 // translators turn one entry of each kind into changes.
@@ -514,14 +534,17 @@ var translators = map[string]func(*translator, logEntry) error{
 	commitlog.DropTable:           (*translator).dropTable,
 	commitlog.RenameTable:         (*translator).renameTable,
 	commitlog.Stats:               (*translator).stats,
+	commitlog.Event:               (*translator).event,
 }
 
-// translator is one translate call: the changes so far, and the tables
-// put earlier in the same batch (location → id).
+// translator is one translate call: the changes and the change feed's
+// events so far, and the tables put earlier in the same batch (location →
+// id).
 type translator struct {
 	t       *Table
 	overlay map[string]string
 	out     []change
+	events  []api.Event
 }
 
 func (tr *translator) add(c change) { tr.out = append(tr.out, c) }
@@ -597,23 +620,73 @@ func (tr *translator) version(e logEntry) error {
 		ManifestPath: rec.Final, ManifestSize: uint64(max(rec.Size, 0)), TxnID: rec.TxnID, CommittedAt: rec.ClaimedAt}
 	tr.t.noted(&row)
 	tr.add(change{seq: e.seq, row: row})
+	ev := api.Event{Seq: e.seq, Time: rec.ClaimedAt.UTC(), Type: api.EventVersionCreated, Branch: branch, Version: v,
+		ManifestPath: rec.Final, ManifestSize: rec.Size, TxnID: rec.TxnID}
+	tr.eventOf(&ev, id)
+	tr.events = append(tr.events, ev)
 	return nil
+}
+
+// eventOf names the object of ev: the table id, or, for a chain of a
+// directory no table has, its location.
+func (tr *translator) eventOf(ev *api.Event, id string) {
+	if tr.isTable(id) {
+		if parsed, err := api.ParseID(id, api.Delimiter); err == nil {
+			ev.ID = parsed
+			return
+		}
+	}
+	ev.Location = id
+}
+
+// isTable reports whether id is a table's id (in the index, or put
+// earlier in the batch).
+func (tr *translator) isTable(id string) bool {
+	if _, seen, ok := lastChange(tr.out, Key{Type: TypeTable, ID: id}); seen {
+		return ok
+	}
+	_, ok := tr.t.Object(TypeTable, id)
+	return ok
+}
+
+// event is a change as the change feed shows it, written by the layer
+// that made the change, with the entry's sequence.
+func (tr *translator) event(e logEntry) error {
+	var ev api.Event
+	if err := json.Unmarshal([]byte(e.str("e")), &ev); err != nil {
+		tr.t.log.Warn("manifesttable: an event entry that is not JSON is skipped", "seq", e.seq, "err", err)
+		return nil
+	}
+	ev.Seq = e.seq
+	tr.events = append(tr.events, ev)
+	return nil
+}
+
+// versionsDeleted is the event of versions forgotten from a chain.
+func (tr *translator) versionsDeleted(e logEntry, id, branch string, versions []uint64) {
+	if len(versions) == 0 {
+		return
+	}
+	ev := api.Event{Seq: e.seq, Time: tr.t.cfg.Now().UTC(), Type: api.EventVersionsDeleted, Branch: branch, Versions: versions, TxnID: e.str("txn")}
+	tr.eventOf(&ev, id)
+	tr.events = append(tr.events, ev)
 }
 
 func (tr *translator) deleteVersions(e logEntry) error {
 	id, branch := tr.chainOf(e.str("t"))
-	n := 0
+	var gone []uint64
 	for _, vs := range strings.Split(e.str("vs"), ",") {
 		v, err := strconv.ParseUint(vs, 10, 64)
 		if err != nil {
 			continue
 		}
 		tr.add(change{seq: e.seq, del: true, row: versionKeyRow(id, branch, v)})
-		n++
+		gone = append(gone, v)
 	}
-	if n > 0 {
+	if len(gone) > 0 {
 		tr.cleaned(e.seq, id)
 	}
+	tr.versionsDeleted(e, id, branch, gone)
 	return nil
 }
 
@@ -641,16 +714,18 @@ func (tr *translator) deleteVersionRanges(e logEntry) error {
 		return nil
 	}
 	id, branch := tr.chainOf(e.str("t"))
-	n := 0
+	var gone []uint64
 	for _, r := range tr.t.versionsAt(tr.out, id) {
 		if r.Branch == branch && commitlog.InRanges(r.TableVersion, ranges) {
 			tr.add(change{seq: e.seq, del: true, row: versionKeyRow(id, branch, r.TableVersion)})
-			n++
+			gone = append(gone, r.TableVersion)
 		}
 	}
-	if n > 0 {
+	if len(gone) > 0 {
 		tr.cleaned(e.seq, id)
 	}
+	slices.Sort(gone)
+	tr.versionsDeleted(e, id, branch, gone)
 	return nil
 }
 

@@ -23,7 +23,10 @@ const (
 	metaSeq      = "flightns.seq"
 	metaCatalog  = "flightns.catalog"
 	metaLost     = "flightns.lost"
-	formatV1     = "1"
+	// metaEvents holds a segment's change feed events (JSON, api.Event):
+	// metadata, so that readers that know no events read the rows alone.
+	metaEvents = "flightns.events"
+	formatV1   = "1"
 )
 
 // rowGroupRows bounds a row group, so large snapshots stream.

@@ -3,12 +3,14 @@ package manifesttable
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"path"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/memory"
@@ -17,6 +19,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
+	"github.com/flightns/flightns/api"
 	"github.com/flightns/flightns/objstore"
 )
 
@@ -37,6 +40,9 @@ var errSegmentExists = errors.New("manifesttable: a segment starting at this seq
 type segment struct {
 	First, Last uint64
 	Changes     []change
+	// Events are the change feed's events of the sequences, in order
+	// (kept in the file's metadata, metaEvents).
+	Events []api.Event
 	// LostFirst..LostLast (0: none) are sequences whose log entries were
 	// lost; their rows were re-derived from storage where possible, and
 	// whoever waited for one of them is told it was lost.
@@ -85,11 +91,19 @@ func (s *storage) writeSegment(ctx context.Context, seg *segment) error {
 	if err := extra.merge(stripRaw(rows)); err != nil {
 		return err
 	}
-	data, err := encodeParquet(Schema(extra, raw, true), nil, seg.Changes, map[string]string{
+	kv := map[string]string{
 		metaFormat: formatV1, metaCatalog: s.catalog,
 		metaFirstSeq: strconv.FormatUint(seg.First, 10), metaLastSeq: strconv.FormatUint(seg.Last, 10),
 		metaLost: fmt.Sprintf("%d-%d", seg.LostFirst, seg.LostLast),
-	})
+	}
+	if len(seg.Events) > 0 {
+		b, err := json.Marshal(seg.Events)
+		if err != nil {
+			return err
+		}
+		kv[metaEvents] = string(b)
+	}
+	data, err := encodeParquet(Schema(extra, raw, true), nil, seg.Changes, kv)
 	if err != nil {
 		return err
 	}
@@ -146,12 +160,31 @@ func (s *storage) readSegment(ctx context.Context, first uint64) (*segment, erro
 		return nil, fmt.Errorf("manifesttable: segment %d has a bad sequence range (%q..%q)", first, pf.kv[metaFirstSeq], pf.kv[metaLastSeq])
 	}
 	seg := &segment{First: f, Last: l, Changes: pf.changes}
+	if evs, ok := pf.kv[metaEvents]; ok {
+		if err := json.Unmarshal([]byte(evs), &seg.Events); err != nil {
+			return nil, fmt.Errorf("manifesttable: segment %d: its events are not JSON: %w", first, err)
+		}
+	}
 	if lost, ok := pf.kv[metaLost]; ok {
 		if _, err := fmt.Sscanf(lost, "%d-%d", &seg.LostFirst, &seg.LostLast); err != nil {
 			return nil, fmt.Errorf("manifesttable: segment %d: bad lost range %q", first, lost)
 		}
 	}
 	return seg, nil
+}
+
+// listSegments lists the segments' first sequences, ascending, with when
+// each was written.
+func (s *storage) listSegments(ctx context.Context) (firsts []uint64, written []time.Time, err error) {
+	for a, err := range s.objs.List(ctx, logPrefix) {
+		if err != nil {
+			return nil, nil, err
+		}
+		if n, ok := seqOfKey(a.Key); ok {
+			firsts, written = append(firsts, n), append(written, a.ModTime)
+		}
+	}
+	return firsts, written, nil
 }
 
 // listSeqs lists the sequences of the objects under prefix, ascending.

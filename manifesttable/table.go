@@ -49,6 +49,10 @@ type Config struct {
 	CompactAfter int
 	// KeepSnapshots is how many snapshots compaction keeps (default 2).
 	KeepSnapshots int
+	// EventHistory is how long the change feed's history is kept:
+	// compaction removes a segment that the kept snapshots cover only
+	// once it is older than this (default DefaultEventHistory).
+	EventHistory time.Duration
 	// NoVersionStats leaves version rows without the statistics read from
 	// their manifests (see stats.go).
 	NoVersionStats bool
@@ -124,6 +128,8 @@ type Table struct {
 		sync.RWMutex
 		rows index
 	}
+	// feed is the change feed's recent events, for Follow.
+	feed feed
 	// applied is where the segments applied in order stand, guarded by its
 	// lock (held while a segment is applied).
 	applied struct {
@@ -208,6 +214,9 @@ func (c *Config) EnsureDefaults() {
 	}
 	if c.KeepSnapshots <= 0 {
 		c.KeepSnapshots = 2
+	}
+	if c.EventHistory <= 0 {
+		c.EventHistory = DefaultEventHistory
 	}
 	if c.Now == nil {
 		c.Now = time.Now
@@ -497,6 +506,7 @@ func (t *Table) acceptLocked(seg *segment) error {
 	t.idx.Unlock()
 	t.applied.durable = seg.Last
 	t.applied.sinceSnap++
+	t.feed.publish(seg.Events, seg.First, seg.Last)
 	if seg.LostFirst != 0 {
 		t.waiters.Lock()
 		t.waiters.lost = append(t.waiters.lost, [2]uint64{seg.LostFirst, seg.LostLast})

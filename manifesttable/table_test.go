@@ -83,7 +83,9 @@ func TestRowsRoundTripThroughSegmentsAndARestart(t *testing.T) {
 func TestSnapshotPlusSegmentsEqualTheRowsAppliedAndCompactionKeepsThemExactly(t *testing.T) {
 	ctx := context.Background()
 	e := newTenv(t)
-	tb := e.open(func(c *Config) { c.KeepSnapshots = 1 })
+	// The change feed's history is kept for no time at all: compaction
+	// removes every segment a snapshot covers.
+	tb := e.open(func(c *Config) { c.KeepSnapshots, c.EventHistory = 1, time.Nanosecond })
 	for _, c := range append(sampleChanges(), branchChange()) {
 		commit(t, tb, c)
 	}
@@ -271,7 +273,7 @@ func TestACompactionCutAnywhereLeavesALoadableTable(t *testing.T) {
 				}
 				return nil
 			}})
-			tb := e.open(func(c *Config) { c.KeepSnapshots = 1 })
+			tb := e.open(func(c *Config) { c.KeepSnapshots, c.EventHistory = 1, time.Nanosecond })
 			commit(t, tb, sampleChanges()...)
 			if err := tb.Compact(ctx); err != nil { // a first snapshot, to have something to remove
 				t.Fatal(err)
@@ -462,7 +464,7 @@ func TestTheMaterializerKnowsEveryKindOfLogEntry(t *testing.T) {
 	defer func() { _ = tb.Close() }()
 	// One at a time: an entry without its fields may fail alone.
 	for i, k := range append(slices.Clone(commitlog.Kinds), "no_such_kind") {
-		_, _ = tb.translate(context.Background(), []logEntry{{seq: uint64(i + 1), fields: map[string]any{commitlog.KindField: k}}})
+		_, _, _ = tb.translate(context.Background(), []logEntry{{seq: uint64(i + 1), fields: map[string]any{commitlog.KindField: k}}})
 	}
 	if strings.Count(logs.String(), "unknown log entry kind") != 1 || !strings.Contains(logs.String(), "no_such_kind") {
 		t.Fatalf("the materializer should know every kind but the made-up one; its log:\n%s", logs.String())

@@ -264,6 +264,9 @@ type Config struct {
 	// (0, the zero Config's: drops delete at once; the binary's default is
 	// DefaultDropRetention).
 	DropRetention time.Duration
+	// EventHistory is how long the change feed keeps its history
+	// (manifesttable.Config.EventHistory; 0: its default, a week).
+	EventHistory time.Duration
 	// MaintainInterval runs the maintainer (namespace.MaintainConfig: it
 	// follows Lance's cleanup and applies retention; one server of the
 	// catalog at a time) a pass every MaintainInterval (0, the zero
@@ -392,6 +395,9 @@ func (c *Config) Validate() error {
 	}
 	if c.DropRetention < 0 {
 		return errors.New("the drop retention (--drop-retention) must not be negative")
+	}
+	if c.EventHistory < 0 {
+		return errors.New("the change feed's history (--event-history) must not be negative")
 	}
 	if c.MaintainInterval < 0 {
 		return errors.New("the maintainer's interval (--maintain-interval) must not be negative")

@@ -23,6 +23,7 @@ Usage:
   flightns query [flags] "<SQL>"  run SQL over the catalog of a running server (Flight SQL)
   flightns ns <op> [flags]        namespaces of a running server: list, create, describe, drop
   flightns table <op> [flags]     tables of a running server: list, describe, declare, versions, drop, deregister
+  flightns changes [flags]        the catalog's change feed, one event per line (--follow: as it happens)
   flightns admin <cmd> [flags]    repair and maintenance: recover, compact, verify, gc
   flightns hash-password          print the bcrypt hash of a password (read from stdin) for --auth-file
   flightns bench [flags]          measure throughput and latency, write a JSON report
@@ -68,6 +69,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return nsCmd(ctx, args[1:], stdout, stderr)
 	case "table":
 		return tableCmd(ctx, args[1:], stdout, stderr)
+	case "changes":
+		return changesCmd(ctx, args[1:], stdout, stderr)
 	case "hash-password":
 		return hashPasswordCmd(args[1:], os.Stdin, stdout, stderr)
 	case "sql-worker": // started by serve; not in the usage

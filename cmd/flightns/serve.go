@@ -15,6 +15,7 @@ import (
 
 	"github.com/flightns/flightns/internal/obs"
 	"github.com/flightns/flightns/internal/restserver"
+	"github.com/flightns/flightns/manifesttable"
 	"github.com/flightns/flightns/redisclaim"
 	"github.com/flightns/flightns/server"
 )
@@ -114,6 +115,8 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		"how many CPUs the SQL worker may run on (the last of this process's); 0: all but one, so that commits always have a core no query can take [$FLIGHTNS_SQL_CPUS]")
 	fs.DurationVar(&cfg.DropRetention, "drop-retention", envDuration("FLIGHTNS_DROP_RETENTION", server.DefaultDropRetention),
 		"how long DropTable and DropNamespace keep what they drop recoverable (UndropTable, UndropNamespace, admin undrop) before admin gc purges it; 0: drops delete at once [$FLIGHTNS_DROP_RETENTION]")
+	fs.DurationVar(&cfg.EventHistory, "event-history", envDuration("FLIGHTNS_EVENT_HISTORY", manifesttable.DefaultEventHistory),
+		"how long the change feed (GET /v1/changes, flightns changes) keeps its history: compaction removes older __manifest segments [$FLIGHTNS_EVENT_HISTORY]")
 	fs.DurationVar(&cfg.MaintainInterval, "maintain-interval", envDuration("FLIGHTNS_MAINTAIN_INTERVAL", server.DefaultMaintainInterval),
 		"how often the maintainer (one server of the catalog at a time) follows Lance's cleanup and applies the tables' retention (flightns.cleanup.* properties); 0: no maintainer in this server [$FLIGHTNS_MAINTAIN_INTERVAL]")
 	fs.DurationVar(&cfg.CleanupGrace, "cleanup-grace", envDuration("FLIGHTNS_CLEANUP_GRACE", 7*24*time.Hour),

@@ -61,7 +61,8 @@ func TestAdminUndropAndGCOfADroppedTable(t *testing.T) {
 	s.stop()
 }
 
-// A retention is a duration, and not a negative one.
+// A retention (of drops, of the change feed's history) is a duration, and
+// not a negative one.
 func TestDropRetentionIsChecked(t *testing.T) {
 	t.Parallel()
 	work := t.TempDir()
@@ -73,6 +74,7 @@ func TestDropRetentionIsChecked(t *testing.T) {
 		{[]string{"serve", "--drop-retention", "-1h"}, 1, "must not be negative"},
 		{[]string{"serve", "--drop-retention", "a week"}, 2, "invalid value"},
 		{[]string{"admin", "gc", "--drop-retention", "1x"}, 2, "invalid value"},
+		{[]string{"serve", "--event-history", "-1h"}, 1, "the change feed's history (--event-history) must not be negative"},
 	} {
 		code, _, stderr := runCLI(t, work, c.args...)
 		if code != c.code || !strings.Contains(stderr, c.says) {

@@ -20,11 +20,12 @@ const (
 	DropTable           = "drop_table"
 	RenameTable         = "rename_table"
 	Stats               = "stats"
+	Event               = "event"
 )
 
 // Kinds are every kind, for the tests that hold writers and the reader to
 // them.
-var Kinds = []string{Put, Delete, Version, ReadVersion, DeleteVersions, DeleteVersionRanges, DropTable, RenameTable, Stats}
+var Kinds = []string{Put, Delete, Version, ReadVersion, DeleteVersions, DeleteVersionRanges, DropTable, RenameTable, Stats, Event}
 
 // MaxLen is about how many entries the stream keeps (XADD MAXLEN ~): the
 // materializer makes them durable long before; a reader that fell further

@@ -15,8 +15,12 @@
 //	version                t, v, r: a table version's chain, number and record (claim.lua)
 //	read_version           t, v: a partition's read_version raised (batches)
 //	delete_versions        t, vs: versions forgotten (comma-separated)
-//	delete_version_ranges  t, ranges: versions forgotten (EncodeRanges)
+//	delete_version_ranges  t, ranges[, txn]: versions forgotten (EncodeRanges),
+//	                       in the multi-table transaction txn
 //	drop_table             t: a table's chain dropped, with its versions
 //	rename_table           from, to: a table's id renamed
 //	stats                  row: a version's statistics (manifesttable/stats.go)
+//	event                  e: a catalog change as the change feed shows it
+//	                       (api.Event as JSON, its sequence the entry's),
+//	                       beside the entries that make the change
 package commitlog

@@ -48,7 +48,8 @@ func (s *Service) BatchCommitTables(ctx context.Context, req api.BatchCommitTabl
 		return nil, nserror.New(nserror.InvalidInput, "BatchCommitTables takes 1 to %d operations, not %d", MaxOperations, n)
 	}
 	txnID := uuid.Must(uuid.NewV7()).String()
-	b := &batchBuilder{indexChange: indexChange{k: s.k}, s: s, txnID: txnID, touched: map[string]string{}, declared: map[string]string{}}
+	b := &batchBuilder{indexChange: *s.newIndexChange(ctx), s: s, txnID: txnID, touched: map[string]string{}, declared: map[string]string{}}
+	b.txn = txnID
 	results := make([]api.CommitTableResult, n)
 	for i, op := range req.Operations {
 		if err := b.add(ctx, i, op, &results[i]); err != nil {
@@ -278,7 +279,7 @@ func (b *batchBuilder) deleteTableVersions(ctx context.Context, i int, req *api.
 	}
 	b.deletionOf[i] = len(b.deletions)
 	b.deletions = append(b.deletions, redisstate.Deletion{Table: loc, Ranges: ranges})
-	b.log = append(b.log, []string{commitlog.KindField, commitlog.DeleteVersionRanges, "t", loc, "ranges", commitlog.EncodeRanges(ranges)})
+	b.log = append(b.log, []string{commitlog.KindField, commitlog.DeleteVersionRanges, "t", loc, "ranges", commitlog.EncodeRanges(ranges), "txn", b.txnID})
 	res.DeleteTableVersions = &api.BatchDeleteTableVersionsResponse{TransactionID: b.txnID}
 	return nil
 }

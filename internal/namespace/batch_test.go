@@ -230,3 +230,19 @@ func TestABatchCutAfterItsRecordIsFinishedByAReaderOrARecovery(t *testing.T) {
 		})
 	}
 }
+
+// A table declared in a transaction that commits its first version has
+// that version's __manifest row under its id, not its directory (the
+// transaction logs the version before the table's row).
+func TestAVersionOfATableDeclaredInTheSameTransactionIsTheTables(t *testing.T) {
+	e := newTenv(t)
+	ctx := context.Background()
+	must(e.s.BatchCommitTables(ctx, api.BatchCommitTablesRequest{Operations: []api.CommitTableOperation{
+		{DeclareTable: &api.DeclareTableRequest{ID: id("t1"), Location: "t1dir"}},
+		{CreateTableVersion: &api.CreateTableVersionRequest{ID: id("t1"), Version: 1, ManifestPath: e.stage("t1dir", 1, "t1v1")}},
+	}}))
+	e.events(t, 0, 2) // the version's row is durable
+	if rows, under := e.s.table.VersionRows("t1"), e.s.table.VersionRows("t1dir"); len(rows) != 1 || rows[0].TableVersion != 1 || len(under) != 0 {
+		t.Fatalf("version rows of t1: %v; under its directory: %v", rows, under)
+	}
+}

@@ -17,6 +17,11 @@
 // claim store reached through the service; Claims and Table remain for
 // the server's wiring, the web console and the benchmarks.
 //
+// Every index change writes its change feed event (api.Event: who, when,
+// what) as a commit log entry of its own beside its other entries, in
+// the same script (indexChange.event); FollowChanges serves the feed of
+// what a caller may read (changes.go).
+//
 // Where things are decided and kept:
 //
 //   - Catalog mutations (create, declare, register, rename, drop, evolve,

@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"time"
 
 	"github.com/flightns/flightns/api"
+	"github.com/flightns/flightns/internal/auth"
 	"github.com/flightns/flightns/internal/commitlog"
 	"github.com/flightns/flightns/internal/redisstate"
 	"github.com/flightns/flightns/manifesttable"
@@ -33,6 +35,38 @@ type indexChange struct {
 	// common case (a free id, say) reads the index this time, to answer
 	// precisely.
 	stale bool
+	// principal and at are who makes the change and when, for its
+	// events; created is the event type of a table the change adds
+	// (declared unless the operation says registered or undropped), and
+	// undrop says that namespaces it adds are undropped.
+	principal string
+	at        time.Time
+	created   string
+	undrop    bool
+	// txn is the multi-table transaction the change is part of.
+	txn string
+}
+
+// newIndexChange is an empty change made by the caller of ctx, now.
+func (s *Service) newIndexChange(ctx context.Context) *indexChange {
+	c := &indexChange{k: s.k, at: s.now().UTC()}
+	if p, ok := auth.PrincipalFrom(ctx); ok {
+		c.principal = p.Name
+	}
+	return c
+}
+
+// event records ev, stamped with the change's principal and time, as an
+// event of the change feed: an entry of the change's own commit log
+// entries, written by the same script, so that it exists if and only if
+// the change commits.
+func (c *indexChange) event(ev api.Event) {
+	ev.Principal, ev.Time, ev.TxnID = c.principal, c.at, c.txn
+	b, err := json.Marshal(ev)
+	if err != nil {
+		return // an Event always marshals
+	}
+	c.log = append(c.log, []string{commitlog.KindField, commitlog.Event, "e", string(b)})
 }
 
 // errStale is the error of a guard on what a single operation read before
@@ -94,6 +128,11 @@ func (c *indexChange) addNamespace(id api.ID, row []byte, taken error) {
 		redisstate.HSet(c.k.Obj(), id.String(), manifesttable.TypeNamespace),
 		redisstate.SAdd(c.k.kids(id.Parent()), id.String()))
 	c.put(row)
+	typ := api.EventNamespaceCreated
+	if c.undrop {
+		typ = api.EventNamespaceUndropped
+	}
+	c.event(api.Event{Type: typ, ID: id})
 }
 
 // addTable indexes table id, free, at location loc, which belongs to no
@@ -106,6 +145,16 @@ func (c *indexChange) addTable(id api.ID, loc, except string, row []byte, taken,
 	c.reserve(loc, except, locTaken)
 	c.indexTable(id, loc)
 	c.put(row)
+	c.tableCreated(id, loc)
+}
+
+// tableCreated is the event of table id added at loc.
+func (c *indexChange) tableCreated(id api.ID, loc string) {
+	typ := c.created
+	if typ == "" {
+		typ = api.EventTableDeclared
+	}
+	c.event(api.Event{Type: typ, ID: id, Location: loc})
 }
 
 // indexTable indexes table id at loc (reserved by the caller).
@@ -132,6 +181,11 @@ func (c *indexChange) removeTable(id api.ID, loc string, release bool) {
 	}
 	c.log = append(c.log, []string{commitlog.KindField, commitlog.DropTable, "t", loc})
 	c.deleteRow(manifesttable.TypeTable, id.String())
+	typ := api.EventTableDropped
+	if release {
+		typ = api.EventTableDeregistered
+	}
+	c.event(api.Event{Type: typ, ID: id, Location: loc})
 }
 
 // applyIndex applies c in one claim and waits until its rows are
@@ -160,7 +214,8 @@ func (s *Service) applyIndex(ctx context.Context, c *indexChange) error {
 func (s *Service) changeIndex(ctx context.Context, what string, build func(c *indexChange) error) error {
 	stale := false
 	return s.claims.WithEpoch(ctx, what, 0, func() (redisstate.Status, error) {
-		c := &indexChange{k: s.k, stale: stale}
+		c := s.newIndexChange(ctx)
+		c.stale = stale
 		stale = true
 		err := build(c) // errStale: what it read changed as it read it
 		if err == nil {
@@ -230,6 +285,7 @@ func (s *Service) removeTree(ctx context.Context, c *indexChange, id api.ID, res
 		redisstate.HDel(c.k.Obj(), id.String()),
 		redisstate.SRem(c.k.kids(id.Parent()), id.String()))
 	c.deleteRow(manifesttable.TypeNamespace, id.String())
+	c.event(api.Event{Type: api.EventNamespaceDropped, ID: id})
 	*gone = append(*gone, indexed{id: id, typ: manifesttable.TypeNamespace})
 	for _, k := range kids {
 		switch k.typ {

@@ -41,7 +41,7 @@ func (s *Service) DeclarePartitionTable(ctx context.Context, req api.DeclareTabl
 	if err != nil {
 		return nil, err
 	}
-	props, err := s.createTable(ctx, req.ID, loc, req.Properties, api.ModeCreate, part)
+	props, err := s.createTable(ctx, req.ID, loc, req.Properties, api.ModeCreate, part, api.EventTableDeclared)
 	if err != nil {
 		return nil, err
 	}
@@ -82,7 +82,7 @@ func (s *Service) RegisterTable(ctx context.Context, req api.RegisterTableReques
 	if !found {
 		return nil, nserror.New(nserror.InvalidInput, "no Lance table at %q (no manifest in its _versions directory)", req.Location)
 	}
-	props, err := s.createTable(ctx, req.ID, loc, req.Properties, mode, nil)
+	props, err := s.createTable(ctx, req.ID, loc, req.Properties, mode, nil, api.EventTableRegistered)
 	if err != nil {
 		return nil, err
 	}
@@ -90,7 +90,7 @@ func (s *Service) RegisterTable(ctx context.Context, req api.RegisterTableReques
 }
 
 // createTable indexes and logs a table row, then waits until it is durable.
-func (s *Service) createTable(ctx context.Context, id api.ID, loc string, props api.Properties, mode string, part *PartitionRow) (api.Properties, error) {
+func (s *Service) createTable(ctx context.Context, id api.ID, loc string, props api.Properties, mode string, part *PartitionRow, event string) (api.Properties, error) {
 	if props == nil {
 		props = api.Properties{}
 	}
@@ -105,6 +105,7 @@ func (s *Service) createTable(ctx context.Context, id api.ID, loc string, props 
 		return nil, err
 	}
 	err = s.changeIndex(ctx, "table "+strconv.Quote(id.String()), func(c *indexChange) error {
+		c.created = event
 		noParent := nserror.New(nserror.NamespaceNotFound, "namespace %q of table %q does not exist", id.Parent().String(), id.String())
 		if !c.stale && mode != api.ModeOverwrite {
 			// The common case, assumed: the id and the location are free
@@ -153,6 +154,7 @@ func (s *Service) createTable(ctx context.Context, id api.ID, loc string, props 
 		}
 		c.indexTable(id, loc)
 		c.put(b)
+		c.tableCreated(id, loc)
 		return nil
 	})
 	if err != nil {
@@ -463,6 +465,7 @@ func (s *Service) RenameTable(ctx context.Context, req api.RenameTableRequest) (
 			redisstate.SRem(c.k.kids(req.ID.Parent()), req.ID.String()))
 		c.indexTable(newID, loc)
 		c.log = append(c.log, []string{commitlog.KindField, commitlog.RenameTable, "from", req.ID.String(), "to", newID.String()})
+		c.event(api.Event{Type: api.EventTableRenamed, ID: newID, From: req.ID, Location: loc})
 		c.deleteRow(manifesttable.TypeTable, req.ID.String())
 		c.put(b)
 		return nil

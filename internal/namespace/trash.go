@@ -179,6 +179,7 @@ func (s *Service) undrop(ctx context.Context, id api.ID, typ, dropID string) (*a
 	now := s.now().UTC()
 	resp := &api.UndropResponse{DropID: t.DropID}
 	err = s.changeIndex(ctx, typ+" "+strconv.Quote(id.String()), func(c *indexChange) error {
+		c.undrop, c.created = true, api.EventTableUndropped
 		resp.Tables, resp.Namespaces = nil, nil
 		for i, r := range rows {
 			oid, err := api.ParseID(r.ObjectID, "")

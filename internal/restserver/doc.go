@@ -51,6 +51,10 @@
 // the table's location. Restore and branch creation and deletion are
 // served (namespace.Ops): the service writes the files Lance writes.
 //
+// GET /v1/changes (ChangesPath, changes.go) is the one route outside
+// the registries: the change feed as Server-Sent Events of CloudEvents,
+// resumed with Last-Event-ID.
+//
 // The conformance tests validate every served operation's requests and
 // replies against the Lance Namespace spec, vendored with its commit in
 // testdata/spec/.

@@ -110,6 +110,12 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			h.writeError(w, r, obs.Recovered(h.log, h.panicked, "rest", r.Method+" "+r.URL.Path, v))
 		}
 	}()
+	if r.URL.Path == ChangesPath {
+		if err := h.changes(w, r); err != nil {
+			h.writeError(w, r, err)
+		}
+		return
+	}
 	rt, rawID, err := match(r.URL.EscapedPath())
 	if err == nil {
 		err = h.serve(w, r, rt, rawID)

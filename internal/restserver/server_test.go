@@ -141,6 +141,10 @@ type statusWriter struct {
 	status int
 }
 
+// Unwrap lets http.ResponseController reach the connection (the change
+// feed flushes).
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
 func (w *statusWriter) WriteHeader(status int) {
 	w.status = status
 	w.ResponseWriter.WriteHeader(status)

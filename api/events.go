@@ -1,0 +1,47 @@
+package api
+
+import "time"
+
+// Event is one committed change of the catalog, as the change feed
+// delivers it: its catalog sequence (the order of the feed, shared by the
+// events of one change), when and by whom it was made, what it did, and
+// to what. An event exists if and only if its change committed.
+type Event struct {
+	Seq       uint64    `json:"seq"`
+	Time      time.Time `json:"time"`
+	Type      string    `json:"type"`
+	ID        ID        `json:"id,omitempty"`
+	Principal string    `json:"principal,omitempty"`
+	// TxnID names the multi-table transaction the change was part of.
+	TxnID string `json:"txn_id,omitempty"`
+	// Location is a table's directory under the catalog root (created,
+	// registered, dropped tables; a version of a directory no table has).
+	Location string `json:"location,omitempty"`
+	// From is a renamed table's old id.
+	From ID `json:"from,omitempty"`
+	// Branch, Version, ManifestPath and ManifestSize describe a table
+	// version (Branch "" for main).
+	Branch       string `json:"branch,omitempty"`
+	Version      uint64 `json:"version,omitempty"`
+	ManifestPath string `json:"manifest_path,omitempty"`
+	ManifestSize int64  `json:"manifest_size,omitempty"`
+	// Versions are the versions a deletion forgot.
+	Versions []uint64 `json:"versions,omitempty"`
+	// Properties are a created object's properties.
+	Properties Properties `json:"properties,omitempty"`
+}
+
+// The types of events.
+const (
+	EventNamespaceCreated   = "namespace.created"
+	EventNamespaceDropped   = "namespace.dropped"
+	EventNamespaceUndropped = "namespace.undropped"
+	EventTableDeclared      = "table.declared"
+	EventTableRegistered    = "table.registered"
+	EventTableDropped       = "table.dropped"
+	EventTableDeregistered  = "table.deregistered"
+	EventTableRenamed       = "table.renamed"
+	EventTableUndropped     = "table.undropped"
+	EventVersionCreated     = "table.version.created"
+	EventVersionsDeleted    = "table.versions.deleted"
+)

@@ -1,0 +1,66 @@
+package namespace
+
+import (
+	"context"
+	"slices"
+
+	"github.com/flightns/flightns/api"
+	"github.com/flightns/flightns/internal/auth"
+)
+
+// FollowChanges calls fn with the change feed after req.After, as
+// manifesttable.Table.Follow does, keeping only the events req's filters
+// keep and the caller of ctx may read: an event of a namespace or table
+// it reads (its role, or a grant on it or above), a rename's old name only
+// when it reads that too, and an event that names no object (a version of
+// a directory no table has) only for a reader of the whole catalog.
+// Grants are read again for every call of fn, so a revoked grant stops
+// what the feed shows next. through still moves on over what is hidden,
+// so that resuming never reads it again.
+func (s *Service) FollowChanges(ctx context.Context, req api.ChangesRequest, fn func(events []api.Event, through uint64) error) error {
+	for _, id := range []api.ID{req.Namespace, req.Table} {
+		if len(id) > 0 {
+			if err := id.Validate("filter"); err != nil {
+				return err
+			}
+		}
+	}
+	p, ok := auth.PrincipalFrom(ctx)
+	all := !ok || p.Role >= auth.Read // no principal: authentication is off
+	return s.table.Follow(ctx, req.After, func(events []api.Event, through uint64) error {
+		var gs auth.Grants
+		if !all {
+			var err error
+			if gs, err = s.Access().Grants(ctx); err != nil {
+				return err
+			}
+		}
+		reads := func(id api.ID) bool { return all || len(id) > 0 && gs.RoleOn(p, id) >= auth.Read }
+		out := events[:0:0]
+		for _, ev := range events {
+			if !reads(ev.ID) {
+				continue
+			}
+			if len(ev.From) > 0 && !reads(ev.From) {
+				ev.From = nil // before the filters: a filter must not find it
+			}
+			if keeps(req, ev) {
+				out = append(out, ev)
+			}
+		}
+		return fn(out, through)
+	})
+}
+
+// keeps is whether the filters of r keep ev.
+func keeps(r api.ChangesRequest, ev api.Event) bool {
+	switch {
+	case len(r.Types) > 0 && !slices.Contains(r.Types, ev.Type):
+		return false
+	case len(r.Table) > 0 && !ev.ID.Equal(r.Table) && !ev.From.Equal(r.Table):
+		return false
+	case len(r.Namespace) > 0 && (len(ev.ID) == 0 || !auth.Within(ev.ID, r.Namespace)):
+		return false
+	}
+	return true
+}

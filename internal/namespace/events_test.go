@@ -1,0 +1,256 @@
+package namespace
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/flightns/flightns/api"
+	"github.com/flightns/flightns/internal/auth"
+	"github.com/flightns/flightns/nserror"
+)
+
+// Every committed change is an event of the change feed, in catalog
+// sequence order, with its principal and time; a refused change has none;
+// the history is read back from the segments in storage, by a service
+// opened again too, and resumes after any sequence without a gap or a
+// repeat.
+func TestEveryCommittedChangeIsAnEventAndNothingElseIs(t *testing.T) {
+	e := newTenv(t)
+	ana := auth.WithPrincipal(context.Background(), auth.Principal{Name: "ana", Role: auth.Admin})
+	must(e.s.CreateNamespace(ana, api.CreateNamespaceRequest{ID: id("a")}))
+	if _, err := e.s.CreateNamespace(ana, api.CreateNamespaceRequest{ID: id("a")}); nserror.CodeOf(err) != nserror.NamespaceAlreadyExists {
+		t.Fatalf("a second create: %v", err)
+	}
+	must(e.s.DeclareTable(ana, api.DeclareTableRequest{ID: id("a", "t")}))
+	loc := e.locOf(id("a", "t"))
+	must(e.s.Versions().CreateTableVersion(ana, api.CreateTableVersionRequest{ID: id("a", "t"), Version: 1, ManifestPath: e.stage(loc, 1, "m1")}))
+	if _, err := e.s.Versions().CreateTableVersion(ana, api.CreateTableVersionRequest{ID: id("a", "t"), Version: 1, ManifestPath: e.stage(loc, 1, "m1'")}); nserror.CodeOf(err) != nserror.ConcurrentModification {
+		t.Fatalf("version 1 again: %v", err)
+	}
+	must(e.s.RenameTable(ana, api.RenameTableRequest{ID: id("a", "t"), NewTableName: "u"}))
+	must(e.s.Versions().BatchDeleteTableVersions(ana, api.BatchDeleteTableVersionsRequest{ID: id("a", "u"), Ranges: []api.VersionRange{{StartVersion: 1, EndVersion: 2}}}))
+	must(e.s.DropTable(ana, api.DropTableRequest{ID: id("a", "u")}))
+	must(e.s.DropNamespace(ana, api.DropNamespaceRequest{ID: id("a")}))
+
+	want := []string{
+		"namespace.created a ana",
+		"table.declared a$t ana",
+		"table.version.created a$t  v1",
+		"table.renamed a$u ana from a$t",
+		"table.versions.deleted a$u  [1]",
+		"table.dropped a$u ana",
+		"namespace.dropped a ana",
+	}
+	evs := e.events(t, 0, len(want))
+	if got := describe(evs); !slices.Equal(got, want) {
+		t.Fatalf("events:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	for i, ev := range evs {
+		if ev.Time.IsZero() || time.Since(ev.Time) > time.Minute || i > 0 && ev.Seq <= evs[i-1].Seq {
+			t.Errorf("event %d: seq %d (before: %d), time %v", i, ev.Seq, evs[max(i-1, 0)].Seq, ev.Time)
+		}
+	}
+	if evs[2].ManifestPath == "" || evs[2].ManifestSize != 2 || evs[1].Location != loc {
+		t.Errorf("version event %+v, declared %+v", evs[2], evs[1])
+	}
+	// Resuming after any event gives exactly the rest.
+	for i := range evs {
+		if got := describe(e.events(t, evs[i].Seq, len(evs)-i-1)); !slices.Equal(got, want[i+1:]) {
+			t.Errorf("after seq %d: %q, want %q", evs[i].Seq, got, want[i+1:])
+		}
+	}
+	// Another service over the same storage reads the same history.
+	e.s = e.open()
+	if got := describe(e.events(t, 0, len(want))); !slices.Equal(got, want) {
+		t.Fatalf("another service reads %q", got)
+	}
+}
+
+// events reads the change feed's history after seq until it holds n
+// events (versions become durable a moment after their answer).
+func (e *tenv) events(t *testing.T, after uint64, n int) []api.Event {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		evs, _, err := e.s.table.Events(context.Background(), after, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(evs) >= n || time.Now().After(deadline) {
+			return evs
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// describe renders events as "type id principal[ from id][ vN][ versions]".
+func describe(evs []api.Event) []string {
+	var out []string
+	for _, ev := range evs {
+		s := ev.Type + " " + ev.ID.String() + " " + ev.Principal
+		if ev.From != nil {
+			s += " from " + ev.From.String()
+		}
+		if ev.Version > 0 {
+			s += " v" + strconv.FormatUint(ev.Version, 10)
+		}
+		if ev.Versions != nil {
+			s += " " + strings.ReplaceAll(fmt.Sprint(ev.Versions), " ", ",")
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// A multi-table transaction is one group of events: one sequence, its
+// transaction id on every event.
+func TestATransactionIsOneGroupOfEvents(t *testing.T) {
+	e := newTenv(t)
+	ctx := context.Background()
+	loc0 := e.withVersions(id("t0"), 2)
+	e.withVersions(id("t2"), 1)
+	before := e.events(t, 0, 5)
+	resp := must(e.s.BatchCommitTables(ctx, api.BatchCommitTablesRequest{Operations: []api.CommitTableOperation{
+		{DeclareTable: &api.DeclareTableRequest{ID: id("t1"), Location: "t1dir"}},
+		{CreateTableVersion: &api.CreateTableVersionRequest{ID: id("t1"), Version: 1, ManifestPath: e.stage("t1dir", 1, "t1v1")}},
+		{CreateTableVersion: &api.CreateTableVersionRequest{ID: id("t0"), Version: 3, ManifestPath: e.stage(loc0, 3, "t0v3")}},
+		{DeleteTableVersions: &api.BatchDeleteTableVersionsRequest{ID: id("t0"), Ranges: []api.VersionRange{{StartVersion: 1, EndVersion: 2}}}},
+		{DeregisterTable: &api.DeregisterTableRequest{ID: id("t2")}},
+	}}))
+	evs := e.events(t, before[len(before)-1].Seq, 5)
+	want := []string{"table.declared t1 ", "table.versions.deleted t0  [1]", "table.deregistered t2 ", "table.version.created t1  v1", "table.version.created t0  v3"}
+	got := describe(evs)
+	slices.Sort(got)
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Fatalf("the transaction's events: %q, want %q", got, want)
+	}
+	for _, ev := range evs {
+		if ev.TxnID != resp.TransactionID {
+			t.Errorf("%s: transaction %q, want %q", ev.Type, ev.TxnID, resp.TransactionID)
+		}
+	}
+}
+
+// A follower gets the history and then every change as it becomes
+// durable, in order, with no gap and no repeat, whether it starts before
+// the changes or in the middle of them.
+func TestAFollowerGetsEveryChangeAsItHappens(t *testing.T) {
+	e := newTenv(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	must(e.s.CreateNamespace(ctx, api.CreateNamespaceRequest{ID: id("a")}))
+	type got struct {
+		mu     sync.Mutex
+		events []api.Event
+		last   uint64
+	}
+	follow := func(after uint64) *got {
+		g := &got{last: after}
+		go func() {
+			_ = e.s.table.Follow(ctx, after, func(evs []api.Event, through uint64) error {
+				g.mu.Lock()
+				defer g.mu.Unlock()
+				for i, ev := range evs {
+					if ev.Seq <= g.last || ev.Seq > through || i > 0 && ev.Seq < evs[i-1].Seq {
+						t.Errorf("event at %d in a call after %d through %d", ev.Seq, g.last, through)
+					}
+				}
+				g.events = append(g.events, evs...)
+				if through < g.last {
+					t.Errorf("through went back: %d after %d", through, g.last)
+				}
+				g.last = through
+				return nil
+			})
+		}()
+		return g
+	}
+	first := follow(0)
+	for i := range 20 {
+		must(e.s.DeclareTable(ctx, api.DeclareTableRequest{ID: id("a", "t"+strconv.Itoa(i))}))
+	}
+	history := e.events(t, 0, 21)
+	middle := follow(history[10].Seq)
+	for i := range 5 {
+		must(e.s.DeclareTable(ctx, api.DeclareTableRequest{ID: id("a", "u"+strconv.Itoa(i))}))
+	}
+	all := e.events(t, 0, 26)
+	wait := func(g *got, want []api.Event) {
+		t.Helper()
+		deadline := time.Now().Add(20 * time.Second)
+		for {
+			g.mu.Lock()
+			evs := slices.Clone(g.events)
+			g.mu.Unlock()
+			if len(evs) >= len(want) || time.Now().After(deadline) {
+				if got, w := describe(evs), describe(want); !slices.Equal(got, w) {
+					t.Fatalf("followed:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(w, "\n"))
+				}
+				return
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	wait(first, all)
+	wait(middle, all[11:])
+}
+
+// A subscriber sees only the events of objects it may read, and a filter
+// narrows that, never widens it: ana reads namespace a only; a rename
+// out of b into a shows ana the new name without the old one.
+func TestASubscriberSeesOnlyWhatItMayRead(t *testing.T) {
+	e := newTenv(t)
+	bg := context.Background()
+	admin := auth.WithPrincipal(bg, auth.Principal{Name: "root", Role: auth.Admin})
+	ana := auth.WithPrincipal(bg, auth.Principal{Name: "ana", Role: auth.None})
+	for _, ns := range []string{"a", "b"} {
+		must(e.s.CreateNamespace(admin, api.CreateNamespaceRequest{ID: id(ns)}))
+	}
+	must(0, e.s.Access().Grant(bg, auth.Grant{Namespace: []string{"a"}, Principal: "ana", Role: auth.Read}))
+	e.withVersions(id("a", "t"), 1)
+	e.withVersions(id("b", "t"), 1)
+	must(e.s.RenameTable(admin, api.RenameTableRequest{ID: id("b", "t"), NewTableName: "moved", NewNamespaceID: ptr(id("a"))}))
+	all := e.events(t, 0, 7)
+
+	seen := func(ctx context.Context, req api.ChangesRequest) []string {
+		t.Helper()
+		ctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		var out []api.Event
+		err := e.s.FollowChanges(ctx, req, func(evs []api.Event, through uint64) error {
+			out = append(out, evs...)
+			if through >= all[len(all)-1].Seq {
+				cancel()
+			}
+			return nil
+		})
+		if !errors.Is(err, context.Canceled) {
+			t.Fatal(err)
+		}
+		return describe(out)
+	}
+	if got := seen(admin, api.ChangesRequest{}); !slices.Equal(got, describe(all)) {
+		t.Fatalf("the admin sees %q, want %q", got, describe(all))
+	}
+	want := []string{"namespace.created a root", "table.declared a$t ", "table.version.created a$t  v1", "table.renamed a$moved root"}
+	if got := seen(ana, api.ChangesRequest{}); !slices.Equal(got, want) {
+		t.Fatalf("ana sees %q, want %q", got, want)
+	}
+	if got := seen(ana, api.ChangesRequest{Table: id("b", "t")}); len(got) != 0 {
+		t.Fatalf("a filter on b$t shows ana %q", got)
+	}
+	if got := seen(ana, api.ChangesRequest{Types: []string{api.EventVersionCreated}}); !slices.Equal(got, want[2:3]) {
+		t.Fatalf("ana's versions: %q", got)
+	}
+	if got := seen(admin, api.ChangesRequest{Namespace: id("b")}); !slices.Equal(got, []string{"namespace.created b root", "table.declared b$t ", "table.version.created b$t  v1"}) {
+		t.Fatalf("the admin's b: %q", got)
+	}
+}

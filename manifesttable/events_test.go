@@ -1,0 +1,48 @@
+package manifesttable
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/flightns/flightns/nserror"
+)
+
+// Compaction keeps the change feed's history for its window: segments a
+// snapshot covers stay while younger than Config.EventHistory, and the
+// history reads from the first sequence; once they go, asking for what
+// they held is an InvalidInput error naming the oldest sequence kept.
+func TestCompactionKeepsTheChangeFeedsHistoryForItsWindow(t *testing.T) {
+	ctx := context.Background()
+	e := newTenv(t)
+	now := time.Now()
+	clock := func() time.Time { return now }
+	tb := e.open(func(c *Config) { c.KeepSnapshots, c.Now = 1, func() time.Time { return clock() } })
+	defer func() { _ = tb.Close() }()
+	for _, c := range sampleChanges() {
+		commit(t, tb, c)
+	}
+	segs, _ := e.objs.ListAll(ctx, logPrefix)
+	if err := tb.Compact(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if kept, _ := e.objs.ListAll(ctx, logPrefix); len(kept) != len(segs) {
+		t.Fatalf("compaction inside the window removed segments: %d of %d kept", len(kept), len(segs))
+	}
+	if _, through, err := tb.Events(ctx, 0, 0); err != nil || through < uint64(len(segs)) {
+		t.Fatalf("history from the start: through %d, %v", through, err)
+	}
+	// A week and a day later a compaction removes what the snapshot covers.
+	later := now.Add(DefaultEventHistory + 24*time.Hour)
+	clock = func() time.Time { return later }
+	commit(t, tb, put(Row{ObjectType: TypeNamespace, ObjectID: "late"}))
+	if err := tb.Compact(ctx); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err := tb.Events(ctx, 0, 0)
+	if !errors.Is(err, nserror.ErrInvalidInput) || !strings.Contains(err.Error(), "keeps history from sequence") {
+		t.Fatalf("history older than the window: %v", err)
+	}
+}
