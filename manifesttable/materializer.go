@@ -502,24 +502,6 @@ func (t *Table) translate(_ context.Context, entries []logEntry) ([]change, []ap
 			return nil, nil, err
 		}
 	}
-	// A transaction that declares a table and commits its first version
-	// logs the version first: its row and its event are the table's once
-	// the batch is read.
-	for i := range tr.out {
-		if c := &tr.out[i]; c.row.ObjectType == TypeTableVersion && !tr.isTable(c.row.ObjectID) {
-			if id, branch := tr.chainOf(c.row.ObjectID); id != c.row.ObjectID {
-				c.row.ObjectID, c.row.Branch = id, branch
-			}
-		}
-	}
-	for i := range tr.events {
-		if ev := &tr.events[i]; ev.ID == nil && ev.Location != "" {
-			if id, branch := tr.chainOf(ev.Location); id != ev.Location {
-				ev.Location, ev.Branch = "", branch
-				tr.eventOf(ev, id)
-			}
-		}
-	}
 	return tr.out, tr.events, nil
 }
 
@@ -569,10 +551,25 @@ func (tr *translator) put(e logEntry) error {
 	if err != nil {
 		return err
 	}
-	if r.ObjectType == TypeTable && r.Location != "" {
-		tr.overlay[r.Location] = r.ObjectID
+	if r.ObjectType != TypeTable || r.Location == "" {
+		tr.add(change{seq: e.seq, row: r})
+		return nil
 	}
+	tr.overlay[r.Location] = r.ObjectID
 	tr.add(change{seq: e.seq, row: r})
+	// Versions recorded of the directory before it was a table's are the
+	// table's: a transaction that declares a table and commits its first
+	// version logs the version first. (A directory that is also some
+	// table's id names that table, not a directory.)
+	if r.ObjectID != r.Location && !tr.isTable(r.Location) {
+		tr.moveVersions(e.seq, r.Location, r.ObjectID)
+		for i := range tr.events {
+			if ev := &tr.events[i]; ev.ID == nil && ev.Location == r.Location {
+				ev.Location = ""
+				tr.eventOf(ev, r.ObjectID)
+			}
+		}
+	}
 	return nil
 }
 
@@ -744,13 +741,17 @@ func (tr *translator) dropTable(e logEntry) error {
 // renameTable: the version rows, every branch's, follow their table to
 // its new id.
 func (tr *translator) renameTable(e logEntry) error {
-	from, to := e.str("from"), e.str("to")
-	for _, r := range tr.t.versionsAt(tr.out, from) {
-		tr.add(change{seq: e.seq, del: true, row: versionKeyRow(from, r.Branch, r.TableVersion)})
-		r.ObjectID = to
-		tr.add(change{seq: e.seq, row: r})
-	}
+	tr.moveVersions(e.seq, e.str("from"), e.str("to"))
 	return nil
+}
+
+// moveVersions gives the version rows of from, every branch's, to to.
+func (tr *translator) moveVersions(seq uint64, from, to string) {
+	for _, r := range tr.t.versionsAt(tr.out, from) {
+		tr.add(change{seq: seq, del: true, row: versionKeyRow(from, r.Branch, r.TableVersion)})
+		r.ObjectID = to
+		tr.add(change{seq: seq, row: r})
+	}
 }
 
 func (tr *translator) stats(e logEntry) error {
