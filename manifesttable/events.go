@@ -22,9 +22,10 @@ const DefaultEventHistory = 7 * 24 * time.Hour
 // alone). It returns at most about limit events (0: no bound; the events
 // of one sequence are never split) and through, the sequence up to which
 // the history was read: resuming after through misses nothing and repeats
-// nothing. History the compaction removed (segments older than the
-// snapshots kept) is an InvalidInput error naming the oldest sequence
-// still kept.
+// nothing. One call reads at most eventSegments segments (a week of
+// history is thousands): the caller resumes after through for more.
+// History the compaction removed (segments older than the snapshots
+// kept) is an InvalidInput error naming the oldest sequence still kept.
 func (t *Table) Events(ctx context.Context, after uint64, limit int) (events []api.Event, through uint64, err error) {
 	firsts, err := t.st.listSeqs(ctx, logPrefix)
 	if err != nil {
@@ -51,16 +52,19 @@ func (t *Table) Events(ctx context.Context, after uint64, limit int) (events []a
 	if len(firsts) == 0 {
 		return nil, after, nil
 	}
-	// The segment holding after+1, and every one after it.
-	i := len(firsts) - 1
-	for i > 0 && firsts[i] > after+1 {
+	// The segment holding after+1, and the ones after it.
+	i, found := slices.BinarySearch(firsts, after+1)
+	if !found {
 		i--
 	}
 	through = after
-	for _, first := range firsts[i:] {
+	for _, first := range firsts[i:min(len(firsts), i+eventSegments)] {
 		seg, err := t.st.readSegment(ctx, first)
 		if err != nil {
 			return nil, through, err
+		}
+		if through > after && seg.First != through+1 {
+			return nil, through, nserror.New(nserror.Internal, "manifesttable: the segments have a hole after sequence %d (the next starts at %d)", through, seg.First)
 		}
 		for _, ev := range seg.Events {
 			if ev.Seq <= after {
@@ -75,6 +79,9 @@ func (t *Table) Events(ctx context.Context, after uint64, limit int) (events []a
 	}
 	return events, through, nil
 }
+
+// eventSegments bounds the segments one Events call reads.
+const eventSegments = 64
 
 // feedKeep bounds the events a process keeps in memory for its
 // followers; a follower further behind reads storage.

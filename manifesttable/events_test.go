@@ -46,3 +46,27 @@ func TestCompactionKeepsTheChangeFeedsHistoryForItsWindow(t *testing.T) {
 		t.Fatalf("history older than the window: %v", err)
 	}
 }
+
+// One Events call reads a bounded number of segments; resuming after its
+// through goes on from there until the newest, each sequence once.
+func TestEventsReadsABoundedStretchAndResumes(t *testing.T) {
+	ctx := context.Background()
+	e := newTenv(t)
+	tb := e.open()
+	defer func() { _ = tb.Close() }()
+	var last uint64
+	for i := range eventSegments + 6 {
+		last = commit(t, tb, put(Row{ObjectType: TypeNamespace, ObjectID: "n" + strings.Repeat("x", i)}))
+	}
+	calls := 0
+	for after := uint64(0); after < last; calls++ {
+		_, through, err := tb.Events(ctx, after, 0)
+		if err != nil || through <= after {
+			t.Fatalf("after %d: through %d, %v", after, through, err)
+		}
+		after = through
+	}
+	if calls < 2 {
+		t.Fatalf("%d segments read in %d call(s): the bound of %d does not hold", eventSegments+6, calls, eventSegments)
+	}
+}
