@@ -79,6 +79,15 @@ func (h *handler) changes(w http.ResponseWriter, r *http.Request) error {
 	}
 	ctx, stop := context.WithCancel(auth.WithPrincipal(r.Context(), who))
 	defer stop()
+	if h.closing != nil {
+		go func() {
+			select {
+			case <-h.closing:
+				stop()
+			case <-ctx.Done():
+			}
+		}()
+	}
 	if !follow && until <= req.After {
 		return nil // nothing to send
 	}

@@ -48,6 +48,11 @@ type Options struct {
 	// (the panics metric; nil: none). The panic is logged with its stack
 	// and answered as Internal either way.
 	Panicked func()
+	// Closing is closed when the server begins to stop: the change feed's
+	// streams end then (their clients resume after the restart, or on
+	// another replica), so that they do not hold the drain to its timeout
+	// (nil: they end with their requests' contexts).
+	Closing <-chan struct{}
 }
 
 // EnsureDefaults fills what is unset (the default Planner is New's: it
@@ -86,7 +91,7 @@ func New(svc *namespace.Service, opts Options) http.Handler {
 		opts.Planner = planner.New(svc)
 	}
 	return &handler{svc: svc, plan: opts.Planner, auth: opts.Auth, max: opts.MaxBodyBytes, log: opts.Logger, audit: opts.Audit, idem: opts.Idempotency,
-		panicked: opts.Panicked}
+		panicked: opts.Panicked, closing: opts.Closing}
 }
 
 type handler struct {
@@ -99,6 +104,7 @@ type handler struct {
 	idem  *idempotency.Store
 	// panicked counts a recovered panic (Options.Panicked).
 	panicked func()
+	closing  <-chan struct{}
 }
 
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
