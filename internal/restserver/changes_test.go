@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/flightns/flightns/api"
+	"github.com/flightns/flightns/internal/auth"
 )
 
 // sseMessage is one Server-Sent Events message.
@@ -135,5 +136,54 @@ func TestTheChangeFeedStreamsCloudEventsAndResumes(t *testing.T) {
 	}
 	if r := s.do(http.MethodGet, ChangesPath, nil, "Last-Event-ID", "x"); r.status != http.StatusBadRequest {
 		t.Fatalf("a Last-Event-ID that is no sequence: %s", r)
+	}
+}
+
+// What a caller sends the change feed is checked before anything
+// streams: a bad sequence, id, delimiter or method is an error with its
+// code, never a panic or an open stream; without credentials on a server
+// with authentication the feed is refused; a browser page of another
+// origin cannot open it.
+func TestTheChangeFeedRefusesWhatIsWrong(t *testing.T) {
+	a, err := auth.New(auth.Config{Tokens: []auth.TokenEntry{{Token: "reader-token-1", Name: "r", Role: "read"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := startServer(t, withAuth(a))
+	bearer := []string{"Authorization", "Bearer reader-token-1"}
+	for _, c := range []struct {
+		what    string
+		method  string
+		query   string
+		headers []string
+		status  int
+	}{
+		{"no credentials", http.MethodGet, "?follow=false", nil, http.StatusUnauthorized},
+		{"a wrong token", http.MethodGet, "?follow=false", []string{"Authorization", "Bearer nope-nope-nope"}, http.StatusUnauthorized},
+		{"POST", http.MethodPost, "", bearer, http.StatusMethodNotAllowed},
+		{"after is no number", http.MethodGet, "?after=-1", bearer, http.StatusBadRequest},
+		{"after overflows", http.MethodGet, "?after=99999999999999999999999", bearer, http.StatusBadRequest},
+		{"Last-Event-ID is garbage", http.MethodGet, "", append([]string{"Last-Event-ID", "1; DROP"}, bearer...), http.StatusBadRequest},
+		{"an empty name in a namespace", http.MethodGet, "?namespace=a$$b", bearer, http.StatusBadRequest},
+		{"a table id that is not UTF-8", http.MethodGet, "?table=%ff", bearer, http.StatusBadRequest},
+		{"a delimiter with a control character", http.MethodGet, "?delimiter=%01&namespace=a", bearer, http.StatusBadRequest},
+		{"follow is no bool", http.MethodGet, "?follow=maybe", bearer, http.StatusBadRequest},
+		{"another origin", http.MethodGet, "?follow=false", append([]string{"Origin", "https://evil.example", "Sec-Fetch-Site", "cross-site"}, bearer...), http.StatusForbidden},
+	} {
+		// follow=false: a request let through by mistake ends, and fails
+		// the test, instead of streaming.
+		q := c.query + "&follow=false"
+		if strings.Contains(c.query, "follow=") {
+			q = c.query
+		} else if q[0] == '&' {
+			q = "?" + q[1:]
+		}
+		if r := s.do(c.method, ChangesPath+q, nil, c.headers...); r.status != c.status || r.errorCode() < 0 {
+			t.Errorf("%s: %s, want HTTP %d with a code", c.what, r, c.status)
+		}
+	}
+	// The reader's history ends (follow=false) as an event stream.
+	if r := s.do(http.MethodGet, ChangesPath+"?follow=false", nil, bearer...); r.status != http.StatusOK {
+		t.Fatalf("a reader's history: %s", r)
 	}
 }
