@@ -83,6 +83,10 @@ func (t *Table) Events(ctx context.Context, after uint64, limit int) (events []a
 // eventSegments bounds the segments one Events call reads.
 const eventSegments = 64
 
+// followBatch bounds the events one call of a follower's function gets
+// (and the history one call of Events reads for it).
+const followBatch = 1024
+
 // feedKeep bounds the events a process keeps in memory for its
 // followers; a follower further behind reads storage.
 const feedKeep = 1 << 16
@@ -125,9 +129,11 @@ func (f *feed) publish(events []api.Event, first, last uint64) {
 	f.changed = make(chan struct{})
 }
 
-// since returns the events after after that the feed holds, the sequence
-// they run through, and whether it covers after+1 at all; wait is closed
-// when the feed next changes.
+// since returns the events after after that the feed holds, at most
+// about followBatch of them (whole sequences), the sequence they run
+// through, and whether it covers after+1 at all; wait is closed when the
+// feed next changes. The bound keeps what each follower copies small,
+// however many there are.
 func (f *feed) since(after uint64) (events []api.Event, through uint64, covered bool, wait <-chan struct{}) {
 	f.Lock()
 	defer f.Unlock()
@@ -138,6 +144,14 @@ func (f *feed) since(after uint64) (events []api.Event, through uint64, covered 
 		return nil, 0, false, f.changed
 	}
 	i, _ := slices.BinarySearchFunc(f.recent, after+1, func(e api.Event, seq uint64) int { return cmp.Compare(e.Seq, seq) })
+	if j := i + followBatch; j < len(f.recent) {
+		for j < len(f.recent) && f.recent[j].Seq == f.recent[j-1].Seq {
+			j++ // the last sequence whole
+		}
+		if j < len(f.recent) {
+			return slices.Clone(f.recent[i:j]), f.recent[j-1].Seq, true, f.changed
+		}
+	}
 	return slices.Clone(f.recent[i:]), f.through, true, f.changed
 }
 
@@ -151,10 +165,13 @@ func (f *feed) since(after uint64) (events []api.Event, through uint64, covered 
 // slow fn holds nothing the commit path waits for.
 func (t *Table) Follow(ctx context.Context, after uint64, fn func(events []api.Event, through uint64) error) error {
 	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 		events, through, covered, wait := t.feed.since(after)
 		if !covered {
 			var err error
-			if events, through, err = t.Events(ctx, after, feedKeep); err != nil {
+			if events, through, err = t.Events(ctx, after, followBatch); err != nil {
 				return err
 			}
 		}
@@ -163,9 +180,7 @@ func (t *Table) Follow(ctx context.Context, after uint64, fn func(events []api.E
 				return err
 			}
 			after = through
-			if !covered {
-				continue // more history, or the memory, next
-			}
+			continue // more history, or more of the memory, may follow
 		}
 		select {
 		case <-ctx.Done():

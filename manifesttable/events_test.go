@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/flightns/flightns/api"
 	"github.com/flightns/flightns/nserror"
 )
 
@@ -68,5 +69,36 @@ func TestEventsReadsABoundedStretchAndResumes(t *testing.T) {
 	}
 	if calls < 2 {
 		t.Fatalf("%d segments read in %d call(s): the bound of %d does not hold", eventSegments+6, calls, eventSegments)
+	}
+}
+
+// A follower gets the feed's memory a bounded batch at a time, whole
+// sequences only, and reading on after each batch's through gives every
+// event once, in order.
+func TestTheFeedHandsOutBoundedBatchesOfWholeSequences(t *testing.T) {
+	var f feed
+	var all []api.Event
+	for seq := uint64(1); seq <= 1500; seq++ {
+		for range 2 { // two events a sequence
+			all = append(all, api.Event{Seq: seq})
+		}
+	}
+	f.publish(all, 1, 1500)
+	var got []api.Event
+	for after := uint64(0); after < 1500; {
+		evs, through, covered, _ := f.since(after)
+		if !covered || len(evs) > followBatch+1 || through <= after || evs[len(evs)-1].Seq != through {
+			t.Fatalf("after %d: %d events through %d (covered %v)", after, len(evs), through, covered)
+		}
+		got = append(got, evs...)
+		after = through
+	}
+	if len(got) != len(all) {
+		t.Fatalf("%d events handed out, want %d", len(got), len(all))
+	}
+	for i := range got {
+		if got[i].Seq != all[i].Seq {
+			t.Fatalf("event %d: seq %d, want %d", i, got[i].Seq, all[i].Seq)
+		}
 	}
 }

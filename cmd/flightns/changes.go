@@ -41,7 +41,7 @@ func changesCmd(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	delim := fs.String("delimiter", ".", "the separator of names in --namespace and --table")
 	ns := fs.String("namespace", "", "only the events of objects in this namespace's subtree")
 	table := fs.String("table", "", "only the events of this table")
-	var types kvList
+	var types listFlag
 	fs.Var(&types, "type", "only events of this type (repeatable): namespace.created, table.version.created, …")
 	if _, code := parseInterleaved(fs, args); code >= 0 {
 		return code
@@ -130,8 +130,8 @@ func printEvent(w io.Writer, ev api.Event, format string) error {
 	return err
 }
 
-// kvList collects a repeated flag's values.
-type kvList []string
+// listFlag collects the values of a repeated flag.
+type listFlag []string
 
-func (l *kvList) String() string     { return strings.Join(*l, ",") }
-func (l *kvList) Set(s string) error { *l = append(*l, s); return nil }
+func (l *listFlag) String() string     { return strings.Join(*l, ",") }
+func (l *listFlag) Set(s string) error { *l = append(*l, s); return nil }
