@@ -250,15 +250,16 @@ func (s *subscriber) follow(ctx context.Context) {
 		s.mu.Unlock()
 		cctx, cancel := context.WithCancel(ctx)
 		var cut atomic.Bool
-		timer := time.AfterFunc(time.Duration(rng.Int64N(int64(max(s.hop, 1)))), func() {
-			if s.hop > 0 {
+		stopTimer := func() bool { return false }
+		if s.hop > 0 {
+			stopTimer = time.AfterFunc(time.Duration(rng.Int64N(int64(s.hop))), func() {
 				cut.Store(true)
 				cancel()
-			}
-		})
+			}).Stop
+		}
 		c := &feedConn{addr: s.addrs[r], after: after, follow: true, onSeq: s.received, onViolation: s.violation}
 		_, err := c.run(cctx)
-		timer.Stop()
+		stopTimer()
 		cancel()
 		hopped := cut.Load()
 		if ctx.Err() != nil {
@@ -282,9 +283,7 @@ func (s *subscriber) follow(ctx context.Context) {
 		s.mu.Lock()
 		s.failures[kind]++
 		s.mu.Unlock()
-		if len(s.addrs) > 1 && (hopped || err != nil) {
-			r = (r + 1) % len(s.addrs)
-		}
+		r = (r + 1) % len(s.addrs) // another replica, if there are several
 		if !hopped {
 			select {
 			case <-ctx.Done():
@@ -484,7 +483,7 @@ func gapsLogged(srvs ...*server) string {
 
 // compareDelivered checks that got (received through gotThrough) is the
 // final history want (through wantThrough) up to gotThrough.
-func compareDelivered(t *testing.T, name string, got []feedEvent, gotThrough uint64, want []feedEvent, wantThrough uint64) {
+func compareDelivered(t testing.TB, name string, got []feedEvent, gotThrough uint64, want []feedEvent, wantThrough uint64) {
 	t.Helper()
 	if gotThrough > wantThrough {
 		// The subscriber went further than the final read: compare the
@@ -527,7 +526,7 @@ func before(evs []feedEvent, i int) string {
 // workload's history and storage (checkStorage's owners).
 // Namespaces named barriers may hold one namespace.created event each.
 // A missing event's report ends with notes.
-func checkHistory(t *testing.T, events []feedEvent, cat *catalog, h *history, notes string, barriers ...string) {
+func checkHistory(t testing.TB, events []feedEvent, cat *catalog, h *history, notes string, barriers ...string) {
 	t.Helper()
 	h.mu.Lock()
 	tries, outs, committed, owner := h.tries, h.outs, h.committed, h.owner
