@@ -324,7 +324,22 @@ try {
 
   // A table's page is live too: a version committed while it is open
   // shows (its latest version, its versions) without a reload, and a
-  // change of another table reads nothing.
+  // change of another table reads nothing. Its first stream breaks at
+  // once (an error event, as the server's): the page opens the feed again
+  // after a pause, resuming after the sequence it had (Last-Event-ID).
+  const feedCalls = [];
+  const isFeed = (u) => u.pathname === "/api/v1/changes";
+  await page.route(isFeed, async (route) => {
+    const r = route.request();
+    feedCalls.push({ at: Date.now(), lastEventId: await r.headerValue("last-event-id"), url: r.url(),
+      header: await r.headerValue("x-flightns-console") });
+    if (feedCalls.length === 1) {
+      await route.fulfill({ status: 200, contentType: "text/event-stream",
+        body: 'event: error\ndata: {"error":"the stream broke (the test)","code":17}\n\n' });
+    } else {
+      await route.continue();
+    }
+  });
   await go(hashOf("table", cfg.paged));
   const first0 = await until(async () => {
     const v = await versionsShown();
@@ -333,6 +348,12 @@ try {
   check("the first page of versions", first0 && first0[0] === cfg.pagedVersions - 1, first0);
   check("the table page follows the change feed", await until(async () => (await testid("live-status").getAttribute("data-state")) === "live"),
     await testid("live-status").getAttribute("data-state"));
+  await page.unroute(isFeed);
+  report.seen.feedCalls = feedCalls;
+  check("a broken feed is opened again after a pause, after the same sequence", feedCalls.length === 2 &&
+    /^[0-9]+$/.test(feedCalls[0].lastEventId || "") && feedCalls[1].lastEventId === feedCalls[0].lastEventId &&
+    feedCalls[1].at - feedCalls[0].at >= 900 && feedCalls.every((c) => c.header === "1") &&
+    new URL(feedCalls[0].url).searchParams.get("table") === cfg.paged.join("$"), feedCalls);
   await markPage();
   emit({ wait: "version" });
   const answered = await stdin.next();
