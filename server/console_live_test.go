@@ -29,7 +29,7 @@ func (u *consoleUser) openFeed(ctx context.Context, query string, edit func(*htt
 	if edit != nil {
 		edit(req)
 	}
-	resp, err := u.c.Do(req)
+	resp, err := u.c.Do(req) //nolint:bodyclose // closed here on a refusal, else by the reading goroutine
 	if err != nil {
 		u.t.Fatal(err)
 	}
