@@ -35,11 +35,11 @@ const maxDelayMs = 30000;
 //   onStatus(state, error, wait) as the stream's state changes: "live",
 //                                "retrying" (error: why; it opens again
 //                                after wait ms), "stale" (error: the
-//                                history after the page's sequence is no
-//                                longer kept, or the sequence is refused:
-//                                draw the page again) or "refused" (error:
-//                                the caller may not read it; it is not
-//                                opened again).
+//                                history after the last sequence read is
+//                                no longer kept: draw the page again) or
+//                                "refused" (error: the request was
+//                                refused, the caller may not read the
+//                                feed, say; it is not opened again).
 //
 // A 401 ends the session everywhere (api.js shows the login page).
 export function follow({ after, query = {}, onEvents, onStatus = () => {} }) {
@@ -79,12 +79,15 @@ export function follow({ after, query = {}, onEvents, onStatus = () => {} }) {
     }
     if (stopped) return;
     if (error && error.status === 401) return stop(); // the login page is shown
-    if (error && (error.code === permissionDenied || error.status === 403)) {
-      onStatus("refused", error);
+    if (error && error.status === 0 && error.code === invalidInput) {
+      // The stream began and ended so: the history after lastId is no
+      // longer kept.
+      onStatus("stale", error);
       return stop();
     }
-    if (error && (error.code === invalidInput || error.status === 400)) {
-      onStatus("stale", error);
+    if (error && (error.code === permissionDenied || (error.status >= 400 && error.status < 500 && error.status !== 429))) {
+      // Refused as asked: asking again would be refused again.
+      onStatus("refused", error);
       return stop();
     }
     // The server ended the stream (it is draining, say) or it broke: open
