@@ -25,9 +25,23 @@ type Event struct {
 	Version      uint64 `json:"version,omitempty"`
 	ManifestPath string `json:"manifest_path,omitempty"`
 	ManifestSize int64  `json:"manifest_size,omitempty"`
-	// Versions are the versions a deletion forgot.
+	// Versions are the versions a deletion or a cleanup forgot.
 	Versions []uint64 `json:"versions,omitempty"`
-	// Properties are a created object's properties.
+	// Tag names a tag (it points to Branch's Version).
+	Tag string `json:"tag,omitempty"`
+	// FromBranch and FromVersion are what a branch was created from ("":
+	// main), or the version a restore brought back.
+	FromBranch  string `json:"from_branch,omitempty"`
+	FromVersion uint64 `json:"from_version,omitempty"`
+	// Grantee (a principal) or Group, and Role, describe a grant on the
+	// namespace ID (Role "" when taken away).
+	Grantee string `json:"grantee,omitempty"`
+	Group   string `json:"group,omitempty"`
+	Role    string `json:"role,omitempty"`
+	// Files and Bytes are what a cleanup deleted.
+	Files int   `json:"files,omitempty"`
+	Bytes int64 `json:"bytes,omitempty"`
+	// Properties are the properties of an updated namespace.
 	Properties Properties `json:"properties,omitempty"`
 	// LostThrough ends the sequences an EventSequencesLost names (from
 	// Seq): the commit log lost them before they were durable. What
@@ -41,6 +55,7 @@ const (
 	EventNamespaceCreated   = "namespace.created"
 	EventNamespaceDropped   = "namespace.dropped"
 	EventNamespaceUndropped = "namespace.undropped"
+	EventNamespaceUpdated   = "namespace.updated" // its properties replaced (overwrite)
 	EventTableDeclared      = "table.declared"
 	EventTableRegistered    = "table.registered"
 	EventTableDropped       = "table.dropped"
@@ -49,5 +64,14 @@ const (
 	EventTableUndropped     = "table.undropped"
 	EventVersionCreated     = "table.version.created"
 	EventVersionsDeleted    = "table.versions.deleted"
+	EventTableRestored      = "table.restored"
+	EventTableCleaned       = "table.cleaned"
+	EventTagCreated         = "table.tag.created"
+	EventTagUpdated         = "table.tag.updated"
+	EventTagDeleted         = "table.tag.deleted"
+	EventBranchCreated      = "table.branch.created"
+	EventBranchDeleted      = "table.branch.deleted"
+	EventGrantCreated       = "grant.created" // or changed: a grantee holds one role on a namespace
+	EventGrantDeleted       = "grant.deleted"
 	EventSequencesLost      = "catalog.sequences.lost"
 )

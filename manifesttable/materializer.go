@@ -235,12 +235,12 @@ func (t *Table) materializeOnce(ctx context.Context) error {
 			return err
 		}
 	}
-	changes, events, err := t.translate(ctx, entries)
+	changes, events, err := t.translate(ctx, entries, seg.Changes)
 	if err != nil {
 		return err
 	}
 	seg.Changes = append(seg.Changes, changes...)
-	seg.Events = events
+	seg.Events = append(seg.Events, events...)
 	if !t.lead(ctx) {
 		return nil
 	}
@@ -349,7 +349,11 @@ func (t *Table) onAReplica(ctx context.Context, cursor uint64, entries []logEntr
 // lost them (or trimmed them unread). What they committed is re-derived
 // from storage into seg. Before a catalog's first segment the jump is
 // only its first epoch's start: nothing to warn of, though storage is
-// still read.
+// still read. The change feed gets what was re-derived as events of the
+// gap's first sequence (seg.Events, before the segment's own): a version
+// acknowledged before its log entry reached a segment has its event
+// still, and the gap itself is an event (EventSequencesLost, for readers
+// of the whole catalog: it names no object).
 func (t *Table) rederiveGap(ctx context.Context, seg *segment, cursor, to uint64) error {
 	lv := slog.LevelWarn
 	if cursor == 0 {
@@ -361,9 +365,103 @@ func (t *Table) rederiveGap(ctx context.Context, seg *segment, cursor, to uint64
 	if err != nil {
 		return err
 	}
+	// A version storage holds and the log has after the gap (claimed
+	// since, and listed above) is left to its own entry, with its
+	// transaction and sequence: read after the listing, the log holds
+	// every such version's entry.
+	logged, err := t.loggedVersions(ctx, to)
+	if err != nil {
+		return err
+	}
+	repaired = slices.DeleteFunc(repaired, func(c change) bool {
+		return !c.del && logged[verAt{verKey(c.row.ObjectID, c.row.Branch), c.row.TableVersion}]
+	})
 	seg.Changes = append(seg.Changes, repaired...)
 	seg.LostFirst, seg.LostLast = cursor+1, to
+	if cursor > 0 {
+		seg.Events = append(seg.Events, api.Event{Seq: cursor + 1, Time: t.cfg.Now().UTC(), Type: api.EventSequencesLost, LostThrough: to})
+	}
+	seg.Events = append(seg.Events, t.rederivedEvents(cursor+1, repaired)...)
 	return nil
+}
+
+// loggedVersions are the table versions the commit log holds past
+// sequence after, by chain (as the index keys them) and version.
+func (t *Table) loggedVersions(ctx context.Context, after uint64) (map[verAt]bool, error) {
+	tr := &translator{t: t, overlay: map[string]string{}}
+	out := map[verAt]bool{}
+	start := "(" + fmt.Sprintf("%d-%d", after, uint64(math.MaxUint64))
+	for {
+		msgs, err := t.rs.LogRange(ctx, start, "+", t.cfg.MaxSegmentEntries)
+		if err != nil {
+			return nil, err
+		}
+		for _, m := range msgs {
+			e := logEntry{id: m.ID, fields: m.Values}
+			if e.str(commitlog.KindField) != commitlog.Version {
+				continue
+			}
+			v, err := strconv.ParseUint(e.str("v"), 10, 64)
+			if err != nil {
+				continue // the translation says so
+			}
+			id, branch := tr.chainOf(e.str("t"))
+			out[verAt{verKey(id, branch), v}] = true
+		}
+		if len(msgs) < t.cfg.MaxSegmentEntries {
+			return out, nil
+		}
+		start = "(" + msgs[len(msgs)-1].ID
+	}
+}
+
+// rederivedEvents are the events of versions reconcile re-derived (at
+// sequence seq): each version found, and each chain's versions gone.
+func (t *Table) rederivedEvents(seq uint64, repaired []change) []api.Event {
+	var out []api.Event
+	gone := map[[2]string]int{} // chain -> its event in out
+	for _, c := range repaired {
+		r := c.row
+		if r.ObjectType != TypeTableVersion {
+			continue
+		}
+		if !c.del {
+			ev := api.Event{Seq: seq, Time: r.CommittedAt.UTC(), Type: api.EventVersionCreated, Branch: r.Branch, Version: r.TableVersion,
+				ManifestPath: r.ManifestPath, ManifestSize: int64(r.ManifestSize)}
+			t.eventOf(&ev, r.ObjectID)
+			out = append(out, ev)
+			continue
+		}
+		k := [2]string{r.ObjectID, r.Branch}
+		i, ok := gone[k]
+		if !ok {
+			i, gone[k] = len(out), len(out)
+			ev := api.Event{Seq: seq, Time: t.cfg.Now().UTC(), Type: api.EventVersionsDeleted, Branch: r.Branch}
+			t.eventOf(&ev, r.ObjectID)
+			out = append(out, ev)
+		}
+		out[i].Versions = append(out[i].Versions, r.TableVersion)
+	}
+	return out
+}
+
+// eventOf names the object of ev, a version of chain id (nameEvent).
+func (t *Table) eventOf(ev *api.Event, id string) {
+	_, table := t.Object(TypeTable, id)
+	nameEvent(ev, id, table)
+}
+
+// nameEvent names the object of ev, an event of chain id: the table id
+// when id is a table's, else (a chain of a directory no table has) its
+// location.
+func nameEvent(ev *api.Event, id string, table bool) {
+	if table {
+		if parsed, err := api.ParseID(id, api.Delimiter); err == nil {
+			ev.ID = parsed
+			return
+		}
+	}
+	ev.Location = id
 }
 
 // restOfSequence reads the entries of sequence seq after the entry id
@@ -489,8 +587,13 @@ func (t *Table) republish(ctx context.Context) {
 // table's id when a table row has that location (also one put earlier in
 // the same batch), else the directory itself; its branch is the chain's.
 // Each kind of entry (commitlog) has its own method below.
-func (t *Table) translate(_ context.Context, entries []logEntry) ([]change, []api.Event, error) {
-	tr := &translator{t: t, overlay: map[string]string{}}
+func (t *Table) translate(_ context.Context, entries []logEntry, rederived []change) ([]change, []api.Event, error) {
+	tr := &translator{t: t, overlay: map[string]string{}, rederived: map[verAt]bool{}}
+	for _, c := range rederived {
+		if c.row.ObjectType == TypeTableVersion && !c.del {
+			tr.rederived[verAt{verKey(c.row.ObjectID, c.row.Branch), c.row.TableVersion}] = true
+		}
+	}
 	for _, e := range entries {
 		kind := e.str(commitlog.KindField)
 		f, ok := translators[kind]
@@ -527,6 +630,31 @@ type translator struct {
 	overlay map[string]string
 	out     []change
 	events  []api.Event
+	// rederived are the versions the segment's gap re-derived from
+	// storage (rederiveGap), events and all.
+	rederived map[verAt]bool
+}
+
+// verAt is a version of a chain (verKey).
+type verAt struct {
+	chain string
+	v     uint64
+}
+
+// evented reports whether version v of chain id's branch has had its
+// event already: re-derived from storage after a gap in the log (in this
+// segment, or an earlier one: its row is in the index) before its own
+// log entry was read. A version's row exists only once, so a row there
+// before its entry means just that.
+func (tr *translator) evented(id, branch string, v uint64) bool {
+	k := verKey(id, branch)
+	if tr.rederived[verAt{k, v}] {
+		return true
+	}
+	tr.t.idx.RLock()
+	defer tr.t.idx.RUnlock()
+	_, ok := findVersion(tr.t.idx.rows.vers[k], v)
+	return ok
 }
 
 func (tr *translator) add(c change) { tr.out = append(tr.out, c) }
@@ -616,25 +744,21 @@ func (tr *translator) version(e logEntry) error {
 	row := Row{ObjectType: TypeTableVersion, ObjectID: id, Branch: branch, TableVersion: v,
 		ManifestPath: rec.Final, ManifestSize: uint64(max(rec.Size, 0)), TxnID: rec.TxnID, CommittedAt: rec.ClaimedAt}
 	tr.t.noted(&row)
+	evented := tr.evented(id, branch, v)
 	tr.add(change{seq: e.seq, row: row})
+	if evented {
+		return nil
+	}
 	ev := api.Event{Seq: e.seq, Time: rec.ClaimedAt.UTC(), Type: api.EventVersionCreated, Branch: branch, Version: v,
-		ManifestPath: rec.Final, ManifestSize: rec.Size, TxnID: rec.TxnID}
+		ManifestPath: rec.Final, ManifestSize: rec.Size, TxnID: rec.TxnID, Principal: e.str("p")}
 	tr.eventOf(&ev, id)
 	tr.events = append(tr.events, ev)
 	return nil
 }
 
-// eventOf names the object of ev: the table id, or, for a chain of a
-// directory no table has, its location.
-func (tr *translator) eventOf(ev *api.Event, id string) {
-	if tr.isTable(id) {
-		if parsed, err := api.ParseID(id, api.Delimiter); err == nil {
-			ev.ID = parsed
-			return
-		}
-	}
-	ev.Location = id
-}
+// eventOf names the object of ev, a version of chain id, as the batch
+// has it so far (nameEvent).
+func (tr *translator) eventOf(ev *api.Event, id string) { nameEvent(ev, id, tr.isTable(id)) }
 
 // isTable reports whether id is a table's id (in the index, or put
 // earlier in the batch).

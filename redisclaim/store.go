@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/flightns/flightns/internal/auth"
 	"github.com/flightns/flightns/internal/commitlog"
 	"github.com/flightns/flightns/internal/lancemanifest"
 	"github.com/flightns/flightns/internal/redisstate"
@@ -563,6 +564,9 @@ func (s *Store) runClaim(ctx context.Context, txnID string, txnRecord []byte, en
 	}
 	now := s.now().UnixMicro()
 	a := redisstate.ClaimArgs{TxnID: txnID, TxnRecord: txnRecord, Now: now}
+	if p, ok := auth.PrincipalFrom(ctx); ok {
+		a.Principal = p.Name
+	}
 	for _, e := range entries {
 		a.Tables = append(a.Tables, redisstate.ClaimTable{Table: e.table, Version: e.version, Staging: e.staging, Final: e.final, Size: e.size})
 	}

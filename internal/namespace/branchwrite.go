@@ -163,6 +163,8 @@ func (br Branches) CreateTableBranch(ctx context.Context, req api.CreateTableBra
 		return nil, err
 	}
 	s.hintVersion(ctx, chain, version)
+	s.record(ctx, api.Event{Type: api.EventBranchCreated, ID: req.ID, Branch: req.Name, Version: version,
+		FromBranch: refName, FromVersion: uint64(from)})
 	return &api.CreateTableBranchResponse{TransactionID: resp.TransactionID}, nil
 }
 
@@ -240,6 +242,7 @@ func (br Branches) DeleteTableBranch(ctx context.Context, req api.DeleteTableBra
 			return nil, err
 		}
 	}
+	s.record(ctx, api.Event{Type: api.EventBranchDeleted, ID: req.ID, Branch: req.Name})
 	return &api.DeleteTableBranchResponse{}, nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math"
 	"slices"
+	"strings"
 
 	"github.com/flightns/flightns/api"
 	"github.com/flightns/flightns/internal/auth"
@@ -13,7 +14,8 @@ import (
 // FollowChanges calls fn with the change feed after req.After, as
 // manifesttable.Table.Follow does, keeping only the events req's filters
 // keep and the caller of ctx may read: an event of a namespace or table
-// it reads (its role, or a grant on it or above), a rename's old name only
+// it reads (its role, or a grant on it or above; a grant's event only for
+// an admin of its namespace), a rename's old name only
 // when it reads that too, and an event that names no object (a version of
 // a directory no table has) only for a reader of the whole catalog.
 // Grants are read again for every call of fn, so a revoked grant stops
@@ -52,6 +54,9 @@ func (s *Service) FollowChanges(ctx context.Context, req api.ChangesRequest, fn 
 			if !reads(ev.ID) {
 				continue
 			}
+			if strings.HasPrefix(ev.Type, grantEvents) && ok && p.Role < auth.Admin && gs.RoleOn(p, ev.ID) < auth.Admin {
+				continue // who holds what is for the namespace's admins
+			}
 			if len(ev.From) > 0 && !reads(ev.From) {
 				ev.From = nil // before the filters: a filter must not find it
 			}
@@ -73,8 +78,25 @@ func (s *Service) FollowChanges(ctx context.Context, req api.ChangesRequest, fn 
 	return err
 }
 
+// grantEvents begins the types of the events of grants.
+const grantEvents = "grant."
+
 // errFollowed ends a feed that does not follow once it is delivered.
 var errFollowed = errors.New("namespace: the change feed asked for is delivered")
+
+// record writes ev, made by the caller of ctx now, as an event of the
+// change feed on its own, once its change has committed elsewhere: a
+// file in storage (a tag, a branch's ref, the grants, a cleanup's
+// deletions) or a version's claim (a restore's, a branch's first). A
+// crash between the two loses the event, not the change; so does a
+// failure to write it, which is logged, not answered: the change stands.
+func (s *Service) record(ctx context.Context, ev api.Event) {
+	c := s.newIndexChange(ctx)
+	c.event(ev)
+	if err := s.applyIndex(context.WithoutCancel(ctx), c); err != nil {
+		s.log.Error("namespace: a committed change's event could not be recorded in the change feed", "type", ev.Type, "id", ev.ID.String(), "err", err)
+	}
+}
 
 // keeps is whether the filters of r keep ev.
 func keeps(r api.ChangesRequest, ev api.Event) bool {

@@ -80,6 +80,14 @@ func (s *Service) CleanupTable(ctx context.Context, req api.CleanupTableRequest)
 	}
 	res, err := plan.Execute(ctx, s.objs, forget, nil)
 	resp.FilesDeleted, resp.BytesDeleted, resp.Spared = res.ManifestsDeleted+res.FilesDeleted, res.BytesDeleted, len(res.Spared)
+	if resp.FilesDeleted > 0 || err == nil {
+		// What was deleted is gone, whether or not the rest followed.
+		var pruned []uint64
+		for _, vs := range resp.Pruned {
+			pruned = append(pruned, vs...)
+		}
+		s.record(ctx, api.Event{Type: api.EventTableCleaned, ID: req.ID, Versions: pruned, Files: resp.FilesDeleted, Bytes: resp.BytesDeleted})
+	}
 	if err != nil {
 		return resp, err
 	}

@@ -42,7 +42,7 @@ func TestEveryCommittedChangeIsAnEventAndNothingElseIs(t *testing.T) {
 	want := []string{
 		"namespace.created a ana",
 		"table.declared a$t ana",
-		"table.version.created a$t  v1",
+		"table.version.created a$t ana v1",
 		"table.renamed a$u ana from a$t",
 		"table.versions.deleted a$u  [1]",
 		"table.dropped a$u ana",
@@ -218,7 +218,7 @@ func TestASubscriberSeesOnlyWhatItMayRead(t *testing.T) {
 	e.withVersions(id("a", "t"), 1)
 	e.withVersions(id("b", "t"), 1)
 	must(e.s.RenameTable(admin, api.RenameTableRequest{ID: id("b", "t"), NewTableName: "moved", NewNamespaceID: ptr(id("a"))}))
-	all := e.events(t, 0, 7)
+	all := e.events(t, 0, 8) // the grant's is for admins alone
 
 	seen := func(ctx context.Context, req api.ChangesRequest) []string {
 		t.Helper()
@@ -252,5 +252,72 @@ func TestASubscriberSeesOnlyWhatItMayRead(t *testing.T) {
 	}
 	if got := seen(admin, api.ChangesRequest{Namespace: id("b")}); !slices.Equal(got, []string{"namespace.created b root", "table.declared b$t ", "table.version.created b$t  v1"}) {
 		t.Fatalf("the admin's b: %q", got)
+	}
+}
+
+// Tags, grants and a namespace's new properties are events too, made by
+// whoever made them; a grant's only for an admin of its namespace; what
+// changes nothing (a revocation of nothing) is none.
+func TestTagsGrantsAndPropertiesAreEvents(t *testing.T) {
+	e := newTenv(t)
+	bg := context.Background()
+	root := auth.WithPrincipal(bg, auth.Principal{Name: "root", Role: auth.Admin})
+	must(e.s.CreateNamespace(root, api.CreateNamespaceRequest{ID: id("a")}))
+	must(e.s.CreateNamespace(root, api.CreateNamespaceRequest{ID: id("a"), Mode: api.ModeOverwrite, Properties: api.Properties{"owner": "ana"}}))
+	e.withVersions(id("a", "t"), 2)
+	must(e.s.Branches().CreateTableTag(root, api.CreateTableTagRequest{ID: id("a", "t"), Tag: "gold", Version: 1}))
+	must(e.s.Branches().UpdateTableTag(root, api.CreateTableTagRequest{ID: id("a", "t"), Tag: "gold", Version: 2}))
+	must(e.s.Branches().DeleteTableTag(root, api.DeleteTableTagRequest{ID: id("a", "t"), Tag: "gold"}))
+	must(0, e.s.Access().Grant(root, auth.Grant{Namespace: []string{"a"}, Principal: "ana", Role: auth.Read}))
+	must(0, e.s.Access().Grant(root, auth.Grant{Namespace: []string{"a"}, Principal: "ana", Role: auth.Read})) // no change
+	must(0, e.s.Access().Revoke(root, auth.Grant{Namespace: []string{"a"}, Principal: "ana"}))
+	must(0, e.s.Access().Revoke(root, auth.Grant{Namespace: []string{"a"}, Principal: "ana"})) // nothing to take
+	must(0, e.s.Access().Grant(root, auth.Grant{Namespace: []string{"a"}, Group: "eng", Role: auth.Write}))
+	must(e.s.CreateNamespace(root, api.CreateNamespaceRequest{ID: id("end")}))
+
+	evs := e.events(t, 0, 12)
+	var got []string
+	for _, ev := range evs {
+		got = append(got, fmt.Sprintf("%s %s %s tag=%s v%d grantee=%s group=%s role=%s props=%v", ev.Type, ev.ID, ev.Principal, ev.Tag, ev.Version, ev.Grantee, ev.Group, ev.Role, ev.Properties))
+	}
+	want := []string{
+		"namespace.created a root tag= v0 grantee= group= role= props=map[]",
+		"namespace.updated a root tag= v0 grantee= group= role= props=map[owner:ana]",
+		"table.declared a$t  tag= v0 grantee= group= role= props=map[]",
+		"table.version.created a$t  tag= v1 grantee= group= role= props=map[]",
+		"table.version.created a$t  tag= v2 grantee= group= role= props=map[]",
+		"table.tag.created a$t root tag=gold v1 grantee= group= role= props=map[]",
+		"table.tag.updated a$t root tag=gold v2 grantee= group= role= props=map[]",
+		"table.tag.deleted a$t root tag=gold v2 grantee= group= role= props=map[]",
+		"grant.created a root tag= v0 grantee=ana group= role=read props=map[]",
+		"grant.deleted a root tag= v0 grantee=ana group= role= props=map[]",
+		"grant.created a root tag= v0 grantee= group=eng role=write props=map[]",
+		"namespace.created end root tag= v0 grantee= group= role= props=map[]",
+	}
+	if !slices.Equal(got[:len(want)], want) {
+		t.Fatalf("events:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+
+	// A reader of a sees its tags, not who holds what there.
+	must(0, e.s.Access().Grant(root, auth.Grant{Namespace: []string{"a"}, Principal: "rita", Role: auth.Read}))
+	last := e.events(t, 0, 13)[12].Seq
+	rita := auth.WithPrincipal(bg, auth.Principal{Name: "rita", Role: auth.None})
+	ctx, cancel := context.WithCancel(rita)
+	defer cancel()
+	var seen []string
+	err := e.s.FollowChanges(ctx, api.ChangesRequest{}, func(evs []api.Event, through uint64) error {
+		for _, ev := range evs {
+			seen = append(seen, ev.Type)
+		}
+		if through >= last {
+			cancel()
+		}
+		return nil
+	})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatal(err)
+	}
+	if slices.ContainsFunc(seen, func(typ string) bool { return strings.HasPrefix(typ, "grant.") }) || !slices.Contains(seen, api.EventTagCreated) {
+		t.Fatalf("a reader of a sees %q", seen)
 	}
 }

@@ -141,10 +141,16 @@ func (ac Access) Grant(ctx context.Context, g auth.Grant) error {
 			return err
 		}
 		next := make(auth.Grants, 0, len(b.grants)+1)
+		held := auth.None // what the grantee holds there now
 		for _, have := range b.grants {
 			if !have.Same(g) {
 				next = append(next, have)
+			} else {
+				held = have.Role
 			}
+		}
+		if held == g.Role {
+			return nil // nothing changes: no new generation, no event
 		}
 		if g.Role != auth.None {
 			next = append(next, g)
@@ -162,6 +168,11 @@ func (ac Access) Grant(ctx context.Context, g auth.Grant) error {
 			return grantsUnavailable(err)
 		}
 		b.gen, b.grants, b.checked = b.gen+1, next, s.now()
+		ev := api.Event{Type: api.EventGrantCreated, ID: g.Namespace, Grantee: g.Principal, Group: g.Group, Role: g.Role.String()}
+		if g.Role == auth.None {
+			ev.Type, ev.Role = api.EventGrantDeleted, ""
+		}
+		s.record(ctx, ev)
 		return nil
 	}
 	return nserror.New(nserror.ConcurrentModification, "the grants kept changing under this change; try again")

@@ -83,6 +83,7 @@ func (s *Service) CreatePartitionNamespace(ctx context.Context, req api.CreateNa
 		c.guard(errStale, redisstate.GuardEq(c.k.Obj(), id, manifesttable.TypeNamespace))
 		c.guard(nserror.New(nserror.NamespaceNotEmpty, "namespace %q is not empty; it cannot be overwritten", id), redisstate.GuardEmpty(c.k.Kids(id)))
 		c.put(b)
+		c.event(api.Event{Type: api.EventNamespaceUpdated, ID: req.ID, Properties: props})
 		return nil
 	})
 	if errors.Is(err, errUnchanged) {

@@ -145,5 +145,6 @@ func (br Branches) RestoreTable(ctx context.Context, req api.RestoreTableRequest
 		return nil, err
 	}
 	s.hintVersion(ctx, chain, version)
+	s.record(ctx, api.Event{Type: api.EventTableRestored, ID: req.ID, Branch: req.Branch, Version: version, FromVersion: uint64(req.Version)})
 	return &api.RestoreTableResponse{TransactionID: resp.TransactionID}, nil
 }

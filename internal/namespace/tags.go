@@ -33,6 +33,15 @@ type tagFile struct {
 	Metadata     json.RawMessage `json:"metadata,omitempty"`
 }
 
+// event is the change feed's event of a tag of table id, as it points.
+func (t tagFile) event(typ string, id api.ID, tag string) api.Event {
+	ev := api.Event{Type: typ, ID: id, Tag: tag, Version: uint64(max(t.Version, 0))}
+	if t.Branch != nil {
+		ev.Branch = *t.Branch
+	}
+	return ev
+}
+
 // checkTagName applies Lance's rules for a tag's name: not empty; letters,
 // digits, '.', '-' and '_' only; no leading or trailing dot, no "..", no
 // ".lock" ending. A name that breaks them is InvalidInput.
@@ -204,6 +213,7 @@ func (br Branches) CreateTableTag(ctx context.Context, req api.CreateTableTagReq
 	if err != nil {
 		return nil, err
 	}
+	s.record(ctx, t.event(api.EventTagCreated, req.ID, req.Tag))
 	return &api.TableTagResponse{}, nil
 }
 
@@ -234,6 +244,7 @@ func (br Branches) UpdateTableTag(ctx context.Context, req api.CreateTableTagReq
 	if err := s.objs.Put(ctx, lancemanifest.Dir(loc).Tag(req.Tag), b); err != nil {
 		return nil, err
 	}
+	s.record(ctx, t.event(api.EventTagUpdated, req.ID, req.Tag))
 	return &api.TableTagResponse{}, nil
 }
 
@@ -244,11 +255,13 @@ func (br Branches) DeleteTableTag(ctx context.Context, req api.DeleteTableTagReq
 	if err != nil {
 		return nil, err
 	}
-	if _, err := s.readTag(ctx, req.ID, loc, req.Tag); err != nil {
+	t, err := s.readTag(ctx, req.ID, loc, req.Tag)
+	if err != nil {
 		return nil, err
 	}
 	if err := s.objs.Delete(ctx, lancemanifest.Dir(loc).Tag(req.Tag)); err != nil {
 		return nil, err
 	}
+	s.record(ctx, t.event(api.EventTagDeleted, req.ID, req.Tag))
 	return &api.TableTagResponse{}, nil
 }

@@ -106,6 +106,10 @@ type ClaimArgs struct {
 	TxnID     string // "" for a single-table claim
 	TxnRecord []byte // the transaction's commit record ("" without one)
 	Now       int64  // commit time, µs since the epoch
+	// Principal is who makes the claim ("" for no one named), kept on
+	// its version entries of the commit log (field p), for the change
+	// feed.
+	Principal string
 	Tables    []ClaimTable
 	Guards    []Guard
 	Writes    []Write
@@ -178,7 +182,7 @@ func (c *Catalog) ConfirmedClaim(ctx context.Context, r *Replicas, a ClaimArgs) 
 // claimCall is claim.lua's keys and arguments for a.
 func (c *Catalog) claimCall(a ClaimArgs) (keys []Key, args []any, err error) {
 	keys = []Key{c.Epoch(), c.Heads(), c.Seq(), c.Log(), c.Txn(a.TxnID)}
-	args = []any{a.TxnID, strconv.FormatInt(a.Now, 10), len(a.Tables), string(a.TxnRecord), c.maxLen}
+	args = []any{a.TxnID, strconv.FormatInt(a.Now, 10), len(a.Tables), string(a.TxnRecord), c.maxLen, a.Principal}
 	for _, t := range a.Tables {
 		keys = append(keys, c.Versions(t.Table), c.Index(t.Table))
 		args = append(args, t.Table, strconv.FormatUint(t.Version, 10), t.Staging, t.Final, strconv.FormatInt(t.Size, 10), t.ETag)

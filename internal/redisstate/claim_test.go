@@ -22,7 +22,7 @@ func TestClaimRefusesAnUnknownWrite(t *testing.T) {
 	}
 	a := ClaimArgs{TxnID: "x", Now: 1, Writes: []Write{HSet(c.Obj(), "a", "b"), HDel(c.Obj(), "c")}, Log: []LogEntry{{"k", "put", "row", "{}"}}}
 	keys, args, err := c.appendExtras([]Key{c.Epoch(), c.Heads(), c.Seq(), c.Log(), c.Txn("x")},
-		[]any{"x", "1", 0, "", 100}, a)
+		[]any{"x", "1", 0, "", 100, ""}, a)
 	if err != nil {
 		t.Fatal(err)
 	}

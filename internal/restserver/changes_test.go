@@ -290,3 +290,30 @@ func readEvents(t *testing.T, body io.ReadCloser, seen map[string]bool) (last st
 	}
 	return last
 }
+
+// history reads the change feed's whole history (follow=false) with the
+// given query.
+func (s *server) history(t *testing.T, query string) []api.Event {
+	t.Helper()
+	sep := "?"
+	if strings.Contains(query, "?") {
+		sep = "&"
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	var out []api.Event
+	for m := range s.subscribe(ctx, "", query+sep+"follow=false") {
+		if m.data == "" {
+			continue
+		}
+		if m.event == "error" {
+			t.Fatalf("the change feed failed: %s", m.data)
+		}
+		var ce cloudEvent
+		if err := json.Unmarshal([]byte(m.data), &ce); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, ce.Data)
+	}
+	return out
+}

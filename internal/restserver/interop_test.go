@@ -752,6 +752,20 @@ func TestCatalogRestoreAndBranchesAsLanceMakesThem(t *testing.T) {
 			t.Errorf("flightns never served %s: the scenario did not go through the catalog", route)
 		}
 	}
+	// The change feed holds each as what it is: the restore, the
+	// branches created (from what) and deleted.
+	var got []string
+	for _, ev := range s.history(t, "?type=table.restored,table.branch.created,table.branch.deleted") {
+		got = append(got, fmt.Sprintf("%s %s from %s@%d", ev.Type, ev.Branch, ev.FromBranch, ev.FromVersion))
+	}
+	for _, want := range []string{"table.restored  from @1", "table.branch.created dev from @2", "table.branch.created team/sub from dev@3"} {
+		if !slices.Contains(got, want) {
+			t.Errorf("the change feed holds %q, not %q", got, want)
+		}
+	}
+	if !slices.ContainsFunc(got, func(e string) bool { return strings.HasPrefix(e, api.EventBranchDeleted+" ") }) {
+		t.Errorf("the change feed holds %q: no branch deleted", got)
+	}
 	var view branchesReport
 	node(t, nil, &view, "restbranch.mjs", "view", itemsDir(t, s))
 	if !view.OK || !jsonEqual(t, view.Final, rest.Final) {

@@ -11,7 +11,8 @@
 -- ARGV[3]  n, the number of tables
 -- ARGV[4]  the transaction record's bytes ("" without a txn)
 -- ARGV[5]  approximate MAXLEN of the commit log
--- ARGV[6+6(i-1)] .. ARGV[11+6(i-1)]  table, version, staging path, final path, size, etag
+-- ARGV[6]  the principal making the claim ("" for none), on its version entries
+-- ARGV[7+6(i-1)] .. ARGV[12+6(i-1)]  table, version, staging path, final path, size, etag
 -- Then, for the layers above (a namespace's object index), after the n
 -- entries, with key positions counting into KEYS:
 --   G, then G guards: key, field, op ("eq" | "absent" | "empty" | "card":
@@ -59,7 +60,7 @@ local function disjoint(key, loc, except)
 end
 
 -- The extra sections.
-local p = 6 + n * 6
+local p = 7 + n * 6
 local guards, writes, dels, logs = {}, {}, {}, {}
 for _ = 1, tonumber(ARGV[p]) do
   guards[#guards + 1] = {KEYS[tonumber(ARGV[p + 1])], ARGV[p + 2], ARGV[p + 3], ARGV[p + 4]}
@@ -85,7 +86,7 @@ for _ = 1, tonumber(ARGV[p]) do
 end
 local dups, recs, owner = 0, {}, nil
 for i = 1, n do
-  local a = 6 + (i - 1) * 6
+  local a = 7 + (i - 1) * 6
   local tbl, ver, staging = ARGV[a], ARGV[a + 1], ARGV[a + 2]
   local head = redis.call('HGET', KEYS[2], tbl)
   if not head then return {'NOHEAD', i} end
@@ -118,7 +119,7 @@ if dups > 0 then
   -- not: a correct client never asks this (claims are all or none).
   for i = 1, n do
     if not recs[i] then
-      return {'CONFLICT', i, redis.call('HGET', KEYS[2], ARGV[6 + (i - 1) * 6])}
+      return {'CONFLICT', i, redis.call('HGET', KEYS[2], ARGV[7 + (i - 1) * 6])}
     end
   end
 end
@@ -172,14 +173,18 @@ for _, d in ipairs(dels) do
   out[#out + 1] = count
 end
 for i = 1, n do
-  local a = 6 + (i - 1) * 6
+  local a = 7 + (i - 1) * 6
   local tbl, ver = ARGV[a], ARGV[a + 1]
   local rec = cjson.encode({st = 'staged', sp = ARGV[a + 2], fp = ARGV[a + 3], sz = ARGV[a + 4],
     et = ARGV[a + 5], tx = txn, ts = now, seq = seq})
   redis.call('HSET', KEYS[2], tbl, ver)
   redis.call('HSET', KEYS[6 + (i - 1) * 2], ver, rec)
   redis.call('ZADD', KEYS[7 + (i - 1) * 2], tonumber(ver), ver)
-  append_log(KEYS[4], ARGV[5], seq, (i - 1), 'k', 'version', 't', tbl, 'v', ver, 'r', rec)
+  if ARGV[6] == '' then
+    append_log(KEYS[4], ARGV[5], seq, (i - 1), 'k', 'version', 't', tbl, 'v', ver, 'r', rec)
+  else
+    append_log(KEYS[4], ARGV[5], seq, (i - 1), 'k', 'version', 't', tbl, 'v', ver, 'r', rec, 'p', ARGV[6])
+  end
 end
 -- Entries of the layers above follow the version entries.
 local li = n
