@@ -166,6 +166,11 @@ func TestCatalogCleansUpUnderRetention(t *testing.T) {
 	if rep, err := s.service().MaintainPass(ctx); err != nil || rep.Cleanups != 0 {
 		t.Fatalf("second pass: %+v %v", rep, err)
 	}
+	// The change feed holds the cleanup once, as what it deleted.
+	cleaned := s.history(t, "?type=table.cleaned")
+	if len(cleaned) != 1 || cleaned[0].Files == 0 || cleaned[0].Bytes == 0 || len(cleaned[0].Versions) != int(head)-len(want) || cleaned[0].ID.String() != "m$events" {
+		t.Fatalf("the change feed's cleanups: %+v", cleaned)
+	}
 }
 
 // TestCleanupStoppedAtEveryStep: a cleanup stopped at every deletion in
