@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -122,6 +123,25 @@ func printEvent(w io.Writer, ev api.Event, format string) error {
 	}
 	if len(ev.Versions) > 0 {
 		detail = append(detail, fmt.Sprintf("versions %v", ev.Versions))
+	}
+	if ev.Tag != "" {
+		detail = append(detail, "tag "+ev.Tag)
+	}
+	if ev.FromVersion > 0 {
+		detail = append(detail, fmt.Sprintf("from %s@%d", cmp.Or(ev.FromBranch, "main"), ev.FromVersion))
+	}
+	if ev.Grantee != "" || ev.Group != "" {
+		who := "principal " + ev.Grantee
+		if ev.Group != "" {
+			who = "group " + ev.Group
+		}
+		detail = append(detail, strings.TrimSpace(who+" "+ev.Role))
+	}
+	if ev.Files > 0 {
+		detail = append(detail, fmt.Sprintf("%d files, %d bytes deleted", ev.Files, ev.Bytes))
+	}
+	if ev.LostThrough > 0 {
+		detail = append(detail, fmt.Sprintf("lost through %d", ev.LostThrough))
 	}
 	if ev.TxnID != "" {
 		detail = append(detail, "txn "+ev.TxnID)

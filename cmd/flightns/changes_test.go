@@ -90,3 +90,27 @@ func TestChangesFollowsAcrossAServerRestart(t *testing.T) {
 }
 
 func lines(s string) []string { return strings.Split(strings.TrimSpace(s), "\n") }
+
+// The table format names what each kind of event carries.
+func TestChangesTableFormatShowsEachKindsDetails(t *testing.T) {
+	at := time.Date(2026, 12, 6, 0, 0, 0, 0, time.UTC)
+	for _, c := range []struct {
+		ev   api.Event
+		want string
+	}{
+		{api.Event{Seq: 1, Time: at, Type: api.EventTagCreated, ID: api.ID{"a", "t"}, Principal: "ana", Tag: "gold", Version: 3}, "a$t\tana\tv3 tag gold"},
+		{api.Event{Seq: 2, Time: at, Type: api.EventBranchCreated, ID: api.ID{"a", "t"}, Branch: "dev", Version: 2, FromVersion: 2}, "a$t\t\tv2 branch dev from main@2"},
+		{api.Event{Seq: 3, Time: at, Type: api.EventGrantCreated, ID: api.ID{"a"}, Group: "eng", Role: "write"}, "a\t\tgroup eng write"},
+		{api.Event{Seq: 4, Time: at, Type: api.EventGrantDeleted, ID: api.ID{"a"}, Grantee: "rita"}, "a\t\tprincipal rita"},
+		{api.Event{Seq: 5, Time: at, Type: api.EventTableCleaned, ID: api.ID{"a", "t"}, Versions: []uint64{1, 2}, Files: 7, Bytes: 900}, "a$t\t\tversions [1 2] 7 files, 900 bytes deleted"},
+		{api.Event{Seq: 6, Time: at, Type: api.EventSequencesLost, LostThrough: 9}, "\t\tlost through 9"},
+	} {
+		var b strings.Builder
+		if err := printEvent(&b, c.ev, "table"); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.HasSuffix(b.String(), c.ev.Type+"\t"+c.want+"\n") {
+			t.Errorf("%s: %q, want it to end %q", c.ev.Type, b.String(), c.want)
+		}
+	}
+}
