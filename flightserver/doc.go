@@ -16,7 +16,9 @@
 // (Config.Audit); turn any error into a gRPC status with the Lance code
 // in an ErrorInfo detail) →
 // Server (Handshake, DoAction and ListActions are its own; so are DoGet
-// and GetFlightInfo of plans, and DoPut's check that its first message
+// and GetFlightInfo of plans and of the change feed (changes.go: a
+// stream of Arrow batches that follows the catalog's changes, cut off
+// when its client stops reading), and DoPut's check that its first message
 // carries a descriptor; everything else goes to arrow-go's Flight SQL
 // router) → sqlServer (one short method per Flight SQL command).
 //
