@@ -1,7 +1,6 @@
 package server_test
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"net/http"
@@ -11,18 +10,14 @@ import (
 	"time"
 
 	"github.com/flightns/flightns/internal/console"
+	"github.com/flightns/flightns/internal/testutil/ssetest"
 )
-
-// feedMessage is one Server-Sent Events message of the change feed.
-type feedMessage struct {
-	event, data, id string
-}
 
 // openFeed opens the change feed through the console as its live pages
 // do (GET /api/v1/changes with the console's header and u's cookie),
 // with edit applied, and returns the answer's status and, for a 200, the
 // messages as they arrive (the channel closes when the stream ends).
-func (u *consoleUser) openFeed(ctx context.Context, query string, edit func(*http.Request)) (int, <-chan feedMessage) {
+func (u *consoleUser) openFeed(ctx context.Context, query string, edit func(*http.Request)) (int, <-chan ssetest.Message) {
 	u.t.Helper()
 	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, u.base+"/api/v1/changes?"+query, nil)
 	req.Header.Set(console.Header, "1")
@@ -40,33 +35,18 @@ func (u *consoleUser) openFeed(ctx context.Context, query string, edit func(*htt
 	if ct := resp.Header.Get("Content-Type"); ct != "text/event-stream" {
 		u.t.Fatalf("the feed through the console answers %q", ct)
 	}
-	out := make(chan feedMessage)
+	out := make(chan ssetest.Message)
 	go func() {
 		defer close(out)
 		defer func() { _ = resp.Body.Close() }()
-		sc := bufio.NewScanner(resp.Body)
-		var m feedMessage
-		for sc.Scan() {
-			line := sc.Text()
-			if line == "" {
-				select {
-				case out <- m:
-				case <-ctx.Done():
-					return
-				}
-				m = feedMessage{}
-				continue
+		_ = ssetest.Read(resp.Body, func(m ssetest.Message) error {
+			select {
+			case out <- m:
+				return nil
+			case <-ctx.Done():
+				return ctx.Err()
 			}
-			field, value, _ := strings.Cut(line, ": ")
-			switch field {
-			case "event":
-				m.event = value
-			case "data":
-				m.data = value
-			case "id":
-				m.id = value
-			}
-		}
+		})
 	}()
 	return http.StatusOK, out
 }
@@ -122,20 +102,20 @@ func TestConsoleFollowsTheChangeFeed(t *testing.T) {
 	var got []map[string]any
 	var through string
 	for m := range feed {
-		if m.event == "error" {
-			t.Fatalf("the feed ended with an error: %s", m.data)
+		if m.Event == "error" {
+			t.Fatalf("the feed ended with an error: %s", m.Data)
 		}
-		if m.data != "" {
+		if m.Data != "" {
 			var ce struct {
 				Data map[string]any `json:"data"`
 			}
-			if err := json.Unmarshal([]byte(m.data), &ce); err != nil {
-				t.Fatalf("event %q: %v", m.data, err)
+			if err := json.Unmarshal([]byte(m.Data), &ce); err != nil {
+				t.Fatalf("event %q: %v", m.Data, err)
 			}
 			got = append(got, ce.Data)
 		}
-		if m.id != "" && len(got) > 0 {
-			through = m.id
+		if m.ID != "" && len(got) > 0 {
+			through = m.ID
 			break
 		}
 	}

@@ -17,16 +17,12 @@ import (
 
 	"github.com/flightns/flightns/api"
 	"github.com/flightns/flightns/internal/auth"
+	"github.com/flightns/flightns/internal/testutil/ssetest"
 )
-
-// sseMessage is one Server-Sent Events message.
-type sseMessage struct {
-	event, id, data string
-}
 
 // subscribe opens the change feed with the given Last-Event-ID ("" for
 // none) and query, and returns its messages as they come.
-func (s *server) subscribe(ctx context.Context, lastID, query string) <-chan sseMessage {
+func (s *server) subscribe(ctx context.Context, lastID, query string) <-chan ssetest.Message {
 	s.t.Helper()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.url()+ChangesPath+query, nil)
 	if err != nil {
@@ -42,34 +38,18 @@ func (s *server) subscribe(ctx context.Context, lastID, query string) <-chan sse
 	if resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Type") != "text/event-stream" {
 		s.t.Fatalf("the change feed answered %s (%s)", resp.Status, resp.Header.Get("Content-Type"))
 	}
-	out := make(chan sseMessage, 1024)
+	out := make(chan ssetest.Message, 1024)
 	go func() {
 		defer func() { _ = resp.Body.Close() }()
 		defer close(out)
-		sc := bufio.NewScanner(resp.Body)
-		sc.Buffer(nil, 1<<20)
-		var m sseMessage
-		for sc.Scan() {
-			line := sc.Text()
-			switch {
-			case line == "":
-				out <- m
-				m = sseMessage{}
-			case strings.HasPrefix(line, "event: "):
-				m.event = line[len("event: "):]
-			case strings.HasPrefix(line, "id: "):
-				m.id = line[len("id: "):]
-			case strings.HasPrefix(line, "data: "):
-				m.data = line[len("data: "):]
-			}
-		}
+		_ = ssetest.Read(resp.Body, func(m ssetest.Message) error { out <- m; return nil })
 	}()
 	return out
 }
 
 // next reads messages until one carries an event, and returns it with
 // the last id seen.
-func next(t *testing.T, ch <-chan sseMessage, lastID *string) cloudEvent {
+func next(t *testing.T, ch <-chan ssetest.Message, lastID *string) cloudEvent {
 	t.Helper()
 	timeout := time.After(20 * time.Second)
 	for {
@@ -78,21 +58,21 @@ func next(t *testing.T, ch <-chan sseMessage, lastID *string) cloudEvent {
 			if !ok {
 				t.Fatalf("the change feed ended (last id %s)", *lastID)
 			}
-			if m.id != "" {
-				*lastID = m.id
+			if m.ID != "" {
+				*lastID = m.ID
 			}
-			if m.data == "" {
+			if m.Data == "" {
 				continue
 			}
-			if m.event == "error" {
-				t.Fatalf("the change feed failed: %s", m.data)
+			if m.Event == "error" {
+				t.Fatalf("the change feed failed: %s", m.Data)
 			}
 			var ce cloudEvent
-			if err := json.Unmarshal([]byte(m.data), &ce); err != nil {
-				t.Fatalf("%q: %v", m.data, err)
+			if err := json.Unmarshal([]byte(m.Data), &ce); err != nil {
+				t.Fatalf("%q: %v", m.Data, err)
 			}
-			if m.event != ce.Data.Type {
-				t.Fatalf("SSE event %q carries a %q", m.event, ce.Data.Type)
+			if m.Event != ce.Data.Type {
+				t.Fatalf("SSE event %q carries a %q", m.Event, ce.Data.Type)
 			}
 			return ce
 		case <-timeout:
@@ -125,10 +105,10 @@ func TestTheChangeFeedStreamsCloudEventsAndResumes(t *testing.T) {
 		t.Fatalf("second event: %+v", ce)
 	}
 	// The sequence's id follows its events.
-	if m := <-feed; m.id == "" || m.data != "" {
+	if m := <-feed; m.ID == "" || m.Data != "" {
 		t.Fatalf("after the events of a sequence: %+v, want its id", m)
 	} else {
-		last = m.id
+		last = m.ID
 	}
 	cancel()
 
@@ -264,30 +244,23 @@ func TestAStalledSubscriberIsCutOffAndResumesWithItsLastID(t *testing.T) {
 func readEvents(t *testing.T, body io.ReadCloser, seen map[string]bool) (last string) {
 	t.Helper()
 	defer func() { _ = body.Close() }()
-	sc := bufio.NewScanner(body)
-	sc.Buffer(nil, 1<<20)
-	var data, id string // of the message being read: a cut one counts for nothing
-	for sc.Scan() {
-		line := sc.Text()
-		switch {
-		case strings.HasPrefix(line, "data: "):
-			data = line[len("data: "):]
-		case strings.HasPrefix(line, "id: "):
-			id = line[len("id: "):]
-		case line == "" && id != "":
-			last, id = id, ""
-		case line == "" && data != "":
-			var ce cloudEvent
-			if err := json.Unmarshal([]byte(data), &ce); err != nil {
-				t.Fatalf("%q: %v", data, err)
-			}
-			if seen[ce.Subject] {
-				t.Fatalf("%s twice", ce.Subject)
-			}
-			seen[ce.Subject] = true
-			data = ""
+	_ = ssetest.Read(body, func(m ssetest.Message) error { // a cut message counts for nothing
+		if m.ID != "" {
+			last = m.ID
 		}
-	}
+		if m.Data == "" {
+			return nil
+		}
+		var ce cloudEvent
+		if err := json.Unmarshal([]byte(m.Data), &ce); err != nil {
+			t.Fatalf("%q: %v", m.Data, err)
+		}
+		if seen[ce.Subject] {
+			t.Fatalf("%s twice", ce.Subject)
+		}
+		seen[ce.Subject] = true
+		return nil
+	})
 	return last
 }
 
@@ -303,14 +276,14 @@ func (s *server) history(t *testing.T, query string) []api.Event {
 	defer cancel()
 	var out []api.Event
 	for m := range s.subscribe(ctx, "", query+sep+"follow=false") {
-		if m.data == "" {
+		if m.Data == "" {
 			continue
 		}
-		if m.event == "error" {
-			t.Fatalf("the change feed failed: %s", m.data)
+		if m.Event == "error" {
+			t.Fatalf("the change feed failed: %s", m.Data)
 		}
 		var ce cloudEvent
-		if err := json.Unmarshal([]byte(m.data), &ce); err != nil {
+		if err := json.Unmarshal([]byte(m.Data), &ce); err != nil {
 			t.Fatal(err)
 		}
 		out = append(out, ce.Data)

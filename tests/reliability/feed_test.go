@@ -19,6 +19,7 @@ import (
 
 	"github.com/flightns/flightns/api"
 	"github.com/flightns/flightns/internal/testutil/redistest"
+	"github.com/flightns/flightns/internal/testutil/ssetest"
 )
 
 // The change feed under faults: subscribers follow `GET /v1/changes`
@@ -54,40 +55,6 @@ func (e feedEvent) same(o feedEvent) bool {
 	return e.CEID == o.CEID && e.Seq == o.Seq && e.Type == o.Type && e.ID.Equal(o.ID) &&
 		e.Version == o.Version && e.ManifestPath == o.ManifestPath && e.ManifestSize == o.ManifestSize &&
 		e.TxnID == o.TxnID && e.Location == o.Location
-}
-
-// sseMessage is one Server-Sent Events message: an event (event and
-// data) or the id alone (the sequence the feed has been read through).
-type sseMessage struct {
-	event, data, id string
-}
-
-// readSSE calls fn with each message of body until it ends or fn fails.
-func readSSE(body *bufio.Scanner, fn func(m sseMessage) error) error {
-	var m sseMessage
-	for body.Scan() {
-		line := body.Text()
-		if line == "" {
-			if m != (sseMessage{}) {
-				if err := fn(m); err != nil {
-					return err
-				}
-			}
-			m = sseMessage{}
-			continue
-		}
-		field, value, _ := strings.Cut(line, ":")
-		value = strings.TrimPrefix(value, " ")
-		switch field {
-		case "event":
-			m.event = value
-		case "data":
-			m.data = value
-		case "id":
-			m.id = value
-		}
-	}
-	return body.Err()
 }
 
 // feedConn is one connection to the change feed after a sequence: the
@@ -143,24 +110,22 @@ func (c *feedConn) run(ctx context.Context) (uint64, error) {
 		sc.Scan()
 		return c.after, fmt.Errorf("HTTP %d %s", resp.StatusCode, sc.Text())
 	}
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(make([]byte, 64<<10), 16<<20)
 	through := c.after
 	var pending []feedEvent
 	var failed error
-	err = readSSE(sc, func(m sseMessage) error {
+	err = ssetest.Read(resp.Body, func(m ssetest.Message) error {
 		switch {
-		case m.event == "error":
+		case m.Event == "error":
 			fe := &feedError{}
-			if err := json.Unmarshal([]byte(m.data), fe); err != nil {
-				fe.Message = m.data
+			if err := json.Unmarshal([]byte(m.Data), fe); err != nil {
+				fe.Message = m.Data
 			}
 			failed = fe
 			return fe
-		case m.id != "":
-			n, err := strconv.ParseUint(m.id, 10, 64)
+		case m.ID != "":
+			n, err := strconv.ParseUint(m.ID, 10, 64)
 			if err != nil {
-				c.onViolation(fmt.Sprintf("an id message %q is not a sequence", m.id))
+				c.onViolation(fmt.Sprintf("an id message %q is not a sequence", m.ID))
 				return err
 			}
 			if n <= through {
@@ -179,8 +144,8 @@ func (c *feedConn) run(ctx context.Context) (uint64, error) {
 				ID   string    `json:"id"`
 				Data api.Event `json:"data"`
 			}
-			if err := json.Unmarshal([]byte(m.data), &ce); err != nil {
-				c.onViolation(fmt.Sprintf("an event that is not CloudEvents JSON: %v: %.200s", err, m.data))
+			if err := json.Unmarshal([]byte(m.Data), &ce); err != nil {
+				c.onViolation(fmt.Sprintf("an event that is not CloudEvents JSON: %v: %.200s", err, m.Data))
 				return err
 			}
 			ev := feedEvent{CEID: ce.ID, Event: ce.Data}
@@ -190,8 +155,8 @@ func (c *feedConn) run(ctx context.Context) (uint64, error) {
 			if k := len(pending); k > 0 && ev.Seq < pending[k-1].Seq {
 				c.onViolation(fmt.Sprintf("%s came after %s: out of sequence order", ev, pending[k-1]))
 			}
-			if !strings.HasPrefix(ev.CEID, strconv.FormatUint(ev.Seq, 10)+"-") || ev.Type != m.event {
-				c.onViolation(fmt.Sprintf("%s has the CloudEvents id %q and the event name %q", ev, ev.CEID, m.event))
+			if !strings.HasPrefix(ev.CEID, strconv.FormatUint(ev.Seq, 10)+"-") || ev.Type != m.Event {
+				c.onViolation(fmt.Sprintf("%s has the CloudEvents id %q and the event name %q", ev, ev.CEID, m.Event))
 			}
 			pending = append(pending, ev)
 			return nil
