@@ -46,6 +46,11 @@ var routes = map[string]string{
 	api.OpCreateNamespaceGrant:     "namespace/{id}/grants/create",
 	api.OpDeleteNamespaceGrant:     "namespace/{id}/grants/delete",
 	api.OpListNamespaceGrants:      "namespace/{id}/grants/list",
+	api.OpClaimCompaction:          "compaction/claim",
+	api.OpHeartbeatCompaction:      "compaction/heartbeat",
+	api.OpCompleteCompaction:       "compaction/complete",
+	api.OpFailCompaction:           "compaction/fail",
+	api.OpListCompactions:          "compaction/list",
 }
 
 // CreateNamespace runs CreateNamespace: create a namespace (mode create,
