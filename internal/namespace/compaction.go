@@ -78,8 +78,10 @@ const (
 
 // compactionJobs is the hash of the jobs in progress; compactionSettled
 // the hash of each table's head when its last job ended.
-func (k nsKeys) compactionJobs() redisstate.Key    { return redisstate.Key(k.Tag() + ":compaction") }
-func (k nsKeys) compactionSettled() redisstate.Key { return redisstate.Key(k.Tag() + ":compaction:settled") }
+func (k nsKeys) compactionJobs() redisstate.Key { return redisstate.Key(k.Tag() + ":compaction") }
+func (k nsKeys) compactionSettled() redisstate.Key {
+	return redisstate.Key(k.Tag() + ":compaction:settled")
+}
 
 // compactChecks remembers, per table location, what this process last
 // read of the table's latest manifest: the head it read and the
