@@ -80,8 +80,11 @@ type CompactionJob struct {
 	Worker    string `json:"worker"`
 	// Attempt counts the table's jobs handed out since its last one ended
 	// (1, then 2 once a lease lapsed and the job was handed out again, …).
-	Attempt      int       `json:"attempt"`
-	ClaimedAt    time.Time `json:"claimed_at"`
+	Attempt   int       `json:"attempt"`
+	ClaimedAt time.Time `json:"claimed_at"`
+	// LeaseSeconds is the lease the worker asked for last (a heartbeat
+	// without one renews it for as long), LeaseExpires when it lapses.
+	LeaseSeconds int       `json:"lease_seconds"`
 	LeaseExpires time.Time `json:"lease_expires"`
 }
 

@@ -210,9 +210,11 @@ func (c Compaction) apply(ctx context.Context, ch *jobChange) error {
 }
 
 // Claim hands out the next compaction job due among the tables the
-// caller may write (inside req.Namespace when set): a lapsed job first
-// (handed out again, attempt+1, the old one expiring), then a table found
-// due. No job due: an empty answer.
+// caller may write (inside req.Namespace when set), in table id order: a
+// table due with no job, or whose job's lease lapsed (handed out again,
+// attempt+1, the old job expiring in the same change). A lapsed job
+// whose table is no longer due, or gone, expires. No job due: an empty
+// answer.
 func (c Compaction) Claim(ctx context.Context, req api.ClaimCompactionRequest) (*api.ClaimCompactionResponse, error) {
 	s := c.s
 	if err := checkWorker(req.Worker); err != nil {
@@ -265,7 +267,8 @@ func (c Compaction) Claim(ctx context.Context, req api.ClaimCompactionRequest) (
 			continue
 		}
 		job := api.CompactionJob{JobID: uuid.Must(uuid.NewV7()).String(), ID: t.id, Location: t.loc, Reason: reason,
-			Version: head, Fragments: frags, Worker: req.Worker, Attempt: 1, ClaimedAt: now, LeaseExpires: now.Add(lease)}
+			Version: head, Fragments: frags, Worker: req.Worker, Attempt: 1, ClaimedAt: now,
+			LeaseSeconds: int(lease / time.Second), LeaseExpires: now.Add(lease)}
 		ch := c.newChange(ctx)
 		if held {
 			job.Attempt = old.job.Attempt + 1
@@ -287,6 +290,16 @@ func (c Compaction) Claim(ctx context.Context, req api.ClaimCompactionRequest) (
 			return nil, err
 		}
 		return &api.ClaimCompactionResponse{Job: &job}, nil
+	}
+	// Lapsed jobs of tables that are gone (dropped, deregistered) end.
+	for loc, old := range jobs {
+		if _, table := s.table.TableByLocation(loc); table || now.Before(old.job.LeaseExpires) ||
+			len(req.Namespace) > 0 && !auth.Within(old.job.ID, req.Namespace) || !may(old.job.ID) {
+			continue
+		}
+		if err := c.expire(ctx, old); err != nil && !errors.Is(err, errJobChanged) {
+			return nil, err
+		}
 	}
 	return &api.ClaimCompactionResponse{}, nil
 }
@@ -464,12 +477,12 @@ func (c Compaction) Heartbeat(ctx context.Context, req api.HeartbeatCompactionRe
 	if err != nil {
 		return nil, err
 	}
-	lease, err := leaseOf(req.LeaseSeconds, j.job.LeaseExpires.Sub(j.job.ClaimedAt))
+	lease, err := leaseOf(req.LeaseSeconds, time.Duration(j.job.LeaseSeconds)*time.Second)
 	if err != nil {
 		return nil, err
 	}
 	renewed := j.job
-	renewed.LeaseExpires = c.s.now().UTC().Add(lease)
+	renewed.LeaseSeconds, renewed.LeaseExpires = int(lease/time.Second), c.s.now().UTC().Add(lease)
 	b, err := json.Marshal(renewed)
 	if err != nil {
 		return nil, err

@@ -320,3 +320,29 @@ func TestCompactionRequestsAreChecked(t *testing.T) {
 		wantCode(t, c.op+": "+c.what, err, nserror.InvalidInput)
 	}
 }
+
+// A lapsed job whose table is gone expires at the next claim.
+func TestALapsedJobOfADroppedTableExpires(t *testing.T) {
+	e, clock := compactEnv(t)
+	bg := context.Background()
+	e.fragmentedTable(t, id("a", "t"), api.Properties{PropCompactionMaxFragments: "1"})
+	must(e.s.Compaction().Claim(bg, api.ClaimCompactionRequest{Worker: "w1", LeaseSeconds: ptr(10)}))
+	must(e.s.DropTable(bg, api.DropTableRequest{ID: id("a", "t")}))
+	if j := claim(bg, t, e, "w2"); j != nil {
+		t.Fatalf("a job of a dropped table: %+v", j)
+	}
+	if list := must(e.s.Compaction().List(bg, api.ListCompactionsRequest{})); len(list.Jobs) != 1 {
+		t.Fatalf("the leased job of the dropped table left before its lease lapsed: %+v", list)
+	}
+	clock.advance(11 * time.Second)
+	if j := claim(bg, t, e, "w2"); j != nil {
+		t.Fatalf("a job of a dropped table: %+v", j)
+	}
+	if list := must(e.s.Compaction().List(bg, api.ListCompactionsRequest{})); len(list.Jobs) != 0 {
+		t.Fatalf("the lapsed job of the dropped table is still listed: %+v", list)
+	}
+	want := []string{"compaction.claimed a$t w1 1", "compaction.expired a$t w1 1"}
+	if got := e.compactionEvents(t, len(want)); strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("events:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
