@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net/http"
 	"os/exec"
 	"strings"
 	"testing"
@@ -219,4 +220,44 @@ func TestCompactionWorkersCompactWhileWritersCommit(t *testing.T) {
 		t.Fatalf("the feed: %d jobs claimed, %d ended, %q still open", claimed, ended, open)
 	}
 	t.Logf("%d compactions (%d completed), %d fragments at the end", claimed, completed, frags)
+}
+
+// The compaction routes over HTTP: a claim is a POST, nothing due is an
+// empty object, a claim hands out a job LanceDB's table needs, a bad
+// request is InvalidInput, and the list is a read (GET).
+func TestCompactionRoutes(t *testing.T) {
+	s := startServer(t)
+	wantError(t, "a claim by GET", s.do(http.MethodGet, "/v1/compaction/claim", nil), 13, http.StatusMethodNotAllowed)
+	wantError(t, "a claim without a worker", s.post("/v1/compaction/claim", map[string]any{}), 13, http.StatusBadRequest)
+	if r := ok(t, "a claim with nothing due", s.post("/v1/compaction/claim", map[string]any{"worker": "w"})); strings.TrimSpace(string(r.body)) != "{}" {
+		t.Fatalf("nothing due: %s, want {}", r.body)
+	}
+
+	// LanceDB's table of three one-row versions: three fragments, over
+	// the bound of 2 its namespace sets.
+	if _, err := s.service().CreateNamespace(context.Background(), api.CreateNamespaceRequest{ID: api.ID{"r"},
+		Properties: api.Properties{namespace.PropCompactionMaxFragments: "2"}}); err != nil {
+		t.Fatal(err)
+	}
+	var setup appendReport
+	b, _ := json.Marshal(map[string]any{"impl": "rest", "uri": s.url(), "namespace": []string{"r", "n"}, "table": "t", "setup": true})
+	node(t, nil, &setup, "append.mjs", string(b))
+	reps := runAppenders(t, map[string]any{"impl": "rest", "uri": s.url(), "namespace": []string{"r", "n"}, "table": "t"}, 1, 2)
+	if !setup.OK || !reps[0].OK {
+		t.Fatalf("setup %+v, adds %+v", setup, reps[0])
+	}
+	var claimed api.ClaimCompactionResponse
+	ok(t, "a claim", s.post("/v1/compaction/claim", map[string]any{"worker": "w", "lease_seconds": 30})).decode(t, &claimed)
+	if j := claimed.Job; j == nil || j.ID.String() != "r$n$t" || j.Fragments != 3 || j.Version != 3 || j.LeaseSeconds != 30 {
+		t.Fatalf("claimed %+v", claimed.Job)
+	}
+	var list api.ListCompactionsResponse
+	ok(t, "the list", s.do(http.MethodGet, "/v1/compaction/list", nil)).decode(t, &list)
+	if len(list.Jobs) != 1 || list.Jobs[0].JobID != claimed.Job.JobID {
+		t.Fatalf("list: %+v", list)
+	}
+	wantError(t, "another worker's completion", s.post("/v1/compaction/complete", map[string]any{"job_id": claimed.Job.JobID, "worker": "x"}), 15, http.StatusForbidden)
+	ok(t, "a heartbeat", s.post("/v1/compaction/heartbeat", map[string]any{"job_id": claimed.Job.JobID, "worker": "w"}))
+	ok(t, "a failure", s.post("/v1/compaction/fail", map[string]any{"job_id": claimed.Job.JobID, "worker": "w", "reason": "test"}))
+	wantError(t, "a completion after the failure", s.post("/v1/compaction/complete", map[string]any{"job_id": claimed.Job.JobID, "worker": "w"}), 14, http.StatusConflict)
 }
