@@ -111,7 +111,7 @@ type CompleteCompactionRequest struct {
 }
 
 // FailCompactionRequest reports a job failed: the table is not handed
-// out again until its latest version changes.
+// out again at the version the job was claimed at.
 type FailCompactionRequest struct {
 	JobID  string `json:"job_id"`
 	Worker string `json:"worker"`

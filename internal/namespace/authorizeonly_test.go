@@ -61,7 +61,7 @@ func TestAuthorizeDecidesAsRunDoesAndRunsNothing(t *testing.T) {
 	// a job.
 	job := "0193a5c0-0000-7000-8000-000000000001"
 	rec, _ := json.Marshal(api.CompactionJob{JobID: job, ID: id("a", "t"), Location: e.locOf(id("a", "t")), Worker: "w", Attempt: 1})
-	must(0, e.rdb.HSet(bg, string(e.s.k.compactionJobs()), e.locOf(id("a", "t")), string(rec)).Err())
+	must(0, e.rdb.HSet(bg, string(e.s.k.CompactionJobs()), e.locOf(id("a", "t")), string(rec)).Err())
 
 	for _, o := range Ops {
 		// The request: on a$t (table routes), on a (namespace routes), or

@@ -37,7 +37,7 @@ import (
 // only when its head moved since this process last looked (compactChecks).
 // Jobs need version heads in Redis: an unmanaged catalog has none due.
 //
-// Leases live in Redis, in one hash of the catalog (compactionJobs):
+// Leases live in Redis, in one hash of the catalog (Keys.CompactionJobs):
 // field the table's location (a table keeps it across renames), value
 // the job as JSON. A table has at most that one job. Every change of a
 // job is one claim script (redisclaim.Store.Commit with Extras): a guard
@@ -46,13 +46,16 @@ import (
 // the change feed, so that an event exists if and only if its change
 // happened; the call returns once the events are durable. A job's life
 // on the feed is compaction.claimed, compaction.renewed at each
-// heartbeat, then one of completed, failed or expired. A lapsed lease stays the worker's (a heartbeat renews it,
-// a completion counts) until a claim hands the table out again: then
-// the old job expires and the new one is claimed, attempt+1, in one
-// script. A job that ends (completed or failed) records the table's head
-// then (compactionSettled): the table is not due again until its head
-// moves, so that a compaction Lance declines, or one that keeps failing,
-// is not handed out in a loop.
+// heartbeat, then one of completed, failed or expired. A lapsed lease
+// stays the worker's (a heartbeat renews it, a completion counts) until
+// a claim hands the table out again: then the old job expires and the
+// new one is claimed, attempt+1, in one script. A job that ends
+// (completed or failed) records the version it settled the table at
+// (Keys.CompactionSettled: the head it was claimed at, or the version
+// the worker's compaction made): the table is not due again at that
+// version, so that a compaction Lance declines, or one that keeps
+// failing, is not handed out in a loop, while versions written since
+// are judged on their own fragments.
 //
 // Access: a claim hands out only jobs of tables the caller may write
 // (with the namespace filter narrowing, never widening, that); a
@@ -75,13 +78,6 @@ const (
 	maxFailReason          = 4096
 	maxWorkerName          = 256
 )
-
-// compactionJobs is the hash of the jobs in progress; compactionSettled
-// the hash of each table's head when its last job ended.
-func (k nsKeys) compactionJobs() redisstate.Key { return redisstate.Key(k.Tag() + ":compaction") }
-func (k nsKeys) compactionSettled() redisstate.Key {
-	return redisstate.Key(k.Tag() + ":compaction:settled")
-}
 
 // compactChecks remembers, per table location, what this process last
 // read of the table's latest manifest: the head it read and the
@@ -134,7 +130,7 @@ type storedJob struct {
 
 // jobs reads the jobs in progress, by location.
 func (c Compaction) jobs(ctx context.Context) (map[string]storedJob, error) {
-	all, err := c.s.cfg.Redis.HGetAll(ctx, string(c.s.k.compactionJobs())).Result()
+	all, err := c.s.rs.Hash(ctx, c.s.k.CompactionJobs())
 	if err != nil {
 		return nil, nserror.New(nserror.ServiceUnavailable, "reading the compaction jobs: %w", err)
 	}
@@ -151,7 +147,7 @@ func (c Compaction) jobs(ctx context.Context) (map[string]storedJob, error) {
 
 // settled reads each table's head when its last job ended.
 func (c Compaction) settled(ctx context.Context) (map[string]string, error) {
-	all, err := c.s.cfg.Redis.HGetAll(ctx, string(c.s.k.compactionSettled())).Result()
+	all, err := c.s.rs.Hash(ctx, c.s.k.CompactionSettled())
 	if err != nil {
 		return nil, nserror.New(nserror.ServiceUnavailable, "reading the compaction jobs: %w", err)
 	}
@@ -272,16 +268,16 @@ func (c Compaction) Claim(ctx context.Context, req api.ClaimCompactionRequest) (
 		ch := c.newChange(ctx)
 		if held {
 			job.Attempt = old.job.Attempt + 1
-			ch.guards = append(ch.guards, redisstate.GuardEq(s.k.compactionJobs(), t.loc, old.raw))
+			ch.guards = append(ch.guards, redisstate.GuardEq(s.k.CompactionJobs(), t.loc, old.raw))
 			ch.event(api.EventCompactionExpired, old.job, "its lease lapsed at "+old.job.LeaseExpires.Format(time.RFC3339Nano), 0)
 		} else {
-			ch.guards = append(ch.guards, redisstate.GuardAbsent(s.k.compactionJobs(), t.loc))
+			ch.guards = append(ch.guards, redisstate.GuardAbsent(s.k.CompactionJobs(), t.loc))
 		}
 		b, err := json.Marshal(job)
 		if err != nil {
 			return nil, err
 		}
-		ch.writes = append(ch.writes, redisstate.HSet(s.k.compactionJobs(), t.loc, string(b)))
+		ch.writes = append(ch.writes, redisstate.HSet(s.k.CompactionJobs(), t.loc, string(b)))
 		ch.event(api.EventCompactionClaimed, job, reason, head)
 		switch err := c.apply(ctx, ch); {
 		case errors.Is(err, errJobChanged):
@@ -308,8 +304,8 @@ func (c Compaction) Claim(ctx context.Context, req api.ClaimCompactionRequest) (
 // gone).
 func (c Compaction) expire(ctx context.Context, old storedJob) error {
 	ch := c.newChange(ctx)
-	ch.guards = append(ch.guards, redisstate.GuardEq(c.s.k.compactionJobs(), old.job.Location, old.raw))
-	ch.writes = append(ch.writes, redisstate.HDel(c.s.k.compactionJobs(), old.job.Location))
+	ch.guards = append(ch.guards, redisstate.GuardEq(c.s.k.CompactionJobs(), old.job.Location, old.raw))
+	ch.writes = append(ch.writes, redisstate.HDel(c.s.k.CompactionJobs(), old.job.Location))
 	ch.event(api.EventCompactionExpired, old.job, "its lease lapsed at "+old.job.LeaseExpires.Format(time.RFC3339Nano)+" and the table needs no compaction now", 0)
 	return c.apply(ctx, ch)
 }
@@ -488,8 +484,8 @@ func (c Compaction) Heartbeat(ctx context.Context, req api.HeartbeatCompactionRe
 		return nil, err
 	}
 	ch := c.newChange(ctx)
-	ch.guards = append(ch.guards, redisstate.GuardEq(c.s.k.compactionJobs(), j.job.Location, j.raw))
-	ch.writes = append(ch.writes, redisstate.HSet(c.s.k.compactionJobs(), j.job.Location, string(b)))
+	ch.guards = append(ch.guards, redisstate.GuardEq(c.s.k.CompactionJobs(), j.job.Location, j.raw))
+	ch.writes = append(ch.writes, redisstate.HSet(c.s.k.CompactionJobs(), j.job.Location, string(b)))
 	ch.event(api.EventCompactionRenewed, renewed, "", 0)
 	if err := c.apply(ctx, ch); err != nil {
 		if errors.Is(err, errJobChanged) {
@@ -514,7 +510,7 @@ func (c Compaction) Complete(ctx context.Context, req api.CompleteCompactionRequ
 }
 
 // Fail ends a job the worker holds as failed: the table is not due again
-// until its head moves.
+// at the version the job was claimed at.
 func (c Compaction) Fail(ctx context.Context, req api.FailCompactionRequest) (*api.CompactionJob, error) {
 	j, err := c.held(ctx, req.JobID, req.Worker)
 	if err != nil {
@@ -530,19 +526,26 @@ func (c Compaction) Fail(ctx context.Context, req api.FailCompactionRequest) (*a
 	return c.end(ctx, j, api.EventCompactionFailed, reason, 0)
 }
 
-// end removes job j with its event typ, and records the table's head now
-// as settled.
+// end removes job j with its event typ, and records the version the
+// job settled the table at: the head it was claimed at, or the version
+// the worker reports (its compaction's) when that is newer and no newer
+// than the head. Not the head now: writers may have added fragments
+// since the compaction, and those make the table due again.
 func (c Compaction) end(ctx context.Context, j storedJob, typ, reason string, version uint64) (*api.CompactionJob, error) {
 	s := c.s
-	head, err := s.claims.Heads(ctx)
+	head, _, _, err := s.claims.GetLatestVersion(ctx, j.job.Location)
 	if err != nil {
 		return nil, err
 	}
+	settle := j.job.Version
+	if version > settle && version <= head {
+		settle = version
+	}
 	ch := c.newChange(ctx)
-	ch.guards = append(ch.guards, redisstate.GuardEq(s.k.compactionJobs(), j.job.Location, j.raw))
+	ch.guards = append(ch.guards, redisstate.GuardEq(s.k.CompactionJobs(), j.job.Location, j.raw))
 	ch.writes = append(ch.writes,
-		redisstate.HDel(s.k.compactionJobs(), j.job.Location),
-		redisstate.HSet(s.k.compactionSettled(), j.job.Location, strconv.FormatUint(head[j.job.Location], 10)))
+		redisstate.HDel(s.k.CompactionJobs(), j.job.Location),
+		redisstate.HSet(s.k.CompactionSettled(), j.job.Location, strconv.FormatUint(settle, 10)))
 	ch.event(typ, j.job, reason, version)
 	if err := c.apply(ctx, ch); err != nil {
 		if errors.Is(err, errJobChanged) {

@@ -346,3 +346,25 @@ func TestALapsedJobOfADroppedTableExpires(t *testing.T) {
 		t.Fatalf("events:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+// A job settles its table at the version it was claimed at (or the one
+// its compaction made), not at the head when it ends: versions writers
+// added meanwhile make the table due again.
+func TestVersionsWrittenDuringAJobAreJudgedOnTheirOwn(t *testing.T) {
+	e, _ := compactEnv(t)
+	bg := context.Background()
+	loc := e.fragmentedTable(t, id("a", "t"), api.Properties{PropCompactionMaxFragments: "1"})
+	job := claim(bg, t, e, "w1")
+	e.commitManifest(t, id("a", "t"), loc, 3, lanceManifest(t, "v3")) // a writer, during the job
+	must(e.s.Compaction().Complete(bg, api.CompleteCompactionRequest{JobID: job.JobID, Worker: "w1"}))
+	again := claim(bg, t, e, "w2")
+	if again == nil || again.Version != 3 {
+		t.Fatalf("after a version written during the job: %+v, want a job at version 3", again)
+	}
+	// A failure settles at the version claimed, too; a compaction's
+	// reported version (≤ the head) settles there.
+	must(e.s.Compaction().Complete(bg, api.CompleteCompactionRequest{JobID: again.JobID, Worker: "w2", Version: ptr(uint64(3))}))
+	if j := claim(bg, t, e, "w3"); j != nil {
+		t.Fatalf("handed out again at the version its compaction reported: %+v", j)
+	}
+}

@@ -133,6 +133,9 @@ func TestCompactionWorkersCompactWhileWritersCommit(t *testing.T) {
 			break
 		}
 		if time.Now().After(deadline) {
+			for _, w := range workers {
+				t.Logf("worker report: %+v", w.stop(t))
+			}
 			t.Fatalf("2 min after the writers: %d fragments, jobs %+v", frags, jobs.Jobs)
 		}
 		time.Sleep(200 * time.Millisecond)
