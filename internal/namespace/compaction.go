@@ -29,10 +29,13 @@ import (
 // as any writer does, and reports back.
 //
 // Policy: a table is due when the latest version of its main branch has
-// more than max_fragments fragments (read from its manifest, as
-// GetTableStats reads them): the table's property
+// more than max_fragments fragments — the table's property
 // flightns.compaction.max_fragments, else the nearest namespace's above
-// it, else DefaultCompactionMaxFragments; 0 turns compaction off. A claim
+// it, else DefaultCompactionMaxFragments — or more than a tenth of its
+// rows deleted (the maintenance signals' rule,
+// manifesttable.CompactDeletedRatio: a compaction materializes them);
+// both read from its manifest, as GetTableStats reads them. A
+// max_fragments of 0 turns compaction off for the table. A claim
 // finds the due tables itself, cheaply: it reads the manifest of a table
 // only when its head moved since this process last looked (compactChecks).
 // Jobs need version heads in Redis: an unmanaged catalog has none due.
@@ -80,36 +83,35 @@ const (
 )
 
 // compactChecks remembers, per table location, what this process last
-// read of the table's latest manifest: the head it read and the
-// fragments there, so that a claim reads a manifest only when its head
+// read of the table's latest manifest: the head it read, its fragments
+// and its rows, so that a claim reads a manifest only when its head
 // moved.
 type compactChecks struct {
 	mu   sync.Mutex
 	seen map[string]compactCheck
 }
 
+// compactCheck is what a table's latest manifest says of its upkeep.
 type compactCheck struct {
-	head      uint64
-	fragments int
+	head          uint64
+	fragments     int
+	rows, deleted uint64 // rows (deletions excluded), rows deleted
 }
 
-func (c *compactChecks) get(loc string, head uint64) (int, bool) {
+func (c *compactChecks) get(loc string, head uint64) (compactCheck, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	ch, ok := c.seen[loc]
-	if !ok || ch.head != head {
-		return 0, false
-	}
-	return ch.fragments, true
+	return ch, ok && ch.head == head
 }
 
-func (c *compactChecks) put(loc string, head uint64, fragments int) {
+func (c *compactChecks) put(loc string, ch compactCheck) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.seen == nil {
 		c.seen = map[string]compactCheck{}
 	}
-	c.seen[loc] = compactCheck{head: head, fragments: fragments}
+	c.seen[loc] = ch
 }
 
 // Compaction is the part of the service that hands out compaction jobs.
@@ -336,9 +338,8 @@ func (c Compaction) tables(ns api.ID, may func(api.ID) bool) []compactTable {
 }
 
 // due reports whether table t, whose main head is head, needs a
-// compaction: why, and its fragments. settledAt is the table's head when
-// its last job ended ("" for none): a table is not due again at that
-// head.
+// compaction: why, and its fragments. settledAt is the version its last
+// job ended at ("" for none): a table is not due again at that version.
 func (c Compaction) due(ctx context.Context, t compactTable, head uint64, settledAt string) (bool, string, int, error) {
 	if head == 0 || settledAt == strconv.FormatUint(head, 10) {
 		return false, "", 0, nil
@@ -347,19 +348,23 @@ func (c Compaction) due(ctx context.Context, t compactTable, head uint64, settle
 	if bound == 0 {
 		return false, "", 0, nil
 	}
-	frags, ok := c.s.compact.get(t.loc, head)
+	ch, ok := c.s.compact.get(t.loc, head)
 	if !ok {
 		m, err := c.s.manifestAt(ctx, t.id, t.loc, "", int64(head))
 		if err != nil {
 			return false, "", 0, err
 		}
-		frags = len(m.Fragments)
-		c.s.compact.put(t.loc, head, frags)
+		ch = compactCheck{head: head, fragments: len(m.Fragments), rows: m.Rows(), deleted: m.DeletedRows()}
+		c.s.compact.put(t.loc, ch)
 	}
-	if frags <= bound {
-		return false, "", frags, nil
+	switch {
+	case ch.fragments > bound:
+		return true, fmt.Sprintf("version %d has %d fragments, more than %d", head, ch.fragments, bound), ch.fragments, nil
+	case float64(ch.deleted) > manifesttable.CompactDeletedRatio*(float64(ch.rows)+float64(ch.deleted)):
+		return true, fmt.Sprintf("version %d has %d of its %d rows deleted, more than %g%%", head, ch.deleted, ch.rows+ch.deleted,
+			100*manifesttable.CompactDeletedRatio), ch.fragments, nil
 	}
-	return true, fmt.Sprintf("version %d has %d fragments, more than %d", head, frags, bound), frags, nil
+	return false, "", ch.fragments, nil
 }
 
 // maxFragments is the bound of table t: its property, else the nearest

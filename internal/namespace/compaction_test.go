@@ -213,8 +213,9 @@ func TestALapsedLeaseIsHandedOutAgain(t *testing.T) {
 	}
 }
 
-// The policy: the table's max_fragments, else its namespace's, else the
-// default (16); 0 turns compaction off.
+// The policy: more fragments than the table's max_fragments, else its
+// namespace's, else the default (16), or more than a tenth of the rows
+// deleted; 0 turns compaction off.
 func TestWhichTablesAreDue(t *testing.T) {
 	e, _ := compactEnv(t)
 	bg := context.Background()
@@ -226,16 +227,24 @@ func TestWhichTablesAreDue(t *testing.T) {
 	e.fragmentedTable(t, id("b", "own"), api.Properties{PropCompactionMaxFragments: "5"})        // 2 ≤ 5
 	e.fragmentedTable(t, id("b", "garbled"), api.Properties{PropCompactionMaxFragments: "lots"}) // the namespace's: 1
 	must(e.s.DeclareTable(bg, api.DeclareTableRequest{ID: id("b", "empty")}))                    // no version
+	// 2 fragments ≤ 16, but one of five rows deleted (LanceDB's v3).
+	deleted := e.fragmentedTable(t, id("a", "deleted"), nil)
+	e.commitManifest(t, id("a", "deleted"), deleted, 3, lanceManifest(t, "v3"))
 	var got []string
 	for {
 		j := claim(bg, t, e, "w")
 		if j == nil {
 			break
 		}
-		got = append(got, j.ID.String())
+		got = append(got, j.ID.String()+": "+j.Reason)
 	}
-	if strings.Join(got, " ") != "b$garbled b$inherits" {
-		t.Fatalf("claimed %v, want b$garbled and b$inherits", got)
+	want := []string{
+		"a$deleted: version 3 has 1 of its 5 rows deleted, more than 10%",
+		"b$garbled: version 2 has 2 fragments, more than 1",
+		"b$inherits: version 2 has 2 fragments, more than 1",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("claimed:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
 
