@@ -74,7 +74,7 @@ type CompactionJob struct {
 	// Reason says why the table was due: its fragments and the bound.
 	Reason string `json:"reason"`
 	// Version is the table's latest version (main) when it was found due,
-	// Fragments its fragments then.
+	// Fragments its fragments under Lance's compaction target then.
 	Version   uint64 `json:"version"`
 	Fragments int    `json:"fragments"`
 	Worker    string `json:"worker"`
@@ -106,7 +106,7 @@ type CompleteCompactionRequest struct {
 	JobID  string `json:"job_id"`
 	Worker string `json:"worker"`
 	// Version is the version the compaction committed, if the worker knows
-	// it (the event carries it).
+	// it (the event carries it; the table is judged afresh at its head).
 	Version *uint64 `json:"version,omitempty"`
 }
 

@@ -29,7 +29,10 @@ import (
 // as any writer does, and reports back.
 //
 // Policy: a table is due when the latest version of its main branch has
-// more than max_fragments fragments — the table's property
+// more than max_fragments fragments smaller than Lance's compaction
+// target (compactTargetRows; larger ones a compaction leaves alone, so
+// that counting them would hand out jobs Lance declines) — the table's
+// property
 // flightns.compaction.max_fragments, else the nearest namespace's above
 // it, else DefaultCompactionMaxFragments — or more than a tenth of its
 // rows deleted (the maintenance signals' rule,
@@ -54,11 +57,11 @@ import (
 // a claim hands the table out again: then the old job expires and the
 // new one is claimed, attempt+1, in one script. A job that ends
 // (completed or failed) records the version it settled the table at
-// (Keys.CompactionSettled: the head it was claimed at, or the version
-// the worker's compaction made): the table is not due again at that
-// version, so that a compaction Lance declines, or one that keeps
-// failing, is not handed out in a loop, while versions written since
-// are judged on their own fragments.
+// (Keys.CompactionSettled: the head it was claimed at): the table is not
+// due again at that version, so that a compaction Lance declines, or one
+// that keeps failing, is not handed out in a loop, while versions
+// written since (the compaction's own among them) are judged on their
+// own fragments.
 //
 // Access: a claim hands out only jobs of tables the caller may write
 // (with the namespace filter narrowing, never widening, that); a
@@ -72,6 +75,11 @@ const PropCompactionMaxFragments = "flightns.compaction.max_fragments"
 
 // DefaultCompactionMaxFragments is the bound where no property sets one.
 const DefaultCompactionMaxFragments = 16
+
+// compactTargetRows is Lance's compaction target
+// (CompactionOptions.target_rows_per_fragment): a fragment with fewer
+// physical rows is one a compaction may rewrite.
+const compactTargetRows = 1 << 20
 
 // Lease bounds: the default lease of a claim, the longest, and the
 // longest reason kept of a failure.
@@ -94,7 +102,7 @@ type compactChecks struct {
 // compactCheck is what a table's latest manifest says of its upkeep.
 type compactCheck struct {
 	head          uint64
-	fragments     int
+	fragments     int    // under compactTargetRows
 	rows, deleted uint64 // rows (deletions excluded), rows deleted
 }
 
@@ -354,12 +362,17 @@ func (c Compaction) due(ctx context.Context, t compactTable, head uint64, settle
 		if err != nil {
 			return false, "", 0, err
 		}
-		ch = compactCheck{head: head, fragments: len(m.Fragments), rows: m.Rows(), deleted: m.DeletedRows()}
+		ch = compactCheck{head: head, rows: m.Rows(), deleted: m.DeletedRows()}
+		for _, f := range m.Fragments {
+			if f.PhysicalRows < compactTargetRows {
+				ch.fragments++
+			}
+		}
 		c.s.compact.put(t.loc, ch)
 	}
 	switch {
 	case ch.fragments > bound:
-		return true, fmt.Sprintf("version %d has %d fragments, more than %d", head, ch.fragments, bound), ch.fragments, nil
+		return true, fmt.Sprintf("version %d has %d fragments under the compaction target, more than %d", head, ch.fragments, bound), ch.fragments, nil
 	case float64(ch.deleted) > manifesttable.CompactDeletedRatio*(float64(ch.rows)+float64(ch.deleted)):
 		return true, fmt.Sprintf("version %d has %d of its %d rows deleted, more than %g%%", head, ch.deleted, ch.rows+ch.deleted,
 			100*manifesttable.CompactDeletedRatio), ch.fragments, nil
@@ -532,25 +545,17 @@ func (c Compaction) Fail(ctx context.Context, req api.FailCompactionRequest) (*a
 }
 
 // end removes job j with its event typ, and records the version the
-// job settled the table at: the head it was claimed at, or the version
-// the worker reports (its compaction's) when that is newer and no newer
-// than the head. Not the head now: writers may have added fragments
-// since the compaction, and those make the table due again.
+// job settled the table at: the head it was claimed at. Not the head
+// now, nor the version the compaction made: Lance rebases a compaction
+// over the appends committed while it ran, whose fragments stay, and
+// those make the table due again.
 func (c Compaction) end(ctx context.Context, j storedJob, typ, reason string, version uint64) (*api.CompactionJob, error) {
 	s := c.s
-	head, _, _, err := s.claims.GetLatestVersion(ctx, j.job.Location)
-	if err != nil {
-		return nil, err
-	}
-	settle := j.job.Version
-	if version > settle && version <= head {
-		settle = version
-	}
 	ch := c.newChange(ctx)
 	ch.guards = append(ch.guards, redisstate.GuardEq(s.k.CompactionJobs(), j.job.Location, j.raw))
 	ch.writes = append(ch.writes,
 		redisstate.HDel(s.k.CompactionJobs(), j.job.Location),
-		redisstate.HSet(s.k.CompactionSettled(), j.job.Location, strconv.FormatUint(settle, 10)))
+		redisstate.HSet(s.k.CompactionSettled(), j.job.Location, strconv.FormatUint(j.job.Version, 10)))
 	ch.event(typ, j.job, reason, version)
 	if err := c.apply(ctx, ch); err != nil {
 		if errors.Is(err, errJobChanged) {

@@ -118,7 +118,7 @@ func TestACompactionJobIsLeasedToOneWorkerAtATime(t *testing.T) {
 
 	job := claim(bg, t, e, "w1")
 	if job == nil || !job.ID.Equal(id("a", "t")) || job.Location != loc || job.Attempt != 1 || job.Version != 2 || job.Fragments != 2 ||
-		job.Worker != "w1" || !strings.Contains(job.Reason, "2 fragments, more than 1") {
+		job.Worker != "w1" || !strings.Contains(job.Reason, "2 fragments under the compaction target, more than 1") {
 		t.Fatalf("claim: %+v", job)
 	}
 	if j := claim(bg, t, e, "w2"); j != nil {
@@ -240,8 +240,8 @@ func TestWhichTablesAreDue(t *testing.T) {
 	}
 	want := []string{
 		"a$deleted: version 3 has 1 of its 5 rows deleted, more than 10%",
-		"b$garbled: version 2 has 2 fragments, more than 1",
-		"b$inherits: version 2 has 2 fragments, more than 1",
+		"b$garbled: version 2 has 2 fragments under the compaction target, more than 1",
+		"b$inherits: version 2 has 2 fragments under the compaction target, more than 1",
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Fatalf("claimed:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
@@ -356,9 +356,9 @@ func TestALapsedJobOfADroppedTableExpires(t *testing.T) {
 	}
 }
 
-// A job settles its table at the version it was claimed at (or the one
-// its compaction made), not at the head when it ends: versions writers
-// added meanwhile make the table due again.
+// A job settles its table at the version it was claimed at, not at the
+// head when it ends: versions writers added meanwhile make the table due
+// again.
 func TestVersionsWrittenDuringAJobAreJudgedOnTheirOwn(t *testing.T) {
 	e, _ := compactEnv(t)
 	bg := context.Background()
@@ -370,8 +370,7 @@ func TestVersionsWrittenDuringAJobAreJudgedOnTheirOwn(t *testing.T) {
 	if again == nil || again.Version != 3 {
 		t.Fatalf("after a version written during the job: %+v, want a job at version 3", again)
 	}
-	// A failure settles at the version claimed, too; a compaction's
-	// reported version (≤ the head) settles there.
+	// Claimed at version 3, it settles there whatever it reports.
 	must(e.s.Compaction().Complete(bg, api.CompleteCompactionRequest{JobID: again.JobID, Worker: "w2", Version: ptr(uint64(3))}))
 	if j := claim(bg, t, e, "w3"); j != nil {
 		t.Fatalf("handed out again at the version its compaction reported: %+v", j)

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"os/exec"
 	"strings"
@@ -109,10 +110,12 @@ func TestCompactionWorkersCompactWhileWritersCommit(t *testing.T) {
 		startCompactor(t, map[string]any{"uri": s.url(), "worker": "c1", "leaseSeconds": 20, "pollMs": 1000}),
 		startCompactor(t, map[string]any{"uri": s.url(), "worker": "c2", "leaseSeconds": 20, "pollMs": 1000}),
 	}
+	writersEnd := int64(math.MaxInt64) // when the first writer finished
 	for _, r := range runAppenders(t, map[string]any{"impl": "rest", "uri": s.url(), "namespace": ns, "table": table}, writers, adds) {
 		if !r.OK || r.Added != adds {
 			t.Fatalf("writer %d: added %d of %d, errors: %v", r.Worker, r.Added, adds, r.Errors)
 		}
+		writersEnd = min(writersEnd, r.EndMs)
 	}
 
 	// The writers are done: the workers catch up (the last versions may
@@ -181,6 +184,9 @@ func TestCompactionWorkersCompactWhileWritersCommit(t *testing.T) {
 	// overlaps another of the table's; every job ended.
 	claimed, ended := 0, 0
 	var open string // the job in progress
+	// Compactions while the writers committed: completed before the first
+	// writer finished.
+	var during int
 	after := uint64(0)
 	for {
 		evs, through, err := svc.Table().Events(ctx, after, 0)
@@ -190,6 +196,9 @@ func TestCompactionWorkersCompactWhileWritersCommit(t *testing.T) {
 		for _, ev := range evs {
 			if !strings.HasPrefix(ev.Type, "compaction.") {
 				continue
+			}
+			if ev.Type == api.EventCompactionCompleted && ev.Time.UnixMilli() < writersEnd {
+				during++
 			}
 			if !ev.ID.Equal(tid) {
 				t.Fatalf("a compaction event of another table: %+v", ev)
@@ -222,7 +231,10 @@ func TestCompactionWorkersCompactWhileWritersCommit(t *testing.T) {
 	if open != "" || claimed == 0 || claimed != ended {
 		t.Fatalf("the feed: %d jobs claimed, %d ended, %q still open", claimed, ended, open)
 	}
-	t.Logf("%d compactions (%d completed), %d fragments at the end", claimed, completed, frags)
+	if during == 0 {
+		t.Fatal("the feed: no compaction completed while the writers committed")
+	}
+	t.Logf("%d compactions (%d completed, %d of them while the writers committed), %d fragments at the end", claimed, completed, during, frags)
 }
 
 // The compaction routes over HTTP: a claim is a POST, nothing due is an
