@@ -487,28 +487,23 @@ func lostJob(jobID string) error {
 // Heartbeat renews the lease of a job the worker holds (lapsed or not,
 // as long as no claim handed the table out again).
 func (c Compaction) Heartbeat(ctx context.Context, req api.HeartbeatCompactionRequest) (*api.HeartbeatCompactionResponse, error) {
-	j, err := c.held(ctx, req.JobID, req.Worker)
-	if err != nil {
-		return nil, err
-	}
-	lease, err := leaseOf(req.LeaseSeconds, time.Duration(j.job.LeaseSeconds)*time.Second)
-	if err != nil {
-		return nil, err
-	}
-	renewed := j.job
-	renewed.LeaseSeconds, renewed.LeaseExpires = int(lease/time.Second), c.s.now().UTC().Add(lease)
-	b, err := json.Marshal(renewed)
-	if err != nil {
-		return nil, err
-	}
-	ch := c.newChange(ctx)
-	ch.guards = append(ch.guards, redisstate.GuardEq(c.s.k.CompactionJobs(), j.job.Location, j.raw))
-	ch.writes = append(ch.writes, redisstate.HSet(c.s.k.CompactionJobs(), j.job.Location, string(b)))
-	ch.event(api.EventCompactionRenewed, renewed, "", 0)
-	if err := c.apply(ctx, ch); err != nil {
-		if errors.Is(err, errJobChanged) {
-			return nil, lostJob(req.JobID)
+	var renewed api.CompactionJob
+	err := c.onHeld(ctx, req.JobID, req.Worker, func(j storedJob, ch *jobChange) error {
+		lease, err := leaseOf(req.LeaseSeconds, time.Duration(j.job.LeaseSeconds)*time.Second)
+		if err != nil {
+			return err
 		}
+		renewed = j.job
+		renewed.LeaseSeconds, renewed.LeaseExpires = int(lease/time.Second), ch.at.Add(lease)
+		b, err := json.Marshal(renewed)
+		if err != nil {
+			return err
+		}
+		ch.writes = append(ch.writes, redisstate.HSet(c.s.k.CompactionJobs(), j.job.Location, string(b)))
+		ch.event(api.EventCompactionRenewed, renewed, "", 0)
+		return nil
+	})
+	if err != nil {
 		return nil, err
 	}
 	return &api.HeartbeatCompactionResponse{LeaseExpires: renewed.LeaseExpires}, nil
@@ -516,24 +511,16 @@ func (c Compaction) Heartbeat(ctx context.Context, req api.HeartbeatCompactionRe
 
 // Complete ends a job the worker holds as done.
 func (c Compaction) Complete(ctx context.Context, req api.CompleteCompactionRequest) (*api.CompactionJob, error) {
-	j, err := c.held(ctx, req.JobID, req.Worker)
-	if err != nil {
-		return nil, err
-	}
 	var version uint64
 	if req.Version != nil {
 		version = *req.Version
 	}
-	return c.end(ctx, j, api.EventCompactionCompleted, "", version)
+	return c.end(ctx, req.JobID, req.Worker, api.EventCompactionCompleted, "", version)
 }
 
 // Fail ends a job the worker holds as failed: the table is not due again
 // at the version the job was claimed at.
 func (c Compaction) Fail(ctx context.Context, req api.FailCompactionRequest) (*api.CompactionJob, error) {
-	j, err := c.held(ctx, req.JobID, req.Worker)
-	if err != nil {
-		return nil, err
-	}
 	reason := strings.ToValidUTF8(req.Reason, "\uFFFD")
 	if len(reason) > maxFailReason {
 		reason = strings.ToValidUTF8(reason[:maxFailReason], "")
@@ -541,29 +528,51 @@ func (c Compaction) Fail(ctx context.Context, req api.FailCompactionRequest) (*a
 	if reason == "" {
 		reason = "the worker gave no reason"
 	}
-	return c.end(ctx, j, api.EventCompactionFailed, reason, 0)
+	return c.end(ctx, req.JobID, req.Worker, api.EventCompactionFailed, reason, 0)
 }
 
-// end removes job j with its event typ, and records the version the
+// end removes the job with its event typ, and records the version the
 // job settled the table at: the head it was claimed at. Not the head
 // now, nor the version the compaction made: Lance rebases a compaction
 // over the appends committed while it ran, whose fragments stay, and
 // those make the table due again.
-func (c Compaction) end(ctx context.Context, j storedJob, typ, reason string, version uint64) (*api.CompactionJob, error) {
-	s := c.s
-	ch := c.newChange(ctx)
-	ch.guards = append(ch.guards, redisstate.GuardEq(s.k.CompactionJobs(), j.job.Location, j.raw))
-	ch.writes = append(ch.writes,
-		redisstate.HDel(s.k.CompactionJobs(), j.job.Location),
-		redisstate.HSet(s.k.CompactionSettled(), j.job.Location, strconv.FormatUint(j.job.Version, 10)))
-	ch.event(typ, j.job, reason, version)
-	if err := c.apply(ctx, ch); err != nil {
-		if errors.Is(err, errJobChanged) {
-			return nil, lostJob(j.job.JobID)
-		}
+func (c Compaction) end(ctx context.Context, jobID, worker, typ, reason string, version uint64) (*api.CompactionJob, error) {
+	var ended api.CompactionJob
+	err := c.onHeld(ctx, jobID, worker, func(j storedJob, ch *jobChange) error {
+		ended = j.job
+		ch.writes = append(ch.writes,
+			redisstate.HDel(c.s.k.CompactionJobs(), j.job.Location),
+			redisstate.HSet(c.s.k.CompactionSettled(), j.job.Location, strconv.FormatUint(j.job.Version, 10)))
+		ch.event(typ, j.job, reason, version)
+		return nil
+	})
+	if err != nil {
 		return nil, err
 	}
-	return &j.job, nil
+	return &ended, nil
+}
+
+// onHeld applies the change build adds to of job jobID, which worker
+// must hold, guarded on the job as read. When the job changed meanwhile
+// and is still the worker's (its own heartbeat crossed the request), it
+// is read and the change built again, a few times; a job that is no
+// longer the worker's is ConcurrentModification.
+func (c Compaction) onHeld(ctx context.Context, jobID, worker string, build func(j storedJob, ch *jobChange) error) error {
+	for range 5 {
+		j, err := c.held(ctx, jobID, worker)
+		if err != nil {
+			return err
+		}
+		ch := c.newChange(ctx)
+		ch.guards = append(ch.guards, redisstate.GuardEq(c.s.k.CompactionJobs(), j.job.Location, j.raw))
+		if err := build(j, ch); err != nil {
+			return err
+		}
+		if err := c.apply(ctx, ch); !errors.Is(err, errJobChanged) {
+			return err
+		}
+	}
+	return lostJob(jobID)
 }
 
 // List lists the jobs in progress of the tables the caller may read,

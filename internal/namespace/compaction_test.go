@@ -376,3 +376,33 @@ func TestVersionsWrittenDuringAJobAreJudgedOnTheirOwn(t *testing.T) {
 		t.Fatalf("handed out again at the version its compaction reported: %+v", j)
 	}
 }
+
+// A worker's own heartbeats crossing its completion do not cost it the
+// job: the completion reads the job again and succeeds.
+func TestHeartbeatsCrossingACompletion(t *testing.T) {
+	e, _ := compactEnv(t)
+	bg := context.Background()
+	e.fragmentedTable(t, id("a", "t"), api.Properties{PropCompactionMaxFragments: "1"})
+	job := claim(bg, t, e, "w1")
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(func() {
+			for {
+				select {
+				case <-done:
+					return
+				default:
+				}
+				_, _ = e.s.Compaction().Heartbeat(bg, api.HeartbeatCompactionRequest{JobID: job.JobID, Worker: "w1"})
+			}
+		})
+	}
+	time.Sleep(50 * time.Millisecond)
+	_, err := e.s.Compaction().Complete(bg, api.CompleteCompactionRequest{JobID: job.JobID, Worker: "w1"})
+	close(done)
+	wg.Wait()
+	if err != nil {
+		t.Fatalf("the completion, crossed by heartbeats: %v", err)
+	}
+}

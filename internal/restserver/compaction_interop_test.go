@@ -107,8 +107,8 @@ func TestCompactionWorkersCompactWhileWritersCommit(t *testing.T) {
 	}
 
 	workers := []*compactor{
-		startCompactor(t, map[string]any{"uri": s.url(), "worker": "c1", "leaseSeconds": 20, "pollMs": 1000}),
-		startCompactor(t, map[string]any{"uri": s.url(), "worker": "c2", "leaseSeconds": 20, "pollMs": 1000}),
+		startCompactor(t, map[string]any{"uri": s.url(), "worker": "c1", "leaseSeconds": 20, "pollMs": 1000, "stdinStops": true}),
+		startCompactor(t, map[string]any{"uri": s.url(), "worker": "c2", "leaseSeconds": 20, "pollMs": 1000, "stdinStops": true}),
 	}
 	writersEnd := int64(math.MaxInt64) // when the first writer finished
 	for _, r := range runAppenders(t, map[string]any{"impl": "rest", "uri": s.url(), "namespace": ns, "table": table}, writers, adds) {
@@ -184,9 +184,11 @@ func TestCompactionWorkersCompactWhileWritersCommit(t *testing.T) {
 	// overlaps another of the table's; every job ended.
 	claimed, ended := 0, 0
 	var open string // the job in progress
-	// Compactions while the writers committed: completed before the first
-	// writer finished.
-	var during int
+	// Compactions while the writers committed: claimed, and completed,
+	// before the first writer finished. (Under this contention Lance may
+	// retry a compaction's commit until the writers pause: a completion
+	// meanwhile is likely, not certain.)
+	var claimedDuring, during int
 	after := uint64(0)
 	for {
 		evs, through, err := svc.Table().Events(ctx, after, 0)
@@ -197,8 +199,13 @@ func TestCompactionWorkersCompactWhileWritersCommit(t *testing.T) {
 			if !strings.HasPrefix(ev.Type, "compaction.") {
 				continue
 			}
-			if ev.Type == api.EventCompactionCompleted && ev.Time.UnixMilli() < writersEnd {
-				during++
+			if ev.Time.UnixMilli() < writersEnd {
+				switch ev.Type {
+				case api.EventCompactionClaimed:
+					claimedDuring++
+				case api.EventCompactionCompleted:
+					during++
+				}
 			}
 			if !ev.ID.Equal(tid) {
 				t.Fatalf("a compaction event of another table: %+v", ev)
@@ -231,10 +238,11 @@ func TestCompactionWorkersCompactWhileWritersCommit(t *testing.T) {
 	if open != "" || claimed == 0 || claimed != ended {
 		t.Fatalf("the feed: %d jobs claimed, %d ended, %q still open", claimed, ended, open)
 	}
-	if during == 0 {
-		t.Fatal("the feed: no compaction completed while the writers committed")
+	if claimedDuring == 0 {
+		t.Fatal("the feed: no compaction began while the writers committed")
 	}
-	t.Logf("%d compactions (%d completed, %d of them while the writers committed), %d fragments at the end", claimed, completed, during, frags)
+	t.Logf("%d compactions (%d completed; %d began and %d completed while the writers committed), %d fragments at the end",
+		claimed, completed, claimedDuring, during, frags)
 }
 
 // The compaction routes over HTTP: a claim is a POST, nothing due is an

@@ -11,13 +11,14 @@
 //          "leaseSeconds": n (default 60), "namespace": [...] (only the
 //          tables inside), "pollMs": n (the longest wait between two
 //          claims, default 5000), "once": bool (claim until none is due,
-//          then stop)}
+//          then stop), "stdinStops": bool (stop when stdin ends, as
+//          the tests stop it)}
 // FLIGHTNS_TOKEN / FLIGHTNS_API_KEY authenticate, as lib.mjs's connect.
 //
 // It follows the change feed (GET /v1/changes, Server-Sent Events) and
 // claims again whenever a table gets a version or a job ends, or pollMs
-// after its last claim; it stops after its current job once stdin ends
-// or it gets SIGTERM/SIGINT. Prints one JSON line when it stops:
+// after its last claim; it stops after its current job on SIGTERM or
+// SIGINT (or once stdin ends, with stdinStops). Prints one JSON line when it stops:
 // {"ok", "worker", "jobs": [{"job_id", "table", "attempt", "outcome":
 // "completed"|"failed"|"lost", "version", "startMs", "endMs", "error"}],
 // "errors"}.
@@ -76,8 +77,10 @@ function stop() {
 }
 process.on("SIGTERM", stop);
 process.on("SIGINT", stop);
-process.stdin.on("end", stop);
-process.stdin.resume();
+if (cfg.stdinStops) {
+  process.stdin.on("end", stop);
+  process.stdin.resume();
+}
 
 // follow reads the change feed from its start (a wake-up per message: it
 // only needs to know that something changed), resuming after its last id
