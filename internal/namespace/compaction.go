@@ -30,17 +30,16 @@ import (
 //
 // Policy: a table is due when the latest version of its main branch has
 // more than max_fragments fragments smaller than Lance's compaction
-// target (compactTargetRows; larger ones a compaction leaves alone, so
-// that counting them would hand out jobs Lance declines) — the table's
-// property
-// flightns.compaction.max_fragments, else the nearest namespace's above
-// it, else DefaultCompactionMaxFragments — or more than a tenth of its
-// rows deleted (the maintenance signals' rule,
-// manifesttable.CompactDeletedRatio: a compaction materializes them);
-// both read from its manifest, as GetTableStats reads them. A
-// max_fragments of 0 turns compaction off for the table. A claim
-// finds the due tables itself, cheaply: it reads the manifest of a table
-// only when its head moved since this process last looked (compactChecks).
+// target (compactTargetRows: larger ones a compaction leaves alone, and
+// counting them would hand out jobs Lance declines), or more than a
+// tenth of its rows deleted (the maintenance signals' rule,
+// manifesttable.CompactDeletedRatio: a compaction materializes them),
+// both read from the manifest as GetTableStats reads it. max_fragments is
+// the table's property flightns.compaction.max_fragments, else the
+// nearest namespace's above it, else DefaultCompactionMaxFragments; 0
+// turns compaction off. A claim finds the due tables itself, cheaply: it
+// reads the manifest of a table only when its head moved since this
+// process last looked (compactChecks).
 // Jobs need version heads in Redis: an unmanaged catalog has none due.
 //
 // Leases live in Redis, in one hash of the catalog (Keys.CompactionJobs):
