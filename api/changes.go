@@ -12,4 +12,23 @@ type ChangesRequest struct {
 	Table ID `json:"table,omitempty"`
 	// Types keeps events of these types (Event.Type).
 	Types []string `json:"types,omitempty"`
+	// Follow keeps the feed going as changes happen (nil: true); false
+	// ends it once it has delivered every change appended before the
+	// request.
+	Follow *bool `json:"follow,omitempty"`
+}
+
+// Following is whether r keeps following (Follow, default true).
+func (r ChangesRequest) Following() bool { return r.Follow == nil || *r.Follow }
+
+// Validate refuses a request with a malformed filter.
+func (r ChangesRequest) Validate() error {
+	for _, id := range []ID{r.Namespace, r.Table} {
+		if len(id) > 0 {
+			if err := id.Validate("filter"); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }

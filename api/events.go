@@ -29,6 +29,11 @@ type Event struct {
 	Versions []uint64 `json:"versions,omitempty"`
 	// Properties are a created object's properties.
 	Properties Properties `json:"properties,omitempty"`
+	// LostThrough ends the sequences an EventSequencesLost names (from
+	// Seq): the commit log lost them before they were durable. What
+	// storage proves they committed (table versions) follows as events of
+	// Seq.
+	LostThrough uint64 `json:"lost_through,omitempty"`
 }
 
 // The types of events.
@@ -44,4 +49,5 @@ const (
 	EventTableUndropped     = "table.undropped"
 	EventVersionCreated     = "table.version.created"
 	EventVersionsDeleted    = "table.versions.deleted"
+	EventSequencesLost      = "catalog.sequences.lost"
 )

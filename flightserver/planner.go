@@ -71,18 +71,23 @@ func (s *Server) planInfo(ctx context.Context, pl *planner.Plan, request []byte,
 	}, nil
 }
 
-// GetFlightInfo answers a plan_scan command, or hands the descriptor to
+// GetFlightInfo answers a plan_scan or changes command, or hands the descriptor to
 // the Flight SQL handler.
 func (s *Server) GetFlightInfo(ctx context.Context, desc *flight.FlightDescriptor) (*flight.FlightInfo, error) {
 	cmd := bytes.TrimSpace(desc.GetCmd())
-	if desc.GetType() != flight.DescriptorCMD || len(cmd) == 0 || cmd[0] != '{' || !bytes.Contains(cmd, []byte(planCommandKey)) {
+	if desc.GetType() != flight.DescriptorCMD || len(cmd) == 0 || cmd[0] != '{' ||
+		!bytes.Contains(cmd, []byte(planCommandKey)) && !bytes.Contains(cmd, []byte(changesCommandKey)) {
 		return s.FlightServer.GetFlightInfo(ctx, desc)
 	}
 	var wrapper struct {
 		PlanScan json.RawMessage `json:"plan_scan"`
+		Changes  json.RawMessage `json:"changes"`
 	}
-	if err := json.Unmarshal(cmd, &wrapper); err != nil || wrapper.PlanScan == nil {
+	if err := json.Unmarshal(cmd, &wrapper); err != nil || wrapper.PlanScan == nil && wrapper.Changes == nil {
 		return s.FlightServer.GetFlightInfo(ctx, desc)
+	}
+	if wrapper.Changes != nil {
+		return s.changesInfo(desc, wrapper.Changes)
 	}
 	op, _ := planner.OpByName(api.OpPlanScan)
 	resp, err := op.Run(ctx, s.planner, wrapper.PlanScan, nil)
@@ -92,10 +97,13 @@ func (s *Server) GetFlightInfo(ctx context.Context, desc *flight.FlightDescripto
 	return s.planInfo(ctx, resp.(*planner.Plan), wrapper.PlanScan, desc)
 }
 
-// DoGet streams a parked plan (or plans its request again when the plan is
+// DoGet streams the change feed (changes.go), a parked plan (or plans its request again when the plan is
 // gone, or was parked for another principal: auth.go), or hands the
 // ticket to the Flight SQL handler.
 func (s *Server) DoGet(tkt *flight.Ticket, stream flight.FlightService_DoGetServer) error {
+	if rest, ok := bytes.CutPrefix(tkt.GetTicket(), []byte(changesTicketPrefix)); ok {
+		return s.doChanges(rest, stream)
+	}
 	rest, ok := bytes.CutPrefix(tkt.GetTicket(), []byte(planTicketPrefix))
 	if !ok {
 		return s.FlightServer.DoGet(tkt, stream)

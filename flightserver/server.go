@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"strings"
+	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/flight"
@@ -108,6 +109,10 @@ type Server struct {
 	started  *parked[*running]      // queries GetFlightInfo started, until their DoGet
 	live     *liveQueries           // queries DoGet streams, by their tickets' ids
 	panicked func()                 // Config.Panicked (nil: none)
+	// closing is closed as the server stops: the change feed's streams
+	// end (they would hold a graceful stop for ever).
+	closing   chan struct{}
+	closeOnce sync.Once
 }
 
 // EnsureDefaults fills what is unset (call Validate first: the
@@ -170,6 +175,7 @@ func New(cfg Config) (*Server, error) {
 		prepared: newPreparedSet(lim.PreparedTTL, lim.MaxPreparedStatements, shares.MaxPreparedStatementsPerPrincipal),
 		planner:  cfg.Planner,
 		panicked: cfg.Panicked,
+		closing:  make(chan struct{}),
 	}
 	s.plans = newParked("plans", lim.QueryTimeout, lim.MaxUnfetchedResults, shares.MaxUnfetchedResultsPerPrincipal,
 		func(*planner.Plan) {}, s.recovered)
@@ -247,12 +253,14 @@ func (s *Server) Serve(l net.Listener) error { return s.grpc.Serve(l) }
 // GracefulStop stops accepting calls and waits for running ones; the
 // queries started for a DoGet that can no longer come are stopped.
 func (s *Server) GracefulStop() {
+	s.closeOnce.Do(func() { close(s.closing) })
 	s.grpc.GracefulStop()
 	s.started.dropAll()
 }
 
 // Stop closes every connection at once and stops the started queries.
 func (s *Server) Stop() {
+	s.closeOnce.Do(func() { close(s.closing) })
 	s.grpc.Stop()
 	s.started.dropAll()
 }

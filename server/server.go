@@ -333,7 +333,7 @@ func (s *Server) serveSurfaces(ctx context.Context, authn *auth.Authenticator, s
 	closing := make(chan struct{}) // closed as the drain begins: the change feed's streams end
 	s.stops = append(s.stops, func(context.Context) { close(closing) })
 	rest := obs.HTTPMiddleware(restserver.New(s.svc, restserver.Options{Auth: authn, Logger: s.log, MaxBodyBytes: s.cfg.MaxBodyBytes, Planner: plan, Audit: s.audit, Idempotency: idem,
-		Panicked: func() { s.metrics.PanicRecovered("rest") }, Closing: closing}),
+		Panicked: func() { s.metrics.PanicRecovered("rest") }, Closing: closing, StalledFeedTimeout: s.cfg.Limits.StalledResultTimeout}),
 		restserver.OpName, s.metrics, s.log)
 	if l := s.restL; l != nil {
 		if err := s.serveHTTP(l, rest, "REST"); err != nil {

@@ -40,8 +40,11 @@ type consoleReport struct {
 // The web console in a real Chromium against a real flightns: a writer
 // logs in, browses LanceDB's table (its versions, a branch and a tag in
 // the graph, verify), queries, sees a refused statement's error,
-// downloads CSV and Arrow, watches the activity charts move while the
-// test commits, pages a table's versions and a result, plans a
+// downloads CSV and Arrow, watches the activity page show the test's
+// commits and a created table as they happen and its charts move, and a
+// table's page show a new version (no reload, and no request on a timer:
+// the live pages follow the change feed), pages a table's versions and a
+// result, plans a
 // partitioned table; hostile names render as text, no dialog opens, no
 // CSP violation happens; a reader logs in with a token and its mutation
 // answers 403; without authentication the console needs no login. With
@@ -155,8 +158,11 @@ func TestConsoleInABrowser(t *testing.T) {
 		"paged":   []string{"activity", "ticker"},
 		"worn":    []string{"maint", "worn"},
 		"hostile": map[string]string{"namespace": hostileNamespace, "table": hostileTable, "unicode": hostileUnicode, "property": hostileProperty},
-		// after the commits the activity page asks for
-		"pagedVersions":   before + during,
+		// after the commits the activity page asks for and the one the
+		// table's page does
+		"pagedVersions":   before + during + 1,
+		"during":          during,
+		"fresh":           []string{"activity", "fresh"},
 		"partitioned":     []string{"logs"},
 		"partitionFilter": "k = 2",
 		"openUrl":         "http://" + open.console + "/",
@@ -164,10 +170,18 @@ func TestConsoleInABrowser(t *testing.T) {
 		"screenshots":     shots,
 	})
 
-	rep := runConsoleScript(t, browserDir, string(cfg), func() {
-		for v := before + 1; v <= before+during; v++ {
-			commit(v)
-		}
+	rep := runConsoleScript(t, browserDir, string(cfg), map[string]func(){
+		// the activity page watches: versions, then a table created
+		"commits": func() {
+			for v := before + 1; v <= before+during; v++ {
+				commit(v)
+			}
+			rest("/v1/table/activity$fresh/declare", `{}`)
+		},
+		// the table's page watches: one more version
+		"version": func() { commit(before + during + 1) },
+		// the table's page must not read again: another table changes
+		"elsewhere": func() { rest("/v1/table/activity$elsewhere/declare", `{}`) },
 	})
 	// Every check must have run and passed: a check the script skipped
 	// is as much a failure as one that failed.
@@ -182,8 +196,14 @@ func TestConsoleInABrowser(t *testing.T) {
 		"hostile table title is text", "hostile table route", "a nested hostile path in the breadcrumb",
 		"a query's rows", "hostile names in the grid as text", "elapsed and rows shown", "a refused statement's type, code and message",
 		"CSV download", "Arrow download (an IPC stream)",
-		"uPlot drew", "the test committed", "commits/s rose after the commits", "the operations table lists version commits",
-		"the first page of versions", "older versions", "no page older than the oldest", "back to the newest",
+		"uPlot drew", "the activity page follows the change feed", "the test committed", "the commits appear without a reload",
+		"the table created appears on top, newest first", "commits/s rose after the commits", "the operations table lists version commits",
+		"the activity page makes no request while the catalog is quiet", "the activity page holds one change feed",
+		"the first page of versions", "the table page follows the change feed",
+		"a broken feed is opened again after a pause, after the same sequence", "the test committed a version",
+		"the table page shows the new version without a reload", "the test changed another table",
+		"the table page reads nothing on a timer, nor for another table's change",
+		"a full first page", "older versions", "no page older than the oldest", "back to the newest",
 		"the next page of a result", "previous after next",
 		"plan_scan keeps one partition and prunes the others", "health: ready", "health: Redis, storage and SQL ok",
 		"logged out: the session is gone", "logged in as the reader", "a reader's mutation answers 403",
@@ -286,9 +306,10 @@ func runNode(t *testing.T, dir string, env []string, out any, script string, arg
 	}
 }
 
-// runConsoleScript runs console.mjs with cfg, calls commit when it asks
-// for commits, and returns its report.
-func runConsoleScript(t *testing.T, dir, cfg string, commit func()) consoleReport {
+// runConsoleScript runs console.mjs with cfg, makes the changes it asks
+// for ({"wait": name}: changes[name]) while it watches, and returns its
+// report.
+func runConsoleScript(t *testing.T, dir, cfg string, changes map[string]func()) consoleReport {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
@@ -318,8 +339,12 @@ func runConsoleScript(t *testing.T, dir, cfg string, commit func()) consoleRepor
 		if err := json.Unmarshal(sc.Bytes(), &line); err != nil {
 			t.Fatalf("console.mjs printed %q: %v\nstderr: %s", sc.Text(), err, stderr.String())
 		}
-		if line.Wait == "commits" {
-			commit()
+		if line.Wait != "" {
+			change, ok := changes[line.Wait]
+			if !ok {
+				t.Fatalf("console.mjs waits for %q, which the test does not make", line.Wait)
+			}
+			change()
 			if _, err := io.WriteString(stdin, "done\n"); err != nil {
 				t.Fatal(err)
 			}

@@ -9,8 +9,9 @@ import (
 )
 
 // metrics answers the metrics history as columns, one value per sample
-// (null where a sample had no data).
-func (c *console) metrics(w http.ResponseWriter, _ *http.Request) {
+// (null where a sample had no data), and the catalog sequence it is at
+// (catalogSeq: the activity page lists the changes after it).
+func (c *console) metrics(w http.ResponseWriter, r *http.Request) {
 	if c.cfg.History == nil {
 		writeError(w, c.log, nserror.New(nserror.ServiceUnavailable, "no metrics history"))
 		return
@@ -56,7 +57,7 @@ func (c *console) metrics(w http.ResponseWriter, _ *http.Request) {
 		ops[k] = o
 	}
 	writeJSON(w, http.StatusOK, map[string]any{
-		"interval_s": c.cfg.History.Every().Seconds(), "t": t, "series": series, "ops": ops,
+		"interval_s": c.cfg.History.Every().Seconds(), "t": t, "series": series, "ops": ops, "seq": c.catalogSeq(r.Context()),
 	})
 }
 

@@ -159,6 +159,7 @@ func (c *console) describe(ctx context.Context, id api.ID, detailed bool) (*api.
 // table is the table page: its description, schema, branches and tags.
 func (c *console) table(w http.ResponseWriter, r *http.Request) {
 	ctx, id := r.Context(), idOf(r)
+	seq := c.catalogSeq(ctx) // before the reads: they see it, and the feed what follows
 	desc, err := c.describe(ctx, id, false)
 	if err != nil {
 		writeError(w, c.log, err)
@@ -191,7 +192,9 @@ func (c *console) table(w http.ResponseWriter, r *http.Request) {
 		// SchemaError says why the schema is missing: no version yet, or
 		// a manifest the reader cannot parse.
 		SchemaError string `json:"schema_error,omitempty"`
-	}{ID: id, Location: desc.Location, ManagedVersioning: desc.ManagedVersioning, Version: desc.Version,
+		// Seq is the catalog sequence this answer is at (catalogSeq).
+		Seq uint64 `json:"seq"`
+	}{Seq: seq, ID: id, Location: desc.Location, ManagedVersioning: desc.ManagedVersioning, Version: desc.Version,
 		Properties: desc.Properties, Schema: []field{}, Branches: []branch{}, Tags: []tag{}}
 	switch detailed, err := c.describe(ctx, id, true); {
 	case err != nil:

@@ -383,6 +383,22 @@ func (c *console) rest(w http.ResponseWriter, r *http.Request) {
 	c.cfg.REST.ServeHTTP(w, r2)
 }
 
+// catalogSeq is the catalog sequence a live page's state is at: the
+// newest change in the commit log when the call began (when Redis does
+// not answer, the newest this process has made durable, which is older).
+// The page reads its state after it and follows the change feed after
+// it (docs/console.md, "Live pages"), so it misses no change; a change
+// the state has already may come again, and the page showing it again
+// changes nothing.
+func (c *console) catalogSeq(ctx context.Context) uint64 {
+	t := c.cfg.Service.Table()
+	seq := t.DurableApplied()
+	if head, err := t.Head(ctx); err == nil {
+		seq = max(seq, head)
+	}
+	return seq
+}
+
 // call runs the namespace operation name with req for the caller of ctx,
 // through the registry, which checks the caller's access as for every
 // surface.

@@ -16,4 +16,12 @@
 // the console's own (its cookie marks it): logging out ends it on every
 // server (auth.Authenticator.EndSession); a token given at login is kept
 // as it is and not ended.
+//
+// The activity and table pages are live: they read their state once,
+// with the catalog sequence it is at (the seq of /api/metrics and
+// /api/table: the commit log's head when the call began), and follow the
+// change feed after it through the REST passthrough (/api/v1/changes,
+// read with fetch so that it carries the console's header and cookie),
+// with no timer; the console itself holds no stream and no state of its
+// own for them.
 package console

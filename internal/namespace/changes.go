@@ -2,6 +2,8 @@ package namespace
 
 import (
 	"context"
+	"errors"
+	"math"
 	"slices"
 
 	"github.com/flightns/flightns/api"
@@ -16,18 +18,27 @@ import (
 // a directory no table has) only for a reader of the whole catalog.
 // Grants are read again for every call of fn, so a revoked grant stops
 // what the feed shows next. through still moves on over what is hidden,
-// so that resuming never reads it again.
+// so that resuming never reads it again. When req does not follow, it
+// returns nil once it has delivered every change appended to the commit
+// log before the call (each as it becomes durable).
 func (s *Service) FollowChanges(ctx context.Context, req api.ChangesRequest, fn func(events []api.Event, through uint64) error) error {
-	for _, id := range []api.ID{req.Namespace, req.Table} {
-		if len(id) > 0 {
-			if err := id.Validate("filter"); err != nil {
-				return err
-			}
-		}
+	if err := req.Validate(); err != nil {
+		return err
 	}
 	p, ok := auth.PrincipalFrom(ctx)
 	all := !ok || p.Role >= auth.Read // no principal: authentication is off
-	return s.table.Follow(ctx, req.After, func(events []api.Event, through uint64) error {
+	until := uint64(math.MaxUint64)
+	if !req.Following() {
+		var err error
+		if until, err = s.table.Head(ctx); err != nil {
+			return err
+		}
+		if until <= req.After {
+			return nil
+		}
+		s.table.Flush(until)
+	}
+	err := s.table.Follow(ctx, req.After, func(events []api.Event, through uint64) error {
 		var gs auth.Grants
 		if !all {
 			var err error
@@ -48,9 +59,22 @@ func (s *Service) FollowChanges(ctx context.Context, req api.ChangesRequest, fn 
 				out = append(out, ev)
 			}
 		}
-		return fn(out, through)
+		if err := fn(out, through); err != nil {
+			return err
+		}
+		if through >= until {
+			return errFollowed
+		}
+		return nil
 	})
+	if errors.Is(err, errFollowed) {
+		return nil
+	}
+	return err
 }
+
+// errFollowed ends a feed that does not follow once it is delivered.
+var errFollowed = errors.New("namespace: the change feed asked for is delivered")
 
 // keeps is whether the filters of r keep ev.
 func keeps(r api.ChangesRequest, ev api.Event) bool {

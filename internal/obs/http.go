@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/flightns/flightns/nserror"
@@ -20,7 +21,9 @@ const StatusClientClosedRequest = 499
 // (kept from the caller's X-Request-Id, returned in the reply), is counted
 // and timed by operation (opName of its path) and result code (OK, or the
 // Lance Namespace code of its {error, code, detail} reply), and is logged
-// (debug; warn when the server failed).
+// (debug; warn when the server failed). A stream (a reply of Server-Sent
+// Events: the change feed) is counted but not timed: it lasts as long as
+// its reader stays, which is no latency.
 func HTTPMiddleware(next http.Handler, opName func(escapedPath string) string, m *Metrics, log *slog.Logger) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
@@ -34,7 +37,11 @@ func HTTPMiddleware(next http.Handler, opName func(escapedPath string) string, m
 		if rw.status == StatusClientClosedRequest {
 			code = "Canceled"
 		}
-		if m != nil {
+		switch {
+		case m == nil:
+		case rw.status == http.StatusOK && strings.HasPrefix(rw.Header().Get("Content-Type"), "text/event-stream"):
+			m.Stream("rest", op, code)
+		default:
 			m.Request("rest", op, code, took)
 		}
 		lv := slog.LevelDebug

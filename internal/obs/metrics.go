@@ -132,6 +132,13 @@ func (m *Metrics) Request(surface, op string, code string, took time.Duration) {
 	}
 }
 
+// Stream records one stream of a surface (the change feed): counted
+// with the requests, but not in their latency (it lasts as long as its
+// reader stays).
+func (m *Metrics) Stream(surface, op string, code string) {
+	m.requests.WithLabelValues(surface, op, code).Inc()
+}
+
 // Query records one SQL query's latency.
 func (m *Metrics) Query(took time.Duration) { m.query.Observe(took.Seconds()) }
 

@@ -185,6 +185,31 @@ func TestHTTPMiddlewareLabelsByLanceCodeAndKeepsRequestIDs(t *testing.T) {
 	}
 }
 
+// A stream (the change feed's Server-Sent Events) is counted, but its
+// duration, how long its reader stayed, is no request latency.
+func TestHTTPMiddlewareCountsStreamsWithoutTimingThem(t *testing.T) {
+	m := NewMetrics()
+	inner := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasSuffix(r.URL.Path, "/changes") {
+			w.Header().Set("Content-Type", "text/event-stream")
+			w.WriteHeader(http.StatusOK)
+			_, _ = w.Write([]byte("id: 7\n\n"))
+			time.Sleep(20 * time.Millisecond) // a reader that stays
+			return
+		}
+		_, _ = w.Write([]byte(`{}`))
+	})
+	h := HTTPMiddleware(inner, func(p string) string { return p[strings.LastIndexByte(p, '/')+1:] }, m, slog.New(slog.DiscardHandler))
+	h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, "/v1/changes", nil))
+	h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodPost, "/v1/table/t/describe", nil))
+	if got := testutil.ToFloat64(m.requests.WithLabelValues("rest", "changes", "OK")); got != 1 {
+		t.Errorf("a stream not counted: %v", got)
+	}
+	if got := testutil.CollectAndCount(m.requestDuration, "flightns_request_duration_seconds"); got != 1 {
+		t.Errorf("%d request latencies observed, want the describe's alone", got)
+	}
+}
+
 func TestFlightCodesAndOps(t *testing.T) {
 	st, _ := status.New(codes.Aborted, "taken").WithDetails()
 	cases := map[string]error{

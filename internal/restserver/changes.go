@@ -38,13 +38,13 @@ const eventTypePrefix = "dev.flightns."
 // query parameter after) to the caller, what it may read, narrowed by the
 // query parameters namespace, table (ids in the delimiter's form) and
 // type (repeated, or comma-separated); with follow=false it ends once it
-// has sent the history through the newest change this server had made
-// durable when it answered. Each sequence's events are written
-// together, then a message of the id alone (the sequence the feed has
+// has sent every change appended before the request. Each sequence's
+// events are written together, then a message of the id alone (the sequence the feed has
 // been read through): a client that reconnects with the last id it saw
 // misses nothing and gets nothing twice but, after a cut inside a
 // sequence, the events of that sequence it already has (the same
-// CloudEvents ids).
+// CloudEvents ids). A client that takes nothing for
+// Options.StalledFeedTimeout is cut off, and resumes so.
 func (h *handler) changes(w http.ResponseWriter, r *http.Request) error {
 	if err := CrossSite(r); err != nil {
 		return err
@@ -61,13 +61,6 @@ func (h *handler) changes(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	follow := true
-	if v := r.URL.Query().Get("follow"); v != "" {
-		if follow, err = strconv.ParseBool(v); err != nil {
-			return nserror.New(nserror.InvalidInput, "follow is true or false, not %q", v)
-		}
-	}
-	until := h.svc.Table().DurableApplied()
 	rc := http.NewResponseController(w)
 	hdr := w.Header()
 	hdr.Set("Content-Type", "text/event-stream")
@@ -88,9 +81,6 @@ func (h *handler) changes(w http.ResponseWriter, r *http.Request) error {
 			}
 		}()
 	}
-	if !follow && until <= req.After {
-		return nil // nothing to send
-	}
 	var buf strings.Builder
 	err = h.svc.FollowChanges(ctx, req, func(events []api.Event, through uint64) error {
 		buf.Reset()
@@ -105,13 +95,16 @@ func (h *handler) changes(w http.ResponseWriter, r *http.Request) error {
 				return err
 			}
 			fmt.Fprintf(&buf, "event: %s\ndata: %s\n\n", ev.Type, b)
+			if i+1 < len(events) && events[i+1].Seq != ev.Seq {
+				fmt.Fprintf(&buf, "id: %d\n\n", ev.Seq) // a cut repeats at most this sequence's events
+			}
 		}
 		fmt.Fprintf(&buf, "id: %d\n\n", through)
+		// A client that takes nothing for the stall timeout is cut off: it
+		// resumes with the last id it has.
+		_ = rc.SetWriteDeadline(time.Now().Add(h.stalled))
 		if _, err := w.Write([]byte(buf.String())); err != nil {
 			return err
-		}
-		if !follow && through >= until {
-			stop() // the history asked for is sent
 		}
 		return rc.Flush()
 	})
@@ -154,6 +147,13 @@ func changesRequest(r *http.Request) (api.ChangesRequest, error) {
 				return req, err
 			}
 		}
+	}
+	if v := q.Get("follow"); v != "" {
+		follow, err := strconv.ParseBool(v)
+		if err != nil {
+			return req, nserror.New(nserror.InvalidInput, "follow is true or false, not %q", v)
+		}
+		req.Follow = &follow
 	}
 	for _, t := range q["type"] {
 		for _, s := range strings.Split(t, ",") {

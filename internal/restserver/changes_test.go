@@ -4,8 +4,14 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
 	"net/http"
 	"strings"
+	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -186,4 +192,101 @@ func TestTheChangeFeedRefusesWhatIsWrong(t *testing.T) {
 	if r := s.do(http.MethodGet, ChangesPath+"?follow=false", nil, bearer...); r.status != http.StatusOK {
 		t.Fatalf("a reader's history: %s", r)
 	}
+}
+
+// A subscriber that stops reading is cut off once a write has waited
+// Options.StalledFeedTimeout; it resumes with the last id it read, with
+// nothing missed and nothing repeated.
+func TestAStalledSubscriberIsCutOffAndResumesWithItsLastID(t *testing.T) {
+	s := startServer(t, func(s *server) { s.opts.StalledFeedTimeout, s.smallSends = 300*time.Millisecond, true })
+	// A client whose socket takes little (a small receive buffer, so a
+	// small TCP window) and that reads nothing for a while.
+	d := net.Dialer{Control: func(_, _ string, c syscall.RawConn) error {
+		var serr error
+		err := c.Control(func(fd uintptr) { serr = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 4096) })
+		return errors.Join(err, serr)
+	}}
+	conn, err := d.Dial("tcp", s.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = conn.Close() }()
+	if _, err := fmt.Fprintf(conn, "GET %s HTTP/1.1\r\nHost: %s\r\n\r\n", ChangesPath, s.addr); err != nil {
+		t.Fatal(err)
+	}
+	// 322 events of about 1.6 KB, each its own write.
+	ctx := context.Background()
+	svc := s.service()
+	create := func(id ...string) {
+		if _, err := svc.CreateNamespace(ctx, api.CreateNamespaceRequest{ID: id}); err != nil {
+			t.Error(err)
+		}
+	}
+	p, q := strings.Repeat("p", 250), strings.Repeat("q", 250)
+	create(p)
+	create(p, q)
+	var wg sync.WaitGroup
+	for w := range 8 {
+		wg.Go(func() {
+			for i := range 40 {
+				create(p, q, fmt.Sprintf("%0240d-%d", i, w))
+			}
+		})
+	}
+	wg.Wait()
+	time.Sleep(time.Second) // a write waits, and the server cuts the client off
+	_ = conn.SetReadDeadline(time.Now().Add(30 * time.Second))
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil) //nolint:bodyclose // readEvents closes it
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	last := readEvents(t, resp.Body, seen)
+	if len(seen) == 0 || len(seen) >= 322 || last == "" {
+		t.Fatalf("before the cut: %d events, last id %q", len(seen), last)
+	}
+	// Resume: the rest, once each.
+	req, _ := http.NewRequest(http.MethodGet, s.url()+ChangesPath+"?follow=false", nil)
+	req.Header.Set("Last-Event-ID", last)
+	resp, err = http.DefaultClient.Do(req) //nolint:bodyclose // readEvents closes it
+	if err != nil {
+		t.Fatal(err)
+	}
+	readEvents(t, resp.Body, seen)
+	if len(seen) != 322 {
+		t.Fatalf("%d events in all, want 322", len(seen))
+	}
+}
+
+// readEvents reads whole SSE messages from body until it ends, adding
+// each event's subject to seen (a subject twice fails the test), and
+// returns the last id read.
+func readEvents(t *testing.T, body io.ReadCloser, seen map[string]bool) (last string) {
+	t.Helper()
+	defer func() { _ = body.Close() }()
+	sc := bufio.NewScanner(body)
+	sc.Buffer(nil, 1<<20)
+	var data, id string // of the message being read: a cut one counts for nothing
+	for sc.Scan() {
+		line := sc.Text()
+		switch {
+		case strings.HasPrefix(line, "data: "):
+			data = line[len("data: "):]
+		case strings.HasPrefix(line, "id: "):
+			id = line[len("id: "):]
+		case line == "" && id != "":
+			last, id = id, ""
+		case line == "" && data != "":
+			var ce cloudEvent
+			if err := json.Unmarshal([]byte(data), &ce); err != nil {
+				t.Fatalf("%q: %v", data, err)
+			}
+			if seen[ce.Subject] {
+				t.Fatalf("%s twice", ce.Subject)
+			}
+			seen[ce.Subject] = true
+			data = ""
+		}
+	}
+	return last
 }

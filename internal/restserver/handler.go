@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/flightns/flightns/api"
 	"github.com/flightns/flightns/internal/audit"
@@ -53,6 +54,10 @@ type Options struct {
 	// another replica), so that they do not hold the drain to its timeout
 	// (nil: they end with their requests' contexts).
 	Closing <-chan struct{}
+	// StalledFeedTimeout is how long the change feed waits for a client
+	// to take what it writes before it cuts the client off (default
+	// 10 s; the client resumes with the last id it has).
+	StalledFeedTimeout time.Duration
 }
 
 // EnsureDefaults fills what is unset (the default Planner is New's: it
@@ -64,13 +69,20 @@ func (o *Options) EnsureDefaults() {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
+	if o.StalledFeedTimeout == 0 {
+		o.StalledFeedTimeout = 10 * time.Second
+	}
 }
 
 // Validate refuses options New cannot serve with, naming the field: a
-// negative MaxBodyBytes (0 is unset: EnsureDefaults fills it).
+// negative MaxBodyBytes or StalledFeedTimeout (0 is unset: EnsureDefaults
+// fills it).
 func (o *Options) Validate() error {
 	if o.MaxBodyBytes < 0 {
 		return fmt.Errorf("restserver: Options.MaxBodyBytes %d is negative (0: DefaultMaxBodyBytes)", o.MaxBodyBytes)
+	}
+	if o.StalledFeedTimeout < 0 {
+		return fmt.Errorf("restserver: Options.StalledFeedTimeout %v is negative (0: 10 s)", o.StalledFeedTimeout)
 	}
 	return nil
 }
@@ -91,7 +103,7 @@ func New(svc *namespace.Service, opts Options) http.Handler {
 		opts.Planner = planner.New(svc)
 	}
 	return &handler{svc: svc, plan: opts.Planner, auth: opts.Auth, max: opts.MaxBodyBytes, log: opts.Logger, audit: opts.Audit, idem: opts.Idempotency,
-		panicked: opts.Panicked, closing: opts.Closing}
+		panicked: opts.Panicked, closing: opts.Closing, stalled: opts.StalledFeedTimeout}
 }
 
 type handler struct {
@@ -105,6 +117,7 @@ type handler struct {
 	// panicked counts a recovered panic (Options.Panicked).
 	panicked func()
 	closing  <-chan struct{}
+	stalled  time.Duration // Options.StalledFeedTimeout
 }
 
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {

@@ -29,6 +29,10 @@ type server struct {
 	t    *testing.T
 	opts Options
 	cfg  func(*namespace.Config)
+	// smallSends gives every connection a small send buffer (no
+	// autotuning), so that a client that reads nothing stalls the
+	// server's writes soon.
+	smallSends bool
 
 	mu   sync.Mutex
 	addr string // host:port, kept across restarts
@@ -44,6 +48,17 @@ func withAuth(a *auth.Authenticator) serverOption { return func(s *server) { s.o
 func withMaxBody(n int64) serverOption            { return func(s *server) { s.opts.MaxBodyBytes = n } }
 func withConfig(f func(*namespace.Config)) serverOption {
 	return func(s *server) { s.cfg = f }
+}
+
+// smallSendListener gives its connections a 4 KiB send buffer.
+type smallSendListener struct{ net.Listener }
+
+func (l smallSendListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if tc, ok := c.(*net.TCPConn); ok {
+		_ = tc.SetWriteBuffer(4096)
+	}
+	return c, err
 }
 
 func startServer(t *testing.T, opts ...serverOption) *server {
@@ -95,7 +110,11 @@ func (s *server) start() {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		serveOn := ln
+		if s.smallSends {
+			serveOn = smallSendListener{ln}
+		}
+		if err := srv.Serve(serveOn); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			s.t.Errorf("serve: %v", err)
 		}
 	}()

@@ -6,14 +6,19 @@
 //   node console.mjs '<config json>'
 //
 // config: {url, writer: {user, password}, reader: {token, name},
-// table: [id], branch, tag, paged: [id], pagedVersions, partitioned: [id],
+// table: [id], branch, tag, paged: [id], pagedVersions (after every
+// commit), during (the versions of the commits the activity page watches),
+// fresh: [id] (the table created then), partitioned: [id],
 // partitionFilter, hostile: {namespace, table, unicode, property},
 // openUrl: a console without authentication, crossSite: {rest, namespace}
 // the REST surface of that server and a namespace on it that another
 // origin's page tries to drop, screenshots: a directory, or "" for none}.
 //
-// When it needs commits (the activity page watching) it prints
-// {"wait": "commits"} and reads one line from stdin before it goes on.
+// When it needs changes it prints {"wait": what} and reads one line from
+// stdin before it goes on: "commits" (the activity page watching: versions
+// of paged, then the table fresh created), "version" (paged's page
+// watching: one more version of it), "elsewhere" (a change of another
+// table).
 // It ends with one JSON line: {"ok", "failures": [...], "checks": {name:
 // bool}, "seen": {...}, "dialogs", "csp", "pageErrors"}; the Go test
 // asserts on it. Failures are reported in the JSON, never only on stderr.
@@ -97,6 +102,25 @@ const text = async (id) => (await testid(id).first().textContent()) ?? "";
 const hash = () => page.evaluate(() => location.hash);
 const go = (h) => page.evaluate((x) => { location.hash = x; }, h);
 const versionsShown = () => page.locator("[data-testid=version-row]").evaluateAll((rows) => rows.map((r) => Number(r.dataset.version)));
+
+// requests are the console's API calls the page made, in order: {path,
+// at}. quietCalls(ms) waits ms and answers the calls made meanwhile, the
+// change feed's held stream aside (a live page needs no other).
+const requests = [];
+page.on("request", (r) => {
+  const u = new URL(r.url());
+  if (u.pathname.startsWith("/api/")) requests.push({ path: u.pathname, at: Date.now() });
+});
+async function quietCalls(ms) {
+  const from = requests.length;
+  await page.waitForTimeout(ms);
+  return requests.slice(from);
+}
+
+// markPage marks the document; pageNotReloaded says whether the mark is
+// still there (a reload or a navigation would make a new document).
+const markPage = () => page.evaluate(() => { window.__flightnsMark = 1; });
+const pageNotReloaded = () => page.evaluate(() => window.__flightnsMark === 1);
 
 async function login(mode, fields) {
   await testid("login-form").waitFor();
@@ -248,15 +272,36 @@ try {
   report.seen.arrow = { name: arrow.suggestedFilename(), bytes: arrowBytes.length };
   check("Arrow download (an IPC stream)", arrowBytes.length > 8 && arrowBytes.readUInt32LE(0) === 0xffffffff, report.seen.arrow);
 
-  // Activity: the charts change when commits happen.
+  // Activity: the page is live. Commits and a table created while it is
+  // open appear in its list of changes, newest first, without a reload;
+  // the charts move; and nothing is read on a timer: while the catalog is
+  // quiet the page makes no request at all.
   await testid("nav-activity").click();
   const chart = page.locator("[data-testid=chart-commits]");
   await until(async () => (await chart.getAttribute("data-samples")) !== null);
   const sum0 = Number(await chart.getAttribute("data-sum"));
   check("uPlot drew", (await page.locator("[data-testid=chart-commits] canvas").count()) > 0);
+  check("the activity page follows the change feed", await until(async () => (await testid("live-status").getAttribute("data-state")) === "live"),
+    await testid("live-status").getAttribute("data-state"));
+  await markPage();
+  const activityCalls = requests.length;
   emit({ wait: "commits" });
   const answer = await stdin.next();
   check("the test committed", !answer.done && answer.value.trim() === "done", answer);
+  const changeRows = () => page.locator("[data-testid=change-row]").evaluateAll((rows) =>
+    rows.map((r) => ({ type: r.dataset.type, id: r.dataset.id, version: r.dataset.version })));
+  const tickerId = cfg.paged.join("$");
+  const liveRows = await until(async () => {
+    const rows = await changeRows();
+    return rows.some((r) => r.type === "table.declared" && r.id === cfg.fresh.join("$")) &&
+      rows.filter((r) => r.type === "table.version.created" && r.id === tickerId).length === cfg.during ? rows : null;
+  }, 30000);
+  report.seen.activityChanges = liveRows || await changeRows();
+  check("the commits appear without a reload", liveRows && await pageNotReloaded() &&
+    JSON.stringify(liveRows.filter((r) => r.id === tickerId).map((r) => Number(r.version))) ===
+      JSON.stringify(Array.from({ length: cfg.during }, (_, i) => cfg.pagedVersions - 1 - i)), report.seen.activityChanges);
+  check("the table created appears on top, newest first", liveRows && liveRows[0].type === "table.declared" &&
+    liveRows[0].id === cfg.fresh.join("$"), report.seen.activityChanges);
   const sum1 = await until(async () => {
     const v = Number(await chart.getAttribute("data-sum"));
     return v > sum0 ? v : 0;
@@ -266,14 +311,74 @@ try {
   check("the operations table lists version commits",
     await until(async () => (await page.locator('[data-testid=op-row][data-op="rest CreateTableVersion"]').count()) === 1));
   await shot("activity");
+  // The charts are drawn again a sampling interval after the last change
+  // (and once more if changes came meanwhile): let that pass, then watch.
+  await page.waitForTimeout(6000);
+  const quietActivity = await quietCalls(5000);
+  report.seen.activityQuiet = quietActivity;
+  check("the activity page makes no request while the catalog is quiet", quietActivity.length === 0, quietActivity);
+  const feeds = requests.slice(activityCalls).filter((r) => r.path === "/api/v1/changes");
+  check("the activity page holds one change feed", feeds.length === 0 &&
+    requests.slice(0, activityCalls).filter((r) => r.path === "/api/v1/changes").length >= 1 &&
+    await pageNotReloaded(), requests.filter((r) => r.path === "/api/v1/changes"));
 
-  // A table with more versions than a page: older and newer.
+  // A table's page is live too: a version committed while it is open
+  // shows (its latest version, its versions) without a reload, and a
+  // change of another table reads nothing. Its first stream breaks at
+  // once (an error event, as the server's): the page opens the feed again
+  // after a pause, resuming after the sequence it had (Last-Event-ID).
+  const feedCalls = [];
+  const isFeed = (u) => u.pathname === "/api/v1/changes";
+  await page.route(isFeed, async (route) => {
+    const r = route.request();
+    feedCalls.push({ at: Date.now(), lastEventId: await r.headerValue("last-event-id"), url: r.url(),
+      header: await r.headerValue("x-flightns-console") });
+    if (feedCalls.length === 1) {
+      await route.fulfill({ status: 200, contentType: "text/event-stream",
+        body: 'event: error\ndata: {"error":"the stream broke (the test)","code":17}\n\n' });
+    } else {
+      await route.continue();
+    }
+  });
   await go(hashOf("table", cfg.paged));
-  const first = await until(async () => {
+  const first0 = await until(async () => {
     const v = await versionsShown();
     return v.length === 50 ? v : null;
   });
-  check("the first page of versions", first && first[0] === cfg.pagedVersions, first);
+  check("the first page of versions", first0 && first0[0] === cfg.pagedVersions - 1, first0);
+  check("the table page follows the change feed", await until(async () => (await testid("live-status").getAttribute("data-state")) === "live"),
+    await testid("live-status").getAttribute("data-state"));
+  await page.unroute(isFeed);
+  report.seen.feedCalls = feedCalls;
+  check("a broken feed is opened again after a pause, after the same sequence", feedCalls.length === 2 &&
+    /^[0-9]+$/.test(feedCalls[0].lastEventId || "") && feedCalls[1].lastEventId === feedCalls[0].lastEventId &&
+    feedCalls[1].at - feedCalls[0].at >= 900 && feedCalls.every((c) => c.header === "1") &&
+    new URL(feedCalls[0].url).searchParams.get("table") === cfg.paged.join("$"), feedCalls);
+  await markPage();
+  emit({ wait: "version" });
+  const answered = await stdin.next();
+  check("the test committed a version", !answered.done && answered.value.trim() === "done", answered);
+  const liveTable = await until(async () => {
+    const v = await versionsShown();
+    const latest = await text("table-version");
+    return v[0] === cfg.pagedVersions && latest === String(cfg.pagedVersions) ? { versions: v.slice(0, 3), latest } : null;
+  }, 30000);
+  report.seen.liveTable = liveTable || { versions: (await versionsShown()).slice(0, 3), latest: await text("table-version") };
+  check("the table page shows the new version without a reload", liveTable && await pageNotReloaded() &&
+    await until(async () => (await text("maint-latest")) === String(cfg.pagedVersions)), report.seen.liveTable);
+  await page.waitForTimeout(1000); // the redraw's reads end
+  const callsBefore = requests.length;
+  emit({ wait: "elsewhere" });
+  const elsewhere = await stdin.next();
+  check("the test changed another table", !elsewhere.done && elsewhere.value.trim() === "done", elsewhere);
+  const quietTable = await quietCalls(5000);
+  report.seen.tableQuiet = { quiet: quietTable, feeds: requests.slice(callsBefore).filter((r) => r.path === "/api/v1/changes") };
+  check("the table page reads nothing on a timer, nor for another table's change", quietTable.length === 0 &&
+    report.seen.tableQuiet.feeds.length === 0, report.seen.tableQuiet);
+
+  // A table with more versions than a page: older and newer.
+  const first = await versionsShown();
+  check("a full first page", first.length === 50 && first[0] === cfg.pagedVersions, first);
   await testid("versions-older").click();
   const older = await until(async () => {
     const v = await versionsShown();

@@ -23,6 +23,20 @@
 //   - no final manifest is overwritten: every final manifest holds the
 //     bytes of a writer that tried that very version;
 //   - multi-table transactions are all-or-nothing in storage;
+//   - the change feed is exact (feed_test.go): during every run two
+//     subscribers follow `GET /v1/changes` from sequence 0, reconnect
+//     after every cut (one also cuts itself every second or so and, among
+//     replicas, moves to the next) and resume after the last id the feed
+//     sent; each must receive a final read of the whole history
+//     (follow=false, after a barrier namespace is created) event for
+//     event: no gap, no duplicate, sequence order. That history must hold
+//     exactly one event for each namespace and table the run created and
+//     for each committed version (acknowledged, or of unknown outcome and
+//     final in storage), with its writer's manifest size, a batch's events
+//     in one sequence under one transaction id, and no event of a version
+//     storage does not hold or of a writer that did not win it; after
+//     FLUSHALL and a Redis restart, a subscriber resuming after sequence N
+//     gets what one that never left got (TestFeedResumesAcrossRedisLoss);
 //   - the server becomes ready (/readyz) again by itself.
 //
 // The faults: Redis killed -9 and restarted without persistence, Redis

@@ -494,6 +494,12 @@ func (rr replicaRun) round(t *testing.T, ns string) counts {
 	fo := newFailover(rr.rs)
 	seed := uint64(time.Now().UnixNano())
 	t.Logf("seed %d", seed)
+	var addrs []string
+	for _, s := range rr.rs.srvs {
+		addrs = append(addrs, s.rest)
+	}
+	feed := startFeed(addrs)
+	defer feed.stopAll()
 	var stop atomic.Bool
 	var wg sync.WaitGroup
 	defer func() { stop.Store(true); wg.Wait() }()
@@ -505,6 +511,7 @@ func (rr replicaRun) round(t *testing.T, ns string) counts {
 	time.Sleep(rr.between)
 	for _, f := range rr.faults {
 		t0 := time.Now()
+		h.noteFault(f.name)
 		f.inject(t, rr.rs, fo)
 		t.Logf("fault %q took %.1f s", f.name, time.Since(t0).Seconds())
 		time.Sleep(rr.between)
@@ -522,6 +529,7 @@ func (rr replicaRun) round(t *testing.T, ns string) counts {
 		}
 	}
 	finals := checkStorage(t, cat, h, rr.rs.rest[0])
+	checkFeed(t, feed, rr.rs.rest[0], rr.rs.srvs[0].rest, cat, h, rr.rs.srvs...)
 	checkLinearizable(t, h, false)
 	c := h.counts()
 	t.Logf("history: %+v; final manifests: %d", c, finals)

@@ -204,8 +204,25 @@ type history struct {
 	outs  []int
 	never atomic.Int64
 	// committed: the creates whose manifests are all final, set by
-	// checkStorage once the run is over.
+	// checkStorage once the run is over; owner: the create whose bytes
+	// each final manifest holds.
 	committed map[int]bool
+	owner     map[tableVersion]int
+	// faults: what was injected when (for reports).
+	faults []faultAt
+}
+
+// faultAt is a fault injected at a time since the history's start.
+type faultAt struct {
+	name string
+	at   time.Duration
+}
+
+// noteFault records that fault name is being injected now.
+func (h *history) noteFault(name string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.faults = append(h.faults, faultAt{name, time.Since(h.start)})
 }
 
 func newHistory() *history { return &history{start: time.Now()} }
@@ -579,6 +596,8 @@ func (sc scenario) round(t *testing.T, ns string) result {
 	end := time.Now().Add(sc.duration)
 	seed := uint64(time.Now().UnixNano())
 	t.Logf("seed %d", seed)
+	feed := startFeed([]string{sc.srv.rest})
+	defer feed.stopAll()
 
 	var wg sync.WaitGroup
 	for i := range sc.clients {
@@ -598,6 +617,7 @@ func (sc scenario) round(t *testing.T, ns string) result {
 		}
 		time.Sleep(wait)
 		f := sc.faults[frng.IntN(len(sc.faults))]
+		h.noteFault(f.name)
 		f.inject(t, frng)
 		injected[f.name]++
 		sc.srv.mustReady(60 * time.Second)
@@ -616,6 +636,7 @@ func (sc scenario) round(t *testing.T, ns string) result {
 		cancel()
 	}
 	finals := checkStorage(t, cat, h, rc)
+	checkFeed(t, feed, rc, sc.srv.rest, cat, h, sc.srv)
 	checkLinearizable(t, h, sc.lossy)
 	res := result{counts: h.counts(), Faults: injected, Finals: finals}
 	t.Logf("history: %+v; faults: %v; final manifests: %d", res.counts, res.Faults, res.Finals)
@@ -779,10 +800,7 @@ func checkStorage(t *testing.T, cat *catalog, h *history, rc *restClient) int {
 	outs := append([]int(nil), h.outs...)
 	h.mu.Unlock()
 
-	type tv struct {
-		t int
-		v int64
-	}
+	type tv = tableVersion
 	owner := map[tv]int{}
 	committed := map[int]bool{}
 	total := 0
@@ -874,7 +892,7 @@ func checkStorage(t *testing.T, cat *catalog, h *history, rc *restClient) int {
 		}
 	}
 	h.mu.Lock()
-	h.committed = committed
+	h.committed, h.owner = committed, owner
 	h.mu.Unlock()
 	return total
 }

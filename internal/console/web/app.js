@@ -4,8 +4,10 @@
 //   #/ns/<id…>      the namespace tree and a namespace (the root: #/ns),
 //                   with the tables under it that need a compaction
 //   #/table/<id…>   a table: maintenance, schema, versions, branches and
-//                   tags, verify
-//   #/activity      commit activity as charts, refreshed every 2 s
+//                   tags, verify; drawn again as its changes arrive
+//   #/activity      the catalog's changes as they arrive, and commit
+//                   activity as charts
+//   (the live pages follow the change feed, js/changes.js: no timers)
 //   #/sql           the SQL console
 //   #/plan/<id…>    the plan_scan explorer (of a partitioned table)
 //   #/health        the server's health
@@ -34,7 +36,8 @@ const who = document.getElementById("who");
 const logoutButton = document.getElementById("logout");
 
 // session is GET /api/session's answer once logged in; leaving holds what
-// the current page stops when another is drawn (timers, charts).
+// the current page stops when another is drawn (timers, charts, change
+// feeds).
 let session = null;
 let leaving = [];
 
@@ -74,7 +77,9 @@ function route() {
     return;
   }
   document.title = `${page.title} · flightns`;
-  const ctx = { onLeave: (fn) => leaving.push(fn), session };
+  // reload draws the page again from scratch (a live page whose change
+  // feed no longer reaches back to its state).
+  const ctx = { onLeave: (fn) => leaving.push(fn), session, reload: route };
   Promise.resolve()
     .then(() => page.draw(section, id, ctx))
     .catch((e) => fill(section, errorBox(e)));

@@ -1,10 +1,16 @@
-// The activity page: the last hour of the server's metrics history as
-// uPlot charts, and the latest of each surface's operations, read again
-// every 2 seconds while the page is shown.
-import { h, fill, table } from "./dom.js";
+// The activity page: the catalog's changes as they happen (the change
+// feed, newest first), the last hour of the server's metrics history as
+// uPlot charts, and the latest of each surface's operations. Nothing is
+// read on a timer: the page loads the history once, at a catalog
+// sequence, and follows the change feed after it; a change redraws the
+// charts once the server has sampled it (a sampling interval later), so
+// an idle catalog costs no request at all.
+import { h, fill, table, link, idText, when, badge } from "./dom.js";
 import { get, errorBox } from "./api.js";
+import { follow, liveStatus } from "./changes.js";
 
-const refreshMs = 2000;
+// maxChanges bounds the list of changes (the oldest go).
+const maxChanges = 200;
 
 // charts: each draws some series of /api/metrics's "series"; span: a line
 // joins the samples across those without data (a latency has none when
@@ -26,10 +32,16 @@ const colours = ["#2563eb", "#dc2626", "#059669", "#d97706"];
 
 export function activityPage(el, _id, ctx) {
   const status = h("span", { class: "muted", testid: "activity-updated" }, "Loading…");
+  const live = liveStatus();
   const problem = h("div");
   const grid = h("div", { class: "charts" });
   const ops = h("div", { testid: "ops-wrap" });
-  fill(el, h("div", { class: "page-head" }, h("h1", null, "Activity"), status), problem, grid,
+  const changes = changeList();
+  fill(el, h("div", { class: "page-head" }, h("h1", null, "Activity"), live.el, status), problem,
+    h("h2", null, "Changes"),
+    h("p", { class: "muted" }, "The catalog's changes since this page opened, newest first (the last ", String(maxChanges), ")."),
+    changes.el,
+    h("h2", null, "The last hour"), grid,
     h("h2", null, "Operations by surface"),
     h("p", { class: "muted" }, "The latest sample of each surface's operations."), ops);
 
@@ -42,31 +54,51 @@ export function activityPage(el, _id, ctx) {
     return { c, card, plot, latest, u: null };
   });
 
-  let timer = null;
   let stopped = false;
+  let stopFeed = () => {};
   const resize = () => {
     for (const k of cards) if (k.u) k.u.setSize(size(k.plot));
   };
   window.addEventListener("resize", resize);
   ctx.onLeave(() => {
     stopped = true;
-    clearTimeout(timer);
+    stopFeed();
+    clearTimeout(redraw.timer);
     window.removeEventListener("resize", resize);
     for (const k of cards) if (k.u) k.u.destroy();
   });
 
-  async function tick() {
+  // load reads the metrics history and draws it; it answers the catalog
+  // sequence the history is at (null when it failed).
+  async function load() {
     try {
       const m = await get("/api/metrics");
-      if (stopped) return;
+      if (stopped) return null;
       fill(problem);
       draw(m);
-      fill(status, `every ${m.interval_s} s · updated ${new Date().toLocaleTimeString()}`);
+      redraw.sampleMs = 1000 * m.interval_s;
+      fill(status, `sampled every ${m.interval_s} s · drawn ${new Date().toLocaleTimeString()}`);
+      return m.seq;
     } catch (e) {
-      if (stopped) return;
-      fill(problem, errorBox(e));
+      if (!stopped) fill(problem, errorBox(e));
+      return null;
     }
-    if (!stopped) timer = setTimeout(tick, refreshMs);
+  }
+
+  // redraw draws the charts again once the server has sampled the
+  // changes that arrived: a sampling interval after the first of them,
+  // and again as long as more arrived meanwhile.
+  const redraw = { timer: null, due: 0, sampleMs: 2000 };
+  const afterChange = () => {
+    const wait = redraw.sampleMs + 500;
+    redraw.due = Date.now() + wait;
+    if (redraw.timer === null) redraw.timer = setTimeout(drawAgain, wait);
+  };
+  async function drawAgain() {
+    const started = Date.now();
+    await load();
+    redraw.timer = null;
+    if (!stopped && redraw.due > started) redraw.timer = setTimeout(drawAgain, Math.max(0, redraw.due - Date.now()));
   }
 
   function draw(m) {
@@ -111,7 +143,27 @@ export function activityPage(el, _id, ctx) {
       rowAttrs: (n) => ({ testid: "op-row", data: { op: n } }) }));
   }
 
-  tick();
+  // The history, then the changes after the sequence it is at.
+  load().then((seq) => {
+    if (stopped) return;
+    if (seq === null) {
+      fill(changes.empty, "The changes are not followed: the page could not load.");
+      return;
+    }
+    stopFeed = follow({
+      after: seq,
+      onEvents: (events) => {
+        if (!events.length) return;
+        changes.add(events);
+        afterChange();
+      },
+      onStatus: (state, error, wait) => {
+        live.onStatus(state, error, wait);
+        if (state === "stale") ctx.reload();
+        if (state === "refused") fill(problem, errorBox(error));
+      },
+    });
+  });
 }
 
 // lastOf is the newest value of a series, or null when the last sample
@@ -132,4 +184,58 @@ function fmt(v) {
 
 function size(el) {
   return { width: Math.max(260, el.clientWidth || 400), height: 180 };
+}
+
+// changeList is the list of changes, newest first: add(events) puts
+// events (CloudEvents, in the feed's order) on top and drops the oldest
+// beyond maxChanges.
+function changeList() {
+  const rows = h("tbody");
+  const empty = h("td", { class: "empty", colspan: 6 }, "No change since this page opened.");
+  rows.append(h("tr", { testid: "change-none" }, empty));
+  const el = h("table", { class: "grid changes", testid: "changes" },
+    h("thead", null, h("tr", null, ["Time", "Change", "Object", "Details", "By", "Sequence"].map((t) => h("th", null, t)))),
+    rows);
+  const add = (events) => {
+    const none = rows.querySelector("[data-testid=change-none]");
+    if (none) none.remove();
+    // Newest first: each event above those before it.
+    for (const ce of events) rows.insertBefore(changeRow(ce), rows.firstChild);
+    while (rows.childElementCount > maxChanges) rows.lastChild.remove();
+  };
+  return { el, add, empty };
+}
+
+// changeRow shows one event: when, its type, its object (a link to its
+// page while it exists), what it did, who did it.
+function changeRow(ce) {
+  const ev = ce.data || {};
+  const id = Array.isArray(ev.id) ? ev.id : [];
+  const type = String(ev.type || ce.type || "");
+  const gone = /\.(dropped|deregistered)$/.test(type);
+  const page = type.startsWith("namespace.") ? "ns" : "table";
+  const object = !id.length ? h("span", { class: "mono muted" }, ev.location || "")
+    : gone ? h("span", { class: "mono" }, idText(id))
+      : link(page, id, idText(id), { class: "mono", testid: "change-link" });
+  const details = [];
+  if (type === "table.version.created") details.push(`${ev.branch || "main"}@${ev.version}`);
+  if (type === "table.versions.deleted") {
+    const n = Array.isArray(ev.versions) ? ev.versions.length : 0;
+    details.push(`${n} ${n === 1 ? "version" : "versions"} of ${ev.branch || "main"}`);
+  }
+  if (Array.isArray(ev.from) && ev.from.length) details.push(`from ${idText(ev.from)}`);
+  if (ev.txn_id) details.push(`transaction ${ev.txn_id}`);
+  return h("tr", { testid: "change-row", data: { type, id: idText(id), seq: ev.seq ?? "", version: ev.version ?? "" } },
+    h("td", { class: "mono" }, ev.time ? when(ev.time) : ""),
+    h("td", null, badge(type, kindOf(type))),
+    h("td", null, object),
+    h("td", { class: "mono" }, details.join(" · ")),
+    h("td", null, ev.principal || ""),
+    h("td", { class: "mono num" }, String(ev.seq ?? "")));
+}
+
+function kindOf(type) {
+  if (/\.(dropped|deregistered)$|versions\.deleted$/.test(type)) return "bad";
+  if (type === "table.version.created") return "branch";
+  return "ok";
 }

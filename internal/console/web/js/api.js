@@ -22,8 +22,9 @@ export function setUnauthenticated(fn) {
 
 // request calls the API and returns the Response; it throws an APIError
 // for an error status. query: an object of parameters; "id" is an array,
-// sent as one repeated parameter per level.
-export async function request(method, path, { query, body } = {}) {
+// sent as one repeated parameter per level. headers: more headers;
+// signal: an AbortSignal that cancels the call (a stream's reading too).
+export async function request(method, path, { query, body, headers, signal } = {}) {
   const params = new URLSearchParams();
   for (const [k, v] of Object.entries(query || {})) {
     if (v === undefined || v === null || v === "") continue;
@@ -34,7 +35,8 @@ export async function request(method, path, { query, body } = {}) {
     method,
     credentials: "same-origin",
     cache: "no-store",
-    headers: { "X-Flightns-Console": "1" },
+    headers: { ...headers, "X-Flightns-Console": "1" },
+    signal,
   };
   if (body !== undefined) {
     init.headers["Content-Type"] = "application/json";
@@ -47,18 +49,19 @@ export async function request(method, path, { query, body } = {}) {
     throw new APIError(0, "Unreachable", null, `the console did not answer: ${e.message}`);
   }
   if (resp.ok) return resp;
-  let err = null;
+  let answer = null;
   try {
-    err = (await resp.json()).error;
+    answer = await resp.json();
   } catch {
     // not the API's JSON (a proxy's page, say)
   }
   // The console's errors are {type, code, message}; the REST surface's
   // (under /api/v1/) a message with the code beside it.
+  const err = answer && answer.error;
   const e = err && typeof err === "object"
     ? new APIError(resp.status, err.type, err.code, err.message)
     : typeof err === "string"
-      ? new APIError(resp.status, `HTTP ${resp.status}`, null, err)
+      ? new APIError(resp.status, `HTTP ${resp.status}`, typeof answer.code === "number" ? answer.code : null, err)
     : new APIError(resp.status, `HTTP ${resp.status}`, null, resp.statusText || "the call failed");
   if (resp.status === 401 && path !== "/api/login" && path !== "/api/session") onUnauthenticated();
   throw e;

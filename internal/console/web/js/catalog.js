@@ -5,6 +5,7 @@ import { h, fill, link, idText, table, kv, nullable, bytes, count, when, badge, 
 import { get, errorBox } from "./api.js";
 import { branchGraph } from "./graph.js";
 import { maintenancePanel, compactionList } from "./maintenance.js";
+import { follow, liveStatus } from "./changes.js";
 
 const sameId = (a, b) => a.length === b.length && a.every((x, i) => x === b[i]);
 const isPrefix = (p, id) => p.length < id.length && p.every((x, i) => x === id[i]);
@@ -22,7 +23,7 @@ function breadcrumb(id, page) {
   return h("nav", { class: "breadcrumb", testid: "breadcrumb" }, crumbs);
 }
 
-function properties(props, testid) {
+function propertiesOf(props, testid) {
   const keys = Object.keys(props || {}).sort();
   return kv(keys.map((k) => [h("span", { class: "mono" }, k), h("span", { class: "mono wrap" }, props[k])]),
     { testid, empty: "No properties." });
@@ -133,14 +134,25 @@ export async function namespacePage(el, id) {
       ns.partitioned ? badge("partitioned table", "branch") : null),
     id.length ? h("p", { class: "mono muted", testid: "ns-id" }, idText(id)) : null,
     ns.partitioned ? h("p", null, link("plan", id, "Explore its partitions with plan_scan →", { testid: "ns-plan" })) : null,
-    h("h2", null, "Properties"), properties(ns.properties, "ns-properties"),
+    h("h2", null, "Properties"), propertiesOf(ns.properties, "ns-properties"),
     h("h2", null, "Tables"), tablesTable, moreTables,
     h("h2", null, "Needs compaction"), compactionList(id));
 }
 
 // tablePage: a table's description, branches and tags as a graph over
-// its versions, a page of versions at a time, and verify on demand.
-export async function tablePage(el, id) {
+// its versions, a page of versions at a time, and verify on demand. It is
+// live: it follows the change feed of this table after the catalog
+// sequence its description was read at, and draws what changed (the
+// description, schema, branches and tags, graph, maintenance signals and
+// the newest page of versions) again when a change of the table arrives,
+// keeping the branch and page a reader chose.
+export async function tablePage(el, id, ctx) {
+  let stopFeed = () => {};
+  let stopped = false;
+  ctx.onLeave(() => {
+    stopped = true;
+    stopFeed();
+  });
   fill(el, breadcrumb(id, "table"), h("p", { class: "muted" }, "Loading…"));
   let t;
   try {
@@ -149,45 +161,135 @@ export async function tablePage(el, id) {
     fill(el, breadcrumb(id, "table"), errorBox(e));
     return;
   }
-  const tagsAt = new Map(); // "branch@version" -> tag names
-  for (const tag of t.tags) {
-    const k = `${tag.branch || ""}@${tag.version}`;
-    tagsAt.set(k, [...(tagsAt.get(k) || []), tag.name]);
-  }
+  if (stopped) return;
+  const live = liveStatus();
+  const gone = h("div", { class: "gone", testid: "table-gone" });
+  const summary = h("div");
+  const maintenance = h("div");
+  const schema = h("div");
+  const refs = h("div");
+  const properties = h("div");
   const versions = h("div", { class: "versions" });
   const graph = h("div", { class: "graph-wrap", testid: "graph-wrap" }, h("p", { class: "muted" }, "Loading…"));
-  const showBranch = versionTimeline(versions, id, t, tagsAt);
+  const timeline = versionTimeline(versions, id, t);
   fill(el,
     breadcrumb(id, "table"),
-    h("h1", { testid: "table-name" }, id[id.length - 1]),
-    kv([
+    h("div", { class: "page-head" }, h("h1", { testid: "table-name" }, id[id.length - 1]), live.el),
+    gone,
+    summary,
+    h("h2", null, "Maintenance"),
+    maintenance,
+    h("h2", null, "Schema"),
+    schema,
+    h("h2", null, "Branches and tags"),
+    graph,
+    refs,
+    h("h2", null, "Versions"),
+    versions,
+    h("h2", null, "Verify"),
+    verifySection(id),
+    h("h2", null, "Properties"),
+    properties);
+
+  // show draws what the description t says, and what is read after it.
+  const show = (t) => {
+    fill(summary, kv([
       ["Id", h("span", { class: "mono" }, idText(id))],
       ["Location", h("span", { class: "mono wrap", testid: "table-location" }, t.location)],
       ["Managed versioning", h("span", { testid: "table-managed" }, t.managed_versioning ? "yes" : "no")],
       ["Latest version (main)", h("span", { class: "mono", testid: "table-version" }, nullable(t.version))],
       ["Branches", count(t.branches.length)],
       ["Tags", count(t.tags.length)],
-    ], { testid: "table-summary" }),
-    h("h2", null, "Maintenance"),
-    maintenancePanel(id),
-    h("h2", null, "Schema"),
-    t.schema_error
+    ], { testid: "table-summary" }));
+    fill(maintenance, maintenancePanel(id));
+    fill(schema, t.schema_error
       ? h("p", { class: "muted", testid: "schema-error" }, t.schema_error)
       : table([
         { title: "Column", class: "mono", cell: (f) => f.name },
         { title: "Type", class: "mono", cell: (f) => f.type },
         { title: "Nullable", cell: (f) => (f.nullable ? "yes" : "no") },
-      ], t.schema, { testid: "schema", empty: "No columns." }),
-    h("h2", null, "Branches and tags"),
-    graph,
-    branchesAndTags(t),
-    h("h2", null, "Versions"),
-    versions,
-    h("h2", null, "Verify"),
-    verifySection(id),
-    h("h2", null, "Properties"),
-    properties(t.properties, "table-properties"));
-  drawGraph(graph, id, t, showBranch);
+      ], t.schema, { testid: "schema", empty: "No columns." }));
+    fill(refs, branchesAndTags(t));
+    fill(properties, propertiesOf(t.properties, "table-properties"));
+    const drawing = ++graphs;
+    drawGraph(graph, id, t, timeline.pick, () => drawing !== graphs);
+  };
+  let graphs = 0; // the graph drawings begun: only the last is shown
+  show(t);
+
+  // redraw reads the table again after changes of it arrived: one read
+  // at a time, and one more if changes arrived during it.
+  const refresh = { running: false, again: false, events: [] };
+  const redraw = async (events) => {
+    refresh.events = events; // the latest: what a notice of its end names
+    if (refresh.running) {
+      refresh.again = true;
+      return;
+    }
+    refresh.running = true;
+    try {
+      do {
+        refresh.again = false;
+        let next;
+        try {
+          next = await get("/api/table", { id });
+        } catch (e) {
+          if (stopped) return;
+          if (e.status === 404) {
+            fill(gone, goneNotice(refresh.events, e));
+            return stopFeed();
+          }
+          fill(gone, errorBox(e));
+          continue;
+        }
+        if (stopped) return;
+        fill(gone);
+        t = next;
+        show(t);
+        timeline.changed(t);
+      } while (refresh.again && !stopped);
+    } finally {
+      refresh.running = false;
+    }
+  };
+  const delimiter = delimiterFor(id);
+  stopFeed = follow({
+    after: t.seq,
+    query: { table: id.join(delimiter), delimiter },
+    onEvents: (events) => {
+      if (events.length) redraw(events);
+    },
+    onStatus: (state, error, wait) => {
+      live.onStatus(state, error, wait);
+      if (state === "stale") ctx.reload();
+      if (state === "refused") fill(gone, errorBox(error));
+    },
+  });
+}
+
+// goneNotice says why the table's page has nothing more to show: the
+// change that removed or renamed it (the last of events that did), or the
+// error.
+function goneNotice(events, e) {
+  const last = [...events].reverse().map((ce) => ce.data || {})
+    .find((ev) => /^table\.(dropped|deregistered|renamed)$/.test(ev.type));
+  if (last && last.type === "table.renamed" && Array.isArray(last.id)) {
+    return h("p", { class: "error", role: "status", data: { type: last.type } },
+      "This table was renamed to ", link("table", last.id, idText(last.id), { testid: "table-renamed-to" }), ".");
+  }
+  if (last) {
+    return h("p", { class: "error", role: "status", data: { type: last.type } },
+      `This table was ${last.type.slice("table.".length)}${last.principal ? ` by ${last.principal}` : ""}.`);
+  }
+  return errorBox(e);
+}
+
+// delimiterFor is a delimiter for the change feed's table filter that
+// no level of id holds: "$", or another character.
+function delimiterFor(id) {
+  const unused = (d) => id.every((name) => !name.includes(d));
+  for (const d of ["$", "/", "|", "~", "^"]) if (unused(d)) return d;
+  for (let c = 0xe000; ; c++) if (unused(String.fromCharCode(c))) return String.fromCharCode(c);
 }
 
 function branchesAndTags(t) {
@@ -208,11 +310,14 @@ function branchesAndTags(t) {
 const graphVersions = 30;
 const graphBranches = 24;
 
-async function drawGraph(el, id, t, pick) {
+// drawGraph draws t's graph into el once its versions are read, unless
+// stale() says a newer drawing began meanwhile.
+async function drawGraph(el, id, t, pick, stale = () => false) {
   const shown = t.branches.slice(0, graphBranches);
   try {
     const pages = await Promise.all([{ name: "" }, ...shown].map((b) =>
       get("/api/table/versions", { id, branch: b.name, limit: graphVersions })));
+    if (stale()) return;
     const lanes = [{ key: "", name: "main", parentKey: null, parentVersion: null }, ...shown.map((b) => ({
       key: b.name, name: b.name, parentKey: b.parent_branch || "", parentVersion: b.parent_version,
     }))].map((lane, i) => ({
@@ -224,20 +329,25 @@ async function drawGraph(el, id, t, pick) {
       t.branches.length > shown.length
         ? h("p", { class: "muted" }, `The graph shows ${shown.length} of ${t.branches.length} branches.`) : null);
   } catch (e) {
-    fill(el, errorBox(e));
+    if (!stale()) fill(el, errorBox(e));
   }
 }
 
 // versionTimeline lists a branch's versions newest first, a page at a
-// time (next_before), and returns a function that shows another branch.
-function versionTimeline(el, id, t, tagsAt) {
+// time (next_before). It returns pick(branch), which shows another branch,
+// and changed(t), which reads the page shown again after the table
+// changed (t: its new description), on the same branch unless that is
+// gone.
+function versionTimeline(el, id, t) {
   const pageSize = 50;
   let branch = "";
   let stack = []; // the "before" of each newer page, for "Newer"
   let before = null;
+  let tagsAt = tagsByVersion(t);
   const select = h("select", { testid: "versions-branch", "aria-label": "branch",
-    onchange: () => show(select.value) },
-  h("option", { value: "" }, "main"), t.branches.map((b) => h("option", { value: b.name }, b.name)));
+    onchange: () => show(select.value) });
+  const options = (t) => fill(select, h("option", { value: "" }, "main"), t.branches.map((b) => h("option", { value: b.name }, b.name)));
+  options(t);
   const body = h("div");
   const newest = button("Newest", () => load(null, []), { testid: "versions-newest" });
   const newer = button("← Newer", () => load(stack[stack.length - 1], stack.slice(0, -1)), { testid: "versions-newer" });
@@ -247,16 +357,21 @@ function versionTimeline(el, id, t, tagsAt) {
   older.addEventListener("click", () => load(nextBefore, [...stack, before]));
   fill(el, h("div", { class: "toolbar" }, h("label", null, "Branch ", select), newest, newer, older, where), body);
 
+  // loading counts the reads: only the latest one's answer is drawn.
+  let loading = 0;
   async function load(b, s) {
+    const mine = ++loading;
     for (const x of [newest, newer, older]) x.disabled = true;
     let r;
     try {
       r = await get("/api/table/versions", { id, branch, before: b, limit: pageSize });
     } catch (e) {
+      if (mine !== loading) return;
       fill(body, errorBox(e));
       newest.disabled = false;
       return;
     }
+    if (mine !== loading) return;
     before = b;
     stack = s;
     nextBefore = r.next_before;
@@ -281,10 +396,29 @@ function versionTimeline(el, id, t, tagsAt) {
     load(null, []);
   }
   show("");
-  return (name) => {
-    show(name);
-    el.scrollIntoView({ behavior: "smooth", block: "start" });
+  return {
+    pick: (name) => {
+      show(name);
+      el.scrollIntoView({ behavior: "smooth", block: "start" });
+    },
+    changed: (t) => {
+      tagsAt = tagsByVersion(t);
+      options(t);
+      if (branch !== "" && !t.branches.some((b) => b.name === branch)) return show("");
+      select.value = branch;
+      load(before, stack);
+    },
   };
+}
+
+// tagsByVersion maps "branch@version" to the names of its tags.
+function tagsByVersion(t) {
+  const at = new Map();
+  for (const tag of t.tags) {
+    const k = `${tag.branch || ""}@${tag.version}`;
+    at.set(k, [...(at.get(k) || []), tag.name]);
+  }
+  return at;
 }
 
 function verifySection(id) {

@@ -1,0 +1,227 @@
+package flightserver
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"strconv"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/flight"
+	"github.com/apache/arrow-go/v18/arrow/ipc"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/flightns/flightns/api"
+	"github.com/flightns/flightns/nserror"
+)
+
+// The change feed on Flight (docs/flight.md, "Change feed"): DoGet on a
+// ticket "flightns-changes:" followed by the JSON of a ChangesTicket
+// streams the feed as Arrow record batches, one per stretch of whole
+// sequences, each with the sequence it runs through as its app metadata
+// (decimal): resuming after the last one received misses nothing and
+// repeats nothing. GetFlightInfo on a CMD descriptor {"changes": {…}}
+// answers the schema and that ticket.
+
+// changesTicketPrefix starts the tickets of the change feed.
+const changesTicketPrefix = "flightns-changes:"
+
+// changesCommandKey is the key of a change feed command descriptor.
+const changesCommandKey = `"changes"`
+
+// ChangesSchema is the change feed's schema on Flight: the fields every
+// consumer routes by, typed, and the whole event as JSON (the object the
+// REST feed sends as its CloudEvents data), so that new kinds of event
+// and their fields need no new column.
+var ChangesSchema = arrow.NewSchema([]arrow.Field{
+	{Name: "seq", Type: arrow.PrimitiveTypes.Uint64},
+	{Name: "time", Type: &arrow.TimestampType{Unit: arrow.Microsecond, TimeZone: "UTC"}},
+	{Name: "type", Type: arrow.BinaryTypes.String},
+	{Name: "id", Type: arrow.ListOf(arrow.BinaryTypes.String), Nullable: true},
+	{Name: "principal", Type: arrow.BinaryTypes.String, Nullable: true},
+	{Name: "txn_id", Type: arrow.BinaryTypes.String, Nullable: true},
+	{Name: "branch", Type: arrow.BinaryTypes.String, Nullable: true},
+	{Name: "version", Type: arrow.PrimitiveTypes.Uint64, Nullable: true},
+	{Name: "event", Type: arrow.BinaryTypes.String},
+}, nil)
+
+// ChangesThrough reads the sequence a batch of the feed runs through from
+// its app metadata.
+func ChangesThrough(appMetadata []byte) (uint64, error) {
+	return strconv.ParseUint(string(appMetadata), 10, 64)
+}
+
+// parseChangesTicket reads a ticket's request (after the prefix).
+func parseChangesTicket(b []byte) (api.ChangesRequest, error) {
+	var t api.ChangesRequest
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&t); err != nil {
+		return t, nserror.New(nserror.InvalidInput, "a change feed ticket is %s{\"after\": N, \"namespace\": [...], \"table\": [...], \"types\": [...], \"follow\": bool}: %v", changesTicketPrefix, err)
+	}
+	if dec.More() {
+		return t, nserror.New(nserror.InvalidInput, "a change feed ticket holds one JSON object")
+	}
+	return t, t.Validate()
+}
+
+// changesInfo answers a change feed command: its schema and ticket.
+func (s *Server) changesInfo(desc *flight.FlightDescriptor, req json.RawMessage) (*flight.FlightInfo, error) {
+	if _, err := parseChangesTicket(req); err != nil {
+		return nil, err
+	}
+	return &flight.FlightInfo{
+		Schema:           flight.SerializeSchema(ChangesSchema, s.alloc),
+		FlightDescriptor: desc,
+		Endpoint:         []*flight.FlightEndpoint{{Ticket: &flight.Ticket{Ticket: append([]byte(changesTicketPrefix), req...)}}},
+		TotalRecords:     -1,
+		TotalBytes:       -1,
+	}, nil
+}
+
+// doChanges streams the change feed a ticket asks for, what the caller
+// may read (namespace.Service.FollowChanges). A client that takes no
+// batch for StalledResultTimeout is cut off with Throttling, naming the
+// sequence to resume after: a stuck subscriber holds one batch and no
+// goroutine past that. The stream ends as the server's drain begins.
+func (s *Server) doChanges(rest []byte, stream flight.FlightService_DoGetServer) error {
+	t, err := parseChangesTicket(rest)
+	if err != nil {
+		return err
+	}
+	// The headers go now, so that a client knows the stream is live
+	// before the first change.
+	if err := stream.SendHeader(nil); err != nil {
+		return err
+	}
+	ctx, stop := context.WithCancel(stream.Context())
+	defer stop()
+	go func() {
+		select {
+		case <-s.closing:
+			stop()
+		case <-ctx.Done():
+		}
+	}()
+	// The writer runs apart, so that a client that stops reading cannot
+	// hold this handler: when it takes nothing for the stall timeout the
+	// handler returns, gRPC ends the stream, and the writer's blocked send
+	// fails.
+	type batch struct {
+		rec     arrow.RecordBatch
+		through uint64
+	}
+	out := make(chan batch)
+	written := make(chan error, 2) // a batch's, unread when the client stalled, and the end's
+	go func() {
+		w := flight.NewRecordWriter(stream, ipc.WithSchema(ChangesSchema), ipc.WithAllocator(s.alloc))
+		var err error
+		for b := range out {
+			if err == nil {
+				err = w.WriteWithAppMetadata(b.rec, []byte(strconv.FormatUint(b.through, 10)))
+			}
+			b.rec.Release()
+			written <- err
+		}
+		if err == nil {
+			err = w.Close()
+		}
+		written <- err
+	}()
+	sent, stalled := t.After, false
+	timeout := s.limits.StalledResultTimeout
+	stall := time.NewTimer(timeout)
+	defer stall.Stop()
+	ferr := s.svc.FollowChanges(ctx, t, func(events []api.Event, through uint64) error {
+		rec, err := changesRecord(s.alloc, events)
+		if err != nil {
+			return err
+		}
+		stall.Reset(timeout)
+		out <- batch{rec, through} // the writer waits for it
+		select {
+		case err := <-written:
+			if err != nil {
+				return err
+			}
+		case <-stall.C:
+			stalled = true
+			return errStalledFeed(timeout, sent)
+		}
+		sent = through
+		return nil
+	})
+	close(out)
+	if stalled {
+		s.log.Warn("a change feed subscriber stopped reading; it is cut off", "timeout", timeout, "after", sent)
+		return limitError("%v", ferr) // the writer's send fails as the stream ends
+	}
+	if err := <-written; err != nil {
+		return err
+	}
+	if ferr != nil && ctx.Err() == nil {
+		return ferr
+	}
+	if stream.Context().Err() != nil {
+		return stream.Context().Err()
+	}
+	return nil
+}
+
+// errStalledFeed is the error of a subscriber that took nothing for
+// timeout, having received the feed through after.
+func errStalledFeed(timeout time.Duration, after uint64) error {
+	return nserror.New(nserror.Throttling, "the subscriber took nothing for %s and was cut off: resume after sequence %d", timeout, after)
+}
+
+// changesRecord is events as a record batch of ChangesSchema.
+func changesRecord(alloc memory.Allocator, events []api.Event) (arrow.RecordBatch, error) {
+	b := array.NewRecordBuilder(alloc, ChangesSchema)
+	defer b.Release()
+	seq := b.Field(0).(*array.Uint64Builder)
+	at := b.Field(1).(*array.TimestampBuilder)
+	typ := b.Field(2).(*array.StringBuilder)
+	id := b.Field(3).(*array.ListBuilder)
+	idv := id.ValueBuilder().(*array.StringBuilder)
+	principal := b.Field(4).(*array.StringBuilder)
+	txn := b.Field(5).(*array.StringBuilder)
+	branch := b.Field(6).(*array.StringBuilder)
+	version := b.Field(7).(*array.Uint64Builder)
+	whole := b.Field(8).(*array.StringBuilder)
+	optional := func(sb *array.StringBuilder, v string) {
+		if v == "" {
+			sb.AppendNull()
+		} else {
+			sb.Append(v)
+		}
+	}
+	for _, ev := range events {
+		j, err := json.Marshal(ev)
+		if err != nil {
+			return nil, err
+		}
+		seq.Append(ev.Seq)
+		at.Append(arrow.Timestamp(ev.Time.UnixMicro()))
+		typ.Append(ev.Type)
+		if len(ev.ID) == 0 {
+			id.AppendNull()
+		} else {
+			id.Append(true)
+			for _, part := range ev.ID {
+				idv.Append(part)
+			}
+		}
+		optional(principal, ev.Principal)
+		optional(txn, ev.TxnID)
+		optional(branch, ev.Branch)
+		if ev.Version == 0 {
+			version.AppendNull()
+		} else {
+			version.Append(ev.Version)
+		}
+		whole.Append(string(j))
+	}
+	return b.NewRecordBatch(), nil
+}
