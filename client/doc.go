@@ -1,7 +1,7 @@
 // Package client is a Go client of a flightns server's REST API: the
 // Lance Namespace operations (and flightns's own: undrop, cleanup,
-// grants), one method per operation, taking and returning package api's
-// models. The flightns CLI's ns, table and changes commands are built on it.
+// grants, compaction jobs), one method per operation, taking and
+// returning package api's models. The flightns CLI's ns, table and changes commands are built on it.
 //
 // New takes a Config (the server's URL, a bearer token or a user and
 // password) and checks it; it does not connect. Every call is one POST

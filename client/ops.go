@@ -46,6 +46,11 @@ var routes = map[string]string{
 	api.OpCreateNamespaceGrant:     "namespace/{id}/grants/create",
 	api.OpDeleteNamespaceGrant:     "namespace/{id}/grants/delete",
 	api.OpListNamespaceGrants:      "namespace/{id}/grants/list",
+	api.OpClaimCompaction:          "compaction/claim",
+	api.OpHeartbeatCompaction:      "compaction/heartbeat",
+	api.OpCompleteCompaction:       "compaction/complete",
+	api.OpFailCompaction:           "compaction/fail",
+	api.OpListCompactions:          "compaction/list",
 }
 
 // CreateNamespace runs CreateNamespace: create a namespace (mode create,
@@ -264,4 +269,35 @@ func (c *Client) DeleteNamespaceGrant(ctx context.Context, req api.NamespaceGran
 // namespace and inside it (flightns).
 func (c *Client) ListNamespaceGrants(ctx context.Context, req api.ListNamespaceGrantsRequest) (*api.ListNamespaceGrantsResponse, error) {
 	return call[api.ListNamespaceGrantsResponse](ctx, c, api.OpListNamespaceGrants, req.ID, req)
+}
+
+// ClaimCompaction runs ClaimCompaction: the next compaction job due among
+// the tables the caller may write, leased to req.Worker; Job is nil when
+// none is due.
+func (c *Client) ClaimCompaction(ctx context.Context, req api.ClaimCompactionRequest) (*api.ClaimCompactionResponse, error) {
+	return call[api.ClaimCompactionResponse](ctx, c, api.OpClaimCompaction, nil, req)
+}
+
+// HeartbeatCompaction runs HeartbeatCompaction: renew the lease of a
+// compaction job the worker holds.
+func (c *Client) HeartbeatCompaction(ctx context.Context, req api.HeartbeatCompactionRequest) (*api.HeartbeatCompactionResponse, error) {
+	return call[api.HeartbeatCompactionResponse](ctx, c, api.OpHeartbeatCompaction, nil, req)
+}
+
+// CompleteCompaction runs CompleteCompaction: report a compaction job the
+// worker holds done.
+func (c *Client) CompleteCompaction(ctx context.Context, req api.CompleteCompactionRequest) (*api.CompactionJob, error) {
+	return call[api.CompactionJob](ctx, c, api.OpCompleteCompaction, nil, req)
+}
+
+// FailCompaction runs FailCompaction: report a compaction job the worker
+// holds failed.
+func (c *Client) FailCompaction(ctx context.Context, req api.FailCompactionRequest) (*api.CompactionJob, error) {
+	return call[api.CompactionJob](ctx, c, api.OpFailCompaction, nil, req)
+}
+
+// ListCompactions runs ListCompactions: the compaction jobs in progress of
+// the tables the caller may read.
+func (c *Client) ListCompactions(ctx context.Context, req api.ListCompactionsRequest) (*api.ListCompactionsResponse, error) {
+	return call[api.ListCompactionsResponse](ctx, c, api.OpListCompactions, nil, req)
 }

@@ -57,6 +57,11 @@ func TestAuthorizeDecidesAsRunDoesAndRunsNothing(t *testing.T) {
 		return b.String()
 	}
 	before := catalog()
+	// A compaction job of a$t, leased to worker w, for the operations on
+	// a job.
+	job := "0193a5c0-0000-7000-8000-000000000001"
+	rec, _ := json.Marshal(api.CompactionJob{JobID: job, ID: id("a", "t"), Location: e.locOf(id("a", "t")), Worker: "w", Attempt: 1})
+	must(0, e.rdb.HSet(bg, string(e.s.k.CompactionJobs()), e.locOf(id("a", "t")), string(rec)).Err())
 
 	for _, o := range Ops {
 		// The request: on a$t (table routes), on a (namespace routes), or
@@ -87,6 +92,10 @@ func TestAuthorizeDecidesAsRunDoesAndRunsNothing(t *testing.T) {
 			body = `{"principal": "ana"}`
 		case "DropNamespace":
 			body = `{"behavior": "Cascade"}`
+		case "ClaimCompaction":
+			body = `{"worker": "w", "namespace": ["a"]}`
+		case "HeartbeatCompaction", "CompleteCompaction", "FailCompaction":
+			body = `{"job_id": "` + job + `", "worker": "w"}`
 		}
 		if err := o.Authorize(admin, e.s, []byte(body), rest); err != nil {
 			t.Errorf("%s: the admin's Authorize: %v", o.Name, err)

@@ -58,7 +58,11 @@
 //     retention properties, inherited down the tree (retention.go), are
 //     applied by CleanupTable (cleanup.go, over internal/cleanup: records
 //     first, then manifests, then files) and by the maintainer
-//     (maintain.go: one process at a time, a lease in Redis).
+//     (maintain.go: one process at a time, a lease in Redis). Compaction
+//     is handed to engines (compaction.go): a claim finds the tables with
+//     more fragments than their bound and leases each as a job to one
+//     worker at a time, every change of a job with its change feed event
+//     in the same script.
 //
 //   - Ops is the one registry of operations (name, REST path, role,
 //     description, and Run: decode, bind what REST adds, call the

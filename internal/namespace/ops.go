@@ -176,6 +176,18 @@ var Ops = []Op{
 	// of the table's namespace.
 	{Name: api.OpCleanupTable, Path: "table/{id}/cleanup", Write: true, Admin: true, Action: true, Desc: "Clean up a table's old versions under its retention, or the one given: their records, manifests and the files no kept version references (flightns; dry_run reports only).",
 		Run: run((*Service).CleanupTable)},
+	// flightns's own: compaction jobs (compaction.go), handed to workers
+	// that may write the jobs' tables.
+	{Name: api.OpClaimCompaction, Path: "compaction/claim", Write: true, Action: true, Desc: "Claim the next compaction job due among the tables the caller may write, leased to a worker; none due: no job (flightns).",
+		Run: runCompaction(Compaction.Claim)},
+	{Name: api.OpHeartbeatCompaction, Path: "compaction/heartbeat", Write: true, Action: true, Desc: "Renew the lease of a compaction job the worker holds (flightns).",
+		Run: runCompaction(Compaction.Heartbeat)},
+	{Name: api.OpCompleteCompaction, Path: "compaction/complete", Write: true, Action: true, Desc: "Report a compaction job the worker holds done (flightns).",
+		Run: runCompaction(Compaction.Complete)},
+	{Name: api.OpFailCompaction, Path: "compaction/fail", Write: true, Action: true, Desc: "Report a compaction job the worker holds failed; its table waits for a new version (flightns).",
+		Run: runCompaction(Compaction.Fail)},
+	{Name: api.OpListCompactions, Path: "compaction/list", Action: true, Desc: "List the compaction jobs in progress of the tables the caller may read (flightns).",
+		Run: runCompaction(Compaction.List)},
 	// flightns's own: grants (access.go) on a namespace's subtree, managed
 	// by an admin of that subtree.
 	{Name: api.OpCreateNamespaceGrant, Path: "namespace/{id}/grants/create", Write: true, Admin: true, Action: true, Desc: "Give a principal or a group a role on the namespace and all it holds (flightns).",

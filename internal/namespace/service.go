@@ -100,8 +100,9 @@ type Service struct {
 	maint *maintainer         // the maintainer's state (maintain.go)
 	// stopMaint stops the maintainer and waits for it (nil: none runs).
 	stopMaint func()
-	vended    vendCache // credentials vended, while young
-	grants    grantBook // the catalog's grants (grants.go)
+	vended    vendCache     // credentials vended, while young
+	grants    grantBook     // the catalog's grants (grants.go)
+	compact   compactChecks // the tables' fragments as last read (compaction.go)
 
 	closeOnce sync.Once
 	closeErr  error

@@ -115,3 +115,11 @@ func (k Keys) Idempotency(hash string) Key { return Key(k.tag + ":idem:" + hash)
 // Fence is the key a commit point writes before it waits for a replica
 // (redisclaim's replicas): its value is a counter of no meaning.
 func (k Keys) Fence() Key { return Key(k.tag + ":fence") }
+
+// CompactionJobs maps a table's location to its compaction job in
+// progress (JSON; namespace's compaction jobs).
+func (k Keys) CompactionJobs() Key { return Key(k.tag + ":compaction") }
+
+// CompactionSettled maps a table's location to its main head when its
+// last compaction job ended.
+func (k Keys) CompactionSettled() Key { return Key(k.tag + ":compaction:settled") }

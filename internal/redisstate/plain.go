@@ -186,6 +186,11 @@ func (c *Catalog) IndexedObjects(ctx context.Context) ([]Indexed, error) {
 	return out, nil
 }
 
+// Hash reads every field of hash key (none when it does not exist).
+func (c *Catalog) Hash(ctx context.Context, key Key) (map[string]string, error) {
+	return c.rdb.HGetAll(ctx, string(key)).Result()
+}
+
 // KidsKeys lists every children set of the object index (Keys.Kids), on
 // every master of a cluster.
 func (c *Catalog) KidsKeys(ctx context.Context) ([]Key, error) {
