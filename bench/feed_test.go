@@ -1,0 +1,111 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+)
+
+// The change feed scenarios, end to end in a short form (paced at 20 and
+// 200 commits/s, with and without the linger; 0, 2 and 6 subscribers,
+// two rounds of 300 ms): a row for each transport, rate and linger and
+// for each subscriber count, with the fields
+// the report promises, and every acknowledged version delivered to every
+// subscriber (the scenarios fail the run otherwise, and say so in
+// undelivered). Speed is what the scenarios report, not what this test
+// asserts.
+func TestFeedScenarios(t *testing.T) {
+	rates, counts, samples := feedRates, feedSubscriberCounts, feedLatencyMinSamples
+	feedRates, feedSubscriberCounts, feedLatencyMinSamples = []float64{20, 200}, []int{0, 2, 6}, 10
+	defer func() { feedRates, feedSubscriberCounts, feedLatencyMinSamples = rates, counts, samples }()
+
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	var progress bytes.Buffer
+	rep, err := Run(ctx, Config{Scenarios: []string{feedLatencyName, feedCommitsName}, Clients: []int{2},
+		Duration: 300 * time.Millisecond, Rounds: 2, Progress: &progress})
+	if err != nil {
+		t.Fatalf("%v\nprogress:\n%s", err, progress.String())
+	}
+	t.Logf("progress:\n%s", progress.String())
+	var buf bytes.Buffer
+	if err := rep.WriteJSON(&buf); err != nil {
+		t.Fatal(err)
+	}
+	var back struct {
+		Results []map[string]any `json:"results"`
+	}
+	if err := json.Unmarshal(buf.Bytes(), &back); err != nil {
+		t.Fatal(err)
+	}
+	rows := map[string]map[string]any{}
+	for _, r := range back.Results {
+		key := fmt.Sprint(r["scenario"], "/", r["backend"])
+		if _, dup := rows[key]; dup {
+			t.Errorf("%s: more than one row", key)
+		}
+		rows[key] = r
+		if _, lost := r["undelivered"]; lost {
+			t.Errorf("%s: undelivered %v", key, r["undelivered"])
+		}
+		if e, _ := r["errors"].(float64); e != 0 {
+			t.Errorf("%s: %v failed commits", key, e)
+		}
+	}
+	if want := 2*len(feedRates)*len(feedLingers) + len(feedSubscriberCounts); len(back.Results) != want {
+		t.Errorf("%d rows, want %d", len(back.Results), want)
+	}
+
+	num := func(r map[string]any, field string) float64 { v, _ := r[field].(float64); return v }
+	for _, name := range []string{"feed-latency:%.0f/s/%s", "feed-latency:%.0f/s:no-linger/%s"} {
+		for _, rate := range feedRates {
+			for _, transport := range []string{"flight", "sse"} {
+				key := fmt.Sprintf(name, rate, transport)
+				r, ok := rows[key]
+				if !ok {
+					t.Errorf("%s: missing", key)
+					continue
+				}
+				// Every acknowledged version has a latency sample: ops is the
+				// commits acknowledged at one subscriber.
+				if num(r, "ops") < 5 || num(r, "subscribers") != 2 || num(r, "ops_per_sec") <= 0 ||
+					num(r, "p95_ms") < num(r, "p50_ms") || num(r, "p99_ms") < num(r, "p95_ms") || num(r, "p99_ms") <= 0 {
+					t.Errorf("%s: %v", key, r)
+				}
+				target := num(r, "target_per_sec")
+				if target != rate && !strings.Contains(fmt.Sprint(r["note"]), "NOT SUSTAINED") {
+					t.Errorf("%s: paced at %.0f/s, asked for %.0f/s, and the note does not say why", key, target, rate)
+				}
+				if !strings.Contains(fmt.Sprint(r["note"]), "delivery latency to the "+transport+" subscriber") {
+					t.Errorf("%s: note %q", key, r["note"])
+				}
+			}
+		}
+	}
+	base := rows["feed-commits:0/file"]
+	for _, n := range feedSubscriberCounts {
+		key := fmt.Sprintf("feed-commits:%d/file", n)
+		r, ok := rows[key]
+		if !ok {
+			t.Errorf("%s: missing", key)
+			continue
+		}
+		if num(r, "ops") <= 0 || num(r, "clients") != 2 || int(num(r, "subscribers")) != n || num(r, "p50_ms") <= 0 {
+			t.Errorf("%s: %v", key, r)
+		}
+		if want := num(r, "ops_per_sec") / num(base, "ops_per_sec"); r["ceiling"] != "feed-commits:0" || num(r, "ratio") < want*0.999 || num(r, "ratio") > want*1.001 {
+			t.Errorf("%s: ceiling %v ratio %v, want feed-commits:0 and %.4f", key, r["ceiling"], r["ratio"], want)
+		}
+		if !strings.Contains(fmt.Sprint(r["note"]), "every acknowledged version reached every subscriber") ||
+			!strings.Contains(fmt.Sprint(r["note"]), "2 alternating rounds") {
+			t.Errorf("%s: note %q", key, r["note"])
+		}
+	}
+	if !strings.Contains(progress.String(), "feed-commits:6") || !strings.Contains(progress.String(), "ratio=") {
+		t.Errorf("progress does not show the ratios:\n%s", progress.String())
+	}
+}
