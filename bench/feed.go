@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
@@ -16,6 +18,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/flight"
+	"github.com/redis/go-redis/v9"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 
@@ -23,21 +26,27 @@ import (
 	"github.com/flightns/flightns/client"
 	"github.com/flightns/flightns/flightserver"
 	"github.com/flightns/flightns/internal/namespace"
+	"github.com/flightns/flightns/internal/redisproc"
+	"github.com/flightns/flightns/internal/redisstate"
 	"github.com/flightns/flightns/internal/restserver"
 	"github.com/flightns/flightns/internal/sqlengine"
 	"github.com/flightns/flightns/manifesttable"
+	"github.com/flightns/flightns/objstore"
 )
 
 // The change-feed scenarios (issue 47): how soon a subscriber hears of an
 // acknowledged table version, and what subscribers cost the commits.
 //
-// Both run one flightns in this process — the namespace service on a
-// file:// root and a private Redis (the run's persistence), its Flight
-// server and its REST handler, each on a loopback port — with writers
-// committing table versions over REST (stage a 1 KiB manifest, then
-// CreateTableVersion; each writer has tables of its own, so nothing
-// conflicts), and subscribers following `table.version.created` from the
-// sequence the commit log held when they started:
+// Both run one flightns on a file:// root and a private Redis (the run's
+// persistence) — feed-latency in this process (the namespace service, its
+// Flight server and its REST handler, each on a loopback port, so that
+// the materializer's linger can be set), feed-commits as a `flightns
+// serve` child (so that the server's CPU time is told apart from the
+// clients') — with writers in this process committing table versions
+// over REST (stage a 1 KiB manifest, then CreateTableVersion; each writer
+// has tables of its own, so nothing conflicts), and subscribers in this
+// process following `table.version.created` from the sequence the commit
+// log held when they started:
 //
 //   - Flight: DoGet on a `flightns-changes:` ticket, reading the typed
 //     columns of each record batch (table id, version);
@@ -61,7 +70,10 @@ import (
 // feed-commits measures closed-loop commits (each --clients level up to
 // 32) with 0, 10 and 100 subscribers (half Flight, half SSE) in
 // alternating rounds (--rounds, each round starting with another count),
-// and reports each count's pooled rate as a ratio to 0 subscribers.
+// and reports each count's pooled rate as a ratio to 0 subscribers, and
+// the server's CPU time per commit. On one machine the subscribers'
+// own reading shares the cores with the server: the rate's ratio counts
+// both, the server's CPU per commit only what the server does.
 
 // feedRates are the paced commit rates of feed-latency, per second.
 var feedRates = []float64{1, 1000}
@@ -116,72 +128,124 @@ func feedCommitsScenario() Scenario {
 	}
 }
 
-// feedServer is a flightns in this process, serving Flight and REST on
-// loopback, and a REST writer of its tables.
+// feedServer is the flightns the subscribers follow — in this process
+// (feed-latency) or a `flightns serve` child (feed-commits) — and a REST
+// writer of its tables.
 type feedServer struct {
-	e                   *env
-	svc                 *namespace.Service
-	flight              *flightserver.Server
-	http                *http.Server
-	closing             chan struct{}
 	flightAddr, restURL string
 	w                   *replicaWriter
+	// head reads the sequence of the commit log's newest entry.
+	head func(context.Context) (uint64, error)
+	// serverPid is the server's process when it is a child (0: this
+	// process); redisPid its Redis.
+	serverPid, redisPid int
+	closers             []func() // run in reverse by close
 }
 
-func startFeedServer(ctx context.Context, cfg Config, linger time.Duration) (*feedServer, error) {
+func (s *feedServer) close() {
+	for i := len(s.closers) - 1; i >= 0; i-- {
+		s.closers[i]()
+	}
+}
+
+// startFeedServer serves flightns in this process, its materializer
+// lingering so (manifesttable.Config.VersionLinger; 0 its default).
+func startFeedServer(ctx context.Context, cfg Config, linger time.Duration) (_ *feedServer, err error) {
+	s := &feedServer{}
+	defer func() {
+		if err != nil {
+			s.close()
+		}
+	}()
 	e, err := newEnv(ctx, "flightns-bench-feed-", cfg.persistence(), 256)
 	if err != nil {
 		return nil, err
 	}
-	s := &feedServer{e: e, closing: make(chan struct{})}
-	if s.svc, err = namespace.Open(ctx, namespace.Config{Objects: e.objs, Redis: e.rdb, Catalog: "bench", Logger: quietLogger(),
-		Table: manifesttable.Config{VersionLinger: linger, Engine: sqlengine.Config{MemoryLimit: "1GB"}}}); err != nil {
-		s.close()
+	s.closers = append(s.closers, e.close)
+	s.redisPid = e.rs.Pid()
+	svc, err := namespace.Open(ctx, namespace.Config{Objects: e.objs, Redis: e.rdb, Catalog: "bench", Logger: quietLogger(),
+		Table: manifesttable.Config{VersionLinger: linger, Engine: sqlengine.Config{MemoryLimit: "1GB"}}})
+	if err != nil {
 		return nil, err
 	}
-	if s.flight, err = flightserver.New(flightserver.Config{Service: s.svc, Logger: quietLogger(), Version: "bench"}); err != nil {
-		s.close()
+	s.closers = append(s.closers, func() { _ = svc.Close() })
+	s.head = svc.Table().Head
+	fsrv, err := flightserver.New(flightserver.Config{Service: svc, Logger: quietLogger(), Version: "bench"})
+	if err != nil {
 		return nil, err
 	}
 	fl, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		s.close()
 		return nil, err
 	}
-	go func() { _ = s.flight.Serve(fl) }()
+	go func() { _ = fsrv.Serve(fl) }()
+	s.closers = append(s.closers, fsrv.Stop)
 	s.flightAddr = fl.Addr().String()
 	hl, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		s.close()
 		return nil, err
 	}
-	s.http = &http.Server{ReadHeaderTimeout: 10 * time.Second,
-		Handler: restserver.New(s.svc, restserver.Options{Logger: quietLogger(), Closing: s.closing})}
-	go func() { _ = s.http.Serve(hl) }()
+	closing := make(chan struct{})
+	hsrv := &http.Server{ReadHeaderTimeout: 10 * time.Second,
+		Handler: restserver.New(svc, restserver.Options{Logger: quietLogger(), Closing: closing})}
+	go func() { _ = hsrv.Serve(hl) }()
+	s.closers = append(s.closers, func() {
+		close(closing)
+		sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = hsrv.Shutdown(sctx)
+	})
 	s.restURL = "http://" + hl.Addr().String()
 	s.w = &replicaWriter{rcs: []*restClient{newRESTClient(hl.Addr().String())}, objs: e.objs,
 		payload: make([]byte, 1024), served: make([]atomic.Int64, 1)}
-	if err := s.w.setupTables(ctx, feedTables); err != nil {
-		s.close()
-		return nil, err
-	}
-	return s, nil
+	return s, s.w.setupTables(ctx, feedTables)
 }
 
-func (s *feedServer) close() {
-	close(s.closing)
-	if s.http != nil {
-		sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		_ = s.http.Shutdown(sctx)
-		cancel()
+// startFeedServe runs `flightns serve` (this executable's, as the
+// replicas scenario finds it) on a Redis with the run's persistence and
+// a file:// root of its own, so that the server's CPU time is its own.
+func startFeedServe(ctx context.Context, cfg Config, scenario string) (_ *feedServer, err error) {
+	bin, err := servingBinary(scenario)
+	if err != nil {
+		return nil, err
 	}
-	if s.flight != nil {
-		s.flight.Stop()
+	s := &feedServer{}
+	defer func() {
+		if err != nil {
+			s.close()
+		}
+	}()
+	tmp, err := os.MkdirTemp("", "flightns-bench-feed-")
+	if err != nil {
+		return nil, err
 	}
-	if s.svc != nil {
-		_ = s.svc.Close()
+	s.closers = append(s.closers, func() { _ = os.RemoveAll(tmp) })
+	rs, err := redisproc.Start(ctx, redisproc.Config{Dir: filepath.Join(tmp, "redis"), Persistence: cfg.persistence()})
+	if err != nil {
+		return nil, err
 	}
-	s.e.close()
+	s.closers = append(s.closers, func() { _ = rs.Kill() })
+	s.redisPid = rs.Pid()
+	rdb := redis.NewClient(&redis.Options{Addr: rs.Addr()})
+	s.closers = append(s.closers, func() { _ = rdb.Close() })
+	s.head = redisstate.New(rdb, "bench", 0).LastLogSeq
+	objs, err := objstore.Open(ctx, "file://"+filepath.Join(tmp, "root"))
+	if err != nil {
+		return nil, err
+	}
+	s.closers = append(s.closers, func() { _ = objs.Close() })
+	srv, err := startServe(ctx, bin, tmp, "--data", filepath.Join(tmp, "data"), "--root", objs.URI(), "--redis", rs.URL(),
+		"--catalog", "bench", "--log-format", "text",
+		"--flight-addr", "127.0.0.1:0", "--rest-addr", "127.0.0.1:0", "--metrics-addr", "127.0.0.1:0", "--console-addr", "")
+	if err != nil {
+		return nil, err
+	}
+	s.closers = append(s.closers, func() { _ = srv.stop(30 * time.Second) })
+	s.serverPid = srv.pid()
+	s.flightAddr, s.restURL = srv.flight, "http://"+srv.rest
+	s.w = &replicaWriter{rcs: []*restClient{newRESTClient(srv.rest)}, objs: objs,
+		payload: make([]byte, 1024), served: make([]atomic.Int64, 1)}
+	return s, s.w.setupTables(ctx, feedTables)
 }
 
 // versionKey names a table version as the feed and the writer see it.
@@ -334,7 +398,7 @@ func (s *feedServer) subscribe(ctx context.Context, n int) ([]*subscriber, error
 	if n == 0 {
 		return nil, nil
 	}
-	head, err := s.svc.Table().Head(ctx)
+	head, err := s.head(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -413,22 +477,45 @@ func undelivered(subs []*subscriber, keys []versionKey) int64 {
 	return n
 }
 
-// feedCPU is CPU time in clock ticks of this process (flightns, the
-// writers and the subscribers), of Redis, and of the whole machine.
-type feedCPU struct{ self, redis, machine int64 }
+// feedCPU is CPU time in clock ticks (1/100 s): of the server when it
+// is a child (with its children, the SQL worker), of this process (the
+// writers and subscribers, and flightns when it runs here), of Redis,
+// and of the whole machine (everything not idle, other work included).
+type feedCPU struct{ server, self, redis, machine int64 }
 
 func (s *feedServer) cpu() feedCPU {
-	c := sampleReplicaCPU(nil, s.e.rs.Pid())
-	return feedCPU{c.clients, c.redis, c.machine}
+	c := sampleReplicaCPU(nil, s.redisPid)
+	out := feedCPU{self: c.clients, redis: c.redis, machine: c.machine}
+	if s.serverPid != 0 {
+		out.server = procTicks(s.serverPid)
+		for _, k := range replicaChildren(s.serverPid) {
+			out.server += procTicks(k)
+		}
+	}
+	return out
 }
 
-func (c feedCPU) since(o feedCPU, seconds float64) string {
+func (c feedCPU) minus(o feedCPU) feedCPU {
+	return feedCPU{c.server - o.server, c.self - o.self, c.redis - o.redis, c.machine - o.machine}
+}
+
+func (c feedCPU) plus(o feedCPU) feedCPU {
+	return feedCPU{c.server + o.server, c.self + o.self, c.redis + o.redis, c.machine + o.machine}
+}
+
+// busy says how many cores each part kept busy on average over seconds;
+// inProcess says flightns ran in this process.
+func (c feedCPU) busy(seconds float64, inProcess bool) string {
 	if seconds <= 0 {
 		return ""
 	}
 	f := func(t int64) float64 { return float64(t) / 100 / seconds }
-	return fmt.Sprintf("cores busy on average: this process (flightns, writers, subscribers) %.2f, Redis %.2f, the whole machine %.2f of %d",
-		f(c.self-o.self), f(c.redis-o.redis), f(c.machine-o.machine), runtime.NumCPU())
+	if inProcess {
+		return fmt.Sprintf("cores busy on average: this process (flightns, writers, subscribers) %.2f, Redis %.2f, the whole machine %.2f of %d",
+			f(c.self), f(c.redis), f(c.machine), runtime.NumCPU())
+	}
+	return fmt.Sprintf("cores busy on average: flightns serve (with its SQL worker) %.2f, this process (writers, subscribers) %.2f, Redis %.2f, the whole machine %.2f of %d",
+		f(c.server), f(c.self), f(c.redis), f(c.machine), runtime.NumCPU())
 }
 
 // --- feed-latency ------------------------------------------------------
@@ -547,7 +634,7 @@ func (s *feedServer) paced(ctx context.Context, cfg Config, rate float64) (*pace
 	close(due)
 	wg.Wait()
 	ph.seconds = time.Since(start).Seconds()
-	ph.cpu = s.cpu().since(cpu0, ph.seconds)
+	ph.cpu = s.cpu().minus(cpu0).busy(ph.seconds, true)
 	ph.acked, ph.late = int64(len(ph.acks)), late.Load()
 	ph.achieved = float64(ph.acked) / ph.seconds
 	keys := make([]versionKey, 0, len(ph.acks))
@@ -606,7 +693,7 @@ func (ph *pacedPhase) results(scenario, note string) []Result {
 // --- feed-commits ------------------------------------------------------
 
 func runFeedCommits(ctx context.Context, cfg Config, rep *Report) error {
-	s, err := startFeedServer(ctx, cfg, 0)
+	s, err := startFeedServe(ctx, cfg, feedCommitsName)
 	if err != nil {
 		return err
 	}
@@ -624,7 +711,9 @@ func runFeedCommits(ctx context.Context, cfg Config, rep *Report) error {
 type feedRound struct {
 	r   Result
 	lat []time.Duration
-	cpu string
+	cpu feedCPU
+	// deliveries is the (subscriber, version) pairs checked.
+	deliveries int64
 }
 
 // commitsAt measures clients closed-loop writers, client c on table c,
@@ -638,36 +727,45 @@ func (s *feedServer) commitsAt(ctx context.Context, cfg Config, rep *Report, cli
 		return out
 	})
 	rounds := map[int][]feedRound{}
-	var deliveries int64
 	for i := range cfg.Rounds {
 		for j := range feedSubscriberCounts {
 			n := feedSubscriberCounts[(i+j)%len(feedSubscriberCounts)]
-			round, checked, err := s.commitRound(ctx, cfg, clients, n)
+			round, err := s.commitRound(ctx, cfg, clients, n)
 			if err != nil {
 				return fmt.Errorf("round %d with %d subscribers: %w", i+1, n, err)
 			}
-			deliveries += checked
 			rounds[n] = append(rounds[n], round)
 		}
 	}
-	base := 0.0
+	var base Result
 	for _, n := range feedSubscriberCounts {
-		r := poolRounds(rounds[n])
+		r, cpu, deliveries := poolRounds(rounds[n])
 		r.Scenario, r.Backend, r.Subscribers = fmt.Sprintf("%s:%d", feedCommitsName, n), "file", n
+		if r.Ops > 0 {
+			r.ServerCPUMs = float64(cpu.server) * 10 / float64(r.Ops)
+			r.RedisCPUMs = float64(cpu.redis) * 10 / float64(r.Ops)
+		}
 		if n == feedSubscriberCounts[0] {
-			base = r.OpsPerSec
+			base = r
 		}
-		if base > 0 {
-			r.Ceiling, r.Ratio = fmt.Sprintf("%s:%d", feedCommitsName, feedSubscriberCounts[0]), r.OpsPerSec/base
+		serverRatio := ""
+		if base.OpsPerSec > 0 {
+			r.Ceiling, r.Ratio = fmt.Sprintf("%s:%d", feedCommitsName, feedSubscriberCounts[0]), r.OpsPerSec/base.OpsPerSec
 		}
-		var each, cpus []string
+		if base.ServerCPUMs > 0 {
+			serverRatio = fmt.Sprintf(" (%.2f× with %d)", r.ServerCPUMs/base.ServerCPUMs, feedSubscriberCounts[0])
+		}
+		var each, usage []string
 		for _, rd := range rounds[n] {
 			each = append(each, fmt.Sprintf("%.0f", rd.r.OpsPerSec))
-			cpus = append(cpus, rd.cpu)
+			usage = append(usage, rd.cpu.busy(rd.r.Seconds, false))
 		}
-		r.Note = fmt.Sprintf("REST CreateTableVersion (a 1 KiB staging upload first), closed loop, client c on table c, beside %d subscribers of table.version.created (%d Flight, %d SSE) started before each round and checked after it: every acknowledged version reached every subscriber (%d deliveries checked in this level's rounds); "+
-			"%d alternating rounds of %s, commits/s by round %s; ratio = commits/s ÷ with %d subscribers (target with %d: ≥ 0.95); flightns in this process, file:// root, Redis persistence %s; by round: %s",
-			n, n/2, n-n/2, deliveries, cfg.Rounds, cfg.Duration, strings.Join(each, "/"), feedSubscriberCounts[0], feedSubscriberCounts[len(feedSubscriberCounts)-1], cfg.persistence(), strings.Join(cpus, " | "))
+		r.Note = fmt.Sprintf("REST CreateTableVersion (a 1 KiB staging upload first), closed loop, client c on table c, to a `flightns serve` child on a private Redis (persistence %s) and a file:// root, "+
+			"beside %d subscribers of table.version.created in this process (%d Flight, %d SSE) started before each round and checked after it: every acknowledged version reached every subscriber (%d deliveries checked); "+
+			"%d alternating rounds of %s, commits/s by round %s; ratio = commits/s ÷ with %d subscribers (target with %d: ≥ 0.95); "+
+			"the server's CPU per commit %.3f ms%s, Redis's %.3f ms; the subscribers decode on the same cores as the server; by round, %s",
+			cfg.persistence(), n, n/2, n-n/2, deliveries, cfg.Rounds, cfg.Duration, strings.Join(each, "/"), feedSubscriberCounts[0], feedSubscriberCounts[len(feedSubscriberCounts)-1],
+			r.ServerCPUMs, serverRatio, r.RedisCPUMs, strings.Join(usage, " | "))
 		cfg.add(rep, r)
 	}
 	return nil
@@ -675,11 +773,11 @@ func (s *feedServer) commitsAt(ctx context.Context, cfg Config, rep *Report, cli
 
 // commitRound runs one round: n subscribers started, clients writers for
 // cfg.Duration, then every acknowledged version checked at every
-// subscriber. It returns the deliveries checked.
-func (s *feedServer) commitRound(ctx context.Context, cfg Config, clients, n int) (feedRound, int64, error) {
+// subscriber.
+func (s *feedServer) commitRound(ctx context.Context, cfg Config, clients, n int) (feedRound, error) {
 	subs, err := s.subscribe(ctx, n)
 	if err != nil {
-		return feedRound{}, 0, err
+		return feedRound{}, err
 	}
 	defer stopAll(subs)
 	var mu sync.Mutex
@@ -697,19 +795,22 @@ func (s *feedServer) commitRound(ctx context.Context, cfg Config, clients, n int
 		}
 		return out
 	})
-	cpu := s.cpu().since(cpu0, r.Seconds)
+	cpu := s.cpu().minus(cpu0)
 	mu.Lock()
 	defer mu.Unlock()
 	if err := waitDelivered(ctx, subs, keys); err != nil {
-		return feedRound{}, 0, err
+		return feedRound{}, err
 	}
-	return feedRound{r: r, lat: lat, cpu: cpu}, int64(len(keys) * len(subs)), nil
+	return feedRound{r: r, lat: lat, cpu: cpu, deliveries: int64(len(keys) * len(subs))}, nil
 }
 
-// poolRounds is one Result of rounds of the same load: their operations
-// and time summed, their latencies pooled.
-func poolRounds(rounds []feedRound) Result {
+// poolRounds is one Result of rounds of the same load (their operations
+// and time summed, their latencies pooled), their CPU time, and the
+// deliveries checked.
+func poolRounds(rounds []feedRound) (Result, feedCPU, int64) {
 	var r Result
+	var cpu feedCPU
+	var deliveries int64
 	var lat []time.Duration
 	for _, rd := range rounds {
 		r.Clients = rd.r.Clients
@@ -718,11 +819,13 @@ func poolRounds(rounds []feedRound) Result {
 		r.Conflicts += rd.r.Conflicts
 		r.Seconds += rd.r.Seconds
 		lat = append(lat, rd.lat...)
+		cpu = cpu.plus(rd.cpu)
+		deliveries += rd.deliveries
 	}
 	if r.Seconds > 0 {
 		r.OpsPerSec = float64(r.Ops) / r.Seconds
 	}
 	slices.Sort(lat)
 	r.P50Ms, r.P95Ms, r.P99Ms = pct(lat, 0.50), pct(lat, 0.95), pct(lat, 0.99)
-	return r
+	return r, cpu, deliveries
 }

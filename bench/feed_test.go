@@ -5,12 +5,15 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 )
 
-// The change feed scenarios, end to end in a short form (paced at 20 and
+// The change feed scenarios, end to end (feed-commits against the real
+// flightns binary) in a short form (paced at 20 and
 // 200 commits/s, with and without the linger; 0, 2 and 6 subscribers,
 // two rounds of 300 ms): a row for each transport, rate and linger and
 // for each subscriber count, with the fields
@@ -22,6 +25,14 @@ func TestFeedScenarios(t *testing.T) {
 	rates, counts, samples := feedRates, feedSubscriberCounts, feedLatencyMinSamples
 	feedRates, feedSubscriberCounts, feedLatencyMinSamples = []float64{20, 200}, []int{0, 2, 6}, 10
 	defer func() { feedRates, feedSubscriberCounts, feedLatencyMinSamples = rates, counts, samples }()
+
+	bin := filepath.Join(t.TempDir(), "flightns")
+	build := exec.Command("go", "build", "-tags", "duckdb_arrow", "-o", bin, "./cmd/flightns")
+	build.Dir = ".." // the module root
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	t.Setenv("FLIGHTNS_BINARY", bin)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
@@ -94,7 +105,7 @@ func TestFeedScenarios(t *testing.T) {
 			t.Errorf("%s: missing", key)
 			continue
 		}
-		if num(r, "ops") <= 0 || num(r, "clients") != 2 || int(num(r, "subscribers")) != n || num(r, "p50_ms") <= 0 {
+		if num(r, "ops") <= 0 || num(r, "clients") != 2 || int(num(r, "subscribers")) != n || num(r, "p50_ms") <= 0 || num(r, "server_cpu_ms_per_op") <= 0 {
 			t.Errorf("%s: %v", key, r)
 		}
 		if want := num(r, "ops_per_sec") / num(base, "ops_per_sec"); r["ceiling"] != "feed-commits:0" || num(r, "ratio") < want*0.999 || num(r, "ratio") > want*1.001 {
