@@ -121,7 +121,7 @@ func feedLatencyScenario() Scenario {
 func feedCommitsScenario() Scenario {
 	return Scenario{
 		Name: feedCommitsName,
-		Description: fmt.Sprintf("REST commits (closed loop, each --clients level up to %d) with %v change feed subscribers (half Flight, half SSE) in alternating rounds; ratios to %d subscribers",
+		Description: fmt.Sprintf("REST commits to a `flightns serve` child (closed loop, each --clients level up to %d) with %v change feed subscribers (half Flight, half SSE) in alternating rounds; ratios to %d subscribers, and the server's CPU per commit",
 			feedMaxClients, feedSubscriberCounts, feedSubscriberCounts[0]),
 		Run:   runFeedCommits,
 		Steps: func(cfg Config) int { return len(feedSubscriberCounts) * len(cfg.clientsUpTo(feedMaxClients)) },
@@ -268,6 +268,7 @@ type subscriber struct {
 	transport string // "flight" or "sse"
 	mu        sync.Mutex
 	got       map[versionKey]time.Time
+	dups      int   // versions received again (the feed repeats nothing)
 	err       error // what ended the stream before it was stopped
 	stop      context.CancelFunc
 	done      chan struct{}
@@ -275,7 +276,9 @@ type subscriber struct {
 
 func (sub *subscriber) note(k versionKey, at time.Time) {
 	sub.mu.Lock()
-	if _, dup := sub.got[k]; !dup {
+	if _, dup := sub.got[k]; dup {
+		sub.dups++
+	} else {
 		sub.got[k] = at
 	}
 	sub.mu.Unlock()
@@ -438,7 +441,8 @@ func stopAll(subs []*subscriber) {
 
 // waitDelivered waits until every subscriber holds every key, for at
 // most feedDrainTimeout; it fails naming how many deliveries are missing
-// (and what ended a stream, if one ended).
+// (and what ended a stream, if one ended), or if a subscriber received a
+// version twice.
 func waitDelivered(ctx context.Context, subs []*subscriber, keys []versionKey) error {
 	deadline := time.Now().Add(feedDrainTimeout)
 	for {
@@ -452,10 +456,18 @@ func waitDelivered(ctx context.Context, subs []*subscriber, keys []versionKey) e
 			}
 		}
 		if all {
+			for _, sub := range subs {
+				sub.mu.Lock()
+				dups := sub.dups
+				sub.mu.Unlock()
+				if dups > 0 {
+					return fmt.Errorf("a %s subscriber received %d version(s) twice", sub.transport, dups)
+				}
+			}
 			return nil
 		}
 		if len(errs) > 0 || time.Now().After(deadline) || ctx.Err() != nil {
-			return fmt.Errorf("%d of %d acknowledged versions never reached a subscriber within %s: %w",
+			return fmt.Errorf("%d of %d deliveries of acknowledged versions missing after %s: %w",
 				undelivered(subs, keys), len(keys)*len(subs), feedDrainTimeout, errors.Join(append(errs, ctx.Err())...))
 		}
 		time.Sleep(10 * time.Millisecond)
@@ -550,6 +562,12 @@ func feedLatencyWith(ctx context.Context, cfg Config, rep *Report, linger time.D
 		if ph.achieved < 0.95*rate {
 			// Not sustained: measure again at what the machine sustains.
 			first := ph
+			if first.lostErr != nil {
+				return fmt.Errorf("%s: %w", fmt.Sprintf(name, rate), first.lostErr)
+			}
+			if first.acked == 0 {
+				return fmt.Errorf("%s: no commit was acknowledged (%d failed)", fmt.Sprintf(name, rate), first.failed)
+			}
 			if ph, err = s.paced(ctx, cfg, 0.9*first.achieved); err != nil {
 				return fmt.Errorf("at %.0f commits/s: %w", 0.9*first.achieved, err)
 			}
@@ -559,8 +577,8 @@ func feedLatencyWith(ctx context.Context, cfg Config, rep *Report, linger time.D
 		for _, r := range ph.results(fmt.Sprintf(name, rate), note+lingerNote+"; ") {
 			cfg.add(rep, r)
 		}
-		if ph.lost > 0 {
-			return fmt.Errorf("%s: %d deliveries of acknowledged versions missing", fmt.Sprintf(name, rate), ph.lost)
+		if ph.lostErr != nil {
+			return fmt.Errorf("%s: %w", fmt.Sprintf(name, rate), ph.lostErr)
 		}
 	}
 	return nil
@@ -575,7 +593,7 @@ type pacedPhase struct {
 	commitLat        []time.Duration
 	acks             map[versionKey]time.Time
 	subs             []*subscriber
-	lost             int64
+	lostErr          error // why some were missing, or received twice
 	cpu              string
 	persistence      string
 }
@@ -642,7 +660,7 @@ func (s *feedServer) paced(ctx context.Context, cfg Config, rate float64) (*pace
 		keys = append(keys, k)
 	}
 	if err := waitDelivered(ctx, subs, keys); err != nil {
-		ph.lost = undelivered(subs, keys)
+		ph.lostErr = err
 	}
 	return ph, nil
 }

@@ -120,3 +120,43 @@ func TestFeedScenarios(t *testing.T) {
 		t.Errorf("progress does not show the ratios:\n%s", progress.String())
 	}
 }
+
+// The check after each measurement fails on a version a subscriber never
+// received (naming how many deliveries are missing and what ended its
+// stream) and on a version received twice, and passes when every
+// subscriber has each version once.
+func TestFeedCheckFailsOnALostOrRepeatedVersion(t *testing.T) {
+	drain := feedDrainTimeout
+	feedDrainTimeout = 50 * time.Millisecond
+	defer func() { feedDrainTimeout = drain }()
+	newSub := func(transport string) *subscriber {
+		return &subscriber{transport: transport, got: map[versionKey]time.Time{}}
+	}
+	keys := []versionKey{{"bench$t0", 2}, {"bench$t1", 2}, {"bench$t0", 3}}
+	now := time.Now()
+	a, b := newSub("flight"), newSub("sse")
+	for _, k := range keys {
+		a.note(k, now)
+		b.note(k, now)
+	}
+	ctx := context.Background()
+	if err := waitDelivered(ctx, []*subscriber{a, b}, keys); err != nil {
+		t.Fatalf("every version delivered once: %v", err)
+	}
+
+	c := newSub("sse")
+	c.note(keys[0], now)
+	c.err = fmt.Errorf("sse subscriber: the stream ended")
+	err := waitDelivered(ctx, []*subscriber{a, c}, keys)
+	if err == nil || !strings.Contains(err.Error(), "2 of 6 deliveries") || !strings.Contains(err.Error(), "the stream ended") {
+		t.Fatalf("two versions missing at one subscriber: %v", err)
+	}
+	if n := undelivered([]*subscriber{a, c}, keys); n != 2 {
+		t.Fatalf("undelivered = %d, want 2", n)
+	}
+
+	b.note(keys[1], now)
+	if err := waitDelivered(ctx, []*subscriber{a, b}, keys); err == nil || !strings.Contains(err.Error(), "received 1 version(s) twice") {
+		t.Fatalf("a version received twice: %v", err)
+	}
+}
