@@ -199,7 +199,15 @@ type Result struct {
 	// failed (Errors) and the run went on (lance, lance-s3: an add Lance
 	// gave up on).
 	FirstError string `json:"first_error,omitempty"`
-	Note       string `json:"note,omitempty"`
+	// Subscribers is how many change feed subscribers followed the
+	// commits (feed-latency, feed-commits); Undelivered counts the
+	// acknowledged versions that never reached one of them (a run with
+	// any fails); TargetPerSec is the rate commits were paced at
+	// (feed-latency; OpsPerSec is the rate achieved).
+	Subscribers  int     `json:"subscribers,omitempty"`
+	Undelivered  int64   `json:"undelivered,omitempty"`
+	TargetPerSec float64 `json:"target_per_sec,omitempty"`
+	Note         string  `json:"note,omitempty"`
 }
 
 // Report is the JSON document of one run.
@@ -233,7 +241,7 @@ type Scenario struct {
 
 // Scenarios lists every scenario in the order a full run executes them.
 func Scenarios() []Scenario {
-	return append(append([]Scenario{objstoreScenario()}, commitScenarios()...), manifestScenario(), flightScenario(), namespaceScenario(), commitStepsScenario(), commitS3LatencyScenario(), commitReplicaScenario(), lanceScenario(), lanceS3Scenario(), planScenario(), consoleScenario(), hostileScenario(), replicasScenario(), cleanupS3Scenario(), commitMaintainerScenario())
+	return append(append([]Scenario{objstoreScenario()}, commitScenarios()...), manifestScenario(), flightScenario(), namespaceScenario(), commitStepsScenario(), commitS3LatencyScenario(), commitReplicaScenario(), lanceScenario(), lanceS3Scenario(), planScenario(), consoleScenario(), hostileScenario(), replicasScenario(), cleanupS3Scenario(), commitMaintainerScenario(), feedLatencyScenario(), feedCommitsScenario())
 }
 
 // Run executes the configured scenarios and returns the report.

@@ -56,6 +56,14 @@
 // maintainer's passes and reports p99 with ÷ without (cleanups3.go,
 // maintainer.go; the tables and their commits: lancetables.go).
 //
+// feed-latency and feed-commits measure the change feed (feed.go): the
+// time from a commit's acknowledgement to a Flight and an SSE subscriber
+// at paced rates, with the materializer's linger and without (flightns
+// in this process), and commits/s and the server's CPU per commit beside
+// 0, 10 and 100 subscribers in alternating rounds (a `flightns serve`
+// child); a run fails if an acknowledged version never reaches a
+// subscriber.
+//
 // Benchmarks are run by `flightns bench` and `make bench`. The package's
 // test runs one quick scenario end to end to check the report and the
 // chart; it asserts their shape, never a speed.

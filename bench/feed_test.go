@@ -1,0 +1,162 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// The change feed scenarios, end to end (feed-commits against the real
+// flightns binary) in a short form (paced at 20 and
+// 200 commits/s, with and without the linger; 0, 2 and 6 subscribers,
+// two rounds of 300 ms): a row for each transport, rate and linger and
+// for each subscriber count, with the fields
+// the report promises, and every acknowledged version delivered to every
+// subscriber (the scenarios fail the run otherwise, and say so in
+// undelivered). Speed is what the scenarios report, not what this test
+// asserts.
+func TestFeedScenarios(t *testing.T) {
+	rates, counts, samples := feedRates, feedSubscriberCounts, feedLatencyMinSamples
+	feedRates, feedSubscriberCounts, feedLatencyMinSamples = []float64{20, 200}, []int{0, 2, 6}, 10
+	defer func() { feedRates, feedSubscriberCounts, feedLatencyMinSamples = rates, counts, samples }()
+
+	bin := filepath.Join(t.TempDir(), "flightns")
+	build := exec.Command("go", "build", "-tags", "duckdb_arrow", "-o", bin, "./cmd/flightns")
+	build.Dir = ".." // the module root
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	t.Setenv("FLIGHTNS_BINARY", bin)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	var progress bytes.Buffer
+	rep, err := Run(ctx, Config{Scenarios: []string{feedLatencyName, feedCommitsName}, Clients: []int{2},
+		Duration: 300 * time.Millisecond, Rounds: 2, Progress: &progress})
+	if err != nil {
+		t.Fatalf("%v\nprogress:\n%s", err, progress.String())
+	}
+	t.Logf("progress:\n%s", progress.String())
+	var buf bytes.Buffer
+	if err := rep.WriteJSON(&buf); err != nil {
+		t.Fatal(err)
+	}
+	var back struct {
+		Results []map[string]any `json:"results"`
+	}
+	if err := json.Unmarshal(buf.Bytes(), &back); err != nil {
+		t.Fatal(err)
+	}
+	rows := map[string]map[string]any{}
+	for _, r := range back.Results {
+		key := fmt.Sprint(r["scenario"], "/", r["backend"])
+		if _, dup := rows[key]; dup {
+			t.Errorf("%s: more than one row", key)
+		}
+		rows[key] = r
+		if _, lost := r["undelivered"]; lost {
+			t.Errorf("%s: undelivered %v", key, r["undelivered"])
+		}
+		if e, _ := r["errors"].(float64); e != 0 {
+			t.Errorf("%s: %v failed commits", key, e)
+		}
+	}
+	if want := 2*len(feedRates)*len(feedLingers) + len(feedSubscriberCounts); len(back.Results) != want {
+		t.Errorf("%d rows, want %d", len(back.Results), want)
+	}
+
+	num := func(r map[string]any, field string) float64 { v, _ := r[field].(float64); return v }
+	for _, name := range []string{"feed-latency:%.0f/s/%s", "feed-latency:%.0f/s:no-linger/%s"} {
+		for _, rate := range feedRates {
+			for _, transport := range []string{"flight", "sse"} {
+				key := fmt.Sprintf(name, rate, transport)
+				r, ok := rows[key]
+				if !ok {
+					t.Errorf("%s: missing", key)
+					continue
+				}
+				// Every acknowledged version has a latency sample: ops is the
+				// commits acknowledged at one subscriber.
+				if num(r, "ops") < 5 || num(r, "subscribers") != 2 || num(r, "ops_per_sec") <= 0 ||
+					num(r, "p95_ms") < num(r, "p50_ms") || num(r, "p99_ms") < num(r, "p95_ms") || num(r, "p99_ms") <= 0 {
+					t.Errorf("%s: %v", key, r)
+				}
+				target := num(r, "target_per_sec")
+				if target != rate && !strings.Contains(fmt.Sprint(r["note"]), "NOT SUSTAINED") {
+					t.Errorf("%s: paced at %.0f/s, asked for %.0f/s, and the note does not say why", key, target, rate)
+				}
+				if !strings.Contains(fmt.Sprint(r["note"]), "delivery latency to the "+transport+" subscriber") {
+					t.Errorf("%s: note %q", key, r["note"])
+				}
+			}
+		}
+	}
+	base := rows["feed-commits:0/file"]
+	for _, n := range feedSubscriberCounts {
+		key := fmt.Sprintf("feed-commits:%d/file", n)
+		r, ok := rows[key]
+		if !ok {
+			t.Errorf("%s: missing", key)
+			continue
+		}
+		if num(r, "ops") <= 0 || num(r, "clients") != 2 || int(num(r, "subscribers")) != n || num(r, "p50_ms") <= 0 || num(r, "server_cpu_ms_per_op") <= 0 {
+			t.Errorf("%s: %v", key, r)
+		}
+		if want := num(r, "ops_per_sec") / num(base, "ops_per_sec"); r["ceiling"] != "feed-commits:0" || num(r, "ratio") < want*0.999 || num(r, "ratio") > want*1.001 {
+			t.Errorf("%s: ceiling %v ratio %v, want feed-commits:0 and %.4f", key, r["ceiling"], r["ratio"], want)
+		}
+		if !strings.Contains(fmt.Sprint(r["note"]), "every acknowledged version reached every subscriber") ||
+			!strings.Contains(fmt.Sprint(r["note"]), "2 alternating rounds") {
+			t.Errorf("%s: note %q", key, r["note"])
+		}
+	}
+	if !strings.Contains(progress.String(), "feed-commits:6") || !strings.Contains(progress.String(), "ratio=") {
+		t.Errorf("progress does not show the ratios:\n%s", progress.String())
+	}
+}
+
+// The check after each measurement fails on a version a subscriber never
+// received (naming how many deliveries are missing and what ended its
+// stream) and on a version received twice, and passes when every
+// subscriber has each version once.
+func TestFeedCheckFailsOnALostOrRepeatedVersion(t *testing.T) {
+	drain := feedDrainTimeout
+	feedDrainTimeout = 50 * time.Millisecond
+	defer func() { feedDrainTimeout = drain }()
+	newSub := func(transport string) *subscriber {
+		return &subscriber{transport: transport, got: map[versionKey]time.Time{}}
+	}
+	keys := []versionKey{{"bench$t0", 2}, {"bench$t1", 2}, {"bench$t0", 3}}
+	now := time.Now()
+	a, b := newSub("flight"), newSub("sse")
+	for _, k := range keys {
+		a.note(k, now)
+		b.note(k, now)
+	}
+	ctx := context.Background()
+	if err := waitDelivered(ctx, []*subscriber{a, b}, keys); err != nil {
+		t.Fatalf("every version delivered once: %v", err)
+	}
+
+	c := newSub("sse")
+	c.note(keys[0], now)
+	c.err = fmt.Errorf("sse subscriber: the stream ended")
+	err := waitDelivered(ctx, []*subscriber{a, c}, keys)
+	if err == nil || !strings.Contains(err.Error(), "2 of 6 deliveries") || !strings.Contains(err.Error(), "the stream ended") {
+		t.Fatalf("two versions missing at one subscriber: %v", err)
+	}
+	if n := undelivered([]*subscriber{a, c}, keys); n != 2 {
+		t.Fatalf("undelivered = %d, want 2", n)
+	}
+
+	b.note(keys[1], now)
+	if err := waitDelivered(ctx, []*subscriber{a, b}, keys); err == nil || !strings.Contains(err.Error(), "received 1 version(s) twice") {
+		t.Fatalf("a version received twice: %v", err)
+	}
+}
