@@ -17,9 +17,10 @@ import (
 
 // Changes reads the server's change feed (GET /v1/changes, Server-Sent
 // Events) after req.After, narrowed by req's filters, and calls fn with
-// each event, in order. With follow it keeps reading as changes happen,
-// until ctx ends; without, it ends with the newest change the server had
-// made durable when it answered. It returns the sequence to resume after
+// each event, in order, each sequence's once the sequence is whole (a
+// stream cut inside one gives fn none of it). With follow it keeps reading as changes happen,
+// until ctx ends; without, it ends once it has every change appended
+// before the request (every change acknowledged before it, that is). It returns the sequence to resume after
 // (the last the stream was read through: calling again with it as After
 // misses nothing and repeats nothing) and what ended the stream: nil when
 // the history asked for ended, ctx's error, fn's, or the server's (an
@@ -56,7 +57,8 @@ func (c *Client) Changes(ctx context.Context, req api.ChangesRequest, follow boo
 	through = req.After
 	sc := bufio.NewScanner(resp.Body)
 	sc.Buffer(nil, maxReply)
-	var event, data string
+	var event, data, id string // of the message being read: one the stream's end cuts counts for nothing
+	var pending []api.Event    // the events of a sequence whose id has not come yet
 	for sc.Scan() {
 		line := sc.Text()
 		field, value, _ := strings.Cut(line, ":")
@@ -69,13 +71,22 @@ func (c *Client) Changes(ctx context.Context, req api.ChangesRequest, follow boo
 			case "data":
 				data = value
 			case "id":
-				n, err := strconv.ParseUint(value, 10, 64)
-				if err != nil {
-					return through, fmt.Errorf("client: the change feed sent the id %q", value)
-				}
-				through = n
+				id = value
 			}
 			continue
+		case id != "":
+			n, err := strconv.ParseUint(id, 10, 64)
+			if err != nil {
+				return through, fmt.Errorf("client: the change feed sent the id %q", id)
+			}
+			// The sequence is whole: its events go to fn now, and a
+			// resume after n repeats none of them.
+			for _, ev := range pending {
+				if err := fn(ev); err != nil {
+					return through, err
+				}
+			}
+			pending, through = pending[:0], n
 		case event == "error":
 			var e struct {
 				Error string `json:"error"`
@@ -92,11 +103,9 @@ func (c *Client) Changes(ctx context.Context, req api.ChangesRequest, follow boo
 			if err := json.Unmarshal([]byte(data), &ce); err != nil {
 				return through, fmt.Errorf("client: an event of the change feed: %w", err)
 			}
-			if err := fn(ce.Data); err != nil {
-				return through, err
-			}
+			pending = append(pending, ce.Data)
 		}
-		event, data = "", ""
+		event, data, id = "", "", ""
 	}
 	if err := ctx.Err(); err != nil {
 		return through, err

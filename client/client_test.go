@@ -96,3 +96,34 @@ func TestConfigValidate(t *testing.T) {
 		t.Errorf("the default configuration: %+v, %v", cfg, cfg.Validate())
 	}
 }
+
+// A stream cut inside a sequence gives fn none of that sequence's events,
+// and the sequence to resume after is the last whole one: resuming
+// repeats nothing.
+func TestChangesHandsOnWholeSequencesOnly(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		for _, ev := range []string{
+			`event: table.declared` + "\n" + `data: {"data": {"seq": 5, "type": "table.declared", "id": ["a", "t"]}}` + "\n\n",
+			`event: table.version.created` + "\n" + `data: {"data": {"seq": 5, "type": "table.version.created", "id": ["a", "t"], "version": 1}}` + "\n\n",
+			"id: 5\n\n",
+			`event: table.declared` + "\n" + `data: {"data": {"seq": 6, "type": "table.declared", "id": ["a", "u"]}}` + "\n\n",
+			"id: 6", // cut before the message ends
+		} {
+			_, _ = io.WriteString(w, ev)
+		}
+	}))
+	defer srv.Close()
+	c, err := client.New(client.Config{URL: srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	through, err := c.Changes(context.Background(), api.ChangesRequest{After: 4}, false, func(ev api.Event) error {
+		got = append(got, ev.Type+" "+ev.ID.String())
+		return nil
+	})
+	if err != nil || through != 5 || len(got) != 2 || got[1] != "table.version.created a$t" {
+		t.Fatalf("through %d, %q, %v", through, got, err)
+	}
+}
