@@ -132,8 +132,10 @@ func (f *feed) publish(events []api.Event, first, last uint64) {
 // since returns the events after after that the feed holds, at most
 // about followBatch of them (whole sequences), the sequence they run
 // through, and whether it covers after+1 at all; wait is closed when the
-// feed next changes. The bound keeps what each follower copies small,
-// however many there are.
+// feed next changes. The events are the feed's own, shared by every
+// follower and never changed (publish appends past them or starts a new
+// array; the slice's capacity ends with it): a follower copies nothing
+// and must change nothing.
 func (f *feed) since(after uint64) (events []api.Event, through uint64, covered bool, wait <-chan struct{}) {
 	f.Lock()
 	defer f.Unlock()
@@ -149,14 +151,15 @@ func (f *feed) since(after uint64) (events []api.Event, through uint64, covered 
 			j++ // the last sequence whole
 		}
 		if j < len(f.recent) {
-			return slices.Clone(f.recent[i:j]), f.recent[j-1].Seq, true, f.changed
+			return f.recent[i:j:j], f.recent[j-1].Seq, true, f.changed
 		}
 	}
-	return slices.Clone(f.recent[i:]), f.through, true, f.changed
+	return f.recent[i:len(f.recent):len(f.recent)], f.through, true, f.changed
 }
 
 // Follow calls fn with the change feed's events after sequence after, in
-// order, and keeps calling it as changes become durable, until ctx ends
+// order (fn must not change them: they may be shared with other
+// followers), and keeps calling it as changes become durable, until ctx ends
 // (its error) or fn returns an error (that error). Each call ends at a
 // whole sequence, through (events may be empty while through moves on);
 // resuming after the last through misses nothing and repeats nothing.

@@ -42,27 +42,16 @@ func (s *Service) FollowChanges(ctx context.Context, req api.ChangesRequest, fn 
 	}
 	err := s.table.Follow(ctx, req.After, func(events []api.Event, through uint64) error {
 		var gs auth.Grants
-		if !all {
+		if ok && p.Role < auth.Admin { // what it reads, or administers, by its grants
 			var err error
 			if gs, err = s.Access().Grants(ctx); err != nil {
 				return err
 			}
 		}
 		reads := func(id api.ID) bool { return all || len(id) > 0 && gs.RoleOn(p, id) >= auth.Read }
-		out := events[:0:0]
-		for _, ev := range events {
-			if !reads(ev.ID) {
-				continue
-			}
-			if strings.HasPrefix(ev.Type, grantEvents) && ok && p.Role < auth.Admin && gs.RoleOn(p, ev.ID) < auth.Admin {
-				continue // who holds what is for the namespace's admins
-			}
-			if len(ev.From) > 0 && !reads(ev.From) {
-				ev.From = nil // before the filters: a filter must not find it
-			}
-			if keeps(req, ev) {
-				out = append(out, ev)
-			}
+		out := events // an admin of everything, unfiltered, gets them as they are
+		if !all || ok && p.Role < auth.Admin || len(req.Types) > 0 || len(req.Namespace) > 0 || len(req.Table) > 0 {
+			out = visible(events, req, reads, func(ns api.ID) bool { return !ok || p.Role >= auth.Admin || gs.RoleOn(p, ns) >= auth.Admin })
 		}
 		if err := fn(out, through); err != nil {
 			return err
@@ -76,6 +65,30 @@ func (s *Service) FollowChanges(ctx context.Context, req api.ChangesRequest, fn 
 		return nil
 	}
 	return err
+}
+
+// visible is what of events req's filters keep and a caller reads:
+// reads(id) says whether it reads an object, admin(ns) whether it
+// administers a namespace (a grant's event is for them alone). A
+// rename's old name is hidden from who does not read it, before the
+// filters, so that a filter cannot find it.
+func visible(events []api.Event, req api.ChangesRequest, reads, admin func(api.ID) bool) []api.Event {
+	out := events[:0:0]
+	for _, ev := range events {
+		if !reads(ev.ID) {
+			continue
+		}
+		if strings.HasPrefix(ev.Type, grantEvents) && !admin(ev.ID) {
+			continue
+		}
+		if len(ev.From) > 0 && !reads(ev.From) {
+			ev.From = nil
+		}
+		if keeps(req, ev) {
+			out = append(out, ev)
+		}
+	}
+	return out
 }
 
 // grantEvents begins the types of the events of grants.
