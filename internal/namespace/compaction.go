@@ -402,10 +402,34 @@ func parseMaxFragments(p api.Properties) (int, bool) {
 		return 0, false
 	}
 	n, err := strconv.Atoi(strings.TrimSpace(v))
-	if err != nil || n < 0 {
-		return 0, false
+	if err != nil || n < 0 || n > maxCompactionMaxFragments {
+		return 0, false // set before it was checked: as unset
 	}
 	return n, true
+}
+
+// maxCompactionMaxFragments bounds PropCompactionMaxFragments.
+const maxCompactionMaxFragments = 1_000_000
+
+// propCompactionPrefix begins flightns's compaction properties.
+const propCompactionPrefix = "flightns.compaction."
+
+// checkCompactionProps refuses compaction properties flightns does not
+// know or whose values it cannot read, as they are set.
+func checkCompactionProps(p api.Properties) error {
+	for k := range p {
+		if !strings.HasPrefix(k, propCompactionPrefix) {
+			continue
+		}
+		if k != PropCompactionMaxFragments {
+			return nserror.New(nserror.InvalidInput, "property %q: flightns's compaction property is %s", k, PropCompactionMaxFragments)
+		}
+		if _, ok := parseMaxFragments(p); !ok {
+			return nserror.New(nserror.InvalidInput, "property %s: %q is not a whole number from 0 (no compaction) to %d",
+				PropCompactionMaxFragments, p[k], maxCompactionMaxFragments)
+		}
+	}
+	return nil
 }
 
 // checkFilter checks a namespace filter (none: nil): a valid id, on which

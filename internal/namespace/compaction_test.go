@@ -2,6 +2,7 @@ package namespace
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"strings"
 	"sync"
@@ -220,13 +221,19 @@ func TestWhichTablesAreDue(t *testing.T) {
 	e, _ := compactEnv(t)
 	bg := context.Background()
 	must(e.s.CreateNamespace(bg, api.CreateNamespaceRequest{ID: id("b"), Properties: api.Properties{PropCompactionMaxFragments: "1"}}))
-	e.fragmentedTable(t, id("a", "default"), nil)                                                // 2 ≤ 16
-	e.fragmentedTable(t, id("a", "off"), api.Properties{PropCompactionMaxFragments: "0"})        // off
-	e.fragmentedTable(t, id("a", "enough"), api.Properties{PropCompactionMaxFragments: "2"})     // 2 ≤ 2
-	e.fragmentedTable(t, id("b", "inherits"), nil)                                               // 2 > 1
-	e.fragmentedTable(t, id("b", "own"), api.Properties{PropCompactionMaxFragments: "5"})        // 2 ≤ 5
-	e.fragmentedTable(t, id("b", "garbled"), api.Properties{PropCompactionMaxFragments: "lots"}) // the namespace's: 1
-	must(e.s.DeclareTable(bg, api.DeclareTableRequest{ID: id("b", "empty")}))                    // no version
+	e.fragmentedTable(t, id("a", "default"), nil)                                            // 2 ≤ 16
+	e.fragmentedTable(t, id("a", "off"), api.Properties{PropCompactionMaxFragments: "0"})    // off
+	e.fragmentedTable(t, id("a", "enough"), api.Properties{PropCompactionMaxFragments: "2"}) // 2 ≤ 2
+	e.fragmentedTable(t, id("b", "inherits"), nil)                                           // 2 > 1
+	e.fragmentedTable(t, id("b", "own"), api.Properties{PropCompactionMaxFragments: "5"})    // 2 ≤ 5
+	for _, bad := range []api.Properties{{PropCompactionMaxFragments: "lots"}, {PropCompactionMaxFragments: "-1"},
+		{PropCompactionMaxFragments: "1000001"}, {"flightns.compaction.max_fragment": "3"}} {
+		_, err := e.s.DeclareTable(bg, api.DeclareTableRequest{ID: id("b", "garbled"), Properties: bad})
+		wantCode(t, fmt.Sprint("a table declared with ", bad), err, nserror.InvalidInput)
+		_, err = e.s.CreateNamespace(bg, api.CreateNamespaceRequest{ID: id("c"), Properties: bad})
+		wantCode(t, fmt.Sprint("a namespace created with ", bad), err, nserror.InvalidInput)
+	}
+	must(e.s.DeclareTable(bg, api.DeclareTableRequest{ID: id("b", "empty")})) // no version
 	// 2 fragments ≤ 16, but one of five rows deleted (LanceDB's v3).
 	deleted := e.fragmentedTable(t, id("a", "deleted"), nil)
 	e.commitManifest(t, id("a", "deleted"), deleted, 3, lanceManifest(t, "v3"))
@@ -240,7 +247,6 @@ func TestWhichTablesAreDue(t *testing.T) {
 	}
 	want := []string{
 		"a$deleted: version 3 has 1 of its 5 rows deleted, more than 10%",
-		"b$garbled: version 2 has 2 fragments under the compaction target, more than 1",
 		"b$inherits: version 2 has 2 fragments under the compaction target, more than 1",
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
@@ -405,4 +411,24 @@ func TestHeartbeatsCrossingACompletion(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the completion, crossed by heartbeats: %v", err)
 	}
+}
+
+// A compaction property from any caller: checked without a panic, and
+// what is accepted reads back as the bound it says.
+func FuzzCompactionProps(f *testing.F) {
+	for _, seed := range []string{"0", "16", "1000000", "1000001", "-1", " 3 ", "lots", "", "1e3", "0x10"} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, v string) {
+		p := api.Properties{PropCompactionMaxFragments: v}
+		if err := checkCompactionProps(p); err != nil {
+			if nserror.CodeOf(err) != nserror.InvalidInput {
+				t.Fatalf("%q: %v", v, err)
+			}
+			return
+		}
+		if n, ok := parseMaxFragments(p); !ok || n < 0 || n > maxCompactionMaxFragments {
+			t.Fatalf("accepted %q as %d, %v", v, n, ok)
+		}
+	})
 }

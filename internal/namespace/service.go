@@ -418,6 +418,9 @@ func propsJSON(p api.Properties) (string, error) {
 	if err := checkRetentionProps(p); err != nil {
 		return "", err
 	}
+	if err := checkCompactionProps(p); err != nil {
+		return "", err
+	}
 	if p == nil {
 		p = api.Properties{}
 	}
