@@ -8,6 +8,10 @@
 //	flightns query     SQL over a running server (Flight SQL)
 //	flightns ns        namespaces of a running server (REST)
 //	flightns table     tables of a running server (REST)
+//	flightns changes   the catalog's change feed, one event per line
+//	                   (REST's Server-Sent Events; --follow keeps going
+//	                   across a server restart, resuming after the last
+//	                   sequence printed)
 //	flightns admin     recover, compact, verify [--repair], repair, gc,
 //	                   dropped, undrop, revoke-sessions, grant,
 //	                   revoke-grant, grants
@@ -24,8 +28,8 @@
 // with 130); the admin commands open the catalog with server.OpenDeps and
 // do their work through repair (and the grant commands through the
 // namespace service, which keeps grants as catalog state); the clients
-// speak Flight SQL (query) and REST (ns and table, through package
-// client).
+// speak Flight SQL (query) and REST (ns, table and changes, through
+// package client).
 // It links none of the benchmarks (cmd/flightns-bench), which a test
 // checks.
 //
