@@ -116,6 +116,16 @@ func (s *Server) doChanges(rest []byte, stream flight.FlightService_DoGetServer)
 	out := make(chan batch)
 	written := make(chan error, 2) // a batch's, unread when the client stalled, and the end's
 	go func() {
+		defer func() { // the handler's recovery does not reach this goroutine
+			if v := recover(); v != nil {
+				err := s.recovered("streaming the change feed", v)
+				written <- err
+				for b := range out {
+					b.rec.Release()
+				}
+				written <- err
+			}
+		}()
 		w := flight.NewRecordWriter(stream, ipc.WithSchema(ChangesSchema), ipc.WithAllocator(s.alloc))
 		var err error
 		for b := range out {

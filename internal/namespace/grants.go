@@ -133,12 +133,30 @@ func (ac Access) Grant(ctx context.Context, g auth.Grant) error {
 	if err := api.ID(g.Namespace).Validate("namespace"); err != nil {
 		return err
 	}
+	changed, err := s.writeGrant(ctx, g)
+	if err != nil || !changed {
+		return err
+	}
+	// Its event once the book's lock is given back: the followers of the
+	// feed read the grants under it.
+	ev := api.Event{Type: api.EventGrantCreated, ID: g.Namespace, Grantee: g.Principal, Group: g.Group, Role: g.Role.String()}
+	if g.Role == auth.None {
+		ev.Type, ev.Role = api.EventGrantDeleted, ""
+	}
+	s.record(ctx, ev)
+	return nil
+}
+
+// writeGrant writes the next generation of the grants with g in place of
+// what its grantee held on its namespace, under the book's lock; changed
+// is false when that changes nothing (no generation is written).
+func (s *Service) writeGrant(ctx context.Context, g auth.Grant) (changed bool, err error) {
 	b := &s.grants
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	for range 16 {
 		if err := s.readGrants(ctx); err != nil {
-			return err
+			return false, err
 		}
 		next := make(auth.Grants, 0, len(b.grants)+1)
 		held := auth.None // what the grantee holds there now
@@ -150,14 +168,14 @@ func (ac Access) Grant(ctx context.Context, g auth.Grant) error {
 			}
 		}
 		if held == g.Role {
-			return nil // nothing changes: no new generation, no event
+			return false, nil // nothing changes: no new generation, no event
 		}
 		if g.Role != auth.None {
 			next = append(next, g)
 		}
 		raw, err := json.Marshal(grantsDoc{Grants: next})
 		if err != nil {
-			return err
+			return false, err
 		}
 		err = s.objs.PutIfAbsent(ctx, grantsKey(b.gen+1), raw)
 		if errors.Is(err, objstore.ErrAlreadyExists) {
@@ -165,17 +183,12 @@ func (ac Access) Grant(ctx context.Context, g auth.Grant) error {
 			continue
 		}
 		if err != nil {
-			return grantsUnavailable(err)
+			return false, grantsUnavailable(err)
 		}
 		b.gen, b.grants, b.checked = b.gen+1, next, s.now()
-		ev := api.Event{Type: api.EventGrantCreated, ID: g.Namespace, Grantee: g.Principal, Group: g.Group, Role: g.Role.String()}
-		if g.Role == auth.None {
-			ev.Type, ev.Role = api.EventGrantDeleted, ""
-		}
-		s.record(ctx, ev)
-		return nil
+		return true, nil
 	}
-	return nserror.New(nserror.ConcurrentModification, "the grants kept changing under this change; try again")
+	return false, nserror.New(nserror.ConcurrentModification, "the grants kept changing under this change; try again")
 }
 
 // Revoke takes away what g's grantee holds on g's namespace.

@@ -1,6 +1,7 @@
 package restserver
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -81,7 +82,7 @@ func (h *handler) changes(w http.ResponseWriter, r *http.Request) error {
 			}
 		}()
 	}
-	var buf strings.Builder
+	var buf bytes.Buffer
 	err = h.svc.FollowChanges(ctx, req, func(events []api.Event, through uint64) error {
 		buf.Reset()
 		n := 0 // the event's place in its sequence
@@ -103,7 +104,7 @@ func (h *handler) changes(w http.ResponseWriter, r *http.Request) error {
 		// A client that takes nothing for the stall timeout is cut off: it
 		// resumes with the last id it has.
 		_ = rc.SetWriteDeadline(time.Now().Add(h.stalled))
-		if _, err := w.Write([]byte(buf.String())); err != nil {
+		if _, err := w.Write(buf.Bytes()); err != nil {
 			return err
 		}
 		return rc.Flush()
