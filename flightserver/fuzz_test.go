@@ -40,7 +40,9 @@ import (
 // ListActions lists (and the Flight SQL ones arrow-go routes besides)
 // with any body, DoPut with any first message (no descriptor, any
 // command, a real prepared statement's bind with any IPC bytes, any
-// app_metadata), DoGet of any ticket, DoExchange, GetFlightInfo,
+// app_metadata), DoGet of any ticket (a change feed's among them, read
+// for 2 s: one that follows streams for as long as it is read),
+// DoExchange, GetFlightInfo,
 // GetSchema and PollFlightInfo of any descriptor (type, path, command,
 // any Any), Handshake with any payload and header, ListActions and
 // ListFlights — as an admin, a principal with one namespace grant, a
@@ -74,6 +76,10 @@ func FuzzFlightRPC(f *testing.F) {
 	}
 	f.Add(uint8(rpcGetFlightInfo), uint8(4<<2|2), "", []byte(`{"id":["ns","pt"],"filter":"country = 'a'"}`), []byte{})
 	f.Add(uint8(rpcDoGet), uint8(1), "", []byte("nope\n{\"id\":[\"ns\",\"pt\"]}"), []byte{})
+	f.Add(uint8(rpcGetFlightInfo), uint8(5<<2|2), "", []byte(`{"after": 1, "bogus": 2}`), []byte{})
+	for _, ticket := range []string{`{}`, `{"follow": false}`, `{"after": -1}`, `{"table": ["a", ""]}`, `{"types": [1]}`, `{"namespace": ["ns"], "follow": false} x`} {
+		f.Add(uint8(rpcDoGet), uint8(4), "", []byte(ticket), []byte{})
+	}
 	f.Add(uint8(rpcDoPut), uint8(2), "", []byte{}, []byte{0xff, 0xff, 0xff, 0xff, 0x10, 0, 0, 0, 1, 2, 3})
 	for i, b := range fz.bindBatches {
 		f.Add(uint8(rpcDoPut), uint8(2|i<<5), "", b.DataHeader, b.DataBody)
@@ -298,7 +304,7 @@ func descriptor(mode uint8, name string, a, b []byte) *flight.FlightDescriptor {
 	if len(b) > 0 {
 		d.Path = strings.Split(utf8(string(b)), "/")
 	}
-	switch mode >> 2 % 5 {
+	switch mode >> 2 % 6 {
 	case 0:
 		d.Cmd = a
 	case 1:
@@ -309,6 +315,8 @@ func descriptor(mode uint8, name string, a, b []byte) *flight.FlightDescriptor {
 		d.Cmd = packed(&pb.CommandPreparedStatementQuery{PreparedStatementHandle: a})
 	case 4:
 		d.Cmd = append(append([]byte(`{"plan_scan": `), a...), '}')
+	case 5:
+		d.Cmd = append(append([]byte(`{"changes": `), a...), '}')
 	}
 	return d
 }
@@ -344,6 +352,21 @@ func (fz *fuzzServer) call(ctx context.Context, rpc, mode uint8, name string, a,
 			tk = packed(&pb.TicketStatementQuery{StatementHandle: a})
 		case 3:
 			tk = sqlAny(name, a)
+		}
+		if mode&4 != 0 {
+			// The change feed: a ticket that asks to follow streams for
+			// as long as it is read, so it is read for 2 s.
+			tk = append([]byte(changesTicketPrefix), a...)
+			fctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+			defer cancel()
+			s, err := c.DoGet(fctx, &flight.Ticket{Ticket: tk})
+			if err == nil {
+				err = drainRecv(func() error { _, err := s.Recv(); return err })
+			}
+			if fctx.Err() != nil && ctx.Err() == nil {
+				return nil
+			}
+			return err
 		}
 		s, err := c.DoGet(ctx, &flight.Ticket{Ticket: tk})
 		if err != nil {
