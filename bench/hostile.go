@@ -408,11 +408,13 @@ func startServe(ctx context.Context, bin, dir string, args ...string) (*servePro
 
 // serveEnv is this process's environment without the FLIGHTNS_ variables
 // that would point the server elsewhere (another Redis, root, auth file…):
-// only the SQL engine's tuning (FLIGHTNS_SQL_*, FLIGHTNS_MAX_*) passes.
+// only the SQL engine's tuning (FLIGHTNS_SQL_*, FLIGHTNS_MAX_*) and
+// FLIGHTNS_CPU_PROFILE_DIR (the server's CPU profiles) pass.
 func serveEnv() []string {
 	var env []string
 	for _, kv := range os.Environ() {
-		if strings.HasPrefix(kv, "FLIGHTNS_") && !strings.HasPrefix(kv, "FLIGHTNS_SQL_") && !strings.HasPrefix(kv, "FLIGHTNS_MAX_") {
+		if strings.HasPrefix(kv, "FLIGHTNS_") && !strings.HasPrefix(kv, "FLIGHTNS_SQL_") && !strings.HasPrefix(kv, "FLIGHTNS_MAX_") &&
+			!strings.HasPrefix(kv, "FLIGHTNS_CPU_PROFILE_DIR=") {
 			continue
 		}
 		env = append(env, kv)

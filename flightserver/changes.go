@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -13,7 +14,10 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
+	"google.golang.org/protobuf/proto"
+
 	"github.com/flightns/flightns/api"
+	"github.com/flightns/flightns/internal/namespace"
 	"github.com/flightns/flightns/nserror"
 )
 
@@ -108,35 +112,31 @@ func (s *Server) doChanges(rest []byte, stream flight.FlightService_DoGetServer)
 	// The writer runs apart, so that a client that stops reading cannot
 	// hold this handler: when it takes nothing for the stall timeout the
 	// handler returns, gRPC ends the stream, and the writer's blocked send
-	// fails.
-	type batch struct {
-		rec     arrow.RecordBatch
-		through uint64
-	}
-	out := make(chan batch)
+	// fails. It sends the schema first, then each batch's messages as
+	// every subscriber sharing the batch gets them.
+	out := make(chan []wireMessage)
 	written := make(chan error, 2) // a batch's, unread when the client stalled, and the end's
 	go func() {
 		defer func() { // the handler's recovery does not reach this goroutine
 			if v := recover(); v != nil {
 				err := s.recovered("streaming the change feed", v)
 				written <- err
-				for b := range out {
-					b.rec.Release()
+				for range out {
 				}
 				written <- err
 			}
 		}()
-		w := flight.NewRecordWriter(stream, ipc.WithSchema(ChangesSchema), ipc.WithAllocator(s.alloc))
-		var err error
-		for b := range out {
-			if err == nil {
-				err = w.WriteWithAppMetadata(b.rec, []byte(strconv.FormatUint(b.through, 10)))
-			}
-			b.rec.Release()
-			written <- err
-		}
+		schema, err := changesSchemaMessage()
 		if err == nil {
-			err = w.Close()
+			err = stream.SendMsg(schema)
+		}
+		for msgs := range out {
+			for _, m := range msgs {
+				if err == nil {
+					err = stream.SendMsg(m)
+				}
+			}
+			written <- err
 		}
 		written <- err
 	}()
@@ -144,13 +144,15 @@ func (s *Server) doChanges(rest []byte, stream flight.FlightService_DoGetServer)
 	timeout := s.limits.StalledResultTimeout
 	stall := time.NewTimer(timeout)
 	defer stall.Stop()
-	ferr := s.svc.FollowChanges(ctx, t, func(events []api.Event, through uint64) error {
-		rec, err := changesRecord(s.alloc, events)
+	ferr := s.svc.FollowChanges(ctx, t, func(b *namespace.ChangeBatch) error {
+		msgs, err := namespace.EncodedBatch(b, flightBatch{}, func(b *namespace.ChangeBatch) ([]wireMessage, error) {
+			return changesMessages(s.alloc, b)
+		})
 		if err != nil {
 			return err
 		}
 		stall.Reset(timeout)
-		out <- batch{rec, through} // the writer waits for it
+		out <- msgs // the writer waits for it
 		select {
 		case err := <-written:
 			if err != nil {
@@ -160,7 +162,7 @@ func (s *Server) doChanges(rest []byte, stream flight.FlightService_DoGetServer)
 			stalled = true
 			return errStalledFeed(timeout, sent)
 		}
-		sent = through
+		sent = b.Through
 		return nil
 	})
 	close(out)
@@ -184,6 +186,51 @@ func (s *Server) doChanges(rest []byte, stream flight.FlightService_DoGetServer)
 // timeout, having received the feed through after.
 func errStalledFeed(timeout time.Duration, after uint64) error {
 	return nserror.New(nserror.Throttling, "the subscriber took nothing for %s and was cut off: resume after sequence %d", timeout, after)
+}
+
+// flightBatch keys a batch's Flight messages (namespace.EncodedBatch).
+type flightBatch struct{}
+
+// changesMessages is a batch of the feed as the Flight messages of its
+// record batch, marshalled, its app metadata the sequence it runs
+// through: every subscriber the batch is shared by is sent these bytes.
+func changesMessages(alloc memory.Allocator, b *namespace.ChangeBatch) ([]wireMessage, error) {
+	rec, err := changesRecord(alloc, b.Events)
+	if err != nil {
+		return nil, err
+	}
+	defer rec.Release()
+	var c messages
+	w := flight.NewRecordWriter(&c, ipc.WithSchema(ChangesSchema), ipc.WithAllocator(alloc))
+	if err := w.WriteWithAppMetadata(rec, []byte(strconv.FormatUint(b.Through, 10))); err != nil {
+		return nil, err
+	}
+	if len(c) < 2 {
+		return nil, nserror.New(nserror.Internal, "flightserver: a change feed batch made %d Flight messages", len(c))
+	}
+	return c[1:], nil // the first is the schema, which each stream sends once
+}
+
+// changesSchemaMessage is the Flight message of ChangesSchema,
+// marshalled: a stream's first.
+var changesSchemaMessage = sync.OnceValues(func() (wireMessage, error) {
+	var c messages
+	if err := flight.NewRecordWriter(&c, ipc.WithSchema(ChangesSchema)).Close(); err != nil {
+		return nil, err
+	}
+	if len(c) == 0 {
+		return nil, nserror.New(nserror.Internal, "flightserver: the change feed's schema made no Flight message")
+	}
+	return c[0], nil
+})
+
+// messages keeps the Flight messages an ipc writer sends, marshalled.
+type messages []wireMessage
+
+func (m *messages) Send(fd *flight.FlightData) error {
+	b, err := proto.Marshal(fd)
+	*m = append(*m, b)
+	return err
 }
 
 // changesRecord is events as a record batch of ChangesSchema.

@@ -14,6 +14,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/encoding/gzip"
 
 	"github.com/flightns/flightns/api"
 )
@@ -250,5 +251,48 @@ func TestAFollowingStreamEndsAsTheServerStops(t *testing.T) {
 	var f feedReader
 	if err := f.read(t, stream, nil); err != nil {
 		t.Fatalf("the stream ended with %v", err)
+	}
+}
+
+// Subscribers at one place share each batch's messages (marshalled once,
+// namespace.EncodedBatch); a subscriber whose client asks for gzip gets
+// them compressed all the same, and every one reads the same feed.
+func TestSubscribersShareTheFeedsMessages(t *testing.T) {
+	e := start(t)
+	e.seed()
+	c := e.client().Client
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+
+	head, err := e.svc.Table().Head(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := [][]grpc.CallOption{nil, nil, {grpc.UseCompressor(gzip.Name)}}
+	readers := make([]feedReader, len(opts))
+	done := make(chan error, len(opts))
+	for i, o := range opts {
+		stream, err := c.DoGet(ctx, changesTicket(api.ChangesRequest{After: head}), o...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		readers[i].through = head
+		go func() {
+			done <- readers[i].read(t, stream, func(f *feedReader) bool { return len(f.events) >= 20 })
+		}()
+	}
+	for i := range 20 {
+		must(e.svc.CreateNamespace(ctx, api.CreateNamespaceRequest{ID: api.ID{fmt.Sprintf("n%02d", i)}}))
+	}
+	for range opts {
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := strings.Join(readers[0].types(), ",")
+	for i, r := range readers {
+		if got := strings.Join(r.types(), ","); got != want || len(r.events) != 20 {
+			t.Fatalf("subscriber %d read %q, subscriber 0 %q", i, got, want)
+		}
 	}
 }

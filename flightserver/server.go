@@ -204,6 +204,7 @@ func New(cfg Config) (*Server, error) {
 	opts := []grpc.ServerOption{
 		grpc.MaxRecvMsgSize(lim.MaxMessageBytes),
 		grpc.MaxSendMsgSize(lim.MaxMessageBytes),
+		serverCodec(), // the change feed's shared messages (codec.go)
 		grpc.MaxHeaderListSize(uint32(min(lim.MaxMetadataBytes, 1<<30))),
 		grpc.ChainUnaryInterceptor(append(unary, publicUnary(s.unaryInterceptor))...),
 		grpc.ChainStreamInterceptor(append(stream, publicStream(s.streamInterceptor))...),

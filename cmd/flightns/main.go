@@ -58,6 +58,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	switch args[0] {
 	case "serve":
+		defer startProfile("serve", stderr)()
 		return serve(ctx, args[1:], stdout, stderr)
 	case "bench":
 		return benchCmd(ctx, args[1:], stdout, stderr)
@@ -74,6 +75,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	case "hash-password":
 		return hashPasswordCmd(args[1:], os.Stdin, stdout, stderr)
 	case "sql-worker": // started by serve; not in the usage
+		defer startProfile("sql-worker", stderr)()
 		return sqlWorkerCmd(ctx, stderr)
 	case "version", "--version", "-version":
 		_, _ = fmt.Fprintf(stdout, "flightns %s (%s%s %s/%s)\n", version, commitNote(), runtime.Version(), runtime.GOOS, runtime.GOARCH)

@@ -496,3 +496,26 @@ func TestTheStepDelaySeamRefusesWhatItDoesNotKnow(t *testing.T) {
 		t.Error("the commit was not held at flipping")
 	}
 }
+
+// With FLIGHTNS_CPU_PROFILE_DIR set, serve and its SQL worker each write
+// a CPU profile of their run there as they stop.
+func TestServeWritesCPUProfilesWhenAsked(t *testing.T) {
+	work, dir := t.TempDir(), t.TempDir()
+	s := startServer(t, work, []string{profileDirEnv + "=" + dir})
+	worker := 0
+	for deadline := time.Now().Add(20 * time.Second); worker == 0 && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		worker = sqlWorkerPid(s.cmd.Process.Pid)
+	}
+	if worker == 0 {
+		t.Fatal("no SQL worker started")
+	}
+	pid := s.cmd.Process.Pid
+	s.stop()
+	waitGone(t, worker, "the SQL worker")
+	for _, name := range []string{fmt.Sprintf("serve-%d.pprof", pid), fmt.Sprintf("sql-worker-%d.pprof", worker)} {
+		b, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil || len(b) < 2 || b[0] != 0x1f || b[1] != 0x8b { // a profile is gzipped
+			t.Errorf("%s: %d bytes, %v", name, len(b), err)
+		}
+	}
+}

@@ -2,10 +2,12 @@ package namespace
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"math"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/flightns/flightns/api"
 	"github.com/flightns/flightns/internal/auth"
@@ -19,16 +21,24 @@ import (
 // when it reads that too, and an event that names no object (a version of
 // a directory no table has) only for a reader of the whole catalog.
 // Grants are read again for every call of fn, so a revoked grant stops
-// what the feed shows next. through still moves on over what is hidden,
+// what the feed shows next. Through still moves on over what is hidden,
 // so that resuming never reads it again. When req does not follow, it
 // returns nil once it has delivered every change appended to the commit
 // log before the call (each as it becomes durable).
-func (s *Service) FollowChanges(ctx context.Context, req api.ChangesRequest, fn func(events []api.Event, through uint64) error) error {
+//
+// Followers at the same place that see the feed alike (the same filters,
+// and the same viewer: any admin of the catalog, or one principal under
+// one generation of the grants) are handed the same ChangeBatch, so that
+// what a transport makes of it (EncodedBatch) is made once for all of
+// them: a hundred subscribers cost one encoding of each batch and a
+// hundred writes, not a hundred encodings.
+func (s *Service) FollowChanges(ctx context.Context, req api.ChangesRequest, fn func(*ChangeBatch) error) error {
 	if err := req.Validate(); err != nil {
 		return err
 	}
 	p, ok := auth.PrincipalFrom(ctx)
 	all := !ok || p.Role >= auth.Read // no principal: authentication is off
+	admin := !ok || p.Role >= auth.Admin
 	until := uint64(math.MaxUint64)
 	if !req.Following() {
 		var err error
@@ -40,22 +50,33 @@ func (s *Service) FollowChanges(ctx context.Context, req api.ChangesRequest, fn 
 		}
 		s.table.Flush(until)
 	}
-	err := s.table.Follow(ctx, req.After, func(events []api.Event, through uint64) error {
+	view, err := viewOf(req, p, admin)
+	if err != nil {
+		return err
+	}
+	filtered := !admin || len(req.Types) > 0 || len(req.Namespace) > 0 || len(req.Table) > 0
+	after := req.After
+	err = s.table.Follow(ctx, req.After, func(events []api.Event, through uint64) error {
 		var gs auth.Grants
-		if ok && p.Role < auth.Admin { // what it reads, or administers, by its grants
+		var gen uint64
+		if !admin { // what it reads, or administers, by its grants
 			var err error
-			if gs, err = s.Access().Grants(ctx); err != nil {
+			if gs, gen, err = s.grantsNow(ctx); err != nil {
 				return err
 			}
 		}
-		reads := func(id api.ID) bool { return all || len(id) > 0 && gs.RoleOn(p, id) >= auth.Read }
-		out := events // an admin of everything, unfiltered, gets them as they are
-		if !all || ok && p.Role < auth.Admin || len(req.Types) > 0 || len(req.Namespace) > 0 || len(req.Table) > 0 {
-			out = visible(events, req, reads, func(ns api.ID) bool { return !ok || p.Role >= auth.Admin || gs.RoleOn(p, ns) >= auth.Admin })
-		}
-		if err := fn(out, through); err != nil {
+		b := s.batches.get(batchKey{after: after, through: through, view: view, grants: gen}, func() *ChangeBatch {
+			out := events // an admin of everything, unfiltered, gets them as they are
+			if filtered {
+				reads := func(id api.ID) bool { return all || len(id) > 0 && gs.RoleOn(p, id) >= auth.Read }
+				out = visible(events, req, reads, func(ns api.ID) bool { return admin || gs.RoleOn(p, ns) >= auth.Admin })
+			}
+			return &ChangeBatch{Events: out, Through: through}
+		})
+		if err := fn(b); err != nil {
 			return err
 		}
+		after = through
 		if through >= until {
 			return errFollowed
 		}
@@ -65,6 +86,120 @@ func (s *Service) FollowChanges(ctx context.Context, req api.ChangesRequest, fn 
 		return nil
 	}
 	return err
+}
+
+// A ChangeBatch is one call's worth of FollowChanges: the events of whole
+// sequences after the previous batch's Through, through Through (it may
+// hold none while Through moves on over what the follower does not see).
+// It may be shared by many followers: nothing in it may be changed.
+type ChangeBatch struct {
+	Events  []api.Event
+	Through uint64
+
+	mu      sync.Mutex
+	encoded map[any]*batchEncoding
+}
+
+type batchEncoding struct {
+	once sync.Once
+	v    any
+	err  error
+}
+
+// EncodedBatch is what encode makes of b, made once under key (a
+// comparable value of a type of the caller's own) however many followers
+// share b and ask for it; those that ask while it is made wait for it.
+// What it returns is shared: nothing may change it.
+func EncodedBatch[T any](b *ChangeBatch, key any, encode func(*ChangeBatch) (T, error)) (T, error) {
+	b.mu.Lock()
+	if b.encoded == nil {
+		b.encoded = map[any]*batchEncoding{}
+	}
+	e := b.encoded[key]
+	if e == nil {
+		e = &batchEncoding{}
+		b.encoded[key] = e
+	}
+	b.mu.Unlock()
+	e.once.Do(func() { e.v, e.err = encode(b) })
+	v, _ := e.v.(T)
+	return v, e.err
+}
+
+// viewOf names how a follower sees the feed: its filters, and who it is
+// unless it administers the catalog (then the grants do not matter).
+func viewOf(req api.ChangesRequest, p auth.Principal, admin bool) (string, error) {
+	v := struct {
+		Types     []string `json:"types,omitempty"`
+		Namespace api.ID   `json:"namespace,omitempty"`
+		Table     api.ID   `json:"table,omitempty"`
+		Name      string   `json:"name,omitempty"`
+		Role      string   `json:"role,omitempty"`
+		Groups    []string `json:"groups,omitempty"`
+	}{Types: req.Types, Namespace: req.Namespace, Table: req.Table}
+	if !admin {
+		v.Name, v.Role, v.Groups = p.Name, p.Role.String(), p.Groups
+	}
+	b, err := json.Marshal(v)
+	return string(b), err
+}
+
+// batchKey names a shared batch: the stretch of the feed (the same
+// sequences, whichever of memory and storage it was read from) and how
+// it is seen (viewOf, and the grants' generation when they matter).
+type batchKey struct {
+	after, through uint64
+	view           string
+	grants         uint64
+}
+
+// sharedBatches are the batches FollowChanges handed out lately, for the
+// followers that come to the same place: at most sharedEvents events and
+// sharedMax batches in all, the oldest dropped first.
+type sharedBatches struct {
+	mu     sync.Mutex
+	m      map[batchKey]*ChangeBatch
+	order  []batchKey // oldest first
+	events int
+}
+
+// sharedEvents bounds the events the shared batches hold (with what the
+// transports made of them, a few tens of megabytes at most), sharedMax
+// the batches (many hold no event).
+const (
+	sharedEvents = 1 << 14
+	sharedMax    = 1 << 10
+)
+
+// get is the batch of k, made by make if no follower made it lately.
+func (c *sharedBatches) get(k batchKey, make func() *ChangeBatch) *ChangeBatch {
+	c.mu.Lock()
+	b := c.m[k]
+	c.mu.Unlock()
+	if b != nil {
+		return b
+	}
+	b = make() // outside the lock: followers elsewhere in the feed go on
+	if len(b.Events) > sharedEvents {
+		return b
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if old := c.m[k]; old != nil {
+		return old // made meanwhile by another follower: share that one
+	}
+	if c.m == nil {
+		c.m = map[batchKey]*ChangeBatch{}
+	}
+	for len(c.order) > 0 && (c.events+len(b.Events) > sharedEvents || len(c.order) >= sharedMax) {
+		c.events -= len(c.m[c.order[0]].Events)
+		delete(c.m, c.order[0])
+		c.order = c.order[1:]
+	}
+	c.m[k] = b
+	c.order = append(c.order, k)
+	c.events += len(b.Events)
+	return b
 }
 
 // visible is what of events req's filters keep and a caller reads:

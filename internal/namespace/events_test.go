@@ -225,9 +225,9 @@ func TestASubscriberSeesOnlyWhatItMayRead(t *testing.T) {
 		ctx, cancel := context.WithCancel(ctx)
 		defer cancel()
 		var out []api.Event
-		err := e.s.FollowChanges(ctx, req, func(evs []api.Event, through uint64) error {
-			out = append(out, evs...)
-			if through >= all[len(all)-1].Seq {
+		err := e.s.FollowChanges(ctx, req, func(b *ChangeBatch) error {
+			out = append(out, b.Events...)
+			if b.Through >= all[len(all)-1].Seq {
 				cancel()
 			}
 			return nil
@@ -308,8 +308,8 @@ func TestTagsGrantsAndPropertiesAreEvents(t *testing.T) {
 		ctx, cancel := context.WithCancel(auth.WithPrincipal(bg, who))
 		defer cancel()
 		var tags int
-		err := e.s.FollowChanges(ctx, api.ChangesRequest{}, func(evs []api.Event, through uint64) error {
-			for _, ev := range evs {
+		err := e.s.FollowChanges(ctx, api.ChangesRequest{}, func(b *ChangeBatch) error {
+			for _, ev := range b.Events {
 				if strings.HasPrefix(ev.Type, "grant.") {
 					n++
 				}
@@ -317,7 +317,7 @@ func TestTagsGrantsAndPropertiesAreEvents(t *testing.T) {
 					tags++
 				}
 			}
-			if through >= last {
+			if b.Through >= last {
 				cancel()
 			}
 			return nil
@@ -334,5 +334,64 @@ func TestTagsGrantsAndPropertiesAreEvents(t *testing.T) {
 		if got := grants(c.who); got != c.want {
 			t.Errorf("%s sees %d events of grants, want %d", c.who.Name, got, c.want)
 		}
+	}
+}
+
+// Followers at one place that see the feed alike are handed one batch,
+// and what a transport makes of it is made once; a different filter, or
+// a viewer the grants matter for, gets a batch of its own, and so does
+// the same viewer under a newer generation of the grants.
+func TestFollowersAtOnePlaceShareABatch(t *testing.T) {
+	e := newTenv(t)
+	bg := context.Background()
+	root := auth.WithPrincipal(bg, auth.Principal{Name: "root", Role: auth.Admin})
+	ana := auth.WithPrincipal(bg, auth.Principal{Name: "ana", Role: auth.None})
+	must(e.s.CreateNamespace(root, api.CreateNamespaceRequest{ID: id("a")}))
+	must(0, e.s.Access().Grant(bg, auth.Grant{Namespace: []string{"a"}, Principal: "ana", Role: auth.Read}))
+	must(e.s.CreateNamespace(root, api.CreateNamespaceRequest{ID: id("b")}))
+	last := e.events(t, 0, 3)[2].Seq
+
+	// first is the first batch a follower of req as who is handed.
+	first := func(who context.Context, req api.ChangesRequest) *ChangeBatch {
+		t.Helper()
+		var b *ChangeBatch
+		req.Follow = new(false)
+		must(0, e.s.FollowChanges(who, req, func(got *ChangeBatch) error {
+			if b == nil {
+				b = got
+			}
+			return nil
+		}))
+		if b == nil || b.Through < last {
+			t.Fatalf("first batch %+v, want one through %d", b, last)
+		}
+		return b
+	}
+	b1, b2 := first(root, api.ChangesRequest{}), first(root, api.ChangesRequest{})
+	if b1 != b2 {
+		t.Fatal("two admins at one place were handed two batches")
+	}
+	encodes := 0
+	for range 3 {
+		got, err := EncodedBatch(b1, "test", func(b *ChangeBatch) (int, error) { encodes++; return len(b.Events), nil })
+		if err != nil || got != 3 {
+			t.Fatalf("encoded %d, %v", got, err)
+		}
+	}
+	if encodes != 1 {
+		t.Fatalf("encoded %d times, want once", encodes)
+	}
+
+	types := first(root, api.ChangesRequest{Types: []string{api.EventNamespaceCreated}})
+	a1, a2 := first(ana, api.ChangesRequest{}), first(ana, api.ChangesRequest{})
+	if types == b1 || a1 == b1 || a1 != a2 {
+		t.Fatal("a filter or a viewer the grants matter for shares another's batch, or one viewer's batches are not shared")
+	}
+	if got := describe(a1.Events); len(got) != 1 || !strings.HasPrefix(got[0], "namespace.created a ") {
+		t.Fatalf("ana was handed %q", got)
+	}
+	must(0, e.s.Access().Grant(bg, auth.Grant{Namespace: []string{"b"}, Principal: "ana", Role: auth.Read}))
+	if a3 := first(ana, api.ChangesRequest{}); a3 == a1 || len(a3.Events) < 2 {
+		t.Fatalf("after a new grant ana was handed %q", describe(a3.Events))
 	}
 }

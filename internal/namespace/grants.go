@@ -50,17 +50,22 @@ type grantBook struct {
 // the store cannot say, it fails: access is never decided on grants that
 // may have been revoked.
 func (ac Access) Grants(ctx context.Context) (auth.Grants, error) {
-	s := ac.s
+	gs, _, err := ac.s.grantsNow(ctx)
+	return gs, err
+}
+
+// grantsNow is Access.Grants with the generation they are.
+func (s *Service) grantsNow(ctx context.Context) (auth.Grants, uint64, error) {
 	b := &s.grants
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.loaded && s.now().Sub(b.checked) < GrantsRecheck {
-		return b.grants, nil
+		return b.grants, b.gen, nil
 	}
 	if err := s.readGrants(ctx); err != nil {
-		return nil, err
+		return nil, 0, err
 	}
-	return b.grants, nil
+	return b.grants, b.gen, nil
 }
 
 // readGrants brings the book to the newest generation; the caller holds

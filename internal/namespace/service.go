@@ -102,6 +102,7 @@ type Service struct {
 	stopMaint func()
 	vended    vendCache     // credentials vended, while young
 	grants    grantBook     // the catalog's grants (grants.go)
+	batches   sharedBatches // the change feed's batches as followers share them (changes.go)
 	compact   compactChecks // the tables' fragments as last read (compaction.go)
 
 	closeOnce sync.Once

@@ -12,6 +12,7 @@ import (
 
 	"github.com/flightns/flightns/api"
 	"github.com/flightns/flightns/internal/auth"
+	"github.com/flightns/flightns/internal/namespace"
 	"github.com/flightns/flightns/nserror"
 )
 
@@ -82,29 +83,15 @@ func (h *handler) changes(w http.ResponseWriter, r *http.Request) error {
 			}
 		}()
 	}
-	var buf bytes.Buffer
-	err = h.svc.FollowChanges(ctx, req, func(events []api.Event, through uint64) error {
-		buf.Reset()
-		n := 0 // the event's place in its sequence
-		for i, ev := range events {
-			if n++; i == 0 || events[i-1].Seq != ev.Seq {
-				n = 0
-			}
-			b, err := json.Marshal(cloudEvent{SpecVersion: "1.0", ID: fmt.Sprintf("%d-%d", ev.Seq, n), Source: "flightns",
-				Type: eventTypePrefix + ev.Type, Time: ev.Time, Subject: ev.ID.String(), DataContentType: "application/json", Data: ev})
-			if err != nil {
-				return err
-			}
-			fmt.Fprintf(&buf, "event: %s\ndata: %s\n\n", ev.Type, b)
-			if i+1 < len(events) && events[i+1].Seq != ev.Seq {
-				fmt.Fprintf(&buf, "id: %d\n\n", ev.Seq) // a cut repeats at most this sequence's events
-			}
+	err = h.svc.FollowChanges(ctx, req, func(b *namespace.ChangeBatch) error {
+		msgs, err := namespace.EncodedBatch(b, sseBatch{}, sseMessages)
+		if err != nil {
+			return err
 		}
-		fmt.Fprintf(&buf, "id: %d\n\n", through)
 		// A client that takes nothing for the stall timeout is cut off: it
 		// resumes with the last id it has.
 		_ = rc.SetWriteDeadline(time.Now().Add(h.stalled))
-		if _, err := w.Write(buf.Bytes()); err != nil {
+		if _, err := w.Write(msgs); err != nil {
 			return err
 		}
 		return rc.Flush()
@@ -117,6 +104,35 @@ func (h *handler) changes(w http.ResponseWriter, r *http.Request) error {
 	_, _ = fmt.Fprintf(w, "event: error\ndata: %s\n\n", b)
 	_ = rc.Flush()
 	return nil
+}
+
+// sseBatch keys a batch's messages (namespace.EncodedBatch).
+type sseBatch struct{}
+
+// sseMessages is a batch of the feed as messages of the event stream: each
+// sequence's events, each as its CloudEvents JSON, then a message of the
+// id alone (the sequence the feed has been read through), so that a cut
+// repeats at most one sequence's events.
+func sseMessages(b *namespace.ChangeBatch) ([]byte, error) {
+	var buf bytes.Buffer
+	events := b.Events
+	n := 0 // the event's place in its sequence
+	for i, ev := range events {
+		if n++; i == 0 || events[i-1].Seq != ev.Seq {
+			n = 0
+		}
+		j, err := json.Marshal(cloudEvent{SpecVersion: "1.0", ID: fmt.Sprintf("%d-%d", ev.Seq, n), Source: "flightns",
+			Type: eventTypePrefix + ev.Type, Time: ev.Time, Subject: ev.ID.String(), DataContentType: "application/json", Data: ev})
+		if err != nil {
+			return nil, err
+		}
+		fmt.Fprintf(&buf, "event: %s\ndata: %s\n\n", ev.Type, j)
+		if i+1 < len(events) && events[i+1].Seq != ev.Seq {
+			fmt.Fprintf(&buf, "id: %d\n\n", ev.Seq)
+		}
+	}
+	fmt.Fprintf(&buf, "id: %d\n\n", b.Through)
+	return buf.Bytes(), nil
 }
 
 // changesRequest reads the feed's request from r: after (Last-Event-ID

@@ -1,0 +1,44 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime/pprof"
+)
+
+// profileDirEnv names a directory: when it is set, `flightns serve` and
+// the SQL worker it starts each write a CPU profile of their whole run
+// there, as <command>-<pid>.pprof (for `go tool pprof`). It is how the
+// benchmarks' server-side CPU is profiled; there is no profiling
+// endpoint on any listener.
+const profileDirEnv = "FLIGHTNS_CPU_PROFILE_DIR"
+
+// startProfile starts the CPU profile profileDirEnv asks for, if it asks,
+// and returns what stops it and writes it out. A profile that cannot be
+// started is reported on stderr and the command runs without it.
+func startProfile(command string, stderr io.Writer) (stop func()) {
+	dir := os.Getenv(profileDirEnv)
+	if dir == "" {
+		return func() {}
+	}
+	path := filepath.Join(dir, fmt.Sprintf("%s-%d.pprof", command, os.Getpid()))
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err == nil {
+		err = pprof.StartCPUProfile(f)
+		if err != nil {
+			_ = f.Close()
+		}
+	}
+	if err != nil {
+		_, _ = fmt.Fprintf(stderr, "flightns %s: no CPU profile (%s): %v\n", command, profileDirEnv, err)
+		return func() {}
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		if err := f.Close(); err != nil {
+			_, _ = fmt.Fprintf(stderr, "flightns %s: writing the CPU profile %s: %v\n", command, path, err)
+		}
+	}
+}
