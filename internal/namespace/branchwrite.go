@@ -157,14 +157,17 @@ func (br Branches) CreateTableBranch(ctx context.Context, req api.CreateTableBra
 	if err != nil {
 		return nil, err
 	}
-	if err := s.objs.PutIfAbsent(ctx, branchRefKey(table, req.Name), out); errors.Is(err, objstore.ErrAlreadyExists) {
+	// The ref is the branch's commit point: Lance sees a branch by it.
+	refKey := branchRefKey(table, req.Name)
+	ev := api.Event{Type: api.EventBranchCreated, ID: req.ID, Branch: req.Name, Version: version, FromBranch: refName, FromVersion: uint64(from)}
+	if err := s.inStorage(ctx, ev, refKey, out, isAlreadyExists, func() error {
+		return s.objs.PutIfAbsent(ctx, refKey, out)
+	}); errors.Is(err, objstore.ErrAlreadyExists) {
 		return nil, taken()
 	} else if err != nil {
 		return nil, err
 	}
 	s.hintVersion(ctx, chain, version)
-	s.record(ctx, api.Event{Type: api.EventBranchCreated, ID: req.ID, Branch: req.Name, Version: version,
-		FromBranch: refName, FromVersion: uint64(from)})
 	return &api.CreateTableBranchResponse{TransactionID: resp.TransactionID}, nil
 }
 
@@ -214,7 +217,12 @@ func (br Branches) DeleteTableBranch(ctx context.Context, req api.DeleteTableBra
 	if err != nil {
 		return nil, err
 	}
-	if err := s.objs.Delete(ctx, branchRefKey(table, req.Name)); err != nil && !errors.Is(err, objstore.ErrNotFound) {
+	// Deleting the ref is the deletion's commit point (Lance sees a
+	// branch by it); its tree and records follow.
+	refKey := branchRefKey(table, req.Name)
+	if err := s.inStorage(ctx, api.Event{Type: api.EventBranchDeleted, ID: req.ID, Branch: req.Name}, refKey, nil, isNotFound, func() error {
+		return s.objs.Delete(ctx, refKey)
+	}); err != nil && !errors.Is(err, objstore.ErrNotFound) {
 		return nil, err
 	}
 	// The branch's tree, but what the remaining branches keep under it
@@ -242,7 +250,6 @@ func (br Branches) DeleteTableBranch(ctx context.Context, req api.DeleteTableBra
 			return nil, err
 		}
 	}
-	s.record(ctx, api.Event{Type: api.EventBranchDeleted, ID: req.ID, Branch: req.Name})
 	return &api.DeleteTableBranchResponse{}, nil
 }
 

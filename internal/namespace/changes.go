@@ -232,20 +232,6 @@ const grantEvents = "grant."
 // errFollowed ends a feed that does not follow once it is delivered.
 var errFollowed = errors.New("namespace: the change feed asked for is delivered")
 
-// record writes ev, made by the caller of ctx now, as an event of the
-// change feed on its own, once its change has committed elsewhere: a
-// file in storage (a tag, a branch's ref, the grants, a cleanup's
-// deletions) or a version's claim (a restore's, a branch's first). A
-// crash between the two loses the event, not the change; so does a
-// failure to write it, which is logged, not answered: the change stands.
-func (s *Service) record(ctx context.Context, ev api.Event) {
-	c := s.newIndexChange(ctx)
-	c.event(ev)
-	if err := s.applyIndex(context.WithoutCancel(ctx), c); err != nil {
-		s.log.Error("namespace: a committed change's event could not be recorded in the change feed", "type", ev.Type, "id", ev.ID.String(), "err", err)
-	}
-}
-
 // keeps is whether the filters of r keep ev.
 func keeps(r api.ChangesRequest, ev api.Event) bool {
 	switch {

@@ -2,6 +2,7 @@ package namespace
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/google/uuid"
@@ -78,15 +79,38 @@ func (s *Service) CleanupTable(ctx context.Context, req api.CleanupTableRequest)
 			return s.claims.ForgetVersions(ctx, lancemanifest.Chain{Table: plan.Table, Branch: branch}.Key(), versions)
 		}
 	}
+	// The cleanup is made once its first manifest (by key; its first file
+	// when it prunes no version) is deleted: its event says what it is to
+	// delete until then, and what it deleted after.
+	var pruned, first = []uint64{}, ""
+	for _, c := range plan.Chains {
+		for _, v := range c.Pruned {
+			pruned = append(pruned, v.Version)
+			if first == "" || v.Key < first {
+				first = v.Key
+			}
+		}
+	}
+	if first == "" && len(plan.Files) > 0 {
+		first = plan.Files[0].Key
+	}
+	if first == "" {
+		return resp, nil // nothing to delete: no change, no event
+	}
+	ev := api.Event{Type: api.EventTableCleaned, ID: req.ID, Versions: pruned, Files: plan.Totals.PrunedVersions + len(plan.Files), Bytes: plan.Totals.FileBytes}
+	p, err := s.intend(ctx, ev, first, nil, "", 0)
+	if err != nil {
+		return nil, err
+	}
 	res, err := plan.Execute(ctx, s.objs, forget, nil)
 	resp.FilesDeleted, resp.BytesDeleted, resp.Spared = res.ManifestsDeleted+res.FilesDeleted, res.BytesDeleted, len(res.Spared)
-	if resp.FilesDeleted > 0 || err == nil {
+	ev.Files, ev.Bytes = resp.FilesDeleted, resp.BytesDeleted
+	p.outcome(ev)
+	if resp.FilesDeleted > 0 {
 		// What was deleted is gone, whether or not the rest followed.
-		var pruned []uint64
-		for _, vs := range resp.Pruned {
-			pruned = append(pruned, vs...)
-		}
-		s.record(ctx, api.Event{Type: api.EventTableCleaned, ID: req.ID, Versions: pruned, Files: resp.FilesDeleted, Bytes: resp.BytesDeleted})
+		err = errors.Join(p.settle(ctx, nil, nil), err)
+	} else {
+		err = p.settle(ctx, err, func(error) bool { return true }) // nothing deleted
 	}
 	if err != nil {
 		return resp, err

@@ -19,8 +19,13 @@
 //
 // Every index change writes its change feed event (api.Event: who, when,
 // what) as a commit log entry of its own beside its other entries, in
-// the same script (indexChange.event); FollowChanges serves the feed of
-// what a caller may read (changes.go).
+// the same script (indexChange.event); a change made in object storage
+// (a tag, a branch's ref, the grants, a restore, a cleanup) records an
+// intent in Redis first and appends its event, deleting the intent, in
+// one script once it is made, the maintainer resolving what a crash
+// leaves from storage (intents.go). FollowChanges serves the feed of
+// what a caller may read, sharing each batch among the followers that
+// see it alike (changes.go).
 //
 // Where things are decided and kept:
 //

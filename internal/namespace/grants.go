@@ -138,30 +138,30 @@ func (ac Access) Grant(ctx context.Context, g auth.Grant) error {
 	if err := api.ID(g.Namespace).Validate("namespace"); err != nil {
 		return err
 	}
-	changed, err := s.writeGrant(ctx, g)
-	if err != nil || !changed {
-		return err
-	}
-	// Its event once the book's lock is given back: the followers of the
-	// feed read the grants under it.
 	ev := api.Event{Type: api.EventGrantCreated, ID: g.Namespace, Grantee: g.Principal, Group: g.Group, Role: g.Role.String()}
 	if g.Role == auth.None {
 		ev.Type, ev.Role = api.EventGrantDeleted, ""
 	}
-	s.record(ctx, ev)
-	return nil
+	p, err := s.writeGrant(ctx, g, ev)
+	if err != nil || p == nil {
+		return err
+	}
+	// Its event once the book's lock is given back: the followers of the
+	// feed read the grants under it.
+	return p.settle(ctx, nil, nil)
 }
 
 // writeGrant writes the next generation of the grants with g in place of
-// what its grantee held on its namespace, under the book's lock; changed
-// is false when that changes nothing (no generation is written).
-func (s *Service) writeGrant(ctx context.Context, g auth.Grant) (changed bool, err error) {
+// what its grantee held on its namespace, under the book's lock, with ev
+// as its event: it returns the generation's intent, for the caller to
+// settle, or nil when g changes nothing (no generation is written).
+func (s *Service) writeGrant(ctx context.Context, g auth.Grant, ev api.Event) (*pending, error) {
 	b := &s.grants
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	for range 16 {
 		if err := s.readGrants(ctx); err != nil {
-			return false, err
+			return nil, err
 		}
 		next := make(auth.Grants, 0, len(b.grants)+1)
 		held := auth.None // what the grantee holds there now
@@ -173,27 +173,33 @@ func (s *Service) writeGrant(ctx context.Context, g auth.Grant) (changed bool, e
 			}
 		}
 		if held == g.Role {
-			return false, nil // nothing changes: no new generation, no event
+			return nil, nil // nothing changes: no new generation, no event
 		}
 		if g.Role != auth.None {
 			next = append(next, g)
 		}
 		raw, err := json.Marshal(grantsDoc{Grants: next})
 		if err != nil {
-			return false, err
+			return nil, err
 		}
-		err = s.objs.PutIfAbsent(ctx, grantsKey(b.gen+1), raw)
+		key := grantsKey(b.gen + 1)
+		p, err := s.intend(ctx, ev, key, raw, "", 0)
+		if err != nil {
+			return nil, err
+		}
+		err = s.objs.PutIfAbsent(ctx, key, raw)
 		if errors.Is(err, objstore.ErrAlreadyExists) {
+			_ = p.settle(ctx, err, isAlreadyExists)
 			b.checked = time.Time{} // another server wrote it: read it, try again
 			continue
 		}
 		if err != nil {
-			return false, grantsUnavailable(err)
+			return nil, grantsUnavailable(p.settle(ctx, err, nil))
 		}
 		b.gen, b.grants, b.checked = b.gen+1, next, s.now()
-		return true, nil
+		return p, nil
 	}
-	return false, nserror.New(nserror.ConcurrentModification, "the grants kept changing under this change; try again")
+	return nil, nserror.New(nserror.ConcurrentModification, "the grants kept changing under this change; try again")
 }
 
 // Revoke takes away what g's grantee holds on g's namespace.

@@ -25,7 +25,10 @@ import (
 //     with no request;
 //   - it cleans up every table with a retention policy (retention.go)
 //     whose head moved since its last cleanup, at most once per
-//     CleanupEvery per table (cleanup.go).
+//     CleanupEvery per table (cleanup.go);
+//   - it resolves the intents of changes made in storage that nobody
+//     settled (a crash between the change and its event) once they are
+//     IntentGrace old (intents.go).
 //
 // A pass works one chain and one table at a time, and rests after each
 // (Busy): its I/O is one listing per chain (a busy chain at most
@@ -71,7 +74,11 @@ type MaintainReport struct {
 	// Failed counts the cleanups that failed (logged).
 	Cleanups, CleanedVersions, Deleted, Failed int
 	Bytes                                      int64
-	Took                                       time.Duration
+	// IntentsMade and IntentsNotMade count the intents of changes made in
+	// storage that nobody settled, resolved by reading storage: made
+	// (their events appended) or not (dropped).
+	IntentsMade, IntentsNotMade int
+	Took                        time.Duration
 }
 
 // maintainer is the state of this process's maintainer.
@@ -241,6 +248,13 @@ func (s *Service) MaintainPass(ctx context.Context) (MaintainReport, error) {
 		rep.Pruned += len(p.Pruned)
 	}
 	s.cleanupDue(ctx, heads, &rep)
+	grace := s.cfg.IntentGrace
+	if grace <= 0 {
+		grace = DefaultIntentGrace
+	}
+	if rep.IntentsMade, rep.IntentsNotMade, err = s.ResolveIntents(ctx, grace); err != nil {
+		s.log.Warn("maintainer: resolving the intents of changes made in storage", "err", err)
+	}
 	return rep, nil
 }
 

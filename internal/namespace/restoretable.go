@@ -140,11 +140,17 @@ func (br Branches) RestoreTable(ctx context.Context, req api.RestoreTableRequest
 	if err != nil {
 		return nil, err
 	}
-	resp, err := s.commitStaged(ctx, req.ID, req.Branch, version, staging, len(b), scheme)
+	// The restore is made when its version is: its final manifest holds
+	// these bytes.
+	ev := api.Event{Type: api.EventTableRestored, ID: req.ID, Branch: req.Branch, Version: version, FromVersion: uint64(req.Version)}
+	p, err := s.intend(ctx, ev, lancemanifest.Dir(chain).Manifest(scheme, version), b, chain, version)
 	if err != nil {
 		return nil, err
 	}
+	resp, err := s.commitStaged(ctx, req.ID, req.Branch, version, staging, len(b), scheme)
+	if err := p.settle(ctx, err, func(err error) bool { return nserror.CodeOf(err) == nserror.ConcurrentModification }); err != nil {
+		return nil, err
+	}
 	s.hintVersion(ctx, chain, version)
-	s.record(ctx, api.Event{Type: api.EventTableRestored, ID: req.ID, Branch: req.Branch, Version: version, FromVersion: uint64(req.Version)})
 	return &api.RestoreTableResponse{TransactionID: resp.TransactionID}, nil
 }

@@ -75,6 +75,10 @@ type Config struct {
 	// reference it): cleanup.DefaultGrace when 0, at least
 	// cleanup.MinGrace.
 	CleanupGrace time.Duration
+	// IntentGrace is how old the intent of a change made in storage must
+	// be before the maintainer resolves it from storage (intents.go;
+	// default DefaultIntentGrace).
+	IntentGrace time.Duration
 	// Maintain, when set, runs the maintainer in this process (one
 	// process of the catalog at a time holds its lease; maintain.go).
 	Maintain *MaintainConfig

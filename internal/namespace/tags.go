@@ -206,14 +206,16 @@ func (br Branches) CreateTableTag(ctx context.Context, req api.CreateTableTagReq
 	if err != nil {
 		return nil, err
 	}
-	err = s.objs.PutIfAbsent(ctx, lancemanifest.Dir(loc).Tag(req.Tag), b)
+	key := lancemanifest.Dir(loc).Tag(req.Tag)
+	err = s.inStorage(ctx, t.event(api.EventTagCreated, req.ID, req.Tag), key, b, isAlreadyExists, func() error {
+		return s.objs.PutIfAbsent(ctx, key, b)
+	})
 	if errors.Is(err, objstore.ErrAlreadyExists) {
 		return nil, nserror.New(nserror.TableTagAlreadyExists, "table %q already has a tag %q", req.ID.String(), req.Tag)
 	}
 	if err != nil {
 		return nil, err
 	}
-	s.record(ctx, t.event(api.EventTagCreated, req.ID, req.Tag))
 	return &api.TableTagResponse{}, nil
 }
 
@@ -241,10 +243,12 @@ func (br Branches) UpdateTableTag(ctx context.Context, req api.CreateTableTagReq
 	if err != nil {
 		return nil, err
 	}
-	if err := s.objs.Put(ctx, lancemanifest.Dir(loc).Tag(req.Tag), b); err != nil {
+	key := lancemanifest.Dir(loc).Tag(req.Tag)
+	if err := s.inStorage(ctx, t.event(api.EventTagUpdated, req.ID, req.Tag), key, b, nil, func() error {
+		return s.objs.Put(ctx, key, b)
+	}); err != nil {
 		return nil, err
 	}
-	s.record(ctx, t.event(api.EventTagUpdated, req.ID, req.Tag))
 	return &api.TableTagResponse{}, nil
 }
 
@@ -259,9 +263,11 @@ func (br Branches) DeleteTableTag(ctx context.Context, req api.DeleteTableTagReq
 	if err != nil {
 		return nil, err
 	}
-	if err := s.objs.Delete(ctx, lancemanifest.Dir(loc).Tag(req.Tag)); err != nil {
+	key := lancemanifest.Dir(loc).Tag(req.Tag)
+	if err := s.inStorage(ctx, t.event(api.EventTagDeleted, req.ID, req.Tag), key, nil, isNotFound, func() error {
+		return s.objs.Delete(ctx, key)
+	}); err != nil {
 		return nil, err
 	}
-	s.record(ctx, t.event(api.EventTagDeleted, req.ID, req.Tag))
 	return &api.TableTagResponse{}, nil
 }

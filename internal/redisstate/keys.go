@@ -123,3 +123,8 @@ func (k Keys) CompactionJobs() Key { return Key(k.tag + ":compaction") }
 // CompactionSettled maps a table's location to its main head when its
 // last compaction job ended.
 func (k Keys) CompactionSettled() Key { return Key(k.tag + ":compaction:settled") }
+
+// Intents maps an intent's id to the intent (JSON; namespace's events of
+// changes committed in storage): a change about to be made, whose event
+// the feed must get exactly when the change is made.
+func (k Keys) Intents() Key { return Key(k.tag + ":intents") }

@@ -66,6 +66,8 @@ var (
 	idemFinishLua string
 	//go:embed scripts/idem_release.lua
 	idemReleaseLua string
+	//go:embed scripts/intent_drop.lua
+	intentDropLua string
 )
 
 func script(body string) *redis.Script { return redis.NewScript(prelude + body) }
@@ -96,10 +98,11 @@ var (
 	closeEpochS     = script(closeEpochLua)
 	idemFinishS     = script(idemFinishLua)
 	idemReleaseS    = script(idemReleaseLua)
+	intentDropS     = script(intentDropLua)
 
 	allScripts = []*redis.Script{claimS, getS, listS, latestS, flipS, seedS, supersedeS, confirmS, deleteVersionsS, dropS,
 		openEpochS, forkS, rebuildIndexS, clearKidsS, txnApplyS, appendS, leaseS, revokeS, reserveLocsS, releaseLocS,
-		closeEpochS, idemFinishS, idemReleaseS}
+		closeEpochS, idemFinishS, idemReleaseS, intentDropS}
 )
 
 // Load loads every script (on every master of a cluster) so that the first
