@@ -645,3 +645,38 @@ func leaseOf(seconds *int, def time.Duration) (time.Duration, error) {
 	}
 	return time.Duration(*seconds) * time.Second, nil
 }
+
+// tidy is the maintainer's part of the jobs: a lapsed job of a table that
+// is gone (dropped, deregistered) expires, with its event, though no
+// claim comes to hand the table out again; and what the settled versions
+// keep of gone tables is forgotten. It returns how many jobs expired.
+func (c Compaction) tidy(ctx context.Context) (int, error) {
+	jobs, err := c.jobs(ctx)
+	if err != nil {
+		return 0, err
+	}
+	gone := func(loc string) bool { _, table := c.s.table.TableByLocation(loc); return !table }
+	expired, now := 0, c.s.now()
+	for loc, old := range jobs {
+		if !gone(loc) || now.Before(old.job.LeaseExpires) {
+			continue
+		}
+		switch err := c.expire(ctx, old); {
+		case err == nil:
+			expired++
+		case !errors.Is(err, errJobChanged):
+			return expired, err
+		}
+	}
+	settled, err := c.settled(ctx)
+	if err != nil {
+		return expired, err
+	}
+	var forget []string
+	for loc := range settled {
+		if gone(loc) {
+			forget = append(forget, loc)
+		}
+	}
+	return expired, c.s.rs.ForgetSettled(ctx, forget)
+}

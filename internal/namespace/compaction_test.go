@@ -432,3 +432,37 @@ func FuzzCompactionProps(f *testing.F) {
 		}
 	})
 }
+
+// The maintainer expires a lapsed job of a table that is gone, though no
+// claim comes, and forgets the version a gone table's last job settled.
+func TestTheMaintainerTidiesTheJobsOfGoneTables(t *testing.T) {
+	e, clock := compactEnv(t)
+	bg := context.Background()
+	e.fragmentedTable(t, id("a", "t1"), api.Properties{PropCompactionMaxFragments: "1"})
+	loc2 := e.fragmentedTable(t, id("a", "t2"), api.Properties{PropCompactionMaxFragments: "1"})
+	j1, j2 := claim(bg, t, e, "w1"), claim(bg, t, e, "w2")
+	if j1 == nil || j2 == nil || j2.Location != loc2 {
+		t.Fatalf("jobs %+v and %+v", j1, j2)
+	}
+	must(e.s.Compaction().Complete(bg, api.CompleteCompactionRequest{JobID: j2.JobID, Worker: "w2"}))
+	for _, name := range []string{"t1", "t2"} {
+		must(e.s.DropTable(bg, api.DropTableRequest{ID: id("a", name)}))
+	}
+	if n := must(e.s.Compaction().tidy(bg)); n != 0 {
+		t.Fatalf("%d jobs expired before their lease lapsed", n)
+	}
+	clock.advance(time.Until(j1.LeaseExpires.Add(time.Second)))
+	if n := must(e.s.Compaction().tidy(bg)); n != 1 {
+		t.Fatalf("%d jobs expired, want the dropped table's lapsed one", n)
+	}
+	if list := must(e.s.Compaction().List(bg, api.ListCompactionsRequest{})); len(list.Jobs) != 0 {
+		t.Fatalf("jobs left: %+v", list)
+	}
+	if settled := must(e.s.Compaction().settled(bg)); len(settled) != 0 {
+		t.Fatalf("settled versions of gone tables kept: %v", settled)
+	}
+	want := []string{"compaction.claimed a$t1 w1 1", "compaction.claimed a$t2 w2 1", "compaction.completed a$t2 w2 1", "compaction.expired a$t1 w1 1"}
+	if got := e.compactionEvents(t, len(want)); strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("events:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}

@@ -28,7 +28,9 @@ import (
 //     CleanupEvery per table (cleanup.go);
 //   - it resolves the intents of changes made in storage that nobody
 //     settled (a crash between the change and its event) once they are
-//     IntentGrace old (intents.go).
+//     IntentGrace old (intents.go), expires the lapsed compaction jobs
+//     of tables that are gone and forgets what was settled of them
+//     (compaction.go).
 //
 // A pass works one chain and one table at a time, and rests after each
 // (Busy): its I/O is one listing per chain (a busy chain at most
@@ -78,7 +80,10 @@ type MaintainReport struct {
 	// storage that nobody settled, resolved by reading storage: made
 	// (their events appended) or not (dropped).
 	IntentsMade, IntentsNotMade int
-	Took                        time.Duration
+	// JobsExpired counts the lapsed compaction jobs of tables that are
+	// gone, expired (compaction.go's tidy).
+	JobsExpired int
+	Took        time.Duration
 }
 
 // maintainer is the state of this process's maintainer.
@@ -254,6 +259,9 @@ func (s *Service) MaintainPass(ctx context.Context) (MaintainReport, error) {
 	}
 	if rep.IntentsMade, rep.IntentsNotMade, err = s.ResolveIntents(ctx, grace); err != nil {
 		s.log.Warn("maintainer: resolving the intents of changes made in storage", "err", err)
+	}
+	if rep.JobsExpired, err = s.Compaction().tidy(ctx); err != nil {
+		s.log.Warn("maintainer: tidying the compaction jobs", "err", err)
 	}
 	return rep, nil
 }

@@ -442,3 +442,12 @@ func (c *Catalog) get(ctx context.Context, key Key) (string, error) {
 	}
 	return v, err
 }
+
+// ForgetSettled forgets the settled compaction versions of the tables at
+// locs (Keys.CompactionSettled), tables that are gone.
+func (c *Catalog) ForgetSettled(ctx context.Context, locs []string) error {
+	if len(locs) == 0 {
+		return nil
+	}
+	return c.sessionWrite(ctx, func(p redis.Pipeliner) { p.HDel(ctx, string(c.CompactionSettled()), locs...) })
+}
