@@ -273,6 +273,10 @@ type Config struct {
 	// Config's: no maintainer in this server; the binary's default is
 	// DefaultMaintainInterval).
 	MaintainInterval time.Duration
+	// IntentGrace is namespace.Config's: how old the intent of a change
+	// made in storage must be before the maintainer settles it (0: its
+	// default, namespace.DefaultIntentGrace).
+	IntentGrace time.Duration
 	// CleanupGrace is namespace.Config's: files younger than it are never
 	// cleaned up (0: cleanup.DefaultGrace, 7 days).
 	CleanupGrace time.Duration
@@ -401,6 +405,9 @@ func (c *Config) Validate() error {
 	}
 	if c.MaintainInterval < 0 {
 		return errors.New("the maintainer's interval (--maintain-interval) must not be negative")
+	}
+	if c.IntentGrace < 0 {
+		return errors.New("the intents' grace (--intent-grace) must not be negative")
 	}
 	if c.CleanupGrace != 0 && c.CleanupGrace < cleanup.MinGrace {
 		return fmt.Errorf("the cleanup grace period (--cleanup-grace) must be at least %v", cleanup.MinGrace)

@@ -118,7 +118,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		Objects: s.deps.Store, Redis: s.deps.Redis, Catalog: cfg.Store.Catalog, State: s.state, Logger: s.log,
 		Claims: redisclaim.Config{ReplicaAcks: cfg.ReplicaAcks, ReplicaTimeout: cfg.ReplicaTimeout, Step: cfg.ClaimStep, Observer: claimObserver(s.metrics)},
 		Table:  manifesttable.Config{Engine: engine, NoSQL: isolated, Observer: tableObserver(s.metrics), EventHistory: cfg.EventHistory},
-		Vend:   vend, Unmanaged: cfg.Unmanaged, DropRetention: cfg.DropRetention, CleanupGrace: cfg.CleanupGrace, Maintain: maintain,
+		Vend:   vend, Unmanaged: cfg.Unmanaged, DropRetention: cfg.DropRetention, CleanupGrace: cfg.CleanupGrace, IntentGrace: cfg.IntentGrace, Maintain: maintain,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("opening the catalog: %w", err)

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/flightns/flightns/internal/namespace"
 	"github.com/flightns/flightns/internal/obs"
 	"github.com/flightns/flightns/internal/restserver"
 	"github.com/flightns/flightns/manifesttable"
@@ -119,6 +120,8 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		"how long the change feed (GET /v1/changes, flightns changes) keeps its history: compaction removes older __manifest segments [$FLIGHTNS_EVENT_HISTORY]")
 	fs.DurationVar(&cfg.MaintainInterval, "maintain-interval", envDuration("FLIGHTNS_MAINTAIN_INTERVAL", server.DefaultMaintainInterval),
 		"how often the maintainer (one server of the catalog at a time) follows Lance's cleanup and applies the tables' retention (flightns.cleanup.* properties); 0: no maintainer in this server [$FLIGHTNS_MAINTAIN_INTERVAL]")
+	fs.DurationVar(&cfg.IntentGrace, "intent-grace", envDuration("FLIGHTNS_INTENT_GRACE", namespace.DefaultIntentGrace),
+		"how old the intent of a change made in storage (a tag, a branch, a grant, a restore, a cleanup) must be before the maintainer settles it from storage: its event if the change was made [$FLIGHTNS_INTENT_GRACE]")
 	fs.DurationVar(&cfg.CleanupGrace, "cleanup-grace", envDuration("FLIGHTNS_CLEANUP_GRACE", 7*24*time.Hour),
 		"a cleanup never deletes a file younger than this, referenced or not (an in-flight commit may be about to reference it); at least 1h [$FLIGHTNS_CLEANUP_GRACE]")
 	fs.BoolVar(&cfg.Unmanaged, "unmanaged", envOr("FLIGHTNS_UNMANAGED", "") == "true",
@@ -197,8 +200,9 @@ func envDuration(name string, def time.Duration) time.Duration {
 // debugStepDelay is a test seam: FLIGHTNS_DEBUG_STEP_DELAY=<step>=<duration>
 // holds every commit that long at one step of the commit protocol (a
 // redisclaim.Step: claimed, txn-recorded, finalized, confirmed, flipping,
-// flipped), so a test can signal or kill the server while commits wait
-// there.
+// flipped), or every change made in storage at one of its own
+// (namespace.StepIntended, StepChangedInStorage), so a test can signal
+// or kill the server while they wait there.
 func debugStepDelay(log *slog.Logger) (redisclaim.StepFunc, error) {
 	spec := os.Getenv("FLIGHTNS_DEBUG_STEP_DELAY")
 	if spec == "" {
@@ -207,8 +211,9 @@ func debugStepDelay(log *slog.Logger) (redisclaim.StepFunc, error) {
 	name, dur, _ := strings.Cut(spec, "=")
 	step := redisclaim.Step(name)
 	d, err := time.ParseDuration(dur)
-	if !slices.Contains(redisclaim.Steps(), step) || err != nil || d <= 0 {
-		return nil, fmt.Errorf("FLIGHTNS_DEBUG_STEP_DELAY=%q: want <step>=<duration>, a step one of %v", spec, redisclaim.Steps())
+	steps := append(redisclaim.Steps(), namespace.StepIntended, namespace.StepChangedInStorage)
+	if !slices.Contains(steps, step) || err != nil || d <= 0 {
+		return nil, fmt.Errorf("FLIGHTNS_DEBUG_STEP_DELAY=%q: want <step>=<duration>, a step one of %v", spec, steps)
 	}
 	log.Warn("FLIGHTNS_DEBUG_STEP_DELAY is set: every commit is held at a protocol step (a testing aid)", "step", step, "delay", d)
 	return func(ctx context.Context, at redisclaim.Step, table string, version uint64) error {

@@ -36,15 +36,19 @@ import (
 // change's storage request may still land after its maker gave up.
 const DefaultIntentGrace = 2 * time.Minute
 
+// Step is a seam of the commit protocol (redisclaim.Step), here those of
+// a change made in storage.
+type Step = redisclaim.Step
+
 // The seams of a change made in storage, for fault injection
 // (redisclaim.Config.Step, which every Service step goes through): an
 // error there stops the change as a crash would, intent and all.
 const (
 	// StepIntended: the intent is recorded; the change is not made.
-	StepIntended redisclaim.Step = "intended"
+	StepIntended Step = "intended"
 	// StepChangedInStorage: the change is made; its event is not
 	// appended.
-	StepChangedInStorage redisclaim.Step = "changed-in-storage"
+	StepChangedInStorage Step = "changed-in-storage"
 )
 
 // intent is what Redis holds of a change about to be made in storage.
