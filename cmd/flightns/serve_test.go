@@ -509,6 +509,9 @@ func TestServeWritesCPUProfilesWhenAsked(t *testing.T) {
 	if worker == 0 {
 		t.Fatal("no SQL worker started")
 	}
+	// A query: the worker is serving (past its start, where a signal
+	// would still kill it outright).
+	flightNames(t, s.flight, "SELECT object_id FROM namespaces")
 	pid := s.cmd.Process.Pid
 	s.stop()
 	waitGone(t, worker, "the SQL worker")
