@@ -121,10 +121,10 @@ func feedLatencyScenario() Scenario {
 func feedCommitsScenario() Scenario {
 	return Scenario{
 		Name: feedCommitsName,
-		Description: fmt.Sprintf("REST commits to a `flightns serve` child (closed loop, each --clients level up to %d) with %v change feed subscribers (half Flight, half SSE) in alternating rounds; ratios to %d subscribers, and the server's CPU per commit",
+		Description: fmt.Sprintf("REST commits to a `flightns serve` child (closed loop, each --clients level up to %d) with %v change feed subscribers (half Flight, half SSE) in alternating rounds; ratios to %d subscribers, and the server's CPU per commit; then paced at half the machine's rate, the server's CPU per commit with and without the most subscribers",
 			feedMaxClients, feedSubscriberCounts, feedSubscriberCounts[0]),
 		Run:   runFeedCommits,
-		Steps: func(cfg Config) int { return len(feedSubscriberCounts) * len(cfg.clientsUpTo(feedMaxClients)) },
+		Steps: func(cfg Config) int { return len(feedSubscriberCounts)*len(cfg.clientsUpTo(feedMaxClients)) + 2 },
 	}
 }
 
@@ -716,10 +716,72 @@ func runFeedCommits(ctx context.Context, cfg Config, rep *Report) error {
 		return err
 	}
 	defer s.close()
+	var base Result // of the level paced: feedPacedClients, or the highest below
 	for _, clients := range cfg.clientsUpTo(feedMaxClients) {
-		if err := s.commitsAt(ctx, cfg, rep, clients); err != nil {
+		r, err := s.commitsAt(ctx, cfg, rep, clients)
+		if err != nil {
 			return fmt.Errorf("%d clients: %w", clients, err)
 		}
+		if base.Clients == 0 || clients <= feedPacedClients {
+			base = r
+		}
+	}
+	return s.pacedCPU(ctx, cfg, rep, base)
+}
+
+// feedPacedClients is the clients level whose rate, halved, feed-commits
+// paces its last rounds at (fewer writers wait less on each other).
+const feedPacedClients = 8
+
+// pacedCPU measures what subscribers cost the server itself, apart from
+// the cores they share with it here: commits paced at half the rate base
+// (a level's with no subscriber) achieved, by as many clients, so that
+// the commit rate is the same with and without subscribers, in
+// cfg.Rounds alternating rounds of no subscriber and the most; rows
+// feed-commits:paced:<n>, ratio the server's CPU per commit to that with
+// none. The load of the machine still differs (the subscribers' reading
+// is on it), and the Go runtime's idle spinning takes more CPU the less
+// busy the cores are: the note gives each round's use of the cores.
+func (s *feedServer) pacedCPU(ctx context.Context, cfg Config, rep *Report, base Result) error {
+	rate := base.OpsPerSec / 2
+	if rate <= 0 {
+		return errors.New("no commit rate to pace at")
+	}
+	counts := []int{feedSubscriberCounts[0], feedSubscriberCounts[len(feedSubscriberCounts)-1]}
+	rounds := map[int][]feedRound{}
+	for i := range cfg.Rounds {
+		for j := range counts {
+			n := counts[(i+j)%len(counts)]
+			round, err := s.commitRound(ctx, cfg, base.Clients, n, rate)
+			if err != nil {
+				return fmt.Errorf("paced round %d with %d subscribers: %w", i+1, n, err)
+			}
+			rounds[n] = append(rounds[n], round)
+		}
+	}
+	var none float64
+	for _, n := range counts {
+		r, cpu, deliveries := poolRounds(rounds[n])
+		r.Scenario, r.Backend, r.Subscribers, r.TargetPerSec = fmt.Sprintf("%s:paced:%d", feedCommitsName, n), "file", n, rate
+		if r.Ops > 0 {
+			r.ServerCPUMs = float64(cpu.server) * 10 / float64(r.Ops)
+			r.RedisCPUMs = float64(cpu.redis) * 10 / float64(r.Ops)
+		}
+		if n == counts[0] {
+			none = r.ServerCPUMs
+		}
+		if none > 0 {
+			r.Ceiling, r.Ratio = fmt.Sprintf("%s:paced:%d", feedCommitsName, counts[0]), r.ServerCPUMs/none
+		}
+		var usage []string
+		for _, rd := range rounds[n] {
+			usage = append(usage, rd.cpu.busy(rd.r.Seconds, false))
+		}
+		r.Note = fmt.Sprintf("the commits of %s paced at %.0f/s (half what %d clients achieved with no subscriber) by %d clients, beside %d subscribers (%d Flight, %d SSE; %d deliveries checked), "+
+			"%d alternating rounds of %s: the server's CPU per commit %.3f ms, Redis's %.3f ms; ratio = the server's CPU per commit ÷ with %d subscribers (target with %d: ≤ 1.05), "+
+			"at one commit rate (not one load of the machine: the subscribers' reading shares its cores, and the less busy they are the more the Go runtime spins); by round, %s",
+			feedCommitsName, rate, base.Clients, base.Clients, n, n/2, n-n/2, deliveries, cfg.Rounds, cfg.Duration, r.ServerCPUMs, r.RedisCPUMs, counts[0], counts[1], strings.Join(usage, " | "))
+		cfg.add(rep, r)
 	}
 	return nil
 }
@@ -737,7 +799,7 @@ type feedRound struct {
 // commitsAt measures clients closed-loop writers, client c on table c,
 // in cfg.Rounds rounds of each subscriber count, round i starting with
 // count i mod the counts.
-func (s *feedServer) commitsAt(ctx context.Context, cfg Config, rep *Report, clients int) error {
+func (s *feedServer) commitsAt(ctx context.Context, cfg Config, rep *Report, clients int) (base Result, err error) {
 	// Untimed: the first commits of a level cost more than the steady
 	// state (connections, the tables' first versions in the engine).
 	Measure(ctx, clients, cfg.Duration, func(ctx context.Context, c int) Outcome {
@@ -748,14 +810,13 @@ func (s *feedServer) commitsAt(ctx context.Context, cfg Config, rep *Report, cli
 	for i := range cfg.Rounds {
 		for j := range feedSubscriberCounts {
 			n := feedSubscriberCounts[(i+j)%len(feedSubscriberCounts)]
-			round, err := s.commitRound(ctx, cfg, clients, n)
+			round, err := s.commitRound(ctx, cfg, clients, n, 0)
 			if err != nil {
-				return fmt.Errorf("round %d with %d subscribers: %w", i+1, n, err)
+				return base, fmt.Errorf("round %d with %d subscribers: %w", i+1, n, err)
 			}
 			rounds[n] = append(rounds[n], round)
 		}
 	}
-	var base Result
 	for _, n := range feedSubscriberCounts {
 		r, cpu, deliveries := poolRounds(rounds[n])
 		r.Scenario, r.Backend, r.Subscribers = fmt.Sprintf("%s:%d", feedCommitsName, n), "file", n
@@ -786,13 +847,14 @@ func (s *feedServer) commitsAt(ctx context.Context, cfg Config, rep *Report, cli
 			r.ServerCPUMs, serverRatio, r.RedisCPUMs, strings.Join(usage, " | "))
 		cfg.add(rep, r)
 	}
-	return nil
+	return base, nil
 }
 
 // commitRound runs one round: n subscribers started, clients writers for
-// cfg.Duration, then every acknowledged version checked at every
+// cfg.Duration (closed loop, or together paced at rate commits/s when
+// rate > 0), then every acknowledged version checked at every
 // subscriber.
-func (s *feedServer) commitRound(ctx context.Context, cfg Config, clients, n int) (feedRound, error) {
+func (s *feedServer) commitRound(ctx context.Context, cfg Config, clients, n int, rate float64) (feedRound, error) {
 	subs, err := s.subscribe(ctx, n)
 	if err != nil {
 		return feedRound{}, err
@@ -801,8 +863,17 @@ func (s *feedServer) commitRound(ctx context.Context, cfg Config, clients, n int
 	var mu sync.Mutex
 	var keys []versionKey
 	var lat []time.Duration
-	cpu0 := s.cpu()
+	var ticket atomic.Int64
+	cpu0, start := s.cpu(), time.Now()
 	r := Measure(ctx, clients, cfg.Duration, func(ctx context.Context, c int) Outcome {
+		if rate > 0 { // the next commit's time, for whichever writer takes it
+			at := start.Add(time.Duration(float64(ticket.Add(1)-1) / rate * float64(time.Second)))
+			select {
+			case <-ctx.Done():
+				return Failed
+			case <-time.After(time.Until(at)):
+			}
+		}
 		t0 := time.Now()
 		k, acked, out := s.commit(ctx, c)
 		if out == OK {

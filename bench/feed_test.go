@@ -67,7 +67,7 @@ func TestFeedScenarios(t *testing.T) {
 			t.Errorf("%s: %v failed commits", key, e)
 		}
 	}
-	if want := 2*len(feedRates)*len(feedLingers) + len(feedSubscriberCounts); len(back.Results) != want {
+	if want := 2*len(feedRates)*len(feedLingers) + len(feedSubscriberCounts) + 2; len(back.Results) != want {
 		t.Errorf("%d rows, want %d", len(back.Results), want)
 	}
 
@@ -114,6 +114,21 @@ func TestFeedScenarios(t *testing.T) {
 		if !strings.Contains(fmt.Sprint(r["note"]), "every acknowledged version reached every subscriber") ||
 			!strings.Contains(fmt.Sprint(r["note"]), "2 alternating rounds") {
 			t.Errorf("%s: note %q", key, r["note"])
+		}
+	}
+	// Paced: one rate with and without the most subscribers, the ratio
+	// the server's CPU per commit.
+	none := rows["feed-commits:paced:0/file"]
+	for _, n := range []int{0, feedSubscriberCounts[len(feedSubscriberCounts)-1]} {
+		key := fmt.Sprintf("feed-commits:paced:%d/file", n)
+		r, ok := rows[key]
+		if !ok {
+			t.Errorf("%s: missing", key)
+			continue
+		}
+		if num(r, "ops") <= 0 || num(r, "target_per_sec") <= 0 || int(num(r, "subscribers")) != n || num(r, "server_cpu_ms_per_op") <= 0 ||
+			r["ceiling"] != "feed-commits:paced:0" || num(r, "ratio") != num(r, "server_cpu_ms_per_op")/num(none, "server_cpu_ms_per_op") {
+			t.Errorf("%s: %v", key, r)
 		}
 	}
 	if !strings.Contains(progress.String(), "feed-commits:6") || !strings.Contains(progress.String(), "ratio=") {
