@@ -132,6 +132,9 @@ func (p *Plan) Execute(ctx context.Context, objs *objstore.Store, forget ForgetF
 		}
 	}
 	slices.SortFunc(manifests, func(a, b File) int { return strings.Compare(a.Key, b.Key) })
+	if err := p.beforeDelete(ctx, manifests); err != nil {
+		return res, err
+	}
 	n, bytes, err := deleteAll(ctx, objs, PhaseManifests, manifests, report)
 	res.ManifestsDeleted, res.BytesDeleted = n, bytes
 	if err != nil {
@@ -150,9 +153,23 @@ func (p *Plan) Execute(ctx context.Context, objs *objstore.Store, forget ForgetF
 		}
 		files = append(files, f)
 	}
+	if err := p.beforeDelete(ctx, files); err != nil {
+		return res, err
+	}
 	n, bytes, err = deleteAll(ctx, objs, PhaseFiles, files, report)
 	res.FilesDeleted, res.BytesDeleted = n, res.BytesDeleted+bytes
 	return res, err
+}
+
+// beforeDelete calls BeforeDelete with the first of files, if there is
+// one and it was not called yet.
+func (p *Plan) beforeDelete(ctx context.Context, files []File) error {
+	if p.BeforeDelete == nil || len(files) == 0 {
+		return nil
+	}
+	hook := p.BeforeDelete
+	p.BeforeDelete = nil
+	return hook(ctx, files[0].Key)
 }
 
 // deleteAll deletes files in batches, reporting after each.

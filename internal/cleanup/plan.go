@@ -31,6 +31,11 @@ type Plan struct {
 	Files []File
 	// Totals sums the above.
 	Totals Totals
+	// BeforeDelete, when set, is called by Execute once, right before its
+	// first deletion, with the key of the object it deletes first (the
+	// first of a batch): an error stops the cleanup there, having
+	// deleted nothing. A cleanup that deletes nothing never calls it.
+	BeforeDelete func(ctx context.Context, first string) error
 
 	// seen is every manifest key the plan read, so that Execute's checks
 	// can tell a manifest written since.

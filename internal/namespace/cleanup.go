@@ -79,38 +79,31 @@ func (s *Service) CleanupTable(ctx context.Context, req api.CleanupTableRequest)
 			return s.claims.ForgetVersions(ctx, lancemanifest.Chain{Table: plan.Table, Branch: branch}.Key(), versions)
 		}
 	}
-	// The cleanup is made once its first manifest (by key; its first file
-	// when it prunes no version) is deleted: its event says what it is to
-	// delete until then, and what it deleted after.
-	var pruned, first = []uint64{}, ""
-	for _, c := range plan.Chains {
-		for _, v := range c.Pruned {
-			pruned = append(pruned, v.Version)
-			if first == "" || v.Key < first {
-				first = v.Key
-			}
-		}
-	}
-	if first == "" && len(plan.Files) > 0 {
-		first = plan.Files[0].Key
-	}
-	if first == "" {
-		return resp, nil // nothing to delete: no change, no event
+	// The cleanup is made once the first object it deletes is gone: its
+	// intent is recorded right before that deletion (nothing deleted, no
+	// event), and its event says what it is to delete until the cleanup
+	// has run, what it deleted after.
+	var pruned []uint64
+	for _, vs := range resp.Pruned {
+		pruned = append(pruned, vs...)
 	}
 	ev := api.Event{Type: api.EventTableCleaned, ID: req.ID, Versions: pruned, Files: plan.Totals.PrunedVersions + len(plan.Files), Bytes: plan.Totals.FileBytes}
-	p, err := s.intend(ctx, ev, first, nil, "", 0)
-	if err != nil {
-		return nil, err
+	var p *pending
+	plan.BeforeDelete = func(ctx context.Context, first string) (err error) {
+		p, err = s.intend(ctx, ev, first, nil, "", 0)
+		return err
 	}
 	res, err := plan.Execute(ctx, s.objs, forget, nil)
 	resp.FilesDeleted, resp.BytesDeleted, resp.Spared = res.ManifestsDeleted+res.FilesDeleted, res.BytesDeleted, len(res.Spared)
-	ev.Files, ev.Bytes = resp.FilesDeleted, resp.BytesDeleted
-	p.outcome(ev)
-	if resp.FilesDeleted > 0 {
-		// What was deleted is gone, whether or not the rest followed.
-		err = errors.Join(p.settle(ctx, nil, nil), err)
-	} else {
-		err = p.settle(ctx, err, func(error) bool { return true }) // nothing deleted
+	if p != nil {
+		ev.Files, ev.Bytes = resp.FilesDeleted, resp.BytesDeleted
+		p.outcome(ev)
+		if resp.FilesDeleted > 0 {
+			// What was deleted is gone, whether or not the rest followed.
+			err = errors.Join(p.settle(ctx, nil, nil), err)
+		} else {
+			err = p.settle(ctx, err, nil) // a batch that failed may have deleted some: storage tells
+		}
 	}
 	if err != nil {
 		return resp, err

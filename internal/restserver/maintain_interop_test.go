@@ -256,6 +256,21 @@ func TestCleanupStoppedAtEveryStep(t *testing.T) {
 		t.Fatalf("LanceDB after: %v %v", after.Versions, after.Failures)
 	}
 	sameReads(t, before, after)
+
+	// Every run deleted something before it stopped: each is a
+	// table.cleaned event, the stopped ones once the maintainer settles
+	// their intents from storage.
+	if _, _, err := svc.ResolveIntents(ctx, 0); err != nil {
+		t.Fatal(err)
+	}
+	cleaned := 0
+	err = svc.FollowChanges(ctx, api.ChangesRequest{Table: tid, Types: []string{api.EventTableCleaned}, Follow: new(false)}, func(b *namespace.ChangeBatch) error {
+		cleaned += len(b.Events)
+		return nil
+	})
+	if err != nil || cleaned != runs+1 {
+		t.Fatalf("%d table.cleaned events (%v), want one for each of the %d runs", cleaned, err, runs+1)
+	}
 }
 
 // maintainReport is what maintain.mjs build reports: the table's latest
