@@ -29,8 +29,8 @@
 //
 // Every write of versions, heads, the epoch (opened by open_epoch.lua,
 // closed by close_epoch.lua), the sequence, the commit log and the object
-// index goes through a script. Five writes are plain commands, each safe
-// alone (six with the replicas' fence above):
+// index goes through a script. Seven writes are plain commands, each safe
+// alone (eight with the replicas' fence above):
 //
 //   - the recovery lock, SETNX with an expiry (LockRecovery, for
 //     redisclaim's recovery): it guards nothing but who recovers, and
@@ -51,5 +51,12 @@
 //     (ReserveIdempotency): the record of one request's key, apart from
 //     the catalog's state; its answer and its release are scripts
 //     (idem_finish.lua, idem_release.lua) that touch only the owner's own
-//     reservation.
+//     reservation;
+//   - an intent of a change made in object storage, HSET of a fresh id
+//     (BeginIntent, confirmed on replicas): nothing reads it but the
+//     script that appends its event and deletes it (a guard on it), the
+//     guarded drop (intent_drop.lua) and the maintainer that settles it;
+//   - HDEL of the settled compaction versions of tables that are gone
+//     (ForgetSettled): a version forgotten only makes its table judged on
+//     its fragments again.
 package redisstate
