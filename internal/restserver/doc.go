@@ -52,8 +52,13 @@
 // served (namespace.Ops): the service writes the files Lance writes.
 //
 // GET /v1/changes (ChangesPath, changes.go) is the one route outside
-// the registries: the change feed as Server-Sent Events of CloudEvents,
-// resumed with Last-Event-ID.
+// the registries: the change feed as Server-Sent Events of CloudEvents
+// (namespace.Service.FollowChanges decides what the caller sees), each
+// sequence's events followed by its id, resumed with Last-Event-ID. A
+// batch's bytes are made once for every subscriber that shares it
+// (namespace.EncodedBatch); a client that takes nothing for
+// Options.StalledFeedTimeout is cut off, and the feed ends as the
+// server drains (Options.Closing). OpName labels it "Changes".
 //
 // The conformance tests validate every served operation's requests and
 // replies against the Lance Namespace spec, vendored with its commit in
