@@ -390,28 +390,37 @@ func (t *Table) rederiveGap(ctx context.Context, seg *segment, cursor, to uint64
 func (t *Table) loggedVersions(ctx context.Context, after uint64) (map[verAt]bool, error) {
 	tr := &translator{t: t, overlay: map[string]string{}}
 	out := map[verAt]bool{}
-	start := "(" + fmt.Sprintf("%d-%d", after, uint64(math.MaxUint64))
-	for {
-		msgs, err := t.rs.LogRange(ctx, start, "+", t.cfg.MaxSegmentEntries)
+	err := t.eachLogEntry(ctx, fmt.Sprintf("%d-%d", after, uint64(math.MaxUint64)), "+", func(m redisstate.LogMessage) {
+		e := logEntry{id: m.ID, fields: m.Values}
+		if e.str(commitlog.KindField) != commitlog.Version {
+			return
+		}
+		v, err := strconv.ParseUint(e.str("v"), 10, 64)
 		if err != nil {
-			return nil, err
+			return // the translation says so
+		}
+		id, branch := tr.chainOf(e.str("t"))
+		out[verAt{verKey(id, branch), v}] = true
+	})
+	return out, err
+}
+
+// eachLogEntry calls fn with every commit log entry after the entry id
+// after up to end (an entry id, or "+": the last), in order, reading
+// MaxSegmentEntries at a time.
+func (t *Table) eachLogEntry(ctx context.Context, after, end string, fn func(redisstate.LogMessage)) error {
+	for {
+		msgs, err := t.rs.LogRange(ctx, "("+after, end, t.cfg.MaxSegmentEntries)
+		if err != nil {
+			return err
 		}
 		for _, m := range msgs {
-			e := logEntry{id: m.ID, fields: m.Values}
-			if e.str(commitlog.KindField) != commitlog.Version {
-				continue
-			}
-			v, err := strconv.ParseUint(e.str("v"), 10, 64)
-			if err != nil {
-				continue // the translation says so
-			}
-			id, branch := tr.chainOf(e.str("t"))
-			out[verAt{verKey(id, branch), v}] = true
+			fn(m)
 		}
 		if len(msgs) < t.cfg.MaxSegmentEntries {
-			return out, nil
+			return nil
 		}
-		start = "(" + msgs[len(msgs)-1].ID
+		after = msgs[len(msgs)-1].ID
 	}
 }
 
@@ -468,20 +477,10 @@ func nameEvent(ev *api.Event, id string, table bool) {
 // after, to the sequence's end.
 func (t *Table) restOfSequence(ctx context.Context, after string, seq uint64) ([]logEntry, error) {
 	var out []logEntry
-	end := fmt.Sprintf("%d-%d", seq, uint64(math.MaxUint64))
-	for {
-		msgs, err := t.rs.LogRange(ctx, "("+after, end, t.cfg.MaxSegmentEntries)
-		if err != nil {
-			return nil, err
-		}
-		for _, m := range msgs {
-			out = append(out, logEntry{id: m.ID, seq: seq, fields: m.Values})
-		}
-		if len(msgs) < t.cfg.MaxSegmentEntries {
-			return out, nil
-		}
-		after = msgs[len(msgs)-1].ID
-	}
+	err := t.eachLogEntry(ctx, after, fmt.Sprintf("%d-%d", seq, uint64(math.MaxUint64)), func(m redisstate.LogMessage) {
+		out = append(out, logEntry{id: m.ID, seq: seq, fields: m.Values})
+	})
+	return out, err
 }
 
 // linger waits, up to VersionLinger since the backlog was first seen, while

@@ -1,6 +1,7 @@
 package namespace
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -200,7 +201,7 @@ func (s *Service) ResolveIntents(ctx context.Context, olderThan time.Duration) (
 		switch {
 		case errors.Is(err, errIntentGone):
 		case err != nil:
-			first = cmpOr(first, err)
+			first = cmp.Or(first, err)
 		case ok:
 			made++
 		default:
@@ -236,12 +237,4 @@ func (s *Service) step(ctx context.Context, step redisclaim.Step) error {
 		return nil
 	}
 	return s.cfg.Claims.Step(ctx, step, "", 0)
-}
-
-// cmpOr is a unless it is nil, then b.
-func cmpOr(a, b error) error {
-	if a != nil {
-		return a
-	}
-	return b
 }
