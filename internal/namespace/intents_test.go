@@ -25,7 +25,11 @@ var errCrash = errors.New("crashed here (test)")
 // change in storage and appends the event, once). An intent younger than
 // the grace is left to its maker.
 func TestChangesInStorageHaveTheirEventsExactlyOnceAcrossACrash(t *testing.T) {
-	e := newTenv(t)
+	onEveryBackend(t, changesInStorageAcrossACrash)
+}
+
+func changesInStorageAcrossACrash(t *testing.T, backend string) {
+	e := newTenvOn(t, backend)
 	ctx := context.Background()
 	var mu sync.Mutex
 	crashAt := redisclaim.Step("")
