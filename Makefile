@@ -132,7 +132,8 @@ ORACLE_CHECKS ?= 500
 FUZZERS := planner:FuzzParseFilter planner:FuzzPlanFilter planner:FuzzSpec planner:FuzzSchema \
 	internal/restserver:FuzzParseID objstore:FuzzValidateKey internal/lancemanifest:FuzzParseManifestName tests/reliability:FuzzRESTRequest \
 	manifesttable:FuzzSQL manifesttable:FuzzSQLGrammar internal/lancemanifest:FuzzRead internal/auth:FuzzBearer internal/auth:FuzzParseRoleMap internal/auth:FuzzParsePassword \
-	internal/sqlengine:FuzzGateScanner flightserver:FuzzFlightRPC internal/lancemanifest:FuzzReferences internal/namespace:FuzzRetentionProps internal/namespace:FuzzCompactionProps manifesttable:FuzzTransactionOperation
+	internal/sqlengine:FuzzGateScanner flightserver:FuzzFlightRPC internal/lancemanifest:FuzzReferences internal/namespace:FuzzRetentionProps internal/namespace:FuzzCompactionProps manifesttable:FuzzTransactionOperation \
+	client:FuzzChanges
 
 fuzz: deps minio
 	@set -e; for f in $(FUZZERS); do \

@@ -10,7 +10,8 @@
 // api.Delimiter; the root as the delimiter alone) and in the body. Call
 // runs any operation by its api.Op… name, for a reply kept as sent.
 // Changes reads the change feed (GET /v1/changes, Server-Sent Events) and
-// says where to resume.
+// says where to resume; it decodes events with go-json, held to
+// encoding/json's results by FuzzChanges.
 //
 // Errors: a reply with a Lance Namespace code is an *nserror.Error with
 // that code and the server's message (errors.Is matches nserror's
