@@ -267,30 +267,88 @@ func (s *feedServer) commit(ctx context.Context, k int) (versionKey, time.Time, 
 type subscriber struct {
 	transport string // "flight" or "sse"
 	mu        sync.Mutex
-	got       map[versionKey]time.Time
-	dups      int   // versions received again (the feed repeats nothing)
-	err       error // what ended the stream before it was stopped
-	stop      context.CancelFunc
-	done      chan struct{}
+	// tables is what reached it of each table, by the table's name (the
+	// feed's tables are all in one namespace).
+	tables map[string]*received
+	dups   int      // versions received again (the feed repeats nothing)
+	gaps   []string // versions received before one that never came
+	err    error    // what ended the stream before it was stopped
+	stop   context.CancelFunc
+	done   chan struct{}
 }
 
-func (sub *subscriber) note(k versionKey, at time.Time) {
-	sub.mu.Lock()
-	if _, dup := sub.got[k]; dup {
-		sub.dups++
-	} else {
-		sub.got[k] = at
+// received is what a subscriber received of one table: versions first,
+// first+1, … in order, and when each arrived. Bookkeeping that costs the
+// subscriber next to nothing per event (a map of every version cost it a
+// third of its reading), so that what 100 subscribers cost the machine is
+// their reading.
+type received struct {
+	first uint64
+	at    []time.Time
+}
+
+// noteLocked notes version of table arriving at at; sub.mu is held.
+func (sub *subscriber) noteLocked(table string, version uint64, at time.Time) {
+	r := sub.tables[table]
+	if r == nil {
+		r = &received{first: version}
+		sub.tables[strings.Clone(table)] = r
 	}
-	sub.mu.Unlock()
+	switch next := r.first + uint64(len(r.at)); {
+	case version == next:
+		r.at = append(r.at, at)
+	case version < next:
+		sub.dups++
+	default:
+		sub.gaps = append(sub.gaps, fmt.Sprintf("version %d of %s after %d", version, table, next-1))
+	}
 }
 
-// has reports whether the subscriber holds every key of keys, and the
-// error that ended its stream if it ended.
-func (sub *subscriber) has(keys []versionKey) (bool, error) {
+// arrival is when version k reached the subscriber; sub.mu is held.
+func (sub *subscriber) arrival(k versionKey) (time.Time, bool) {
+	r := sub.tables[tableName(k.table)]
+	if r == nil || k.version < r.first || k.version-r.first >= uint64(len(r.at)) {
+		return time.Time{}, false
+	}
+	return r.at[k.version-r.first], true
+}
+
+// tableName is the name of the table of a feed key (its id's last part).
+func tableName(id string) string {
+	return id[strings.LastIndexByte(id, '$')+1:]
+}
+
+// span is the versions of one table a round must find at every subscriber.
+type span struct{ lo, hi uint64 }
+
+// spansOf is keys as the versions of each table, by table name, lowest
+// to highest (a table's versions in a round are consecutive: one writer
+// commits to it).
+func spansOf(keys []versionKey) map[string]span {
+	out := map[string]span{}
+	for _, k := range keys {
+		name := tableName(k.table)
+		sp, ok := out[name]
+		if !ok {
+			sp = span{k.version, k.version}
+		}
+		out[name] = span{min(sp.lo, k.version), max(sp.hi, k.version)}
+	}
+	return out
+}
+
+// has reports whether the subscriber holds every version of spans, and
+// the error that ended its stream if it ended, or that a version came
+// after a gap (the versions after it are not noted).
+func (sub *subscriber) has(spans map[string]span) (bool, error) {
 	sub.mu.Lock()
 	defer sub.mu.Unlock()
-	for _, k := range keys {
-		if _, ok := sub.got[k]; !ok {
+	if len(sub.gaps) > 0 {
+		return false, fmt.Errorf("a %s subscriber received %s", sub.transport, strings.Join(sub.gaps, ", "))
+	}
+	for name, sp := range spans {
+		r := sub.tables[name]
+		if r == nil || sp.lo < r.first || sp.hi-r.first >= uint64(len(r.at)) {
 			return false, sub.err
 		}
 	}
@@ -300,7 +358,7 @@ func (sub *subscriber) has(keys []versionKey) (bool, error) {
 // startSubscriber follows the feed after sequence after on transport.
 func (s *feedServer) startSubscriber(ctx context.Context, transport string, after uint64) (*subscriber, error) {
 	ctx, stop := context.WithCancel(ctx)
-	sub := &subscriber{transport: transport, got: map[versionKey]time.Time{}, stop: stop, done: make(chan struct{})}
+	sub := &subscriber{transport: transport, tables: map[string]*received{}, stop: stop, done: make(chan struct{})}
 	req := api.ChangesRequest{After: after, Types: []string{api.EventVersionCreated}}
 	var follow func() error
 	switch transport {
@@ -312,7 +370,7 @@ func (s *feedServer) startSubscriber(ctx context.Context, transport string, afte
 		}
 		follow = func() error {
 			defer func() { _ = conn.Close() }()
-			return followFlight(ctx, flight.NewFlightServiceClient(conn), req, sub.note)
+			return followFlight(ctx, flight.NewFlightServiceClient(conn), req, sub)
 		}
 	case "sse":
 		c, err := client.New(client.Config{URL: s.restURL, HTTPClient: &http.Client{Transport: &http.Transport{}}})
@@ -322,7 +380,10 @@ func (s *feedServer) startSubscriber(ctx context.Context, transport string, afte
 		}
 		follow = func() error {
 			_, err := c.Changes(ctx, req, true, func(ev api.Event) error {
-				sub.note(versionKey{ev.ID.String(), ev.Version}, time.Now())
+				at := time.Now()
+				sub.mu.Lock()
+				sub.noteLocked(ev.ID[len(ev.ID)-1], ev.Version, at)
+				sub.mu.Unlock()
 				return nil
 			})
 			return err
@@ -347,9 +408,9 @@ func (s *feedServer) startSubscriber(ctx context.Context, transport string, afte
 }
 
 // followFlight reads the change feed req asks for from a Flight server,
-// calling note with each table version and the time its batch arrived,
-// until ctx ends or the stream does.
-func followFlight(ctx context.Context, c flight.FlightServiceClient, req api.ChangesRequest, note func(versionKey, time.Time)) error {
+// noting at sub each table version and the time its batch arrived, until
+// ctx ends or the stream does.
+func followFlight(ctx context.Context, c flight.FlightServiceClient, req api.ChangesRequest, sub *subscriber) error {
 	body, err := json.Marshal(req)
 	if err != nil {
 		return err
@@ -381,14 +442,13 @@ func followFlight(ctx context.Context, c flight.FlightServiceClient, req api.Cha
 		ids := rec.Column(3).(*array.List)
 		parts := ids.ListValues().(*array.String)
 		versions := rec.Column(7).(*array.Uint64)
+		sub.mu.Lock()
 		for i := range int(rec.NumRows()) {
-			lo, hi := ids.ValueOffsets(i)
-			id := make(api.ID, 0, hi-lo)
-			for j := lo; j < hi; j++ {
-				id = append(id, parts.Value(int(j)))
+			if _, hi := ids.ValueOffsets(i); hi > 0 {
+				sub.noteLocked(parts.Value(int(hi-1)), versions.Value(i), at)
 			}
-			note(versionKey{id.String(), versions.Value(i)}, at)
 		}
+		sub.mu.Unlock()
 	}
 	return rd.Err()
 }
@@ -444,12 +504,12 @@ func stopAll(subs []*subscriber) {
 // (and what ended a stream, if one ended), or if a subscriber received a
 // version twice.
 func waitDelivered(ctx context.Context, subs []*subscriber, keys []versionKey) error {
-	deadline := time.Now().Add(feedDrainTimeout)
+	deadline, spans := time.Now().Add(feedDrainTimeout), spansOf(keys)
 	for {
 		all := true
 		var errs []error
 		for _, sub := range subs {
-			ok, err := sub.has(keys)
+			ok, err := sub.has(spans)
 			all = all && ok
 			if !ok && err != nil {
 				errs = append(errs, err)
@@ -480,7 +540,7 @@ func undelivered(subs []*subscriber, keys []versionKey) int64 {
 	for _, sub := range subs {
 		sub.mu.Lock()
 		for _, k := range keys {
-			if _, ok := sub.got[k]; !ok {
+			if _, ok := sub.arrival(k); !ok {
 				n++
 			}
 		}
@@ -680,7 +740,7 @@ func (ph *pacedPhase) results(scenario, note string) []Result {
 			}
 			sub.mu.Lock()
 			for k, acked := range ph.acks {
-				got, ok := sub.got[k]
+				got, ok := sub.arrival(k)
 				if !ok {
 					lost++
 					continue

@@ -138,21 +138,26 @@ func TestFeedScenarios(t *testing.T) {
 
 // The check after each measurement fails on a version a subscriber never
 // received (naming how many deliveries are missing and what ended its
-// stream) and on a version received twice, and passes when every
-// subscriber has each version once.
+// stream), on a version received twice and on one received after a gap,
+// and passes when every subscriber has each version once.
 func TestFeedCheckFailsOnALostOrRepeatedVersion(t *testing.T) {
 	drain := feedDrainTimeout
 	feedDrainTimeout = 50 * time.Millisecond
 	defer func() { feedDrainTimeout = drain }()
 	newSub := func(transport string) *subscriber {
-		return &subscriber{transport: transport, got: map[versionKey]time.Time{}}
+		return &subscriber{transport: transport, tables: map[string]*received{}}
+	}
+	note := func(sub *subscriber, k versionKey, at time.Time) {
+		sub.mu.Lock()
+		sub.noteLocked(tableName(k.table), k.version, at)
+		sub.mu.Unlock()
 	}
 	keys := []versionKey{{"bench$t0", 2}, {"bench$t1", 2}, {"bench$t0", 3}}
 	now := time.Now()
 	a, b := newSub("flight"), newSub("sse")
 	for _, k := range keys {
-		a.note(k, now)
-		b.note(k, now)
+		note(a, k, now)
+		note(b, k, now)
 	}
 	ctx := context.Background()
 	if err := waitDelivered(ctx, []*subscriber{a, b}, keys); err != nil {
@@ -160,7 +165,7 @@ func TestFeedCheckFailsOnALostOrRepeatedVersion(t *testing.T) {
 	}
 
 	c := newSub("sse")
-	c.note(keys[0], now)
+	note(c, keys[0], now)
 	c.err = fmt.Errorf("sse subscriber: the stream ended")
 	err := waitDelivered(ctx, []*subscriber{a, c}, keys)
 	if err == nil || !strings.Contains(err.Error(), "2 of 6 deliveries") || !strings.Contains(err.Error(), "the stream ended") {
@@ -170,8 +175,16 @@ func TestFeedCheckFailsOnALostOrRepeatedVersion(t *testing.T) {
 		t.Fatalf("undelivered = %d, want 2", n)
 	}
 
-	b.note(keys[1], now)
+	note(b, keys[1], now)
 	if err := waitDelivered(ctx, []*subscriber{a, b}, keys); err == nil || !strings.Contains(err.Error(), "received 1 version(s) twice") {
 		t.Fatalf("a version received twice: %v", err)
+	}
+
+	d := newSub("flight")
+	for _, k := range []versionKey{keys[0], keys[1], {"bench$t0", 5}} {
+		note(d, k, now)
+	}
+	if err := waitDelivered(ctx, []*subscriber{d}, keys); err == nil || !strings.Contains(err.Error(), "received version 5 of t0 after 2") {
+		t.Fatalf("a version after a gap: %v", err)
 	}
 }
