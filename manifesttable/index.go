@@ -16,17 +16,27 @@ import (
 // snapshots, renames, reconciliation); the SQL engine is a read replica
 // of it and is never read back.
 //
-// Version slices are copy-on-write except for appends: a reader holding
-// an old slice header (a snapshot in progress) never sees an element
-// change under it, because an insert before the end or a removal makes a
-// new backing array, and an append only writes past every old header's
-// length.
+// Version slices are shared with frozen views (snapshots and compactions
+// in progress, which read them without the lock) and copy-on-write
+// towards them: a frozen view never sees an element change under it,
+// because an array a view may hold is never written within its length —
+// an insert before the end, a replacement or a removal makes a new array
+// — and an append only writes past every old header's length. An array
+// made since the last freeze is no view's: it is changed in place
+// (fresh), so that the statistics of a table's newest version, which
+// replace its row soon after every commit, cost O(1) and not a copy of
+// the table's every version.
 type index struct {
 	objects map[Key]Row         // namespaces and tables, current
 	byLoc   map[string]string   // table location -> table id
 	kids    map[string]*kidList // namespace id -> its children
 	vers    map[string][]verRow // verKey(table id, branch) -> its current versions, ascending
-	nvers   int                 // version rows in vers
+	// freezes counts the frozen views made (atomic: a freeze may run
+	// under the read lock); fresh[k] = freezes says vers[k]'s array was
+	// made after the last, so no view holds it.
+	freezes uint64
+	fresh   map[string]uint64
+	nvers   int // version rows in vers
 	extra   Columns             // extra columns of every row seen
 	raw     map[string]arrow.DataType
 	seq     uint64            // the catalog sequence the index stands at
@@ -35,7 +45,7 @@ type index struct {
 
 func newIndex() index {
 	return index{objects: map[Key]Row{}, byLoc: map[string]string{}, kids: map[string]*kidList{},
-		vers: map[string][]verRow{}, extra: Columns{}, raw: map[string]arrow.DataType{}, schemas: map[string]string{}}
+		vers: map[string][]verRow{}, fresh: map[string]uint64{}, extra: Columns{}, raw: map[string]arrow.DataType{}, schemas: map[string]string{}}
 }
 
 // verRow is one current table version row. The common row (the version's
@@ -150,20 +160,40 @@ func (x *index) putVersion(r Row) {
 		if n == 0 {
 			k = strings.Clone(k)
 		}
-		x.vers[k] = append(vs, vr) // readers never look past their own length
+		x.vers[k] = append(vs, vr) // views never look past their own length
 		x.nvers++
 		return
 	}
 	i, ok := findVersion(vs, vr.v)
-	out := make([]verRow, 0, len(vs)+1)
-	out = append(out, vs[:i]...)
-	out = append(out, vr)
-	if ok {
-		i++
-	} else {
+	if !ok {
 		x.nvers++
 	}
-	x.vers[k] = append(out, vs[i:]...)
+	switch {
+	case ok && x.isFresh(k):
+		vs[i] = vr
+	case ok:
+		x.setVersions(k, slices.Concat(vs[:i], []verRow{vr}, vs[i+1:]))
+	case x.isFresh(k):
+		x.vers[k] = slices.Insert(vs, i, vr)
+	default:
+		x.setVersions(k, slices.Concat(vs[:i], []verRow{vr}, vs[i:]))
+	}
+}
+
+// isFresh reports whether vers key k's array was made after the last
+// freeze: no frozen view holds it, and it may change in place.
+func (x *index) isFresh(k string) bool {
+	f, ok := x.fresh[k]
+	return ok && f == atomic.LoadUint64(&x.freezes)
+}
+
+// setVersions makes vs, a new array, vers key k's (an existing key).
+func (x *index) setVersions(k string, vs []verRow) {
+	x.vers[k] = vs
+	if _, ok := x.fresh[k]; !ok {
+		k = strings.Clone(k)
+	}
+	x.fresh[k] = atomic.LoadUint64(&x.freezes)
 }
 
 // deleteVersion removes a version row at vers key id, if present.
@@ -174,13 +204,15 @@ func (x *index) deleteVersion(id string, v uint64) {
 		return
 	}
 	x.nvers--
-	if len(vs) == 1 {
+	switch {
+	case len(vs) == 1:
 		delete(x.vers, id)
-		return
+		delete(x.fresh, id)
+	case x.isFresh(id):
+		x.vers[id] = slices.Delete(vs, i, i+1)
+	default:
+		x.setVersions(id, slices.Concat(vs[:i], vs[i+1:]))
 	}
-	out := make([]verRow, 0, len(vs)-1)
-	out = append(out, vs[:i]...)
-	x.vers[id] = append(out, vs[i+1:]...)
 }
 
 // hasVersion reports whether vers key id has a current row of version v.
@@ -341,6 +373,7 @@ type frozen struct {
 }
 
 func (x *index) freeze() *frozen {
+	atomic.AddUint64(&x.freezes, 1) // every array is shared with f from now on
 	f := &frozen{seq: x.seq, objects: make([]Row, 0, len(x.objects)), ids: make([]string, 0, len(x.vers)),
 		extra: Columns{}, raw: map[string]arrow.DataType{}}
 	for _, r := range x.objects {

@@ -4,9 +4,12 @@ package manifesttable
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
+
+	"pgregory.net/rapid"
 )
 
 // The queries a catalog answers most — a table's newest version, a
@@ -64,4 +67,78 @@ func TestPointQueriesAndNewestVersionsAreIndexScans(t *testing.T) {
 	if got := rowsOf(t, tb, `SELECT metadata FROM tables WHERE object_id = 'ns$t03'`); !slices.Equal(got, []string{`{"k":"v"}`}) {
 		t.Fatalf("the replaced table row now: %v", got)
 	}
+}
+
+// A frozen view (a snapshot or compaction in progress reads one without
+// the lock) keeps the versions it was taken with whatever the index does
+// after it — replacing a version's row, as its statistics do, inserting
+// one before the end, removing one — while an array made since the last
+// freeze changes in place; and the index always holds what a plain model
+// of the changes says.
+func TestFrozenViewsKeepTheirVersions(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		x := newIndex()
+		model := map[string]map[uint64]string{} // vers key → version → manifest path
+		type view struct {
+			f    *frozen
+			want []Row
+		}
+		var views []view
+		keys := []string{"ns$a", "ns$b", verKey("ns$a", "dev")}
+		for i := range rapid.IntRange(1, 200).Draw(t, "steps") {
+			k := rapid.SampledFrom(keys).Draw(t, "key")
+			id, branch := splitVerKey(k)
+			v := rapid.Uint64Range(1, 30).Draw(t, "version")
+			switch rapid.IntRange(0, 9).Draw(t, "op") {
+			case 0:
+				x.seq = uint64(i)
+				f := x.freeze()
+				views = append(views, view{f, rowsOfFrozen(f)})
+			case 1, 2:
+				x.deleteVersion(k, v)
+				delete(model[k], v)
+			default:
+				path := fmt.Sprintf("%s/%d/%d.manifest", k, v, i)
+				x.putVersion(Row{ObjectType: TypeTableVersion, ObjectID: id, Branch: branch, TableVersion: v, ManifestPath: path})
+				if model[k] == nil {
+					model[k] = map[uint64]string{}
+				}
+				model[k][v] = path
+			}
+		}
+		n := 0
+		for _, k := range keys {
+			vs := x.vers[k]
+			want := slices.Sorted(maps.Keys(model[k]))
+			n += len(want)
+			if len(vs) != len(want) {
+				t.Fatalf("%q holds %d versions, the model %d", k, len(vs), len(want))
+			}
+			for j, v := range want {
+				if vs[j].v != v || vs[j].path != model[k][v] {
+					t.Fatalf("%q's version %d is %d %q, the model's %d %q", k, j, vs[j].v, vs[j].path, v, model[k][v])
+				}
+			}
+		}
+		if x.nvers != n {
+			t.Fatalf("nvers %d, the model %d", x.nvers, n)
+		}
+		for _, w := range views {
+			if got := rowsOfFrozen(w.f); !slices.EqualFunc(got, w.want, func(a, b Row) bool { return a.ObjectID == b.ObjectID && a.Branch == b.Branch && a.TableVersion == b.TableVersion && a.ManifestPath == b.ManifestPath }) {
+				t.Fatalf("the view frozen at %d changed:\n got %v\nwant %v", w.f.seq, got, w.want)
+			}
+		}
+	})
+}
+
+// rowsOfFrozen reads a frozen view's version rows from its arrays (as a
+// snapshot does, without consuming it).
+func rowsOfFrozen(f *frozen) []Row {
+	var out []Row
+	for i, id := range f.ids {
+		for _, vr := range f.vers[i] {
+			out = append(out, vr.row(id))
+		}
+	}
+	return out
 }
