@@ -241,7 +241,7 @@ type Scenario struct {
 
 // Scenarios lists every scenario in the order a full run executes them.
 func Scenarios() []Scenario {
-	return append(append([]Scenario{objstoreScenario()}, commitScenarios()...), manifestScenario(), flightScenario(), namespaceScenario(), commitStepsScenario(), commitS3LatencyScenario(), commitReplicaScenario(), lanceScenario(), lanceS3Scenario(), planScenario(), consoleScenario(), hostileScenario(), replicasScenario(), cleanupS3Scenario(), commitMaintainerScenario(), feedLatencyScenario(), feedCommitsScenario())
+	return append(append([]Scenario{objstoreScenario()}, commitScenarios()...), manifestScenario(), flightScenario(), namespaceScenario(), commitStepsScenario(), commitS3LatencyScenario(), commitReplicaScenario(), lanceScenario(), lanceS3Scenario(), planScenario(), consoleScenario(), hostileScenario(), replicasScenario(), cleanupS3Scenario(), commitMaintainerScenario(), feedLatencyScenario(), feedCommitsScenario(), commitCPUScenario())
 }
 
 // Run executes the configured scenarios and returns the report.

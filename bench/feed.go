@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -201,10 +202,23 @@ func startFeedServer(ctx context.Context, cfg Config, linger time.Duration) (_ *
 	return s, s.w.setupTables(ctx, feedTables)
 }
 
+// serveOptions are what a scenario changes of startFeedServe's server.
+type serveOptions struct {
+	// parent is the directory the server's root, data and Redis go in
+	// ("": the temporary directory; commit-cpu: /dev/shm).
+	parent string
+	// tables is how many tables are made (default feedTables).
+	tables int
+	// lance makes every commit LanceDB-shaped: a transaction file, then
+	// a real Lance manifest staged (lanceTemplate renumbered), where the
+	// default stages 1 KiB of zeros.
+	lance bool
+}
+
 // startFeedServe runs `flightns serve` (this executable's, as the
 // replicas scenario finds it) on a Redis with the run's persistence and
 // a file:// root of its own, so that the server's CPU time is its own.
-func startFeedServe(ctx context.Context, cfg Config, scenario string) (_ *feedServer, err error) {
+func startFeedServe(ctx context.Context, cfg Config, scenario string, opt serveOptions) (_ *feedServer, err error) {
 	bin, err := servingBinary(scenario)
 	if err != nil {
 		return nil, err
@@ -215,7 +229,7 @@ func startFeedServe(ctx context.Context, cfg Config, scenario string) (_ *feedSe
 			s.close()
 		}
 	}()
-	tmp, err := os.MkdirTemp("", "flightns-bench-feed-")
+	tmp, err := os.MkdirTemp(opt.parent, "flightns-bench-"+scenario+"-")
 	if err != nil {
 		return nil, err
 	}
@@ -244,8 +258,8 @@ func startFeedServe(ctx context.Context, cfg Config, scenario string) (_ *feedSe
 	s.serverPid = srv.pid()
 	s.flightAddr, s.restURL = srv.flight, "http://"+srv.rest
 	s.w = &replicaWriter{rcs: []*restClient{newRESTClient(srv.rest)}, objs: objs,
-		payload: make([]byte, 1024), served: make([]atomic.Int64, 1)}
-	return s, s.w.setupTables(ctx, feedTables)
+		payload: make([]byte, 1024), served: make([]atomic.Int64, 1), lance: opt.lance}
+	return s, s.w.setupTables(ctx, cmp.Or(opt.tables, feedTables))
 }
 
 // versionKey names a table version as the feed and the writer see it.
@@ -771,7 +785,7 @@ func (ph *pacedPhase) results(scenario, note string) []Result {
 // --- feed-commits ------------------------------------------------------
 
 func runFeedCommits(ctx context.Context, cfg Config, rep *Report) error {
-	s, err := startFeedServe(ctx, cfg, feedCommitsName)
+	s, err := startFeedServe(ctx, cfg, feedCommitsName, serveOptions{})
 	if err != nil {
 		return err
 	}

@@ -5,8 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -26,13 +24,7 @@ func TestFeedScenarios(t *testing.T) {
 	feedRates, feedSubscriberCounts, feedLatencyMinSamples = []float64{20, 200}, []int{0, 2, 6}, 10
 	defer func() { feedRates, feedSubscriberCounts, feedLatencyMinSamples = rates, counts, samples }()
 
-	bin := filepath.Join(t.TempDir(), "flightns")
-	build := exec.Command("go", "build", "-tags", "duckdb_arrow", "-o", bin, "./cmd/flightns")
-	build.Dir = ".." // the module root
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	t.Setenv("FLIGHTNS_BINARY", bin)
+	servingFlightns(t)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()

@@ -3,8 +3,6 @@ package bench
 import (
 	"bytes"
 	"context"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -15,14 +13,7 @@ import (
 // commits had no errors, and the hostile phase really ran queries. Speed
 // is what the scenario reports, not what this test asserts.
 func TestHostileQueriesScenario(t *testing.T) {
-	bin := filepath.Join(t.TempDir(), "flightns")
-	build := exec.Command("go", "build", "-tags", "duckdb_arrow", "-o", bin, "./cmd/flightns")
-	build.Dir = ".." // the module root
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	flightnsBinary = bin
-	defer func() { flightnsBinary = "" }()
+	servingFlightns(t)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()

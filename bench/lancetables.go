@@ -8,9 +8,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"time"
-
-	"github.com/google/uuid"
 
 	"github.com/flightns/flightns/api"
 	"github.com/flightns/flightns/internal/lancemanifest"
@@ -95,14 +92,8 @@ func newLanceTables(ctx context.Context, svc *namespace.Service, objs *objstore.
 // manifest (the template renumbered) at a staging path, CreateTableVersion.
 func (t *lanceTables) commit(ctx context.Context, i int) Outcome {
 	v := t.heads[i].Load() + 1
-	u := uuid.NewString()
-	txn := lancemanifest.RestoreTransaction(v-1, u, 0)
-	txnFile := lancemanifest.TransactionFile(v-1, u)
-	m, err := lancemanifest.Restored(lanceTemplate, lanceTemplate, v, time.Now(), txn, txnFile)
+	m, err := stageLance(ctx, t.objs, t.keys[i], v)
 	if err != nil {
-		return Failed
-	}
-	if err := t.objs.PutWith(ctx, lancemanifest.Dir(t.keys[i]).Transactions()+txnFile, txn, objstore.WriteOptions{NoSync: true}); err != nil {
 		return Failed
 	}
 	staging := lancemanifest.StagingPath(lancemanifest.Dir(t.keys[i]).Manifest(lancemanifest.V2, v))

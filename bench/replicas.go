@@ -175,6 +175,9 @@ type replicaWriter struct {
 	heads   []atomic.Uint64 // newest version known, by table
 	nsSeq   atomic.Int64
 	served  []atomic.Int64 // answers (conflicts included) by replica
+	// lance makes each commit LanceDB-shaped (stageLance) instead of
+	// staging payload.
+	lance bool
 }
 
 func replicaTable(k int) string { return fmt.Sprintf("bench$t%d", k) }
@@ -229,11 +232,18 @@ func (w *replicaWriter) commit(ctx context.Context, r int) Outcome {
 func (w *replicaWriter) commitTable(ctx context.Context, r, k int) Outcome {
 	v := w.heads[k].Load() + 1
 	key := lancemanifest.StagingPath(lancemanifest.Dir(w.keys[k]).Manifest(lancemanifest.V2, v))
-	if err := w.objs.PutWith(ctx, key, w.payload, objstore.WriteOptions{NoSync: true}); err != nil {
+	payload := w.payload
+	if w.lance {
+		var err error
+		if payload, err = stageLance(ctx, w.objs, w.keys[k], v); err != nil {
+			return Failed
+		}
+	}
+	if err := w.objs.PutWith(ctx, key, payload, objstore.WriteOptions{NoSync: true}); err != nil {
 		return Failed
 	}
 	err := w.rcs[r].post(ctx, "/v1/table/"+replicaTable(k)+"/version/create", map[string]any{
-		"version": v, "manifest_path": w.objs.URI() + "/" + key, "manifest_size": len(w.payload)}, nil)
+		"version": v, "manifest_path": w.objs.URI() + "/" + key, "manifest_size": len(payload)}, nil)
 	var re *restError
 	if err == nil || errors.As(err, &re) {
 		w.served[r].Add(1)

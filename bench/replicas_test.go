@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"os/exec"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -19,13 +17,7 @@ import (
 // over one replica's. Speed is what the scenario reports, not what this
 // test asserts.
 func TestReplicasScenario(t *testing.T) {
-	bin := filepath.Join(t.TempDir(), "flightns")
-	build := exec.Command("go", "build", "-tags", "duckdb_arrow", "-o", bin, "./cmd/flightns")
-	build.Dir = ".." // the module root
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	t.Setenv("FLIGHTNS_BINARY", bin)
+	servingFlightns(t)
 	tables := replicaTables
 	replicaTables = 64
 	defer func() { replicaTables = tables }()
