@@ -36,8 +36,8 @@ type index struct {
 	// made after the last, so no view holds it.
 	freezes uint64
 	fresh   map[string]uint64
-	nvers   int // version rows in vers
-	extra   Columns             // extra columns of every row seen
+	nvers   int     // version rows in vers
+	extra   Columns // extra columns of every row seen
 	raw     map[string]arrow.DataType
 	seq     uint64            // the catalog sequence the index stands at
 	schemas map[string]string // version schemas, interned: most versions share one

@@ -124,7 +124,10 @@ func TestFrozenViewsKeepTheirVersions(t *testing.T) {
 			t.Fatalf("nvers %d, the model %d", x.nvers, n)
 		}
 		for _, w := range views {
-			if got := rowsOfFrozen(w.f); !slices.EqualFunc(got, w.want, func(a, b Row) bool { return a.ObjectID == b.ObjectID && a.Branch == b.Branch && a.TableVersion == b.TableVersion && a.ManifestPath == b.ManifestPath }) {
+			same := func(a, b Row) bool {
+				return a.ObjectID == b.ObjectID && a.Branch == b.Branch && a.TableVersion == b.TableVersion && a.ManifestPath == b.ManifestPath
+			}
+			if got := rowsOfFrozen(w.f); !slices.EqualFunc(got, w.want, same) {
 				t.Fatalf("the view frozen at %d changed:\n got %v\nwant %v", w.f.seq, got, w.want)
 			}
 		}
