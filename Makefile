@@ -97,7 +97,9 @@ $(MINIO):
 	@rmdir $(BIN)/.minio-build
 
 ## lancedb: the pinned LanceDB (Node) of the REST interop tests and the lance
-## benchmark, installed from the lockfile when missing or out of date.
+## benchmarks, and the pinned dynalite (a DynamoDB emulator in Node) that
+## lance-s3 runs Lance's DynamoDB commit store on, installed from the
+## lockfile when missing or out of date.
 ## Not `npm ci`: the npm registry reachable here serves LanceDB 0.39.0's
 ## optional native packages for linux-x64 only (darwin-arm64 is a 404), so
 ## the lockfile cannot list the others and `npm ci` refuses it as out of

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"os"
 	"runtime"
 	"slices"
@@ -170,6 +171,12 @@ type Result struct {
 	// comparisons, which Ceiling says, a ratio of p50 latencies).
 	Ceiling string  `json:"ceiling,omitempty"`
 	Ratio   float64 `json:"ratio,omitempty"`
+	// PeerRatios compares OpsPerSec with other references measured in
+	// the same rounds, beside the ceiling: each is OpsPerSec divided by
+	// the named result's (lance-s3: flightns against Lance's directory
+	// namespace with managed versioning, lance-s3:dir-managed, and Lance
+	// with its DynamoDB commit store, lance-s3:ddb).
+	PeerRatios map[string]float64 `json:"peer_ratios,omitempty"`
 	// ClaimRatio and StoreRatio compare the work done (table versions per
 	// second) with the two raw ceilings at the same concurrency, measured
 	// in the same run: scripted claims on Redis, and create-only puts on
@@ -190,10 +197,14 @@ type Result struct {
 	ServerCPUMs float64 `json:"server_cpu_ms_per_op,omitempty"`
 	RedisCPUMs  float64 `json:"redis_cpu_ms_per_op,omitempty"`
 	// S3PerOp is the S3 requests per operation, counted at a proxy in
-	// front of the S3 server (everyone's: flightns's and the engine's),
-	// and S3Sequential the median of the longest chain of them one
-	// operation waited for one after another (lance-s3).
+	// front of the S3 server (everyone's: flightns's and the engine's);
+	// DynamoPerOp the DynamoDB requests per operation, counted at a proxy
+	// in front of DynamoDB (lance-s3: Lance's DynamoDB commit store); and
+	// S3Sequential the median of the longest chain of requests, S3 and
+	// DynamoDB together, one operation waited for one after another
+	// (lance-s3, one process).
 	S3PerOp      float64 `json:"s3_requests_per_op,omitempty"`
+	DynamoPerOp  float64 `json:"dynamodb_requests_per_op,omitempty"`
 	S3Sequential float64 `json:"s3_sequential_per_op,omitempty"`
 	// FirstError is the first failed operation's error, where some
 	// failed (Errors) and the run went on (lance, lance-s3: an add Lance
@@ -400,8 +411,14 @@ func (r Result) line() string {
 	if r.Ratio > 0 {
 		s += fmt.Sprintf(" ratio=%.2f", r.Ratio)
 	}
+	for _, peer := range slices.Sorted(maps.Keys(r.PeerRatios)) {
+		s += fmt.Sprintf(" ratio-to-%s=%.2f", peer, r.PeerRatios[peer])
+	}
 	if r.S3PerOp > 0 {
 		s += fmt.Sprintf(" s3/op=%.2f", r.S3PerOp)
+	}
+	if r.DynamoPerOp > 0 {
+		s += fmt.Sprintf(" dynamodb/op=%.2f", r.DynamoPerOp)
 	}
 	if r.S3Sequential > 0 {
 		s += fmt.Sprintf(" s3-sequential=%.0f", r.S3Sequential)

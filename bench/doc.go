@@ -28,8 +28,11 @@
 // processes, and one client's createNamespace and createTable, each
 // through flightns and through Lance's directory namespace in alternating
 // rounds (lance.go); lance-s3 runs the appends on a MinIO bucket through
-// a real `flightns serve` and counts everyone's S3 requests per add, and
-// the round trips an add waits for, at a proxy (lances3.go).
+// a real `flightns serve` and through its peers — Lance's directory
+// namespace, plain and with managed versioning, and Lance's DynamoDB
+// commit store on dynalite (its own Node process, behind a counting and
+// delaying proxy: dynamo.go) — and counts everyone's S3 and DynamoDB
+// requests per add, and the round trips an add waits for (lances3.go).
 //
 // The hostile-queries scenario serves the real flightns binary in each SQL
 // isolation mode and measures REST commits quiet and beside runaway Flight
@@ -62,7 +65,10 @@
 // in this process), and commits/s and the server's CPU per commit beside
 // 0, 10 and 100 subscribers in alternating rounds (a `flightns serve`
 // child); a run fails if an acknowledged version never reaches a
-// subscriber.
+// subscriber. commit-cpu reads from /proc the CPU time that LanceDB-shaped
+// commits cost a `flightns serve` child, its SQL worker and Redis, all on
+// tmpfs, per commit (commitcpu.go); the serving scenarios pass
+// FLIGHTNS_CPU_PROFILE_DIR on to the servers, for their profiles.
 //
 // Benchmarks are run by `flightns bench` and `make bench`. The package's
 // test runs one quick scenario end to end to check the report and the

@@ -35,15 +35,23 @@ const (
 
 // lanceScenario runs the same LanceDB workload against flightns (REST,
 // managed versioning: every commit a CreateTableVersion through the claim
-// protocol) and against Lance's own directory namespace, in one run, and
-// reports the commit rate of both and their ratio.
+// protocol) and against Lance's own directory namespace, plain and with
+// managed versioning (dirManagedProperties), in one run, and reports the
+// commit rate of each and flightns's ratios to them.
+//
+// Lance's DynamoDB commit store, lance-s3's other peer, has no place
+// here: LanceDB 0.39 has it only for s3+ddb:// URIs. A file+ddb:// URI
+// is refused ("No object store provider found for scheme: 'file+ddb'"),
+// and ?ddbTableName on a local path is part of the directory's name, no
+// DynamoDB request made.
 func lanceScenario() Scenario {
 	return Scenario{
 		Name: "lance",
-		Description: fmt.Sprintf("LanceDB (Node) appends, %d processes × %d one-row adds to one table, and one client's createNamespace and createTable, %d of each in a row: flightns REST with managed versioning vs connectNamespace(\"dir\")",
+		Description: fmt.Sprintf("LanceDB (Node) appends, %d processes × %d one-row adds to one table, and one client's createNamespace and createTable, %d of each in a row: "+
+			"flightns REST with managed versioning vs connectNamespace(\"dir\") (appends: plain and with table_version_tracking_enabled)",
 			lanceProcesses, lanceAdds, lanceCatalogOps),
 		Run:   runLance,
-		Steps: func(Config) int { return 16 },
+		Steps: func(Config) int { return 20 },
 	}
 }
 
@@ -174,68 +182,84 @@ func sequentialResult(latMs []float64) Result {
 	return r
 }
 
-// Each workload runs cfg.Rounds times, alternating between the two
-// namespaces so that drift in the machine's load hits both alike; the
+// Each workload runs cfg.Rounds times, alternating between the three
+// namespaces so that drift in the machine's load hits all alike; the
 // median round of each is reported.
 
 func runLanceAt(ctx context.Context, cfg Config, rep *Report, dir, backend, parent string, procs int) error {
-	var dirRuns, flRuns []Result
+	var dirRuns, mgdRuns, flRuns []Result
 	for range cfg.Rounds {
-		d, f, err := lanceRound(ctx, cfg, dir, parent, procs)
+		d, m, f, err := lanceRound(ctx, cfg, dir, parent, procs)
 		if err != nil {
 			return err
 		}
-		dirRuns, flRuns = append(dirRuns, d), append(flRuns, f)
+		dirRuns, mgdRuns, flRuns = append(dirRuns, d), append(mgdRuns, m), append(flRuns, f)
 	}
-	dirRes, flRes := medianRun(dirRuns), medianRun(flRuns)
+	dirRes, mgdRes, flRes := medianRun(dirRuns), medianRun(mgdRuns), medianRun(flRuns)
 	dirRes.Scenario, dirRes.Backend = "lance:dir", backend
 	dirRes.Note = fmt.Sprintf(`connectNamespace("dir"): Lance commits to the directory itself (no fsync); median of %d rounds: %s commits/s`,
 		cfg.Rounds, rates(dirRuns))
 	rep.Results = append(rep.Results, dirRes)
 	cfg.progress(dirRes)
+	var vsAlone string
+	mgdRes.Scenario, mgdRes.Backend, mgdRes.Ceiling = "lance:dir-managed", backend, dirRes.Scenario
+	mgdRes.Ratio, vsAlone = versus(mgdRes, dirRes, "Lance alone")
+	mgdRes.Note = fmt.Sprintf(`connectNamespace("dir", table_version_tracking_enabled): every commit a CreateTableVersion of Lance's namespace in LanceDB's process (a staging manifest, then its link to the final name; no fsync); median of %d rounds: %s commits/s; %s`,
+		cfg.Rounds, rates(mgdRuns), vsAlone)
+	rep.Results = append(rep.Results, mgdRes)
+	cfg.progress(mgdRes)
 	flRes.Scenario, flRes.Backend = "lance:flightns", backend
 	flRes.Ceiling = dirRes.Scenario
 	if dirRes.OpsPerSec > 0 {
 		flRes.Ratio = flRes.OpsPerSec / dirRes.OpsPerSec
 	}
-	flRes.Note = fmt.Sprintf("connectNamespace(\"rest\") with managed versioning: every commit claimed in Redis and made durable (fsync) by flightns; median of %d rounds: %s commits/s; %.0f vs %.0f commits/s = %.2f× of Lance's own (target ≥ 0.9×); CPU per commit in that round: flightns %.2f ms, Redis %.2f ms",
-		cfg.Rounds, rates(flRuns), flRes.OpsPerSec, dirRes.OpsPerSec, flRes.Ratio, flRes.ServerCPUMs, flRes.RedisCPUMs)
+	toManaged, vsManaged := versus(flRes, mgdRes, "Lance's managed directory")
+	flRes.PeerRatios = map[string]float64{mgdRes.Scenario: toManaged}
+	flRes.Note = fmt.Sprintf("connectNamespace(\"rest\") with managed versioning: every commit claimed in Redis and made durable (fsync) by flightns; median of %d rounds: %s commits/s; %.0f vs %.0f commits/s = %.2f× of Lance's own (target ≥ 0.9×); %s; CPU per commit in that round: flightns %.2f ms, Redis %.2f ms",
+		cfg.Rounds, rates(flRuns), flRes.OpsPerSec, dirRes.OpsPerSec, flRes.Ratio, vsManaged, flRes.ServerCPUMs, flRes.RedisCPUMs)
 	rep.Results = append(rep.Results, flRes)
 	cfg.progress(flRes)
 	if cfg.Progress != nil {
-		_, _ = fmt.Fprintf(cfg.Progress, "lance (%s, %d processes × %d adds): flightns %.1f commits/s, Lance dir %.1f commits/s, ratio %.2f; CPU per commit: flightns %.2f ms, Redis %.2f ms\n",
-			backend, procs, lanceAdds, flRes.OpsPerSec, dirRes.OpsPerSec, flRes.Ratio, flRes.ServerCPUMs, flRes.RedisCPUMs)
+		_, _ = fmt.Fprintf(cfg.Progress, "lance (%s, %d processes × %d adds): flightns %.1f commits/s, Lance dir %.1f commits/s, ratio %.2f; Lance's managed dir %.1f commits/s, ratio %.2f; CPU per commit: flightns %.2f ms, Redis %.2f ms\n",
+			backend, procs, lanceAdds, flRes.OpsPerSec, dirRes.OpsPerSec, flRes.Ratio, mgdRes.OpsPerSec, toManaged, flRes.ServerCPUMs, flRes.RedisCPUMs)
 	}
 	return nil
 }
 
-// lanceRound runs the workload once on Lance's directory namespace and
-// once on flightns, each in a fresh directory under parent ("" is the
-// temp directory).
-func lanceRound(ctx context.Context, cfg Config, dir, parent string, procs int) (dirRes, flRes Result, err error) {
+// lanceRound runs the workload once on Lance's directory namespace,
+// plain and with managed versioning, and once on flightns, each in a
+// fresh directory under parent ("" is the temp directory).
+func lanceRound(ctx context.Context, cfg Config, dir, parent string, procs int) (dirRes, mgdRes, flRes Result, err error) {
 	tmp, err := os.MkdirTemp(parent, "flightns-bench-lance-")
 	if err != nil {
-		return dirRes, flRes, err
+		return dirRes, mgdRes, flRes, err
 	}
 	defer func() { _ = os.RemoveAll(tmp) }()
 
 	// Lance's own directory namespace: commits straight to the directory.
 	dirCfg := map[string]any{"impl": "dir", "root": filepath.Join(tmp, "dir"), "namespace": []string{}, "table": "log"}
 	if dirRes, _, err = lanceWorkload(ctx, dir, dirCfg, procs, 0); err != nil {
-		return dirRes, flRes, fmt.Errorf("the directory namespace of Lance: %w", err)
+		return dirRes, mgdRes, flRes, fmt.Errorf("the directory namespace of Lance: %w", err)
+	}
+
+	// The same with managed versioning: every commit through the
+	// namespace's CreateTableVersion, in the writer's process.
+	mgdCfg := map[string]any{"impl": "dir", "root": filepath.Join(tmp, "dir-managed"), "properties": dirManagedProperties, "namespace": []string{}, "table": "log"}
+	if mgdRes, _, err = lanceWorkload(ctx, dir, mgdCfg, procs, 0); err != nil {
+		return dirRes, mgdRes, flRes, fmt.Errorf("the directory namespace of Lance with managed versioning: %w", err)
 	}
 
 	// flightns: REST, managed versioning, a file:// root and its own Redis.
 	uri, redisPid, stop, err := startFlightnsREST(ctx, cfg, filepath.Join(tmp, "flightns"), "")
 	if err != nil {
-		return dirRes, flRes, err
+		return dirRes, mgdRes, flRes, err
 	}
 	defer stop()
 	flCfg := map[string]any{"impl": "rest", "uri": uri, "namespace": []string{"bench"}, "table": "log"}
 	if flRes, _, err = lanceWorkload(ctx, dir, flCfg, procs, redisPid); err != nil {
-		return dirRes, flRes, fmt.Errorf("flightns: %w", err)
+		return dirRes, mgdRes, flRes, fmt.Errorf("flightns: %w", err)
 	}
-	return dirRes, flRes, nil
+	return dirRes, mgdRes, flRes, nil
 }
 
 // medianRun is the run with the median commit rate.

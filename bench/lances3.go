@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"maps"
@@ -29,17 +30,21 @@ const lanceS3Trailing = 3 * time.Second
 // lanceS3Scenario runs the LanceDB workload of the lance scenario on S3:
 // a MinIO server of its own, reached through s3proxy, directly and with
 // lanceS3Latency per request; flightns (REST, managed versioning, an
-// s3:// root on the same bucket) and Lance's own directory namespace in
-// alternating rounds. The proxy sees every request of both — Lance's and
-// flightns's — and tells them apart by their User-Agent.
+// s3:// root on the same bucket) and its peers (lanceS3Peers: Lance's own
+// directory namespace, plain and with managed versioning, and Lance with
+// its DynamoDB commit store on dynalite, behind a proxy of its own with
+// the same latency) in alternating rounds. The S3 proxy sees every
+// request of all — Lance's and flightns's — and tells them apart by
+// their User-Agent.
 func lanceS3Scenario() Scenario {
 	return Scenario{
 		Name: "lance-s3",
 		Description: fmt.Sprintf("LanceDB (Node) one-row adds on S3 (MinIO, own process, through a counting proxy; direct and %s per request), 1 and %d processes × %d adds to one table: "+
-			"flightns REST with managed versioning vs connectNamespace(\"dir\") on the same bucket; commits/s, p50/p99, S3 requests per commit and sequential round trips per add",
+			"flightns REST with managed versioning vs connectNamespace(\"dir\"), plain and with table_version_tracking_enabled, and vs Lance's DynamoDB commit store (s3+ddb://, dynalite through a counting proxy with the same delay) on the same bucket; "+
+			"commits/s, p50/p99, S3 and DynamoDB requests per commit and sequential round trips per add",
 			lanceS3Latency, lanceProcesses, lanceAdds),
 		Run:   runLanceS3,
-		Steps: func(Config) int { return 8 },
+		Steps: func(Config) int { return 2 * 2 * len(lanceS3Peers) },
 	}
 }
 
@@ -57,6 +62,11 @@ func runLanceS3(ctx context.Context, cfg Config, rep *Report) error {
 		return err
 	}
 	defer stopS3()
+	ddb, err := startLanceDynamo(ctx, dir)
+	if err != nil {
+		return err
+	}
+	defer ddb.stop()
 	log := &requestLog{}
 	proxy.Trace = log.add
 	for _, mode := range []struct {
@@ -67,8 +77,9 @@ func runLanceS3(ctx context.Context, cfg Config, rep *Report) error {
 			continue
 		}
 		proxy.Set(s3proxy.Faults{MinLatency: mode.latency})
+		ddb.proxy.setLatency(mode.latency)
 		for _, procs := range cfg.Processes {
-			if err := runLanceS3At(ctx, cfg, rep, dir, bin, proxy, log, mode.backend, procs); err != nil {
+			if err := runLanceS3At(ctx, cfg, rep, dir, bin, lanceS3Stores{proxy, log, ddb}, mode.backend, procs); err != nil {
 				return fmt.Errorf("%s, %d processes: %w", mode.backend, procs, err)
 			}
 		}
@@ -76,51 +87,129 @@ func runLanceS3(ctx context.Context, cfg Config, rep *Report) error {
 	return nil
 }
 
+// lanceS3Stores is what lance-s3's rounds write to and count at: the S3
+// proxy and its request log, and the DynamoDB of Lance's commit store.
+type lanceS3Stores struct {
+	s3  *s3proxy.Proxy
+	log *requestLog
+	ddb *lanceDynamo
+}
+
+// lanceS3Peers are the ways LanceDB commits in lance-s3, in the order of
+// a round (each round starts one further along), by their name in
+// lanceS3Round and the row reported: Lance alone (every other row's
+// ceiling), Lance's directory namespace with managed versioning, Lance
+// with its DynamoDB commit store, and flightns.
+var lanceS3Peers = []struct{ impl, row string }{
+	{"dir", "lance-s3:dir"},
+	{"dir-managed", "lance-s3:dir-managed"},
+	{"ddb", "lance-s3:ddb"},
+	{"rest", "lance-s3:flightns"},
+}
+
+// dirManagedProperties turn on managed versioning in Lance's directory
+// namespace (LanceDB 0.39, Lance 12): DescribeTable answers
+// managed_versioning, so LanceDB writes a staging manifest and commits
+// it with the namespace's CreateTableVersion, which the namespace runs in
+// the writer's process (a create-only PUT of the final manifest, then the
+// staging object's deletion). It records no version in its __manifest:
+// that Lance has no table_version_storage_enabled.
+var dirManagedProperties = map[string]string{"manifest_enabled": "true", "table_version_tracking_enabled": "true"}
+
 // lanceS3Run is one round of one namespace.
 type lanceS3Run struct {
 	res   Result
 	count s3Count
 }
 
-func runLanceS3At(ctx context.Context, cfg Config, rep *Report, dir, bin string, proxy *s3proxy.Proxy, log *requestLog, backend string, procs int) error {
+// runLanceS3At runs cfg.Rounds rounds of every peer at procs writer
+// processes and reports each peer's median round.
+func runLanceS3At(ctx context.Context, cfg Config, rep *Report, dir, bin string, st lanceS3Stores, backend string, procs int) error {
 	runs := map[string][]lanceS3Run{}
 	for round := range cfg.Rounds {
-		// Alternate which goes first, so that neither always meets a
-		// warmer (or more loaded) server.
-		impls := []string{"dir", "rest"}
-		if round%2 == 1 {
-			slices.Reverse(impls)
-		}
-		for _, impl := range impls {
-			r, err := lanceS3Round(ctx, dir, bin, proxy, log, impl, procs, fmt.Sprintf("%s-%dp-r%d-%s", strings.ReplaceAll(backend, "+", "-"), procs, round, impl))
+		// Rotate which goes first, so that none always meets a warmer
+		// (or more loaded) server.
+		for i := range lanceS3Peers {
+			impl := lanceS3Peers[(round+i)%len(lanceS3Peers)].impl
+			r, err := lanceS3Round(ctx, dir, bin, st, impl, procs, fmt.Sprintf("%s-%dp-r%d-%s", strings.ReplaceAll(backend, "+", "-"), procs, round, impl))
 			if err != nil {
 				return fmt.Errorf("%s: %w", impl, err)
 			}
 			runs[impl] = append(runs[impl], r)
 		}
 	}
-	d, f := medianS3Run(runs["dir"]), medianS3Run(runs["rest"])
-	d.res.Scenario, d.res.Backend = "lance-s3:dir", backend
-	d.res.S3PerOp, d.res.S3Sequential = d.count.perCommit(), d.count.sequential
-	d.res.Note = fmt.Sprintf(`connectNamespace("dir") on the bucket; median of %d rounds: %s commits/s; S3 per commit: %s; sequential round trips per add (median): %.0f`,
-		cfg.Rounds, s3Rates(runs["dir"]), d.count.breakdown(), d.count.sequential)
-	f.res.Scenario, f.res.Backend, f.res.Ceiling = "lance-s3:flightns", backend, d.res.Scenario
-	f.res.S3PerOp, f.res.S3Sequential = f.count.perCommit(), f.count.sequential
-	if d.res.OpsPerSec > 0 {
-		f.res.Ratio = f.res.OpsPerSec / d.res.OpsPerSec
+	for _, r := range lanceS3Rows(cfg.Rounds, runs, backend, procs == 1) {
+		cfg.add(rep, r)
 	}
-	p99 := 0.0
-	if d.res.P99Ms > 0 {
-		p99 = f.res.P99Ms / d.res.P99Ms
-	}
-	f.res.Note = fmt.Sprintf(`connectNamespace("rest"), managed versioning, the catalog on the same bucket; median of %d rounds: %s commits/s; %.2f× of Lance's own, p99 %.2f× of its; `+
-		`S3 per commit: %s (Lance alone %.1f: %+.1f); sequential round trips per add (median): %.0f (Lance alone %.0f)`,
-		cfg.Rounds, s3Rates(runs["rest"]), f.res.Ratio, p99, f.count.breakdown(), d.count.perCommit(), f.count.perCommit()-d.count.perCommit(), f.count.sequential, d.count.sequential)
-	d.res.Note += failedAdds(runs["dir"])
-	f.res.Note += failedAdds(runs["rest"])
-	cfg.add(rep, d.res)
-	cfg.add(rep, f.res)
 	return nil
+}
+
+// lanceS3Rows is each peer's row, in lanceS3Peers' order: its median
+// round with its requests per add, compared with Lance alone, and
+// flightns's with the other peers too; chains says whether the round
+// trips per add were measured (one process).
+func lanceS3Rows(rounds int, runs map[string][]lanceS3Run, backend string, chains bool) []Result {
+	med := map[string]lanceS3Run{}
+	for _, p := range lanceS3Peers {
+		m := medianS3Run(runs[p.impl])
+		m.res.Scenario, m.res.Backend = p.row, backend
+		m.res.S3PerOp, m.res.DynamoPerOp, m.res.S3Sequential = m.count.perCommit(), m.count.dynamoPerCommit(), m.count.sequential
+		med[p.impl] = m
+	}
+	d, m, g, f := med["dir"], med["dir-managed"], med["ddb"], med["rest"]
+	d.res.Note = fmt.Sprintf(`connectNamespace("dir") on the bucket; median of %d rounds: %s commits/s; S3 per commit: %s`,
+		rounds, s3Rates(runs["dir"]), d.count.breakdown()) + roundTrips(chains, "%.0f", d.count.sequential)
+	var vsAlone string
+	m.res.Ceiling = d.res.Scenario
+	m.res.Ratio, vsAlone = versus(m.res, d.res, "Lance alone")
+	m.res.Note = fmt.Sprintf(`connectNamespace("dir", table_version_tracking_enabled) on the bucket: every commit a CreateTableVersion of the namespace, in LanceDB's process; median of %d rounds: %s commits/s; %s; S3 per commit: %s (Lance alone %.1f)`,
+		rounds, s3Rates(runs["dir-managed"]), vsAlone, m.count.breakdown(), d.count.perCommit()) +
+		roundTrips(chains, "%.0f (Lance alone %.0f)", m.count.sequential, d.count.sequential)
+	g.res.Ceiling = d.res.Scenario
+	g.res.Ratio, vsAlone = versus(g.res, d.res, "Lance alone")
+	g.res.Note = fmt.Sprintf(`lancedb.connect("s3+ddb://…?ddbTableName=%s"), Lance's DynamoDB commit store on dynalite; median of %d rounds: %s commits/s; %s; S3 per commit: %s (Lance alone %.1f); DynamoDB per commit: %s`,
+		lanceDynamoTable, rounds, s3Rates(runs["ddb"]), vsAlone, g.count.breakdown(), d.count.perCommit(), g.count.dynamoBreakdown()) +
+		roundTrips(chains, "%.0f, S3 and DynamoDB (Lance alone %.0f)", g.count.sequential, d.count.sequential)
+	f.res.Ceiling = d.res.Scenario
+	f.res.Ratio, vsAlone = versus(f.res, d.res, "Lance alone")
+	toManaged, vsManaged := versus(f.res, m.res, "Lance's managed directory")
+	toDynamo, vsDynamo := versus(f.res, g.res, "Lance with DynamoDB")
+	f.res.PeerRatios = map[string]float64{m.res.Scenario: toManaged, g.res.Scenario: toDynamo}
+	f.res.Note = fmt.Sprintf(`connectNamespace("rest"), managed versioning, the catalog on the same bucket; median of %d rounds: %s commits/s; %s; %s; %s; `+
+		`S3 per commit: %s (Lance alone %.1f: %+.1f; Lance's managed directory %.1f; Lance with DynamoDB %.1f S3 and %.1f DynamoDB)`,
+		rounds, s3Rates(runs["rest"]), vsAlone, vsManaged, vsDynamo, f.count.breakdown(), d.count.perCommit(), f.count.perCommit()-d.count.perCommit(),
+		m.count.perCommit(), g.count.perCommit(), g.count.dynamoPerCommit()) +
+		roundTrips(chains, "%.0f (Lance alone %.0f, Lance's managed directory %.0f, Lance with DynamoDB %.0f)", f.count.sequential, d.count.sequential, m.count.sequential, g.count.sequential)
+	med["dir"], med["dir-managed"], med["ddb"], med["rest"] = d, m, g, f
+	rows := make([]Result, 0, len(lanceS3Peers))
+	for _, p := range lanceS3Peers {
+		r := med[p.impl].res
+		r.Note += failedAdds(runs[p.impl])
+		rows = append(rows, r)
+	}
+	return rows
+}
+
+// roundTrips is a note's clause on the round trips one add waited for in
+// sequence (format and its values), or "" where they were not measured.
+func roundTrips(measured bool, format string, values ...any) string {
+	if !measured {
+		return ""
+	}
+	return "; sequential round trips per add (median): " + fmt.Sprintf(format, values...)
+}
+
+// versus is r's commit rate as a multiple of peer's, measured in the
+// same rounds, and that with the p99 latencies' multiple in words.
+func versus(r, peer Result, name string) (float64, string) {
+	ratio, p99 := 0.0, 0.0
+	if peer.OpsPerSec > 0 {
+		ratio = r.OpsPerSec / peer.OpsPerSec
+	}
+	if peer.P99Ms > 0 {
+		p99 = r.P99Ms / peer.P99Ms
+	}
+	return ratio, fmt.Sprintf("%.2f× of %s, p99 %.2f× of its", ratio, name, p99)
 }
 
 // failedAdds says how many adds Lance gave up on over every round of one
@@ -139,25 +228,33 @@ func failedAdds(runs []lanceS3Run) string {
 	return fmt.Sprintf("; %d adds failed over the rounds, the first: %s", n, first)
 }
 
-// lanceS3Round runs the workload once through one namespace, in a fresh
-// prefix of the bucket, and counts the requests the proxy saw from the
-// first add to lanceS3Trailing after the last. flightns is the real
-// server, `flightns serve` with its private Redis and its SQL worker
-// (which follows the catalog's segments in storage, as it does for every
-// user).
-func lanceS3Round(ctx context.Context, dir, bin string, proxy *s3proxy.Proxy, log *requestLog, impl string, procs int, prefix string) (lanceS3Run, error) {
+// lanceS3Round runs the workload once through one peer, in a fresh
+// prefix of the bucket, and counts the S3 and DynamoDB requests the
+// proxies saw from the first add to lanceS3Trailing after the last.
+// flightns is the real server, `flightns serve` with its private Redis
+// and its SQL worker (which follows the catalog's segments in storage,
+// as it does for every user).
+func lanceS3Round(ctx context.Context, dir, bin string, st lanceS3Stores, impl string, procs int, prefix string) (lanceS3Run, error) {
 	var base map[string]any
 	switch impl {
 	case "dir":
-		base = map[string]any{"impl": "dir", "root": "s3://bench/" + prefix, "storageOptions": lanceS3Options(proxy.URL),
+		base = map[string]any{"impl": "dir", "root": "s3://bench/" + prefix, "storageOptions": lanceS3Options(st.s3.URL),
 			"namespace": []string{}, "table": "log"}
-	default:
+	case "dir-managed":
+		base = map[string]any{"impl": "dir", "root": "s3://bench/" + prefix, "storageOptions": lanceS3Options(st.s3.URL),
+			"properties": dirManagedProperties, "namespace": []string{}, "table": "log"}
+	case "ddb":
+		// A plain connection, no namespace: the URI's scheme makes Lance
+		// commit through the DynamoDB table.
+		base = map[string]any{"impl": "ddb", "root": st.ddb.uri("bench", prefix), "storageOptions": st.ddb.storageOptions(st.s3.URL),
+			"namespace": []string{}, "table": "log"}
+	case "rest":
 		tmp, err := os.MkdirTemp("", "flightns-bench-lance-s3-")
 		if err != nil {
 			return lanceS3Run{}, err
 		}
 		defer func() { _ = os.RemoveAll(tmp) }()
-		srv, err := startServe(ctx, bin, tmp, "--data", filepath.Join(tmp, "data"), "--root", proxy.URI("bench", prefix),
+		srv, err := startServe(ctx, bin, tmp, "--data", filepath.Join(tmp, "data"), "--root", st.s3.URI("bench", prefix),
 			"--flight-addr", "127.0.0.1:0", "--rest-addr", "127.0.0.1:0", "--metrics-addr", "127.0.0.1:0", "--console-addr", "")
 		if err != nil {
 			return lanceS3Run{}, err
@@ -168,8 +265,11 @@ func lanceS3Round(ctx context.Context, dir, bin string, proxy *s3proxy.Proxy, lo
 		// its environment): where the tables are, and how to reach the
 		// store, come from DescribeTable and DeclareTable.
 		base = map[string]any{"impl": "rest", "uri": uri, "namespace": []string{"bench"}, "table": "log"}
+	default:
+		return lanceS3Run{}, fmt.Errorf("lance-s3 has no peer %q", impl)
 	}
-	log.reset()
+	st.log.reset()
+	st.ddb.proxy.reset()
 	res, reps, err := lanceWorkload(ctx, dir, base, procs, 0)
 	if err != nil {
 		return lanceS3Run{}, err
@@ -182,15 +282,18 @@ func lanceS3Round(ctx context.Context, dir, bin string, proxy *s3proxy.Proxy, lo
 		spans = append(spans, r.Spans...)
 	}
 	from, to := time.UnixMilli(first), time.UnixMilli(last).Add(lanceS3Trailing)
-	reqs := log.between(from, to)
-	c := s3Count{commits: res.Ops, byKind: map[string]int{}}
+	reqs, dreqs := st.log.between(from, to), st.ddb.proxy.between(from, to)
+	c := s3Count{commits: res.Ops, byKind: map[string]int{}, dynamo: map[string]int{}}
 	for _, r := range reqs {
 		c.byKind[s3Sender(r)+" "+s3Kind(r)]++
+	}
+	for _, r := range dreqs {
+		c.dynamo[dynamoKind(r)]++
 	}
 	if procs == 1 {
 		var chains []float64
 		for _, sp := range spans {
-			chains = append(chains, float64(longestChain(opsWithin(reqs, sp))))
+			chains = append(chains, float64(longestChain(append(opsWithin(reqs, sp), dynamoOpsWithin(dreqs, sp)...))))
 		}
 		slices.Sort(chains)
 		if len(chains) > 0 {
@@ -225,11 +328,14 @@ func opsWithin(reqs []s3proxy.Request, span [2]float64) []s3Op {
 	return out
 }
 
-// s3Count is what the proxy saw of one round.
+// s3Count is what the proxies saw of one round.
 type s3Count struct {
-	commits    int64
-	byKind     map[string]int // "<sender> <method> <kind>" → requests
-	sequential float64        // median longest chain per add (one process)
+	commits int64
+	byKind  map[string]int // S3: "<sender> <method> <kind>" → requests
+	dynamo  map[string]int // DynamoDB: operation (and refusal status) → requests
+	// sequential is the median over adds (one process) of the longest
+	// chain of requests, S3 and DynamoDB together, one add waited for.
+	sequential float64
 }
 
 func (c s3Count) total() int {
@@ -247,18 +353,45 @@ func (c s3Count) perCommit() float64 {
 	return float64(c.total()) / float64(c.commits)
 }
 
-// breakdown is the requests per commit, in all and by sender and kind.
-func (c s3Count) breakdown() string {
+// dynamoPerCommit is the DynamoDB requests per commit.
+func (c s3Count) dynamoPerCommit() float64 {
 	if c.commits == 0 {
+		return 0
+	}
+	n := 0
+	for _, v := range c.dynamo {
+		n += v
+	}
+	return float64(n) / float64(c.commits)
+}
+
+// breakdown is the S3 requests per commit, in all and by sender and kind.
+func (c s3Count) breakdown() string {
+	return perCommitBreakdown(c.byKind, c.commits, c.perCommit())
+}
+
+// dynamoBreakdown is the DynamoDB requests per commit, in all and by
+// operation.
+func (c s3Count) dynamoBreakdown() string {
+	return perCommitBreakdown(c.dynamo, c.commits, c.dynamoPerCommit())
+}
+
+// perCommitBreakdown is total, then each kind's count per commit, the
+// most frequent first.
+func perCommitBreakdown(byKind map[string]int, commits int64, total float64) string {
+	if commits == 0 {
 		return "no commits"
 	}
-	keys := slices.Collect(maps.Keys(c.byKind))
-	slices.SortFunc(keys, func(a, b string) int { return c.byKind[b] - c.byKind[a] })
+	keys := slices.Collect(maps.Keys(byKind))
+	slices.SortFunc(keys, func(a, b string) int { return cmp.Or(byKind[b]-byKind[a], strings.Compare(a, b)) })
 	var parts []string
 	for _, k := range keys {
-		parts = append(parts, fmt.Sprintf("%s %.2f", k, float64(c.byKind[k])/float64(c.commits)))
+		parts = append(parts, fmt.Sprintf("%s %.2f", k, float64(byKind[k])/float64(commits)))
 	}
-	return fmt.Sprintf("%.2f (%s)", c.perCommit(), strings.Join(parts, ", "))
+	if len(parts) == 0 {
+		return fmt.Sprintf("%.2f", total)
+	}
+	return fmt.Sprintf("%.2f (%s)", total, strings.Join(parts, ", "))
 }
 
 // medianS3Run is the round with the median commit rate.

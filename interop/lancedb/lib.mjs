@@ -19,12 +19,25 @@ export async function connect(uri) {
 // or an s3:// URI with storageOptions: aws_endpoint, aws_region, …). On
 // S3 Lance needs the options twice: as the namespace's "storage.*"
 // properties (its own reads and writes of the root) and as the
-// connection's storage options (the tables it opens).
-export async function connectDir(root, storageOptions) {
-  if (!storageOptions) return lancedb.connectNamespace("dir", { root });
-  const extraProperties = {};
-  for (const [k, v] of Object.entries(storageOptions)) extraProperties[`storage.${k}`] = v;
-  return lancedb.connectNamespace("dir", { root, extraProperties }, { storageOptions });
+// connection's storage options (the tables it opens). properties are
+// more of the namespace's own (table_version_tracking_enabled: "true"
+// makes every commit a CreateTableVersion of the namespace, in process).
+export async function connectDir(root, storageOptions, properties) {
+  const extraProperties = { ...properties };
+  for (const [k, v] of Object.entries(storageOptions ?? {})) extraProperties[`storage.${k}`] = v;
+  const config = Object.keys(extraProperties).length > 0 ? { root, extraProperties } : { root };
+  return lancedb.connectNamespace("dir", config, storageOptions ? { storageOptions } : undefined);
+}
+
+// connectDynamo opens a plain LanceDB connection (no namespace) on an
+// s3+ddb://bucket/prefix?ddbTableName=T URI: Lance writes its tables to
+// S3 and commits every version through its DynamoDB commit store, the
+// table T (HASH key base_uri, a string; RANGE key version, a number),
+// which must exist beforehand. storageOptions reach both: aws_endpoint,
+// aws_region, … for S3, dynamodb_endpoint for DynamoDB, the keys and
+// region for both.
+export async function connectDynamo(uri, storageOptions) {
+  return lancedb.connect(uri, { storageOptions });
 }
 
 // emit prints one JSON line.
