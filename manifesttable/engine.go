@@ -53,6 +53,9 @@ func openEngine(cfg sqlengine.Config) (*engine, error) {
 		`CREATE TABLE _versions_past AS FROM _versions`,
 		`CREATE INDEX _objects_id ON _objects (object_id)`,
 		`CREATE INDEX _versions_id ON _versions (object_id)`,
+		// The keys a segment retires (retire), on the writer's connection
+		// alone: no query's connection sees it.
+		`CREATE TEMP TABLE _retiring (id VARCHAR NOT NULL, typ VARCHAR NOT NULL, br VARCHAR NOT NULL, ver UBIGINT, seq UBIGINT NOT NULL)`,
 		droppedDDL,
 	)
 	if err != nil {
@@ -251,51 +254,63 @@ type retire struct {
 	seq uint64
 }
 
-// retireBatch bounds the keys one retiring statement lists.
-const retireBatch = 256
+// retireBatch bounds the keys retired at once.
+const retireBatch = 4096
 
-// retire moves the current rows of rs to the past tables, one statement
-// pair per physical table: a statement's planning, more than its rows, is
-// its cost, and a segment retires a row for every version whose
-// statistics it brings. Call within the writer's transaction.
+// retire moves the current rows of rs to the past tables: the keys go into
+// _retiring through Arrow, then one statement pair per physical table
+// joins them. The statements' text never changes, so DuckDB plans each in
+// a constant time, where a list of the keys in the text (a VALUES list of
+// parameters) cost it a plan that grew with the segment: most of the SQL
+// worker's time.
 func (e *engine) retire(w *sqlengine.Writer, rs []retire) error {
-	for _, versions := range []bool{false, true} {
-		var vals []string
-		var args []any
-		for _, r := range rs {
-			if (r.key.Type == TypeTableVersion) != versions {
-				continue
-			}
-			if versions {
-				vals = append(vals, "(CAST(? AS VARCHAR), CAST(? AS VARCHAR), CAST(? AS UBIGINT), CAST(? AS UBIGINT))")
-				args = append(args, r.key.ID, r.key.Branch, r.key.Version, r.seq)
-			} else {
-				vals = append(vals, "(CAST(? AS VARCHAR), CAST(? AS VARCHAR), CAST(? AS UBIGINT))")
-				args = append(args, r.key.ID, r.key.Type, r.seq)
-			}
+	b := array.NewRecordBuilder(memAlloc, retiringSchema)
+	defer b.Release()
+	id, typ, br := b.Field(0).(*array.StringBuilder), b.Field(1).(*array.StringBuilder), b.Field(2).(*array.StringBuilder)
+	ver, seq := b.Field(3).(*array.Uint64Builder), b.Field(4).(*array.Uint64Builder)
+	kinds := map[bool]bool{} // versions? → some retire
+	for _, r := range rs {
+		id.Append(r.key.ID)
+		typ.Append(r.key.Type)
+		br.Append(r.key.Branch)
+		if r.key.Type == TypeTableVersion {
+			ver.Append(r.key.Version)
+		} else {
+			ver.AppendNull()
 		}
-		if len(vals) == 0 {
+		seq.Append(r.seq)
+		kinds[r.key.Type == TypeTableVersion] = true
+	}
+	rec := b.NewRecordBatch()
+	defer rec.Release()
+	if err := w.InsertArrow("_retiring", []string{"id", "typ", "br", "ver", "seq"}, rec); err != nil {
+		return err
+	}
+	for _, versions := range []bool{false, true} {
+		if !kinds[versions] {
 			continue
 		}
-		typ := TypeNamespace
-		keys := `(VALUES ` + strings.Join(vals, ", ") + `) r(id, typ, seq)`
-		cond := `c.object_id = r.id AND c.object_type = r.typ`
+		typ, cond := TypeNamespace, `r.ver IS NULL AND c.object_id = r.id AND c.object_type = r.typ`
 		if versions {
-			typ = TypeTableVersion
-			keys = `(VALUES ` + strings.Join(vals, ", ") + `) r(id, br, ver, seq)`
-			cond = `c.object_id = r.id AND coalesce(c.branch, '') = r.br AND c.table_version = r.ver`
+			typ, cond = TypeTableVersion, `r.ver IS NOT NULL AND c.object_id = r.id AND coalesce(c.branch, '') = r.br AND c.table_version = r.ver`
 		}
 		cur, past := tableOf(typ, true), tableOf(typ, false)
-		if err := w.Exec(`INSERT INTO `+past+` SELECT c.* REPLACE (r.seq AS _seq_to) FROM `+cur+` c, `+keys+` WHERE `+cond, args...); err != nil {
+		if err := w.Exec(`INSERT INTO ` + past + ` SELECT c.* REPLACE (r.seq AS _seq_to) FROM ` + cur + ` c, _retiring r WHERE ` + cond); err != nil {
 			return err
 		}
-		// The DELETE's keys are the same list; its seq column goes unused.
-		if err := w.Exec(`DELETE FROM `+cur+` c USING `+keys+` WHERE `+cond, args...); err != nil {
+		if err := w.Exec(`DELETE FROM ` + cur + ` c USING _retiring r WHERE ` + cond); err != nil {
 			return err
 		}
 	}
-	return nil
+	return w.Exec(`DELETE FROM _retiring`)
 }
+
+// retiringSchema is the Arrow form of _retiring's rows.
+var retiringSchema = arrow.NewSchema([]arrow.Field{
+	{Name: "id", Type: arrow.BinaryTypes.String}, {Name: "typ", Type: arrow.BinaryTypes.String},
+	{Name: "br", Type: arrow.BinaryTypes.String}, {Name: "ver", Type: arrow.PrimitiveTypes.Uint64, Nullable: true},
+	{Name: "seq", Type: arrow.PrimitiveTypes.Uint64},
+}, nil)
 
 // tableOf is the physical table of a row of type typ, current or not.
 func tableOf(typ string, current bool) string { return physicalTables[tableIndex(typ, current)] }
