@@ -36,6 +36,7 @@ import (
 
 	"github.com/flightns/flightns/internal/child"
 	"github.com/flightns/flightns/internal/minioproc"
+	"github.com/flightns/flightns/internal/s3proxy"
 )
 
 // dynaliteVersion is the dynalite interop/lancedb/package.json pins.
@@ -185,9 +186,9 @@ func (p *dynamoProxy) handler(next http.Handler) http.Handler {
 		if d := time.Duration(p.latency.Load()); d > 0 {
 			time.Sleep(d)
 		}
-		sw := &statusRecorder{ResponseWriter: w}
+		sw := &s3proxy.StatusWriter{ResponseWriter: w}
 		next.ServeHTTP(sw, r)
-		req.Status, req.End = sw.status, time.Now()
+		req.Status, req.End = sw.Status, time.Now()
 		p.log.Lock()
 		p.log.reqs = append(p.log.reqs, req)
 		p.log.Unlock()
@@ -228,29 +229,6 @@ func (p *dynamoProxy) between(from, to time.Time) []dynamoRequest {
 
 // close stops the proxy.
 func (p *dynamoProxy) close() { _ = p.srv.Close() }
-
-// statusRecorder remembers the status a handler answered.
-type statusRecorder struct {
-	http.ResponseWriter
-	status int
-}
-
-func (w *statusRecorder) WriteHeader(code int) {
-	if w.status == 0 {
-		w.status = code
-	}
-	w.ResponseWriter.WriteHeader(code)
-}
-
-func (w *statusRecorder) Write(b []byte) (int, error) {
-	if w.status == 0 {
-		w.status = http.StatusOK
-	}
-	return w.ResponseWriter.Write(b)
-}
-
-// Unwrap lets http.ResponseController reach the connection's writer.
-func (w *statusRecorder) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // dynamoKind names a request in the breakdown: its operation, and its
 // status when DynamoDB refused it (a lost conditional PutItem is 400).

@@ -100,11 +100,11 @@ func Start(target string) (*Proxy, error) {
 	}
 	srv := &http.Server{ReadHeaderTimeout: time.Minute, ErrorLog: log.New(io.Discard, "", 0), Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if p.Trace != nil {
-			sw := &statusWriter{ResponseWriter: w}
+			sw := &StatusWriter{ResponseWriter: w}
 			w = sw
 			req := Request{Method: r.Method, Path: r.URL.Path, RawQuery: r.URL.RawQuery, UserAgent: r.UserAgent(), Start: time.Now()}
 			defer func() {
-				req.Status, req.End = sw.status, time.Now()
+				req.Status, req.End = sw.Status, time.Now()
 				p.Trace(req)
 			}()
 		}
@@ -140,28 +140,34 @@ func Start(target string) (*Proxy, error) {
 // Close stops the proxy.
 func (p *Proxy) Close() { p.close() }
 
-// statusWriter remembers the status a handler answered.
-type statusWriter struct {
+// StatusWriter remembers the status a handler answered (Status; 0 before
+// it answered). The benchmark's DynamoDB proxy uses it too.
+type StatusWriter struct {
 	http.ResponseWriter
-	status int
+	Status int
 }
 
-func (w *statusWriter) WriteHeader(code int) {
-	if w.status == 0 {
-		w.status = code
+// WriteHeader notes the first status written.
+func (w *StatusWriter) WriteHeader(code int) {
+	if w.Status == 0 {
+		w.Status = code
 	}
 	w.ResponseWriter.WriteHeader(code)
 }
 
-func (w *statusWriter) Write(b []byte) (int, error) {
-	if w.status == 0 {
-		w.status = http.StatusOK
+// Write notes 200 if nothing was written before.
+func (w *StatusWriter) Write(b []byte) (int, error) {
+	if w.Status == 0 {
+		w.Status = http.StatusOK
 	}
 	return w.ResponseWriter.Write(b)
 }
 
+// Unwrap lets http.ResponseController reach the connection's writer.
+func (w *StatusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
 // Flush lets the reverse proxy stream replies through.
-func (w *statusWriter) Flush() {
+func (w *StatusWriter) Flush() {
 	if f, ok := w.ResponseWriter.(http.Flusher); ok {
 		f.Flush()
 	}
