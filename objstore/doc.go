@@ -41,6 +41,12 @@
 // inline session policy reaches one key prefix alone (a table's
 // directory), read-only or read-write; only an s3:// store vends.
 //
+// ProbeConditionalCopy (condcopy.go) asks an s3:// store whether it
+// refuses a CopyObject with If-None-Match: * onto an existing key (AWS S3
+// does, MinIO overwrites); SetConditionalCopy, only after it said yes,
+// makes promotions of sources not read one server-side copy instead of a
+// GET and a conditional PUT, with the same answers.
+//
 // Faults can be injected at every operation, before or after it runs,
 // with Options.Faults; tests use this to cut the protocols at named seams.
 package objstore

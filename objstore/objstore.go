@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -126,6 +127,9 @@ type Store struct {
 	fault  FaultFunc
 	obs    ObserveFunc
 	log    *slog.Logger
+	// condCopy: promotions of unread sources are one conditional
+	// CopyObject (condcopy.go).
+	condCopy atomic.Bool
 }
 
 // s3Bucket is the S3 client of an s3:// store, for what gocloud.dev/blob
@@ -703,6 +707,10 @@ func (s *Store) materialize(ctx context.Context, src, dst string, consume bool, 
 			err = s.disk.promoteIfAbsent(src, dst, fi, before)
 		case s.disk != nil:
 			err = s.disk.linkIfAbsent(src, dst, before)
+		case srcData == nil && s.condCopy.Load():
+			if err = before(); err == nil {
+				err = s.s3.copyIfAbsent(ctx, src, dst)
+			}
 		default:
 			if srcData == nil {
 				if srcData, err = s.bucket.ReadAll(ctx, src); err != nil {
@@ -718,7 +726,7 @@ func (s *Store) materialize(ctx context.Context, src, dst string, consume bool, 
 		if gcerrors.Code(err) == gcerrors.NotFound || errors.Is(err, fs.ErrNotExist) {
 			return s.wrap(OpGet, src, err)
 		}
-		if gcerrors.Code(err) != gcerrors.FailedPrecondition && !errors.Is(err, errDiskExists) {
+		if gcerrors.Code(err) != gcerrors.FailedPrecondition && !errors.Is(err, errDiskExists) && !errors.Is(err, errCopyRefused) {
 			return err
 		}
 		same, err := s.sameContent(ctx, src, dst, srcData)

@@ -14,6 +14,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/flightns/flightns/internal/lancemanifest"
+	"github.com/flightns/flightns/internal/minioproc"
 	"github.com/flightns/flightns/internal/testutil/redistest"
 	"github.com/flightns/flightns/internal/testutil/s3test"
 	"github.com/flightns/flightns/nserror"
@@ -39,7 +40,8 @@ var catalogSeq atomic.Int64
 var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 
 // newEnv starts a Redis server and opens the object store at uri
-// ("mem://", "file", or "s3").
+// ("mem://", "file", "s3", or "s3-copy": S3 that honours a conditional
+// copy).
 func newEnv(t testing.TB, backend string) *env {
 	t.Helper()
 	r := redistest.Start(t)
@@ -57,12 +59,26 @@ func newEnvOn(t testing.TB, r *redistest.Server, rdb redis.UniversalClient, back
 		uri = "file://" + t.TempDir()
 	case "s3":
 		uri = s3test.Start(t, "cat").URI("cat", "root")
+	case "s3-copy":
+		// A store that refuses a conditional copy onto an existing key
+		// (as AWS S3 does; a proxy in front of MinIO here): promotions of
+		// sources not read — a reader finishing a commit, a transaction's
+		// members — are one server-side copy.
+		p := s3test.StartFaultProxy(t, s3test.Start(t, "cat").URL)
+		p.HonourCopyCondition(minioproc.AccessKey, minioproc.SecretKey, minioproc.Region)
+		uri = p.URI("cat", "root")
 	default:
 		t.Fatalf("unknown backend %q", backend)
 	}
 	objs, err := objstore.Open(ctx, uri)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if backend == "s3-copy" {
+		if ok, how, err := objs.ProbeConditionalCopy(ctx); !ok || err != nil {
+			t.Fatalf("the honouring proxy: %v %s %v", ok, how, err)
+		}
+		objs.SetConditionalCopy(true)
 	}
 	t.Cleanup(func() { _ = objs.Close() })
 	e := &env{t: t, redis: r, rdb: rdb, objs: objs}

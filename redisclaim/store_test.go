@@ -23,7 +23,7 @@ import (
 	"github.com/flightns/flightns/objstore"
 )
 
-var backendsUnderTest = []string{"mem", "file", "s3"}
+var backendsUnderTest = []string{"mem", "file", "s3", "s3-copy"}
 
 func TestPutCommitsAndEveryReadSeesIt(t *testing.T) {
 	ctx := context.Background()

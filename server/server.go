@@ -89,6 +89,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	s.push(s.state.Close)
 	s.deps.Redis.AddHook(redisurl.ErrorHook(s.metrics.RedisError))
 	s.health = obs.NewHealth(func(ctx context.Context) error { return s.deps.Redis.Ping(ctx).Err() }, s.metrics, s.log)
+	s.probeConditionalCopy(ctx)
 	s.serveMetrics()
 	authn, err := s.authenticator(ctx, authCfg)
 	if err != nil {
@@ -542,4 +543,28 @@ func (s *Server) authenticator(ctx context.Context, c auth.Config) (*auth.Authen
 		s.log.Warn("authentication off: every caller may do everything (give --auth-file to require credentials)")
 	}
 	return a, nil
+}
+
+// probeConditionalCopy asks the catalog's store, once, whether it refuses
+// a conditional CopyObject onto an existing object (objstore's
+// ProbeConditionalCopy) and turns server-side promotions on only when it
+// does; the answer is logged once, and shown in /readyz and the
+// flightns_storage_conditional_copy gauge. A probe that cannot run leaves
+// the GET and the conditional PUT, which every store honours.
+func (s *Server) probeConditionalCopy(ctx context.Context) {
+	on, how, err := s.deps.Store.ProbeConditionalCopy(ctx)
+	if err != nil {
+		on, how = false, "the probe failed: "+err.Error()
+	}
+	s.deps.Store.SetConditionalCopy(on)
+	s.metrics.SetConditionalCopy(on)
+	path := "a GET and a conditional PUT"
+	switch {
+	case on:
+		path = "one server-side conditional CopyObject"
+	case !strings.HasPrefix(s.deps.Store.URI(), "s3://"):
+		path, how = "the store's own create-only write", "is not an s3:// store"
+	}
+	s.health.SetDetail("promotions", fmt.Sprintf("%s (the store %s)", path, how))
+	s.log.Info("storage: promotions of staging manifests not read", "conditional_copy", on, "how", path, "store", how)
 }

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -22,6 +24,7 @@ type Health struct {
 	grpc    *health.Server
 
 	mu        sync.Mutex
+	details   []string        // what /readyz says after its first line (SetDetail)
 	checks    []func() string // more conditions, each "" or why the process cannot serve
 	recovered bool
 	down      string // why the process is known to be unable to serve ("" when nothing is)
@@ -63,6 +66,21 @@ func (h *Health) Ready() (bool, string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return h.ready, h.reason
+}
+
+// SetDetail adds a line /readyz answers after its first, ready or not:
+// "name: text" (a name given again replaces its line).
+func (h *Health) SetDetail(name, text string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	line := name + ": " + text
+	for i, d := range h.details {
+		if strings.HasPrefix(d, name+": ") {
+			h.details[i] = line
+			return
+		}
+	}
+	h.details = append(h.details, line)
 }
 
 // AddCheck adds a condition that Check evaluates: it returns why the
@@ -156,12 +174,18 @@ func (h *Health) Healthz(w http.ResponseWriter, _ *http.Request) {
 func (h *Health) Readyz(w http.ResponseWriter, _ *http.Request) {
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	ready, reason := h.Ready()
+	h.mu.Lock()
+	details := slices.Clone(h.details)
+	h.mu.Unlock()
 	if !ready {
 		w.WriteHeader(http.StatusServiceUnavailable)
 		_, _ = fmt.Fprintf(w, "not ready: %s\n", reason)
-		return
+	} else {
+		_, _ = fmt.Fprintln(w, "ready")
 	}
-	_, _ = fmt.Fprintln(w, "ready")
+	for _, d := range details {
+		_, _ = fmt.Fprintln(w, d)
+	}
 }
 
 // Mux serves /metrics, /healthz and /readyz.

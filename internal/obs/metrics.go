@@ -15,6 +15,8 @@ import (
 type Metrics struct {
 	reg *prometheus.Registry
 
+	condCopy prometheus.Gauge // the store's conditional copy (SetConditionalCopy)
+
 	requests        *prometheus.CounterVec   // surface, op, code
 	requestDuration *prometheus.HistogramVec // surface, op
 	commits         *prometheus.CounterVec   // result
@@ -95,9 +97,11 @@ func NewMetrics() *Metrics {
 	}
 	m.ready = prometheus.NewGauge(prometheus.GaugeOpts{Name: "flightns_ready",
 		Help: "1 while the process is ready to serve (recovered, Redis answering), else 0."})
+	m.condCopy = prometheus.NewGauge(prometheus.GaugeOpts{Name: "flightns_storage_conditional_copy",
+		Help: "1 when the catalog's store refused a conditional CopyObject onto an existing object at startup, so that promotions of sources not read are one server-side copy; 0 when they are a GET and a conditional PUT (MinIO, a directory)."})
 	m.maintenance = newMaintenanceGauges()
 	for _, c := range []prometheus.Collector{m.requests, m.requestDuration, m.commits, m.conflicts, m.claimDuration, m.finalize,
-		m.materialize, m.groupSize, m.query, m.redisErrors, m.storeErrors, m.recoveries, m.recoveryTime, m.redisRestarts, m.sqlRestarts, m.panics, m.ready,
+		m.materialize, m.groupSize, m.query, m.redisErrors, m.storeErrors, m.recoveries, m.recoveryTime, m.redisRestarts, m.sqlRestarts, m.panics, m.ready, m.condCopy,
 		m.maintenance} {
 		f(c)
 	}
@@ -199,3 +203,12 @@ func (m *Metrics) GroupCommitted(sequences int, took time.Duration) {
 // RedisError counts a failed Redis command or dial of kind (redisurl's
 // ErrorHook calls it: redisurl.FailedReply, redisurl.FailedNetwork).
 func (m *Metrics) RedisError(kind string) { m.redisErrors.WithLabelValues(kind).Inc() }
+
+// SetConditionalCopy says whether promotions copy on the server.
+func (m *Metrics) SetConditionalCopy(on bool) {
+	v := 0.0
+	if on {
+		v = 1
+	}
+	m.condCopy.Set(v)
+}

@@ -6,5 +6,9 @@
 //
 // It serves on a loopback port and forwards to one target; it never
 // alters a request or a reply it passes on, only delays, refuses or
-// drops them.
+// drops them. With HonourCopyCondition (condcopy.go) it also plays a
+// store that refuses a conditional CopyObject onto an existing key (AWS
+// S3 since October 2025) in front of one that overwrites (MinIO): it
+// serializes each key's writes and answers 412 itself when the
+// destination exists, which it asks the server, signed, with a HEAD.
 package s3proxy

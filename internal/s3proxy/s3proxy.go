@@ -61,6 +61,14 @@ type Proxy struct {
 	// request.
 	Trace func(Request)
 
+	// cond, when set (HonourCopyCondition), makes the proxy refuse a
+	// conditional CopyObject onto an existing key; keys serializes the
+	// writes to each key meanwhile.
+	cond      atomic.Pointer[copyCondition]
+	keys      sync.Map // path → *sync.Mutex
+	target    *url.URL
+	transport http.RoundTripper
+
 	close func()
 }
 
@@ -73,14 +81,14 @@ func Start(target string) (*Proxy, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &Proxy{rng: rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 7))}
+	p := &Proxy{rng: rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 7)), target: u}
 	rp := httputil.NewSingleHostReverseProxy(u)
 	// Keep connections to the server open for every concurrent client:
 	// the default keeps two, and a proxy that reconnects per request
 	// would measure itself.
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.MaxIdleConns, tr.MaxIdleConnsPerHost = 0, 1024
-	rp.Transport = tr
+	rp.Transport, p.transport = tr, tr
 	rp.ModifyResponse = func(r *http.Response) error {
 		if lost, _ := r.Request.Context().Value(lostKey{}).(bool); lost {
 			_ = r.Body.Close()
@@ -129,6 +137,20 @@ func Start(target string) (*Proxy, error) {
 			r = r.WithContext(contextWithLost(r))
 		default:
 			p.Passed.Add(1)
+		}
+		if c := p.cond.Load(); c != nil && r.Method != http.MethodGet && r.Method != http.MethodHead {
+			unlock := p.lockKey(r.URL.Path)
+			defer unlock()
+			if refused, err := p.refuseCopy(r, c); err != nil || refused {
+				if err != nil {
+					http.Error(w, err.Error(), http.StatusBadGateway)
+					return
+				}
+				w.Header().Set("Content-Type", "application/xml")
+				w.WriteHeader(http.StatusPreconditionFailed)
+				_, _ = io.WriteString(w, `<?xml version="1.0" encoding="UTF-8"?><Error><Code>PreconditionFailed</Code><Message>At least one of the pre-conditions you specified did not hold</Message><Condition>If-None-Match</Condition></Error>`)
+				return
+			}
 		}
 		rp.ServeHTTP(w, r)
 	})}
