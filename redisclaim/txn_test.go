@@ -17,10 +17,11 @@ import (
 // 16 writers commit random overlapping sets of 2-5 tables; some
 // transactions are cut between finalizing their members. Afterwards every
 // transaction is all-or-nothing in storage, and every acknowledged one is
-// wholly there.
+// wholly there. On s3-copy every member is promoted by a server-side
+// conditional copy.
 func TestMultiTableCommitsAreAllOrNothing(t *testing.T) {
 	ctx := context.Background()
-	for _, b := range []string{"mem", "file", "mem-cluster"} {
+	for _, b := range []string{"mem", "file", "mem-cluster", "s3-copy"} {
 		t.Run(b, func(t *testing.T) {
 			var e *env
 			if b == "mem-cluster" {
