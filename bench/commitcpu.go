@@ -80,22 +80,22 @@ func commitCPUAt(ctx context.Context, cfg Config, rep *Report, clients, n int) e
 	if r := commitCount(ctx, s, clients, max(n/10, clients)); r.Errors+r.Conflicts > 0 {
 		return fmt.Errorf("%d of the warm-up commits failed: %s", r.Errors+r.Conflicts, r.FirstError)
 	}
-	c0 := sampleServeCPU(s)
+	c0 := s.cpu()
 	r := commitCount(ctx, s, clients, n)
-	c := sampleServeCPU(s).minus(c0)
+	c := s.cpu().minus(c0)
 	if r.Errors+r.Conflicts > 0 {
 		return fmt.Errorf("%d of the commits failed: %s", r.Errors+r.Conflicts, r.FirstError)
 	}
 	r.Scenario, r.Backend = "commit-cpu", "tmpfs"
 	per := func(ticks int64) float64 { return float64(ticks) * 10 / float64(r.Ops) } // ms per commit
-	r.ServerCPUMs, r.RedisCPUMs = per(c.serve+c.worker), per(c.redis)
-	total := per(c.serve + c.worker + c.redis)
+	r.ServerCPUMs, r.RedisCPUMs = per(c.server()), per(c.redis)
+	total, target := per(c.server()+c.redis), float64(commitCPUTarget)/float64(time.Millisecond)
 	r.Note = fmt.Sprintf("%d LanceDB-shaped REST commits (transaction file, staged manifest of %d bytes — LanceDB's, renumbered — then CreateTableVersion) by %d writers, writer c on table c, closed loop, after %d untimed; "+
 		"flightns serve, its SQL worker and redis-server (persistence %s) on tmpfs; CPU time per commit from /proc: flightns serve %.3f ms, SQL worker %.3f ms, Redis %.3f ms, all together %.3f ms (target ≤ %.1f ms: %s); "+
 		"the writers (this process) %.3f ms; %s",
 		r.Ops, len(lanceTemplate), clients, max(n/10, clients), cfg.persistence(), per(c.serve), per(c.worker), per(c.redis), total,
-		float64(commitCPUTarget)/float64(time.Millisecond), verdict(total <= float64(commitCPUTarget)/float64(time.Millisecond)),
-		per(c.self), feedCPU{server: c.serve + c.worker, self: c.self, redis: c.redis, machine: c.machine}.busy(r.Seconds, false))
+		target, verdict(total <= target),
+		per(c.self), c.busy(r.Seconds, false))
 	cfg.add(rep, r)
 	return nil
 }
@@ -129,23 +129,6 @@ func commitCount(ctx context.Context, s *feedServer, clients, n int) Result {
 		r.FirstError = f
 	}
 	return r
-}
-
-// serveCPU is CPU time in clock ticks (1/100 s) of the server, its
-// children (the SQL worker), Redis, this process and the whole machine.
-type serveCPU struct{ serve, worker, redis, self, machine int64 }
-
-func sampleServeCPU(s *feedServer) serveCPU {
-	c := sampleReplicaCPU(nil, s.redisPid)
-	out := serveCPU{serve: procTicks(s.serverPid), redis: c.redis, self: c.clients, machine: c.machine}
-	for _, k := range replicaChildren(s.serverPid) {
-		out.worker += procTicks(k)
-	}
-	return out
-}
-
-func (c serveCPU) minus(o serveCPU) serveCPU {
-	return serveCPU{c.serve - o.serve, c.worker - o.worker, c.redis - o.redis, c.self - o.self, c.machine - o.machine}
 }
 
 // stageLance writes what a LanceDB writer writes before it asks for

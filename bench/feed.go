@@ -394,6 +394,9 @@ func (s *feedServer) startSubscriber(ctx context.Context, transport string, afte
 		}
 		follow = func() error {
 			_, err := c.Changes(ctx, req, true, func(ev api.Event) error {
+				if len(ev.ID) == 0 {
+					return fmt.Errorf("a version event without a table: %+v", ev)
+				}
 				at := time.Now()
 				sub.mu.Lock()
 				sub.noteLocked(ev.ID[len(ev.ID)-1], ev.Version, at)
@@ -564,29 +567,33 @@ func undelivered(subs []*subscriber, keys []versionKey) int64 {
 }
 
 // feedCPU is CPU time in clock ticks (1/100 s): of the server when it
-// is a child (with its children, the SQL worker), of this process (the
-// writers and subscribers, and flightns when it runs here), of Redis,
-// and of the whole machine (everything not idle, other work included).
-type feedCPU struct{ server, self, redis, machine int64 }
+// is a child (serve) and of its children (worker: the SQL worker), of
+// this process (the writers and subscribers, and flightns when it runs
+// here), of Redis, and of the whole machine (everything not idle, other
+// work included).
+type feedCPU struct{ serve, worker, self, redis, machine int64 }
+
+// server is the server's CPU time with its SQL worker's.
+func (c feedCPU) server() int64 { return c.serve + c.worker }
 
 func (s *feedServer) cpu() feedCPU {
 	c := sampleReplicaCPU(nil, s.redisPid)
 	out := feedCPU{self: c.clients, redis: c.redis, machine: c.machine}
 	if s.serverPid != 0 {
-		out.server = procTicks(s.serverPid)
+		out.serve = procTicks(s.serverPid)
 		for _, k := range replicaChildren(s.serverPid) {
-			out.server += procTicks(k)
+			out.worker += procTicks(k)
 		}
 	}
 	return out
 }
 
 func (c feedCPU) minus(o feedCPU) feedCPU {
-	return feedCPU{c.server - o.server, c.self - o.self, c.redis - o.redis, c.machine - o.machine}
+	return feedCPU{c.serve - o.serve, c.worker - o.worker, c.self - o.self, c.redis - o.redis, c.machine - o.machine}
 }
 
 func (c feedCPU) plus(o feedCPU) feedCPU {
-	return feedCPU{c.server + o.server, c.self + o.self, c.redis + o.redis, c.machine + o.machine}
+	return feedCPU{c.serve + o.serve, c.worker + o.worker, c.self + o.self, c.redis + o.redis, c.machine + o.machine}
 }
 
 // busy says how many cores each part kept busy on average over seconds;
@@ -601,7 +608,7 @@ func (c feedCPU) busy(seconds float64, inProcess bool) string {
 			f(c.self), f(c.redis), f(c.machine), runtime.NumCPU())
 	}
 	return fmt.Sprintf("cores busy on average: flightns serve (with its SQL worker) %.2f, this process (writers, subscribers) %.2f, Redis %.2f, the whole machine %.2f of %d",
-		f(c.server), f(c.self), f(c.redis), f(c.machine), runtime.NumCPU())
+		f(c.server()), f(c.self), f(c.redis), f(c.machine), runtime.NumCPU())
 }
 
 // --- feed-latency ------------------------------------------------------
@@ -838,7 +845,7 @@ func (s *feedServer) pacedCPU(ctx context.Context, cfg Config, rep *Report, base
 		r, cpu, deliveries := poolRounds(rounds[n])
 		r.Scenario, r.Backend, r.Subscribers, r.TargetPerSec = fmt.Sprintf("%s:paced:%d", feedCommitsName, n), "file", n, rate
 		if r.Ops > 0 {
-			r.ServerCPUMs = float64(cpu.server) * 10 / float64(r.Ops)
+			r.ServerCPUMs = float64(cpu.server()) * 10 / float64(r.Ops)
 			r.RedisCPUMs = float64(cpu.redis) * 10 / float64(r.Ops)
 		}
 		if n == counts[0] {
@@ -895,7 +902,7 @@ func (s *feedServer) commitsAt(ctx context.Context, cfg Config, rep *Report, cli
 		r, cpu, deliveries := poolRounds(rounds[n])
 		r.Scenario, r.Backend, r.Subscribers = fmt.Sprintf("%s:%d", feedCommitsName, n), "file", n
 		if r.Ops > 0 {
-			r.ServerCPUMs = float64(cpu.server) * 10 / float64(r.Ops)
+			r.ServerCPUMs = float64(cpu.server()) * 10 / float64(r.Ops)
 			r.RedisCPUMs = float64(cpu.redis) * 10 / float64(r.Ops)
 		}
 		if n == feedSubscriberCounts[0] {

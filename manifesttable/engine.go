@@ -268,7 +268,7 @@ func (e *engine) retire(w *sqlengine.Writer, rs []retire) error {
 	defer b.Release()
 	id, typ, br := b.Field(0).(*array.StringBuilder), b.Field(1).(*array.StringBuilder), b.Field(2).(*array.StringBuilder)
 	ver, seq := b.Field(3).(*array.Uint64Builder), b.Field(4).(*array.Uint64Builder)
-	kinds := map[bool]bool{} // versions? → some retire
+	var some [2]bool // some retire: [0] objects, [1] versions
 	for _, r := range rs {
 		id.Append(r.key.ID)
 		typ.Append(r.key.Type)
@@ -279,7 +279,7 @@ func (e *engine) retire(w *sqlengine.Writer, rs []retire) error {
 			ver.AppendNull()
 		}
 		seq.Append(r.seq)
-		kinds[r.key.Type == TypeTableVersion] = true
+		some[boolIndex(r.key.Type == TypeTableVersion)] = true
 	}
 	rec := b.NewRecordBatch()
 	defer rec.Release()
@@ -287,7 +287,7 @@ func (e *engine) retire(w *sqlengine.Writer, rs []retire) error {
 		return err
 	}
 	for _, versions := range []bool{false, true} {
-		if !kinds[versions] {
+		if !some[boolIndex(versions)] {
 			continue
 		}
 		typ, cond := TypeNamespace, `r.ver IS NULL AND c.object_id = r.id AND c.object_type = r.typ`
@@ -303,6 +303,14 @@ func (e *engine) retire(w *sqlengine.Writer, rs []retire) error {
 		}
 	}
 	return w.Exec(`DELETE FROM _retiring`)
+}
+
+// boolIndex is 1 for true, 0 for false.
+func boolIndex(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // retiringSchema is the Arrow form of _retiring's rows.

@@ -44,7 +44,7 @@ var errCopyRefused = errors.New("objstore: the copy's destination exists")
 // promotes with a link; mem:// is one process's).
 func (s *Store) ProbeConditionalCopy(ctx context.Context) (bool, string, error) {
 	if s.s3 == nil {
-		return false, "not an s3:// store", nil
+		return false, "is not an s3:// store", nil
 	}
 	id := uuid.NewString()
 	src, dst := probePrefix+id+".src", probePrefix+id+".dst"
@@ -77,6 +77,18 @@ func (s *Store) SetConditionalCopy(on bool) { s.condCopy.Store(on && s.s3 != nil
 
 // ConditionalCopy reports whether promotions copy on the server.
 func (s *Store) ConditionalCopy() bool { return s.condCopy.Load() }
+
+// Promotions says how the store promotes a staging object whose bytes
+// the caller has not read (for the logs and /readyz).
+func (s *Store) Promotions() string {
+	switch {
+	case s.condCopy.Load():
+		return "one server-side conditional CopyObject"
+	case s.s3 != nil:
+		return "a GET and a conditional PUT"
+	}
+	return "the store's own create-only write"
+}
 
 // copyIfAbsent copies src to dst on the server unless dst exists
 // (errCopyRefused); a missing source is fs.ErrNotExist. S3 answers 409

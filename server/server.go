@@ -552,19 +552,17 @@ func (s *Server) authenticator(ctx context.Context, c auth.Config) (*auth.Authen
 // flightns_storage_conditional_copy gauge. A probe that cannot run leaves
 // the GET and the conditional PUT, which every store honours.
 func (s *Server) probeConditionalCopy(ctx context.Context) {
-	on, how, err := s.deps.Store.ProbeConditionalCopy(ctx)
+	// Bounded: a store too slow to answer keeps the GET and the PUT
+	// rather than holding the start.
+	pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	on, how, err := s.deps.Store.ProbeConditionalCopy(pctx)
 	if err != nil {
-		on, how = false, "the probe failed: "+err.Error()
+		on, how = false, "could not be probed: "+err.Error()
 	}
 	s.deps.Store.SetConditionalCopy(on)
 	s.metrics.SetConditionalCopy(on)
-	path := "a GET and a conditional PUT"
-	switch {
-	case on:
-		path = "one server-side conditional CopyObject"
-	case !strings.HasPrefix(s.deps.Store.URI(), "s3://"):
-		path, how = "the store's own create-only write", "is not an s3:// store"
-	}
+	path := s.deps.Store.Promotions()
 	s.health.SetDetail("promotions", fmt.Sprintf("%s (the store %s)", path, how))
 	s.log.Info("storage: promotions of staging manifests not read", "conditional_copy", on, "how", path, "store", how)
 }
