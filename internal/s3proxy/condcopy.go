@@ -46,6 +46,7 @@ func (p *Proxy) refuseCopy(r *http.Request, c *copyCondition) (bool, error) {
 	if r.Method != http.MethodPut || r.Header.Get("X-Amz-Copy-Source") == "" || r.Header.Get("If-None-Match") != "*" {
 		return false, nil
 	}
+	p.ConditionalCopies.Add(1)
 	u := *p.target
 	u.Path, u.RawPath, u.RawQuery = r.URL.Path, r.URL.RawPath, ""
 	head, err := http.NewRequestWithContext(r.Context(), http.MethodHead, u.String(), nil)
@@ -55,7 +56,11 @@ func (p *Proxy) refuseCopy(r *http.Request, c *copyCondition) (bool, error) {
 	empty := sha256.Sum256(nil)
 	hash := hex.EncodeToString(empty[:])
 	head.Header.Set("X-Amz-Content-Sha256", hash)
-	if err := v4.NewSigner().SignHTTP(context.WithoutCancel(r.Context()), c.creds, head, hash, "s3", c.region, time.Now()); err != nil {
+	// S3 signs the path as sent, escaped once (as the AWS SDK's S3
+	// client does): a key with a '$' or a space would otherwise be
+	// signed escaped twice, and refused.
+	signer := v4.NewSigner(func(o *v4.SignerOptions) { o.DisableURIPathEscaping = true })
+	if err := signer.SignHTTP(context.WithoutCancel(r.Context()), c.creds, head, hash, "s3", c.region, time.Now()); err != nil {
 		return false, err
 	}
 	resp, err := p.transport.RoundTrip(head)

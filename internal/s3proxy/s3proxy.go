@@ -56,6 +56,10 @@ type Proxy struct {
 
 	// Counts of what was injected and passed.
 	Errors, Lost, Delayed, Passed atomic.Int64
+	// ConditionalCopies counts the conditional copies (CopyObject with
+	// If-None-Match: *) the proxy judged while honouring the condition,
+	// refused or passed on.
+	ConditionalCopies atomic.Int64
 
 	// Trace, if set before the first request, is called after every
 	// request.

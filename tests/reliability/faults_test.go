@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/flightns/flightns/internal/minioproc"
 	"github.com/flightns/flightns/internal/testutil/redistest"
 	"github.com/flightns/flightns/internal/testutil/s3test"
 	"github.com/flightns/flightns/redisclaim"
@@ -68,23 +69,32 @@ func TestLinearizableServerKill9(t *testing.T) {
 	// commit's arrival at the step, so it lands while commits wait there
 	// (between claim and final manifest, between the final manifest and the
 	// read-back, between the read-back and the reply, between the reply and
-	// the flip, ...); on a directory and on a MinIO bucket, where the
+	// the flip, ...); on a directory; on a MinIO bucket, where the
 	// promotion is a read and a conditional PUT and the staging object's
-	// deletion is batched after the reply.
+	// deletion is batched after the reply; and on a store that honours a
+	// conditional copy (MinIO behind s3proxy.HonourCopyCondition, as AWS
+	// S3 does), where the server finishes the commits it finds cut off
+	// with one server-side conditional CopyObject each.
 	for _, step := range redisclaim.Steps() {
-		for _, backend := range []string{"file", "s3"} {
+		for _, backend := range []string{"file", "s3", "s3-copy"} {
 			t.Run("killed at "+string(step)+" on "+backend, func(t *testing.T) { killedAtStep(t, step, backend) })
 		}
 	}
 }
 
 // killedAtStep runs the kill scenario with every commit held at step, on
-// a root of backend (file or s3).
+// a root of backend (file, s3 or s3-copy).
 func killedAtStep(t *testing.T, step redisclaim.Step, backend string) {
 	r := redistest.Start(t)
 	root := fileRoot(t)
-	if backend == "s3" {
+	var honouring *s3test.FaultProxy
+	switch backend {
+	case "s3":
 		root = s3test.Start(t, "lake").URI("lake", "cat")
+	case "s3-copy":
+		honouring = s3test.StartFaultProxy(t, s3test.Start(t, "lake").URL)
+		honouring.HonourCopyCondition(minioproc.AccessKey, minioproc.SecretKey, minioproc.Region)
+		root = honouring.URI("lake", "cat")
 	}
 	srv := startServer(t, []string{"FLIGHTNS_DEBUG_STEP_DELAY=" + string(step) + "=20ms"}, "--redis", r.URL(), "--root", root)
 	var atStep atomic.Int32
@@ -100,6 +110,15 @@ func killedAtStep(t *testing.T, step redisclaim.Step, backend string) {
 	t.Logf("%d kills followed a commit held at %s", atStep.Load(), step)
 	if atStep.Load() == 0 {
 		t.Fatalf("no kill followed a commit held at %s", step)
+	}
+	if honouring != nil {
+		// The server's startup probe is one; every commit a restarted
+		// server found cut off before its flip was finished by another.
+		copies := honouring.ConditionalCopies.Load()
+		t.Logf("%d conditional copies reached the store", copies)
+		if copies <= int64(srv.starts()) {
+			t.Fatalf("%d conditional copies in %d server starts: no promotion was a server-side copy, so the test proved nothing about them", copies, srv.starts())
+		}
 	}
 }
 

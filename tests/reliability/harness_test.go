@@ -17,6 +17,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -92,7 +93,12 @@ type server struct {
 	log     *bytes.Buffer
 	exited  chan struct{}
 	readyCh chan struct{}
+	// launches counts the processes started (starts).
+	launches atomic.Int32
 }
+
+// starts is how many server processes were started so far.
+func (s *server) starts() int { return int(s.launches.Load()) }
 
 // startServer runs `flightns serve args...` (plus its listen addresses)
 // and waits until it logs "flightns ready".
@@ -166,6 +172,7 @@ func (s *server) launch() {
 	if err := cmd.Start(); err != nil {
 		s.t.Fatal(err)
 	}
+	s.launches.Add(1)
 	log := &bytes.Buffer{}
 	exited, ready := make(chan struct{}), make(chan struct{})
 	s.mu.Lock()
