@@ -28,8 +28,8 @@ const lanceS3Latency = 10 * time.Millisecond
 const lanceS3Trailing = 3 * time.Second
 
 // lanceS3Scenario runs the LanceDB workload of the lance scenario on S3:
-// a MinIO server of its own, reached through s3proxy, directly and with
-// lanceS3Latency per request; flightns (REST, managed versioning, an
+// a MinIO server of its own, reached through s3proxy, in each of
+// lanceS3Modes; flightns (REST, managed versioning, an
 // s3:// root on the same bucket) and its peers (lanceS3Peers: Lance's own
 // directory namespace, plain and with managed versioning, and Lance with
 // its DynamoDB commit store on dynalite, behind a proxy of its own with
@@ -39,12 +39,12 @@ const lanceS3Trailing = 3 * time.Second
 func lanceS3Scenario() Scenario {
 	return Scenario{
 		Name: "lance-s3",
-		Description: fmt.Sprintf("LanceDB (Node) one-row adds on S3 (MinIO, own process, through a counting proxy; direct and %s per request), 1 and %d processes × %d adds to one table: "+
+		Description: fmt.Sprintf("LanceDB (Node) one-row adds on S3 (MinIO, own process, through a counting proxy; direct, %s per request, and that behind a store that refuses a conditional copy onto an existing key as AWS S3 does), 1 and %d processes × %d adds to one table: "+
 			"flightns REST with managed versioning vs connectNamespace(\"dir\"), plain and with table_version_tracking_enabled, and vs Lance's DynamoDB commit store (s3+ddb://, dynalite through a counting proxy with the same delay) on the same bucket; "+
 			"commits/s, p50/p99, S3 and DynamoDB requests per commit and sequential round trips per add",
 			lanceS3Latency, lanceProcesses, lanceAdds),
 		Run:   runLanceS3,
-		Steps: func(Config) int { return 2 * 2 * len(lanceS3Peers) },
+		Steps: func(Config) int { return len(lanceS3Modes) * 2 * len(lanceS3Peers) },
 	}
 }
 
@@ -69,17 +69,20 @@ func runLanceS3(ctx context.Context, cfg Config, rep *Report) error {
 	defer ddb.stop()
 	log := &requestLog{}
 	proxy.Trace = log.add
-	for _, mode := range []struct {
-		backend string
-		latency time.Duration
-	}{{"minio", 0}, {"minio+10ms", lanceS3Latency}} {
+	for _, mode := range lanceS3Modes {
 		if !cfg.wants(mode.backend) {
 			continue
 		}
 		proxy.Set(s3proxy.Faults{MinLatency: mode.latency})
+		stores := lanceS3Stores{proxy, log, ddb, mode.honours}
+		if mode.honours {
+			proxy.HonourCopyCondition(minioproc.AccessKey, minioproc.SecretKey, minioproc.Region)
+		} else {
+			proxy.OverwriteOnCopy()
+		}
 		ddb.proxy.setLatency(mode.latency)
 		for _, procs := range cfg.Processes {
-			if err := runLanceS3At(ctx, cfg, rep, dir, bin, lanceS3Stores{proxy, log, ddb}, mode.backend, procs); err != nil {
+			if err := runLanceS3At(ctx, cfg, rep, dir, bin, stores, mode.backend, procs); err != nil {
 				return fmt.Errorf("%s, %d processes: %w", mode.backend, procs, err)
 			}
 		}
@@ -87,12 +90,25 @@ func runLanceS3(ctx context.Context, cfg Config, rep *Report) error {
 	return nil
 }
 
+// lanceS3Modes are the stores lance-s3 runs on: MinIO directly, with
+// lanceS3Latency per request, and with that latency behind a proxy that
+// refuses a conditional copy onto an existing key, as AWS S3 does
+// (s3proxy.HonourCopyCondition; flightns's startup probe finds it, and
+// promotes by server-side copy).
+var lanceS3Modes = []struct {
+	backend string
+	latency time.Duration
+	honours bool
+}{{"minio", 0, false}, {"minio+10ms", lanceS3Latency, false}, {"minio-copy+10ms", lanceS3Latency, true}}
+
 // lanceS3Stores is what lance-s3's rounds write to and count at: the S3
-// proxy and its request log, and the DynamoDB of Lance's commit store.
+// proxy and its request log, the DynamoDB of Lance's commit store, and
+// whether the proxy honours a conditional copy.
 type lanceS3Stores struct {
-	s3  *s3proxy.Proxy
-	log *requestLog
-	ddb *lanceDynamo
+	s3      *s3proxy.Proxy
+	log     *requestLog
+	ddb     *lanceDynamo
+	honours bool
 }
 
 // lanceS3Peers are the ways LanceDB commits in lance-s3, in the order of
@@ -260,6 +276,11 @@ func lanceS3Round(ctx context.Context, dir, bin string, st lanceS3Stores, impl s
 			return lanceS3Run{}, err
 		}
 		defer func() { _ = srv.stop(10 * time.Second) }()
+		// The store is what the mode says only if the server's startup
+		// probe found it so.
+		if want := fmt.Sprintf("conditional_copy=%t", st.honours); srv.count("storage: promotions of staging manifests not read") != 1 || srv.count(want) != 1 {
+			return lanceS3Run{}, fmt.Errorf("flightns serve did not log its promotions with %s:\n%s", want, srv.tail(20))
+		}
 		uri := "http://" + srv.rest
 		// LanceDB gets nothing but the REST URI (and the credentials in
 		// its environment): where the tables are, and how to reach the

@@ -32,6 +32,10 @@ func (p *Proxy) HonourCopyCondition(accessKey, secretKey, region string) {
 	p.cond.Store(&copyCondition{creds: aws.Credentials{AccessKeyID: accessKey, SecretAccessKey: secretKey}, region: region})
 }
 
+// OverwriteOnCopy undoes HonourCopyCondition: the store behind decides
+// conditional copies again (MinIO overwrites).
+func (p *Proxy) OverwriteOnCopy() { p.cond.Store(nil) }
+
 // lockKey locks path's writes and returns the unlock.
 func (p *Proxy) lockKey(path string) func() {
 	m, _ := p.keys.LoadOrStore(path, &sync.Mutex{})
