@@ -66,6 +66,8 @@ func (c *tableCatalog) CompleteTxn(context.Context, redisclaim.TxnCommit) error 
 
 func (c *tableCatalog) Name(string) string { return "" }
 
+func (c *tableCatalog) NoteManifest(string, []byte) {}
+
 func (e *tenv) stageAndPut(s *redisclaim.Store, loc string, v uint64) redisclaim.Location {
 	e.t.Helper()
 	ctx := context.Background()

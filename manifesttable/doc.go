@@ -22,7 +22,12 @@
 // (stats.go). Segments also keep the change feed's events (events.go:
 // written by each change as a commit log entry of its own, or derived
 // from version entries; Events reads the history back, kept for
-// Config.EventHistory). A change that removes version records stamps its table's
+// Config.EventHistory). A version entry of an unproven claim (redisclaim
+// claims first where the store copies) holds the log until Redis says
+// how it ended: final, its row comes from the record as it is then;
+// taken back, it makes nothing; left staged past settleAfter, the
+// materializer finishes it as a reader would (SettleWith;
+// unproven.go). A change that removes version records stamps its table's
 // row with the time (last_cleanup_at); with the statistics it makes the
 // maintenance signals of the view table_maintenance and of
 // Table.MaintenanceTotals (maintenance.go). Stalled reports a

@@ -158,7 +158,7 @@ func TestTableMaintenanceFromRealLanceManifests(t *testing.T) {
 		stamps bool
 	}{{"1:3", false}, {"3:4", true}, {"", false}} {
 		out, _, err := tb.translate(ctx, []logEntry{{seq: 1 << 40, fields: map[string]any{
-			commitlog.KindField: commitlog.DeleteVersionRanges, "t": "aa_ns$t", "ranges": c.ranges}}}, nil)
+			commitlog.KindField: commitlog.DeleteVersionRanges, "t": "aa_ns$t", "ranges": c.ranges}}}, nil, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

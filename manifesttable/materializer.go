@@ -229,13 +229,26 @@ func (t *Table) materializeOnce(ctx context.Context) error {
 			return err
 		}
 	}
+	entries, settled, held, err := t.settleUnproven(ctx, entries)
+	if err != nil {
+		return err
+	}
+	if len(entries) == 0 {
+		if held {
+			select { // until the claim's writer flips it, or holdAt settles it
+			case <-ctx.Done():
+			case <-time.After(2 * time.Millisecond):
+			}
+		}
+		return nil
+	}
 	seg := &segment{First: cursor + 1, Last: entries[len(entries)-1].seq}
 	if entries[0].seq > cursor+1 {
 		if err := t.rederiveGap(ctx, seg, cursor, entries[0].seq-1); err != nil {
 			return err
 		}
 	}
-	changes, events, err := t.translate(ctx, entries, seg.Changes)
+	changes, events, err := t.translate(ctx, entries, seg.Changes, settled)
 	if err != nil {
 		return err
 	}
@@ -586,8 +599,8 @@ func (t *Table) republish(ctx context.Context) {
 // table's id when a table row has that location (also one put earlier in
 // the same batch), else the directory itself; its branch is the chain's.
 // Each kind of entry (commitlog) has its own method below.
-func (t *Table) translate(_ context.Context, entries []logEntry, rederived []change) ([]change, []api.Event, error) {
-	tr := &translator{t: t, overlay: map[string]string{}, rederived: map[verAt]bool{}}
+func (t *Table) translate(_ context.Context, entries []logEntry, rederived []change, settled map[string]*redisstate.Record) ([]change, []api.Event, error) {
+	tr := &translator{t: t, overlay: map[string]string{}, rederived: map[verAt]bool{}, settled: settled}
 	for _, c := range rederived {
 		if c.row.ObjectType == TypeTableVersion && !c.del {
 			tr.rederived[verAt{verKey(c.row.ObjectID, c.row.Branch), c.row.TableVersion}] = true
@@ -632,6 +645,9 @@ type translator struct {
 	// rederived are the versions the segment's gap re-derived from
 	// storage (rederiveGap), events and all.
 	rederived map[verAt]bool
+	// settled are the records of unproven claims as they ended, by log
+	// entry id (settleUnproven); nil: taken back.
+	settled map[string]*redisstate.Record
 }
 
 // verAt is a version of a chain (verKey).
@@ -738,6 +754,12 @@ func (tr *translator) version(e logEntry) error {
 	rec, err := redisstate.ParseRecord(e.str("r"))
 	if err != nil {
 		return fmt.Errorf("manifesttable: bad version record at %d: %w", e.seq, err)
+	}
+	if cur, ok := tr.settled[e.id]; ok {
+		if cur == nil {
+			return nil // an unproven claim taken back: no version was
+		}
+		rec = *cur
 	}
 	id, branch := tr.chainOf(e.str("t"))
 	row := Row{ObjectType: TypeTableVersion, ObjectID: id, Branch: branch, TableVersion: v,

@@ -165,11 +165,15 @@ type Table struct {
 	// The materializer goroutine's own.
 	published   uint64        // the durable sequence last published
 	lingerSince time.Time     // when it began lingering
+	held        heldClaim     // the unproven claim the log is held at (unproven.go)
 	flushNow    chan struct{} // wakes a lingering materializer, or a follower (any goroutine sends)
 	droppedNow  chan struct{} // wakes the dropped view's refresher (the applier sends)
 	flushTo     atomic.Uint64 // someone waits for the sequences up to this (any goroutine)
 	askedFlush  uint64        // the highest flushTo a follower asked the leader for (run's goroutine)
 	followWait  time.Duration // a follower's next poll of the leader's progress (run's goroutine)
+
+	// settle finishes an unproven claim left staged (SettleWith).
+	settle atomic.Pointer[func(ctx context.Context, chain string, version uint64) error]
 
 	applyQ chan *segment     // accepted segments, for the SQL engine
 	statsQ chan versionStats // version rows waiting for their statistics (nil: none read)

@@ -464,7 +464,7 @@ func TestTheMaterializerKnowsEveryKindOfLogEntry(t *testing.T) {
 	defer func() { _ = tb.Close() }()
 	// One at a time: an entry without its fields may fail alone.
 	for i, k := range append(slices.Clone(commitlog.Kinds), "no_such_kind") {
-		_, _, _ = tb.translate(context.Background(), []logEntry{{seq: uint64(i + 1), fields: map[string]any{commitlog.KindField: k}}}, nil)
+		_, _, _ = tb.translate(context.Background(), []logEntry{{seq: uint64(i + 1), fields: map[string]any{commitlog.KindField: k}}}, nil, nil)
 	}
 	if strings.Count(logs.String(), "unknown log entry kind") != 1 || !strings.Contains(logs.String(), "no_such_kind") {
 		t.Fatalf("the materializer should know every kind but the made-up one; its log:\n%s", logs.String())

@@ -10,7 +10,12 @@
 // removed, after the reply. Any reader that finds a claimed, staged
 // version finishes it. On object stores reached over a network the
 // staging object is read before the claim, so a commit waits for two
-// round trips to the store (the read, the conditional PUT). Multi-table claims carry a commit record that is their
+// round trips to the store (the read, the conditional PUT) — except
+// where the store refuses a conditional copy onto an existing key and
+// the writer gave the manifest's size: there the version is claimed
+// first, unproven, promoted by one server-side copy, proven after the
+// reply (the final manifest read for its size) or taken back when its
+// staging object does not exist (retract.go). Multi-table claims carry a commit record that is their
 // commit point, rolled forward by the caller, a reader or recovery.
 // Deleted versions leave a tombstone, so they are not read back from
 // storage. Versions whose manifests Lance's cleanup deleted are told from

@@ -32,6 +32,19 @@ type env struct {
 
 	mu     sync.Mutex
 	stores []*Store // every Store opened on this env, e.s first
+	// requests are the S3 requests of an s3-copy env, as its proxy saw
+	// them (guarded by mu).
+	requests []s3test.Request
+}
+
+// sent returns the S3 requests of an s3-copy env so far, and forgets
+// them.
+func (e *env) sent() []s3test.Request {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	out := e.requests
+	e.requests = nil
+	return out
 }
 
 var catalogSeq atomic.Int64
@@ -51,6 +64,7 @@ func newEnv(t testing.TB, backend string) *env {
 func newEnvOn(t testing.TB, r *redistest.Server, rdb redis.UniversalClient, backend string) *env {
 	t.Helper()
 	ctx := context.Background()
+	e := &env{t: t, redis: r, rdb: rdb}
 	uri := ""
 	switch backend {
 	case "mem":
@@ -66,6 +80,11 @@ func newEnvOn(t testing.TB, r *redistest.Server, rdb redis.UniversalClient, back
 		// members — are one server-side copy.
 		p := s3test.StartFaultProxy(t, s3test.Start(t, "cat").URL)
 		p.HonourCopyCondition(minioproc.AccessKey, minioproc.SecretKey, minioproc.Region)
+		p.Trace = func(r s3test.Request) {
+			e.mu.Lock()
+			defer e.mu.Unlock()
+			e.requests = append(e.requests, r)
+		}
 		uri = p.URI("cat", "root")
 	default:
 		t.Fatalf("unknown backend %q", backend)
@@ -81,7 +100,7 @@ func newEnvOn(t testing.TB, r *redistest.Server, rdb redis.UniversalClient, back
 		objs.SetConditionalCopy(true)
 	}
 	t.Cleanup(func() { _ = objs.Close() })
-	e := &env{t: t, redis: r, rdb: rdb, objs: objs}
+	e.objs = objs
 	e.s = e.open(fmt.Sprintf("cat%d", catalogSeq.Add(1)))
 	return e
 }

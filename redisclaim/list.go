@@ -57,6 +57,9 @@ func (s *Store) ListVersions(ctx context.Context, table string, opts ListOptions
 			if rec.Staged() {
 				var err error
 				if loc, err = s.resolveVersion(ctx, table, v); err != nil {
+					if rec.Unproven && errors.Is(err, nserror.ErrTableVersionNotFound) {
+						continue // taken back: it never was a version
+					}
 					return false, err
 				}
 			}

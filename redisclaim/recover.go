@@ -116,6 +116,13 @@ type Catalog interface {
 	// and it must not do I/O: a claim refused under contention is
 	// answered with it.
 	Name(chain string) string
+	// NoteManifest is given the bytes of a committed version's final
+	// manifest where the claim store read them anyway: a claim made
+	// before its staging object was seen reads its final manifest after
+	// the reply, for its size (retract.go's prove), and the version's
+	// statistics then need no read of their own. path is relative to the
+	// catalog root.
+	NoteManifest(path string, data []byte)
 }
 
 // Recover rebuilds the catalog's Redis state from object storage when the

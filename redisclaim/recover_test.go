@@ -129,6 +129,8 @@ func (c *floorCatalog) CompleteTxn(context.Context, TxnCommit) error { return ni
 
 func (c *floorCatalog) Name(string) string { return "" }
 
+func (c *floorCatalog) NoteManifest(string, []byte) {}
+
 func TestConcurrentRecoveriesRunOnce(t *testing.T) {
 	ctx := context.Background()
 	e := newEnv(t, "mem")

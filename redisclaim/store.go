@@ -100,6 +100,12 @@ const (
 	// StepFlipped: a version's record says final. A writer flips after
 	// its reply, in the background; a reader that helps, before its own.
 	StepFlipped Step = "flipped"
+	// StepRetracting: an unproven claim whose staging object was not
+	// found is marked as being taken back (retract.go), and the wait
+	// before the final manifest is looked for begins. Not among Steps:
+	// only a commit naming a staging object that does not exist gets
+	// here.
+	StepRetracting Step = "retracting"
 )
 
 // Steps lists the seams in protocol order.
@@ -311,6 +317,9 @@ type entry struct {
 	version               uint64
 	size                  int64
 	data                  []byte // the staged bytes, when read before the claim (not on file://)
+	// unproven: claimed before the staging object was seen, size the
+	// writer's word (claimFirst).
+	unproven bool
 }
 
 const txnPrefix = "__manifest/_txns/"
@@ -433,7 +442,7 @@ func (s *Store) Put(ctx context.Context, table string, version uint64, staging s
 // location) without reading it again. A guard that fails is a
 // *GuardError, and nothing is claimed.
 func (s *Store) PutGuarded(ctx context.Context, table string, version uint64, staging string, size int64, etag string, guards []redisstate.Guard) (Location, error) {
-	e, found, err := s.stagedEntry(ctx, table, version, staging, size, etag, true)
+	e, found, err := s.putEntry(ctx, table, version, staging, size, etag)
 	if err != nil {
 		return Location{}, err
 	}
@@ -470,7 +479,32 @@ func (s *Store) PutGuarded(ctx context.Context, table string, version uint64, st
 		}
 		return s.resolveVersion(ctx, table, version)
 	}
-	return s.finalize(ctx, table, version, rec, observed, &claimant{epoch: c.epoch, data: e.data, synced: synced})
+	loc, err := s.finalize(ctx, table, version, rec, observed, &claimant{epoch: c.epoch, data: e.data, synced: synced})
+	if e.unproven && (errors.Is(err, errRetracted) || errors.Is(err, nserror.ErrTableVersionNotFound)) {
+		return Location{}, nserror.New(nserror.InvalidInput, "staging manifest %s does not exist", staging)
+	}
+	return loc, err
+}
+
+// putEntry is the entry of a single-table Put. Where the store refuses a
+// conditional copy onto an existing key and the writer gave the staged
+// manifest's size, the version is claimed first, unproven: nothing is
+// read before the claim, the promotion is one server-side copy, and a
+// copy that finds no staging object takes the claim back (retract).
+// Elsewhere the staging object is read (or stat'ed) before the claim;
+// found is false when it does not exist.
+func (s *Store) putEntry(ctx context.Context, table string, version uint64, staging string, size int64, etag string) (e entry, found bool, err error) {
+	if size <= 0 || !s.objs.ConditionalCopy() {
+		return s.stagedEntry(ctx, table, version, staging, size, etag, true)
+	}
+	final, err := checkStaging(table, version, staging)
+	if err != nil {
+		return e, false, err
+	}
+	if err := checkETag(etag); err != nil {
+		return e, false, err
+	}
+	return entry{table: table, version: version, staging: staging, final: final, size: size, unproven: true}, true, nil
 }
 
 // claimant is what a writer brings to the finalization of its own claim:
@@ -568,12 +602,13 @@ func (s *Store) runClaim(ctx context.Context, txnID string, txnRecord []byte, en
 		a.Principal = p.Name
 	}
 	for _, e := range entries {
-		a.Tables = append(a.Tables, redisstate.ClaimTable{Table: e.table, Version: e.version, Staging: e.staging, Final: e.final, Size: e.size})
+		a.Tables = append(a.Tables, redisstate.ClaimTable{Table: e.table, Version: e.version, Staging: e.staging, Final: e.final, Size: e.size, Unproven: e.unproven})
 	}
 	if x != nil { // (settleDeletions checked the deletions)
 		a.Guards, a.Writes, a.Deletions, a.Log = x.Guards, x.Writes, x.Deletions, x.Log
 	}
 	reseeded := map[int]bool{}
+	pending := map[int]int{}
 	// Each NOHEAD or GAP answer seeds one member's head from storage, at
 	// most once a member for each: a batch of many tables new to Redis
 	// needs that many rounds.
@@ -612,6 +647,17 @@ func (s *Store) runClaim(ctx context.Context, txnID string, txnRecord []byte, en
 			if _, err := s.seedFromStorage(ctx, e.table, true); err != nil {
 				return false, err
 			}
+		case redisstate.Pending:
+			// The version below is an unproven claim still staged: it is
+			// finished (or taken back) first, as a reader would, so that
+			// none is ever taken back from under another.
+			e := entries[r.Member]
+			if pending[r.Member]++; pending[r.Member] > 3 {
+				return false, nserror.New(nserror.ServiceUnavailable, "version %d of table %s is still being committed: retry", r.Head, e.table)
+			}
+			if _, err := s.resolveVersion(ctx, e.table, r.Head); err != nil && !errors.Is(err, nserror.ErrTableVersionNotFound) {
+				return false, err
+			}
 		case redisstate.Conflict:
 			e := entries[r.Member]
 			err := s.conflict(e.table, e.version, r.Head)
@@ -631,7 +677,7 @@ func (s *Store) runClaim(ctx context.Context, txnID string, txnRecord []byte, en
 			out = claimResult{epoch: r.Epoch, seq: r.Seq, deleted: r.Deleted}
 			for _, e := range entries {
 				out.recs = append(out.recs, record{State: redisstate.StateStaged, Staging: e.staging, Final: e.final, Size: e.size,
-					TxnID: txnID, ClaimedAt: time.UnixMicro(now).UTC(), Seq: r.Seq})
+					TxnID: txnID, ClaimedAt: time.UnixMicro(now).UTC(), Seq: r.Seq, Unproven: e.unproven})
 			}
 			return true, nil
 		}
@@ -690,6 +736,9 @@ func (s *Store) runFinalize(ctx context.Context, table string, version uint64, r
 	if !rec.Staged() {
 		return loc, nil
 	}
+	if !rec.RetractFrom.IsZero() {
+		return s.retract(ctx, table, version, rec) // being taken back: nothing promotes it now
+	}
 	var known []byte
 	var synced *objstore.Synced
 	if w != nil {
@@ -707,12 +756,19 @@ func (s *Store) runFinalize(ctx context.Context, table string, version uint64, r
 		return Location{}, s.supersede(ctx, table, version, rec)
 	case errors.Is(err, objstore.ErrNotFound):
 		// The staging object is gone: a helper finished before us (it
-		// deletes staging only after the final object exists).
+		// deletes staging only after the final object exists) — or, for
+		// an unproven claim, it never was: the claim is taken back.
 		a, herr := s.objs.Head(ctx, rec.Final)
-		if herr != nil || a.Size != rec.Size {
+		switch {
+		case herr == nil && (a.Size == rec.Size || rec.Unproven):
+		case rec.Unproven && errors.Is(herr, objstore.ErrNotFound):
+			return s.retract(ctx, table, version, rec)
+		default:
 			return Location{}, nserror.New(nserror.Internal,
 				"version %d of table %s was claimed, but its staging manifest %s is gone and its final manifest is missing or of another size", version, table, rec.Staging)
 		}
+	case errors.Is(err, errRetracting):
+		return s.retract(ctx, table, version, rec)
 	default:
 		return Location{}, err
 	}
@@ -725,6 +781,12 @@ func (s *Store) runFinalize(ctx context.Context, table string, version uint64, r
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), afterCommitTimeout)
 	if w == nil {
 		defer cancel()
+		if rec.Unproven {
+			// A reader answers with the size storage holds.
+			if proven, err := s.prove(ctx, rec); err == nil {
+				rec, loc.Size = proven, proven.Size
+			}
+		}
 		return loc, s.repair(ctx, table, version, rec)
 	}
 	if !s.stands(ctx, table, version, rec, w.epoch) {
@@ -775,6 +837,13 @@ const maxAfterReply = 256
 func (s *Store) repair(ctx context.Context, table string, version uint64, rec record) error {
 	if err := s.at(ctx, StepFlipping, table, version); err != nil {
 		return err
+	}
+	if rec.Unproven {
+		var err error
+		if rec, err = s.prove(ctx, rec); err != nil {
+			s.log.Warn("redisclaim: version is committed but its final manifest could not be read for its size; the next reader flips it", "table", table, "version", version, "err", err)
+			return nil
+		}
 	}
 	ok, err := s.flip(ctx, table, version, rec)
 	if err != nil || !ok {
@@ -838,6 +907,9 @@ func (s *Store) reconfirm(ctx context.Context, table string, version uint64, rec
 		return err
 	}
 	if epoch != "" && cur.Staged() && cur.SameClaim(rec) {
+		if !cur.RetractFrom.IsZero() {
+			return errRetracting
+		}
 		return nil
 	}
 	return nserror.New(nserror.ServiceUnavailable,
@@ -935,6 +1007,9 @@ func (s *Store) resolveVersion(ctx context.Context, table string, version uint64
 			return true, err
 		}
 		rec := r.Record
+		if rec.Retracted() {
+			return false, s.notFound(table, v)
+		}
 		if rec.Deleted() {
 			return false, nserror.New(nserror.TableVersionNotFound, "version %d of table %s %w", v, s.name(table), errDeletedRecord)
 		}
@@ -945,6 +1020,12 @@ func (s *Store) resolveVersion(ctx context.Context, table string, version uint64
 		if rec.TxnID == "" {
 			var err error
 			out, err = s.finalize(ctx, table, v, rec, observed, nil)
+			if errors.Is(err, errRetracted) {
+				if version == 0 {
+					return false, nil // the head was lowered: read it again
+				}
+				return false, s.notFound(table, version)
+			}
 			return true, err
 		}
 		err := s.helpTxn(ctx, rec.TxnID, epoch, observed)

@@ -22,6 +22,10 @@ func (c catalog) CompleteTxn(ctx context.Context, t redisclaim.TxnCommit) error 
 	return c.s.txnCommitted(ctx, t)
 }
 
+// NoteManifest keeps a committed version's manifest bytes for its row's
+// statistics (manifesttable.Table.NoteManifest).
+func (c catalog) NoteManifest(path string, data []byte) { c.s.table.NoteManifest(path, data) }
+
 // Name names a claim chain (a table's directory, or a branch's under it)
 // as callers know it, from this process's index of __manifest: the
 // table's id, and the branch; "" for a directory no table has.

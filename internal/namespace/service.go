@@ -203,6 +203,7 @@ func Open(ctx context.Context, cfg Config) (*Service, error) {
 		_ = s.table.Close()
 		return fail(err)
 	}
+	s.table.SettleWith(s.claims.Settle)
 	if err := s.Recover(ctx); err != nil {
 		_ = s.Close()
 		return nil, err

@@ -117,6 +117,15 @@ const (
 	NoLock      Status = "NOLOCK"
 	Done        Status = "DONE"
 	Taken       Status = "TAKEN"
+	// Pending: a claim's version would sit on an unproven claim still
+	// staged (claim.lua): that one is finished or taken back first.
+	Pending Status = "PENDING"
+	// Final and Gone answer Retract's mark: the version is final (it
+	// committed), or no record holds the claim any more.
+	Final Status = "FINAL"
+	Gone  Status = "GONE"
+	// Proven answers Retract's mark of a claim that is not unproven.
+	Proven Status = "PROVEN"
 )
 
 // UnexpectedReply is the error of a reply no status of its script
@@ -173,6 +182,10 @@ const (
 	// StateDeleted is a tombstone: the version's record was deleted
 	// (DeleteVersions); its manifest may still be in storage.
 	StateDeleted RecordState = "deleted"
+	// StateRetracted is the tombstone of an unproven claim taken back
+	// (retract.lua): no version was ever there, and a claim of the
+	// version treats it as absent.
+	StateRetracted RecordState = "retracted"
 )
 
 // Record is a version's record, the value of its field in Keys.Versions:
@@ -191,6 +204,14 @@ type Record struct {
 	TxnID     string    // the transaction that claimed it ("" for a single-table claim)
 	ClaimedAt time.Time // when it was claimed (zero when found in storage)
 	Seq       uint64    // the claim's catalog sequence (0 when found in storage)
+	// Unproven is a staged claim made before its staging object was seen
+	// (ClaimTable.Unproven): it commits when its promotion finds the
+	// object, and is taken back (Retract) when that finds none. Size is
+	// the writer's word until the flip.
+	Unproven bool
+	// RetractFrom, when not zero, is when taking the unproven claim back
+	// began (Retract's mark): nothing may promote it since.
+	RetractFrom time.Time
 }
 
 // wireRecord is a Record as the scripts store it.
@@ -203,6 +224,8 @@ type wireRecord struct {
 	Tx  string `json:"tx"`
 	Ts  string `json:"ts"` // µs since the Unix epoch
 	Seq string `json:"seq"`
+	Pf  string `json:"pf"` // "1": unproven
+	Rt  string `json:"rt"` // µs: taking back began
 }
 
 // ParseRecord decodes a record as the scripts store it.
@@ -217,6 +240,10 @@ func ParseRecord(s string) (Record, error) {
 	if us, err := strconv.ParseInt(w.Ts, 10, 64); err == nil {
 		r.ClaimedAt = time.UnixMicro(us).UTC()
 	}
+	r.Unproven = w.Pf == "1"
+	if us, err := strconv.ParseInt(w.Rt, 10, 64); err == nil {
+		r.RetractFrom = time.UnixMicro(us).UTC()
+	}
 	return r, nil
 }
 
@@ -226,6 +253,9 @@ func (r Record) Staged() bool { return r.State == StateStaged }
 // Deleted is a tombstone: the version's record was deleted
 // (DeleteVersions); its manifest may still be in storage.
 func (r Record) Deleted() bool { return r.State == StateDeleted }
+
+// Retracted is the tombstone of an unproven claim taken back.
+func (r Record) Retracted() bool { return r.State == StateRetracted }
 
 // SameClaim reports whether o was claimed for the same staging and final
 // paths as r.

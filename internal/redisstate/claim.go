@@ -19,6 +19,9 @@ type ClaimTable struct {
 	Staging, Final string
 	Size           int64
 	ETag           string
+	// Unproven claims before the staging object was seen, with Size the
+	// writer's word (Record.Unproven).
+	Unproven bool
 }
 
 // Guard is a check on state kept by a layer above (the namespace
@@ -119,9 +122,9 @@ type ClaimArgs struct {
 
 // ClaimReply is claim.lua's reply.
 type ClaimReply struct {
-	Status  Status   // OK, DUP, NOHEAD, CONFLICT, GAP, GUARD or NOEPOCH
-	Member  int      // NOHEAD, CONFLICT, GAP: the index in Tables of the table concerned
-	Head    uint64   // CONFLICT, GAP: that table's head
+	Status  Status   // OK, DUP, NOHEAD, CONFLICT, GAP, PENDING, GUARD or NOEPOCH
+	Member  int      // NOHEAD, CONFLICT, GAP, PENDING: the index in Tables of the table concerned
+	Head    uint64   // CONFLICT, GAP, PENDING: that table's head
 	TakenBy string   // CONFLICT: the staging path of the live claim holding the version, if any
 	Guard   int      // GUARD: the index in Guards of the guard that does not hold
 	Epoch   string   // OK, DUP: the epoch the claim stands in
@@ -185,7 +188,7 @@ func (c *Catalog) claimCall(a ClaimArgs) (keys []Key, args []any, err error) {
 	args = []any{a.TxnID, strconv.FormatInt(a.Now, 10), len(a.Tables), string(a.TxnRecord), c.maxLen, a.Principal}
 	for _, t := range a.Tables {
 		keys = append(keys, c.Versions(t.Table), c.Index(t.Table))
-		args = append(args, t.Table, strconv.FormatUint(t.Version, 10), t.Staging, t.Final, strconv.FormatInt(t.Size, 10), t.ETag)
+		args = append(args, t.Table, strconv.FormatUint(t.Version, 10), t.Staging, t.Final, strconv.FormatInt(t.Size, 10), t.ETag, flag(t.Unproven))
 	}
 	return c.appendExtras(keys, args, a)
 }
@@ -197,7 +200,7 @@ func claimReply(r raw, a ClaimArgs) (ClaimReply, error) {
 	switch out.Status {
 	case NoHead:
 		out.Member = r.index(1)
-	case Gap, Conflict:
+	case Gap, Conflict, Pending:
 		out.Member, out.Head, out.TakenBy = r.index(1), r.uint(2), r.str(3)
 	case GuardFailed:
 		out.Guard = r.index(1)

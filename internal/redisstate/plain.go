@@ -451,3 +451,41 @@ func (c *Catalog) ForgetSettled(ctx context.Context, locs []string) error {
 	}
 	return c.sessionWrite(ctx, func(p redis.Pipeliner) { p.HDel(ctx, string(c.CompactionSettled()), locs...) })
 }
+
+// VersionRef names a version of a chain.
+type VersionRef struct {
+	Table   string
+	Version uint64
+}
+
+// Records reads the current records of versions in one round trip (a
+// read: the materializer asks how an unproven claim it read in the log
+// ended). An element is nil where Redis holds no record.
+func (c *Catalog) Records(ctx context.Context, refs []VersionRef) ([]*Record, error) {
+	cmds := make([]*redis.StringCmd, len(refs))
+	_, err := c.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i, r := range refs {
+			cmds[i] = p.HGet(ctx, string(c.Versions(r.Table)), strconv.FormatUint(r.Version, 10))
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, redis.Nil) {
+		return nil, err
+	}
+	out := make([]*Record, len(refs))
+	for i, cmd := range cmds {
+		raw, err := cmd.Result()
+		if errors.Is(err, redis.Nil) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		rec, err := ParseRecord(raw)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = &rec
+	}
+	return out, nil
+}

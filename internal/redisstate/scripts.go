@@ -34,6 +34,8 @@ var (
 	seedLua string
 	//go:embed scripts/supersede.lua
 	supersedeLua string
+	//go:embed scripts/retract.lua
+	retractLua string
 	//go:embed scripts/confirm.lua
 	confirmLua string
 	//go:embed scripts/delete_versions.lua
@@ -82,6 +84,7 @@ var (
 	flipS           = script(flipLua)
 	seedS           = script(seedLua)
 	supersedeS      = script(supersedeLua)
+	retractS        = script(retractLua)
 	confirmS        = script(confirmLua)
 	deleteVersionsS = script(deleteVersionsLua)
 	dropS           = script(dropLua)
@@ -100,7 +103,7 @@ var (
 	idemReleaseS    = script(idemReleaseLua)
 	intentDropS     = script(intentDropLua)
 
-	allScripts = []*redis.Script{claimS, getS, listS, latestS, flipS, seedS, supersedeS, confirmS, deleteVersionsS, dropS,
+	allScripts = []*redis.Script{claimS, getS, listS, latestS, flipS, seedS, supersedeS, retractS, confirmS, deleteVersionsS, dropS,
 		openEpochS, forkS, rebuildIndexS, clearKidsS, txnApplyS, appendS, leaseS, revokeS, reserveLocsS, releaseLocS,
 		closeEpochS, idemFinishS, idemReleaseS, intentDropS}
 )

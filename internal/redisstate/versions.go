@@ -3,6 +3,7 @@ package redisstate
 import (
 	"context"
 	"strconv"
+	"time"
 
 	"github.com/flightns/flightns/internal/commitlog"
 )
@@ -139,6 +140,37 @@ func (c *Catalog) Flip(ctx context.Context, table string, v uint64, rec Record) 
 // reports whether it was.
 func (c *Catalog) Supersede(ctx context.Context, table string, v uint64, staging, final string, size int64) (bool, error) {
 	return c.runBool(ctx, supersedeS, []Key{c.Versions(table)}, strconv.FormatUint(v, 10), staging, final, strconv.FormatInt(size, 10))
+}
+
+// RetractMark runs retract.lua's mark: the unproven claim of version v
+// with staging path staging begins to be taken back at now, unless it
+// had begun already. OK with the time it began; Final when the version
+// committed; Proven when the claim is not unproven; Gone when no record
+// holds the claim.
+func (c *Catalog) RetractMark(ctx context.Context, table string, v uint64, staging string, now time.Time) (Status, time.Time, error) {
+	r, err := c.run(ctx, retractS, []Key{c.Versions(table), c.Index(table), c.Heads()}, "mark", table, strconv.FormatUint(v, 10), staging,
+		strconv.FormatInt(now.UnixMicro(), 10))
+	if err != nil {
+		return "", time.Time{}, err
+	}
+	switch st := r.status(); st {
+	case OK:
+		us, err := strconv.ParseInt(r.str(1), 10, 64)
+		if err != nil {
+			return "", time.Time{}, UnexpectedReply("retract.lua", r)
+		}
+		return st, time.UnixMicro(us).UTC(), nil
+	case Final, Proven, Gone:
+		return st, time.Time{}, nil
+	}
+	return "", time.Time{}, UnexpectedReply("retract.lua", r)
+}
+
+// RetractRemove runs retract.lua's remove: the marked claim of version v
+// with staging path staging is deleted, and the table's head lowered
+// below it if it is the head. It reports whether it was.
+func (c *Catalog) RetractRemove(ctx context.Context, table string, v uint64, staging string) (bool, error) {
+	return c.runBool(ctx, retractS, []Key{c.Versions(table), c.Index(table), c.Heads()}, "remove", table, strconv.FormatUint(v, 10), staging, "")
 }
 
 // Found is a version found in object storage, for Seed.

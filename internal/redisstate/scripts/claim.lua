@@ -12,7 +12,9 @@
 -- ARGV[4]  the transaction record's bytes ("" without a txn)
 -- ARGV[5]  approximate MAXLEN of the commit log
 -- ARGV[6]  the principal making the claim ("" for none), on its version entries
--- ARGV[7+6(i-1)] .. ARGV[12+6(i-1)]  table, version, staging path, final path, size, etag
+-- ARGV[7+7(i-1)] .. ARGV[13+7(i-1)]  table, version, staging path, final path, size, etag,
+--           unproven ("1": the staging object was not seen before this
+--           claim, and the size is the writer's word; "" otherwise)
 -- Then, for the layers above (a namespace's object index), after the n
 -- entries, with key positions counting into KEYS:
 --   G, then G guards: key, field, op ("eq" | "absent" | "empty" | "card":
@@ -33,6 +35,10 @@
 --   {"CONFLICT", i, head[, sp]}  version_i is taken (by another staging path:
 --                                sp, when its live record names one)
 --   {"GAP", i, head}             version_i > head_i + 1
+--   {"PENDING", i, head}         head_i's own claim is unproven, still staged:
+--                                finish it (or see it taken back) first, since
+--                                taking it back under this claim would leave
+--                                a hole
 --   {"DUP", epoch, rec_1..rec_n} all already claimed with these staging paths
 --                                (by one transaction, for n > 1)
 --   {"GUARD", g}                 guard g does not hold
@@ -60,7 +66,7 @@ local function disjoint(key, loc, except)
 end
 
 -- The extra sections.
-local p = 7 + n * 6
+local p = 7 + n * 7
 local guards, writes, dels, logs = {}, {}, {}, {}
 for _ = 1, tonumber(ARGV[p]) do
   guards[#guards + 1] = {KEYS[tonumber(ARGV[p + 1])], ARGV[p + 2], ARGV[p + 3], ARGV[p + 4]}
@@ -86,11 +92,13 @@ for _ = 1, tonumber(ARGV[p]) do
 end
 local dups, recs, owner = 0, {}, nil
 for i = 1, n do
-  local a = 7 + (i - 1) * 6
+  local a = 7 + (i - 1) * 7
   local tbl, ver, staging = ARGV[a], ARGV[a + 1], ARGV[a + 2]
   local head = redis.call('HGET', KEYS[2], tbl)
   if not head then return {'NOHEAD', i} end
   local existing = redis.call('HGET', KEYS[6 + (i - 1) * 2], ver)
+  -- A claim taken back (retract.lua) holds nothing.
+  if existing and cjson.decode(existing).st == 'retracted' then existing = nil end
   if existing then
     -- Taken. By this very staging path (a retry after a lost reply, or a
     -- helper's roll-forward)? Then it is a duplicate, not a conflict.
@@ -107,6 +115,11 @@ for i = 1, n do
     local v, h = tonumber(ver), tonumber(head)
     if v <= h then return {'CONFLICT', i, head} end
     if v > h + 1 then return {'GAP', i, head} end
+    local below = redis.call('HGET', KEYS[6 + (i - 1) * 2], head)
+    if below then
+      local b = cjson.decode(below)
+      if b.st == 'staged' and b.pf == '1' then return {'PENDING', i, head} end
+    end
   end
 end
 if n > 0 and dups == n then
@@ -119,7 +132,7 @@ if dups > 0 then
   -- not: a correct client never asks this (claims are all or none).
   for i = 1, n do
     if not recs[i] then
-      return {'CONFLICT', i, redis.call('HGET', KEYS[2], ARGV[7 + (i - 1) * 6])}
+      return {'CONFLICT', i, redis.call('HGET', KEYS[2], ARGV[7 + (i - 1) * 7])}
     end
   end
 end
@@ -173,10 +186,12 @@ for _, d in ipairs(dels) do
   out[#out + 1] = count
 end
 for i = 1, n do
-  local a = 7 + (i - 1) * 6
+  local a = 7 + (i - 1) * 7
   local tbl, ver = ARGV[a], ARGV[a + 1]
-  local rec = cjson.encode({st = 'staged', sp = ARGV[a + 2], fp = ARGV[a + 3], sz = ARGV[a + 4],
-    et = ARGV[a + 5], tx = txn, ts = now, seq = seq})
+  local r = {st = 'staged', sp = ARGV[a + 2], fp = ARGV[a + 3], sz = ARGV[a + 4],
+    et = ARGV[a + 5], tx = txn, ts = now, seq = seq}
+  if ARGV[a + 6] == '1' then r.pf = '1' end
+  local rec = cjson.encode(r)
   redis.call('HSET', KEYS[2], tbl, ver)
   redis.call('HSET', KEYS[6 + (i - 1) * 2], ver, rec)
   redis.call('ZADD', KEYS[7 + (i - 1) * 2], tonumber(ver), ver)

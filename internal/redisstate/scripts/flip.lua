@@ -5,7 +5,8 @@
 -- ARGV[1]  version
 -- ARGV[2]  the staging path the version was claimed with
 -- ARGV[3]  the final path
--- ARGV[4]  the final object's size
+-- ARGV[4]  the final object's size (for an unproven claim, read from the
+--          final object: the claim's size was the writer's word)
 --
 -- Guarantee: only a record still claimed with that staging path changes,
 -- and only from staged to final; a record already final stays as it is.
@@ -20,5 +21,6 @@ if r.sp ~= ARGV[2] or r.fp ~= ARGV[3] then return 0 end
 if r.st == 'final' then return 1 end
 r.st = 'final'
 r.sz = ARGV[4]
+r.pf, r.rt = nil, nil -- proven: the final object exists (its size read from it)
 redis.call('HSET', KEYS[1], ARGV[1], cjson.encode(r))
 return 1

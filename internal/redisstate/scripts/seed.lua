@@ -12,7 +12,8 @@
 --           (the last two "" unless a recovery rolled a transaction forward)
 --
 -- Guarantee: heads only move up; an existing record is never replaced
--- (storage only adds what Redis does not know). Runs while the epoch is
+-- (storage only adds what Redis does not know), but for the tombstone of
+-- a claim taken back (retract.lua), which holds nothing. Runs while the epoch is
 -- present, or during a recovery by the holder of its lock. Replies
 -- {"NOEPOCH"} or {"OK", head} with the head after seeding.
 if not catalog_epoch(KEYS[1]) and (ARGV[3] == '' or redis.call('GET', KEYS[2]) ~= ARGV[3]) then
@@ -22,7 +23,9 @@ for i = 4, #ARGV, 5 do
   local ver = ARGV[i]
   local rec = cjson.encode({st = 'final', sp = ARGV[i + 3], fp = ARGV[i + 1], sz = ARGV[i + 2], et = '',
     tx = ARGV[i + 4], ts = '', seq = ''})
-  if redis.call('HSETNX', KEYS[4], ver, rec) == 1 then
+  local old = redis.call('HGET', KEYS[4], ver)
+  if not old or cjson.decode(old).st == 'retracted' then
+    redis.call('HSET', KEYS[4], ver, rec)
     redis.call('ZADD', KEYS[5], tonumber(ver), ver)
   end
 end

@@ -52,6 +52,9 @@ type FaultProxy = s3proxy.Proxy
 // Faults is what a FaultProxy injects.
 type Faults = s3proxy.Faults
 
+// Request is one request a FaultProxy answered (its Trace).
+type Request = s3proxy.Request
+
 // StartFaultProxy serves a proxy to target (an S3 server's URL) on a
 // loopback port until the test ends; it injects nothing until Set.
 func StartFaultProxy(tb testing.TB, target string) *FaultProxy {
