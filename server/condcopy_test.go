@@ -12,14 +12,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/flight/flightsql"
 	"github.com/google/uuid"
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/flightns/flightns/api"
 	"github.com/flightns/flightns/internal/minioproc"
+	"github.com/flightns/flightns/internal/testutil/flighttest"
 	"github.com/flightns/flightns/internal/testutil/s3test"
 	"github.com/flightns/flightns/nserror"
 	"github.com/flightns/flightns/objstore"
@@ -152,40 +149,8 @@ func TestClaimingFirstShowsOnlyWhatCommitted(t *testing.T) {
 		versions[1].Version != 2 || versions[1].ManifestSize != int64(len("manifest two")) {
 		t.Fatalf("the feed's versions: %+v, want 1 (12 bytes) and 2 (%d bytes)", versions, len("manifest two"))
 	}
-	rows := queryStrings(t, srv, "SELECT CAST(table_version AS VARCHAR) || ' ' || CAST(manifest_size AS VARCHAR) FROM __manifest WHERE object_type = 'table_version' ORDER BY table_version")
+	rows := flighttest.Strings(t, srv.FlightAddr().String(), "SELECT CAST(table_version AS VARCHAR) || ' ' || CAST(manifest_size AS VARCHAR) FROM __manifest WHERE object_type = 'table_version' ORDER BY table_version")
 	if len(rows) != 2 || rows[0] != "1 12" || rows[1] != fmt.Sprintf("2 %d", len("manifest two")) {
 		t.Fatalf("__manifest's version rows: %q", rows)
 	}
-}
-
-// queryStrings runs a query of one string column through Flight SQL (no
-// credentials) and returns its values.
-func queryStrings(t *testing.T, srv *server.Server, q string) []string {
-	t.Helper()
-	ctx := context.Background()
-	fc, err := flightsql.NewClient(srv.FlightAddr().String(), nil, nil, grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = fc.Close() }()
-	info, err := fc.Execute(ctx, q)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rdr, err := fc.DoGet(ctx, info.Endpoint[0].Ticket)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rdr.Release()
-	var out []string
-	for rdr.Next() {
-		rec := rdr.RecordBatch()
-		for i := 0; i < int(rec.NumRows()); i++ {
-			out = append(out, rec.Column(0).(*array.String).Value(i))
-		}
-	}
-	if err := rdr.Err(); err != nil {
-		t.Fatal(err)
-	}
-	return out
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/flightns/flightns/internal/redisproc"
 	"github.com/flightns/flightns/internal/redisstate"
+	"github.com/flightns/flightns/internal/testutil/flighttest"
 	"github.com/flightns/flightns/internal/testutil/redistest"
 	"github.com/flightns/flightns/internal/testutil/s3test"
 )
@@ -68,7 +69,7 @@ func TestServeOnS3WithAnExternalRedisIsNotReadyWhileRedisIsDown(t *testing.T) {
 		var d struct{ Version struct{ Version int64 } }
 		mustREST(t, s.rest, "/v1/table/p$t/version/describe", fmt.Sprintf(`{"version":%d}`, v), &d)
 	}
-	if names := flightNames(t, s.flight, "SELECT object_id FROM namespaces ORDER BY 1"); strings.Join(names, ",") != "p,p$q" {
+	if names := flighttest.Strings(t, s.flight, "SELECT object_id FROM namespaces ORDER BY 1"); strings.Join(names, ",") != "p,p$q" {
 		t.Errorf("namespaces over Flight: %v", names)
 	}
 	// Redis down: not ready; back: ready again, and serving.

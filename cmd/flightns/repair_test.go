@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/flightns/flightns/internal/testutil/flighttest"
 )
 
 // repairJSON is the JSON report of admin repair.
@@ -76,7 +78,7 @@ func (e *repairEnv) serve() {
 }
 
 func (e *repairEnv) names(q string) []string {
-	names := flightNames(e.t, e.s.flight, q)
+	names := flighttest.Strings(e.t, e.s.flight, q)
 	slices.Sort(names)
 	return names
 }

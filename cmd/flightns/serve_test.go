@@ -23,37 +23,10 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
+	"github.com/flightns/flightns/internal/testutil/flighttest"
 	"github.com/flightns/flightns/internal/testutil/redistest"
 	"github.com/flightns/flightns/redisclaim"
 )
-
-// flightNames runs a one-column query over Flight SQL and returns its values.
-func flightNames(t *testing.T, addr, query string) []string {
-	t.Helper()
-	fc, err := flightsql.NewClient(addr, nil, nil, grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = fc.Close() }()
-	ctx := context.Background()
-	info, err := fc.Execute(ctx, query)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rdr, err := fc.DoGet(ctx, info.Endpoint[0].Ticket)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rdr.Release()
-	var names []string
-	for rdr.Next() {
-		col := rdr.RecordBatch().Column(0)
-		for i := 0; i < col.Len(); i++ {
-			names = append(names, col.ValueStr(i))
-		}
-	}
-	return names
-}
 
 func TestServeWithNoFlagsServesFlightRESTMetricsAndStopsCleanlyOnSIGTERM(t *testing.T) {
 	work := t.TempDir()
@@ -95,7 +68,7 @@ func TestServeWithNoFlagsServesFlightRESTMetricsAndStopsCleanlyOnSIGTERM(t *test
 	}
 	// REST creates a namespace; Flight SQL sees it.
 	mustREST(t, "127.0.0.1:31338", "/v1/namespace/demo/create", `{}`, nil)
-	if names := flightNames(t, "127.0.0.1:31337", "SELECT object_id FROM namespaces"); len(names) != 1 || names[0] != "demo" {
+	if names := flighttest.Strings(t, "127.0.0.1:31337", "SELECT object_id FROM namespaces"); len(names) != 1 || names[0] != "demo" {
 		t.Fatalf("Flight SQL sees namespaces %v, want [demo]", names)
 	}
 	// A Lance operation as a Flight action is labelled by its name.
@@ -233,7 +206,7 @@ func TestKill9ThenRestartLosesNothingAcknowledged(t *testing.T) {
 	if len(l.Namespaces) != spaces {
 		t.Errorf("after kill -9 and restart namespaces %v, want %d", l.Namespaces, spaces)
 	}
-	names := flightNames(t, s2.flight, "SELECT object_id FROM namespaces WHERE object_id LIKE 'k$n%'")
+	names := flighttest.Strings(t, s2.flight, "SELECT object_id FROM namespaces WHERE object_id LIKE 'k$n%'")
 	if len(names) != spaces {
 		t.Errorf("Flight SQL sees %d of the %d namespaces", len(names), spaces)
 	}
@@ -511,7 +484,7 @@ func TestServeWritesCPUProfilesWhenAsked(t *testing.T) {
 	}
 	// A query: the worker is serving (past its start, where a signal
 	// would still kill it outright).
-	flightNames(t, s.flight, "SELECT object_id FROM namespaces")
+	flighttest.Strings(t, s.flight, "SELECT object_id FROM namespaces")
 	pid := s.cmd.Process.Pid
 	s.stop()
 	waitGone(t, worker, "the SQL worker")

@@ -20,6 +20,7 @@ import (
 
 	"github.com/flightns/flightns/internal/sqlengine"
 	"github.com/flightns/flightns/internal/sqlworker"
+	"github.com/flightns/flightns/internal/testutil/flighttest"
 )
 
 // treeRSS is the resident memory of pid and all its descendants.
@@ -204,7 +205,7 @@ func TestTheSQLWorkerIsSupervised(t *testing.T) {
 	defer s.stop()
 	fc := flightClient(t, s.flight)
 	ctx := context.Background()
-	if got := flightNames(t, s.flight, "SELECT current_setting('temp_directory')"); len(got) != 1 ||
+	if got := flighttest.Strings(t, s.flight, "SELECT current_setting('temp_directory')"); len(got) != 1 ||
 		got[0] != filepath.Join(work, "flightns-data", "sql-spill") {
 		t.Fatalf("spill directory %v, want <data>/sql-spill", got)
 	}

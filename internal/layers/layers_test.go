@@ -34,7 +34,7 @@ var production = [][]string{
 // machinery measures and tests: it may import anything, and nothing of
 // production may import it.
 var machinery = []string{
-	"internal/minioproc", "internal/s3proxy", "internal/testutil/nstest", "internal/testutil/redistest", "internal/testutil/s3test", "internal/testutil/oidctest", "internal/testutil/configtest", "internal/testutil/ssetest",
+	"internal/minioproc", "internal/s3proxy", "internal/testutil/nstest", "internal/testutil/redistest", "internal/testutil/s3test", "internal/testutil/oidctest", "internal/testutil/configtest", "internal/testutil/ssetest", "internal/testutil/flighttest",
 	"bench", "cmd/flightns-bench", "tests/reliability", "tests/deploy", "internal/tools/rootfs", "internal/layers",
 }
 
