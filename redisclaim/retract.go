@@ -88,8 +88,12 @@ func (s *Store) retract(ctx context.Context, table string, version uint64, rec r
 	if !removed {
 		// Someone else finished taking it back, or the mark was lost (a
 		// failover to a replica without it): read what there is now.
-		if _, cur, err := s.claimNow(ctx, table, version); err == nil && cur.Retracted() && cur.Staging == rec.Staging {
-			return Location{}, errRetracted
+		_, cur, err := s.claimNow(ctx, table, version)
+		if err != nil {
+			return Location{}, err
+		}
+		if cur.Retracted() || cur.Staging != rec.Staging {
+			return Location{}, errRetracted // (and the version, if any, another claim's)
 		}
 		return s.resolveVersion(ctx, table, version)
 	}
