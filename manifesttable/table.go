@@ -173,7 +173,8 @@ type Table struct {
 	followWait  time.Duration // a follower's next poll of the leader's progress (run's goroutine)
 
 	// settle finishes an unproven claim left staged (SettleWith).
-	settle atomic.Pointer[func(ctx context.Context, chain string, version uint64) error]
+	settle   atomic.Pointer[func(ctx context.Context, chain string, version uint64) error]
+	settling atomic.Bool // a settle runs
 
 	applyQ chan *segment     // accepted segments, for the SQL engine
 	statsQ chan versionStats // version rows waiting for their statistics (nil: none read)

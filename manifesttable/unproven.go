@@ -107,10 +107,20 @@ func (t *Table) holdAt(ctx context.Context, seq uint64, ref redisstate.VersionRe
 	if fn == nil || time.Since(t.held.since) < settleAfter {
 		return
 	}
-	t.held.since = time.Now() // the next attempt, if this one fails, after as long again
-	sctx, cancel := context.WithTimeout(ctx, 2*settleAfter)
-	defer cancel()
-	if err := (*fn)(sctx, ref.Table, ref.Version); err != nil {
-		t.log.Warn("manifesttable: an unproven claim holds the commit log and could not be settled", "table", ref.Table, "version", ref.Version, "err", err)
+	if !t.settling.CompareAndSwap(false, true) {
+		return
 	}
+	t.held.since = time.Now() // the next attempt, if this one fails, after as long again
+	// Apart from the loop, which goes on renewing the lease meanwhile
+	// (taking a claim back waits twice PromoteWindow).
+	t.runDone.Add(1) // (Close waits for it; run holds the group open meanwhile)
+	go func() {
+		defer t.runDone.Done()
+		defer t.settling.Store(false)
+		sctx, cancel := context.WithTimeout(ctx, 2*settleAfter)
+		defer cancel()
+		if err := (*fn)(sctx, ref.Table, ref.Version); err != nil && ctx.Err() == nil {
+			t.log.Warn("manifesttable: an unproven claim holds the commit log and could not be settled", "table", ref.Table, "version", ref.Version, "err", err)
+		}
+	}()
 }
