@@ -42,7 +42,8 @@ var (
 // retract takes back the unproven claim rec of version when its staging
 // object was not found, or finishes taking it back: it marks the record
 // (from then on no reading entitles a promotion, and a gate that reads it
-// again refuses), waits twice PromoteWindow (a promotion entitled by a
+// again refuses; with replicas, once one has the mark), waits twice
+// PromoteWindow (a promotion entitled by a
 // reading before the mark lands within that, or never), and looks for the
 // final manifest. Found, the version committed after all (a helper
 // promoted a staging object that appeared late): it is flipped and its
@@ -61,6 +62,12 @@ func (s *Store) retract(ctx context.Context, table string, version uint64, rec r
 		return Location{}, errRetracted
 	case redisstate.Proven:
 		return Location{}, nserror.New(nserror.Internal, "version %d of table %s: a proven claim cannot be taken back", version, s.name(table))
+	}
+	// The wait rests on the mark: a failover must not take it back, or
+	// a reader of the new primary could promote a late upload after the
+	// final manifest was looked for.
+	if err := s.replicas.Confirm(ctx); err != nil {
+		return Location{}, err
 	}
 	if err := s.at(ctx, StepRetracting, table, version); err != nil {
 		return Location{}, err
