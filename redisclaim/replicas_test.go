@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/flightns/flightns/internal/lancemanifest"
 	"github.com/flightns/flightns/internal/redisstate"
 	"github.com/flightns/flightns/internal/testutil/redistest"
 	"github.com/flightns/flightns/nserror"
@@ -165,5 +166,49 @@ func TestNoETagIsKept(t *testing.T) {
 	}
 	if _, err := e.s.Put(ctx, "t", 2, e.stage("t", 2, "v2"), 2, "bad\x00etag"); !isCode(err, nserror.InvalidInput) {
 		t.Fatalf("a control character in the e_tag: %v", err)
+	}
+}
+
+// Taking an unproven claim back rests on its mark: with a replica, the
+// wait begins only once the replica has the mark, so a replica that does
+// not answer makes the taking back ServiceUnavailable with the claim left
+// as it was; once the replica is back, the claim is taken back.
+func TestTakingAClaimBackWaitsForAReplicaToHaveItsMark(t *testing.T) {
+	primary := redistest.Start(t)
+	replica := redistest.StartReplica(t, primary)
+	e := newEnvOn(t, primary, primary.Client(), "s3-copy")
+	e.s.replicas = redisstate.NewReplicas(e.rdb, e.s.k, nil, 200*time.Millisecond)
+	ctx := context.Background()
+	if _, err := e.put("t", 1, "v1"); err != nil {
+		t.Fatal(err)
+	}
+	// A writer claimed version 2 first, for a staging object that does not
+	// exist, and died; another process began taking the claim back.
+	missing := lancemanifest.StagingPath(lancemanifest.Dir("t").Manifest(lancemanifest.V2, 2))
+	e.failAt(StepClaimed, "t", 2, errors.New("crash"))
+	if _, err := e.s.Put(ctx, "t", 2, missing, 40, ""); err == nil {
+		t.Fatal("the crash did not fire")
+	}
+	e.noFaults()
+	if st, _, err := e.s.rs.RetractMark(ctx, "t", 2, missing, time.Now()); err != nil || st != redisstate.OK {
+		t.Fatalf("mark: %v %v", st, err)
+	}
+
+	replica.Pause()
+	_, err := e.s.GetManifestLocation(ctx, "t", 2)
+	if nserror.CodeOf(err) != nserror.ServiceUnavailable || !strings.Contains(err.Error(), "replica") {
+		replica.Resume()
+		t.Fatalf("taking the claim back with the replica paused: %v, want ServiceUnavailable", err)
+	}
+	if g, err := e.s.rs.Get(ctx, "t", 2); err != nil || !g.Record.Staged() || g.Head != 2 {
+		replica.Resume()
+		t.Fatalf("the claim after the refused taking back: head %d, %+v %v", g.Head, g.Record, err)
+	}
+	replica.Resume()
+	if _, err := e.s.GetManifestLocation(ctx, "t", 2); !errors.Is(err, nserror.ErrTableVersionNotFound) {
+		t.Fatalf("version 2 once the replica is back: %v, want TableVersionNotFound", err)
+	}
+	if g, err := e.s.rs.Get(ctx, "t", 2); err != nil || !g.Record.Retracted() || g.Head != 1 {
+		t.Fatalf("after taking it back: head %d, %+v %v", g.Head, g.Record, err)
 	}
 }
