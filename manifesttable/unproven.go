@@ -3,6 +3,7 @@ package manifesttable
 import (
 	"context"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/flightns/flightns/internal/commitlog"
@@ -48,7 +49,9 @@ func (t *Table) settleUnproven(ctx context.Context, entries []logEntry) (out []l
 	var refs []redisstate.VersionRef
 	var logged []redisstate.Record
 	for i, e := range entries {
-		if e.str(commitlog.KindField) != commitlog.Version {
+		// Only an unproven claim's record has a "pf" field: the others
+		// are not decoded here (translate decodes every one).
+		if e.str(commitlog.KindField) != commitlog.Version || !strings.Contains(e.str("r"), `"pf"`) {
 			continue
 		}
 		rec, err := redisstate.ParseRecord(e.str("r"))

@@ -13,16 +13,24 @@ import (
 	"github.com/flightns/flightns/nserror"
 )
 
+// newReplicatedEnv is newEnv on a Redis primary with one replica, whose
+// Store waits for the replica (200 ms at most) where it must.
+func newReplicatedEnv(t *testing.T, backend string) (*env, *redistest.Server) {
+	t.Helper()
+	primary := redistest.Start(t)
+	replica := redistest.StartReplica(t, primary)
+	e := newEnvOn(t, primary, primary.Client(), backend)
+	e.s.replicas = redisstate.NewReplicas(e.rdb, e.s.k, nil, 200*time.Millisecond)
+	return e, replica
+}
+
 // With a replica, a commit becomes visible (its final manifest) and is
 // acknowledged only once the replica has its claim: a replica that does
 // not answer makes the commit ServiceUnavailable with nothing visible,
 // and its retry, once the replica is back, commits it. Without replicas
 // (or with acks 0) nothing waits.
 func TestACommitIsVisibleOnlyOnceAReplicaHasItsClaim(t *testing.T) {
-	primary := redistest.Start(t)
-	replica := redistest.StartReplica(t, primary)
-	e := newEnvOn(t, primary, primary.Client(), "mem")
-	e.s.replicas = redisstate.NewReplicas(e.rdb, e.s.k, nil, 200*time.Millisecond)
+	e, replica := newReplicatedEnv(t, "mem")
 	ctx := context.Background()
 
 	if _, err := e.put("t", 1, "v1"); err != nil {
@@ -174,10 +182,7 @@ func TestNoETagIsKept(t *testing.T) {
 // not answer makes the taking back ServiceUnavailable with the claim left
 // as it was; once the replica is back, the claim is taken back.
 func TestTakingAClaimBackWaitsForAReplicaToHaveItsMark(t *testing.T) {
-	primary := redistest.Start(t)
-	replica := redistest.StartReplica(t, primary)
-	e := newEnvOn(t, primary, primary.Client(), "s3-copy")
-	e.s.replicas = redisstate.NewReplicas(e.rdb, e.s.k, nil, 200*time.Millisecond)
+	e, replica := newReplicatedEnv(t, "s3-copy")
 	ctx := context.Background()
 	if _, err := e.put("t", 1, "v1"); err != nil {
 		t.Fatal(err)

@@ -102,7 +102,11 @@ func (s *Store) retract(ctx context.Context, table string, version uint64, rec r
 		if cur.Retracted() || cur.Staging != rec.Staging {
 			return Location{}, errRetracted // (and the version, if any, another claim's)
 		}
-		return s.resolveVersion(ctx, table, version)
+		loc, err := s.resolveVersion(ctx, table, version)
+		if errors.Is(err, nserror.ErrTableVersionNotFound) {
+			return Location{}, errRetracted // taken back by that reading
+		}
+		return loc, err
 	}
 	s.log.Info("redisclaim: an unproven claim was taken back: its staging manifest does not exist",
 		"table", table, "version", version, "staging", rec.Staging)

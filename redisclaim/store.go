@@ -318,7 +318,7 @@ type entry struct {
 	size                  int64
 	data                  []byte // the staged bytes, when read before the claim (not on file://)
 	// unproven: claimed before the staging object was seen, size the
-	// writer's word (claimFirst).
+	// writer's word (putEntry).
 	unproven bool
 }
 
@@ -480,7 +480,7 @@ func (s *Store) PutGuarded(ctx context.Context, table string, version uint64, st
 		return s.resolveVersion(ctx, table, version)
 	}
 	loc, err := s.finalize(ctx, table, version, rec, observed, &claimant{epoch: c.epoch, data: e.data, synced: synced})
-	if e.unproven && (errors.Is(err, errRetracted) || errors.Is(err, nserror.ErrTableVersionNotFound)) {
+	if errors.Is(err, errRetracted) {
 		return Location{}, nserror.New(nserror.InvalidInput, "staging manifest %s does not exist", staging)
 	}
 	return loc, err

@@ -219,7 +219,7 @@ func TestTheSQLWorkerIsSupervised(t *testing.T) {
 	mustREST(t, s.rest, "/v1/namespace/during/create", `{}`, nil)
 	deadline := time.Now().Add(20 * time.Second)
 	for {
-		got := flightNamesNoFail(s.flight, "SELECT object_id FROM namespaces")
+		got, _ := flighttest.Query(s.flight, "SELECT object_id FROM namespaces", 5*time.Second)
 		if len(got) == 1 && got[0] == "during" {
 			break
 		}
@@ -348,34 +348,6 @@ func threadCPUsOf(pid int, tid ...string) string {
 		}
 	}
 	return ""
-}
-
-// flightNamesNoFail is flightNames returning nothing on any error.
-func flightNamesNoFail(addr, query string) []string {
-	fc, err := flightsql.NewClient(addr, nil, nil, grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		return nil
-	}
-	defer func() { _ = fc.Close() }()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	info, err := fc.Execute(ctx, query)
-	if err != nil {
-		return nil
-	}
-	rdr, err := fc.DoGet(ctx, info.Endpoint[0].Ticket)
-	if err != nil {
-		return nil
-	}
-	defer rdr.Release()
-	var out []string
-	for rdr.Next() {
-		col := rdr.RecordBatch().Column(0)
-		for i := 0; i < col.Len(); i++ {
-			out = append(out, col.ValueStr(i))
-		}
-	}
-	return out
 }
 
 func TestSizesParseAsDuckDBWritesThem(t *testing.T) {

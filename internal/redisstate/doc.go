@@ -8,8 +8,9 @@
 // DurableSeq, RequestFlush, ReadLog, …), and the pipeliner that sends the
 // scripts of concurrent callers together. The packages above it —
 // redisclaim (version claims and recovery), namespace (the object index),
-// manifesttable (the log's appends and reads, the materializer's lease)
-// and idempotency (its records) — decide what to do with a reply; none
+// manifesttable (the log's appends and reads, the materializer's lease,
+// and the current records of the unproven claims it holds the log at:
+// Records) and idempotency (its records) — decide what to do with a reply; none
 // of them builds KEYS or ARGV, reads a reply by position or sends a
 // command of its own. They name the go-redis client they are given
 // Client; only this package, internal/redislock, internal/redisurl and
@@ -17,7 +18,13 @@
 //
 // What the log's entries hold is commitlog's; what a version's record
 // holds is Record, decoded from the scripts' JSON (every value a string)
-// into typed fields at this boundary.
+// into typed fields at this boundary. A record is staged (claimed), final,
+// deleted (a tombstone), or retracted (the tombstone of a claim taken
+// back, which a new claim of the version replaces); a staged record may
+// be unproven (claimed before its staging object was seen: claim.lua's
+// seventh argument per table, and no claim is made above it while it is
+// staged: PENDING) and marked as being taken back (retract.lua's two
+// steps, mark then remove).
 //
 // Replicas confirms that a Redis replica has what was read or written on
 // the primary (a fence key and WAIT, pipelined after it on one

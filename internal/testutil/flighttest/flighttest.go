@@ -3,6 +3,7 @@ package flighttest
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/flight/flightsql"
 	"google.golang.org/grpc"
@@ -14,19 +15,34 @@ import (
 // the test.
 func Strings(tb testing.TB, addr, query string) []string {
 	tb.Helper()
-	fc, err := flightsql.NewClient(addr, nil, nil, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	out, err := Query(addr, query, 0)
 	if err != nil {
 		tb.Fatal(err)
+	}
+	return out
+}
+
+// Query is Strings returning the error instead, for a caller that polls;
+// timeout, unless 0, bounds the whole query.
+func Query(addr, query string, timeout time.Duration) ([]string, error) {
+	fc, err := flightsql.NewClient(addr, nil, nil, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		return nil, err
 	}
 	defer func() { _ = fc.Close() }()
 	ctx := context.Background()
+	if timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, timeout)
+		defer cancel()
+	}
 	info, err := fc.Execute(ctx, query)
 	if err != nil {
-		tb.Fatal(err)
+		return nil, err
 	}
 	rdr, err := fc.DoGet(ctx, info.Endpoint[0].Ticket)
 	if err != nil {
-		tb.Fatal(err)
+		return nil, err
 	}
 	defer rdr.Release()
 	var out []string
@@ -36,8 +52,5 @@ func Strings(tb testing.TB, addr, query string) []string {
 			out = append(out, col.ValueStr(i))
 		}
 	}
-	if err := rdr.Err(); err != nil {
-		tb.Fatal(err)
-	}
-	return out
+	return out, rdr.Err()
 }
