@@ -184,6 +184,30 @@ func TestLanceS3ScenarioReportsEveryPeer(t *testing.T) {
 	}
 }
 
+// LanceDB through flightns on a store that refuses a conditional copy
+// onto an existing key (minio-copy+10ms): every add commits, flightns
+// claims first — it reads no staging manifest, and its one read is the
+// final manifest's, after the reply — and an add waits for one round
+// trip more than Lance alone's, where on MinIO it waits for two.
+func TestLanceS3ClaimsFirstOnAStoreThatCopies(t *testing.T) {
+	servingFlightns(t)
+	results := runScenario(t, Config{Scenarios: []string{"lance-s3"}, Processes: []int{1}, Rounds: 1, Backends: []string{"minio-copy+10ms"}})
+	got := map[string]Result{}
+	for _, r := range results {
+		got[r.Scenario] = r
+	}
+	alone, fl := got["lance-s3:dir"], got["lance-s3:flightns"]
+	if fl.Backend != "minio-copy+10ms" || fl.Ops != lanceAdds || fl.Errors != 0 {
+		t.Fatalf("flightns: backend %s, %d adds, %d errors (%s)", fl.Backend, fl.Ops, fl.Errors, fl.FirstError)
+	}
+	if strings.Contains(fl.Note, "flightns GET staging") || !strings.Contains(fl.Note, "flightns GET manifest") {
+		t.Errorf("flightns read a staging manifest, or not its final one: %s", fl.Note)
+	}
+	if alone.S3Sequential <= 0 || fl.S3Sequential != alone.S3Sequential+1 {
+		t.Errorf("round trips per add: flightns %.0f, Lance alone %.0f; want one more", fl.S3Sequential, alone.S3Sequential)
+	}
+}
+
 // The lance scenario at one process, one round, on tmpfs: Lance's
 // directory namespace with managed versioning is a row of its own beside
 // Lance alone and flightns, every add committed, and flightns's row
