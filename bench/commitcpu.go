@@ -115,10 +115,12 @@ func commitCount(ctx context.Context, s *feedServer, clients, n int) Result {
 	var first atomic.Value
 	r := Measure(ctx, clients, 24*time.Hour, func(ctx context.Context, c int) Outcome {
 		_, _, out := s.commit(ctx, c)
-		switch out {
-		case OK:
+		switch {
+		case out == OK:
 			acked.Add(1)
-		case Conflict:
+		case ctx.Err() != nil:
+			// Cut off by the stop: Measure counts none of these.
+		case out == Conflict:
 			first.CompareAndSwap(nil, fmt.Sprintf("version %d of %s conflicted (one writer per table)", s.w.heads[c].Load()+1, replicaTable(c)))
 		default:
 			first.CompareAndSwap(nil, fmt.Sprintf("version %d of %s failed", s.w.heads[c].Load()+1, replicaTable(c)))

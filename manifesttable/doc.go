@@ -44,8 +44,10 @@
 // order), waiters (WaitDurable), stall (failing rounds) and lease (the
 // materializer's lease). The SQL engine itself (DuckDB, the gate, query
 // streaming, table functions) is package sqlengine; engine.go creates the
-// __manifest tables and views in it and loads the index's rows, each
-// segment in one transaction published at its last sequence.
+// __manifest tables and views in it and loads the index's rows, segments
+// in transactions published at their last sequence: those that arrive
+// within Config.EnginePace of the last transaction go in together,
+// unless a query waits to see one (Table.applier, pace).
 //
 // Invariants: durable state — segments, snapshots, the translation of the
 // commit log (renames, drops, deleted ranges), reconciliation after Redis

@@ -295,14 +295,14 @@ func (e *engine) retire(w *sqlengine.Writer, rs []retire) error {
 			typ, cond = TypeTableVersion, `r.ver IS NOT NULL AND c.object_id = r.id AND coalesce(c.branch, '') = r.br AND c.table_version = r.ver`
 		}
 		cur, past := tableOf(typ, true), tableOf(typ, false)
-		if err := w.Exec(`INSERT INTO ` + past + ` SELECT c.* REPLACE (r.seq AS _seq_to) FROM ` + cur + ` c, _retiring r WHERE ` + cond); err != nil {
+		if err := w.ExecPrepared(`INSERT INTO ` + past + ` SELECT c.* REPLACE (r.seq AS _seq_to) FROM ` + cur + ` c, _retiring r WHERE ` + cond); err != nil {
 			return err
 		}
-		if err := w.Exec(`DELETE FROM ` + cur + ` c USING _retiring r WHERE ` + cond); err != nil {
+		if err := w.ExecPrepared(`DELETE FROM ` + cur + ` c USING _retiring r WHERE ` + cond); err != nil {
 			return err
 		}
 	}
-	return w.Exec(`DELETE FROM _retiring`)
+	return w.ExecPrepared(`DELETE FROM _retiring`)
 }
 
 // boolIndex is 1 for true, 0 for false.
@@ -325,7 +325,7 @@ func tableOf(typ string, current bool) string { return physicalTables[tableIndex
 
 // insertRows appends rows (to the table of their type, and of the current
 // rows or the past ones), row i current over [from[i], to[i]) (to[i] 0:
-// still current), through an Arrow view.
+// still current), through DuckDB's appender.
 func (e *engine) insertRows(w *sqlengine.Writer, rows []Row, from, to []uint64) error {
 	var parts [4]struct {
 		rows     []Row
@@ -549,8 +549,7 @@ func (e *engine) load(f *frozen, replace bool) error {
 			return err
 		}
 		schema := Schema(f.extra, f.raw, false)
-		// One transaction: no query sees part of the load, nor the Arrow
-		// views the inserts go through.
+		// One transaction: no query sees part of the load.
 		return w.Replace(f.seq, func() error {
 			if replace {
 				var clear []string

@@ -115,9 +115,9 @@ func TestAPoisonedEngineNeverReachesDurableState(t *testing.T) {
 	}
 }
 
-// The Arrow views rows are inserted through never outlive their insert:
-// no query can name one (scanning one whose stream was freed crashed the
-// process) — after segments and after a snapshot load alike.
+// No Arrow view of inserted rows is ever visible to a query (scanning one
+// whose stream was freed crashed the process, when rows went in through
+// such views) — after segments and after a snapshot load alike.
 func TestInsertViewsAreNeverVisibleToQueries(t *testing.T) {
 	e := newTenv(t)
 	tb := e.open()

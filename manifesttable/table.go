@@ -64,6 +64,13 @@ type Config struct {
 	// query waiting to see the newest change, in this process or another
 	// (through the Redis key redisstate.Keys.Flush), end the linger.
 	VersionLinger time.Duration
+	// EnginePace is the shortest time between two applications of
+	// segments to the SQL engine while no query waits to see one: the
+	// segments that arrive meanwhile go in as one transaction (default
+	// 250ms; negative: none). On this engine a transaction's statements,
+	// not its rows, are most of its cost. A query that must see a newer
+	// change (Query, QueryAfter, WaitVisible) ends the wait.
+	EnginePace time.Duration
 	// ReplicaAcks and ReplicaTimeout are redisclaim.Config's: the
 	// materializer writes a segment only of log entries that many Redis
 	// replicas have (redisstate.Replicas), so that a failover cannot
@@ -91,6 +98,9 @@ type Config struct {
 	// last: a test learns that the materializer has seen the rows and
 	// chose to wait, instead of sleeping and hoping it had its chance.
 	lingering func(first, last uint64)
+	// engineApplied (tests) is called by the applier after each
+	// transaction that applied segments, sequences first through last.
+	engineApplied func(first, last uint64)
 }
 
 // Change is one row change: a put (insert or replace by key) or a delete.
@@ -176,9 +186,13 @@ type Table struct {
 	settle   atomic.Pointer[func(ctx context.Context, chain string, version uint64) error]
 	settling atomic.Bool // a settle runs
 
-	applyQ chan *segment     // accepted segments, for the SQL engine
-	statsQ chan versionStats // version rows waiting for their statistics (nil: none read)
-	recent manifestCache     // final manifests' bytes this process's writers noted (stats.go)
+	applyQ chan *segment // accepted segments, for the SQL engine
+	// A query waits to see the sequences up to engineWant (any
+	// goroutine); engineHurry wakes a pacing applier.
+	engineWant  atomic.Uint64
+	engineHurry chan struct{}
+	statsQ      chan versionStats // version rows waiting for their statistics (nil: none read)
+	recent      manifestCache     // final manifests' bytes this process's writers noted (stats.go)
 
 	// Life cycle.
 	stop       chan struct{}
@@ -214,6 +228,9 @@ func (c *Config) EnsureDefaults() {
 			c.VersionLinger = time.Second
 		}
 	}
+	if c.EnginePace == 0 {
+		c.EnginePace = 250 * time.Millisecond
+	}
 	if c.CompactAfter == 0 {
 		c.CompactAfter = 1000
 	}
@@ -241,7 +258,7 @@ func Open(ctx context.Context, cfg Config) (*Table, error) {
 	}
 	t := &Table{ownState: own, cfg: cfg, st: storage{objs: cfg.Objects, catalog: cfg.Catalog}, log: cfg.Logger, rs: rs, keys: rs.Keys,
 		stop: make(chan struct{}), applyQ: make(chan *segment, 256), flushNow: make(chan struct{}, 1),
-		droppedNow: make(chan struct{}, 1)}
+		droppedNow: make(chan struct{}, 1), engineHurry: make(chan struct{}, 1)}
 	if t.replicas = rs.Replicas(); t.replicas == nil {
 		t.replicas = redisstate.NewReplicas(cfg.Redis, t.keys, cfg.ReplicaAcks, cfg.ReplicaTimeout)
 	}
@@ -268,7 +285,7 @@ func Open(ctx context.Context, cfg Config) (*Table, error) {
 	}
 	if t.eng != nil {
 		// Queries see everything loaded before Open returns.
-		if err := t.eng.db.WaitVisible(ctx, t.applied.durable); err != nil {
+		if err := t.waitEngine(ctx, t.applied.durable); err != nil {
 			return fail(err)
 		}
 	}
@@ -531,9 +548,14 @@ func (t *Table) acceptLocked(seg *segment) error {
 // sequence, so time travel stays exact. A change's "existed" flag matters
 // only for the first change to its key, and the state before that change's
 // own segment is, for that key, the state before the whole run.
+//
+// Segments that follow one another within EnginePace are applied together
+// (pace): a busy catalog's segments reach the engine in a few
+// transactions a second, unless a query waits to see one.
 func (t *Table) applier() {
 	defer t.done.Done()
 	var held *segment // a reset the last merge stopped at
+	var last time.Time
 	for {
 		seg := held
 		held = nil
@@ -544,6 +566,7 @@ func (t *Table) applier() {
 			}
 		}
 		if seg.reset == nil {
+			t.pace(last)
 			seg, held = t.mergeBacklog(seg)
 		}
 		for backoff := 10 * time.Millisecond; ; backoff = min(2*backoff, 5*time.Second) {
@@ -557,12 +580,55 @@ func (t *Table) applier() {
 				if seg.reset != nil || dropsIn(seg) {
 					t.RefreshDropped()
 				}
+				if f := t.cfg.engineApplied; f != nil && seg.reset == nil {
+					f(seg.First, seg.Last)
+				}
 				break
 			}
 			t.log.Error("manifesttable: applying a durable segment to the SQL engine; retrying", "first", seg.First, "last", seg.Last, "err", err)
 			time.Sleep(backoff)
 		}
+		last = time.Now()
 	}
+}
+
+// pace holds the applier until EnginePace has passed since its last
+// application (at last), unless a query waits to see a sequence the
+// engine does not show yet, the queue is half full, or the table closes.
+func (t *Table) pace(last time.Time) {
+	d := t.cfg.EnginePace - time.Since(last)
+	if d <= 0 {
+		return
+	}
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	for t.engineWant.Load() <= t.eng.db.Visible() && len(t.applyQ) < cap(t.applyQ)/2 {
+		select {
+		case <-timer.C:
+			return
+		case <-t.engineHurry:
+		case <-t.stop:
+			return
+		}
+	}
+}
+
+// waitEngine returns when sequence seq is visible to SQL queries, ending
+// the applier's pace for it.
+func (t *Table) waitEngine(ctx context.Context, seq uint64) error {
+	if t.eng.db.Visible() < seq {
+		for {
+			cur := t.engineWant.Load()
+			if seq <= cur || t.engineWant.CompareAndSwap(cur, seq) {
+				break
+			}
+		}
+		select {
+		case t.engineHurry <- struct{}{}:
+		default:
+		}
+	}
+	return t.eng.db.WaitVisible(ctx, seq)
 }
 
 // maxMergedChanges bounds the changes applied to the SQL engine in one
@@ -839,7 +905,7 @@ func (t *Table) WaitVisible(ctx context.Context, seq uint64) error {
 	if t.eng.db.Visible() < seq {
 		t.Flush(seq)
 	}
-	return t.eng.db.WaitVisible(ctx, seq)
+	return t.waitEngine(ctx, seq)
 }
 
 // Head returns the sequence of the newest change in the commit log (0
@@ -899,7 +965,7 @@ func (t *Table) QueryAfter(ctx context.Context, after uint64, q string, args ...
 		if err := t.WaitDurable(ctx, after); err != nil {
 			return nil, err
 		}
-		if err := t.eng.db.WaitVisible(ctx, after); err != nil {
+		if err := t.waitEngine(ctx, after); err != nil {
 			return nil, err
 		}
 	}

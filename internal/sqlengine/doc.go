@@ -8,7 +8,9 @@
 //
 // The writer (DB.Write) changes the tables in transactions and publishes
 // each at a catalog sequence (Writer.Publish); a query reports the
-// sequence whose state it read. A query runs on a new connection in a
+// sequence whose state it read. Rows go in through DuckDB's appender
+// from Arrow data chunks (Writer.InsertArrow), and statements the writer
+// repeats are prepared once and kept (Writer.ExecPrepared). A query runs on a new connection in a
 // read-only transaction, and passes the gate (gate.go) before anything of
 // its text runs: exactly one statement that only reads, decided by
 // DuckDB's parser. Results stream chunk by chunk; a request's context

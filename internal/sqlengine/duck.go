@@ -2,23 +2,14 @@
 
 package sqlengine
 
-/*
-#include <stdlib.h>
-*/
-import "C"
-
 import (
 	"context"
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 	"time"
-	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/cdata"
 	"github.com/duckdb/duckdb-go/v2/arrowmapping"
 	"github.com/duckdb/duckdb-go/v2/mapping"
 
@@ -65,6 +56,8 @@ func (d *duckDB) close() { mapping.Close(&d.db) }
 // except interrupt, which any goroutine may call.
 type duckConn struct {
 	c mapping.Connection
+	// prepared holds the statements execPrepared keeps, by text.
+	prepared map[string]mapping.PreparedStatement
 }
 
 func (d *duckDB) connect() (*duckConn, error) {
@@ -75,7 +68,13 @@ func (d *duckDB) connect() (*duckConn, error) {
 	return c, nil
 }
 
-func (c *duckConn) close() { mapping.Disconnect(&c.c) }
+func (c *duckConn) close() {
+	for q, ps := range c.prepared {
+		mapping.DestroyPrepare(&ps)
+		delete(c.prepared, q)
+	}
+	mapping.Disconnect(&c.c)
+}
 
 // interrupt stops what the connection runs now (a statement, a fetch).
 func (c *duckConn) interrupt() { mapping.Interrupt(c.c) }
@@ -97,6 +96,98 @@ func (c *duckConn) exec(q string, args ...any) error {
 		return duckError(mapping.ResultError(&res), mapping.ResultErrorType(&res))
 	}
 	return nil
+}
+
+// execPrepared is exec for a text of flightns's own that the connection
+// runs again and again: it is prepared once and kept (the text is the
+// key, so it must be a constant, never built from values). DuckDB binds
+// it again by itself when the catalog changed since (a column added).
+// Parsing, binding and planning a statement cost this machine's DuckDB
+// about as much as running one of the engine's.
+func (c *duckConn) execPrepared(q string, args ...any) error {
+	ps, ok := c.prepared[q]
+	if !ok {
+		var err error
+		if ps, err = c.prepare(q); err != nil {
+			return err
+		}
+		if c.prepared == nil {
+			c.prepared = map[string]mapping.PreparedStatement{}
+		}
+		c.prepared[q] = ps
+	}
+	if err := bindArgs(ps, args); err != nil {
+		return err
+	}
+	var res mapping.Result
+	defer mapping.DestroyResult(&res)
+	if mapping.ExecutePrepared(ps, &res) == mapping.StateError {
+		return duckError(mapping.ResultError(&res), mapping.ResultErrorType(&res))
+	}
+	return nil
+}
+
+// appendArrow appends rec's rows to the columns cols (rec's columns, in
+// order) of table with an appender, in the connection's transaction if
+// one is open: nothing is parsed or planned, where an INSERT over a view
+// of the record cost three statements. Columns not in cols take their
+// defaults; DuckDB casts what does not match the table's types and
+// checks its constraints.
+func (c *duckConn) appendArrow(table string, cols []string, rec arrow.RecordBatch) error {
+	if int(rec.NumCols()) != len(cols) {
+		return fmt.Errorf("sqlengine: %d columns named for a record of %d", len(cols), rec.NumCols())
+	}
+	var ap mapping.Appender
+	if mapping.AppenderCreateExt(c.c, "", "", table, &ap) == mapping.StateError {
+		err := appenderError(ap)
+		mapping.AppenderDestroy(&ap)
+		return err
+	}
+	closed := false
+	defer func() {
+		if !closed {
+			// Destroying an appender flushes what it holds: drop it first.
+			mapping.AppenderClear(ap)
+		}
+		mapping.AppenderDestroy(&ap)
+	}()
+	for _, col := range cols {
+		if mapping.AppenderAddColumn(ap, col) == mapping.StateError {
+			return appenderError(ap)
+		}
+	}
+	conv, ed := arrowmapping.SchemaFromArrow(c.c, rec.Schema())
+	if err := errorData(ed); err != nil {
+		return err
+	}
+	defer arrowmapping.DestroyArrowConvertedSchema(&conv)
+	// A data chunk holds at most a vector's rows.
+	for start := int64(0); start < rec.NumRows(); start += chunkRows {
+		part := rec.NewSlice(start, min(start+chunkRows, rec.NumRows()))
+		chunk, ed := arrowmapping.DataChunkFromArrow(c.c, part, conv)
+		part.Release()
+		if err := errorData(ed); err != nil {
+			return err
+		}
+		st := mapping.AppendDataChunk(ap, chunk)
+		mapping.DestroyDataChunk(&chunk)
+		if st == mapping.StateError {
+			return appenderError(ap)
+		}
+	}
+	if mapping.AppenderClose(ap) == mapping.StateError {
+		return appenderError(ap)
+	}
+	closed = true
+	return nil
+}
+
+// chunkRows is the most rows of a DuckDB data chunk (its vector size).
+const chunkRows = 2048
+
+// appenderError is an appender's error.
+func appenderError(ap mapping.Appender) error {
+	return errorData(mapping.AppenderErrorData(ap))
 }
 
 // run runs a text of flightns's own (no parameters; several statements
@@ -246,32 +337,6 @@ func duckError(msg string, t mapping.ErrorType) error {
 		}
 	}
 	return nserror.New(code, "%s", msg)
-}
-
-// arrowStream registers Arrow record readers with DuckDB as views.
-type arrowStreams struct {
-	mu sync.Mutex
-	n  int
-}
-
-// register makes rr the view name on conn until release is called; DuckDB
-// reads the stream once.
-func (a *arrowStreams) register(conn *duckConn, rr array.RecordReader) (name string, release func(), err error) {
-	a.mu.Lock()
-	a.n++
-	name = fmt.Sprintf("_arrow_in_%d", a.n)
-	a.mu.Unlock()
-	stream := C.calloc(1, C.size_t(unsafe.Sizeof(cdata.CArrowArrayStream{})))
-	release = func() {
-		cdata.ReleaseCArrowArrayStream((*cdata.CArrowArrayStream)(stream))
-		C.free(stream)
-	}
-	cdata.ExportRecordReader(rr, (*cdata.CArrowArrayStream)(stream))
-	if arrowmapping.ArrowScan(conn.c, name, arrowmapping.ArrowStream{Ptr: stream}) == mapping.StateError {
-		release()
-		return "", nil, errors.New("sqlengine: DuckDB refused an Arrow stream")
-	}
-	return name, release, nil
 }
 
 // arrowSchemaOf is the Arrow schema of a prepared statement's result, and

@@ -5,12 +5,10 @@ package sqlengine
 import (
 	"context"
 	"fmt"
-	"strings"
 	"sync"
 	"sync/atomic"
 
 	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
 
 	"github.com/flightns/flightns/nserror"
 )
@@ -28,8 +26,7 @@ import (
 // queries run at once, and as many statements are planned at once: this
 // semaphore is the engine's one bound on concurrency.
 type DB struct {
-	duck    *duckDB
-	streams arrowStreams
+	duck *duckDB
 
 	wmu    sync.Mutex // guards the writer
 	writer *duckConn
@@ -124,37 +121,19 @@ func (w *Writer) Exec(q string, args ...any) error { return w.db.writer.exec(q, 
 // ExecAll runs statements in order, stopping at the first that fails.
 func (w *Writer) ExecAll(qs ...string) error { return w.db.writer.execAll(qs...) }
 
-// InsertArrow runs `INSERT INTO table (cols) SELECT * FROM <rr>` over an
-// Arrow stream whose columns are cols, in that order. Call it inside a
-// transaction (Publish): the view it reads through is created and
-// dropped in it, so no query ever sees it.
-//
-// The view is read with SELECT * over exactly the stream's columns:
-// DuckDB pushes projections and filters down into Arrow scans, and this
-// stream applies neither, so a scan that is not of every column would
-// read the wrong ones.
+// ExecPrepared runs one statement whose text the writer runs again and
+// again, prepared once and kept: q must be a constant (it is the key),
+// its values go in args.
+func (w *Writer) ExecPrepared(q string, args ...any) error {
+	return w.db.writer.execPrepared(q, args...)
+}
+
+// InsertArrow appends rec's rows to table (its name, not quoted), rec's
+// columns being cols, in that order; the table's other columns take their
+// defaults. Call it inside a transaction (Publish): a failure leaves
+// rows appended before it to the rollback.
 func (w *Writer) InsertArrow(table string, cols []string, rec arrow.RecordBatch) error {
-	rr, err := array.NewRecordReader(rec.Schema(), []arrow.RecordBatch{rec})
-	if err != nil {
-		return err
-	}
-	defer rr.Release()
-	name, release, err := w.db.streams.register(w.db.writer, rr)
-	if err != nil {
-		return err
-	}
-	defer release()
-	quoted := make([]string, len(cols))
-	for i, c := range cols {
-		quoted[i] = QuoteIdent(c)
-	}
-	err = w.Exec(fmt.Sprintf(`INSERT INTO %s (%s) SELECT * FROM %s`, table, strings.Join(quoted, ", "), name))
-	// The view must not outlive its stream: a later scan of it would read
-	// freed memory.
-	if derr := w.Exec(`DROP VIEW IF EXISTS ` + QuoteIdent(name)); err == nil {
-		err = derr
-	}
-	return err
+	return w.db.writer.appendArrow(table, cols, rec)
 }
 
 // Publish runs change in one transaction that ends with _meta at seq,
@@ -197,18 +176,19 @@ func (w *Writer) Replace(seq uint64, change func() error) error {
 // transaction, whose COMMIT runs inside wrap; a failure anywhere rolls
 // everything back.
 func (w *Writer) transaction(change func() error, meta string, args []any, wrap func(commit func() error) error) error {
-	if err := w.Exec("BEGIN TRANSACTION"); err != nil {
+	conn := w.db.writer
+	if err := conn.run("BEGIN TRANSACTION"); err != nil {
 		return err
 	}
 	err := change()
 	if err == nil {
-		err = w.Exec(meta, args...)
+		err = conn.execPrepared(meta, args...)
 	}
 	if err == nil {
-		err = wrap(func() error { return w.Exec("COMMIT") })
+		err = wrap(func() error { return conn.run("COMMIT") })
 	}
 	if err != nil {
-		_ = w.Exec("ROLLBACK")
+		_ = conn.run("ROLLBACK")
 		return err
 	}
 	return nil
