@@ -537,6 +537,9 @@ func (t *Table) acceptLocked(seg *segment) error {
 	t.setDurable(seg.Last)
 	if t.eng != nil {
 		t.applyQ <- seg
+		if len(t.applyQ) >= cap(t.applyQ)/2 {
+			t.wakeApplier() // a backlog (a replica catching up): no pacing
+		}
 	}
 	return nil
 }
@@ -623,12 +626,18 @@ func (t *Table) waitEngine(ctx context.Context, seq uint64) error {
 				break
 			}
 		}
-		select {
-		case t.engineHurry <- struct{}{}:
-		default:
-		}
+		t.wakeApplier()
 	}
 	return t.eng.db.WaitVisible(ctx, seq)
+}
+
+// wakeApplier ends the applier's pace now (it looks again at why it
+// waits).
+func (t *Table) wakeApplier() {
+	select {
+	case t.engineHurry <- struct{}{}:
+	default:
+	}
 }
 
 // maxMergedChanges bounds the changes applied to the SQL engine in one
