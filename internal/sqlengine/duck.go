@@ -87,6 +87,11 @@ func (c *duckConn) exec(q string, args ...any) error {
 		return err
 	}
 	defer mapping.DestroyPrepare(&ps)
+	return execute(ps, args)
+}
+
+// execute binds args to a prepared statement and runs it.
+func execute(ps mapping.PreparedStatement, args []any) error {
 	if err := bindArgs(ps, args); err != nil {
 		return err
 	}
@@ -116,15 +121,7 @@ func (c *duckConn) execPrepared(q string, args ...any) error {
 		}
 		c.prepared[q] = ps
 	}
-	if err := bindArgs(ps, args); err != nil {
-		return err
-	}
-	var res mapping.Result
-	defer mapping.DestroyResult(&res)
-	if mapping.ExecutePrepared(ps, &res) == mapping.StateError {
-		return duckError(mapping.ResultError(&res), mapping.ResultErrorType(&res))
-	}
-	return nil
+	return execute(ps, args)
 }
 
 // appendArrow appends rec's rows to the columns cols (rec's columns, in
