@@ -244,7 +244,21 @@ func (t *Table) materializeOnce(ctx context.Context) error {
 	}
 	seg := &segment{First: cursor + 1, Last: entries[len(entries)-1].seq}
 	if entries[0].seq > cursor+1 {
-		if ready, err := t.gapReadable(ctx); !ready || err != nil {
+		// Redis lost entries. A recovery appends entries before it opens
+		// the new epoch (a rolled-forward transaction's catalog part), and
+		// rolls other transactions forward after: storage is read for the
+		// gap only once the epoch is open, or their versions would be
+		// missed (and a transaction's events split over two gaps).
+		if open, err := t.rs.HasEpoch(ctx); err != nil || !open {
+			if err == nil {
+				if f := t.cfg.gapWaiting; f != nil {
+					f()
+				}
+				select {
+				case <-ctx.Done():
+				case <-time.After(20 * time.Millisecond):
+				}
+			}
 			return err
 		}
 		if err := t.rederiveGap(ctx, seg, cursor, entries[0].seq-1); err != nil {
@@ -359,28 +373,6 @@ func (t *Table) onAReplica(ctx context.Context, cursor uint64, entries []logEntr
 		}
 	}
 	return true, nil
-}
-
-// gapReadable reports whether a gap in the log (Redis lost entries) may
-// be read from storage now. A recovery appends entries before it opens
-// the new epoch (a rolled-forward transaction's catalog part) and rolls
-// other transactions forward after: storage is read for the gap only once
-// the epoch is open, or their versions would be missed until the next
-// loss (and a transaction's events split over two gaps). Not yet: it
-// waits a little, and the caller reads the log again.
-func (t *Table) gapReadable(ctx context.Context) (bool, error) {
-	open, err := t.rs.HasEpoch(ctx)
-	if err != nil || open {
-		return open, err
-	}
-	if f := t.cfg.gapWaiting; f != nil {
-		f()
-	}
-	select {
-	case <-ctx.Done():
-	case <-time.After(20 * time.Millisecond):
-	}
-	return false, nil
 }
 
 // rederiveGap handles sequences missing from the log (from, to]: Redis
