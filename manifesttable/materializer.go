@@ -244,23 +244,6 @@ func (t *Table) materializeOnce(ctx context.Context) error {
 	}
 	seg := &segment{First: cursor + 1, Last: entries[len(entries)-1].seq}
 	if entries[0].seq > cursor+1 {
-		// Redis lost entries. A recovery appends entries before it opens
-		// the new epoch (a rolled-forward transaction's catalog part), and
-		// rolls other transactions forward after: storage is read for the
-		// gap only once the epoch is open, or their versions would be
-		// missed (and a transaction's events split over two gaps).
-		if open, err := t.rs.HasEpoch(ctx); err != nil || !open {
-			if err == nil {
-				if f := t.cfg.gapWaiting; f != nil {
-					f()
-				}
-				select {
-				case <-ctx.Done():
-				case <-time.After(20 * time.Millisecond):
-				}
-			}
-			return err
-		}
 		if err := t.rederiveGap(ctx, seg, cursor, entries[0].seq-1); err != nil {
 			return err
 		}

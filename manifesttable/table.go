@@ -98,9 +98,6 @@ type Config struct {
 	// last: a test learns that the materializer has seen the rows and
 	// chose to wait, instead of sleeping and hoping it had its chance.
 	lingering func(first, last uint64)
-	// gapWaiting (tests) is called each time the materializer finds a
-	// gap in the log while the epoch is not open, and waits.
-	gapWaiting func()
 	// engineApplied (tests) is called by the applier after each
 	// transaction that applied segments, sequences first through last.
 	engineApplied func(first, last uint64)
