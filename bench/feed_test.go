@@ -75,8 +75,12 @@ func TestFeedScenarios(t *testing.T) {
 				}
 				// Every acknowledged version has a latency sample: ops is the
 				// commits acknowledged at one subscriber.
+				// Without the linger a subscriber may hear of a version before
+				// its writer's reply arrives (the note counts those): only a
+				// lingering row's latencies must be positive.
+				lingers := !strings.Contains(name, "no-linger")
 				if num(r, "ops") < 5 || num(r, "subscribers") != 2 || num(r, "ops_per_sec") <= 0 ||
-					num(r, "p95_ms") < num(r, "p50_ms") || num(r, "p99_ms") < num(r, "p95_ms") || num(r, "p99_ms") <= 0 {
+					num(r, "p95_ms") < num(r, "p50_ms") || num(r, "p99_ms") < num(r, "p95_ms") || lingers && num(r, "p99_ms") <= 0 {
 					t.Errorf("%s: %v", key, r)
 				}
 				target := num(r, "target_per_sec")
