@@ -144,10 +144,7 @@ func TestDynamoRequestsCountInAnAddsChain(t *testing.T) {
 func TestLanceS3ScenarioReportsEveryPeer(t *testing.T) {
 	servingFlightns(t)
 	results := runScenario(t, Config{Scenarios: []string{"lance-s3"}, Processes: []int{1}, Rounds: 1, Backends: []string{"minio"}})
-	got := map[string]Result{}
-	for _, r := range results {
-		got[r.Scenario] = r
-	}
+	got := byScenario(results)
 	if len(results) != len(lanceS3Peers) || len(got) != len(lanceS3Peers) {
 		t.Fatalf("%d results, want one per peer (%d): %+v", len(results), len(lanceS3Peers), results)
 	}
@@ -192,10 +189,7 @@ func TestLanceS3ScenarioReportsEveryPeer(t *testing.T) {
 func TestLanceS3ClaimsFirstOnAStoreThatCopies(t *testing.T) {
 	servingFlightns(t)
 	results := runScenario(t, Config{Scenarios: []string{"lance-s3"}, Processes: []int{1}, Rounds: 1, Backends: []string{"minio-copy+10ms"}})
-	got := map[string]Result{}
-	for _, r := range results {
-		got[r.Scenario] = r
-	}
+	got := byScenario(results)
 	alone, fl := got["lance-s3:dir"], got["lance-s3:flightns"]
 	if fl.Backend != "minio-copy+10ms" || fl.Ops != lanceAdds || fl.Errors != 0 {
 		t.Fatalf("flightns: backend %s, %d adds, %d errors (%s)", fl.Backend, fl.Ops, fl.Errors, fl.FirstError)
@@ -214,10 +208,7 @@ func TestLanceS3ClaimsFirstOnAStoreThatCopies(t *testing.T) {
 // compares with it.
 func TestLanceScenarioReportsTheManagedDirectory(t *testing.T) {
 	results := runScenario(t, Config{Scenarios: []string{"lance"}, Processes: []int{1}, Rounds: 1, Backends: []string{"tmpfs"}})
-	got := map[string]Result{}
-	for _, r := range results {
-		got[r.Scenario] = r
-	}
+	got := byScenario(results)
 	for _, row := range []string{"lance:dir", "lance:dir-managed", "lance:flightns"} {
 		r, ok := got[row]
 		if !ok {
@@ -287,4 +278,13 @@ func TestLanceS3RowsCompareFlightnsWithEveryPeer(t *testing.T) {
 			t.Errorf("%s at several processes speaks of round trips it did not measure: %s", r.Scenario, r.Note)
 		}
 	}
+}
+
+// byScenario indexes results by their scenario.
+func byScenario(results []Result) map[string]Result {
+	got := map[string]Result{}
+	for _, r := range results {
+		got[r.Scenario] = r
+	}
+	return got
 }

@@ -620,15 +620,20 @@ func (t *Table) pace(last time.Time) {
 // the applier's pace for it.
 func (t *Table) waitEngine(ctx context.Context, seq uint64) error {
 	if t.eng.db.Visible() < seq {
-		for {
-			cur := t.engineWant.Load()
-			if seq <= cur || t.engineWant.CompareAndSwap(cur, seq) {
-				break
-			}
-		}
+		raise(&t.engineWant, seq)
 		t.wakeApplier()
 	}
 	return t.eng.db.WaitVisible(ctx, seq)
+}
+
+// raise makes a at least v.
+func raise(a *atomic.Uint64, v uint64) {
+	for {
+		cur := a.Load()
+		if v <= cur || a.CompareAndSwap(cur, v) {
+			return
+		}
+	}
 }
 
 // wakeApplier ends the applier's pace now (it looks again at why it
@@ -939,12 +944,7 @@ func (t *Table) WaitCaughtUp(ctx context.Context) error {
 // process materializes, they are written now; if another does, this
 // process's follower asks it to (within a few milliseconds).
 func (t *Table) Flush(seq uint64) {
-	for {
-		cur := t.flushTo.Load()
-		if seq <= cur || t.flushTo.CompareAndSwap(cur, seq) {
-			break
-		}
-	}
+	raise(&t.flushTo, seq)
 	select {
 	case t.flushNow <- struct{}{}:
 	default:

@@ -69,10 +69,10 @@ func (d *duckDB) connect() (*duckConn, error) {
 }
 
 func (c *duckConn) close() {
-	for q, ps := range c.prepared {
+	for _, ps := range c.prepared {
 		mapping.DestroyPrepare(&ps)
-		delete(c.prepared, q)
 	}
+	c.prepared = nil
 	mapping.Disconnect(&c.c)
 }
 

@@ -64,6 +64,9 @@ func (*Writer) Exec(string, ...any) error { return errNoEngine }
 // ExecAll fails.
 func (*Writer) ExecAll(...string) error { return errNoEngine }
 
+// ExecPrepared fails.
+func (*Writer) ExecPrepared(string, ...any) error { return errNoEngine }
+
 // InsertArrow fails.
 func (*Writer) InsertArrow(string, []string, arrow.RecordBatch) error { return errNoEngine }
 
