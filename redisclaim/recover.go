@@ -253,7 +253,14 @@ func (r *Recovery) RebuildClaims(ctx context.Context, floor uint64) (RecoverySta
 		return *st, nserror.New(nserror.ServiceUnavailable, "redisclaim: recovery lost its lock")
 	}
 
-	// Transactions with a commit record: roll forward or void.
+	// Transactions with a commit record: roll forward or void. Every
+	// committed one's members are made final before any is completed:
+	// completing appends its catalog part to the commit log, and the
+	// first entry after the loss has the materializer read storage for
+	// the lost sequences (manifesttable's rederiveGap) — it must find
+	// every rolled-forward member there, or a transaction's versions
+	// would be re-derived at two losses' sequences.
+	var committed []txnRecord
 	for a, err := range s.objs.List(ctx, txnPrefix) {
 		if err != nil {
 			return *st, err
@@ -278,6 +285,7 @@ func (r *Recovery) RebuildClaims(ctx context.Context, floor uint64) (RecoverySta
 		switch outcome {
 		case txnCommitted:
 			st.RolledForward++
+			committed = append(committed, rec)
 		case txnVoided:
 			st.Voided++
 		case txnStuck:
@@ -285,6 +293,11 @@ func (r *Recovery) RebuildClaims(ctx context.Context, floor uint64) (RecoverySta
 		}
 		if st.Transactions%100 == 0 {
 			s.log.Info("redisclaim: recovery progress", "transactions", st.Transactions)
+		}
+	}
+	for _, rec := range committed {
+		if err := s.settleCommitted(ctx, rec, r.token); err != nil {
+			return *st, err
 		}
 	}
 
@@ -407,7 +420,8 @@ func (m memberState) String() string {
 // rollForward decides a transaction from storage alone, while Redis is
 // closed (no epoch). A record exists only for a transaction whose claims
 // all succeeded, so it commits whenever every member can still be
-// finalized; if one cannot and none is final, it never committed anywhere
+// finalized (its members are then made final and recorded in Redis; the
+// caller settles it: settleCommitted); if one cannot and none is final, it never committed anywhere
 // and its record is removed. A transaction with some members final and
 // others blocked cannot be completed: that is reported loudly and its
 // record kept for an operator; recovery goes on.
@@ -451,16 +465,21 @@ func (s *Store) rollForward(ctx context.Context, rec txnRecord, token string) (t
 			return 0, err
 		}
 	}
+	return txnCommitted, nil
+}
+
+// settleCommitted ends a transaction rollForward committed: its catalog
+// part is completed, its staging objects discarded and its record
+// removed (a recovery that dies before rolls it forward again: every
+// member is final then, and completing is idempotent).
+func (s *Store) settleCommitted(ctx context.Context, rec txnRecord, token string) error {
 	if err := s.completeTxn(ctx, rec, token); err != nil {
-		return 0, err
+		return err
 	}
 	for _, m := range rec.Members {
 		s.discard(m.StagingPath)
 	}
-	if err := s.objs.Delete(ctx, txnKey(rec.TxnID)); err != nil {
-		return 0, err
-	}
-	return txnCommitted, nil
+	return s.objs.Delete(ctx, txnKey(rec.TxnID))
 }
 
 type txnOutcome int

@@ -103,10 +103,12 @@ func TestRecoveryKeepsTheSequenceAboveItsFloor(t *testing.T) {
 }
 
 // floorCatalog is a catalog whose sequence is durable up to floor outside
-// Redis, and which keeps nothing on top of its claims.
+// Redis, and which keeps nothing on top of its claims; complete, when set,
+// is called for each transaction completed.
 type floorCatalog struct {
-	s     *Store
-	floor uint64
+	s        *Store
+	floor    uint64
+	complete func(TxnCommit) error
 }
 
 func (c *floorCatalog) Recover(ctx context.Context) (RecoveryStats, error) {
@@ -125,11 +127,74 @@ func (c *floorCatalog) Recover(ctx context.Context) (RecoveryStats, error) {
 	return st, r.End(ctx, err)
 }
 
-func (c *floorCatalog) CompleteTxn(context.Context, TxnCommit) error { return nil }
+func (c *floorCatalog) CompleteTxn(_ context.Context, t TxnCommit) error {
+	if c.complete == nil {
+		return nil
+	}
+	return c.complete(t)
+}
 
 func (c *floorCatalog) Name(string) string { return "" }
 
 func (c *floorCatalog) NoteManifest(string, []byte) {}
+
+// A recovery completes no rolled-forward transaction (its catalog part
+// goes to the commit log, and the log's first entry after a loss has the
+// materializer read storage for the lost sequences) before every one's
+// members are final in storage.
+func TestRecoveryMakesEveryTransactionFinalBeforeCompletingAny(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t, "mem")
+	crash := StepFunc(func(_ context.Context, st Step, _ string, _ uint64) error {
+		if st == StepTxnRecorded {
+			return errors.New("crash")
+		}
+		return nil
+	})
+	e.step.Store(&crash)
+	type member struct {
+		table   string
+		version uint64
+		content string
+	}
+	var members []member
+	for i := range 3 {
+		var entries []Entry
+		for _, tbl := range []string{"a", "b"} {
+			m := member{fmt.Sprintf("%s%d", tbl, i), 1, fmt.Sprintf("txn%d-%s", i, tbl)}
+			members = append(members, m)
+			entries = append(entries, Entry{Table: m.table, Version: m.version, StagingPath: e.stage(m.table, m.version, m.content)})
+		}
+		if _, err := e.s.Commit(ctx, entries, &Extras{Extra: []byte(`{}`)}); err == nil {
+			t.Fatal("the fault did not fire")
+		}
+	}
+	e.noFaults()
+	e.redis.FlushAll()
+
+	var completed []string
+	cat := &floorCatalog{complete: func(c TxnCommit) error {
+		for _, m := range members {
+			if got := e.final(m.table, m.version); got != m.content {
+				t.Errorf("transaction %s completed while %s v%d was %q, not yet final", c.ID, m.table, m.version, got)
+			}
+		}
+		completed = append(completed, c.ID)
+		return nil
+	}}
+	s, err := NewIn(ctx, Config{Redis: e.rdb, Objects: e.objs, Catalog: e.s.Catalog(), Logger: quiet}, cat)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cat.s = s
+	st, err := s.RecoverWithStats(ctx)
+	if err != nil || st.RolledForward != 3 || len(completed) != 3 {
+		t.Fatalf("recovery: %+v, %v; completed %v; want 3 rolled forward and completed", st, err, completed)
+	}
+	if left, _ := e.objs.ListAll(ctx, txnPrefix); len(left) != 0 {
+		t.Fatalf("records left after recovery: %v", left)
+	}
+}
 
 func TestConcurrentRecoveriesRunOnce(t *testing.T) {
 	ctx := context.Background()
