@@ -2,14 +2,19 @@ package manifesttable
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/flightns/flightns/api"
 	"github.com/flightns/flightns/internal/lancemanifest"
 	"github.com/flightns/flightns/nserror"
+	"github.com/flightns/flightns/objstore"
 	"github.com/flightns/flightns/redisclaim"
 )
 
@@ -234,6 +239,95 @@ func TestARepairedGapTakesReadVersionsBackToStorage(t *testing.T) {
 	r, _ := tb.Object(TypeTable, "p")
 	if r.ReadVersion != 1 && r.ReadVersion != 2 {
 		t.Fatalf("read_version after the repair: %d, want a version in storage (1 or 2)", r.ReadVersion)
+	}
+}
+
+// Redis loses its state again while the materializer lists storage for
+// a gap: the log no longer tells which versions it listed are the new
+// epoch's (their entries went with the loss). The materializer reads the
+// log again instead of taking them for the gap's: a transaction with one
+// member final before the listing and one after (its coordinator failed,
+// and the recovery from the second loss rolled it forward) has both
+// re-derived at one gap, not one at each.
+func TestALossDuringAGapsListingHasTheLogReadAgain(t *testing.T) {
+	ctx := context.Background()
+	uFinal := lancemanifest.Dir("loc_u").Manifest(lancemanifest.V2, 1)
+	var failU atomic.Bool
+	e := newTenv(t, objstore.Options{Faults: func(_ context.Context, op objstore.Op, key string, ph objstore.Phase) error {
+		if failU.Load() && key == uFinal && ph == objstore.Before && (op == objstore.OpPutIfAbsent || op == objstore.OpCopyIfAbsent) {
+			return errors.New("injected: the coordinator dies before it finalizes u")
+		}
+		return nil
+	}})
+	tb := e.open()
+	commit(t, tb, put(Row{ObjectType: TypeTable, ObjectID: "t", Location: "loc_t"}), put(Row{ObjectType: TypeTable, ObjectID: "u", Location: "loc_u"}))
+	waitFor(t, tb, e.stageAndPut(e.claims(tb), "loc_t", 1).Seq)
+	_ = tb.Close()
+	// The first loss. In the next epoch, while nobody materializes, t
+	// gets version 2, and a transaction over t (version 3) and u (version
+	// 1) is recorded with only t's member final.
+	e.redis.FlushAll()
+	ro := e.open(func(c *Config) { c.ReadOnly = true })
+	cs := e.claims(ro)
+	e.stageAndPut(cs, "loc_t", 2)
+	failU.Store(true)
+	var entries []redisclaim.Entry
+	for _, loc := range []string{"loc_t", "loc_u"} {
+		v := map[string]uint64{"loc_t": 3, "loc_u": 1}[loc]
+		p := lancemanifest.StagingPath(lancemanifest.Dir(loc).Manifest(lancemanifest.V2, v))
+		if err := e.objs.Put(ctx, p, []byte("txn")); err != nil {
+			t.Fatal(err)
+		}
+		entries = append(entries, redisclaim.Entry{Table: loc, Version: v, StagingPath: p})
+	}
+	if _, err := cs.BatchPut(ctx, entries); err == nil {
+		t.Fatal("the fault did not fire")
+	}
+	_ = ro.Close()
+	// The materializer reads t version 2's entry alone (a segment of one
+	// entry) and lists storage for the gap before it; then Redis loses
+	// its state again, before it reads the log past the gap.
+	lost := make(chan struct{})
+	var once sync.Once
+	tb = e.open(func(c *Config) {
+		c.MaxSegmentEntries = 1
+		c.gapListed = func() {
+			once.Do(func() {
+				e.redis.FlushAll()
+				failU.Store(false)
+				close(lost)
+			})
+		}
+	})
+	defer func() { _ = tb.Close() }()
+	select {
+	case <-lost:
+	case <-time.After(20 * time.Second):
+		t.Fatal("the materializer never listed storage for the gap")
+	}
+	l := e.stageAndPut(e.claims(tb), "loc_t", 4) // recovers Redis (the transaction rolled forward), then commits
+	waitFor(t, tb, l.Seq)
+	if got := rowsOf(t, tb, `SELECT table_id || '@' || version FROM table_versions ORDER BY 1`); !slices.Equal(got, []string{"t@1", "t@2", "t@3", "t@4", "u@1"}) {
+		t.Fatalf("versions: %v", got)
+	}
+	events, _, err := tb.Events(ctx, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seqOf := map[string][]uint64{}
+	for _, ev := range events {
+		if ev.Type == api.EventVersionCreated {
+			k := fmt.Sprintf("%s@%d", ev.ID, ev.Version)
+			seqOf[k] = append(seqOf[k], ev.Seq)
+		}
+	}
+	for _, k := range []string{"t@1", "t@2", "t@3", "t@4", "u@1"} {
+		if len(seqOf[k]) != 1 {
+			t.Errorf("%s has events at sequences %v, want one", k, seqOf[k])
+		}
+	}
+	if len(seqOf["t@3"]) == 1 && len(seqOf["u@1"]) == 1 && seqOf["t@3"][0] != seqOf["u@1"][0] {
+		t.Errorf("a transaction's members t@3 and u@1 have events at sequences %d and %d, want one", seqOf["t@3"][0], seqOf["u@1"][0])
 	}
 }
 

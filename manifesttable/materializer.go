@@ -244,8 +244,8 @@ func (t *Table) materializeOnce(ctx context.Context) error {
 	}
 	seg := &segment{First: cursor + 1, Last: entries[len(entries)-1].seq}
 	if entries[0].seq > cursor+1 {
-		if err := t.rederiveGap(ctx, seg, cursor, entries[0].seq-1); err != nil {
-			return err
+		if ok, err := t.rederiveGap(ctx, seg, cursor, entries[0]); !ok || err != nil {
+			return err // not as read any more: read again
 		}
 	}
 	changes, events, err := t.translate(ctx, entries, seg.Changes, settled)
@@ -358,16 +358,19 @@ func (t *Table) onAReplica(ctx context.Context, cursor uint64, entries []logEntr
 	return true, nil
 }
 
-// rederiveGap handles sequences missing from the log (from, to]: Redis
-// lost them (or trimmed them unread). What they committed is re-derived
-// from storage into seg. Before a catalog's first segment the jump is
+// rederiveGap handles sequences missing from the log (cursor, first):
+// Redis lost them (or trimmed them unread). What they committed is
+// re-derived from storage into seg. Before a catalog's first segment the jump is
 // only its first epoch's start: nothing to warn of, though storage is
 // still read. The change feed gets what was re-derived as events of the
 // gap's first sequence (seg.Events, before the segment's own): a version
 // acknowledged before its log entry reached a segment has its event
 // still, and the gap itself is an event (EventSequencesLost, for readers
-// of the whole catalog: it names no object).
-func (t *Table) rederiveGap(ctx context.Context, seg *segment, cursor, to uint64) error {
+// of the whole catalog: it names no object). false (no error) when the
+// log lost first meanwhile (Redis lost its state again): the caller reads
+// it again.
+func (t *Table) rederiveGap(ctx context.Context, seg *segment, cursor uint64, first logEntry) (bool, error) {
+	to := first.seq - 1
 	lv := slog.LevelWarn
 	if cursor == 0 {
 		lv = slog.LevelDebug
@@ -376,15 +379,21 @@ func (t *Table) rederiveGap(ctx context.Context, seg *segment, cursor, to uint64
 		"catalog", t.cfg.Catalog, "from", cursor+1, "to", to)
 	repaired, err := t.reconcile(ctx, cursor+1)
 	if err != nil {
-		return err
+		return false, err
+	}
+	if f := t.cfg.gapListed; f != nil {
+		f()
 	}
 	// A version storage holds and the log has after the gap (claimed
 	// since, and listed above) is left to its own entry, with its
 	// transaction and sequence: read after the listing, the log holds
-	// every such version's entry.
-	logged, err := t.loggedVersions(ctx, to)
-	if err != nil {
-		return err
+	// every such version's entry — unless Redis lost its state again
+	// since the listing (first is gone then): a version of a new epoch
+	// listed would be taken for one of this gap, and its transaction's
+	// other members, final after the listing, left to the next gap.
+	logged, still, err := t.loggedVersions(ctx, to, first.id)
+	if err != nil || !still {
+		return false, err
 	}
 	repaired = slices.DeleteFunc(repaired, func(c change) bool {
 		return !c.del && logged[verAt{verKey(c.row.ObjectID, c.row.Branch), c.row.TableVersion}]
@@ -395,15 +404,17 @@ func (t *Table) rederiveGap(ctx context.Context, seg *segment, cursor, to uint64
 		seg.Events = append(seg.Events, api.Event{Seq: cursor + 1, Time: t.cfg.Now().UTC(), Type: api.EventSequencesLost, LostThrough: to})
 	}
 	seg.Events = append(seg.Events, t.rederivedEvents(cursor+1, repaired)...)
-	return nil
+	return true, nil
 }
 
 // loggedVersions are the table versions the commit log holds past
-// sequence after, by chain (as the index keys them) and version.
-func (t *Table) loggedVersions(ctx context.Context, after uint64) (map[verAt]bool, error) {
+// sequence after, by chain (as the index keys them) and version; has
+// says whether the log still holds the entry firstID.
+func (t *Table) loggedVersions(ctx context.Context, after uint64, firstID string) (out map[verAt]bool, has bool, err error) {
 	tr := &translator{t: t, overlay: map[string]string{}}
-	out := map[verAt]bool{}
-	err := t.eachLogEntry(ctx, fmt.Sprintf("%d-%d", after, uint64(math.MaxUint64)), "+", func(m redisstate.LogMessage) {
+	out = map[verAt]bool{}
+	err = t.eachLogEntry(ctx, fmt.Sprintf("%d-%d", after, uint64(math.MaxUint64)), "+", func(m redisstate.LogMessage) {
+		has = has || m.ID == firstID
 		e := logEntry{id: m.ID, fields: m.Values}
 		if e.str(commitlog.KindField) != commitlog.Version {
 			return
@@ -415,7 +426,7 @@ func (t *Table) loggedVersions(ctx context.Context, after uint64) (map[verAt]boo
 		id, branch := tr.chainOf(e.str("t"))
 		out[verAt{verKey(id, branch), v}] = true
 	})
-	return out, err
+	return out, has, err
 }
 
 // eachLogEntry calls fn with every commit log entry after the entry id

@@ -101,6 +101,9 @@ type Config struct {
 	// engineApplied (tests) is called by the applier after each
 	// transaction that applied segments, sequences first through last.
 	engineApplied func(first, last uint64)
+	// gapListed (tests) is called by the materializer once it has listed
+	// storage for a gap in the log, before it reads the log again.
+	gapListed func()
 }
 
 // Change is one row change: a put (insert or replace by key) or a delete.

@@ -430,12 +430,13 @@ func checkFeed(t *testing.T, f *feedRun, rc *restClient, addr string, cat *catal
 }
 
 // gapsLogged is what the servers logged of gaps in the commit log (the
-// sequences a loss of Redis took before a segment held them).
+// sequences a loss of Redis took before a segment held them) and of
+// their recoveries.
 func gapsLogged(srvs ...*server) string {
 	var gaps []string
 	for i, s := range srvs {
 		for line := range strings.SplitSeq(s.Log(), "\n") {
-			if strings.Contains(line, "commit log has a gap") {
+			if strings.Contains(line, "commit log has a gap") || strings.Contains(line, "redisclaim: recovery") || strings.Contains(line, "has no epoch") {
 				gaps = append(gaps, fmt.Sprintf("server %d: %s", i, line))
 			}
 		}
@@ -566,7 +567,7 @@ func checkHistory(t testing.TB, events []feedEvent, cat *catalog, h *history, no
 		}
 	}
 	// One event for every version committed; a batch's in one sequence.
-	missing := 0
+	missing, split := 0, 0
 	for op, in := range tries {
 		if in.Kind != opWrite || !committed[op] {
 			continue
@@ -593,7 +594,9 @@ func checkHistory(t testing.TB, events []feedEvent, cat *catalog, h *history, no
 			// transaction id went with the entries.
 			rederived := lost[seqs[0]] && txns[0] == ""
 			if slices.Min(seqs) != slices.Max(seqs) || txns[0] == "" && !rederived || slices.Min(txns) != slices.Max(txns) {
-				t.Errorf("op %d (%s), a batch of tables %v versions %v, has events at sequences %v with transaction ids %q, want one sequence and one id", op, in.Via, in.Tables, in.Versions, seqs, txns)
+				t.Errorf("op %d (%s, %s, call %v), a batch of tables %v versions %v, has events at sequences %v with transaction ids %q, want one sequence and one id; faults: %s",
+					op, in.Via, outcome(outs[op]), opCall(h, op), in.Tables, in.Versions, seqs, txns, faultTimes(faults))
+				split++
 			}
 		}
 	}
@@ -602,6 +605,9 @@ func checkHistory(t testing.TB, events []feedEvent, cat *catalog, h *history, no
 	}
 	if missing > 0 {
 		t.Errorf("%d committed versions have no event; the servers logged:\n%s", missing, notes)
+	}
+	if split > 0 {
+		t.Errorf("%d batches have events apart; the servers logged:\n%s", split, notes)
 	}
 	t.Logf("feed history: %d events through sequence %d; %d events of the round's versions", len(events), last, len(versions))
 }
