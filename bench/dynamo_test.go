@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -174,6 +176,12 @@ func TestLanceS3ScenarioReportsEveryPeer(t *testing.T) {
 	if !strings.Contains(managed.Note, "GET staging") || !strings.Contains(managed.Note, "DELETE-BATCH") || managed.S3PerOp <= alone.S3PerOp {
 		t.Errorf("the managed directory (%.2f S3 per add, Lance alone %.2f) did not commit through a staging manifest: %s", managed.S3PerOp, alone.S3PerOp, managed.Note)
 	}
+	// Every add is one CreateTableVersion to flightns, counted from the
+	// server's own metrics, with the time it took there.
+	m := regexp.MustCompile(`REST requests to flightns per commit: [0-9.]+ \([^)]*CreateTableVersion ([0-9.]+)[^)]*\), CreateTableVersion answered in ([0-9.]+) ms`).FindStringSubmatch(fl.Note)
+	if m == nil || atof(m[1]) < 1 || atof(m[2]) <= 0 {
+		t.Errorf("flightns: want its REST requests per add, with one CreateTableVersion or more, and their time: %s", fl.Note)
+	}
 	for _, peer := range []string{"lance-s3:dir-managed", "lance-s3:ddb"} {
 		if fl.PeerRatios[peer] <= 0 || !strings.Contains(fl.Note, "×") {
 			t.Errorf("flightns: ratio to %s = %.2f, want > 0: %s", peer, fl.PeerRatios[peer], fl.Note)
@@ -287,4 +295,9 @@ func byScenario(results []Result) map[string]Result {
 		got[r.Scenario] = r
 	}
 	return got
+}
+
+func atof(s string) float64 {
+	f, _ := strconv.ParseFloat(s, 64)
+	return f
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -19,6 +20,9 @@ import (
 	"sync/atomic"
 	"time"
 
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 	"google.golang.org/grpc/codes"
 
 	"github.com/flightns/flightns/internal/lancemanifest"
@@ -363,6 +367,7 @@ type serveProc struct {
 	childProc
 	bin          string // the flightns executable
 	flight, rest string
+	metrics      string // its metrics listener ("" when it has none)
 	spillDir     string // where its queries spill
 }
 
@@ -396,6 +401,8 @@ func startServe(ctx context.Context, bin, dir string, args ...string) (*servePro
 			p.flight = m[1]
 		case strings.Contains(l, "REST listening"):
 			p.rest = m[1]
+		case strings.Contains(l, "metrics and health listening"):
+			p.metrics = m[1]
 		}
 	}
 	p.mu.Unlock()
@@ -438,6 +445,54 @@ func serveTuning() string {
 }
 
 func (p *serveProc) pid() int { return p.cmd.Process.Pid }
+
+// restRequests reads the server's Prometheus metrics of requests and
+// returns its REST ones by operation: how many (flightns_requests_total;
+// a refusal's code after the operation, "CreateTableVersion
+// ConcurrentModification") and the seconds they took in all
+// (flightns_request_duration_seconds, by operation only).
+func (p *serveProc) restRequests(ctx context.Context) (counts map[string]int, seconds map[string]float64, err error) {
+	if p.metrics == "" {
+		return nil, nil, errors.New("flightns serve logged no metrics address")
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+p.metrics+"/metrics", nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer func() { _ = resp.Body.Close() }()
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := parser.TextToMetricFamilies(resp.Body)
+	if err != nil {
+		return nil, nil, fmt.Errorf("flightns serve's metrics: %w", err)
+	}
+	counts, seconds = map[string]int{}, map[string]float64{}
+	restOps := func(name string, fn func(labels map[string]string, m *dto.Metric)) {
+		for _, m := range families[name].GetMetric() {
+			labels := map[string]string{}
+			for _, l := range m.GetLabel() {
+				labels[l.GetName()] = l.GetValue()
+			}
+			if labels["surface"] == "rest" {
+				fn(labels, m)
+			}
+		}
+	}
+	restOps("flightns_requests_total", func(labels map[string]string, m *dto.Metric) {
+		k := labels["op"]
+		if c := labels["code"]; c != "OK" {
+			k += " " + c
+		}
+		counts[k] += int(m.GetCounter().GetValue())
+	})
+	restOps("flightns_request_duration_seconds", func(labels map[string]string, m *dto.Metric) {
+		seconds[labels["op"]] += m.GetHistogram().GetSampleSum()
+	})
+	return counts, seconds, nil
+}
 
 // count is the number of log lines so far containing s.
 func (p *serveProc) count(s string) int {

@@ -192,9 +192,10 @@ func lanceS3Rows(rounds int, runs map[string][]lanceS3Run, backend string, chain
 	toDynamo, vsDynamo := versus(f.res, g.res, "Lance with DynamoDB")
 	f.res.PeerRatios = map[string]float64{m.res.Scenario: toManaged, g.res.Scenario: toDynamo}
 	f.res.Note = fmt.Sprintf(`connectNamespace("rest"), managed versioning, the catalog on the same bucket; median of %d rounds: %s commits/s; %s; %s; %s; `+
-		`S3 per commit: %s (Lance alone %.1f: %+.1f; Lance's managed directory %.1f; Lance with DynamoDB %.1f S3 and %.1f DynamoDB)`,
+		`S3 per commit: %s (Lance alone %.1f: %+.1f; Lance's managed directory %.1f; Lance with DynamoDB %.1f S3 and %.1f DynamoDB); `+
+		`LanceDB's REST requests to flightns per commit: %s, CreateTableVersion answered in %.1f ms on average (flightns's own measure)`,
 		rounds, s3Rates(runs["rest"]), vsAlone, vsManaged, vsDynamo, f.count.breakdown(), d.count.perCommit(), f.count.perCommit()-d.count.perCommit(),
-		m.count.perCommit(), g.count.perCommit(), g.count.dynamoPerCommit()) +
+		m.count.perCommit(), g.count.perCommit(), g.count.dynamoPerCommit(), f.count.restBreakdown(), f.count.createMs) +
 		roundTrips(chains, "%.0f (Lance alone %.0f, Lance's managed directory %.0f, Lance with DynamoDB %.0f)", f.count.sequential, d.count.sequential, m.count.sequential, g.count.sequential)
 	med["dir"], med["dir-managed"], med["ddb"], med["rest"] = d, m, g, f
 	rows := make([]Result, 0, len(lanceS3Peers))
@@ -252,6 +253,7 @@ func failedAdds(runs []lanceS3Run) string {
 // as it does for every user).
 func lanceS3Round(ctx context.Context, dir, bin string, st lanceS3Stores, impl string, procs int, prefix string) (lanceS3Run, error) {
 	var base map[string]any
+	var srv *serveProc // flightns's, through which LanceDB's REST requests are counted
 	switch impl {
 	case "dir":
 		base = map[string]any{"impl": "dir", "root": "s3://bench/" + prefix, "storageOptions": lanceS3Options(st.s3.URL),
@@ -270,7 +272,7 @@ func lanceS3Round(ctx context.Context, dir, bin string, st lanceS3Stores, impl s
 			return lanceS3Run{}, err
 		}
 		defer func() { _ = os.RemoveAll(tmp) }()
-		srv, err := startServe(ctx, bin, tmp, "--data", filepath.Join(tmp, "data"), "--root", st.s3.URI("bench", prefix),
+		srv, err = startServe(ctx, bin, tmp, "--data", filepath.Join(tmp, "data"), "--root", st.s3.URI("bench", prefix),
 			"--flight-addr", "127.0.0.1:0", "--rest-addr", "127.0.0.1:0", "--metrics-addr", "127.0.0.1:0", "--console-addr", "")
 		if err != nil {
 			return lanceS3Run{}, err
@@ -291,6 +293,14 @@ func lanceS3Round(ctx context.Context, dir, bin string, st lanceS3Stores, impl s
 	}
 	st.log.reset()
 	st.ddb.proxy.reset()
+	var restBefore map[string]int
+	var secondsBefore map[string]float64
+	if srv != nil {
+		var err error
+		if restBefore, secondsBefore, err = srv.restRequests(ctx); err != nil {
+			return lanceS3Run{}, err
+		}
+	}
 	res, reps, err := lanceWorkload(ctx, dir, base, procs, 0)
 	if err != nil {
 		return lanceS3Run{}, err
@@ -310,6 +320,27 @@ func lanceS3Round(ctx context.Context, dir, bin string, st lanceS3Stores, impl s
 	}
 	for _, r := range dreqs {
 		c.dynamo[dynamoKind(r)]++
+	}
+	if srv != nil {
+		after, seconds, err := srv.restRequests(ctx)
+		if err != nil {
+			return lanceS3Run{}, err
+		}
+		c.rest = map[string]int{}
+		for op, n := range after {
+			if d := n - restBefore[op]; d > 0 {
+				c.rest[op] = d
+			}
+		}
+		n := 0
+		for op, k := range c.rest {
+			if op == "CreateTableVersion" || strings.HasPrefix(op, "CreateTableVersion ") {
+				n += k
+			}
+		}
+		if n > 0 {
+			c.createMs = 1000 * (seconds["CreateTableVersion"] - secondsBefore["CreateTableVersion"]) / float64(n)
+		}
 	}
 	if procs == 1 {
 		var chains []float64
@@ -354,6 +385,11 @@ type s3Count struct {
 	commits int64
 	byKind  map[string]int // S3: "<sender> <method> <kind>" → requests
 	dynamo  map[string]int // DynamoDB: operation (and refusal status) → requests
+	rest    map[string]int // flightns's REST operations (and refusals) → requests
+	// createMs is the mean time flightns took to answer a
+	// CreateTableVersion (refused ones too), in milliseconds: its own
+	// measure, from the request's arrival to its answer.
+	createMs float64
 	// sequential is the median over adds (one process) of the longest
 	// chain of requests, S3 and DynamoDB together, one add waited for.
 	sequential float64
@@ -395,6 +431,16 @@ func (c s3Count) breakdown() string {
 // operation.
 func (c s3Count) dynamoBreakdown() string {
 	return perCommitBreakdown(c.dynamo, c.commits, c.dynamoPerCommit())
+}
+
+// restBreakdown is the REST requests to flightns per commit, in all and
+// by operation.
+func (c s3Count) restBreakdown() string {
+	n := 0
+	for _, v := range c.rest {
+		n += v
+	}
+	return perCommitBreakdown(c.rest, c.commits, float64(n)/float64(max(c.commits, 1)))
 }
 
 // perCommitBreakdown is total, then each kind's count per commit, the
