@@ -446,12 +446,20 @@ func serveTuning() string {
 
 func (p *serveProc) pid() int { return p.cmd.Process.Pid }
 
+// restTime is what a server's request-duration histogram says of one
+// REST operation: how many requests (refused ones too) and the seconds
+// they took in all.
+type restTime struct {
+	n       int
+	seconds float64
+}
+
 // restRequests reads the server's Prometheus metrics of requests and
-// returns its REST ones by operation: how many (flightns_requests_total;
-// a refusal's code after the operation, "CreateTableVersion
-// ConcurrentModification") and the seconds they took in all
+// returns its REST ones by operation: how many
+// (flightns_requests_total; a refusal's code after the operation,
+// "CreateTableVersion ConcurrentModification"), and their time
 // (flightns_request_duration_seconds, by operation only).
-func (p *serveProc) restRequests(ctx context.Context) (counts map[string]int, seconds map[string]float64, err error) {
+func (p *serveProc) restRequests(ctx context.Context) (counts map[string]int, times map[string]restTime, err error) {
 	if p.metrics == "" {
 		return nil, nil, errors.New("flightns serve logged no metrics address")
 	}
@@ -469,7 +477,7 @@ func (p *serveProc) restRequests(ctx context.Context) (counts map[string]int, se
 	if err != nil {
 		return nil, nil, fmt.Errorf("flightns serve's metrics: %w", err)
 	}
-	counts, seconds = map[string]int{}, map[string]float64{}
+	counts, times = map[string]int{}, map[string]restTime{}
 	restOps := func(name string, fn func(labels map[string]string, m *dto.Metric)) {
 		for _, m := range families[name].GetMetric() {
 			labels := map[string]string{}
@@ -489,9 +497,10 @@ func (p *serveProc) restRequests(ctx context.Context) (counts map[string]int, se
 		counts[k] += int(m.GetCounter().GetValue())
 	})
 	restOps("flightns_request_duration_seconds", func(labels map[string]string, m *dto.Metric) {
-		seconds[labels["op"]] += m.GetHistogram().GetSampleSum()
+		h, t := m.GetHistogram(), times[labels["op"]]
+		times[labels["op"]] = restTime{n: t.n + int(h.GetSampleCount()), seconds: t.seconds + h.GetSampleSum()}
 	})
-	return counts, seconds, nil
+	return counts, times, nil
 }
 
 // count is the number of log lines so far containing s.

@@ -294,10 +294,10 @@ func lanceS3Round(ctx context.Context, dir, bin string, st lanceS3Stores, impl s
 	st.log.reset()
 	st.ddb.proxy.reset()
 	var restBefore map[string]int
-	var secondsBefore map[string]float64
+	var timesBefore map[string]restTime
 	if srv != nil {
 		var err error
-		if restBefore, secondsBefore, err = srv.restRequests(ctx); err != nil {
+		if restBefore, timesBefore, err = srv.restRequests(ctx); err != nil {
 			return lanceS3Run{}, err
 		}
 	}
@@ -322,7 +322,7 @@ func lanceS3Round(ctx context.Context, dir, bin string, st lanceS3Stores, impl s
 		c.dynamo[dynamoKind(r)]++
 	}
 	if srv != nil {
-		after, seconds, err := srv.restRequests(ctx)
+		after, times, err := srv.restRequests(ctx)
 		if err != nil {
 			return lanceS3Run{}, err
 		}
@@ -332,14 +332,9 @@ func lanceS3Round(ctx context.Context, dir, bin string, st lanceS3Stores, impl s
 				c.rest[op] = d
 			}
 		}
-		n := 0
-		for op, k := range c.rest {
-			if op == "CreateTableVersion" || strings.HasPrefix(op, "CreateTableVersion ") {
-				n += k
-			}
-		}
-		if n > 0 {
-			c.createMs = 1000 * (seconds["CreateTableVersion"] - secondsBefore["CreateTableVersion"]) / float64(n)
+		t, t0 := times["CreateTableVersion"], timesBefore["CreateTableVersion"]
+		if n := t.n - t0.n; n > 0 {
+			c.createMs = 1000 * (t.seconds - t0.seconds) / float64(n)
 		}
 	}
 	if procs == 1 {

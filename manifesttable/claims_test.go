@@ -271,14 +271,12 @@ func TestALossDuringAGapsListingHasTheLogReadAgain(t *testing.T) {
 	cs := e.claims(ro)
 	e.stageAndPut(cs, "loc_t", 2)
 	failU.Store(true)
-	var entries []redisclaim.Entry
-	for _, loc := range []string{"loc_t", "loc_u"} {
-		v := map[string]uint64{"loc_t": 3, "loc_u": 1}[loc]
-		p := lancemanifest.StagingPath(lancemanifest.Dir(loc).Manifest(lancemanifest.V2, v))
-		if err := e.objs.Put(ctx, p, []byte("txn")); err != nil {
+	entries := []redisclaim.Entry{{Table: "loc_t", Version: 3}, {Table: "loc_u", Version: 1}}
+	for i, m := range entries {
+		entries[i].StagingPath = lancemanifest.StagingPath(lancemanifest.Dir(m.Table).Manifest(lancemanifest.V2, m.Version))
+		if err := e.objs.Put(ctx, entries[i].StagingPath, []byte("txn")); err != nil {
 			t.Fatal(err)
 		}
-		entries = append(entries, redisclaim.Entry{Table: loc, Version: v, StagingPath: p})
 	}
 	if _, err := cs.BatchPut(ctx, entries); err == nil {
 		t.Fatal("the fault did not fire")

@@ -360,9 +360,9 @@ func (t *Table) onAReplica(ctx context.Context, cursor uint64, entries []logEntr
 
 // rederiveGap handles sequences missing from the log (cursor, first):
 // Redis lost them (or trimmed them unread). What they committed is
-// re-derived from storage into seg. Before a catalog's first segment the jump is
-// only its first epoch's start: nothing to warn of, though storage is
-// still read. The change feed gets what was re-derived as events of the
+// re-derived from storage into seg. Before a catalog's first segment the
+// jump is only its first epoch's start: nothing to warn of, though
+// storage is still read. The change feed gets what was re-derived as events of the
 // gap's first sequence (seg.Events, before the segment's own): a version
 // acknowledged before its log entry reached a segment has its event
 // still, and the gap itself is an event (EventSequencesLost, for readers

@@ -421,8 +421,8 @@ func (m memberState) String() string {
 // closed (no epoch). A record exists only for a transaction whose claims
 // all succeeded, so it commits whenever every member can still be
 // finalized (its members are then made final and recorded in Redis; the
-// caller settles it: settleCommitted); if one cannot and none is final, it never committed anywhere
-// and its record is removed. A transaction with some members final and
+// caller settles it: settleCommitted); if one cannot and none is final,
+// it never committed anywhere and its record is removed. A transaction with some members final and
 // others blocked cannot be completed: that is reported loudly and its
 // record kept for an operator; recovery goes on.
 func (s *Store) rollForward(ctx context.Context, rec txnRecord, token string) (txnOutcome, error) {
