@@ -180,6 +180,13 @@ type replicaWriter struct {
 	lance bool
 }
 
+// base is the root's URI as locations start with it: an s3:// root's
+// options (its endpoint, region) are not part of them.
+func (w *replicaWriter) base() string {
+	b, _, _ := strings.Cut(w.objs.URI(), "?")
+	return b
+}
+
 func replicaTable(k int) string { return fmt.Sprintf("bench$t%d", k) }
 
 // setup creates the namespace and the tables, and commits version 1 of
@@ -207,9 +214,9 @@ func (w *replicaWriter) setupTables(ctx context.Context, n int) error {
 					errs[g] = fmt.Errorf("declaring %s: %w", replicaTable(k), err)
 					return
 				}
-				key, ok := strings.CutPrefix(strings.TrimSuffix(d.Location, "/"), w.objs.URI()+"/")
+				key, ok := strings.CutPrefix(strings.TrimSuffix(d.Location, "/"), w.base()+"/")
 				if !ok {
-					errs[g] = fmt.Errorf("table %s at %q is not under the root %s", replicaTable(k), d.Location, w.objs.URI())
+					errs[g] = fmt.Errorf("table %s at %q is not under the root %s", replicaTable(k), d.Location, w.base())
 					return
 				}
 				w.keys[k] = key
@@ -243,7 +250,7 @@ func (w *replicaWriter) commitTable(ctx context.Context, r, k int) Outcome {
 		return Failed
 	}
 	err := w.rcs[r].post(ctx, "/v1/table/"+replicaTable(k)+"/version/create", map[string]any{
-		"version": v, "manifest_path": w.objs.URI() + "/" + key, "manifest_size": len(payload)}, nil)
+		"version": v, "manifest_path": w.base() + "/" + key, "manifest_size": len(payload)}, nil)
 	var re *restError
 	if err == nil || errors.As(err, &re) {
 		w.served[r].Add(1)

@@ -51,8 +51,11 @@ func runCommitSteps(ctx context.Context, cfg Config, rep *Report) error {
 	if st, err := os.Stat("/dev/shm"); err == nil && st.IsDir() && cfg.wants("tmpfs") {
 		bases = append(bases, base{"tmpfs", "/dev/shm"})
 	}
+	if len(cfg.Backends) > 0 && cfg.wants("s3") {
+		bases = append(bases, base{"s3", ""})
+	}
 	for _, b := range bases {
-		r, err := commitStepsOn(ctx, cfg, b.parent)
+		r, err := commitStepsOn(ctx, cfg, b.parent, b.backend == "s3")
 		if err != nil {
 			return fmt.Errorf("commit-steps on %s: %w", b.backend, err)
 		}
@@ -122,9 +125,10 @@ func median(d []time.Duration) float64 {
 	return pct(s, 0.50)
 }
 
-// commitStepsOn measures a lone writer with the root and Redis's files in
-// a fresh directory under parent ("" is the temp directory).
-func commitStepsOn(ctx context.Context, cfg Config, parent string) (Result, error) {
+// commitStepsOn measures a lone writer with Redis's files in a fresh
+// directory under parent ("" is the temp directory) and the root there
+// too, or on a MinIO server of its own if onS3.
+func commitStepsOn(ctx context.Context, cfg Config, parent string, onS3 bool) (Result, error) {
 	dir, err := os.MkdirTemp(parent, "flightns-bench-steps-")
 	if err != nil {
 		return Result{}, err
@@ -137,11 +141,22 @@ func commitStepsOn(ctx context.Context, cfg Config, parent string) (Result, erro
 	defer func() { _ = rs.Kill() }()
 	rdb := redis.NewClient(&redis.Options{Network: "unix", Addr: rs.Addr()})
 	defer func() { _ = rdb.Close() }()
-	objs, err := objstore.Open(ctx, "file://"+filepath.Join(dir, "root"))
-	if err != nil {
-		return Result{}, err
+	var objs *objstore.Store
+	if onS3 {
+		s, cleanup, err := openBackend(ctx, "s3")
+		if err != nil {
+			return Result{}, err
+		}
+		defer cleanup()
+		objs = s
+	} else {
+		s, err := objstore.Open(ctx, "file://"+filepath.Join(dir, "root"))
+		if err != nil {
+			return Result{}, err
+		}
+		defer func() { _ = s.Close() }()
+		objs = s
 	}
-	defer func() { _ = objs.Close() }()
 	clk := &stepClock{parts: map[string][]time.Duration{}}
 	svc, err := namespace.Open(ctx, namespace.Config{Objects: objs, Redis: rdb, Catalog: "bench", Logger: quietLogger(), Claims: redisclaim.Config{Step: clk.step, Observer: &redisclaim.Observer{Claim: clk.claim}}, Table: manifesttable.Config{Engine: sqlengine.Config{MemoryLimit: "1GB"}}})
 	if err != nil {

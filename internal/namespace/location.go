@@ -29,11 +29,18 @@ type root struct {
 }
 
 func newRoot(objs *objstore.Store) (root, error) {
-	u, err := url.Parse(objs.URI())
+	r, err := parseRoot(objs.URI())
+	r.objs = objs
+	return r, err
+}
+
+// parseRoot reads a root's URI (the store's, with its options).
+func parseRoot(uri string) (root, error) {
+	u, err := url.Parse(uri)
 	if err != nil {
 		return root{}, nserror.New(nserror.InvalidInput, "root URI: %v", err)
 	}
-	r := root{objs: objs, scheme: u.Scheme}
+	r := root{scheme: u.Scheme}
 	switch u.Scheme {
 	case "file":
 		r.dir = filepath.Clean(u.Path)
@@ -138,7 +145,12 @@ func (r root) toKey(p, what string) (string, error) {
 				return "", nserror.New(nserror.InvalidInput, "%s %q is in bucket %q, the catalog is in %q", what, p, u.Host, r.bucket)
 			}
 			rest := strings.TrimPrefix(u.Path, "/")
-			if rel = r.underStorePath(rest); rel == "" {
+			if r.storePath == "" { // the root is the whole bucket
+				rel = strings.TrimSuffix(rest, "/")
+			} else {
+				rel = r.underStorePath(rest)
+			}
+			if rel == "" {
 				return "", nserror.New(nserror.InvalidInput, "%s %q is outside the catalog root %s", what, p, r.base)
 			}
 		default:
