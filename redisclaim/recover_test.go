@@ -196,6 +196,101 @@ func TestRecoveryMakesEveryTransactionFinalBeforeCompletingAny(t *testing.T) {
 	}
 }
 
+// A recovery cut short in its second pass — before it completed any
+// transaction (between the two passes), or after some — leaves the
+// rest to the next recovery, which finds every member final and
+// completes each transaction still recorded: each is completed once,
+// no record is left, every member's final manifest holds its bytes, and
+// the tables commit on from the versions the transactions made.
+func TestARecoveryCutShortBetweenItsPassesIsFinishedByTheNext(t *testing.T) {
+	ctx := context.Background()
+	for cut := range 3 {
+		t.Run(fmt.Sprintf("after %d completed", cut), func(t *testing.T) {
+			e := newEnv(t, "mem")
+			crash := StepFunc(func(_ context.Context, st Step, _ string, _ uint64) error {
+				if st == StepTxnRecorded {
+					return errors.New("crash")
+				}
+				return nil
+			})
+			e.step.Store(&crash)
+			want := map[string]string{} // table → its v1's bytes
+			for i := range 3 {
+				var entries []Entry
+				for _, tbl := range []string{"a", "b"} {
+					table, content := fmt.Sprintf("%s%d", tbl, i), fmt.Sprintf("txn%d-%s", i, tbl)
+					want[table] = content
+					entries = append(entries, Entry{Table: table, Version: 1, StagingPath: e.stage(table, 1, content)})
+				}
+				if _, err := e.s.Commit(ctx, entries, &Extras{Extra: []byte(`{}`)}); err == nil {
+					t.Fatal("the fault did not fire")
+				}
+			}
+			e.noFaults()
+			e.redis.FlushAll()
+
+			completed := map[string]int{}
+			recoverOnce := func(failAt int) (RecoveryStats, error) {
+				n := 0
+				cat := &floorCatalog{complete: func(c TxnCommit) error {
+					if n == failAt {
+						return errors.New("killed")
+					}
+					n++
+					completed[c.ID]++
+					return nil
+				}}
+				// No writer is in flight: a short window only shortens the wait.
+				s, err := NewIn(ctx, Config{Redis: e.rdb, Objects: e.objs, Catalog: e.s.Catalog(), Logger: quiet, PromoteWindow: 100 * time.Millisecond}, cat)
+				if err != nil {
+					return RecoveryStats{}, err
+				}
+				defer func() { _ = s.Close() }()
+				cat.s = s
+				return s.RecoverWithStats(ctx)
+			}
+			if _, err := recoverOnce(cut); err == nil {
+				t.Fatal("the first recovery was not cut short")
+			}
+			for table, content := range want {
+				if got := e.final(table, 1); got != content {
+					t.Fatalf("after the cut, %s v1 is %q, want %q: the first pass makes every member final", table, got, content)
+				}
+			}
+			if left, _ := e.objs.ListAll(ctx, txnPrefix); len(left) != 3-cut {
+				t.Fatalf("after the cut %d records are left, want %d", len(left), 3-cut)
+			}
+			st, err := recoverOnce(-1)
+			if err != nil || st.RolledForward != 3-cut {
+				t.Fatalf("the second recovery: %+v, %v; want %d rolled forward", st, err, 3-cut)
+			}
+			if len(completed) != 3 {
+				t.Fatalf("completed %v, want all three transactions", completed)
+			}
+			for id, n := range completed {
+				if n != 1 {
+					t.Errorf("transaction %s completed %d times", id, n)
+				}
+			}
+			if left, _ := e.objs.ListAll(ctx, txnPrefix); len(left) != 0 {
+				t.Fatalf("records left after the second recovery: %v", left)
+			}
+			s := e.open(e.s.Catalog())
+			for table, content := range want {
+				if got := e.final(table, 1); got != content {
+					t.Errorf("%s v1 is %q, want %q", table, got, content)
+				}
+				if _, err := s.Put(ctx, table, 1, e.stage(table, 1, "again"), 5, ""); err == nil {
+					t.Errorf("%s v1 was claimed again after the recoveries", table)
+				}
+				if _, err := s.Put(ctx, table, 2, e.stage(table, 2, "next"), 4, ""); err != nil {
+					t.Errorf("%s v2 after the recoveries: %v", table, err)
+				}
+			}
+		})
+	}
+}
+
 func TestConcurrentRecoveriesRunOnce(t *testing.T) {
 	ctx := context.Background()
 	e := newEnv(t, "mem")
