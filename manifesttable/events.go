@@ -88,7 +88,10 @@ const eventSegments = 64
 const followBatch = 1024
 
 // feedKeep bounds the events a process keeps in memory for its
-// followers; a follower further behind reads storage.
+// followers; a follower further behind reads storage. Past it, the
+// oldest are let go down to half of it (whole sequences), so that what
+// is kept is copied once per half a feedKeep of events published, not at
+// every publication.
 const feedKeep = 1 << 16
 
 // feed is the change feed as this process applies segments: the events
@@ -111,13 +114,18 @@ func (f *feed) publish(events []api.Event, first, last uint64) {
 	}
 	f.recent = append(f.recent, events...)
 	f.through = last
-	if n := len(f.recent) - feedKeep; n > 0 {
+	if len(f.recent) > feedKeep {
 		// Whole sequences only: the cut moves on to a sequence's first
-		// event, and from to the first sequence kept.
+		// event, and from to the first sequence kept. The kept events go
+		// to a new array (followers hold slices of the old one) with room
+		// to grow to feedKeep.
+		n := len(f.recent) - feedKeep/2
 		for n < len(f.recent) && f.recent[n].Seq == f.recent[n-1].Seq {
 			n++
 		}
-		f.recent = slices.Clone(f.recent[n:])
+		kept := make([]api.Event, len(f.recent)-n, max(feedKeep, len(f.recent)-n))
+		copy(kept, f.recent[n:])
+		f.recent = kept
 		f.from = f.through + 1
 		if len(f.recent) > 0 {
 			f.from = f.recent[0].Seq

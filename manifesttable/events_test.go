@@ -3,6 +3,8 @@ package manifesttable
 import (
 	"context"
 	"errors"
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -100,5 +102,75 @@ func TestTheFeedHandsOutBoundedBatchesOfWholeSequences(t *testing.T) {
 		if got[i].Seq != all[i].Seq {
 			t.Fatalf("event %d: seq %d, want %d", i, got[i].Seq, all[i].Seq)
 		}
+	}
+}
+
+// The feed keeps at most feedKeep events in memory and about half of
+// them at least once it has had that many (the cut moves on to a
+// sequence's first event), always whole sequences from `from`
+// through `through`; the events a follower was handed never change.
+func TestTheFeedKeepsABoundedWindowOfWholeSequences(t *testing.T) {
+	var f feed
+	var seq uint64
+	var held []api.Event // a follower's batch, from early on
+	var heldCopy []api.Event
+	for published := 0; published < 5*feedKeep; {
+		var evs []api.Event
+		first := seq + 1
+		for range 100 {
+			seq++
+			for k := range 1 + int(seq%3) { // 1 to 3 events a sequence
+				evs = append(evs, api.Event{Seq: seq, Type: fmt.Sprint(k)})
+			}
+		}
+		f.publish(evs, first, seq)
+		published += len(evs)
+		if n := len(f.recent); n > feedKeep || (published >= feedKeep && n < feedKeep/2-2) {
+			t.Fatalf("after %d events published the feed keeps %d (want %d to %d)", published, n, feedKeep/2-2, feedKeep)
+		}
+		if f.recent[0].Seq != f.from || f.recent[len(f.recent)-1].Seq != f.through || f.through != seq {
+			t.Fatalf("the feed keeps %d..%d as from %d through %d, published through %d", f.recent[0].Seq, f.recent[len(f.recent)-1].Seq, f.from, f.through, seq)
+		}
+		if f.from > 1 {
+			if _, _, covered, _ := f.since(f.from - 2); covered {
+				t.Fatalf("since %d is covered though the feed starts at %d", f.from-2, f.from)
+			}
+		}
+		got, _, covered, _ := f.since(f.from - 1)
+		if !covered || got[0].Seq != f.from || got[0].Type != "0" {
+			t.Fatalf("since %d: covered %v, first %+v; want sequence %d's first event", f.from-1, covered, got[0], f.from)
+		}
+		if held == nil && published > feedKeep/4 {
+			held, _, _, _ = f.since(f.from - 1)
+			heldCopy = slices.Clone(held)
+		}
+	}
+	if !slices.EqualFunc(held, heldCopy, func(a, b api.Event) bool { return a.Seq == b.Seq && a.Type == b.Type }) {
+		t.Fatal("a batch handed to a follower changed as the feed went on")
+	}
+}
+
+// BenchmarkFeedPublish is one segment's 20 events published to a feed
+// that has filled its window before.
+func BenchmarkFeedPublish(b *testing.B) {
+	var f feed
+	var seq uint64
+	batch := func() ([]api.Event, uint64) {
+		evs := make([]api.Event, 20)
+		first := seq + 1
+		for i := range evs {
+			seq++
+			evs[i] = api.Event{Seq: seq}
+		}
+		return evs, first
+	}
+	for seq < 2*feedKeep { // past the first cut
+		evs, first := batch()
+		f.publish(evs, first, seq)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		evs, first := batch()
+		f.publish(evs, first, seq)
 	}
 }
