@@ -31,6 +31,7 @@ import (
 	"github.com/flightns/flightns/internal/redisstate"
 	"github.com/flightns/flightns/internal/restserver"
 	"github.com/flightns/flightns/internal/sqlengine"
+	"github.com/flightns/flightns/internal/threads"
 	"github.com/flightns/flightns/manifesttable"
 	"github.com/flightns/flightns/objstore"
 )
@@ -140,7 +141,11 @@ type feedServer struct {
 	// serverPid is the server's process when it is a child (0: this
 	// process); redisPid its Redis.
 	serverPid, redisPid int
-	closers             []func() // run in reverse by close
+	// backend names the rows: file, or tmpfs-split (splitCores).
+	backend string
+	// cores says which CPUs the server and this process have, when split.
+	cores   string
+	closers []func() // run in reverse by close
 }
 
 func (s *feedServer) close() {
@@ -260,6 +265,54 @@ func startFeedServe(ctx context.Context, cfg Config, scenario string, opt serveO
 	s.w = &replicaWriter{rcs: []*restClient{newRESTClient(srv.rest)}, objs: objs,
 		payload: make([]byte, 1024), served: make([]atomic.Int64, 1), lance: opt.lance}
 	return s, s.w.setupTables(ctx, cmp.Or(opt.tables, feedTables))
+}
+
+// splitCores keeps the server's processes (flightns serve with its
+// children, and Redis) to the first half of this process's CPUs and this
+// process to the rest, and returns how to give this process all of them
+// back. A thread or process made later inherits its maker's CPUs.
+func (s *feedServer) splitCores() (undo func(), err error) {
+	mine, err := threads.Mine()
+	if err != nil {
+		return nil, err
+	}
+	if len(mine) < 2 {
+		return nil, fmt.Errorf("the split backend needs two CPUs, this process has %v", mine)
+	}
+	server, clients := mine[:len(mine)/2], mine[len(mine)/2:]
+	pids := append([]int{s.redisPid}, descendants(s.serverPid)...)
+	for _, pid := range pids {
+		if err := threads.Pin(pid, server); err != nil {
+			return nil, err
+		}
+	}
+	procs := runtime.GOMAXPROCS(len(clients))
+	if err := threads.Pin(0, clients); err != nil {
+		runtime.GOMAXPROCS(procs)
+		return nil, err
+	}
+	s.cores = fmt.Sprintf("the server's processes (flightns serve, its SQL worker, Redis) kept to CPUs %v, this process (writers, subscribers) to CPUs %v", server, clients)
+	return func() {
+		_ = threads.Pin(0, mine)
+		runtime.GOMAXPROCS(procs)
+	}, nil
+}
+
+// where says which cores the server and the subscribers ran on.
+func (s *feedServer) where() string {
+	if s.cores != "" {
+		return s.cores
+	}
+	return "the subscribers decode on the same cores as the server"
+}
+
+// descendants is pid and every process below it.
+func descendants(pid int) []int {
+	out := []int{pid}
+	for i := 0; i < len(out); i++ {
+		out = append(out, replicaChildren(out[i])...)
+	}
+	return out
 }
 
 // versionKey names a table version as the feed and the writer see it.
@@ -792,11 +845,42 @@ func (ph *pacedPhase) results(scenario, note string) []Result {
 // --- feed-commits ------------------------------------------------------
 
 func runFeedCommits(ctx context.Context, cfg Config, rep *Report) error {
-	s, err := startFeedServe(ctx, cfg, feedCommitsName, serveOptions{})
+	if cfg.wants("file") {
+		if err := feedCommitsOn(ctx, cfg, rep, false); err != nil {
+			return err
+		}
+	}
+	if len(cfg.Backends) > 0 && cfg.wants("tmpfs-split") {
+		return feedCommitsOn(ctx, cfg, rep, true)
+	}
+	return nil
+}
+
+// feedCommitsOn runs feed-commits on backend file, or, if split, on
+// "tmpfs-split": the server's root, data and Redis on tmpfs (no disk to
+// wait for: the server's CPU is what limits the commits), and its
+// processes (flightns serve, its SQL worker, its Redis) on the first half
+// of this process's CPUs and this process (writers, subscribers) on the
+// rest, as a server and its clients on machines of their own would be.
+func feedCommitsOn(ctx context.Context, cfg Config, rep *Report, split bool) error {
+	opt := serveOptions{}
+	if split {
+		opt.parent = "/dev/shm"
+	}
+	s, err := startFeedServe(ctx, cfg, feedCommitsName, opt)
 	if err != nil {
 		return err
 	}
 	defer s.close()
+	s.backend = "file"
+	if split {
+		undo, err := s.splitCores()
+		if err != nil {
+			return err
+		}
+		defer undo()
+		s.backend = "tmpfs-split"
+	}
 	var base Result // of the level paced: feedPacedClients, or the highest below
 	for _, clients := range cfg.clientsUpTo(feedMaxClients) {
 		r, err := s.commitsAt(ctx, cfg, rep, clients)
@@ -843,7 +927,7 @@ func (s *feedServer) pacedCPU(ctx context.Context, cfg Config, rep *Report, base
 	var none float64
 	for _, n := range counts {
 		r, cpu, deliveries := poolRounds(rounds[n])
-		r.Scenario, r.Backend, r.Subscribers, r.TargetPerSec = fmt.Sprintf("%s:paced:%d", feedCommitsName, n), "file", n, rate
+		r.Scenario, r.Backend, r.Subscribers, r.TargetPerSec = fmt.Sprintf("%s:paced:%d", feedCommitsName, n), s.backend, n, rate
 		if r.Ops > 0 {
 			r.ServerCPUMs = float64(cpu.server()) * 10 / float64(r.Ops)
 			r.RedisCPUMs = float64(cpu.redis) * 10 / float64(r.Ops)
@@ -860,8 +944,8 @@ func (s *feedServer) pacedCPU(ctx context.Context, cfg Config, rep *Report, base
 		}
 		r.Note = fmt.Sprintf("the commits of %s paced at %.0f/s (half what %d clients achieved with no subscriber) by %d clients, beside %d subscribers (%d Flight, %d SSE; %d deliveries checked), "+
 			"%d alternating rounds of %s: the server's CPU per commit %.3f ms, Redis's %.3f ms; ratio = the server's CPU per commit ÷ with %d subscribers (target with %d: ≤ 1.05), "+
-			"at one commit rate (not one load of the machine: the subscribers' reading shares its cores, and the less busy they are the more the Go runtime spins); by round, %s",
-			feedCommitsName, rate, base.Clients, base.Clients, n, n/2, n-n/2, deliveries, cfg.Rounds, cfg.Duration, r.ServerCPUMs, r.RedisCPUMs, counts[0], counts[1], strings.Join(usage, " | "))
+			"at one commit rate (not one load of the machine: %s, and the less busy the cores are the more the Go runtime spins); by round, %s",
+			feedCommitsName, rate, base.Clients, base.Clients, n, n/2, n-n/2, deliveries, cfg.Rounds, cfg.Duration, r.ServerCPUMs, r.RedisCPUMs, counts[0], counts[1], s.where(), strings.Join(usage, " | "))
 		cfg.add(rep, r)
 	}
 	return nil
@@ -900,7 +984,7 @@ func (s *feedServer) commitsAt(ctx context.Context, cfg Config, rep *Report, cli
 	}
 	for _, n := range feedSubscriberCounts {
 		r, cpu, deliveries := poolRounds(rounds[n])
-		r.Scenario, r.Backend, r.Subscribers = fmt.Sprintf("%s:%d", feedCommitsName, n), "file", n
+		r.Scenario, r.Backend, r.Subscribers = fmt.Sprintf("%s:%d", feedCommitsName, n), s.backend, n
 		if r.Ops > 0 {
 			r.ServerCPUMs = float64(cpu.server()) * 10 / float64(r.Ops)
 			r.RedisCPUMs = float64(cpu.redis) * 10 / float64(r.Ops)
@@ -923,9 +1007,9 @@ func (s *feedServer) commitsAt(ctx context.Context, cfg Config, rep *Report, cli
 		r.Note = fmt.Sprintf("REST CreateTableVersion (a 1 KiB staging upload first), closed loop, client c on table c, to a `flightns serve` child on a private Redis (persistence %s) and a file:// root, "+
 			"beside %d subscribers of table.version.created in this process (%d Flight, %d SSE) started before each round and checked after it: every acknowledged version reached every subscriber (%d deliveries checked); "+
 			"%d alternating rounds of %s, commits/s by round %s; ratio = commits/s ÷ with %d subscribers (target with %d: ≥ 0.95); "+
-			"the server's CPU per commit %.3f ms%s, Redis's %.3f ms; the subscribers decode on the same cores as the server; by round, %s",
+			"the server's CPU per commit %.3f ms%s, Redis's %.3f ms; %s; by round, %s",
 			cfg.persistence(), n, n/2, n-n/2, deliveries, cfg.Rounds, cfg.Duration, strings.Join(each, "/"), feedSubscriberCounts[0], feedSubscriberCounts[len(feedSubscriberCounts)-1],
-			r.ServerCPUMs, serverRatio, r.RedisCPUMs, strings.Join(usage, " | "))
+			r.ServerCPUMs, serverRatio, r.RedisCPUMs, s.where(), strings.Join(usage, " | "))
 		cfg.add(rep, r)
 	}
 	return base, nil

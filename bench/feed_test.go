@@ -5,9 +5,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/flightns/flightns/internal/threads"
 )
 
 // The change feed scenarios, end to end (feed-commits against the real
@@ -182,5 +185,34 @@ func TestFeedCheckFailsOnALostOrRepeatedVersion(t *testing.T) {
 	}
 	if err := waitDelivered(ctx, []*subscriber{d}, keys); err == nil || !strings.Contains(err.Error(), "received version 5 of t0 after 2") {
 		t.Fatalf("a version after a gap: %v", err)
+	}
+}
+
+// feed-commits on tmpfs-split keeps the server's processes to half the
+// CPUs and this process to the rest while it runs, says so in its rows,
+// delivers every version to every subscriber, and gives this process all
+// its CPUs back afterwards.
+func TestFeedCommitsOnSplitCores(t *testing.T) {
+	counts := feedSubscriberCounts
+	feedSubscriberCounts = []int{0, 4}
+	defer func() { feedSubscriberCounts = counts }()
+	servingFlightns(t)
+	before, err := threads.Mine()
+	if err != nil {
+		t.Fatal(err)
+	}
+	results := runScenario(t, Config{Scenarios: []string{feedCommitsName}, Backends: []string{"tmpfs-split"}, Clients: []int{2},
+		Duration: 300 * time.Millisecond, Rounds: 1})
+	if len(results) != len(feedSubscriberCounts)+2 {
+		t.Fatalf("%d rows, want %d", len(results), len(feedSubscriberCounts)+2)
+	}
+	for _, r := range results {
+		if r.Backend != "tmpfs-split" || r.Errors != 0 || r.Ops == 0 || !strings.Contains(r.Note, "kept to CPUs") {
+			t.Errorf("%s: backend %s, %d ops, %d errors; note %q", r.Scenario, r.Backend, r.Ops, r.Errors, r.Note)
+		}
+	}
+	after, err := threads.Mine()
+	if err != nil || !slices.Equal(after, before) {
+		t.Fatalf("after the run this thread may use CPUs %v (%v), before %v", after, err, before)
 	}
 }

@@ -42,7 +42,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	replot := fs.String("replot", "", "draw the chart of an existing JSON report (to --chart, or beside it) and exit")
 	manifestRows := fs.String("manifest-rows", "", "comma-separated __manifest sizes for the manifest and flight scenarios (default: 1000000; with --quick 100000)")
 	txnTables := fs.String("txn-tables", "2,4,16", "comma-separated table counts of the multi-table transactions")
-	backends := fs.String("backends", "", "comma-separated backends to measure: mem, file, tmpfs, s3, minio, minio+10ms, minio-copy+10ms (default: all a scenario has)")
+	backends := fs.String("backends", "", "comma-separated backends to measure: mem, file, tmpfs, s3, minio, minio+10ms, minio-copy+10ms, tmpfs-split (default: all a scenario has)")
 	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of the run to this file")
 	persistence := fs.String("redis-persistence", "none", "persistence of the benchmark's Redis: none, everysec or always")
 	processes := fs.String("processes", "", "comma-separated LanceDB writer processes of the lance scenarios (default: 1,4)")

@@ -1,13 +1,14 @@
 package sqlworker
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"strconv"
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/flightns/flightns/internal/threads"
 )
 
 // LimitSelf bounds the calling process as spec says, before it allocates
@@ -33,44 +34,20 @@ func LimitSelf(spec Spec) error {
 			return fmt.Errorf("sqlworker: limiting the data segment to %d bytes: %w", spec.DataLimit, err)
 		}
 	}
-	if !spec.Idle && len(spec.CPUs) == 0 {
-		return nil
-	}
-	var set unix.CPUSet
-	for _, c := range spec.CPUs {
-		set.Set(c)
-	}
-	// A thread the runtime starts meanwhile inherits what its parent had
-	// when it was made: the passes go on until one finds no thread it had
-	// not seen, so every thread made from one not yet bounded is caught.
-	done := map[int]bool{}
-	for {
-		tasks, err := os.ReadDir("/proc/self/task")
-		if err != nil {
-			return fmt.Errorf("sqlworker: listing threads: %w", err)
+	if len(spec.CPUs) > 0 {
+		if err := threads.Pin(0, spec.CPUs); err != nil {
+			return fmt.Errorf("sqlworker: %w", err)
 		}
-		fresh := false
-		for _, t := range tasks {
-			tid, err := strconv.Atoi(t.Name())
-			if err != nil || done[tid] {
-				continue
+	}
+	if spec.Idle {
+		return threads.Each(0, func(tid int) error {
+			if err := unix.SchedSetAttr(tid, &unix.SchedAttr{Policy: unix.SCHED_IDLE}, 0); err != nil {
+				return fmt.Errorf("sqlworker: scheduling thread %d as idle: %w", tid, err)
 			}
-			fresh, done[tid] = true, true
-			if len(spec.CPUs) > 0 {
-				if err := unix.SchedSetaffinity(tid, &set); err != nil && !errors.Is(err, unix.ESRCH) {
-					return fmt.Errorf("sqlworker: keeping thread %d to CPUs %v: %w", tid, spec.CPUs, err)
-				}
-			}
-			if spec.Idle {
-				if err := unix.SchedSetAttr(tid, &unix.SchedAttr{Policy: unix.SCHED_IDLE}, 0); err != nil && !errors.Is(err, unix.ESRCH) {
-					return fmt.Errorf("sqlworker: scheduling thread %d as idle: %w", tid, err)
-				}
-			}
-		}
-		if !fresh {
 			return nil
-		}
+		})
 	}
+	return nil
 }
 
 // WorkerCPUs chooses the CPUs of the worker among those the calling
@@ -78,15 +55,9 @@ func LimitSelf(spec Spec) error {
 // (all, when there is only one). It returns nil when that is all of them
 // (no need to pin).
 func WorkerCPUs(n int) ([]int, error) {
-	var set unix.CPUSet
-	if err := unix.SchedGetaffinity(0, &set); err != nil {
-		return nil, fmt.Errorf("sqlworker: reading this process's CPUs: %w", err)
-	}
-	var mine []int
-	for c := range len(set) * 64 {
-		if set.IsSet(c) {
-			mine = append(mine, c)
-		}
+	mine, err := threads.Mine()
+	if err != nil {
+		return nil, fmt.Errorf("sqlworker: %w", err)
 	}
 	if n <= 0 {
 		n = len(mine) - 1
