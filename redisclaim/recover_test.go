@@ -138,13 +138,19 @@ func (c *floorCatalog) Name(string) string { return "" }
 
 func (c *floorCatalog) NoteManifest(string, []byte) {}
 
-// A recovery completes no rolled-forward transaction (its catalog part
-// goes to the commit log, and the log's first entry after a loss has the
-// materializer read storage for the lost sequences) before every one's
-// members are final in storage.
-func TestRecoveryMakesEveryTransactionFinalBeforeCompletingAny(t *testing.T) {
-	ctx := context.Background()
-	e := newEnv(t, "mem")
+// lostMember is a member of a transaction lostTransactions made.
+type lostMember struct {
+	table   string
+	version uint64
+	content string
+}
+
+// lostTransactions commits three transactions of two tables each (a0
+// and b0, a1 and b1, …, each at version 1) whose writers die once their
+// commit records are in storage, then empties Redis: a recovery has to
+// roll every one forward. It returns their members.
+func lostTransactions(t *testing.T, e *env) []lostMember {
+	t.Helper()
 	crash := StepFunc(func(_ context.Context, st Step, _ string, _ uint64) error {
 		if st == StepTxnRecorded {
 			return errors.New("crash")
@@ -152,25 +158,31 @@ func TestRecoveryMakesEveryTransactionFinalBeforeCompletingAny(t *testing.T) {
 		return nil
 	})
 	e.step.Store(&crash)
-	type member struct {
-		table   string
-		version uint64
-		content string
-	}
-	var members []member
+	var members []lostMember
 	for i := range 3 {
 		var entries []Entry
 		for _, tbl := range []string{"a", "b"} {
-			m := member{fmt.Sprintf("%s%d", tbl, i), 1, fmt.Sprintf("txn%d-%s", i, tbl)}
+			m := lostMember{fmt.Sprintf("%s%d", tbl, i), 1, fmt.Sprintf("txn%d-%s", i, tbl)}
 			members = append(members, m)
 			entries = append(entries, Entry{Table: m.table, Version: m.version, StagingPath: e.stage(m.table, m.version, m.content)})
 		}
-		if _, err := e.s.Commit(ctx, entries, &Extras{Extra: []byte(`{}`)}); err == nil {
+		if _, err := e.s.Commit(context.Background(), entries, &Extras{Extra: []byte(`{}`)}); err == nil {
 			t.Fatal("the fault did not fire")
 		}
 	}
 	e.noFaults()
 	e.redis.FlushAll()
+	return members
+}
+
+// A recovery completes no rolled-forward transaction (its catalog part
+// goes to the commit log, and the log's first entry after a loss has the
+// materializer read storage for the lost sequences) before every one's
+// members are final in storage.
+func TestRecoveryMakesEveryTransactionFinalBeforeCompletingAny(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t, "mem")
+	members := lostTransactions(t, e)
 
 	var completed []string
 	cat := &floorCatalog{complete: func(c TxnCommit) error {
@@ -207,27 +219,10 @@ func TestARecoveryCutShortBetweenItsPassesIsFinishedByTheNext(t *testing.T) {
 	for cut := range 3 {
 		t.Run(fmt.Sprintf("after %d completed", cut), func(t *testing.T) {
 			e := newEnv(t, "mem")
-			crash := StepFunc(func(_ context.Context, st Step, _ string, _ uint64) error {
-				if st == StepTxnRecorded {
-					return errors.New("crash")
-				}
-				return nil
-			})
-			e.step.Store(&crash)
 			want := map[string]string{} // table → its v1's bytes
-			for i := range 3 {
-				var entries []Entry
-				for _, tbl := range []string{"a", "b"} {
-					table, content := fmt.Sprintf("%s%d", tbl, i), fmt.Sprintf("txn%d-%s", i, tbl)
-					want[table] = content
-					entries = append(entries, Entry{Table: table, Version: 1, StagingPath: e.stage(table, 1, content)})
-				}
-				if _, err := e.s.Commit(ctx, entries, &Extras{Extra: []byte(`{}`)}); err == nil {
-					t.Fatal("the fault did not fire")
-				}
+			for _, m := range lostTransactions(t, e) {
+				want[m.table] = m.content
 			}
-			e.noFaults()
-			e.redis.FlushAll()
 
 			completed := map[string]int{}
 			recoverOnce := func(failAt int) (RecoveryStats, error) {
