@@ -131,22 +131,20 @@ func copyPrefix(t *testing.T, srv *s3test.Server, from, to string) {
 // TestLanceDBOnVendedCredentials: LanceDB, given the REST URI and no
 // storage keys at all, creates a table, appends to it and reads it back on
 // MinIO with nothing but the credentials DescribeTable and DeclareTable
-// vend; the same client against a catalog that vends nothing cannot
-// reach the store (so the keys were the vended ones).
+// vend, on a catalog under a prefix and on one that is a whole bucket;
+// the same client against a catalog that vends nothing cannot reach the
+// store (so the keys were the vended ones).
 func TestLanceDBOnVendedCredentials(t *testing.T) {
 	ctx := context.Background()
-	srv := s3test.Start(t, "lake")
-	open := func(prefix string) *objstore.Store {
-		objs, err := objstore.Open(ctx, srv.URI("lake", prefix))
+	srv := s3test.Start(t, "lake", "whole")
+	open := func(bucket, prefix string) *objstore.Store {
+		objs, err := objstore.Open(ctx, srv.URI(bucket, prefix))
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { _ = objs.Close() })
 		return objs
 	}
-	vending := startServer(t, withConfig(func(c *namespace.Config) {
-		c.Objects, c.Vend = open("vend"), &objstore.VendOptions{Duration: 15 * time.Minute}
-	}))
 	keyless := []string{"-AWS_ACCESS_KEY_ID", "-AWS_SECRET_ACCESS_KEY", "-AWS_SESSION_TOKEN", "-AWS_PROFILE"}
 	run := func(s *server, cfg map[string]any) appendReport {
 		t.Helper()
@@ -159,19 +157,30 @@ func TestLanceDBOnVendedCredentials(t *testing.T) {
 		node(t, keyless, &r, "append.mjs", string(b))
 		return r
 	}
-	if r := run(vending, map[string]any{"setup": true}); !r.OK || r.Version != 1 {
-		t.Fatalf("LanceDB creating a table on vended credentials: %+v", r)
-	}
-	if r := run(vending, map[string]any{"worker": 1, "count": 3}); !r.OK || r.Added != 3 || len(r.Errors) != 0 {
-		t.Fatalf("LanceDB appending on vended credentials: %+v", r)
-	}
-	var d api.DescribeTableResponse
-	ok(t, "describe events", vending.post("/v1/table/lake%24events/describe", nil)).decode(t, &d)
-	if d.Version == nil || *d.Version != 4 {
-		t.Fatalf("after a create and 3 appends the table is at version %v, want 4", d.Version)
+	// A catalog under a prefix, and one that is a whole bucket.
+	for _, root := range []struct{ name, bucket, prefix string }{{"under a prefix", "lake", "vend"}, {"a whole bucket", "whole", ""}} {
+		t.Run(root.name, func(t *testing.T) {
+			vending := startServer(t, withConfig(func(c *namespace.Config) {
+				c.Objects, c.Vend = open(root.bucket, root.prefix), &objstore.VendOptions{Duration: 15 * time.Minute}
+			}))
+			if r := run(vending, map[string]any{"setup": true}); !r.OK || r.Version != 1 {
+				t.Fatalf("LanceDB creating a table on vended credentials: %+v", r)
+			}
+			if r := run(vending, map[string]any{"worker": 1, "count": 3}); !r.OK || r.Added != 3 || len(r.Errors) != 0 {
+				t.Fatalf("LanceDB appending on vended credentials: %+v", r)
+			}
+			var d api.DescribeTableResponse
+			ok(t, "describe events", vending.post("/v1/table/lake%24events/describe", nil)).decode(t, &d)
+			if d.Version == nil || *d.Version != 4 {
+				t.Fatalf("after a create and 3 appends the table is at version %v, want 4", d.Version)
+			}
+			if want := "s3://" + strings.TrimSuffix(root.bucket+"/"+root.prefix, "/") + "/"; !strings.HasPrefix(d.Location, want) {
+				t.Fatalf("the table is at %q, not under %s", d.Location, want)
+			}
+		})
 	}
 
-	plain := startServer(t, withConfig(func(c *namespace.Config) { c.Objects = open("plain") }))
+	plain := startServer(t, withConfig(func(c *namespace.Config) { c.Objects = open("lake", "plain") }))
 	r := run(plain, map[string]any{"setup": true})
 	if r.OK || !strings.Contains(strings.ToLower(strings.Join(r.Errors, " ")), "credential") {
 		t.Fatalf("LanceDB without keys, on a catalog that vends nothing: %+v; want a failure for want of credentials", r)
