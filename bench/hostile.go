@@ -601,9 +601,9 @@ func (w *hostileWriter) declare(ctx context.Context, n int) error {
 		if err := w.rc.post(ctx, "/v1/table/"+w.table(c)+"/declare", map[string]any{}, &d); err != nil {
 			return fmt.Errorf("declaring %s: %w", w.table(c), err)
 		}
-		key, ok := strings.CutPrefix(d.Location, w.objs.URI()+"/")
-		if !ok {
-			return fmt.Errorf("table %s at %q is not under the root %s", w.table(c), d.Location, w.objs.URI())
+		key, err := tableKey(w.objs, w.table(c), d.Location)
+		if err != nil {
+			return err
 		}
 		w.keys[c] = key
 	}
@@ -645,7 +645,7 @@ func (w *hostileWriter) commit(ctx context.Context, c int) Outcome {
 		return Failed
 	}
 	err := w.rc.post(ctx, "/v1/table/"+w.table(c)+"/version/create", map[string]any{
-		"version": v, "manifest_path": w.objs.URI() + "/" + key, "manifest_size": len(w.payload)}, nil)
+		"version": v, "manifest_path": rootBase(w.objs) + "/" + key, "manifest_size": len(w.payload)}, nil)
 	if err == nil {
 		w.heads[c] = v
 		return OK

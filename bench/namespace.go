@@ -81,7 +81,9 @@ func runNamespace(ctx context.Context, cfg Config, rep *Report) error {
 			if err != nil {
 				return err
 			}
-			tables[c] = d.Location[len(objs.URI()+"/"):]
+			if tables[c], err = tableKey(objs, fmt.Sprint(id), d.Location); err != nil {
+				return err
+			}
 		}
 		r := Measure(ctx, clients, cfg.Duration, func(ctx context.Context, c int) Outcome {
 			v := heads[c] + 1

@@ -180,11 +180,22 @@ type replicaWriter struct {
 	lance bool
 }
 
-// base is the root's URI as locations start with it: an s3:// root's
-// options (its endpoint, region) are not part of them.
-func (w *replicaWriter) base() string {
-	b, _, _ := strings.Cut(w.objs.URI(), "?")
+// rootBase is the URI of the root at objs as the catalog's locations
+// and manifest paths start with it: an s3:// root's options (its
+// endpoint, region) are not part of them.
+func rootBase(objs *objstore.Store) string {
+	b, _, _ := strings.Cut(objs.URI(), "?")
 	return b
+}
+
+// tableKey is the key, under the root at objs, of a table location the
+// catalog answered.
+func tableKey(objs *objstore.Store, table, location string) (string, error) {
+	key, ok := strings.CutPrefix(strings.TrimSuffix(location, "/"), rootBase(objs)+"/")
+	if !ok {
+		return "", fmt.Errorf("table %s at %q is not under the root %s", table, location, rootBase(objs))
+	}
+	return key, nil
 }
 
 func replicaTable(k int) string { return fmt.Sprintf("bench$t%d", k) }
@@ -214,9 +225,9 @@ func (w *replicaWriter) setupTables(ctx context.Context, n int) error {
 					errs[g] = fmt.Errorf("declaring %s: %w", replicaTable(k), err)
 					return
 				}
-				key, ok := strings.CutPrefix(strings.TrimSuffix(d.Location, "/"), w.base()+"/")
-				if !ok {
-					errs[g] = fmt.Errorf("table %s at %q is not under the root %s", replicaTable(k), d.Location, w.base())
+				key, err := tableKey(w.objs, replicaTable(k), d.Location)
+				if err != nil {
+					errs[g] = err
 					return
 				}
 				w.keys[k] = key
@@ -250,7 +261,7 @@ func (w *replicaWriter) commitTable(ctx context.Context, r, k int) Outcome {
 		return Failed
 	}
 	err := w.rcs[r].post(ctx, "/v1/table/"+replicaTable(k)+"/version/create", map[string]any{
-		"version": v, "manifest_path": w.base() + "/" + key, "manifest_size": len(payload)}, nil)
+		"version": v, "manifest_path": rootBase(w.objs) + "/" + key, "manifest_size": len(payload)}, nil)
 	var re *restError
 	if err == nil || errors.As(err, &re) {
 		w.served[r].Add(1)

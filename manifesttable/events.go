@@ -123,7 +123,7 @@ func (f *feed) publish(events []api.Event, first, last uint64) {
 		for n < len(f.recent) && f.recent[n].Seq == f.recent[n-1].Seq {
 			n++
 		}
-		kept := make([]api.Event, len(f.recent)-n, max(feedKeep, len(f.recent)-n))
+		kept := make([]api.Event, len(f.recent)-n, feedKeep)
 		copy(kept, f.recent[n:])
 		f.recent = kept
 		f.from = f.through + 1

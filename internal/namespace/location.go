@@ -145,12 +145,7 @@ func (r root) toKey(p, what string) (string, error) {
 				return "", nserror.New(nserror.InvalidInput, "%s %q is in bucket %q, the catalog is in %q", what, p, u.Host, r.bucket)
 			}
 			rest := strings.TrimPrefix(u.Path, "/")
-			if r.storePath == "" { // the root is the whole bucket
-				rel = strings.TrimSuffix(rest, "/")
-			} else {
-				rel = r.underStorePath(rest)
-			}
-			if rel == "" {
+			if rel = r.underStorePath(rest); rel == "" {
 				return "", nserror.New(nserror.InvalidInput, "%s %q is outside the catalog root %s", what, p, r.base)
 			}
 		default:
@@ -185,10 +180,11 @@ func (r root) underDir(abs string) string {
 }
 
 // underStorePath returns the part of an object-store path below the root,
-// or "" when it is not below it.
+// or "" when it is not below it. Below a root that is a whole bucket
+// (storePath "") is every path but the bucket itself.
 func (r root) underStorePath(p string) string {
 	if r.storePath == "" {
-		return ""
+		return strings.TrimSuffix(p, "/")
 	}
 	if rest, ok := strings.CutPrefix(p, r.storePath+"/"); ok {
 		return strings.TrimSuffix(rest, "/")

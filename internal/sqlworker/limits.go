@@ -34,20 +34,23 @@ func LimitSelf(spec Spec) error {
 			return fmt.Errorf("sqlworker: limiting the data segment to %d bytes: %w", spec.DataLimit, err)
 		}
 	}
-	if len(spec.CPUs) > 0 {
-		if err := threads.Pin(0, spec.CPUs); err != nil {
-			return fmt.Errorf("sqlworker: %w", err)
-		}
+	if len(spec.CPUs) == 0 && !spec.Idle {
+		return nil
 	}
-	if spec.Idle {
-		return threads.Each(0, func(tid int) error {
+	// One pass over the threads sets both.
+	return threads.Each(0, func(tid int) error {
+		if len(spec.CPUs) > 0 {
+			if err := threads.PinThread(tid, spec.CPUs); err != nil {
+				return fmt.Errorf("sqlworker: %w", err)
+			}
+		}
+		if spec.Idle {
 			if err := unix.SchedSetAttr(tid, &unix.SchedAttr{Policy: unix.SCHED_IDLE}, 0); err != nil {
 				return fmt.Errorf("sqlworker: scheduling thread %d as idle: %w", tid, err)
 			}
-			return nil
-		})
-	}
-	return nil
+		}
+		return nil
+	})
 }
 
 // WorkerCPUs chooses the CPUs of the worker among those the calling

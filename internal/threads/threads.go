@@ -44,16 +44,19 @@ func Each(pid int, fn func(tid int) error) error {
 // Pin keeps every thread of process pid (0: this process), and so every
 // thread they make, to cpus.
 func Pin(pid int, cpus []int) error {
+	return Each(pid, func(tid int) error { return PinThread(tid, cpus) })
+}
+
+// PinThread keeps thread tid to cpus.
+func PinThread(tid int, cpus []int) error {
 	var set unix.CPUSet
 	for _, c := range cpus {
 		set.Set(c)
 	}
-	return Each(pid, func(tid int) error {
-		if err := unix.SchedSetaffinity(tid, &set); err != nil {
-			return fmt.Errorf("threads: keeping thread %d to CPUs %v: %w", tid, cpus, err)
-		}
-		return nil
-	})
+	if err := unix.SchedSetaffinity(tid, &set); err != nil {
+		return fmt.Errorf("threads: keeping thread %d to CPUs %v: %w", tid, cpus, err)
+	}
+	return nil
 }
 
 // Mine lists the CPUs this process's calling thread may run on.
