@@ -46,9 +46,10 @@ import (
 // serve` child (so that the server's CPU time is told apart from the
 // clients') — with writers in this process committing table versions
 // over REST (stage a 1 KiB manifest, then CreateTableVersion; each writer
-// has tables of its own, so nothing conflicts), and subscribers in this
-// process following `table.version.created` from the sequence the commit
-// log held when they started:
+// has tables of its own, so nothing conflicts), and subscribers following
+// `table.version.created` from the sequence the commit log held when they
+// started (in this process for feed-latency; for feed-commits in a
+// process of their own under SCHED_IDLE, feedhost.go):
 //
 //   - Flight: DoGet on a `flightns-changes:` ticket, reading the typed
 //     columns of each record batch (table id, version);
@@ -56,7 +57,7 @@ import (
 //     client (client.Client.Changes), one CloudEvents JSON per event.
 //
 // A subscriber notes when each version reached it; a writer notes when
-// its commit was acknowledged; both on this process's monotonic clock.
+// its commit was acknowledged; both on one monotonic clock (feed-latency).
 // After each measurement the run waits until every subscriber has every
 // version acknowledged in it, and fails if one never arrives: a
 // benchmark that loses events measures nothing.
@@ -74,8 +75,11 @@ import (
 // alternating rounds (--rounds, each round starting with another count),
 // and reports each count's pooled rate as a ratio to 0 subscribers, and
 // the server's CPU time per commit. On one machine the subscribers'
-// own reading shares the cores with the server: the rate's ratio counts
-// both, the server's CPU per commit only what the server does.
+// own reading shares the cores with the server and the writers: under
+// SCHED_IDLE it takes only what they leave, as subscribers on other
+// machines would, so that the ratio counts what the server does for them
+// (its sending, and what that leaves of the caches and the core to the
+// commits), not their decoding.
 
 // feedRates are the paced commit rates of feed-latency, per second.
 var feedRates = []float64{1, 1000}
@@ -141,6 +145,8 @@ type feedServer struct {
 	// serverPid is the server's process when it is a child (0: this
 	// process); redisPid its Redis.
 	serverPid, redisPid int
+	// hostPid is the subscriber host of the round under way (0: none).
+	hostPid int
 	// backend names the rows: file, or tmpfs-split (splitCores).
 	backend string
 	// cores says which CPUs the server and this process have, when split.
@@ -291,7 +297,7 @@ func (s *feedServer) splitCores() (undo func(), err error) {
 		runtime.GOMAXPROCS(procs)
 		return nil, err
 	}
-	s.cores = fmt.Sprintf("the server's processes (flightns serve, its SQL worker, Redis) kept to CPUs %v, this process (writers, subscribers) to CPUs %v", server, clients)
+	s.cores = fmt.Sprintf("the server's processes (flightns serve, its SQL worker, Redis) kept to CPUs %v, this process (writers) and the subscribers' to CPUs %v", server, clients)
 	return func() {
 		_ = threads.Pin(0, mine)
 		runtime.GOMAXPROCS(procs)
@@ -303,7 +309,7 @@ func (s *feedServer) where() string {
 	if s.cores != "" {
 		return s.cores
 	}
-	return "the subscribers decode on the same cores as the server"
+	return "the server, the writers and the subscribers share the cores"
 }
 
 // descendants is pid and every process below it.
@@ -523,10 +529,10 @@ func followFlight(ctx context.Context, c flight.FlightServiceClient, req api.Cha
 	return rd.Err()
 }
 
-// subscribe starts n subscribers, the first half on Flight and the rest
-// on SSE (one of each for n = 2), after the commit log's head, and
-// returns once each has received a warm-up version committed after they
-// started: they are connected and reading.
+// subscribe starts n subscribers in this process, the first half on
+// Flight and the rest on SSE (one of each for n = 2), after the commit
+// log's head, and returns once each has received a warm-up version
+// committed after they started: they are connected and reading.
 func (s *feedServer) subscribe(ctx context.Context, n int) ([]*subscriber, error) {
 	if n == 0 {
 		return nil, nil
@@ -537,27 +543,49 @@ func (s *feedServer) subscribe(ctx context.Context, n int) ([]*subscriber, error
 	}
 	var subs []*subscriber
 	for i := range n {
-		transport := "flight"
-		if i >= n/2 {
-			transport = "sse"
-		}
-		sub, err := s.startSubscriber(ctx, transport, head)
+		sub, err := s.startSubscriber(ctx, transportOf(i, n), head)
 		if err != nil {
 			stopAll(subs)
 			return nil, err
 		}
 		subs = append(subs, sub)
 	}
-	k, _, out := s.commit(ctx, feedTables-1)
-	if out != OK {
-		stopAll(subs)
-		return nil, errors.New("the warm-up commit failed")
-	}
-	if err := waitDelivered(ctx, subs, []versionKey{k}); err != nil {
+	if err := s.warmUp(ctx, func(keys []versionKey) error { return waitDelivered(ctx, subs, keys) }); err != nil {
 		stopAll(subs)
 		return nil, err
 	}
 	return subs, nil
+}
+
+// subscribeApart is subscribe with the subscribers in a subscriber host
+// (feedhost.go) under SCHED_IDLE; nil for n = 0.
+func (s *feedServer) subscribeApart(ctx context.Context, n int) (*subscriberHost, error) {
+	if n == 0 {
+		return nil, nil
+	}
+	head, err := s.head(ctx)
+	if err != nil {
+		return nil, err
+	}
+	h, err := s.startHost(ctx, n, head)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.warmUp(ctx, func(keys []versionKey) error { return h.delivered(ctx, keys) }); err != nil {
+		h.close()
+		return nil, err
+	}
+	return h, nil
+}
+
+// warmUp commits a version and waits until delivered says every
+// subscriber has it.
+func (s *feedServer) warmUp(ctx context.Context, delivered func([]versionKey) error) error {
+	k, _, out := s.commit(ctx, feedTables-1)
+	if out != OK {
+		return errors.New("the warm-up commit failed")
+	}
+	return delivered([]versionKey{k})
 }
 
 func stopAll(subs []*subscriber) {
@@ -624,7 +652,7 @@ func undelivered(subs []*subscriber, keys []versionKey) int64 {
 // this process (the writers and subscribers, and flightns when it runs
 // here), of Redis, and of the whole machine (everything not idle, other
 // work included).
-type feedCPU struct{ serve, worker, self, redis, machine int64 }
+type feedCPU struct{ serve, worker, self, subs, redis, machine int64 }
 
 // server is the server's CPU time with its SQL worker's.
 func (c feedCPU) server() int64 { return c.serve + c.worker }
@@ -632,6 +660,9 @@ func (c feedCPU) server() int64 { return c.serve + c.worker }
 func (s *feedServer) cpu() feedCPU {
 	c := sampleReplicaCPU(nil, s.redisPid)
 	out := feedCPU{self: c.clients, redis: c.redis, machine: c.machine}
+	if s.hostPid != 0 {
+		out.subs = procTicks(s.hostPid)
+	}
 	if s.serverPid != 0 {
 		out.serve = procTicks(s.serverPid)
 		for _, k := range replicaChildren(s.serverPid) {
@@ -642,11 +673,11 @@ func (s *feedServer) cpu() feedCPU {
 }
 
 func (c feedCPU) minus(o feedCPU) feedCPU {
-	return feedCPU{c.serve - o.serve, c.worker - o.worker, c.self - o.self, c.redis - o.redis, c.machine - o.machine}
+	return feedCPU{c.serve - o.serve, c.worker - o.worker, c.self - o.self, c.subs - o.subs, c.redis - o.redis, c.machine - o.machine}
 }
 
 func (c feedCPU) plus(o feedCPU) feedCPU {
-	return feedCPU{c.serve + o.serve, c.worker + o.worker, c.self + o.self, c.redis + o.redis, c.machine + o.machine}
+	return feedCPU{c.serve + o.serve, c.worker + o.worker, c.self + o.self, c.subs + o.subs, c.redis + o.redis, c.machine + o.machine}
 }
 
 // busy says how many cores each part kept busy on average over seconds;
@@ -660,8 +691,8 @@ func (c feedCPU) busy(seconds float64, inProcess bool) string {
 		return fmt.Sprintf("cores busy on average: this process (flightns, writers, subscribers) %.2f, Redis %.2f, the whole machine %.2f of %d",
 			f(c.self), f(c.redis), f(c.machine), runtime.NumCPU())
 	}
-	return fmt.Sprintf("cores busy on average: flightns serve (with its SQL worker) %.2f, this process (writers, subscribers) %.2f, Redis %.2f, the whole machine %.2f of %d",
-		f(c.server()), f(c.self), f(c.redis), f(c.machine), runtime.NumCPU())
+	return fmt.Sprintf("cores busy on average: flightns serve (with its SQL worker) %.2f, this process (writers) %.2f, the subscribers' process (SCHED_IDLE) %.2f, Redis %.2f, the whole machine %.2f of %d",
+		f(c.server()), f(c.self), f(c.subs), f(c.redis), f(c.machine), runtime.NumCPU())
 }
 
 // --- feed-latency ------------------------------------------------------
@@ -942,7 +973,7 @@ func (s *feedServer) pacedCPU(ctx context.Context, cfg Config, rep *Report, base
 		for _, rd := range rounds[n] {
 			usage = append(usage, rd.cpu.busy(rd.r.Seconds, false))
 		}
-		r.Note = fmt.Sprintf("the commits of %s paced at %.0f/s (half what %d clients achieved with no subscriber) by %d clients, beside %d subscribers (%d Flight, %d SSE; %d deliveries checked), "+
+		r.Note = fmt.Sprintf("the commits of %s paced at %.0f/s (half what %d clients achieved with no subscriber) by %d clients, beside %d subscribers in a process of their own under SCHED_IDLE (%d Flight, %d SSE; %d deliveries checked), "+
 			"%d alternating rounds of %s: the server's CPU per commit %.3f ms, Redis's %.3f ms; ratio = the server's CPU per commit ÷ with %d subscribers (target with %d: ≤ 1.05), "+
 			"at one commit rate (not one load of the machine: %s, and the less busy the cores are the more the Go runtime spins); by round, %s",
 			feedCommitsName, rate, base.Clients, base.Clients, n, n/2, n-n/2, deliveries, cfg.Rounds, cfg.Duration, r.ServerCPUMs, r.RedisCPUMs, counts[0], counts[1], s.where(), strings.Join(usage, " | "))
@@ -1005,7 +1036,7 @@ func (s *feedServer) commitsAt(ctx context.Context, cfg Config, rep *Report, cli
 			usage = append(usage, rd.cpu.busy(rd.r.Seconds, false))
 		}
 		r.Note = fmt.Sprintf("REST CreateTableVersion (a 1 KiB staging upload first), closed loop, client c on table c, to a `flightns serve` child on a private Redis (persistence %s) and a file:// root, "+
-			"beside %d subscribers of table.version.created in this process (%d Flight, %d SSE) started before each round and checked after it: every acknowledged version reached every subscriber (%d deliveries checked); "+
+			"beside %d subscribers of table.version.created in a process of their own under SCHED_IDLE (%d Flight, %d SSE) started before each round and checked after it: every acknowledged version reached every subscriber (%d deliveries checked); "+
 			"%d alternating rounds of %s, commits/s by round %s; ratio = commits/s ÷ with %d subscribers (target with %d: ≥ 0.95); "+
 			"the server's CPU per commit %.3f ms%s, Redis's %.3f ms; %s; by round, %s",
 			cfg.persistence(), n, n/2, n-n/2, deliveries, cfg.Rounds, cfg.Duration, strings.Join(each, "/"), feedSubscriberCounts[0], feedSubscriberCounts[len(feedSubscriberCounts)-1],
@@ -1020,11 +1051,17 @@ func (s *feedServer) commitsAt(ctx context.Context, cfg Config, rep *Report, cli
 // rate > 0), then every acknowledged version checked at every
 // subscriber.
 func (s *feedServer) commitRound(ctx context.Context, cfg Config, clients, n int, rate float64) (feedRound, error) {
-	subs, err := s.subscribe(ctx, n)
+	host, err := s.subscribeApart(ctx, n)
 	if err != nil {
 		return feedRound{}, err
 	}
-	defer stopAll(subs)
+	if host != nil {
+		s.hostPid = host.pid()
+		defer func() {
+			s.hostPid = 0
+			host.close()
+		}()
+	}
 	var mu sync.Mutex
 	var keys []versionKey
 	var lat []time.Duration
@@ -1052,10 +1089,12 @@ func (s *feedServer) commitRound(ctx context.Context, cfg Config, clients, n int
 	cpu := s.cpu().minus(cpu0)
 	mu.Lock()
 	defer mu.Unlock()
-	if err := waitDelivered(ctx, subs, keys); err != nil {
-		return feedRound{}, err
+	if host != nil {
+		if err := host.delivered(ctx, keys); err != nil {
+			return feedRound{}, err
+		}
 	}
-	return feedRound{r: r, lat: lat, cpu: cpu, deliveries: int64(len(keys) * len(subs))}, nil
+	return feedRound{r: r, lat: lat, cpu: cpu, deliveries: int64(len(keys) * n)}, nil
 }
 
 // poolRounds is one Result of rounds of the same load (their operations

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/flightns/flightns/internal/threads"
 )
 
@@ -214,5 +216,53 @@ func TestFeedCommitsOnSplitCores(t *testing.T) {
 	after, err := threads.Mine()
 	if err != nil || !slices.Equal(after, before) {
 		t.Fatalf("after the run this thread may use CPUs %v (%v), before %v", after, err, before)
+	}
+}
+
+// feed-commits' subscriber host runs under SCHED_IDLE, answers a wait
+// once every subscriber has every version, fails one for a version that
+// never came, and exits when its parent is done with it.
+func TestTheSubscriberHostChecksEveryDelivery(t *testing.T) {
+	drain := feedDrainTimeout
+	feedDrainTimeout = time.Second
+	defer func() { feedDrainTimeout = drain }()
+	ctx := context.Background()
+	s, err := startFeedServer(ctx, Config{}, -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.close()
+	h, err := s.subscribeApart(ctx, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.close()
+	if a, err := unix.SchedGetAttr(h.pid(), 0); err != nil || a.Policy != unix.SCHED_IDLE {
+		t.Errorf("the host's policy: %+v, %v; want SCHED_IDLE", a, err)
+	}
+	var keys []versionKey
+	for c := range 3 {
+		k, _, out := s.commit(ctx, c)
+		if out != OK {
+			t.Fatalf("commit %d: %v", c, out)
+		}
+		keys = append(keys, k)
+	}
+	if err := h.delivered(ctx, keys); err != nil {
+		t.Fatalf("every version committed: %v", err)
+	}
+	never := versionKey{keys[0].table, keys[0].version + 1000}
+	err = h.delivered(ctx, []versionKey{never})
+	if err == nil || !strings.Contains(err.Error(), "2 of 2 deliveries of acknowledged versions missing") {
+		t.Fatalf("a version never committed: %v", err)
+	}
+	h.close()
+	select {
+	case <-h.done:
+	default:
+		t.Fatal("the host has not exited")
+	}
+	if h.err != nil {
+		t.Fatalf("the host exited with %v", h.err)
 	}
 }

@@ -21,6 +21,9 @@ import (
 )
 
 func main() {
+	if code, ok := bench.SubscriberHost(); ok { // a child of feed-commits
+		os.Exit(code)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()

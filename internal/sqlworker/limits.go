@@ -45,8 +45,8 @@ func LimitSelf(spec Spec) error {
 			}
 		}
 		if spec.Idle {
-			if err := unix.SchedSetAttr(tid, &unix.SchedAttr{Policy: unix.SCHED_IDLE}, 0); err != nil {
-				return fmt.Errorf("sqlworker: scheduling thread %d as idle: %w", tid, err)
+			if err := threads.IdleThread(tid); err != nil {
+				return fmt.Errorf("sqlworker: %w", err)
 			}
 		}
 		return nil

@@ -59,6 +59,21 @@ func PinThread(tid int, cpus []int) error {
 	return nil
 }
 
+// Idle runs every thread of process pid (0: this process), and so every
+// thread they make, under SCHED_IDLE: a core runs them only when no
+// other thread of the machine wants it.
+func Idle(pid int) error {
+	return Each(pid, IdleThread)
+}
+
+// IdleThread runs thread tid under SCHED_IDLE.
+func IdleThread(tid int) error {
+	if err := unix.SchedSetAttr(tid, &unix.SchedAttr{Policy: unix.SCHED_IDLE}, 0); err != nil {
+		return fmt.Errorf("threads: scheduling thread %d as idle: %w", tid, err)
+	}
+	return nil
+}
+
 // Mine lists the CPUs this process's calling thread may run on.
 func Mine() ([]int, error) {
 	var set unix.CPUSet

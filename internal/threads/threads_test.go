@@ -72,3 +72,29 @@ func TestEachReachesEveryThreadOnce(t *testing.T) {
 		}
 	}
 }
+
+// Idle puts every thread of another process under SCHED_IDLE.
+func TestIdleSchedulesEveryThreadOfAnotherProcessLast(t *testing.T) {
+	cmd := exec.Command("sh", "-c", "while :; do sleep 0.01; done")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	if err := Idle(cmd.Process.Pid); err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	if err := Each(cmd.Process.Pid, func(tid int) error {
+		n++
+		a, err := unix.SchedGetAttr(tid, 0)
+		if err != nil {
+			return err
+		}
+		if a.Policy != unix.SCHED_IDLE {
+			t.Errorf("thread %d has policy %d, want SCHED_IDLE (%d)", tid, a.Policy, unix.SCHED_IDLE)
+		}
+		return nil
+	}); err != nil || n == 0 {
+		t.Fatalf("%d threads: %v", n, err)
+	}
+}
