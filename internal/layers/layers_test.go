@@ -18,7 +18,7 @@ const module = "github.com/flightns/flightns/"
 // package may import only packages of lower layers (siblings may not
 // import each other).
 var production = [][]string{
-	{"nserror", "internal/child", "internal/commitlog", "internal/redislock", "internal/redisurl", "internal/threads"},
+	{"nserror", "internal/child", "internal/commitlog", "internal/redislock", "internal/redisurl", "internal/threads", "internal/gzipshare"},
 	{"api", "internal/grpcstatus", "objstore", "internal/auth", "internal/audit", "internal/redisproc", "internal/redisstate", "internal/sqlengine"},
 	{"client", "internal/lancemanifest", "internal/privateredis", "internal/idempotency", "internal/obs"},
 	{"redisclaim", "internal/cleanup"},

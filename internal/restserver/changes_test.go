@@ -2,6 +2,7 @@ package restserver
 
 import (
 	"bufio"
+	"compress/gzip"
 	"context"
 	"encoding/json"
 	"errors"
@@ -289,4 +290,60 @@ func (s *server) history(t *testing.T, query string) []api.Event {
 		out = append(out, ce.Data)
 	}
 	return out
+}
+
+// The feed is gzipped for a client that accepts gzip (the bytes of each
+// batch compressed once for every follower that shares it), and plain
+// for one that does not: the same messages either way, and a history
+// read that ends ends a whole gzip stream (the reader checks its CRC and
+// length).
+func TestTheChangeFeedIsGzippedForWhoAcceptsIt(t *testing.T) {
+	s := startServer(t)
+	for i := range 3 {
+		ok(t, "create", s.post(fmt.Sprintf("/v1/namespace/n%d/create", i), nil))
+	}
+	read := func(acceptEncoding string) (string, string) {
+		t.Helper()
+		req, err := http.NewRequest(http.MethodGet, s.url()+ChangesPath+"?follow=false", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Accept-Encoding", acceptEncoding) // set: the transport leaves the body as sent
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer func() { _ = resp.Body.Close() }()
+		var body io.Reader = resp.Body
+		enc := resp.Header.Get("Content-Encoding")
+		if enc == "gzip" {
+			zr, err := gzip.NewReader(resp.Body)
+			if err != nil {
+				t.Fatal(err)
+			}
+			body = zr
+		}
+		b, err := io.ReadAll(body)
+		if err != nil {
+			t.Fatalf("Accept-Encoding %q (%q): %v", acceptEncoding, enc, err)
+		}
+		if !strings.Contains(resp.Header.Get("Vary"), "Accept-Encoding") {
+			t.Errorf("Vary: %q", resp.Header.Get("Vary"))
+		}
+		return enc, string(b)
+	}
+	plainEnc, plain := read("identity")
+	if plainEnc != "" || strings.Count(plain, "event: namespace.created") != 3 {
+		t.Fatalf("identity: encoding %q, body %q", plainEnc, plain)
+	}
+	for _, accept := range []string{"gzip", "br;q=1.0, gzip;q=0.8", "*"} {
+		if enc, body := read(accept); enc != "gzip" || body != plain {
+			t.Errorf("Accept-Encoding %q: encoding %q, body %q; want gzip of %q", accept, enc, body, plain)
+		}
+	}
+	for _, accept := range []string{"gzip;q=0", "br", "*;q=0", "*, gzip;q=0"} {
+		if enc, body := read(accept); enc != "" || body != plain {
+			t.Errorf("Accept-Encoding %q: encoding %q; want none", accept, enc)
+		}
+	}
 }
