@@ -57,16 +57,33 @@ func ChangesThrough(appMetadata []byte) (uint64, error) {
 	return strconv.ParseUint(string(appMetadata), 10, 64)
 }
 
+// changesTicket is a change feed ticket's request: the feed's, and how
+// its record batches are compressed.
+type changesTicket struct {
+	api.ChangesRequest
+	// Compression is the Arrow IPC body compression of the batches'
+	// buffers, "zstd" or "lz4_frame" (none when empty): made once per
+	// batch for every subscriber sharing it, it cuts what each is sent
+	// (Arrow readers decompress it; Java's need arrow-compression).
+	Compression string `json:"compression,omitempty"`
+}
+
+// changesCompressions are the compressions a ticket may ask for.
+var changesCompressions = map[string]ipc.Option{"zstd": ipc.WithZstd(), "lz4_frame": ipc.WithLZ4()}
+
 // parseChangesTicket reads a ticket's request (after the prefix).
-func parseChangesTicket(b []byte) (api.ChangesRequest, error) {
-	var t api.ChangesRequest
+func parseChangesTicket(b []byte) (changesTicket, error) {
+	var t changesTicket
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&t); err != nil {
-		return t, nserror.New(nserror.InvalidInput, "a change feed ticket is %s{\"after\": N, \"namespace\": [...], \"table\": [...], \"types\": [...], \"follow\": bool}: %v", changesTicketPrefix, err)
+		return t, nserror.New(nserror.InvalidInput, "a change feed ticket is %s{\"after\": N, \"namespace\": [...], \"table\": [...], \"types\": [...], \"follow\": bool, \"compression\": \"zstd\"}: %v", changesTicketPrefix, err)
 	}
 	if dec.More() {
 		return t, nserror.New(nserror.InvalidInput, "a change feed ticket holds one JSON object")
+	}
+	if _, ok := changesCompressions[t.Compression]; t.Compression != "" && !ok {
+		return t, nserror.New(nserror.InvalidInput, "a change feed's compression is zstd or lz4_frame, not %q", t.Compression)
 	}
 	return t, t.Validate()
 }
@@ -144,9 +161,9 @@ func (s *Server) doChanges(rest []byte, stream flight.FlightService_DoGetServer)
 	timeout := s.limits.StalledResultTimeout
 	stall := time.NewTimer(timeout)
 	defer stall.Stop()
-	ferr := s.svc.FollowChanges(ctx, t, func(b *namespace.ChangeBatch) error {
-		msgs, err := namespace.EncodedBatch(b, flightBatch{}, func(b *namespace.ChangeBatch) ([]wireMessage, error) {
-			return changesMessages(s.alloc, b)
+	ferr := s.svc.FollowChanges(ctx, t.ChangesRequest, func(b *namespace.ChangeBatch) error {
+		msgs, err := namespace.EncodedBatch(b, flightBatch{t.Compression}, func(b *namespace.ChangeBatch) ([]wireMessage, error) {
+			return changesMessages(s.alloc, b, t.Compression)
 		})
 		if err != nil {
 			return err
@@ -188,20 +205,30 @@ func errStalledFeed(timeout time.Duration, after uint64) error {
 	return nserror.New(nserror.Throttling, "the subscriber took nothing for %s and was cut off: resume after sequence %d", timeout, after)
 }
 
-// flightBatch keys a batch's Flight messages (namespace.EncodedBatch).
-type flightBatch struct{}
+// flightBatch keys a batch's Flight messages (namespace.EncodedBatch),
+// compressed so.
+type flightBatch struct{ compression string }
 
 // changesMessages is a batch of the feed as the Flight messages of its
 // record batch, marshalled, its app metadata the sequence it runs
-// through: every subscriber the batch is shared by is sent these bytes.
-func changesMessages(alloc memory.Allocator, b *namespace.ChangeBatch) ([]wireMessage, error) {
-	rec, err := changesRecord(alloc, b.Events)
+// through, its buffers compressed as compression says (changesTicket):
+// every subscriber the batch is shared by is sent these bytes.
+func changesMessages(alloc memory.Allocator, b *namespace.ChangeBatch, compression string) ([]wireMessage, error) {
+	data, err := namespace.EventsJSON(b)
+	if err != nil {
+		return nil, err
+	}
+	rec, err := changesRecord(alloc, b.Events, data)
 	if err != nil {
 		return nil, err
 	}
 	defer rec.Release()
 	var c messages
-	w := flight.NewRecordWriter(&c, ipc.WithSchema(ChangesSchema), ipc.WithAllocator(alloc))
+	opts := []ipc.Option{ipc.WithSchema(ChangesSchema), ipc.WithAllocator(alloc)}
+	if o, ok := changesCompressions[compression]; ok {
+		opts = append(opts, o)
+	}
+	w := flight.NewRecordWriter(&c, opts...)
 	if err := w.WriteWithAppMetadata(rec, []byte(strconv.FormatUint(b.Through, 10))); err != nil {
 		return nil, err
 	}
@@ -233,8 +260,9 @@ func (m *messages) Send(fd *flight.FlightData) error {
 	return err
 }
 
-// changesRecord is events as a record batch of ChangesSchema.
-func changesRecord(alloc memory.Allocator, events []api.Event) (arrow.RecordBatch, error) {
+// changesRecord is events as a record batch of ChangesSchema; data[i] is
+// the JSON of events[i] (namespace.EventsJSON).
+func changesRecord(alloc memory.Allocator, events []api.Event, data [][]byte) (arrow.RecordBatch, error) {
 	b := array.NewRecordBuilder(alloc, ChangesSchema)
 	defer b.Release()
 	seq := b.Field(0).(*array.Uint64Builder)
@@ -254,11 +282,7 @@ func changesRecord(alloc memory.Allocator, events []api.Event) (arrow.RecordBatc
 			sb.Append(v)
 		}
 	}
-	for _, ev := range events {
-		j, err := json.Marshal(ev)
-		if err != nil {
-			return nil, err
-		}
+	for i, ev := range events {
 		seq.Append(ev.Seq)
 		at.Append(arrow.Timestamp(ev.Time.UnixMicro()))
 		typ.Append(ev.Type)
@@ -278,7 +302,7 @@ func changesRecord(alloc memory.Allocator, events []api.Event) (arrow.RecordBatc
 		} else {
 			version.Append(ev.Version)
 		}
-		whole.Append(string(j))
+		whole.BinaryBuilder.Append(data[i])
 	}
 	return b.NewRecordBatch(), nil
 }

@@ -11,12 +11,14 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/flight"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/encoding/gzip"
 
 	"github.com/flightns/flightns/api"
+	"github.com/flightns/flightns/internal/namespace"
 )
 
 // feedReader reads a change feed stream: its events and the sequence it
@@ -26,8 +28,8 @@ type feedReader struct {
 	through uint64
 }
 
-// changesTicket is a change feed ticket for t.
-func changesTicket(t api.ChangesRequest) *flight.Ticket {
+// ticketFor is a change feed ticket for t.
+func ticketFor(t api.ChangesRequest) *flight.Ticket {
 	b, _ := json.Marshal(t)
 	return &flight.Ticket{Ticket: append([]byte(changesTicketPrefix), b...)}
 }
@@ -109,7 +111,7 @@ func TestTheChangeFeedStreamsOverFlight(t *testing.T) {
 	}
 
 	// Following: the history, then what happens.
-	live, err := c.DoGet(ctx, changesTicket(api.ChangesRequest{After: history.events[2].Seq}))
+	live, err := c.DoGet(ctx, ticketFor(api.ChangesRequest{After: history.events[2].Seq}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,7 +130,7 @@ func TestTheChangeFeedStreamsOverFlight(t *testing.T) {
 	}
 
 	// Filters narrow: the types and the table asked for.
-	only, err := c.DoGet(ctx, changesTicket(api.ChangesRequest{Table: api.ID{"sales", "orders"}, Types: []string{api.EventVersionCreated}, Follow: new(false)}))
+	only, err := c.DoGet(ctx, ticketFor(api.ChangesRequest{Table: api.ID{"sales", "orders"}, Types: []string{api.EventVersionCreated}, Follow: new(false)}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -139,6 +141,23 @@ func TestTheChangeFeedStreamsOverFlight(t *testing.T) {
 	if len(o.events) != 3 || o.through < f.through {
 		t.Fatalf("filtered: %q through %d (followed through %d)", o.types(), o.through, f.through)
 	}
+
+	// Compressed as the ticket asks: the same events, fewer bytes (the
+	// reader decompresses the buffers).
+	for _, compression := range []string{"lz4_frame", "zstd"} {
+		body := fmt.Sprintf(`{"follow": false, "compression": %q}`, compression)
+		zs, err := c.DoGet(ctx, &flight.Ticket{Ticket: []byte(changesTicketPrefix + body)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var z feedReader
+		if err := z.read(t, zs, nil); err != nil {
+			t.Fatalf("%s: %v", compression, err)
+		}
+		if got, want := strings.Join(z.types(), ","), strings.Join(append(want, "namespace.created late"), ","); got != want {
+			t.Fatalf("%s: %q, want %q", compression, got, want)
+		}
+	}
 }
 
 // A ticket that is no change feed request is InvalidArgument, before
@@ -147,7 +166,7 @@ func TestAChangeFeedTicketIsChecked(t *testing.T) {
 	e := start(t)
 	c := e.client().Client
 	ctx := context.Background()
-	for _, body := range []string{``, `{`, `[]`, `{"after": -1}`, `{"after": "x"}`, `{"bogus": 1}`, `{} {}`, `{"table": ["a", ""]}`, `{"namespace": [""]}`} {
+	for _, body := range []string{``, `{`, `[]`, `{"after": -1}`, `{"after": "x"}`, `{"bogus": 1}`, `{} {}`, `{"table": ["a", ""]}`, `{"namespace": [""]}`, `{"compression": "gzip"}`, `{"compression": 1}`} {
 		stream, err := c.DoGet(ctx, &flight.Ticket{Ticket: []byte(changesTicketPrefix + body)})
 		if err == nil {
 			_, err = stream.Recv()
@@ -173,7 +192,7 @@ func TestAStalledSubscriberIsCutOffAndResumes(t *testing.T) {
 	}
 	defer func() { _ = conn.Close() }()
 	c := flight.NewFlightServiceClient(conn)
-	stream, err := c.DoGet(ctx, changesTicket(api.ChangesRequest{}))
+	stream, err := c.DoGet(ctx, ticketFor(api.ChangesRequest{}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -207,7 +226,7 @@ func TestAStalledSubscriberIsCutOffAndResumes(t *testing.T) {
 	if after != first.through || len(first.events) == 0 || len(first.events) >= 322 {
 		t.Fatalf("cut off after %d, read %d events through %d", after, len(first.events), first.through)
 	}
-	rest, err := c.DoGet(ctx, changesTicket(api.ChangesRequest{After: after, Follow: new(false)}))
+	rest, err := c.DoGet(ctx, ticketFor(api.ChangesRequest{After: after, Follow: new(false)}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -234,7 +253,7 @@ func TestAFollowingStreamEndsAsTheServerStops(t *testing.T) {
 	c := e.client().Client
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	stream, err := c.DoGet(ctx, changesTicket(api.ChangesRequest{}))
+	stream, err := c.DoGet(ctx, ticketFor(api.ChangesRequest{}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -272,7 +291,7 @@ func TestSubscribersShareTheFeedsMessages(t *testing.T) {
 	readers := make([]feedReader, len(opts))
 	done := make(chan error, len(opts))
 	for i, o := range opts {
-		stream, err := c.DoGet(ctx, changesTicket(api.ChangesRequest{After: head}), o...)
+		stream, err := c.DoGet(ctx, ticketFor(api.ChangesRequest{After: head}), o...)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -293,6 +312,33 @@ func TestSubscribersShareTheFeedsMessages(t *testing.T) {
 	for i, r := range readers {
 		if got := strings.Join(r.types(), ","); got != want || len(r.events) != 20 {
 			t.Fatalf("subscriber %d read %q, subscriber 0 %q", i, got, want)
+		}
+	}
+}
+
+// A batch compressed as a ticket asks is sent in fewer bytes than plain.
+func TestCompressedChangeBatchesAreSmaller(t *testing.T) {
+	var b namespace.ChangeBatch
+	for i := range 200 {
+		b.Events = append(b.Events, api.Event{Seq: uint64(1000 + i), Time: time.Unix(1_800_000_000, 0), Type: api.EventVersionCreated,
+			ID: api.ID{"sales", fmt.Sprintf("t%d", i%8)}, Version: uint64(i + 1), ManifestPath: fmt.Sprintf("sales/t%d.lance/_versions/%d.manifest", i%8, i+1)})
+	}
+	b.Through = 1199
+	size := func(compression string) int {
+		msgs, err := changesMessages(memory.DefaultAllocator, &b, compression)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for _, m := range msgs {
+			n += len(m)
+		}
+		return n
+	}
+	plain := size("")
+	for _, c := range []string{"lz4_frame", "zstd"} {
+		if n := size(c); n*3 > plain {
+			t.Errorf("%s: %d bytes, plain %d: want a third or less", c, n, plain)
 		}
 	}
 }

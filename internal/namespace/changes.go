@@ -126,6 +126,27 @@ func EncodedBatch[T any](b *ChangeBatch, key any, encode func(*ChangeBatch) (T, 
 	return v, e.err
 }
 
+// EventsJSON is the JSON of each event of b (as encoding/json marshals
+// api.Event), made once however many followers and transports ask for
+// it (the SSE projection's data, the Flight batch's whole-event column).
+// What it returns is shared: nothing may change it.
+func EventsJSON(b *ChangeBatch) ([][]byte, error) {
+	return EncodedBatch(b, eventsJSON{}, func(b *ChangeBatch) ([][]byte, error) {
+		out := make([][]byte, len(b.Events))
+		for i, ev := range b.Events {
+			j, err := json.Marshal(ev)
+			if err != nil {
+				return nil, err
+			}
+			out[i] = j
+		}
+		return out, nil
+	})
+}
+
+// eventsJSON keys EventsJSON's encoding of a batch.
+type eventsJSON struct{}
+
 // viewOf names how a follower sees the feed: its filters, and who it is
 // unless it administers the catalog (then the grants do not matter).
 func viewOf(req api.ChangesRequest, p auth.Principal, admin bool) (string, error) {

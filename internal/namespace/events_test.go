@@ -1,7 +1,9 @@
 package namespace
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -380,6 +382,19 @@ func TestFollowersAtOnePlaceShareABatch(t *testing.T) {
 	}
 	if encodes != 1 {
 		t.Fatalf("encoded %d times, want once", encodes)
+	}
+	// The events' JSON, shared by the transports, is each event's own.
+	j1, err := EventsJSON(b1)
+	if err != nil || len(j1) != len(b1.Events) {
+		t.Fatalf("EventsJSON: %d of %d, %v", len(j1), len(b1.Events), err)
+	}
+	if j2, _ := EventsJSON(b2); &j2[0] != &j1[0] {
+		t.Fatal("the events' JSON was made twice")
+	}
+	for i, ev := range b1.Events {
+		if want, _ := json.Marshal(ev); !bytes.Equal(j1[i], want) {
+			t.Fatalf("event %d's JSON %s, want %s", i, j1[i], want)
+		}
 	}
 
 	types := first(root, api.ChangesRequest{Types: []string{api.EventNamespaceCreated}})

@@ -1,7 +1,6 @@
 package restserver
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -216,25 +215,67 @@ type sseBatch struct{}
 // id alone (the sequence the feed has been read through), so that a cut
 // repeats at most one sequence's events.
 func sseMessages(b *namespace.ChangeBatch) ([]byte, error) {
-	var buf bytes.Buffer
+	data, err := namespace.EventsJSON(b)
+	if err != nil {
+		return nil, err
+	}
+	var buf []byte
 	events := b.Events
 	n := 0 // the event's place in its sequence
 	for i, ev := range events {
 		if n++; i == 0 || events[i-1].Seq != ev.Seq {
 			n = 0
 		}
-		j, err := json.Marshal(cloudEvent{SpecVersion: "1.0", ID: fmt.Sprintf("%d-%d", ev.Seq, n), Source: "flightns",
-			Type: eventTypePrefix + ev.Type, Time: ev.Time, Subject: ev.ID.String(), DataContentType: "application/json", Data: ev})
-		if err != nil {
+		buf = append(append(append(buf, "event: "...), ev.Type...), "\ndata: "...)
+		if buf, err = appendCloudEvent(buf, ev, n, data[i]); err != nil {
 			return nil, err
 		}
-		fmt.Fprintf(&buf, "event: %s\ndata: %s\n\n", ev.Type, j)
+		buf = append(buf, "\n\n"...)
 		if i+1 < len(events) && events[i+1].Seq != ev.Seq {
-			fmt.Fprintf(&buf, "id: %d\n\n", ev.Seq)
+			buf = appendID(buf, ev.Seq)
 		}
 	}
-	fmt.Fprintf(&buf, "id: %d\n\n", b.Through)
-	return buf.Bytes(), nil
+	return appendID(buf, b.Through), nil
+}
+
+// appendID appends the message of a sequence's id alone.
+func appendID(buf []byte, seq uint64) []byte {
+	return append(strconv.AppendUint(append(buf, "id: "...), seq, 10), "\n\n"...)
+}
+
+// appendCloudEvent appends ev, the n-th event of its sequence, whose JSON
+// is data (namespace.EventsJSON), as its CloudEvents JSON (cloudEvent),
+// made by hand: json.Marshal of a struct holding data as a RawMessage
+// validates and compacts data again, which took most of a batch's
+// encoding. TestCloudEventsAreWhatJSONMarshalMakes holds it equal to
+// json.Marshal's.
+func appendCloudEvent(buf []byte, ev api.Event, n int, data []byte) ([]byte, error) {
+	at, err := ev.Time.MarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	buf = append(buf, `{"specversion":"1.0","id":"`...)
+	buf = strconv.AppendUint(buf, ev.Seq, 10)
+	buf = append(buf, '-')
+	buf = strconv.AppendInt(buf, int64(n), 10)
+	buf = append(buf, `","source":"flightns","type":`...)
+	if buf, err = appendJSONString(buf, eventTypePrefix+ev.Type); err != nil {
+		return nil, err
+	}
+	buf = append(append(buf, `,"time":`...), at...)
+	if subject := ev.ID.String(); subject != "" {
+		if buf, err = appendJSONString(append(buf, `,"subject":`...), subject); err != nil {
+			return nil, err
+		}
+	}
+	buf = append(buf, `,"datacontenttype":"application/json","data":`...)
+	return append(append(buf, data...), '}'), nil
+}
+
+// appendJSONString appends s as encoding/json writes a string.
+func appendJSONString(buf []byte, s string) ([]byte, error) {
+	j, err := json.Marshal(s)
+	return append(buf, j...), err
 }
 
 // changesRequest reads the feed's request from r: after (Last-Event-ID

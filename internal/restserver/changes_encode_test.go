@@ -1,0 +1,48 @@
+package restserver
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"testing"
+	"time"
+
+	"pgregory.net/rapid"
+
+	"github.com/flightns/flightns/api"
+)
+
+// The CloudEvents JSON appended by hand is, byte for byte, what
+// json.Marshal makes of the cloudEvent with the event as its data: for
+// any strings (control characters, HTML's <>&, invalid UTF-8), times,
+// ids and places in a sequence.
+func TestCloudEventsAreWhatJSONMarshalMakes(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		str := rapid.OneOf(rapid.String(), rapid.StringOf(rapid.RuneFrom([]rune{'<', '>', '&', '"', '\\', '\n', '\x00', '\u2028', 'é', 'a'})),
+			rapid.Custom(func(t *rapid.T) string { return string(rapid.SliceOfN(rapid.Byte(), 0, 8).Draw(t, "raw")) }))
+		ev := api.Event{
+			Seq:          rapid.Uint64().Draw(t, "seq"),
+			Time:         time.Unix(rapid.Int64Range(-62_000_000_000, 253_000_000_000).Draw(t, "sec"), rapid.Int64Range(0, 999_999_999).Draw(t, "nsec")).In(time.FixedZone("z", rapid.IntRange(-50_000, 50_000).Draw(t, "zone"))),
+			Type:         str.Draw(t, "type"),
+			ID:           api.ID(rapid.SliceOfN(str, 0, 3).Draw(t, "id")),
+			Principal:    str.Draw(t, "principal"),
+			Version:      rapid.Uint64().Draw(t, "version"),
+			ManifestPath: str.Draw(t, "path"),
+		}
+		n := rapid.IntRange(0, 1000).Draw(t, "n")
+		want, werr := json.Marshal(cloudEvent{SpecVersion: "1.0", ID: fmt.Sprintf("%d-%d", ev.Seq, n), Source: "flightns",
+			Type: eventTypePrefix + ev.Type, Time: ev.Time, Subject: ev.ID.String(), DataContentType: "application/json", Data: ev})
+		data, derr := json.Marshal(ev)
+		var got []byte
+		gerr := derr
+		if derr == nil {
+			got, gerr = appendCloudEvent(nil, ev, n, data)
+		}
+		if (werr == nil) != (gerr == nil) {
+			t.Fatalf("json.Marshal: %v; by hand: %v", werr, gerr)
+		}
+		if werr == nil && !bytes.Equal(got, want) {
+			t.Fatalf("by hand\n%s\njson.Marshal\n%s", got, want)
+		}
+	})
+}
