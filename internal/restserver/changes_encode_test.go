@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -43,6 +44,25 @@ func TestCloudEventsAreWhatJSONMarshalMakes(t *testing.T) {
 		}
 		if werr == nil && !bytes.Equal(got, want) {
 			t.Fatalf("by hand\n%s\njson.Marshal\n%s", got, want)
+		}
+	})
+}
+
+// Any Accept-Encoding header is read without a panic, and gzip is chosen
+// only when it is named with a quality above 0 or "*" accepts it: a
+// header that refuses gzip by name never gets it.
+func FuzzAcceptsGzip(f *testing.F) {
+	for _, seed := range []string{"", "gzip", "gzip;q=0", "br;q=1.0, gzip;q=0.8", "*", "*;q=0", "*, gzip;q=0", "GZIP ; Q = 0.5", "x-gzip", "gzip;q=abc", ";;,,", "gzip;q=-1"} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, header string) {
+		got := acceptsGzip([]string{header})
+		lower := strings.ToLower(header)
+		if got && !strings.Contains(lower, "gzip") && !strings.Contains(header, "*") {
+			t.Fatalf("%q: gzip chosen though neither gzip nor * is named", header)
+		}
+		if compact := strings.ReplaceAll(lower, " ", "") + ","; got && strings.Count(compact, "gzip") == 1 && strings.Contains(compact, "gzip;q=0,") {
+			t.Fatalf("%q: gzip chosen though refused", header)
 		}
 	})
 }
