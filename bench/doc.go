@@ -64,8 +64,9 @@
 // at paced rates, with the materializer's linger and without (flightns
 // in this process), and commits/s and the server's CPU per commit beside
 // 0, 10 and 100 subscribers in alternating rounds (a `flightns serve`
-// child; with backend tmpfs-split its processes on half the CPUs and the
-// writers and subscribers on the rest, internal/threads); a run fails if
+// child, the subscribers in a process of their own under SCHED_IDLE,
+// feedhost.go; with backend tmpfs-split the server's processes on half
+// the CPUs and the writers and subscribers on the rest, internal/threads); a run fails if
 // an acknowledged version never reaches a subscriber. commit-cpu reads from /proc the CPU time that LanceDB-shaped
 // commits cost a `flightns serve` child, its SQL worker and Redis, all on
 // tmpfs, per commit (commitcpu.go); the serving scenarios pass

@@ -18,8 +18,9 @@
 // Server (Handshake, DoAction and ListActions are its own; so are DoGet
 // and GetFlightInfo of plans and of the change feed (changes.go: a
 // stream of Arrow batches that follows the catalog's changes, cut off
-// when its client stops reading; a batch's messages are marshalled once
-// for every subscriber that shares it and passed through the server's
+// when its client stops reading; a batch's messages are marshalled once,
+// LZ4- or ZSTD-compressed when the ticket asks, for every subscriber
+// that shares it and passed through the server's
 // codec as they are: codec.go), and DoPut's check that its first message
 // carries a descriptor; everything else goes to arrow-go's Flight SQL
 // router) → sqlServer (one short method per Flight SQL command).

@@ -56,7 +56,8 @@
 // (namespace.Service.FollowChanges decides what the caller sees), each
 // sequence's events followed by its id, resumed with Last-Event-ID. A
 // batch's bytes are made once for every subscriber that shares it
-// (namespace.EncodedBatch); a client that takes nothing for
+// (namespace.EncodedBatch), gzipped once too for the clients that accept
+// gzip (internal/gzipshare); a client that takes nothing for
 // Options.StalledFeedTimeout is cut off, and the feed ends as the
 // server drains (Options.Closing). OpName labels it "Changes".
 //
