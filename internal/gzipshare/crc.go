@@ -1,39 +1,45 @@
 package gzipshare
 
-// crc32Combine is the CRC-32 (IEEE) of a followed by b from the CRC of
-// a, crcA, the CRC of b, crcB, and b's length: crcA is carried through
-// lenB zero bytes by squaring the operator of one zero bit (matrices over
-// GF(2), 32 columns of 32 bits), then crcB is added.
+// The CRC-32 (IEEE) of a followed by b is the CRC of a carried through
+// len(b) zero bytes, plus the CRC of b. Carrying a CRC through n zero
+// bytes is a linear map over GF(2), a 32×32 bit matrix (32 columns of 32
+// bits): zeros(n) makes it once per piece, by squaring the map of one
+// zero bit; each stream then applies it to its own CRC (times), 32 steps
+// at most.
+
+// crc32Combine is the CRC-32 of a followed by b from crcA, crcB and
+// len(b).
 func crc32Combine(crcA, crcB uint32, lenB int64) uint32 {
-	if lenB <= 0 {
-		return crcA
+	op := zeros(lenB)
+	return times(&op, crcA) ^ crcB
+}
+
+// zeros is the map carrying a CRC through n zero bytes.
+func zeros(n int64) [32]uint32 {
+	var out [32]uint32
+	for i := range out { // the identity
+		out[i] = 1 << i
 	}
-	var even, odd [32]uint32 // operators of 2^k zero bits, alternately
-	odd[0] = 0xedb88320      // the operator of one zero bit: the reversed polynomial…
-	row := uint32(1)
+	if n <= 0 {
+		return out
+	}
+	var op, next [32]uint32   // the map of 2^k zero bits, k from 0
+	op[0] = 0xedb88320        // one zero bit: the reversed polynomial…
 	for i := 1; i < 32; i++ { // …and a shift
-		odd[i] = row
-		row <<= 1
+		op[i] = 1 << (i - 1)
 	}
-	square(&even, &odd) // two zero bits
-	square(&odd, &even) // four
-	for {               // lenB zero bytes: apply the operator of each bit set in lenB
-		square(&even, &odd)
-		if lenB&1 != 0 {
-			crcA = times(&even, crcA)
+	square(&next, &op) // two zero bits
+	square(&op, &next) // four
+	square(&next, &op) // eight: one zero byte
+	op = next
+	for ; n > 0; n >>= 1 { // the maps of the bits set in n, composed
+		if n&1 != 0 {
+			out = compose(&op, &out)
 		}
-		if lenB >>= 1; lenB == 0 {
-			break
-		}
-		square(&odd, &even)
-		if lenB&1 != 0 {
-			crcA = times(&odd, crcA)
-		}
-		if lenB >>= 1; lenB == 0 {
-			break
-		}
+		square(&next, &op)
+		op = next
 	}
-	return crcA ^ crcB
+	return out
 }
 
 // times is the matrix m applied to the vector v.
@@ -52,4 +58,13 @@ func square(sq, m *[32]uint32) {
 	for i := range 32 {
 		sq[i] = times(m, m[i])
 	}
+}
+
+// compose is the map a after b.
+func compose(a, b *[32]uint32) [32]uint32 {
+	var out [32]uint32
+	for i := range 32 {
+		out[i] = times(a, b[i])
+	}
+	return out
 }

@@ -8,8 +8,9 @@
 // before it and pieces laid one after another are one valid deflate
 // stream, each readable as soon as it arrives. A Stream is one client's
 // gzip stream: the header, the pieces written to it, and on Close the
-// final block and the trailer, whose CRC-32 is combined from the pieces'
-// own (crc32Combine) rather than computed again over every client's
-// bytes. A stream cut before Close (a client gone, a server killed)
+// final block and the trailer, whose CRC-32 is carried from piece to
+// piece by a map each piece makes once (crc.go) rather than computed
+// again over every client's bytes: a client's Write costs the copy of
+// the compressed bytes and 32 steps. A stream cut before Close (a client gone, a server killed)
 // lacks the trailer; its pieces up to the cut still decompress.
 package gzipshare

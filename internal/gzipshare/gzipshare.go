@@ -15,8 +15,9 @@ import (
 // written to any number of Streams and must not be changed.
 type Piece struct {
 	deflated []byte
-	crc      uint32 // of the plain bytes
-	size     int64  // of the plain bytes
+	crc      uint32     // of the plain bytes
+	size     int64      // of the plain bytes
+	carry    [32]uint32 // carries a CRC through size zero bytes (crc.go)
 }
 
 // Compress makes plain a Piece, at flate.BestSpeed (klauspost's deflate,
@@ -34,7 +35,7 @@ func Compress(plain []byte) (Piece, error) {
 	if err := w.Flush(); err != nil { // byte-aligned, not final
 		return Piece{}, err
 	}
-	return Piece{deflated: buf.Bytes(), crc: crc32.ChecksumIEEE(plain), size: int64(len(plain))}, nil
+	return Piece{deflated: buf.Bytes(), crc: crc32.ChecksumIEEE(plain), size: int64(len(plain)), carry: zeros(int64(len(plain)))}, nil
 }
 
 // Len is the piece's compressed length.
@@ -64,7 +65,7 @@ func (s *Stream) Write(p Piece) error {
 		s.err = err
 		return err
 	}
-	s.crc = crc32Combine(s.crc, p.crc, p.size)
+	s.crc = times(&p.carry, s.crc) ^ p.crc // the CRC of what came before, then p (crc.go)
 	s.size += p.size
 	return nil
 }
