@@ -135,7 +135,7 @@ FUZZERS := planner:FuzzParseFilter planner:FuzzPlanFilter planner:FuzzSpec plann
 	internal/restserver:FuzzParseID objstore:FuzzValidateKey internal/lancemanifest:FuzzParseManifestName tests/reliability:FuzzRESTRequest \
 	manifesttable:FuzzSQL manifesttable:FuzzSQLGrammar internal/lancemanifest:FuzzRead internal/auth:FuzzBearer internal/auth:FuzzParseRoleMap internal/auth:FuzzParsePassword \
 	internal/sqlengine:FuzzGateScanner flightserver:FuzzFlightRPC internal/lancemanifest:FuzzReferences internal/namespace:FuzzRetentionProps internal/namespace:FuzzCompactionProps manifesttable:FuzzTransactionOperation \
-	client:FuzzChanges
+	client:FuzzChanges internal/restserver:FuzzAcceptsGzip
 
 fuzz: deps minio
 	@set -e; for f in $(FUZZERS); do \
