@@ -3,7 +3,6 @@ package bench
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -493,14 +492,11 @@ func (s *feedServer) startSubscriber(ctx context.Context, transport string, afte
 // noting at sub each table version and the time its batch arrived, until
 // ctx ends or the stream does.
 func followFlight(ctx context.Context, c flight.FlightServiceClient, req api.ChangesRequest, sub *subscriber) error {
-	body, err := json.Marshal(struct {
-		api.ChangesRequest
-		Compression string `json:"compression"`
-	}{req, feedFlightCompression})
+	ticket, err := flightserver.ChangesTicket(req, feedFlightCompression)
 	if err != nil {
 		return err
 	}
-	stream, err := c.DoGet(ctx, &flight.Ticket{Ticket: append([]byte("flightns-changes:"), body...)})
+	stream, err := c.DoGet(ctx, ticket)
 	if err != nil {
 		return err
 	}

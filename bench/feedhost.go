@@ -146,7 +146,6 @@ type subscriberHost struct {
 	in   io.WriteCloser
 	enc  *json.Encoder
 	dec  *json.Decoder
-	n    int
 	done chan struct{} // closed when the host has exited
 	err  error         // how it exited; read after done
 }
@@ -172,7 +171,7 @@ func (s *feedServer) startHost(ctx context.Context, n int, after uint64) (_ *sub
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
-	h := &subscriberHost{cmd: cmd, in: in, enc: json.NewEncoder(in), dec: json.NewDecoder(out), n: n, done: make(chan struct{})}
+	h := &subscriberHost{cmd: cmd, in: in, enc: json.NewEncoder(in), dec: json.NewDecoder(out), done: make(chan struct{})}
 	go func() {
 		h.err = cmd.Wait()
 		close(h.done)

@@ -22,8 +22,8 @@ import (
 )
 
 // The change feed on Flight (docs/flight.md, "Change feed"): DoGet on a
-// ticket "flightns-changes:" followed by the JSON of a ChangesTicket
-// streams the feed as Arrow record batches, one per stretch of whole
+// ticket "flightns-changes:" followed by the JSON of a changesTicket
+// (ChangesTicket makes one) streams the feed as Arrow record batches, one per stretch of whole
 // sequences, each with the sequence it runs through as its app metadata
 // (decimal): resuming after the last one received misses nothing and
 // repeats nothing. GetFlightInfo on a CMD descriptor {"changes": {…}}
@@ -66,6 +66,16 @@ type changesTicket struct {
 	// batch for every subscriber sharing it, it cuts what each is sent
 	// (Arrow readers decompress it; Java's need arrow-compression).
 	Compression string `json:"compression,omitempty"`
+}
+
+// ChangesTicket is the DoGet ticket of the change feed req asks for, its
+// batches compressed so ("" none, "lz4_frame" or "zstd").
+func ChangesTicket(req api.ChangesRequest, compression string) (*flight.Ticket, error) {
+	b, err := json.Marshal(changesTicket{ChangesRequest: req, Compression: compression})
+	if err != nil {
+		return nil, err
+	}
+	return &flight.Ticket{Ticket: append([]byte(changesTicketPrefix), b...)}, nil
 }
 
 // changesCompressions are the compressions a ticket may ask for.

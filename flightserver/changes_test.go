@@ -28,10 +28,13 @@ type feedReader struct {
 	through uint64
 }
 
-// ticketFor is a change feed ticket for t.
+// ticketFor is a change feed ticket for t, uncompressed.
 func ticketFor(t api.ChangesRequest) *flight.Ticket {
-	b, _ := json.Marshal(t)
-	return &flight.Ticket{Ticket: append([]byte(changesTicketPrefix), b...)}
+	tk, err := ChangesTicket(t, "")
+	if err != nil {
+		panic(err)
+	}
+	return tk
 }
 
 // read reads stream until it ends or until stop says it has enough,

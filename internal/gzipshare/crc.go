@@ -7,13 +7,6 @@ package gzipshare
 // zero bit; each stream then applies it to its own CRC (times), 32 steps
 // at most.
 
-// crc32Combine is the CRC-32 of a followed by b from crcA, crcB and
-// len(b).
-func crc32Combine(crcA, crcB uint32, lenB int64) uint32 {
-	op := zeros(lenB)
-	return times(&op, crcA) ^ crcB
-}
-
 // zeros is the map carrying a CRC through n zero bytes.
 func zeros(n int64) [32]uint32 {
 	var out [32]uint32

@@ -38,9 +38,6 @@ func Compress(plain []byte) (Piece, error) {
 	return Piece{deflated: buf.Bytes(), crc: crc32.ChecksumIEEE(plain), size: int64(len(plain)), carry: zeros(int64(len(plain)))}, nil
 }
 
-// Len is the piece's compressed length.
-func (p Piece) Len() int { return len(p.deflated) }
-
 // A Stream is one client's gzip stream over w. It is not safe for
 // concurrent use.
 type Stream struct {
