@@ -29,12 +29,19 @@ import (
 // refuses with EEXIST when the name is taken, whichever process holds it) or
 // renamed over it (plain Put). The directory is fsynced before Close
 // returns, so a reported write survives a crash, and a reader only ever sees
-// a complete file. Every path goes through os.Root: no "..", absolute path or
-// symbolic link can leave the root directory.
+// a complete file. Every path is resolved beneath the root directory, by
+// openat2(2) where the kernel has it and by os.Root elsewhere
+// (disk_beneath.go): no "..", absolute path or symbolic link can leave it.
 type diskBucket struct {
 	root *os.Root
 	dir  string
 	gs   *groupSync
+	// rootDir is the root directory, open for openat2 and syncfs; rootFd
+	// its descriptor.
+	rootDir *os.File
+	rootFd  int
+	// beneath: keys are resolved by openat2 (RESOLVE_BENEATH), not os.Root.
+	beneath bool
 }
 
 var errDiskExists = errors.New("object already exists")
@@ -47,12 +54,13 @@ func openDisk(dir string) (*blob.Bucket, *diskBucket, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("opening root directory %s: %w", dir, err)
 	}
-	gs, err := newGroupSync(r)
+	rd, err := r.Open(".")
 	if err != nil {
 		_ = r.Close()
-		return nil, nil, err
+		return nil, nil, fmt.Errorf("opening root directory %s: %w", dir, err)
 	}
-	d := &diskBucket{root: r, dir: dir, gs: gs}
+	d := &diskBucket{root: r, dir: dir, rootDir: rd, rootFd: int(rd.Fd()), beneath: openat2Works(rd)}
+	d.gs = &groupSync{fsync: d.fsync, dir: rd}
 	return blob.NewBucket(d), d, nil
 }
 
@@ -65,7 +73,7 @@ func (b *diskBucket) ErrorCode(err error) gcerrors.ErrorCode {
 		return gcerrors.FailedPrecondition
 	case errors.Is(err, errBadDiskKey):
 		return gcerrors.InvalidArgument
-	case errors.As(err, &pe) && strings.Contains(pe.Err.Error(), "escapes"):
+	case errors.Is(err, errPathEscapes), errors.As(err, &pe) && strings.Contains(pe.Err.Error(), "escapes"):
 		// os.Root refused a path that leaves the root (through a symlink).
 		return gcerrors.PermissionDenied
 	}
@@ -86,7 +94,7 @@ func checkKey(key string) error {
 func (b *diskBucket) As(any) bool             { return false }
 func (b *diskBucket) ErrorAs(error, any) bool { return false }
 func (b *diskBucket) Close() error {
-	_ = b.gs.close()
+	_ = b.rootDir.Close()
 	return b.root.Close()
 }
 func (b *diskBucket) SignedURL(context.Context, string, *driver.SignedURLOptions) (string, error) {
@@ -109,7 +117,7 @@ func (b *diskBucket) statObject(key string) (fs.FileInfo, error) {
 	if err := checkKey(key); err != nil {
 		return nil, err
 	}
-	fi, err := b.root.Stat(key)
+	fi, err := b.stat(key)
 	if err != nil {
 		return nil, err
 	}
@@ -147,7 +155,7 @@ func (b *diskBucket) NewRangeReader(_ context.Context, key string, offset, lengt
 	if err := checkKey(key); err != nil {
 		return nil, err
 	}
-	f, err := b.root.Open(key)
+	f, err := b.open(key, os.O_RDONLY, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -194,7 +202,7 @@ func (b *diskBucket) createTemp(key string) (*os.File, string, error) {
 	var rnd [12]byte
 	_, _ = rand.Read(rnd[:])
 	tmp := path.Join(dir, tempPrefix+hex.EncodeToString(rnd[:]))
-	f, err := b.root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	f, err := b.open(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	return f, tmp, err
 }
 
@@ -272,7 +280,7 @@ func (b *diskBucket) publish(tmp, key string, ifNotExist, noSync bool, before fu
 	if ifNotExist {
 		err = b.renameNoReplace(tmp, key)
 	} else {
-		err = b.root.Rename(tmp, key)
+		err = b.rename(tmp, key, 0)
 	}
 	if err != nil {
 		_ = b.root.Remove(tmp)
@@ -284,23 +292,9 @@ func (b *diskBucket) publish(tmp, key string, ifNotExist, noSync bool, before fu
 	return b.gs.sync(path.Dir(key))
 }
 
-// renameNoReplace renames src to dst unless dst exists (errDiskExists). The
-// parent directories are opened through the root; the names renamed are
-// single path components.
+// renameNoReplace renames src to dst unless dst exists (errDiskExists).
 func (b *diskBucket) renameNoReplace(src, dst string) error {
-	sd, err := b.root.Open(path.Dir(src))
-	if err != nil {
-		return err
-	}
-	defer func() { _ = sd.Close() }()
-	dd := sd
-	if path.Dir(dst) != path.Dir(src) {
-		if dd, err = b.root.Open(path.Dir(dst)); err != nil {
-			return err
-		}
-		defer func() { _ = dd.Close() }()
-	}
-	err = unix.Renameat2(int(sd.Fd()), path.Base(src), int(dd.Fd()), path.Base(dst), unix.RENAME_NOREPLACE)
+	err := b.rename(src, dst, unix.RENAME_NOREPLACE)
 	switch {
 	case err == nil:
 		return nil
@@ -316,7 +310,25 @@ func (b *diskBucket) renameNoReplace(src, dst string) error {
 		}
 		return b.root.Remove(src)
 	}
-	return &fs.PathError{Op: "rename", Path: src, Err: err}
+	return err
+}
+
+// rename renames src to dst with renameat2(2)'s flags. The parent
+// directories are resolved beneath the root; the names renamed are single
+// path components, which renameat2 never follows.
+func (b *diskBucket) rename(src, dst string, flags uint) error {
+	return b.withDir(path.Dir(src), func(sd int) error {
+		renameIn := func(dd int) error {
+			if err := unix.Renameat2(sd, path.Base(src), dd, path.Base(dst), flags); err != nil {
+				return &fs.PathError{Op: "rename", Path: src, Err: err}
+			}
+			return nil
+		}
+		if path.Dir(dst) == path.Dir(src) {
+			return renameIn(sd)
+		}
+		return b.withDir(path.Dir(dst), renameIn)
+	})
 }
 
 // linkIfAbsent publishes the existing object src under dst as well,
@@ -398,7 +410,7 @@ func (b *diskBucket) unchanged(key string, synced fs.FileInfo) bool {
 	if synced == nil {
 		return false
 	}
-	fi, err := b.root.Stat(key)
+	fi, err := b.stat(key)
 	return err == nil && os.SameFile(fi, synced) && fi.Size() == synced.Size() && fi.ModTime().Equal(synced.ModTime())
 }
 
@@ -407,7 +419,7 @@ func (b *diskBucket) readFile(key string) ([]byte, error) {
 	if err := checkKey(key); err != nil {
 		return nil, err
 	}
-	f, err := b.root.Open(key)
+	f, err := b.open(key, os.O_RDONLY, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -430,7 +442,7 @@ func (b *diskBucket) mkdirAllSync(dir string) error {
 	if dir == "." || dir == "" {
 		return nil
 	}
-	if fi, err := b.root.Stat(dir); err == nil {
+	if fi, err := b.stat(dir); err == nil {
 		if !fi.IsDir() {
 			return &fs.PathError{Op: "mkdir", Path: dir, Err: syscall.ENOTDIR}
 		}
@@ -528,6 +540,8 @@ func (l *diskLister) readDir(dirKey string) ([]dirEntry, error) {
 	if name == "" {
 		name = "."
 	}
+	// Through os.Root: its files' entries read their attributes in the
+	// root too (a file of openat2's has no name to read them by).
 	d, err := l.b.root.Open(name)
 	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
 		return nil, nil
@@ -549,7 +563,7 @@ func (l *diskLister) readDir(dirKey string) ([]dirEntry, error) {
 		if e.Type()&fs.ModeSymlink != 0 {
 			// Follow links the way os.Root does; an escaping or dangling link
 			// is not listed.
-			fi, err := l.b.root.Stat(de.key)
+			fi, err := l.b.stat(de.key)
 			if err != nil {
 				continue
 			}

@@ -18,8 +18,8 @@ import (
 // meanwhile, until none is left, and every caller returns when the batch it
 // was in is durable.
 type groupSync struct {
-	root   *os.Root
-	dir    *os.File // the root directory, kept open for syncfs
+	fsync  func(path string) error // one path's fsync(2)
+	dir    *os.File                // the root directory, kept open for syncfs
 	mu     sync.Mutex
 	queue  []*syncReq
 	active bool
@@ -31,16 +31,6 @@ type syncReq struct {
 	err   error
 	done  chan struct{}
 }
-
-func newGroupSync(root *os.Root) (*groupSync, error) {
-	d, err := root.Open(".")
-	if err != nil {
-		return nil, err
-	}
-	return &groupSync{root: root, dir: d}, nil
-}
-
-func (g *groupSync) close() error { return g.dir.Close() }
 
 // sync returns when every path (a file or a directory under the root) is
 // durable.
@@ -61,7 +51,7 @@ func (g *groupSync) sync(paths ...string) error {
 		g.mu.Unlock()
 		var err error
 		if len(batch) == 1 {
-			err = g.fsync(batch[0].paths)
+			err = g.fsyncEach(batch[0].paths)
 		} else {
 			err = g.syncfs()
 		}
@@ -76,17 +66,9 @@ func (g *groupSync) sync(paths ...string) error {
 	return r.err
 }
 
-func (g *groupSync) fsync(paths []string) error {
+func (g *groupSync) fsyncEach(paths []string) error {
 	for _, p := range paths {
-		f, err := g.root.Open(p)
-		if err != nil {
-			return err
-		}
-		err = f.Sync()
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-		if err != nil {
+		if err := g.fsync(p); err != nil {
 			return err
 		}
 	}

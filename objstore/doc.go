@@ -11,8 +11,10 @@
 //     one of several racing processes wins and no reader ever sees a partial
 //     object; the directory is made durable before the write is reported.
 //     Concurrent waits for durability are group-committed (disk_sync.go).
-//     Every path is resolved through os.Root, so neither ".." nor a
-//     symbolic link can reach outside the root.
+//     Every path is resolved beneath the root, in one openat2(2) with
+//     RESOLVE_BENEATH where the kernel has it and through os.Root
+//     elsewhere (disk_beneath.go), so neither ".." nor a symbolic link can
+//     reach outside the root.
 //   - s3://bucket/prefix?endpoint=…&region=…  S3 or any S3 protocol server,
 //     through gocloud.dev/blob/s3blob; create-only is If-None-Match: *.
 //     client_endpoint=… (ParamClientEndpoint), the endpoint engines reach

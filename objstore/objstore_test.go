@@ -29,13 +29,18 @@ func backends(t *testing.T) map[string]*objstore.Store {
 	ctx := context.Background()
 	s3 := s3test.Start(t, "bkt")
 	uris := map[string]string{
-		"file": "file://" + t.TempDir(),
-		"mem":  "mem://",
-		"s3":   s3.URI("bkt", "root/dir"),
+		"file":        "file://" + t.TempDir(),
+		"file-osroot": "file://" + t.TempDir(),
+		"mem":         "mem://",
+		"s3":          s3.URI("bkt", "root/dir"),
 	}
 	out := map[string]*objstore.Store{}
 	for name, uri := range uris {
-		s, err := objstore.Open(ctx, uri)
+		open := objstore.Open
+		if name == "file-osroot" {
+			open = objstore.OpenThroughOSRoot
+		}
+		s, err := open(ctx, uri)
 		if err != nil {
 			t.Fatalf("open %s: %v", uri, err)
 		}
@@ -429,13 +434,31 @@ func TestFaultHooksCutBeforeAndAfter(t *testing.T) {
 	}
 }
 
+// On both ways of resolving keys (openat2 beneath the root where the
+// kernel has it, os.Root elsewhere): a crashed writer's temp file is never
+// seen, and no symbolic link leads out of the root, whether absolute,
+// relative through "..", in the middle of a key or at its end; a link that
+// stays inside is followed, as os.Root follows it.
 func TestFileStoreNeverShowsPartialWritesOrEscapes(t *testing.T) {
-	ctx := context.Background()
-	dir := t.TempDir()
-	s, err := objstore.Open(ctx, "file://"+dir)
-	if err != nil {
-		t.Fatal(err)
+	for name, open := range map[string]func(context.Context, string) (*objstore.Store, error){"openat2": objstore.Open, "os.Root": objstore.OpenThroughOSRoot} {
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			dir := t.TempDir()
+			s, err := open(ctx, "file://"+dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer func() { _ = s.Close() }()
+			if got, want := objstore.ResolvesBeneath(s), name == "openat2"; got != want {
+				t.Fatalf("resolves with openat2: %v, want %v (a kernel before 5.6, or a seccomp profile refusing openat2?)", got, want)
+			}
+			checkNoPartialWritesOrEscapes(t, s, dir)
+		})
 	}
+}
+
+func checkNoPartialWritesOrEscapes(t *testing.T, s *objstore.Store, dir string) {
+	ctx := context.Background()
 	// A writer that crashed mid-write leaves only a temp file: invisible.
 	if err := os.MkdirAll(filepath.Join(dir, "t"), 0o755); err != nil {
 		t.Fatal(err)
@@ -446,19 +469,35 @@ func TestFileStoreNeverShowsPartialWritesOrEscapes(t *testing.T) {
 	if all, _ := s.ListAll(ctx, ""); len(all) != 0 {
 		t.Fatalf("a temp file is listed: %v", all)
 	}
-	// A symbolic link out of the root cannot be read, written or listed.
+	// Symbolic links out of the root cannot be read, written or listed.
 	outside := t.TempDir()
 	if err := os.WriteFile(filepath.Join(outside, "secret"), []byte("s"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.Symlink(outside, filepath.Join(dir, "escape")); err != nil {
+	rel, err := filepath.Rel(dir, outside)
+	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Get(ctx, "escape/secret"); err == nil {
-		t.Fatal("read through a symlink out of the root")
+	for link, target := range map[string]string{"escape": outside, "t/up": filepath.Join("..", rel), "leak": filepath.Join(outside, "secret")} {
+		if err := os.Symlink(target, filepath.Join(dir, link)); err != nil {
+			t.Fatal(err)
+		}
 	}
-	if err := s.Put(ctx, "escape/new", []byte("x")); err == nil {
-		t.Fatal("wrote through a symlink out of the root")
+	for _, key := range []string{"escape/secret", "t/up/secret", "leak"} {
+		if got, err := s.Get(ctx, key); err == nil {
+			t.Fatalf("read %q through a symlink out of the root: %q", key, got)
+		}
+		if _, err := s.Head(ctx, key); err == nil {
+			t.Fatalf("stat %q through a symlink out of the root", key)
+		}
+	}
+	for _, key := range []string{"escape/new", "t/up/new"} {
+		if err := s.Put(ctx, key, []byte("x")); err == nil {
+			t.Fatalf("wrote %q through a symlink out of the root", key)
+		}
+		if err := s.PutIfAbsent(ctx, key, []byte("x")); err == nil {
+			t.Fatalf("created %q through a symlink out of the root", key)
+		}
 	}
 	if _, err := os.Stat(filepath.Join(outside, "new")); err == nil {
 		t.Fatal("a file appeared outside the root")
@@ -476,6 +515,13 @@ func TestFileStoreNeverShowsPartialWritesOrEscapes(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(filepath.Join(dir, "t", "v", "1.manifest")); !bytes.Equal(b, []byte("m")) {
 		t.Fatalf("file holds %q", b)
+	}
+	// A link that stays inside the root is followed.
+	if err := os.Symlink("t", filepath.Join(dir, "in")); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.Get(ctx, "in/v/1.manifest"); err != nil || string(got) != "m" {
+		t.Fatalf("read through a symlink inside the root: %q, %v", got, err)
 	}
 }
 
@@ -522,7 +568,7 @@ func TestPromoteRaceHasOneWinnerAndRenamesOnFile(t *testing.T) {
 				t.Fatalf("final = %q, want the winner's", got)
 			}
 			_, err := s.Head(ctx, srcs[winner])
-			if name == "file" && !errors.Is(err, objstore.ErrNotFound) {
+			if strings.HasPrefix(name, "file") && !errors.Is(err, objstore.ErrNotFound) {
 				t.Fatalf("on file:// the promoted source should be renamed away: %v", err)
 			}
 		})
