@@ -25,8 +25,9 @@ import (
 // before the request (every change acknowledged before it, that is). It returns the sequence to resume after
 // (the last the stream was read through: calling again with it as After
 // misses nothing and repeats nothing) and what ended the stream: nil when
-// the history asked for ended, ctx's error, fn's, or the server's (an
-// *nserror.Error, such as InvalidInput for history no longer kept).
+// the history asked for ended, ctx's error, fn's, the server's (an
+// *nserror.Error, such as InvalidInput for history no longer kept), or,
+// when following, io.ErrUnexpectedEOF when the connection ended.
 func (c *Client) Changes(ctx context.Context, req api.ChangesRequest, follow bool, fn func(api.Event) error) (through uint64, err error) {
 	q := url.Values{"follow": {strconv.FormatBool(follow)}}
 	if len(req.Namespace) > 0 {
@@ -118,5 +119,13 @@ func (c *Client) Changes(ctx context.Context, req api.ChangesRequest, follow boo
 	if err := ctx.Err(); err != nil {
 		return through, err
 	}
-	return through, sc.Err()
+	if err := sc.Err(); err != nil {
+		return through, err
+	}
+	if follow {
+		// A following stream has no end of its own: its body ends where the
+		// connection does (a server that stopped, a subscriber cut off).
+		return through, fmt.Errorf("client: the change feed's connection ended after sequence %d: %w", through, io.ErrUnexpectedEOF)
+	}
+	return through, nil
 }

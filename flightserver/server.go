@@ -205,6 +205,10 @@ func New(cfg Config) (*Server, error) {
 		grpc.MaxRecvMsgSize(lim.MaxMessageBytes),
 		grpc.MaxSendMsgSize(lim.MaxMessageBytes),
 		serverCodec(), // the change feed's shared messages (codec.go)
+		// A compressed change feed batch (tens of KiB) leaves in one
+		// write(2), not one per 32 KiB; the buffer is shared between
+		// flushes (gRPC's default), so an idle stream holds none.
+		grpc.WriteBufferSize(writeBuffer),
 		grpc.MaxHeaderListSize(uint32(min(lim.MaxMetadataBytes, 1<<30))),
 		grpc.ChainUnaryInterceptor(append(unary, publicUnary(s.unaryInterceptor))...),
 		grpc.ChainStreamInterceptor(append(stream, publicStream(s.streamInterceptor))...),
@@ -227,6 +231,9 @@ func New(cfg Config) (*Server, error) {
 // healthPrefix starts the methods of the gRPC health service, which need
 // no credentials.
 const healthPrefix = "/grpc.health.v1.Health/"
+
+// writeBuffer is how much gRPC gathers before a write(2) on a connection.
+const writeBuffer = 128 << 10
 
 // publicUnary skips authentication for the health service.
 func publicUnary(authn grpc.UnaryServerInterceptor) grpc.UnaryServerInterceptor {

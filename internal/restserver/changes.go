@@ -70,6 +70,14 @@ func (h *handler) changes(w http.ResponseWriter, r *http.Request) error {
 	hdr.Set("Cache-Control", "no-store")
 	hdr.Set("X-Accel-Buffering", "no")
 	hdr.Add("Vary", "Accept-Encoding")
+	if r.ProtoMajor == 1 && req.Following() {
+		// A stream that follows ends only when the connection does: its
+		// body is delimited by the close, not chunked (what net/http does
+		// for "identity", as the SSE recommendation suggests), so that a
+		// batch leaves in one write(2), not three (the chunk's size line
+		// filling the connection's 4 KiB buffer, the rest, the CRLF).
+		hdr.Set("Transfer-Encoding", "identity")
+	}
 	out := sseWriter{w: w}
 	if acceptsGzip(r.Header.Values("Accept-Encoding")) {
 		hdr.Set("Content-Encoding", "gzip")

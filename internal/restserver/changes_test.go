@@ -347,3 +347,47 @@ func TestTheChangeFeedIsGzippedForWhoAcceptsIt(t *testing.T) {
 		}
 	}
 }
+
+// A following stream over HTTP/1.1 is the bytes of the event stream up to
+// the connection's close, not chunks: its head has no Transfer-Encoding
+// and says the connection closes, and its body starts with the first
+// message, not a chunk's size. A stream that ends (follow=false) is still
+// chunked and keeps its connection.
+func TestAFollowingStreamIsDelimitedByItsClose(t *testing.T) {
+	s := startServer(t)
+	ok(t, "create", s.post("/v1/namespace/n0/create", nil))
+	conn, err := net.Dial("tcp", s.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = conn.Close() }()
+	_ = conn.SetDeadline(time.Now().Add(30 * time.Second))
+	if _, err := fmt.Fprintf(conn, "GET %s HTTP/1.1\r\nHost: %s\r\n\r\n", ChangesPath, s.addr); err != nil {
+		t.Fatal(err)
+	}
+	rd := bufio.NewReader(conn)
+	resp, err := http.ReadResponse(rd, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode != http.StatusOK || len(resp.TransferEncoding) != 0 || !resp.Close || resp.ContentLength != -1 {
+		t.Fatalf("a following stream: %s, Transfer-Encoding %v, close %v, length %d; want 200, none, true, -1",
+			resp.Status, resp.TransferEncoding, resp.Close, resp.ContentLength)
+	}
+	line, err := rd.ReadString('\n')
+	if err != nil {
+		t.Fatal(err)
+	}
+	if line != "event: namespace.created\n" {
+		t.Fatalf("the body starts %q, want the first message (not a chunk's size)", line)
+	}
+
+	ended, err := http.Get(s.url() + ChangesPath + "?follow=false")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = ended.Body.Close() }()
+	if len(ended.TransferEncoding) != 1 || ended.TransferEncoding[0] != "chunked" || ended.Close {
+		t.Fatalf("a stream that ends: Transfer-Encoding %v, close %v; want chunked, kept", ended.TransferEncoding, ended.Close)
+	}
+}
