@@ -370,6 +370,7 @@ func TestAFollowingStreamIsDelimitedByItsClose(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer func() { _ = resp.Body.Close() }() // the body is read from rd below, raw
 	if resp.StatusCode != http.StatusOK || len(resp.TransferEncoding) != 0 || !resp.Close || resp.ContentLength != -1 {
 		t.Fatalf("a following stream: %s, Transfer-Encoding %v, close %v, length %d; want 200, none, true, -1",
 			resp.Status, resp.TransferEncoding, resp.Close, resp.ContentLength)
