@@ -155,7 +155,7 @@ func (b *diskBucket) NewRangeReader(_ context.Context, key string, offset, lengt
 	if err := checkKey(key); err != nil {
 		return nil, err
 	}
-	f, err := b.open(key, os.O_RDONLY, 0)
+	f, err := b.open(key, readOnly, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -419,7 +419,7 @@ func (b *diskBucket) readFile(key string) ([]byte, error) {
 	if err := checkKey(key); err != nil {
 		return nil, err
 	}
-	f, err := b.open(key, os.O_RDONLY, 0)
+	f, err := b.open(key, readOnly, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -462,7 +462,7 @@ func (b *diskBucket) Copy(ctx context.Context, dstKey, srcKey string, _ *driver.
 	if err := checkKey(srcKey); err != nil {
 		return err
 	}
-	data, err := b.root.ReadFile(srcKey)
+	data, err := b.readFile(srcKey)
 	if err != nil {
 		return err
 	}
@@ -542,7 +542,9 @@ func (l *diskLister) readDir(dirKey string) ([]dirEntry, error) {
 	}
 	// Through os.Root: its files' entries read their attributes in the
 	// root too (a file of openat2's has no name to read them by).
-	d, err := l.b.root.Open(name)
+	// O_DIRECTORY: anything else (a FIFO, whose open would wait for a
+	// writer) is refused at once.
+	d, err := l.b.root.OpenFile(name, os.O_RDONLY|unix.O_DIRECTORY, 0)
 	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
 		return nil, nil
 	}

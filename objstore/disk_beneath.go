@@ -32,6 +32,12 @@ const resolveBeneath = unix.RESOLVE_BENEATH | unix.RESOLVE_NO_MAGICLINKS
 // to run the os.Root path on a kernel that has openat2.
 var noOpenat2 atomic.Bool
 
+// readOnly opens a key to read it. O_NONBLOCK changes nothing for a
+// regular file, and keeps a FIFO that someone with access to the
+// directory put at a key's path from blocking the open until a writer
+// comes: the open returns, and the file is refused as not an object.
+const readOnly = os.O_RDONLY | unix.O_NONBLOCK
+
 // errPathEscapes is a key whose resolution would leave the root.
 var errPathEscapes = errors.New("path escapes from the root")
 
@@ -119,7 +125,7 @@ func (b *diskBucket) withDir(dir string, fn func(fd int) error) error {
 // fsync makes the file or directory name durable.
 func (b *diskBucket) fsync(name string) error {
 	if !b.beneath {
-		f, err := b.root.Open(name)
+		f, err := b.root.OpenFile(name, readOnly, 0)
 		if err != nil {
 			return err
 		}
@@ -129,7 +135,7 @@ func (b *diskBucket) fsync(name string) error {
 		}
 		return err
 	}
-	fd, err := b.openFd(name, unix.O_RDONLY, 0)
+	fd, err := b.openFd(name, readOnly, 0)
 	if err != nil {
 		return err
 	}
