@@ -65,7 +65,6 @@ func openDisk(dir string) (*blob.Bucket, *diskBucket, error) {
 }
 
 func (b *diskBucket) ErrorCode(err error) gcerrors.ErrorCode {
-	var pe *fs.PathError
 	switch {
 	case errors.Is(err, fs.ErrNotExist), errors.Is(err, syscall.ENOTDIR):
 		return gcerrors.NotFound
@@ -73,11 +72,18 @@ func (b *diskBucket) ErrorCode(err error) gcerrors.ErrorCode {
 		return gcerrors.FailedPrecondition
 	case errors.Is(err, errBadDiskKey):
 		return gcerrors.InvalidArgument
-	case errors.Is(err, errPathEscapes), errors.As(err, &pe) && strings.Contains(pe.Err.Error(), "escapes"):
-		// os.Root refused a path that leaves the root (through a symlink).
+	case escapes(err):
 		return gcerrors.PermissionDenied
 	}
 	return gcerrors.Unknown
+}
+
+// escapes reports whether err is a path refused for leaving the root
+// (through a symbolic link): openat2's EXDEV, or os.Root's refusal, which
+// has no exported error of its own.
+func escapes(err error) bool {
+	var pe *fs.PathError
+	return errors.Is(err, errPathEscapes) || errors.As(err, &pe) && strings.Contains(pe.Err.Error(), "escapes")
 }
 
 var errBadDiskKey = errors.New("invalid key")

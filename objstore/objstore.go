@@ -842,7 +842,7 @@ func (s *Store) wrap(op Op, key string, err error) error {
 		e.kind = ErrAlreadyExists
 	case gcerrors.Code(err) == gcerrors.InvalidArgument, errors.Is(err, errBadDiskKey):
 		return nserror.New(nserror.InvalidInput, "objstore: %s %s: %w", op, key, err)
-	case gcerrors.Code(err) == gcerrors.PermissionDenied:
+	case gcerrors.Code(err) == gcerrors.PermissionDenied, escapes(err):
 		return nserror.New(nserror.PermissionDenied, "objstore: %s %s: %w", op, key, err)
 	case errors.Is(err, syscall.ENOSPC), errors.Is(err, syscall.EDQUOT):
 		// A full disk or quota: nothing was written; retry once space is back.
