@@ -442,11 +442,17 @@ func TestFaultHooksCutBeforeAndAfter(t *testing.T) {
 // relative through "..", in the middle of a key or at its end; a link that
 // stays inside is followed, as os.Root follows it.
 func TestFileStoreNeverShowsPartialWritesOrEscapes(t *testing.T) {
+	onEachResolution(t, checkNoPartialWritesOrEscapes)
+}
+
+// onEachResolution runs check on an empty file:// store in a directory of
+// its own, once resolving keys with openat2 (which this kernel must
+// have) and once through os.Root.
+func onEachResolution(t *testing.T, check func(t *testing.T, s *objstore.Store, dir string)) {
 	for name, open := range map[string]func(context.Context, string) (*objstore.Store, error){"openat2": objstore.Open, "os.Root": objstore.OpenThroughOSRoot} {
 		t.Run(name, func(t *testing.T) {
-			ctx := context.Background()
 			dir := t.TempDir()
-			s, err := open(ctx, "file://"+dir)
+			s, err := open(context.Background(), "file://"+dir)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -454,7 +460,7 @@ func TestFileStoreNeverShowsPartialWritesOrEscapes(t *testing.T) {
 			if got, want := objstore.ResolvesBeneath(s), name == "openat2"; got != want {
 				t.Fatalf("resolves with openat2: %v, want %v (a kernel before 5.6, or a seccomp profile refusing openat2?)", got, want)
 			}
-			checkNoPartialWritesOrEscapes(t, s, dir)
+			check(t, s, dir)
 		})
 	}
 }
@@ -463,58 +469,50 @@ func TestFileStoreNeverShowsPartialWritesOrEscapes(t *testing.T) {
 // is not an object, and reading it returns at once (an open for reading
 // would otherwise wait for a writer forever), on both ways of resolving.
 func TestAFIFOAtAKeyIsNotAnObjectAndBlocksNothing(t *testing.T) {
-	for name, open := range map[string]func(context.Context, string) (*objstore.Store, error){"openat2": objstore.Open, "os.Root": objstore.OpenThroughOSRoot} {
-		t.Run(name, func(t *testing.T) {
-			ctx := context.Background()
-			dir := t.TempDir()
-			s, err := open(ctx, "file://"+dir)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer func() { _ = s.Close() }()
-			if err := os.MkdirAll(filepath.Join(dir, "t", "_versions"), 0o755); err != nil {
-				t.Fatal(err)
-			}
-			if err := syscall.Mkfifo(filepath.Join(dir, "t", "_versions", "1.manifest"), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			const fifo = "t/_versions/1.manifest"
-			notFound := func(err error) bool { return errors.Is(err, objstore.ErrNotFound) }
-			refused := func(err error) bool { return err != nil }
-			ops := []struct {
-				name string
-				want func(error) bool
-				run  func() error
-			}{
-				{"Get", notFound, func() error { _, err := s.Get(ctx, fifo); return err }},
-				{"Head", notFound, func() error { _, err := s.Head(ctx, fifo); return err }},
-				{"GetWithAttrs", notFound, func() error { _, _, err := s.GetWithAttrs(ctx, fifo); return err }},
-				{"CopyIfAbsent", refused, func() error { _, err := s.CopyIfAbsent(ctx, fifo, "t/_versions/2.manifest"); return err }},
-				{"PromoteIfAbsent", refused, func() error {
-					_, err := s.PromoteIfAbsent(ctx, fifo, "t/_versions/3.manifest", objstore.WriteOptions{})
-					return err
-				}},
-				{"ListAll below it", func(err error) bool { return err == nil }, func() error {
-					if all, err := s.ListAll(ctx, fifo+"/"); err != nil || len(all) != 0 {
-						return fmt.Errorf("listed %v: %w", all, err)
-					}
-					return nil
-				}},
-			}
-			for _, op := range ops {
-				done := make(chan error, 1)
-				go func() { done <- op.run() }()
-				select {
-				case err := <-done:
-					if !op.want(err) {
-						t.Fatalf("%s of a FIFO: %v", op.name, err)
-					}
-				case <-time.After(20 * time.Second):
-					t.Fatalf("%s of a FIFO has not returned after 20 s: an open waits for a writer", op.name)
+	onEachResolution(t, func(t *testing.T, s *objstore.Store, dir string) {
+		ctx := context.Background()
+		if err := os.MkdirAll(filepath.Join(dir, "t", "_versions"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := syscall.Mkfifo(filepath.Join(dir, "t", "_versions", "1.manifest"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		const fifo = "t/_versions/1.manifest"
+		notFound := func(err error) bool { return errors.Is(err, objstore.ErrNotFound) }
+		refused := func(err error) bool { return err != nil }
+		ops := []struct {
+			name string
+			want func(error) bool
+			run  func() error
+		}{
+			{"Get", notFound, func() error { _, err := s.Get(ctx, fifo); return err }},
+			{"Head", notFound, func() error { _, err := s.Head(ctx, fifo); return err }},
+			{"GetWithAttrs", notFound, func() error { _, _, err := s.GetWithAttrs(ctx, fifo); return err }},
+			{"CopyIfAbsent", refused, func() error { _, err := s.CopyIfAbsent(ctx, fifo, "t/_versions/2.manifest"); return err }},
+			{"PromoteIfAbsent", refused, func() error {
+				_, err := s.PromoteIfAbsent(ctx, fifo, "t/_versions/3.manifest", objstore.WriteOptions{})
+				return err
+			}},
+			{"ListAll below it", func(err error) bool { return err == nil }, func() error {
+				if all, err := s.ListAll(ctx, fifo+"/"); err != nil || len(all) != 0 {
+					return fmt.Errorf("listed %v: %w", all, err)
 				}
+				return nil
+			}},
+		}
+		for _, op := range ops {
+			done := make(chan error, 1)
+			go func() { done <- op.run() }()
+			select {
+			case err := <-done:
+				if !op.want(err) {
+					t.Fatalf("%s of a FIFO: %v", op.name, err)
+				}
+			case <-time.After(20 * time.Second):
+				t.Fatalf("%s of a FIFO has not returned after 20 s: an open waits for a writer", op.name)
 			}
-		})
-	}
+		}
+	})
 }
 
 func checkNoPartialWritesOrEscapes(t *testing.T, s *objstore.Store, dir string) {
