@@ -36,10 +36,8 @@ type diskBucket struct {
 	root *os.Root
 	dir  string
 	gs   *groupSync
-	// rootDir is the root directory, open for openat2 and syncfs; rootFd
-	// its descriptor.
+	// rootDir is the root directory, open for openat2 and syncfs.
 	rootDir *os.File
-	rootFd  int
 	// beneath: keys are resolved by openat2 (RESOLVE_BENEATH), not os.Root.
 	beneath bool
 }
@@ -59,7 +57,7 @@ func openDisk(dir string) (*blob.Bucket, *diskBucket, error) {
 		_ = r.Close()
 		return nil, nil, fmt.Errorf("opening root directory %s: %w", dir, err)
 	}
-	d := &diskBucket{root: r, dir: dir, rootDir: rd, rootFd: int(rd.Fd()), beneath: openat2Works(rd)}
+	d := &diskBucket{root: r, dir: dir, rootDir: rd, beneath: openat2Works(rd)}
 	d.gs = &groupSync{fsync: d.fsync, dir: rd}
 	return blob.NewBucket(d), d, nil
 }

@@ -64,7 +64,7 @@ func (b *diskBucket) openFd(name string, flags int, perm uint32) (int, error) {
 		how.Mode = uint64(perm)
 	}
 	for tries := 0; ; tries++ {
-		fd, err := unix.Openat2(b.rootFd, name, &how)
+		fd, err := unix.Openat2(int(b.rootDir.Fd()), name, &how)
 		switch {
 		case err == nil:
 			return fd, nil

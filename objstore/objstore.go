@@ -755,8 +755,8 @@ func (s *Store) read(ctx context.Context, key string) ([]byte, error) {
 // read).
 func (s *Store) sameContent(ctx context.Context, src, dst string, srcData []byte) (bool, error) {
 	if s.disk != nil {
-		si, err1 := s.disk.root.Stat(src)
-		di, err2 := s.disk.root.Stat(dst)
+		si, err1 := s.disk.stat(src)
+		di, err2 := s.disk.stat(dst)
 		if err1 == nil && err2 == nil && os.SameFile(si, di) {
 			return true, nil
 		}
@@ -835,14 +835,20 @@ func (s *Store) wrap(op Op, key string, err error) error {
 		return err
 	}
 	e := &opError{op: op, key: key, err: err}
+	code := gcerrors.Code(err)
+	if code == gcerrors.Unknown && s.disk != nil {
+		// The disk's own calls (reads, promotions) do not go through the
+		// blob layer: the driver classifies them as it does its own.
+		code = s.disk.ErrorCode(err)
+	}
 	switch {
-	case gcerrors.Code(err) == gcerrors.NotFound, errors.Is(err, fs.ErrNotExist):
+	case code == gcerrors.NotFound, errors.Is(err, fs.ErrNotExist):
 		e.kind = ErrNotFound
-	case gcerrors.Code(err) == gcerrors.FailedPrecondition, errors.Is(err, errDiskExists):
+	case code == gcerrors.FailedPrecondition:
 		e.kind = ErrAlreadyExists
-	case gcerrors.Code(err) == gcerrors.InvalidArgument, errors.Is(err, errBadDiskKey):
+	case code == gcerrors.InvalidArgument:
 		return nserror.New(nserror.InvalidInput, "objstore: %s %s: %w", op, key, err)
-	case gcerrors.Code(err) == gcerrors.PermissionDenied, escapes(err):
+	case code == gcerrors.PermissionDenied:
 		return nserror.New(nserror.PermissionDenied, "objstore: %s %s: %w", op, key, err)
 	case errors.Is(err, syscall.ENOSPC), errors.Is(err, syscall.EDQUOT):
 		// A full disk or quota: nothing was written; retry once space is back.
