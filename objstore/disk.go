@@ -565,16 +565,22 @@ func (l *diskLister) readDir(dirKey string) ([]dirEntry, error) {
 		if strings.HasPrefix(e.Name(), tempPrefix) {
 			continue
 		}
-		de := dirEntry{key: dirKey + e.Name(), isDir: e.IsDir(), info: e.Info}
-		if e.Type()&fs.ModeSymlink != 0 {
+		de := dirEntry{key: dirKey + e.Name(), info: e.Info}
+		kind := e.Type()
+		if kind&fs.ModeSymlink != 0 {
 			// Follow links the way os.Root does; an escaping or dangling link
 			// is not listed.
 			fi, err := l.b.stat(de.key)
 			if err != nil {
 				continue
 			}
-			de.isDir = fi.IsDir()
+			kind = fi.Mode().Type()
 			de.info = func() (fs.FileInfo, error) { return fi, nil }
+		}
+		// Only a regular file is an object (readFile refuses anything else):
+		// a FIFO, socket or device is not listed either.
+		if de.isDir = kind.IsDir(); !de.isDir && !kind.IsRegular() {
+			continue
 		}
 		if de.isDir {
 			de.key += "/"

@@ -107,7 +107,9 @@ func (b *diskBucket) stat(name string) (fs.FileInfo, error) {
 // for the *at system calls of names inside it.
 func (b *diskBucket) withDir(dir string, fn func(fd int) error) error {
 	if !b.beneath {
-		d, err := b.root.Open(dir)
+		// O_DIRECTORY: a FIFO swapped in for the directory is refused
+		// instead of waiting for a writer (readOnly's O_NONBLOCK as well).
+		d, err := b.root.OpenFile(dir, readOnly|unix.O_DIRECTORY, 0)
 		if err != nil {
 			return err
 		}

@@ -465,9 +465,11 @@ func onEachResolution(t *testing.T, check func(t *testing.T, s *objstore.Store, 
 	}
 }
 
-// A FIFO that someone with access to the directory put at a key's path
-// is not an object, and reading it returns at once (an open for reading
-// would otherwise wait for a writer forever), on both ways of resolving.
+// A FIFO that someone with access to the directory put at a key's path,
+// or where a key's directory belongs, is not an object: reading it returns
+// at once (an open for reading would otherwise wait for a writer forever),
+// nothing is written below it, and listings leave it out, on both ways of
+// resolving.
 func TestAFIFOAtAKeyIsNotAnObjectAndBlocksNothing(t *testing.T) {
 	onEachResolution(t, func(t *testing.T, s *objstore.Store, dir string) {
 		ctx := context.Background()
@@ -477,7 +479,14 @@ func TestAFIFOAtAKeyIsNotAnObjectAndBlocksNothing(t *testing.T) {
 		if err := syscall.Mkfifo(filepath.Join(dir, "t", "_versions", "1.manifest"), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		const fifo = "t/_versions/1.manifest"
+		// And one where a directory belongs.
+		if err := syscall.Mkfifo(filepath.Join(dir, "t", "_deletions"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		const fifo, under = "t/_versions/1.manifest", "t/_deletions/1.arrow"
+		if err := s.Put(ctx, "t/data.lance", []byte("d")); err != nil {
+			t.Fatal(err)
+		}
 		notFound := func(err error) bool { return errors.Is(err, objstore.ErrNotFound) }
 		refused := func(err error) bool { return err != nil }
 		ops := []struct {
@@ -495,6 +504,21 @@ func TestAFIFOAtAKeyIsNotAnObjectAndBlocksNothing(t *testing.T) {
 			}},
 			{"ListAll below it", func(err error) bool { return err == nil }, func() error {
 				if all, err := s.ListAll(ctx, fifo+"/"); err != nil || len(all) != 0 {
+					return fmt.Errorf("listed %v: %w", all, err)
+				}
+				return nil
+			}},
+			{"Get below one", notFound, func() error { _, err := s.Get(ctx, under); return err }},
+			{"Put below one", refused, func() error { return s.Put(ctx, under, []byte("x")) }},
+			{"PutIfAbsent below one", refused, func() error { return s.PutIfAbsent(ctx, under, []byte("x")) }},
+			{"CopyIfAbsent below one", refused, func() error { _, err := s.CopyIfAbsent(ctx, "t/data.lance", under); return err }},
+			{"PromoteIfAbsent below one", refused, func() error {
+				_, err := s.PromoteIfAbsent(ctx, "t/data.lance", under, objstore.WriteOptions{})
+				return err
+			}},
+			{"ListAll of the table", func(err error) bool { return err == nil }, func() error {
+				all, err := s.ListAll(ctx, "t/")
+				if err != nil || len(all) != 1 || all[0].Key != "t/data.lance" {
 					return fmt.Errorf("listed %v: %w", all, err)
 				}
 				return nil
