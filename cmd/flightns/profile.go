@@ -6,12 +6,14 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/pprof"
+	"strings"
 )
 
 // profileDirEnv names a directory: when it is set, `flightns serve` and
 // the SQL worker it starts each write a CPU profile of their whole run
-// there, as <command>-<pid>.pprof (for `go tool pprof`). It is how the
-// benchmarks' server-side CPU is profiled; there is no profiling
+// there, as <command>-<pid>.pprof (for `go tool pprof`), and at the end
+// the allocations of the run, as <command>-<pid>.allocs.pprof. It is how
+// the benchmarks' server-side CPU is profiled; there is no profiling
 // endpoint on any listener.
 const profileDirEnv = "FLIGHTNS_CPU_PROFILE_DIR"
 
@@ -40,5 +42,23 @@ func startProfile(command string, stderr io.Writer) (stop func()) {
 		if err := f.Close(); err != nil {
 			_, _ = fmt.Fprintf(stderr, "flightns %s: writing the CPU profile %s: %v\n", command, path, err)
 		}
+		allocs := strings.TrimSuffix(path, ".pprof") + ".allocs.pprof"
+		if err := writeAllocs(allocs); err != nil {
+			_, _ = fmt.Fprintf(stderr, "flightns %s: writing the allocation profile %s: %v\n", command, allocs, err)
+		}
 	}
+}
+
+// writeAllocs writes the allocations made since the start (sampled, as
+// the runtime samples them) to path.
+func writeAllocs(path string) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return err
+	}
+	err = pprof.Lookup("allocs").WriteTo(f, 0)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }

@@ -471,7 +471,8 @@ func TestTheStepDelaySeamRefusesWhatItDoesNotKnow(t *testing.T) {
 }
 
 // With FLIGHTNS_CPU_PROFILE_DIR set, serve and its SQL worker each write
-// a CPU profile of their run there as they stop.
+// a CPU profile and an allocation profile of their run there as they
+// stop.
 func TestServeWritesCPUProfilesWhenAsked(t *testing.T) {
 	work, dir := t.TempDir(), t.TempDir()
 	s := startServer(t, work, []string{profileDirEnv + "=" + dir})
@@ -488,7 +489,8 @@ func TestServeWritesCPUProfilesWhenAsked(t *testing.T) {
 	pid := s.cmd.Process.Pid
 	s.stop()
 	waitGone(t, worker, "the SQL worker")
-	for _, name := range []string{fmt.Sprintf("serve-%d.pprof", pid), fmt.Sprintf("sql-worker-%d.pprof", worker)} {
+	for _, name := range []string{fmt.Sprintf("serve-%d.pprof", pid), fmt.Sprintf("sql-worker-%d.pprof", worker),
+		fmt.Sprintf("serve-%d.allocs.pprof", pid), fmt.Sprintf("sql-worker-%d.allocs.pprof", worker)} {
 		b, err := os.ReadFile(filepath.Join(dir, name))
 		if err != nil || len(b) < 2 || b[0] != 0x1f || b[1] != 0x8b { // a profile is gzipped
 			t.Errorf("%s: %d bytes, %v", name, len(b), err)
