@@ -546,9 +546,7 @@ func (l *diskLister) readDir(dirKey string) ([]dirEntry, error) {
 	}
 	// Through os.Root: its files' entries read their attributes in the
 	// root too (a file of openat2's has no name to read them by).
-	// O_DIRECTORY: anything else (a FIFO, whose open would wait for a
-	// writer) is refused at once.
-	d, err := l.b.root.OpenFile(name, os.O_RDONLY|unix.O_DIRECTORY, 0)
+	d, err := l.b.openDirOSRoot(name)
 	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
 		return nil, nil
 	}

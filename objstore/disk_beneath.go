@@ -107,9 +107,7 @@ func (b *diskBucket) stat(name string) (fs.FileInfo, error) {
 // for the *at system calls of names inside it.
 func (b *diskBucket) withDir(dir string, fn func(fd int) error) error {
 	if !b.beneath {
-		// O_DIRECTORY: a FIFO swapped in for the directory is refused
-		// instead of waiting for a writer (readOnly's O_NONBLOCK as well).
-		d, err := b.root.OpenFile(dir, readOnly|unix.O_DIRECTORY, 0)
+		d, err := b.openDirOSRoot(dir)
 		if err != nil {
 			return err
 		}
@@ -122,6 +120,14 @@ func (b *diskBucket) withDir(dir string, fn func(fd int) error) error {
 	}
 	defer func() { _ = unix.Close(fd) }()
 	return fn(fd)
+}
+
+// openDirOSRoot opens the directory name below the root through os.Root,
+// for reading its entries or naming files in it. O_DIRECTORY: anything
+// else at that path — a FIFO put or swapped in there, whose open would
+// wait for a writer — is refused (ENOTDIR) at once.
+func (b *diskBucket) openDirOSRoot(name string) (*os.File, error) {
+	return b.root.OpenFile(name, os.O_RDONLY|unix.O_DIRECTORY, 0)
 }
 
 // fsync makes the file or directory name durable.

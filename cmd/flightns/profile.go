@@ -26,7 +26,7 @@ func startProfile(command string, stderr io.Writer) (stop func()) {
 		return func() {}
 	}
 	path := filepath.Join(dir, fmt.Sprintf("%s-%d.pprof", command, os.Getpid()))
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	f, err := createProfile(path)
 	if err == nil {
 		err = pprof.StartCPUProfile(f)
 		if err != nil {
@@ -52,7 +52,7 @@ func startProfile(command string, stderr io.Writer) (stop func()) {
 // writeAllocs writes the allocations made since the start (sampled, as
 // the runtime samples them) to path.
 func writeAllocs(path string) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	f, err := createProfile(path)
 	if err != nil {
 		return err
 	}
@@ -61,4 +61,9 @@ func writeAllocs(path string) error {
 		err = cerr
 	}
 	return err
+}
+
+// createProfile creates a profile's file, never over an existing one.
+func createProfile(path string) (*os.File, error) {
+	return os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 }
