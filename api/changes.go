@@ -1,5 +1,12 @@
 package api
 
+import (
+	"slices"
+	"strings"
+
+	"github.com/flightns/flightns/nserror"
+)
+
 // ChangesRequest asks for the change feed after a sequence, narrowed by
 // optional filters; a filter narrows what the caller may read, never
 // widens it.
@@ -21,13 +28,26 @@ type ChangesRequest struct {
 // Following is whether r keeps following (Follow, default true).
 func (r ChangesRequest) Following() bool { return r.Follow == nil || *r.Follow }
 
-// Validate refuses a request with a malformed filter.
+// Validate refuses a request with a malformed filter: an id that is no
+// id, or a type that is none of EventTypes (each once), so that what a
+// filter holds is bounded by what the feed can carry.
 func (r ChangesRequest) Validate() error {
 	for _, id := range []ID{r.Namespace, r.Table} {
 		if len(id) > 0 {
 			if err := id.Validate("filter"); err != nil {
 				return err
 			}
+		}
+	}
+	for i, t := range r.Types {
+		if !slices.Contains(EventTypes, t) {
+			if len(t) > 64 {
+				t = t[:64] + "…"
+			}
+			return nserror.New(nserror.InvalidInput, "the change feed has no event type %q (its types: %s)", t, strings.Join(EventTypes, ", "))
+		}
+		if slices.Contains(r.Types[:i], t) {
+			return nserror.New(nserror.InvalidInput, "the change feed's type filter names %q twice", t)
 		}
 	}
 	return nil

@@ -75,3 +75,15 @@ const (
 	EventGrantDeleted       = "grant.deleted"
 	EventSequencesLost      = "catalog.sequences.lost"
 )
+
+// EventTypes are the types of every event the feed carries, in the order
+// above, then the compaction jobs' (a change feed filter names only
+// these).
+var EventTypes = []string{
+	EventNamespaceCreated, EventNamespaceDropped, EventNamespaceUndropped, EventNamespaceUpdated,
+	EventTableDeclared, EventTableRegistered, EventTableDropped, EventTableDeregistered, EventTableRenamed, EventTableUndropped,
+	EventVersionCreated, EventVersionsDeleted, EventTableRestored, EventTableCleaned,
+	EventTagCreated, EventTagUpdated, EventTagDeleted, EventBranchCreated, EventBranchDeleted,
+	EventGrantCreated, EventGrantDeleted, EventSequencesLost,
+	EventCompactionClaimed, EventCompactionRenewed, EventCompactionCompleted, EventCompactionFailed, EventCompactionExpired,
+}

@@ -169,7 +169,7 @@ func TestAChangeFeedTicketIsChecked(t *testing.T) {
 	e := start(t)
 	c := e.client().Client
 	ctx := context.Background()
-	for _, body := range []string{``, `{`, `[]`, `{"after": -1}`, `{"after": "x"}`, `{"bogus": 1}`, `{} {}`, `{"table": ["a", ""]}`, `{"namespace": [""]}`, `{"compression": "gzip"}`, `{"compression": 1}`} {
+	for _, body := range []string{``, `{`, `[]`, `{"after": -1}`, `{"after": "x"}`, `{"bogus": 1}`, `{} {}`, `{"table": ["a", ""]}`, `{"namespace": [""]}`, `{"compression": "gzip"}`, `{"compression": 1}`, `{"types": ["table.version.creatd"]}`, `{"types": ["` + strings.Repeat("<", 1<<16) + `"]}`} {
 		stream, err := c.DoGet(ctx, &flight.Ticket{Ticket: []byte(changesTicketPrefix + body)})
 		if err == nil {
 			_, err = stream.Recv()

@@ -137,7 +137,11 @@ type storedJob struct {
 	job api.CompactionJob
 }
 
-// jobs reads the jobs in progress, by location.
+// jobs reads the jobs in progress, by location. A job names its table
+// by the id the table has now, found from its location (a rename keeps
+// the location): who may act on the job, who sees it and what its events
+// name follow the table, never the name it had when the job was claimed.
+// A job of a table that is gone keeps the id it was claimed under.
 func (c Compaction) jobs(ctx context.Context) (map[string]storedJob, error) {
 	all, err := c.s.rs.Hash(ctx, c.s.k.CompactionJobs())
 	if err != nil {
@@ -146,8 +150,13 @@ func (c Compaction) jobs(ctx context.Context) (map[string]storedJob, error) {
 	out := make(map[string]storedJob, len(all))
 	for loc, raw := range all {
 		var j api.CompactionJob
-		if json.Unmarshal([]byte(raw), &j) != nil {
+		if json.Unmarshal([]byte(raw), &j) != nil || j.Location != loc {
 			continue // not a job as this code writes them: left alone
+		}
+		if id, ok := c.s.table.TableByLocation(loc); ok {
+			if now, err := api.ParseID(id, ""); err == nil {
+				j.ID = now
+			}
 		}
 		out[loc] = storedJob{raw: raw, job: j}
 	}
@@ -640,7 +649,7 @@ func leaseOf(seconds *int, def time.Duration) (time.Duration, error) {
 	if seconds == nil {
 		return def, nil
 	}
-	if *seconds < 1 || time.Duration(*seconds)*time.Second > MaxCompactionLease {
+	if *seconds < 1 || *seconds > int(MaxCompactionLease/time.Second) { // compared in seconds: no product to overflow
 		return 0, nserror.New(nserror.InvalidInput, "lease_seconds %d is not from 1 to %d", *seconds, int(MaxCompactionLease/time.Second))
 	}
 	return time.Duration(*seconds) * time.Second, nil

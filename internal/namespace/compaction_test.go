@@ -312,6 +312,49 @@ func TestACompactionNeedsWriteOnItsTable(t *testing.T) {
 	}
 }
 
+// A job follows its table through a rename: who may act on it, who
+// lists it and what its events name is decided by the table's name now,
+// not the name it had when the job was claimed. (Before, a writer of the
+// old namespace kept the job of a table moved where it may not write,
+// renewing its lease to keep the table from being compacted.)
+func TestACompactionJobFollowsItsTableThroughARename(t *testing.T) {
+	e, _ := compactEnv(t)
+	bg := context.Background()
+	for _, ns := range []string{"m", "secret"} {
+		must(e.s.CreateNamespace(bg, api.CreateNamespaceRequest{ID: id(ns)}))
+	}
+	e.fragmentedTable(t, id("m", "t"), api.Properties{PropCompactionMaxFragments: "1"})
+	must(0, e.s.Access().Grant(bg, auth.Grant{Namespace: []string{"m"}, Principal: "mallory", Role: auth.Write}))
+	must(0, e.s.Access().Grant(bg, auth.Grant{Namespace: []string{"secret"}, Principal: "sam", Role: auth.Write}))
+	mallory := auth.WithPrincipal(bg, auth.Principal{Name: "mallory", Role: auth.None})
+	sam := auth.WithPrincipal(bg, auth.Principal{Name: "sam", Role: auth.None})
+
+	job := must(op(mallory, e.s, api.OpClaimCompaction, map[string]any{"worker": "w"})).(*api.ClaimCompactionResponse).Job
+	if job == nil || !job.ID.Equal(id("m", "t")) {
+		t.Fatalf("mallory claimed %+v", job)
+	}
+	must(e.s.RenameTable(bg, api.RenameTableRequest{ID: id("m", "t"), NewTableName: "t", NewNamespaceID: ptr(id("secret"))}))
+
+	for _, o := range []string{api.OpHeartbeatCompaction, api.OpCompleteCompaction, api.OpFailCompaction} {
+		if _, err := op(mallory, e.s, o, map[string]any{"job_id": job.JobID, "worker": "w", "lease_seconds": 3600}); err == nil {
+			t.Fatalf("mallory's %s of the job of a table moved out of her reach succeeded", o)
+		}
+	}
+	if list := must(op(mallory, e.s, api.OpListCompactions, map[string]any{})).(*api.ListCompactionsResponse); len(list.Jobs) != 0 {
+		t.Fatalf("mallory lists %+v", list.Jobs)
+	}
+	list := must(op(sam, e.s, api.OpListCompactions, map[string]any{})).(*api.ListCompactionsResponse)
+	if len(list.Jobs) != 1 || !list.Jobs[0].ID.Equal(id("secret", "t")) {
+		t.Fatalf("sam lists %+v, want the job of secret$t", list.Jobs)
+	}
+	must(op(sam, e.s, api.OpHeartbeatCompaction, map[string]any{"job_id": job.JobID, "worker": "w"}))
+	must(op(sam, e.s, api.OpCompleteCompaction, map[string]any{"job_id": job.JobID, "worker": "w"}))
+	want := []string{"compaction.claimed m$t w 1", "compaction.renewed secret$t w 1", "compaction.completed secret$t w 1"}
+	if got := e.compactionEvents(t, len(want)); strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("events:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
 // What a worker sends is checked before anything is read.
 func TestCompactionRequestsAreChecked(t *testing.T) {
 	e, _ := compactEnv(t)
@@ -326,6 +369,7 @@ func TestCompactionRequestsAreChecked(t *testing.T) {
 		{"a worker too long", api.OpClaimCompaction, map[string]any{"worker": strings.Repeat("w", 257)}},
 		{"a lease of 0 s", api.OpClaimCompaction, map[string]any{"worker": "w", "lease_seconds": 0}},
 		{"a lease of a day", api.OpClaimCompaction, map[string]any{"worker": "w", "lease_seconds": 86400}},
+		{"a lease whose nanoseconds overflow", api.OpClaimCompaction, map[string]any{"worker": "w", "lease_seconds": 9223372037}},
 		{"a bad namespace", api.OpClaimCompaction, map[string]any{"worker": "w", "namespace": []string{""}}},
 		{"no job id", api.OpHeartbeatCompaction, map[string]any{"worker": "w"}},
 		{"no worker", api.OpCompleteCompaction, map[string]any{"job_id": "j"}},

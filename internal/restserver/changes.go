@@ -330,5 +330,5 @@ func changesRequest(r *http.Request) (api.ChangesRequest, error) {
 			}
 		}
 	}
-	return req, nil
+	return req, req.Validate() // before the stream begins: a refusal is its status
 }

@@ -155,6 +155,9 @@ func TestTheChangeFeedRefusesWhatIsWrong(t *testing.T) {
 		{"a table id that is not UTF-8", http.MethodGet, "?table=%ff", bearer, http.StatusBadRequest},
 		{"a delimiter with a control character", http.MethodGet, "?delimiter=%01&namespace=a", bearer, http.StatusBadRequest},
 		{"follow is no bool", http.MethodGet, "?follow=maybe", bearer, http.StatusBadRequest},
+		{"a type the feed has not", http.MethodGet, "?type=table.version.creatd", bearer, http.StatusBadRequest},
+		{"a type named twice", http.MethodGet, "?type=table.dropped,table.dropped", bearer, http.StatusBadRequest},
+		{"a huge type", http.MethodGet, "?type=" + strings.Repeat("%3C", 10000), bearer, http.StatusBadRequest},
 		{"another origin", http.MethodGet, "?follow=false", append([]string{"Origin", "https://evil.example", "Sec-Fetch-Site", "cross-site"}, bearer...), http.StatusForbidden},
 	} {
 		// follow=false: a request let through by mistake ends, and fails
