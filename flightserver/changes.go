@@ -17,6 +17,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/flightns/flightns/api"
+	"github.com/flightns/flightns/internal/auth"
 	"github.com/flightns/flightns/internal/namespace"
 	"github.com/flightns/flightns/nserror"
 )
@@ -127,7 +128,7 @@ func (s *Server) doChanges(rest []byte, stream flight.FlightService_DoGetServer)
 	if err := stream.SendHeader(nil); err != nil {
 		return err
 	}
-	ctx, stop := context.WithCancel(stream.Context())
+	ctx, stop := context.WithCancel(auth.WithRecheck(stream.Context(), func() (auth.Principal, error) { return s.authenticate(stream.Context()) }))
 	defer stop()
 	go func() {
 		select {

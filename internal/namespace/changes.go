@@ -4,10 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/flightns/flightns/api"
 	"github.com/flightns/flightns/internal/auth"
@@ -21,7 +23,9 @@ import (
 // when it reads that too, and an event that names no object (a version of
 // a directory no table has) only for a reader of the whole catalog.
 // Grants are read again for every call of fn, so a revoked grant stops
-// what the feed shows next. Through still moves on over what is hidden,
+// what the feed shows next; the caller's credentials are authenticated
+// again every feedRecheck (auth.Recheck), and a feed whose credentials no
+// longer hold ends with the error. Through still moves on over what is hidden,
 // so that resuming never reads it again. When req does not follow, it
 // returns nil once it has delivered every change appended to the commit
 // log before the call (each as it becomes durable).
@@ -56,7 +60,14 @@ func (s *Service) FollowChanges(ctx context.Context, req api.ChangesRequest, fn 
 	}
 	filtered := !admin || len(req.Types) > 0 || len(req.Namespace) > 0 || len(req.Table) > 0
 	after := req.After
+	checked := time.Now()
 	err = s.table.Follow(ctx, req.After, func(events []api.Event, through uint64) error {
+		if time.Since(checked) >= feedRecheck {
+			if err := auth.Recheck(ctx); err != nil {
+				return fmt.Errorf("the change feed ends after sequence %d: %w", after, err)
+			}
+			checked = time.Now()
+		}
 		var gs auth.Grants
 		var gen uint64
 		if !admin { // what it reads, or administers, by its grants
@@ -87,6 +98,13 @@ func (s *Service) FollowChanges(ctx context.Context, req api.ChangesRequest, fn 
 	}
 	return err
 }
+
+// feedRecheck is how often a follower's credentials are authenticated
+// again (auth.Recheck), before the next batch it is handed: a session
+// revoked, ended or expired, or a principal removed or given another
+// role, ends its feeds within that (and the seconds a revocation takes
+// to reach every replica).
+const feedRecheck = 2 * time.Second
 
 // A ChangeBatch is one call's worth of FollowChanges: the events of whole
 // sequences after the previous batch's Through, through Through (it may

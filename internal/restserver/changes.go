@@ -90,7 +90,7 @@ func (h *handler) changes(w http.ResponseWriter, r *http.Request) error {
 	if err := rc.Flush(); err != nil {
 		return nil // the client is gone
 	}
-	ctx, stop := context.WithCancel(auth.WithPrincipal(r.Context(), who))
+	ctx, stop := context.WithCancel(auth.WithRecheck(auth.WithPrincipal(r.Context(), who), func() (auth.Principal, error) { return h.authenticate(r) }))
 	defer stop()
 	if h.closing != nil {
 		go func() {
