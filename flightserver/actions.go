@@ -111,6 +111,9 @@ func (s *Server) once(ctx context.Context, op string, write bool, request []byte
 		return nil, err
 	}
 	if replayed {
+		if err := s.svc.AuthorizeReplay(ctx, op, rep.Body); err != nil {
+			return nil, err
+		}
 		_ = grpc.SetHeader(ctx, metadata.Pairs("idempotent-replayed", "true"))
 	}
 	if err := rep.Err(); err != nil {

@@ -2,9 +2,12 @@ package namespace
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 
 	"github.com/flightns/flightns/api"
+	"github.com/flightns/flightns/internal/auth"
+	"github.com/flightns/flightns/nserror"
 )
 
 // runCompaction makes the RunFunc of a compaction operation. Its routes
@@ -39,4 +42,31 @@ func authorizedOnly(ctx context.Context) error {
 		return errOnlyAuthorized
 	}
 	return nil
+}
+
+// AuthorizeReplay checks that the caller of ctx may be given again first,
+// the answer operation op gave its first request, when an idempotent
+// retry replays it (after Op.Authorize passed the request itself). Only a
+// claim's answer names an object its request did not: the job's table,
+// which the caller must still be allowed to write, under the name the
+// table has now. Other answers: nil.
+func (s *Service) AuthorizeReplay(ctx context.Context, op string, first []byte) error {
+	p, ok := auth.PrincipalFrom(ctx)
+	if op != api.OpClaimCompaction || !ok || len(first) == 0 {
+		return nil
+	}
+	var r api.ClaimCompactionResponse
+	if err := json.Unmarshal(first, &r); err != nil {
+		return nserror.New(nserror.Internal, "the recorded answer of a claim does not decode: %v", err)
+	}
+	if r.Job == nil {
+		return nil
+	}
+	id := r.Job.ID
+	if now, ok := s.table.TableByLocation(r.Job.Location); ok {
+		if cur, err := api.ParseID(now, ""); err == nil {
+			id = cur
+		}
+	}
+	return s.authorize(ctx, p, auth.Write, target{id: id, table: true})
 }

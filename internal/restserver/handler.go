@@ -296,6 +296,9 @@ func (h *handler) once(ctx context.Context, w http.ResponseWriter, r *http.Reque
 		return err
 	}
 	if replayed {
+		if err := h.svc.AuthorizeReplay(ctx, rt.name, rep.Body); err != nil {
+			return err
+		}
 		w.Header().Set("Idempotent-Replayed", "true")
 	}
 	if err := rep.Err(); err != nil {
