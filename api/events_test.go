@@ -5,6 +5,7 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -17,12 +18,19 @@ import (
 // EventTypes holds every event type the package declares (each constant
 // Event… of a string), once: a change feed filter refuses any other.
 func TestEventTypesAreEveryDeclaredType(t *testing.T) {
-	pkgs, err := parser.ParseDir(token.NewFileSet(), ".", nil, 0)
+	files, err := filepath.Glob("*.go")
 	if err != nil {
 		t.Fatal(err)
 	}
 	var declared []string
-	for _, f := range pkgs["api"].Files {
+	for _, name := range files {
+		if strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), name, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
 		for _, d := range f.Decls {
 			g, ok := d.(*ast.GenDecl)
 			if !ok || g.Tok != token.CONST {
