@@ -67,8 +67,9 @@ type ClaimCompactionResponse struct {
 // CompactionJob is one compaction of one table, leased to a worker.
 type CompactionJob struct {
 	JobID string `json:"job_id"`
-	// ID and Location are the table's id (when the job was claimed) and
-	// its directory under the catalog root.
+	// ID and Location are the table's id (as it is now: a job follows
+	// its table through a rename) and its directory under the catalog
+	// root.
 	ID       ID     `json:"id"`
 	Location string `json:"location"`
 	// Reason says why the table was due: its fragments and the bound.
@@ -78,6 +79,10 @@ type CompactionJob struct {
 	Version   uint64 `json:"version"`
 	Fragments int    `json:"fragments"`
 	Worker    string `json:"worker"`
+	// Principal is who claimed the job (none when authentication is off):
+	// only it, or an admin of the catalog, renews, completes or fails it,
+	// whatever the worker's name (which the list and the feed show).
+	Principal string `json:"principal,omitempty"`
 	// Attempt counts the table's jobs handed out since its last one ended
 	// (1, then 2 once a lease lapsed and the job was handed out again, …).
 	Attempt   int       `json:"attempt"`

@@ -283,6 +283,9 @@ func (c Compaction) Claim(ctx context.Context, req api.ClaimCompactionRequest) (
 		job := api.CompactionJob{JobID: uuid.Must(uuid.NewV7()).String(), ID: t.id, Location: t.loc, Reason: reason,
 			Version: head, Fragments: frags, Worker: req.Worker, Attempt: 1, ClaimedAt: now,
 			LeaseSeconds: int(lease / time.Second), LeaseExpires: now.Add(lease)}
+		if p, ok := auth.PrincipalFrom(ctx); ok {
+			job.Principal = p.Name
+		}
 		ch := c.newChange(ctx)
 		if held {
 			job.Attempt = old.job.Attempt + 1
@@ -483,7 +486,8 @@ func (c Compaction) mayOn(ctx context.Context, need auth.Role) (func(api.ID) boo
 	return func(id api.ID) bool { return gs.RoleOn(p, id) >= need }, nil
 }
 
-// held finds job jobID, held by worker, which the caller may write.
+// held finds job jobID, held by worker, whose table the caller may write
+// and which it claimed (or it administers the catalog).
 func (c Compaction) held(ctx context.Context, jobID, worker string) (storedJob, error) {
 	if jobID == "" {
 		return storedJob{}, nserror.New(nserror.InvalidInput, "job_id is required")
@@ -499,13 +503,19 @@ func (c Compaction) held(ctx context.Context, jobID, worker string) (storedJob, 
 		if j.job.JobID != jobID {
 			continue
 		}
-		if p, ok := auth.PrincipalFrom(ctx); ok {
+		p, ok := auth.PrincipalFrom(ctx)
+		if ok {
 			if err := c.s.authorize(ctx, p, auth.Write, target{id: j.job.ID, table: true}); err != nil {
 				return storedJob{}, err
 			}
 		}
 		if j.job.Worker != worker {
 			return storedJob{}, nserror.New(nserror.PermissionDenied, "compaction job %s is held by another worker, not %q", jobID, worker)
+		}
+		if ok && j.job.Principal != "" && p.Name != j.job.Principal && p.Role < auth.Admin {
+			// The worker's name is shown to every reader of the table: it
+			// is no credential. The claim's principal is.
+			return storedJob{}, nserror.New(nserror.PermissionDenied, "compaction job %s was claimed by another principal", jobID)
 		}
 		return j, authorizedOnly(ctx)
 	}

@@ -347,12 +347,41 @@ func TestACompactionJobFollowsItsTableThroughARename(t *testing.T) {
 	if len(list.Jobs) != 1 || !list.Jobs[0].ID.Equal(id("secret", "t")) {
 		t.Fatalf("sam lists %+v, want the job of secret$t", list.Jobs)
 	}
-	must(op(sam, e.s, api.OpHeartbeatCompaction, map[string]any{"job_id": job.JobID, "worker": "w"}))
-	must(op(sam, e.s, api.OpCompleteCompaction, map[string]any{"job_id": job.JobID, "worker": "w"}))
+	admin := auth.WithPrincipal(bg, auth.Principal{Name: "root", Role: auth.Admin}) // sam did not claim it
+	must(op(admin, e.s, api.OpHeartbeatCompaction, map[string]any{"job_id": job.JobID, "worker": "w"}))
+	must(op(admin, e.s, api.OpCompleteCompaction, map[string]any{"job_id": job.JobID, "worker": "w"}))
 	want := []string{"compaction.claimed m$t w 1", "compaction.renewed secret$t w 1", "compaction.completed secret$t w 1"}
 	if got := e.compactionEvents(t, len(want)); strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Fatalf("events:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
+}
+
+// A job is its claimant's: another writer of the table that names its
+// worker (the list and the feed show it) may not renew, complete or fail
+// it; an admin of the catalog may. (Before, the worker's name was the
+// job's only credential: a co-writer could end the job and claim the
+// table again while the first compaction ran.)
+func TestACompactionJobIsItsClaimantsWhateverTheWorkersName(t *testing.T) {
+	e, _ := compactEnv(t)
+	bg := context.Background()
+	must(e.s.CreateNamespace(bg, api.CreateNamespaceRequest{ID: id("b")}))
+	e.fragmentedTable(t, id("b", "t"), api.Properties{PropCompactionMaxFragments: "1"})
+	for _, who := range []string{"bo", "bea"} {
+		must(0, e.s.Access().Grant(bg, auth.Grant{Namespace: []string{"b"}, Principal: who, Role: auth.Write}))
+	}
+	bo := auth.WithPrincipal(bg, auth.Principal{Name: "bo", Role: auth.None})
+	bea := auth.WithPrincipal(bg, auth.Principal{Name: "bea", Role: auth.None})
+	admin := auth.WithPrincipal(bg, auth.Principal{Name: "root", Role: auth.Admin})
+	job := must(op(bo, e.s, api.OpClaimCompaction, map[string]any{"worker": "w"})).(*api.ClaimCompactionResponse).Job
+	if job == nil || job.Principal != "bo" {
+		t.Fatalf("bo's claim: %+v", job)
+	}
+	for _, o := range []string{api.OpHeartbeatCompaction, api.OpCompleteCompaction, api.OpFailCompaction} {
+		_, err := op(bea, e.s, o, map[string]any{"job_id": job.JobID, "worker": "w"})
+		wantCode(t, "bea's "+o+" of bo's job", err, nserror.PermissionDenied)
+	}
+	must(op(bo, e.s, api.OpHeartbeatCompaction, map[string]any{"job_id": job.JobID, "worker": "w"}))
+	must(op(admin, e.s, api.OpCompleteCompaction, map[string]any{"job_id": job.JobID, "worker": "w"}))
 }
 
 // What a worker sends is checked before anything is read.
