@@ -123,12 +123,17 @@ func (s *Server) doChanges(rest []byte, stream flight.FlightService_DoGetServer)
 	if err != nil {
 		return err
 	}
+	held, release, err := s.svc.HoldFeed(stream.Context())
+	if err != nil {
+		return err
+	}
+	defer release()
 	// The headers go now, so that a client knows the stream is live
 	// before the first change.
 	if err := stream.SendHeader(nil); err != nil {
 		return err
 	}
-	ctx, stop := context.WithCancel(auth.WithRecheck(stream.Context(), func() (auth.Principal, error) { return s.authenticate(stream.Context()) }))
+	ctx, stop := context.WithCancel(auth.WithRecheck(held, func() (auth.Principal, error) { return s.authenticate(stream.Context()) }))
 	defer stop()
 	go func() {
 		select {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/flightns/flightns/api"
 	"github.com/flightns/flightns/internal/auth"
+	"github.com/flightns/flightns/nserror"
 )
 
 // FollowChanges calls fn with the change feed after req.After, as
@@ -40,6 +41,11 @@ func (s *Service) FollowChanges(ctx context.Context, req api.ChangesRequest, fn 
 	if err := req.Validate(); err != nil {
 		return err
 	}
+	ctx, release, err := s.HoldFeed(ctx)
+	if err != nil {
+		return err
+	}
+	defer release()
 	p, ok := auth.PrincipalFrom(ctx)
 	all := !ok || p.Role >= auth.Read // no principal: authentication is off
 	admin := !ok || p.Role >= auth.Admin
@@ -97,6 +103,55 @@ func (s *Service) FollowChanges(ctx context.Context, req api.ChangesRequest, fn 
 		return nil
 	}
 	return err
+}
+
+// DefaultFeedsPerPrincipal is Config.FeedsPerPrincipal's default.
+const DefaultFeedsPerPrincipal = 256
+
+// feedCount counts the change feeds each principal reads now.
+type feedCount struct {
+	mu sync.Mutex
+	n  map[string]int
+}
+
+// take counts one more feed of principal, unless it reads max already
+// (Throttling); release uncounts it.
+func (c *feedCount) take(principal string, max int) (release func(), err error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.n[principal] >= max {
+		return nil, nserror.New(nserror.Throttling, "%s reads %d change feeds already, the most one principal may at once: end one first", principal, max)
+	}
+	if c.n == nil {
+		c.n = map[string]int{}
+	}
+	c.n[principal]++
+	return sync.OnceFunc(func() {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		if c.n[principal]--; c.n[principal] == 0 {
+			delete(c.n, principal)
+		}
+	}), nil
+}
+
+type heldFeedKey struct{}
+
+// HoldFeed counts a change feed of the caller of ctx against
+// Config.FeedsPerPrincipal (Throttling past it) until release: a
+// transport holds it before its stream begins, so that a refusal is its
+// status, and FollowChanges under ctx counts nothing more. A call with no
+// principal (the Go API) counts nothing.
+func (s *Service) HoldFeed(ctx context.Context) (_ context.Context, release func(), _ error) {
+	p, ok := auth.PrincipalFrom(ctx)
+	if held, _ := ctx.Value(heldFeedKey{}).(bool); held || !ok {
+		return ctx, func() {}, nil
+	}
+	release, err := s.feeds.take(p.Name, s.cfg.FeedsPerPrincipal)
+	if err != nil {
+		return ctx, nil, err
+	}
+	return context.WithValue(ctx, heldFeedKey{}, true), release, nil
 }
 
 // feedRecheck is how often a follower's credentials are authenticated

@@ -410,3 +410,44 @@ func TestFollowersAtOnePlaceShareABatch(t *testing.T) {
 		t.Fatalf("after a new grant ana was handed %q", describe(a3.Events))
 	}
 }
+
+// One principal reads at most Config.FeedsPerPrincipal change feeds at
+// once: the next is Throttling, before anything streams, while another
+// principal's go on; a feed that ends gives its place back, and a feed a
+// transport holds (HoldFeed) counts once. (Before, nothing bounded the
+// feeds, each a connection, a goroutine and a batch.)
+func TestAPrincipalReadsABoundedNumberOfFeeds(t *testing.T) {
+	e := newTenv(t)
+	bg := context.Background()
+	ana := auth.WithPrincipal(bg, auth.Principal{Name: "ana", Role: auth.Read})
+	bo := auth.WithPrincipal(bg, auth.Principal{Name: "bo", Role: auth.Read})
+	var releases []func()
+	for range DefaultFeedsPerPrincipal {
+		_, release, err := e.s.HoldFeed(ana)
+		if err != nil {
+			t.Fatal(err)
+		}
+		releases = append(releases, release)
+	}
+	_, _, err := e.s.HoldFeed(ana)
+	wantCode(t, "one feed more", err, nserror.Throttling)
+	once := api.ChangesRequest{Follow: ptr(false)}
+	wantCode(t, "a feed more", e.s.FollowChanges(ana, once, func(*ChangeBatch) error { return nil }), nserror.Throttling)
+	must(0, e.s.FollowChanges(bo, once, func(*ChangeBatch) error { return nil }))
+	releases[0]()
+	releases[0]() // twice: counted back once
+	held, release, err := e.s.HoldFeed(ana)
+	if err != nil {
+		t.Fatalf("a feed after one ended: %v", err)
+	}
+	must(0, e.s.FollowChanges(held, once, func(*ChangeBatch) error { return nil }))
+	_, _, err = e.s.HoldFeed(ana)
+	wantCode(t, "one feed more, again", err, nserror.Throttling)
+	release()
+	for _, r := range releases[1:] {
+		r()
+	}
+	if e.s.feeds.n["ana"] != 0 || len(e.s.feeds.n) != 0 {
+		t.Fatalf("feeds counted after every one ended: %v", e.s.feeds.n)
+	}
+}

@@ -82,6 +82,10 @@ type Config struct {
 	// Maintain, when set, runs the maintainer in this process (one
 	// process of the catalog at a time holds its lease; maintain.go).
 	Maintain *MaintainConfig
+	// FeedsPerPrincipal bounds the change feeds one principal reads at
+	// once (FollowChanges; default DefaultFeedsPerPrincipal): each holds a
+	// connection, a goroutine and a batch.
+	FeedsPerPrincipal int
 	// Logger (default slog.Default()).
 	Logger *slog.Logger
 	// Now is the clock (default time.Now).
@@ -107,6 +111,7 @@ type Service struct {
 	vended    vendCache     // credentials vended, while young
 	grants    grantBook     // the catalog's grants (grants.go)
 	batches   sharedBatches // the change feed's batches as followers share them (changes.go)
+	feeds     feedCount     // the change feeds each principal reads (changes.go)
 	compact   compactChecks // the tables' fragments as last read (compaction.go)
 
 	closeOnce sync.Once
@@ -129,6 +134,9 @@ func (c *Config) EnsureDefaults() {
 	}
 	if c.StallTimeout <= 0 {
 		c.StallTimeout = 5 * time.Second
+	}
+	if c.FeedsPerPrincipal <= 0 {
+		c.FeedsPerPrincipal = DefaultFeedsPerPrincipal
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()

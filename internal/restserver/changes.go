@@ -64,6 +64,11 @@ func (h *handler) changes(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	held, release, err := h.svc.HoldFeed(auth.WithPrincipal(r.Context(), who))
+	if err != nil {
+		return err // before the stream begins: a refusal is its status
+	}
+	defer release()
 	rc := http.NewResponseController(w)
 	hdr := w.Header()
 	hdr.Set("Content-Type", "text/event-stream")
@@ -90,7 +95,7 @@ func (h *handler) changes(w http.ResponseWriter, r *http.Request) error {
 	if err := rc.Flush(); err != nil {
 		return nil // the client is gone
 	}
-	ctx, stop := context.WithCancel(auth.WithRecheck(auth.WithPrincipal(r.Context(), who), func() (auth.Principal, error) { return h.authenticate(r) }))
+	ctx, stop := context.WithCancel(auth.WithRecheck(held, func() (auth.Principal, error) { return h.authenticate(r) }))
 	defer stop()
 	if h.closing != nil {
 		go func() {
