@@ -14,12 +14,7 @@ import (
 // namespace.
 func TestConsoleActivityAndHealthNeedReadOnTheCatalog(t *testing.T) {
 	srv, root := startConsoleServer(t)
-	must := func(path, body string) {
-		t.Helper()
-		if code, out := root(path, body); code != http.StatusOK {
-			t.Fatalf("%s: %d %s", path, code, out)
-		}
-	}
+	must := okFrom(t, root)
 	must("/v1/namespace/a/create", `{}`)
 	must("/v1/namespace/a/grants/create", `{"principal": "lim", "role": "read"}`)
 	lim := newConsoleUser(t, srv)

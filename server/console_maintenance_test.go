@@ -54,14 +54,7 @@ func (d dueAnswer) ids() string {
 // a missing one.
 func TestConsoleShowsMaintenanceAsTheCallerMaySee(t *testing.T) {
 	srv, root := startConsoleServer(t)
-	must := func(path, body string) string {
-		t.Helper()
-		code, out := root(path, body)
-		if code != http.StatusOK {
-			t.Fatalf("%s: %d %s", path, code, out)
-		}
-		return out
-	}
+	must := okFrom(t, root)
 	worn, err := os.ReadFile("../manifesttable/testdata/compaction/v13.manifest") // 12 small fragments, 24 of 120 rows deleted
 	if err != nil {
 		t.Fatal(err)

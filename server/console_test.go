@@ -312,12 +312,7 @@ func TestConsoleRefusesCrossSiteCallsAndReadersWrites(t *testing.T) {
 // nothing outside its grant, answered as missing things are.
 func TestConsoleReadsTheCatalogAsTheCallerMaySee(t *testing.T) {
 	srv, root := startConsoleServer(t)
-	must := func(path, body string) {
-		t.Helper()
-		if code, out := root(path, body); code != http.StatusOK {
-			t.Fatalf("%s: %d %s", path, code, out)
-		}
-	}
+	must := okFrom(t, root)
 	for _, ns := range []string{"a", "a$deep", "b"} {
 		must("/v1/namespace/"+ns+"/create", `{}`)
 	}

@@ -42,14 +42,7 @@ func TestARetriedClaimAfterTheGrantIsRevokedIsRefused(t *testing.T) {
 	}
 	defer func() { _ = srv.Close() }()
 	root := restAs(t, srv, "root-token-1")
-	must := func(path, body string) string {
-		t.Helper()
-		code, out := root(path, body)
-		if code != http.StatusOK {
-			t.Fatalf("%s: %d %s", path, code, out)
-		}
-		return out
-	}
+	must := okFrom(t, root)
 	must("/v1/namespace/a/create", `{"properties": {"flightns.compaction.max_fragments": "1"}}`)
 	must("/v1/namespace/b/create", `{}`)
 	for _, tbl := range []string{"t", "u"} {

@@ -47,12 +47,7 @@ func TestARetryAfterTheGrantIsRevokedIsRefused(t *testing.T) {
 	}
 	defer func() { _ = srv.Close() }()
 	root := restAs(t, srv, "root-token-1")
-	must := func(path, body string) {
-		t.Helper()
-		if code, out := root(path, body); code != http.StatusOK {
-			t.Fatalf("%s: %d %s", path, code, out)
-		}
-	}
+	must := okFrom(t, root)
 	must("/v1/namespace/a/create", `{}`)
 	must("/v1/namespace/b/create", `{}`)
 	must("/v1/namespace/a$logs/partitioned/create", `{"schema": {"fields": [

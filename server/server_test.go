@@ -218,6 +218,19 @@ func TestAFailedStartLeavesNothingRunning(t *testing.T) {
 	_ = srv.Close()
 }
 
+// okFrom makes post (restAs's) a step that must answer 200: it answers
+// the body, or fails the test with what was answered.
+func okFrom(t *testing.T, post func(path, body string) (int, string)) func(path, body string) string {
+	return func(path, body string) string {
+		t.Helper()
+		code, out := post(path, body)
+		if code != http.StatusOK {
+			t.Fatalf("%s: %d %s", path, code, out)
+		}
+		return out
+	}
+}
+
 // restAs returns a function that POSTs body to path on srv's REST API
 // with token as its bearer, and answers the status and the body.
 func restAs(t *testing.T, srv *server.Server, token string) func(path, body string) (int, string) {
