@@ -22,6 +22,22 @@ import (
 	"github.com/flightns/flightns/server"
 )
 
+// startRootAndWes starts a server of cfg whose auth file (in dir) has two
+// tokens: root-token-1 for root, an admin, and wes-token-1 for wes, who
+// holds no role but what grants give; must is a REST step of root's.
+func startRootAndWes(t *testing.T, cfg server.Config, dir string) (*server.Server, func(path, body string) string) {
+	t.Helper()
+	cfg.AuthFile = writeFile(t, dir, "auth.json", []byte(`{"tokens": [
+		{"token": "root-token-1", "name": "root", "role": "admin"},
+		{"token": "wes-token-1", "name": "wes", "role": "none"}]}`))
+	srv, err := server.Start(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = srv.Close() })
+	return srv, okFrom(t, restAs(t, srv, "root-token-1"))
+}
+
 // A claim's answer names a table its request did not: a retry of a claim
 // is answered only to a caller who may still write that table. A writer
 // of namespace a claims the jobs of a$t (REST) and a$u (a Flight action)
@@ -33,16 +49,7 @@ func TestARetriedClaimAfterTheGrantIsRevokedIsRefused(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	cfg := config(t, filepath.Join(dir, "data"))
-	cfg.AuthFile = writeFile(t, dir, "auth.json", []byte(`{"tokens": [
-		{"token": "root-token-1", "name": "root", "role": "admin"},
-		{"token": "wes-token-1", "name": "wes", "role": "none"}]}`))
-	srv, err := server.Start(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = srv.Close() }()
-	root := restAs(t, srv, "root-token-1")
-	must := okFrom(t, root)
+	srv, must := startRootAndWes(t, cfg, dir)
 	must("/v1/namespace/a/create", `{"properties": {"flightns.compaction.max_fragments": "1"}}`)
 	must("/v1/namespace/b/create", `{}`)
 	for _, tbl := range []string{"t", "u"} {

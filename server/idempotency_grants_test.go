@@ -38,16 +38,7 @@ func TestARetryAfterTheGrantIsRevokedIsRefused(t *testing.T) {
 	cfg := config(t, filepath.Join(dir, "data"))
 	cfg.Store.Root = minio.URI("cat", "root")
 	cfg.Vend = server.Vend{Enabled: true, Duration: 15 * time.Minute}
-	cfg.AuthFile = writeFile(t, dir, "auth.json", []byte(`{"tokens": [
-		{"token": "root-token-1", "name": "root", "role": "admin"},
-		{"token": "wes-token-1", "name": "wes", "role": "none"}]}`))
-	srv, err := server.Start(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = srv.Close() }()
-	root := restAs(t, srv, "root-token-1")
-	must := okFrom(t, root)
+	srv, must := startRootAndWes(t, cfg, dir)
 	must("/v1/namespace/a/create", `{}`)
 	must("/v1/namespace/b/create", `{}`)
 	must("/v1/namespace/a$logs/partitioned/create", `{"schema": {"fields": [
