@@ -197,6 +197,9 @@ func (b *batchBuilder) declareTable(ctx context.Context, _ int, req *api.Declare
 			return nserror.New(nserror.InvalidInput, "tables %q and %q of this batch have overlapping locations %q and %q", other, req.ID.String(), l, loc)
 		}
 	}
+	if err := b.s.mayRetain(ctx, target{id: req.ID, table: true, create: true}, req.Properties); err != nil {
+		return err
+	}
 	props := req.Properties
 	if props == nil {
 		props = api.Properties{}

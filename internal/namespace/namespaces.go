@@ -36,6 +36,9 @@ func (s *Service) CreatePartitionNamespace(ctx context.Context, req api.CreateNa
 		}
 		return &api.CreateNamespaceResponse{Properties: api.Properties{}}, nil
 	}
+	if err := s.mayRetain(ctx, target{id: req.ID, create: true}, req.Properties); err != nil {
+		return nil, err
+	}
 	props := req.Properties
 	if props == nil {
 		props = api.Properties{}

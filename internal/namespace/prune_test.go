@@ -258,6 +258,52 @@ func TestOnlyAdminsCleanUp(t *testing.T) {
 	wantCode(t, "a negative age", err, nserror.InvalidInput)
 }
 
+// A cleanup policy is an admin's to set, as a cleanup is: a writer may
+// not put flightns.cleanup. properties on a table or namespace by any
+// path that writes properties (declare, register, overwrite, a batch,
+// a namespace), and may do all of them without; an admin of the
+// namespace may. (Before, a writer re-registered its table over itself
+// with older_than=1ms, and the maintainer deleted every old version.)
+func TestOnlyAdminsSetACleanupPolicy(t *testing.T) {
+	e := newTenv(t)
+	bg := context.Background()
+	must(e.s.CreateNamespace(bg, api.CreateNamespaceRequest{ID: id("a")}))
+	d := must(e.s.DeclareTable(bg, api.DeclareTableRequest{ID: id("a", "t")}))
+	e.commitManifest(t, id("a", "t"), e.locOf(id("a", "t")), 1, lanceManifest(t, "v1")) // a Lance table to register over
+	must(0, e.s.Access().Grant(bg, auth.Grant{Namespace: []string{"a"}, Principal: "wes", Role: auth.Write}))
+	must(0, e.s.Access().Grant(bg, auth.Grant{Namespace: []string{"a"}, Principal: "ana", Role: auth.Admin}))
+	wes := auth.WithPrincipal(bg, auth.Principal{Name: "wes", Role: auth.None})
+	ana := auth.WithPrincipal(bg, auth.Principal{Name: "ana", Role: auth.None})
+	policy := map[string]any{PropCleanupOlderThan: "1ms", PropCleanupRetainVersions: "1"}
+	register := func(props any) map[string]any {
+		return map[string]any{"id": id("a", "t"), "location": d.Location, "mode": "overwrite", "properties": props}
+	}
+	requests := []struct {
+		what, op string
+		body     func(props any) map[string]any
+	}{
+		{"an overwrite of its table by itself", "RegisterTable", register},
+		{"a new table", "DeclareTable", func(props any) map[string]any { return map[string]any{"id": id("a", "u"), "properties": props} }},
+		{"a table in a batch", "BatchCommitTables", func(props any) map[string]any {
+			return map[string]any{"operations": []any{map[string]any{"declare_table": map[string]any{"id": id("a", "v"), "properties": props}}}}
+		}},
+		{"a new namespace", "CreateNamespace", func(props any) map[string]any { return map[string]any{"id": id("a", "n"), "properties": props} }},
+	}
+	for _, r := range requests {
+		_, err := op(wes, e.s, r.op, r.body(policy))
+		wantCode(t, "a writer's policy on "+r.what, err, nserror.PermissionDenied)
+		if _, err := op(wes, e.s, r.op, r.body(map[string]any{"owner": "wes"})); err != nil {
+			t.Fatalf("a writer's %s without a policy: %v", r.what, err)
+		}
+	}
+	if p := must(e.s.DescribeTable(bg, api.DescribeTableRequest{ID: id("a", "t")})).Properties; p[PropCleanupOlderThan] != "" {
+		t.Fatalf("a$t's properties after the refusals: %v", p)
+	}
+	if _, err := op(ana, e.s, "RegisterTable", register(policy)); err != nil {
+		t.Fatalf("an admin of a sets a policy: %v", err)
+	}
+}
+
 // Retention properties from any caller: checked without a panic, and
 // what is accepted reads back as a policy that keeps the latest version.
 func FuzzRetentionProps(f *testing.F) {

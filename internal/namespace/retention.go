@@ -2,11 +2,13 @@ package namespace
 
 import (
 	"context"
+	"fmt"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/flightns/flightns/api"
+	"github.com/flightns/flightns/internal/auth"
 	"github.com/flightns/flightns/manifesttable"
 	"github.com/flightns/flightns/nserror"
 )
@@ -81,6 +83,28 @@ func parseRetain(v string) (int, error) {
 		return 0, nserror.New(nserror.InvalidInput, "property %s: %q is not a whole number from 1 to %d (the latest version is always kept)", PropCleanupRetainVersions, v, maxRetainVersions)
 	}
 	return n, nil
+}
+
+// mayRetain refuses properties that set a cleanup policy (any
+// flightns.cleanup. key) unless the caller of ctx administers t (the
+// object, or for one the request makes, the namespace it goes in): a
+// policy has the maintainer delete the table's old versions, which only
+// an admin may have done (CleanupTable). A writer may declare, register
+// and overwrite without them.
+func (s *Service) mayRetain(ctx context.Context, t target, props api.Properties) error {
+	p, ok := auth.PrincipalFrom(ctx)
+	if !ok || p.Role >= auth.Admin {
+		return nil
+	}
+	for k := range props {
+		if strings.HasPrefix(k, propCleanupPrefix) {
+			if err := s.authorize(ctx, p, auth.Admin, t); err != nil {
+				return fmt.Errorf("property %s sets a cleanup policy, which needs the admin role: %w", k, err)
+			}
+			return nil
+		}
+	}
+	return nil
 }
 
 // checkRetentionProps refuses cleanup properties flightns does not know

@@ -91,6 +91,9 @@ func (s *Service) RegisterTable(ctx context.Context, req api.RegisterTableReques
 
 // createTable indexes and logs a table row, then waits until it is durable.
 func (s *Service) createTable(ctx context.Context, id api.ID, loc string, props api.Properties, mode string, part *PartitionRow, event string) (api.Properties, error) {
+	if err := s.mayRetain(ctx, target{id: id, table: true, create: true}, props); err != nil {
+		return nil, err
+	}
 	if props == nil {
 		props = api.Properties{}
 	}
