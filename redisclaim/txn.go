@@ -172,9 +172,7 @@ func (s *Store) Commit(ctx context.Context, entries []Entry, x *Extras) (Batch, 
 	if err != nil {
 		var ce *ConflictError
 		if errors.As(err, &ce) {
-			for _, e := range es {
-				s.discard(e.staging)
-			}
+			s.discardUnclaimed(ctx, es)
 		}
 		return Batch{}, err
 	}
@@ -500,4 +498,18 @@ func (s *Store) commitExtras(ctx context.Context, x *Extras) (Batch, error) {
 		return Batch{}, err
 	}
 	return Batch{Seq: c.seq, Deleted: c.deleted}, nil
+}
+
+// discardUnclaimed deletes the staging objects of a refused batch's
+// members, but for one that a claim holds: a member may name the staging
+// object of another writer's claim of the same version (a staging name
+// carries its table and version), and that object is the other commit's
+// to promote. Read failures keep the object (a later sweep takes it).
+func (s *Store) discardUnclaimed(ctx context.Context, es []entry) {
+	for _, e := range es {
+		if _, cur, err := s.claimNow(ctx, e.table, e.version); err != nil || cur.Staging == e.staging {
+			continue
+		}
+		s.discard(e.staging)
+	}
 }

@@ -300,3 +300,51 @@ func TestUnknownExtrasAreRefusedBeforeAnythingIsWritten(t *testing.T) {
 		t.Fatalf("a refused commit took a sequence: %q (was %q)", seqBefore(), before)
 	}
 }
+
+// A refused batch deletes the staging objects of its own members only:
+// one that names another writer's claimed staging object (the same table
+// and version: a staging name carries both) leaves it to that commit,
+// which then completes. (Before, the refused batch deleted it, and the
+// other commit, claimed, could not be promoted.)
+func TestARefusedBatchLeavesAnotherClaimsStagingObject(t *testing.T) {
+	e := newEnv(t, "file")
+	ctx := context.Background()
+	for _, tbl := range []string{"t", "u"} {
+		if _, err := e.put(tbl, 1, tbl+" one"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	victim := e.stage("t", 2, "t two")
+	claimed, resume := make(chan struct{}), make(chan struct{})
+	f := StepFunc(func(_ context.Context, st Step, table string, v uint64) error {
+		if st == StepClaimed && table == "t" && v == 2 {
+			close(claimed)
+			<-resume
+		}
+		return nil
+	})
+	e.step.Store(&f)
+	done := make(chan error, 1)
+	go func() { _, err := e.s.Put(ctx, "t", 2, victim, int64(len("t two")), ""); done <- err }()
+	<-claimed
+	e.noFaults()
+	_, err := e.s.BatchPut(ctx, []Entry{
+		{Table: "t", Version: 2, StagingPath: victim, Size: int64(len("t two"))},
+		{Table: "u", Version: 1, StagingPath: e.stage("u", 1, "u again"), Size: int64(len("u again"))}, // taken: the batch is refused
+	})
+	var ce *ConflictError
+	if !errors.As(err, &ce) {
+		t.Fatalf("the batch: %v, want a conflict", err)
+	}
+	e.s.sweep.flush()
+	if _, err := e.objs.Get(ctx, victim); err != nil {
+		t.Fatalf("the claimed staging object after the refused batch: %v", err)
+	}
+	close(resume)
+	if err := <-done; err != nil {
+		t.Fatalf("the claimed commit: %v", err)
+	}
+	if got := e.final("t", 2); got != "t two" {
+		t.Fatalf("t's version 2: %q", got)
+	}
+}
