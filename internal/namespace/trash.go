@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 	"strconv"
 	"time"
 
@@ -255,6 +256,24 @@ func (dr Drops) PurgeTrash(ctx context.Context, before time.Time, dry bool) (Pur
 		return rep, err
 	}
 	rep.Records = len(all)
+	// The directories of the drops kept (within the retention): a purge
+	// spares them and what they hold, even when an older record names the
+	// same directory (a record whose removal failed).
+	var kept []string
+	for _, t := range all {
+		if t.DroppedAt.Before(before) {
+			continue
+		}
+		rows, err := t.Objects()
+		if err != nil {
+			return rep, err
+		}
+		for _, r := range rows {
+			if r.ObjectType == manifesttable.TypeTable && r.Location != "" {
+				kept = append(kept, r.Location)
+			}
+		}
+	}
 	for _, t := range all {
 		if !t.DroppedAt.Before(before) {
 			continue
@@ -272,11 +291,11 @@ func (dr Drops) PurgeTrash(ctx context.Context, before time.Time, dry bool) (Pur
 			if err != nil || loc != r.Location {
 				continue // never a path outside the root
 			}
-			sp, err := s.Index().Sparing(ctx, loc, nil)
+			sp, err := s.Index().Sparing(ctx, loc, kept)
 			if err != nil {
 				return rep, err
 			}
-			if sp.All {
+			if sp.All || slices.Contains(kept, loc) {
 				rep.Spared++
 				continue
 			}

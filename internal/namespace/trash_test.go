@@ -2,10 +2,13 @@ package namespace
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/google/uuid"
 
 	"github.com/flightns/flightns/api"
 	"github.com/flightns/flightns/internal/auth"
@@ -286,4 +289,39 @@ func TestDroppedViewListsTheTrash(t *testing.T) {
 	must(s.Drops().UndropTable(ctx, api.UndropTableRequest{ID: id("a", "t")}))
 	must(s.CreateNamespace(ctx, api.CreateNamespaceRequest{ID: id("c")})) // a catalog change: the view follows
 	droppedView(t, ctx, s, "namespace b: namespace b ; namespace b: table b$u "+locU)
+}
+
+// A purge spares the directory of a drop still kept, even when an older
+// record past the retention names the same directory (a record whose
+// removal failed: an undrop that could not delete it, a crash). The kept
+// drop then still comes back whole. (Before, the old record's purge
+// deleted the directory the kept drop held.)
+func TestAPurgeSparesWhatAKeptDropHolds(t *testing.T) {
+	ctx := context.Background()
+	e := newTenv(t)
+	s := e.withRetention(time.Hour)
+	must(s.CreateNamespace(ctx, api.CreateNamespaceRequest{ID: id("a")}))
+	loc := e.withVersions(id("a", "t"), 2)
+	must(s.DropTable(ctx, api.DropTableRequest{ID: id("a", "t")}))
+	recs := e.trash()
+	if len(recs) != 1 {
+		t.Fatalf("records: %+v", recs)
+	}
+	stale := recs[0] // an older record of the same directory, left behind
+	stale.DropID = uuid.Must(uuid.NewV7()).String()
+	stale.DroppedAt = time.Now().Add(-3 * time.Hour)
+	b := must(json.Marshal(stale))
+	must(0, e.objs.Put(ctx, trashKey(stale.DropID), b))
+
+	rep := must(s.Drops().PurgeTrash(ctx, time.Now().Add(-time.Hour), false))
+	if len(rep.Purged) != 1 || rep.Purged[0] != stale.DropID || rep.Locations != 0 {
+		t.Fatalf("purge: %+v", rep)
+	}
+	if e.final(loc, 2) == "" {
+		t.Fatal("the purge of an old record deleted the directory a kept drop holds")
+	}
+	must(s.Drops().UndropTable(ctx, api.UndropTableRequest{ID: id("a", "t")}))
+	if v := must(s.DescribeTable(ctx, api.DescribeTableRequest{ID: id("a", "t")})).Version; v == nil || *v != 2 {
+		t.Fatalf("the undropped table's version: %v", v)
+	}
 }
