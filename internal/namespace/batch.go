@@ -367,6 +367,9 @@ func (b *batchBuilder) deregisterTable(ctx context.Context, _ int, req *api.Dere
 	if err != nil {
 		return err
 	}
+	if err := s.keepDeregistered(ctx, loc); err != nil {
+		return err
+	}
 	id := req.ID.String()
 	b.removeTable(req.ID, loc, true)
 	b.deregisters = append(b.deregisters, id)

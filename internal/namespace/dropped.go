@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/flightns/flightns/manifesttable"
@@ -17,7 +18,8 @@ import (
 // deleted: a writer that still held the location (it staged a version
 // before the drop) may write files there afterwards, which no table owns
 // and no table's gc walks. `admin gc` collects them by these tombstones;
-// a deregistered table's data, which stays by design, has none.
+// a deregistered table's data, which stays by design, has none (a
+// deregistration clears those an earlier drop left there or above).
 const DroppedPrefix = manifesttable.Prefix + "_dropped/"
 
 // Dropped is a tombstone: a table location whose data was deleted.
@@ -39,6 +41,28 @@ func (s *Service) markDropped(ctx context.Context, loc string) error {
 		return err
 	}
 	return s.objs.Put(ctx, droppedKey(loc), b)
+}
+
+// keepDeregistered clears the tombstones of loc and of every directory
+// above it, before a deregistration: its table's data stays by design,
+// and a tombstone left by an earlier drop there (the directory declared
+// again since) would have `admin gc` collect that data as the dropped
+// table's left-overs once no live table holds it. While the table is
+// live those tombstones protect nothing gc would not spare anyway.
+func (s *Service) keepDeregistered(ctx context.Context, loc string) error {
+	var keys []string
+	for dir := loc; ; {
+		keys = append(keys, droppedKey(dir))
+		i := strings.LastIndexByte(dir, '/')
+		if i < 0 {
+			break
+		}
+		dir = dir[:i]
+	}
+	if err := s.objs.DeleteMany(ctx, keys); err != nil {
+		return fmt.Errorf("clearing an earlier drop's tombstones where a deregistered table's data stays: %w", err)
+	}
+	return nil
 }
 
 // deleteTableData deletes a dropped table's files but what sp spares

@@ -392,6 +392,11 @@ func (s *Service) dropTable(ctx context.Context, id api.ID, data bool) (*api.Dro
 		if loc, err = s.tableLoc(ctx, id); err != nil {
 			return err
 		}
+		if !data {
+			if err := s.keepDeregistered(ctx, loc); err != nil {
+				return err
+			}
+		}
 		c.tableAt(id, loc, errStale, errStale)
 		c.removeTable(id, loc, !data) // a deregistration's data is nobody's now
 		if !keep {

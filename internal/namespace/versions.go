@@ -175,6 +175,9 @@ func (s *Service) entryAt(loc string, version int64, manifestPath string, size *
 	if err != nil {
 		return redisclaim.Entry{}, err
 	}
+	if t, _, err := lancemanifest.ParseManifestPath(staging); err == nil && string(t) != loc {
+		return redisclaim.Entry{}, nserror.New(nserror.InvalidInput, "staging manifest %q is not inside table %q", manifestPath, loc)
+	}
 	if naming != "" {
 		want, err := lancemanifest.ParseNamingScheme(naming)
 		if err != nil {
@@ -213,8 +216,8 @@ func (vs Versions) CreateTableVersion(ctx context.Context, req api.CreateTableVe
 	id := req.ID.String()
 	var loc redisclaim.Location
 	err := s.claims.WithEpoch(ctx, "namespace: committing a table version", 0, func() (redisstate.Status, error) {
-		tloc, ok := s.locs.get(id)
-		if !ok {
+		tloc, cached := s.locs.get(id)
+		if !cached {
 			var err error
 			if tloc, err = s.tableLoc(ctx, req.ID); err != nil {
 				return "", err
@@ -222,6 +225,18 @@ func (vs Versions) CreateTableVersion(ctx context.Context, req api.CreateTableVe
 			s.locs.put(id, tloc)
 		}
 		e, err := s.entryIn(tloc, req.Branch, req.Version, req.ManifestPath, req.ManifestSize, req.ETag, req.NamingScheme)
+		if err != nil && cached {
+			// The cached location may be that of a table of this id since
+			// dropped (the id declared again elsewhere): a staging path
+			// in the table's directory now is refused only once the
+			// location is read again.
+			s.locs.drop(id)
+			if tloc, err = s.tableLoc(ctx, req.ID); err != nil {
+				return "", err
+			}
+			s.locs.put(id, tloc)
+			e, err = s.entryIn(tloc, req.Branch, req.Version, req.ManifestPath, req.ManifestSize, req.ETag, req.NamingScheme)
+		}
 		if err != nil {
 			return "", err
 		}

@@ -301,3 +301,43 @@ func TestGCSparesAnOldStagingObjectAClaimStillNames(t *testing.T) {
 		t.Fatalf("version 2's final manifest: %q, %v", b, err)
 	}
 }
+
+// A directory taken into the catalog again is its new table's: a table
+// dropped (its data deleted, a tombstone left for gc), declared again at
+// the same location, then deregistered keeps its data through `admin gc`
+// however old its files are. (Before, the old tombstone stayed, and gc
+// collected the deregistered table's data as the dropped table's
+// left-overs.)
+func TestGCKeepsADeregisteredTableWhereADroppedOneWas(t *testing.T) {
+	env := nstest.New(t)
+	svc := env.Open(t)
+	ctx := context.Background()
+	first := table(t, svc, env.Root, "t", 1)
+	if _, err := svc.DropTable(ctx, api.DropTableRequest{ID: api.ID{"ns", "t"}}); err != nil {
+		t.Fatal(err)
+	}
+	d, err := svc.DeclareTable(ctx, api.DeclareTableRequest{ID: api.ID{"ns", "t"}, Location: "file://" + first})
+	if err != nil {
+		t.Fatal(err)
+	}
+	again := strings.TrimPrefix(d.Location, "file://")
+	for v := 1; v <= 2; v++ {
+		size := int64(len("manifest"))
+		if _, err := svc.Versions().CreateTableVersion(ctx, api.CreateTableVersionRequest{ID: api.ID{"ns", "t"}, Version: int64(v),
+			ManifestPath: "file://" + stage(t, again, uint64(v)), ManifestSize: &size}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := svc.DeregisterTable(ctx, api.DeregisterTableRequest{ID: api.ID{"ns", "t"}}); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := GC(ctx, CatalogOf(svc), time.Hour, false, time.Now().Add(48*time.Hour), nil)
+	if err != nil || rep.Dropped != 0 || rep.Cleared != 0 {
+		t.Fatalf("gc: %+v, %v", rep, err)
+	}
+	for v := uint64(1); v <= 2; v++ {
+		if _, err := os.Stat(final(again, v)); err != nil {
+			t.Errorf("gc deleted the deregistered table's version %d: %v", v, err)
+		}
+	}
+}
