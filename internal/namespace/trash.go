@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
 	"strconv"
 	"time"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/flightns/flightns/api"
 	"github.com/flightns/flightns/internal/auth"
+	"github.com/flightns/flightns/internal/redisstate"
 	"github.com/flightns/flightns/manifesttable"
 	"github.com/flightns/flightns/nserror"
 	"github.com/flightns/flightns/objstore"
@@ -181,6 +183,9 @@ func (s *Service) undrop(ctx context.Context, id api.ID, typ, dropID string) (*a
 	resp := &api.UndropResponse{DropID: t.DropID}
 	err = s.changeIndex(ctx, typ+" "+strconv.Quote(id.String()), func(c *indexChange) error {
 		c.undrop, c.created = true, api.EventTableUndropped
+		// A purge that began deletes what the record keeps: too late.
+		c.guard(nserror.New(nserror.ConcurrentModification, "cannot undrop %s: `admin gc` is purging it", t.DropID),
+			redisstate.GuardAbsent(s.k.Purging(), t.DropID))
 		resp.Tables, resp.Namespaces = nil, nil
 		for i, r := range rows {
 			oid, err := api.ParseID(r.ObjectID, "")
@@ -282,6 +287,13 @@ func (dr Drops) PurgeTrash(ctx context.Context, before time.Time, dry bool) (Pur
 		if err != nil {
 			return rep, err
 		}
+		if !dry {
+			// Marked first, so that no undrop begins now; one already
+			// made holds its directories live, and they are spared below.
+			if err := s.rs.MarkPurging(ctx, t.DropID, s.now().UTC().Format(time.RFC3339Nano)); err != nil {
+				return rep, fmt.Errorf("namespace: marking the purge of drop %s: %w", t.DropID, err)
+			}
+		}
 		var locs []string // the directories purged
 		for _, r := range rows {
 			if r.ObjectType != manifesttable.TypeTable || r.Location == "" {
@@ -322,6 +334,9 @@ func (dr Drops) PurgeTrash(ctx context.Context, before time.Time, dry bool) (Pur
 			if err := s.Index().ReleaseLocation(ctx, loc); err != nil {
 				return rep, err
 			}
+		}
+		if err := s.rs.UnmarkPurging(ctx, t.DropID); err != nil {
+			return rep, fmt.Errorf("namespace: ending the purge of drop %s: %w", t.DropID, err)
 		}
 	}
 	return rep, nil

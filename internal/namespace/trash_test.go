@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -323,5 +324,50 @@ func TestAPurgeSparesWhatAKeptDropHolds(t *testing.T) {
 	must(s.Drops().UndropTable(ctx, api.UndropTableRequest{ID: id("a", "t")}))
 	if v := must(s.DescribeTable(ctx, api.DescribeTableRequest{ID: id("a", "t")})).Version; v == nil || *v != 2 {
 		t.Fatalf("the undropped table's version: %v", v)
+	}
+}
+
+// An undrop and a purge of the same drop never both go ahead: the purge
+// marks the drop before it deletes, and an undrop that comes while the
+// purge deletes is refused (ConcurrentModification); the table stays
+// gone. (Before, the undrop brought the table back while the purge went
+// on deleting its directory: a live table with its files gone.)
+func TestAnUndropDuringAPurgeIsRefused(t *testing.T) {
+	ctx := context.Background()
+	e := newTenv(t)
+	s := e.withRetention(time.Hour)
+	must(s.CreateNamespace(ctx, api.CreateNamespaceRequest{ID: id("a")}))
+	loc := e.withVersions(id("a", "t"), 2)
+	must(s.DropTable(ctx, api.DropTableRequest{ID: id("a", "t")}))
+	var once sync.Once
+	var undropErr error
+	faulty, err := objstore.OpenWith(ctx, e.objs.URI(), objstore.Options{Faults: func(_ context.Context, op objstore.Op, key string, p objstore.Phase) error {
+		if op == objstore.OpDelete && p == objstore.Before && strings.HasPrefix(key, loc+"/") {
+			once.Do(func() { _, undropErr = s.Drops().UndropTable(ctx, api.UndropTableRequest{ID: id("a", "t")}) })
+		}
+		return nil
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = faulty.Close() }()
+	purger, err := Open(ctx, Config{Objects: faulty, Redis: e.rdb, Catalog: e.catalog, Logger: quiet, DropRetention: time.Hour,
+		Table: manifesttable.Config{Engine: sqlengine.Config{MemoryLimit: "1GB"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = purger.Close() }()
+	rep := must(purger.Drops().PurgeTrash(ctx, time.Now().Add(time.Minute), false))
+	if len(rep.Purged) != 1 || rep.Locations != 1 {
+		t.Fatalf("purge: %+v", rep)
+	}
+	wantCode(t, "an undrop while the purge deletes", undropErr, nserror.ConcurrentModification)
+	_, err = s.DescribeTable(ctx, api.DescribeTableRequest{ID: id("a", "t")})
+	wantCode(t, "the purged table", err, nserror.TableNotFound)
+	if e.final(loc, 1) != "" {
+		t.Fatal("the purge left the dropped table's data")
+	}
+	if left := must(e.rdb.HLen(ctx, string(s.k.Purging())).Result()); left != 0 {
+		t.Fatalf("%d purge marks left after the purge", left)
 	}
 }

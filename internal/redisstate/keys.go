@@ -97,6 +97,10 @@ func (k Keys) Lease() Key { return Key(k.tag + ":mlease") }
 // Lance's cleanup and applies retention (namespace's maintainer).
 func (k Keys) MaintainLease() Key { return Key(k.tag + ":maintlease") }
 
+// Purging marks the drops whose purge (admin gc) has begun: field drop
+// id, value when it began. An undrop of a drop marked so is refused.
+func (k Keys) Purging() Key { return Key(k.tag + ":purging") }
+
 // Cleanup is the lock of one cleanup of the table at loc.
 func (k Keys) Cleanup(loc string) Key { return Key(k.tag + ":cleanup:" + loc) }
 

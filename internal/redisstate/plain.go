@@ -295,6 +295,16 @@ func (c *Catalog) RootBinding(ctx context.Context) (rec []byte, ok bool, err err
 	return rec, err == nil, err
 }
 
+// MarkPurging marks drop dropID's purge as begun (Keys.Purging), at at.
+func (c *Catalog) MarkPurging(ctx context.Context, dropID, at string) error {
+	return c.rdb.HSet(ctx, string(c.Purging()), dropID, at).Err()
+}
+
+// UnmarkPurging removes the mark of drop dropID's purge, once it ended.
+func (c *Catalog) UnmarkPurging(ctx context.Context, dropID string) error {
+	return c.rdb.HDel(ctx, string(c.Purging()), dropID).Err()
+}
+
 // BindRoot records rec as the catalog's root unless one is recorded
 // (SET NX: written once, never changed); it reports whether rec was.
 func (c *Catalog) BindRoot(ctx context.Context, rec []byte) (bool, error) {
