@@ -52,6 +52,19 @@ func (s *Service) CleanupTable(ctx context.Context, req api.CleanupTableRequest)
 	if !ok {
 		return nil, nserror.New(nserror.InvalidInput, "table %q has no retention (set %s on it or a namespace above it, or give older_than)", req.ID.String(), PropCleanupOlderThan)
 	}
+	if !req.DryRun {
+		// Locked before the plan is made: while it is held, no table can
+		// be declared or registered at loc (claimLocation), so the files
+		// planned are the files of the table the plan was made of.
+		release, err := s.lockCleanup(ctx, req.ID, loc)
+		if err != nil {
+			return nil, err
+		}
+		defer release()
+		if now, err := s.tableLoc(ctx, req.ID); err != nil || now != loc {
+			return nil, nserror.New(nserror.ConcurrentModification, "table %q changed while its cleanup began: retry", req.ID.String())
+		}
+	}
 	plan, err := cleanup.NewPlan(ctx, s.objs, lancemanifest.Dir(loc), s.table.Branches(req.ID.String()),
 		cleanup.Policy{OlderThan: pol.OlderThan, KeepLast: pol.RetainVersions, Grace: s.cfg.CleanupGrace, Now: s.now()})
 	if err != nil {
@@ -68,11 +81,6 @@ func (s *Service) CleanupTable(ctx context.Context, req api.CleanupTableRequest)
 		return resp, nil
 	}
 
-	release, err := s.lockCleanup(ctx, req.ID, loc)
-	if err != nil {
-		return nil, err
-	}
-	defer release()
 	var forget cleanup.ForgetFunc
 	if s.managed() {
 		forget = func(ctx context.Context, branch string, versions []uint64) error {

@@ -360,3 +360,25 @@ func TestTheMaintainerSkipsWhatHasNothingToPrune(t *testing.T) {
 
 // must3 is must of a (value, ok, error) call whose ok does not matter.
 func must3[T any](v T, _ bool, err error) T { return must(v, err) }
+
+// While a table's cleanup runs, no table can be made at its directory:
+// the cleanup deletes what its plan found there, and a table dropped and
+// declared again at the same location meanwhile would lose its files.
+// The cleanup holds its lock from before it plans. (Before, the plan was
+// made first and the lock taken after, and nothing refused the new
+// table.)
+func TestNoTableIsMadeWhereACleanupRuns(t *testing.T) {
+	e := newTenv(t)
+	bg := context.Background()
+	must(e.s.CreateNamespace(bg, api.CreateNamespaceRequest{ID: id("a")}))
+	loc := e.withVersions(id("a", "t"), 2)
+	release := must(e.s.lockCleanup(bg, id("a", "t"), loc))
+	must(e.s.DropTable(bg, api.DropTableRequest{ID: id("a", "t")}))
+	again := api.DeclareTableRequest{ID: id("a", "t"), Location: e.s.root.uri(loc)}
+	_, err := e.s.DeclareTable(bg, again)
+	wantCode(t, "a table declared where a cleanup runs", err, nserror.ConcurrentModification)
+	_, err = e.s.RegisterTable(bg, api.RegisterTableRequest{ID: id("a", "u"), Location: e.s.root.uri(loc)})
+	wantCode(t, "a table registered where a cleanup runs", err, nserror.ConcurrentModification)
+	release()
+	must(e.s.DeclareTable(bg, again))
+}

@@ -74,6 +74,22 @@ func overlap(a, b string) bool { return Inside(a, b) || Inside(b, a) }
 // namespace (a location that holds another table's data is refused as an
 // overlap, as the guard of the index change that reserves it would).
 func (s *Service) claimLocation(ctx context.Context, id api.ID, given string) (string, error) {
+	loc, err := s.locationFor(ctx, id, given)
+	if err != nil {
+		return "", err
+	}
+	// A cleanup of a table that was at loc deletes what its plan found
+	// there: a table made there meanwhile would lose its files.
+	if held, err := s.rs.Held(ctx, s.k.Cleanup(loc)); err != nil {
+		return "", err
+	} else if held {
+		return "", nserror.New(nserror.ConcurrentModification, "a cleanup of the table that was at %q is running: retry once it ends", loc)
+	}
+	return loc, nil
+}
+
+// locationFor is claimLocation's location, checked as its doc says.
+func (s *Service) locationFor(ctx context.Context, id api.ID, given string) (string, error) {
 	if given == "" {
 		return defaultLocation(id), nil
 	}

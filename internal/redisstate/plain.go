@@ -295,6 +295,12 @@ func (c *Catalog) RootBinding(ctx context.Context) (rec []byte, ok bool, err err
 	return rec, err == nil, err
 }
 
+// Held reports whether lease key (TakeLeaseOf) is held now.
+func (c *Catalog) Held(ctx context.Context, key Key) (bool, error) {
+	n, err := c.rdb.Exists(ctx, string(key)).Result()
+	return n > 0, err
+}
+
 // MarkPurging marks drop dropID's purge as begun (Keys.Purging), at at.
 func (c *Catalog) MarkPurging(ctx context.Context, dropID, at string) error {
 	return c.rdb.HSet(ctx, string(c.Purging()), dropID, at).Err()
