@@ -292,6 +292,19 @@ func TestDroppedViewListsTheTrash(t *testing.T) {
 	droppedView(t, ctx, s, "namespace b: namespace b ; namespace b: table b$u "+locU)
 }
 
+// droppedKept is a catalog that keeps drops for an hour, whose table a$t
+// (two versions, in directory loc) was dropped.
+func droppedKept(t *testing.T) (e *tenv, s *Service, loc string) {
+	t.Helper()
+	ctx := context.Background()
+	e = newTenv(t)
+	s = e.withRetention(time.Hour)
+	must(s.CreateNamespace(ctx, api.CreateNamespaceRequest{ID: id("a")}))
+	loc = e.withVersions(id("a", "t"), 2)
+	must(s.DropTable(ctx, api.DropTableRequest{ID: id("a", "t")}))
+	return e, s, loc
+}
+
 // A purge spares the directory of a drop still kept, even when an older
 // record past the retention names the same directory (a record whose
 // removal failed: an undrop that could not delete it, a crash). The kept
@@ -299,11 +312,7 @@ func TestDroppedViewListsTheTrash(t *testing.T) {
 // deleted the directory the kept drop held.)
 func TestAPurgeSparesWhatAKeptDropHolds(t *testing.T) {
 	ctx := context.Background()
-	e := newTenv(t)
-	s := e.withRetention(time.Hour)
-	must(s.CreateNamespace(ctx, api.CreateNamespaceRequest{ID: id("a")}))
-	loc := e.withVersions(id("a", "t"), 2)
-	must(s.DropTable(ctx, api.DropTableRequest{ID: id("a", "t")}))
+	e, s, loc := droppedKept(t)
 	recs := e.trash()
 	if len(recs) != 1 {
 		t.Fatalf("records: %+v", recs)
@@ -334,11 +343,7 @@ func TestAPurgeSparesWhatAKeptDropHolds(t *testing.T) {
 // on deleting its directory: a live table with its files gone.)
 func TestAnUndropDuringAPurgeIsRefused(t *testing.T) {
 	ctx := context.Background()
-	e := newTenv(t)
-	s := e.withRetention(time.Hour)
-	must(s.CreateNamespace(ctx, api.CreateNamespaceRequest{ID: id("a")}))
-	loc := e.withVersions(id("a", "t"), 2)
-	must(s.DropTable(ctx, api.DropTableRequest{ID: id("a", "t")}))
+	e, s, loc := droppedKept(t)
 	var once sync.Once
 	var undropErr error
 	faulty, err := objstore.OpenWith(ctx, e.objs.URI(), objstore.Options{Faults: func(_ context.Context, op objstore.Op, key string, p objstore.Phase) error {
