@@ -153,14 +153,21 @@ func (c Compaction) jobs(ctx context.Context) (map[string]storedJob, error) {
 		if json.Unmarshal([]byte(raw), &j) != nil || j.Location != loc {
 			continue // not a job as this code writes them: left alone
 		}
-		if id, ok := c.s.table.TableByLocation(loc); ok {
-			if now, err := api.ParseID(id, ""); err == nil {
-				j.ID = now
-			}
-		}
+		j.ID = c.s.tableIDAt(loc, j.ID)
 		out[loc] = storedJob{raw: raw, job: j}
 	}
 	return out, nil
+}
+
+// tableIDAt is the id of the table whose directory is loc now (a rename
+// keeps the directory), or was when no table holds it.
+func (s *Service) tableIDAt(loc string, was api.ID) api.ID {
+	if id, ok := s.table.TableByLocation(loc); ok {
+		if now, err := api.ParseID(id, ""); err == nil {
+			return now
+		}
+	}
+	return was
 }
 
 // settled reads each table's head when its last job ended.

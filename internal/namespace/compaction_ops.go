@@ -62,11 +62,5 @@ func (s *Service) AuthorizeReplay(ctx context.Context, op string, first []byte) 
 	if r.Job == nil {
 		return nil
 	}
-	id := r.Job.ID
-	if now, ok := s.table.TableByLocation(r.Job.Location); ok {
-		if cur, err := api.ParseID(now, ""); err == nil {
-			id = cur
-		}
-	}
-	return s.authorize(ctx, p, auth.Write, target{id: id, table: true})
+	return s.authorize(ctx, p, auth.Write, target{id: s.tableIDAt(r.Job.Location, r.Job.ID), table: true})
 }

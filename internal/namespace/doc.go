@@ -25,7 +25,9 @@
 // one script once it is made, the maintainer resolving what a crash
 // leaves from storage (intents.go). FollowChanges serves the feed of
 // what a caller may read, sharing each batch among the followers that
-// see it alike (changes.go).
+// see it alike (changes.go); a follower's credentials are authenticated
+// again every two seconds (auth.Recheck) and one principal holds at most
+// Config.FeedsPerPrincipal feeds at once (HoldFeed).
 //
 // Where things are decided and kept:
 //
@@ -43,7 +45,9 @@
 //     describe, list) come from the claim records, so they see every
 //     acknowledged commit at once. CreateTableVersion takes the table's
 //     location from a cache (locCache), pinned by a guard in the claim
-//     script: a stale entry costs a retry, never a wrong commit.
+//     script: a stale entry costs a retry, never a wrong commit (a
+//     staging manifest outside the cached directory has the location read
+//     again before it is refused).
 //
 //   - Object storage is the system of record: when Redis loses its state the
 //     object index is rebuilt from __manifest (and the claims from the
@@ -60,14 +64,18 @@
 //   - A table's life after its commits (docs/maintenance.md): versions
 //     Lance's cleanup pruned leave the catalog when a request or the
 //     maintainer meets them (prune.go, over redisclaim.FollowPrunes);
-//     retention properties, inherited down the tree (retention.go), are
-//     applied by CleanupTable (cleanup.go, over internal/cleanup: records
+//     retention properties, inherited down the tree and set only by an
+//     admin of the object (retention.go: mayRetain), are applied by
+//     CleanupTable (cleanup.go, over internal/cleanup: records
 //     first, then manifests, then files) and by the maintainer
-//     (maintain.go: one process at a time, a lease in Redis). Compaction
+//     (maintain.go: one process at a time, a lease in Redis); a cleanup
+//     locks its table's directory before it plans, and no table is made
+//     at a directory whose cleanup runs (claimLocation). Compaction
 //     is handed to engines (compaction.go): a claim finds the tables with
 //     more fragments than their bound and leases each as a job to one
 //     worker at a time, every change of a job with its change feed event
-//     in the same script.
+//     in the same script; a job names its table as the table is named now
+//     (tableIDAt) and is its claimant's to renew, complete or fail.
 //
 //   - Ops is the one registry of operations (name, REST path, role,
 //     description, and Run: decode, bind what REST adds, call the
@@ -97,14 +105,16 @@
 //     object index holds and __manifest lost; AdoptTableDirectories
 //     registers the table directories storage proves when nothing else is
 //     left. A drop that deletes data leaves a tombstone of the location
-//     (dropped.go) for gc.
+//     (dropped.go) for gc; a deregistration clears the tombstones at and
+//     above its directory, whose data stays.
 //
 //   - Undrop (trash.go): with a drop retention, DropTable and DropNamespace
 //     write a create-only record of what they remove before they remove
 //     it, and keep the tables' directories; UndropTable and
 //     UndropNamespace put a drop back in one index change, all or nothing;
 //     PurgeTrash deletes past the retention, never a location a live table
-//     owns.
+//     or a kept drop holds, and marks each drop first ({C}:purging), which
+//     an undrop's index change is guarded on.
 //
 //   - Table directories are disjoint and owned (reserve.go): every live
 //     table's directory and every one a drop keeps or is deleting is
