@@ -10,7 +10,10 @@
 // logout ends one (EndSession, SessionEnds). Passwords are kept as bcrypt
 // hashes (HashPassword), compared one at a time so that logins never
 // take more than a core from commits (password.go); password guessing is
-// throttled per user name (limit.go).
+// throttled per user name (limit.go). A request that lasts (a change
+// feed that follows) authenticates its credentials again as it goes
+// (recheck.go: WithRecheck, Recheck), so that a revoked, ended or expired
+// session or a changed role ends it.
 //
 // When no token and no user is configured, authentication is off and
 // every caller is an anonymous admin; as soon as one is configured, every
